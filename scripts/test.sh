@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every test on a fresh Debian 12 machine: installs what is missing, fetches the sample
+# data, builds, runs ctest (unit, slow and integration labels). Pass ctest args to narrow it,
+# e.g. scripts/test.sh -L unit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --test
+scripts/fetch-sample-data.sh
+scripts/build.sh
+ctest --test-dir build --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" "$@"

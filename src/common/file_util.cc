@@ -1,0 +1,127 @@
+#include "common/file_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace trainyard {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string Errno(const fs::path& p, std::string_view what) {
+  return std::string(what) + " " + p.string() + ": " + std::strerror(errno);
+}
+
+std::string UniqueSuffix() {
+  static std::atomic<unsigned> counter{0};
+  return ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return NotFoundError("file not found: " + path.string());
+    return IoError(Errno(path, "cannot open"));
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return IoError(Errno(path, "cannot read"));
+  return ss.str();
+}
+
+Status FsyncPath(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(Errno(path, "cannot open for fsync"));
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return IoError(Errno(path, "fsync failed for"));
+  return Status::Ok();
+}
+
+Status MakeDirs(const fs::path& path) {
+  if (path.empty()) return Status::Ok();
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) return IoError("cannot create directory " + path.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+Status WriteFileAtomic(const fs::path& path, std::string_view content) {
+  fs::path parent = path.parent_path();
+  if (parent.empty()) parent = ".";
+  TY_RETURN_IF_ERROR(MakeDirs(parent));
+  fs::path tmp = path;
+  tmp += UniqueSuffix();
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError(Errno(tmp, "cannot create"));
+  const char* p = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status s = IoError(Errno(tmp, "cannot write"));
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return s;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    Status s = IoError(Errno(tmp, "fsync failed for"));
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status s = IoError(Errno(path, "cannot rename temp file onto"));
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return FsyncPath(parent);
+}
+
+StatusOr<fs::path> MakeStagingDir(const fs::path& final_dir) {
+  fs::path staging = final_dir;
+  staging += UniqueSuffix();
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  TY_RETURN_IF_ERROR(MakeDirs(staging));
+  return staging;
+}
+
+Status CommitDirectory(const fs::path& staging_dir, const fs::path& final_dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(staging_dir, ec)) {
+    if (entry.is_regular_file()) TY_RETURN_IF_ERROR(FsyncPath(entry.path()));
+  }
+  if (ec) return IoError("cannot list " + staging_dir.string() + ": " + ec.message());
+  TY_RETURN_IF_ERROR(FsyncPath(staging_dir));
+  fs::path old;
+  if (fs::exists(final_dir, ec)) {
+    old = final_dir;
+    old += UniqueSuffix() + ".old";
+    fs::rename(final_dir, old, ec);
+    if (ec) return IoError("cannot move aside " + final_dir.string() + ": " + ec.message());
+  }
+  fs::rename(staging_dir, final_dir, ec);
+  if (ec) return IoError("cannot rename " + staging_dir.string() + ": " + ec.message());
+  fs::path parent = final_dir.parent_path();
+  TY_RETURN_IF_ERROR(FsyncPath(parent.empty() ? fs::path(".") : parent));
+  if (!old.empty()) fs::remove_all(old, ec);
+  return Status::Ok();
+}
+
+}  // namespace trainyard

@@ -1,0 +1,38 @@
+// Small file-system helpers shared by every subsystem.
+//
+// Durable writes go through WriteFileAtomic: a reader sees the old file or the new one, never a
+// torn one, and after it returns OK the content survives a crash (STYLE.md §7).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace trainyard {
+
+// Reads the whole file. NOT_FOUND if it does not exist, UNAVAILABLE (I/O) on read errors.
+StatusOr<std::string> ReadFile(const std::filesystem::path& path);
+
+// Writes `content` to `path` atomically: writes "<path>.tmp.<pid>.<n>", fsyncs it, renames it over
+// `path` and fsyncs the directory. Creates missing parent directories. On failure the temp file is
+// removed and `path` is untouched.
+Status WriteFileAtomic(const std::filesystem::path& path, std::string_view content);
+
+// fsyncs a file or directory (used after renames so the new name is durable).
+Status FsyncPath(const std::filesystem::path& path);
+
+// Creates the directory and its parents; OK if it already exists.
+Status MakeDirs(const std::filesystem::path& path);
+
+// Returns a fresh, empty directory next to `final_dir` ("<final_dir>.tmp.<pid>.<n>") to build
+// content in before committing it with CommitDirectory.
+StatusOr<std::filesystem::path> MakeStagingDir(const std::filesystem::path& final_dir);
+
+// Atomically replaces `final_dir` with `staging_dir` (fsyncs files inside first). If `final_dir`
+// exists it is moved aside and removed after the rename.
+Status CommitDirectory(const std::filesystem::path& staging_dir,
+                       const std::filesystem::path& final_dir);
+
+}  // namespace trainyard

@@ -1,0 +1,119 @@
+// Executor: runs the replicas of one job as a gang on some hardware (STYLE.md §2).
+//
+// This header is the contract between the control plane (api/, store/, the job controller) and
+// the executors (LocalExecutor here; SlurmExecutor and FakeExecutor behind the same interface).
+// The control plane turns a CustomJob into a GangSpec; the executor owns everything from there:
+// admission against the host's inventory (gang, FIFO), port allocation, the Vertex environment of
+// each replica (CLUSTER_SPEC, TF_CONFIG, MASTER_ADDR/PORT, WORLD_SIZE, RANK, LOCAL_RANK, AIP_*,
+// CLOUD_ML_*), process groups, durable logs, timeout, cancel, retries, and re-adoption after a
+// server restart. It reports every state change through the listener, never by being polled.
+//
+// Thread-safety: all methods are safe to call from any thread. Listener callbacks run on an
+// executor-owned thread, never while the caller holds an executor lock; a callback may call back
+// into the executor.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace trainyard::executor {
+
+// One replica's launch description. pool_index is the worker pool (0 = primary/chief,
+// 1 = workers, 2 = parameter servers, 3 = evaluators); replica_index counts within the pool.
+struct ReplicaSpec {
+  int pool_index = 0;
+  int replica_index = 0;
+  std::string machine_type;      // e.g. "n1-standard-4"; resources come from the machine catalog
+  std::string accelerator_type;  // e.g. "NVIDIA_TESLA_T4"; empty = none
+  int accelerator_count = 0;
+  std::vector<std::string> argv;              // resolved command + args; argv[0] is looked up in PATH
+  std::map<std::string, std::string> env;     // user env (containerSpec.env); platform env is added
+};
+
+struct GangSpec {
+  std::string job_id;                 // unique; e.g. "1234"
+  std::string job_name;               // "projects/p/locations/l/customJobs/1234"
+  std::filesystem::path job_dir;      // executor-owned: logs, work dirs, state files live here
+  std::string base_output_dir;        // baseOutputDirectory.outputUriPrefix (gs:// or path); may be empty
+  std::vector<ReplicaSpec> replicas;  // all pools, pool 0 first
+  std::optional<std::chrono::seconds> timeout;        // scheduling.timeout
+  std::chrono::seconds kill_grace{30};                // SIGTERM -> SIGKILL grace
+  int max_restarts = 3;                               // per job; 0 when disableRetries
+  bool restart_job_on_worker_restart = false;         // restart the whole gang on one failure
+  std::map<std::string, std::string> extra_env;       // e.g. CLOUD_ML_TRIAL_ID for HP tuning trials
+};
+
+enum class GangState { kQueued, kPending, kRunning, kSucceeded, kFailed, kCancelling, kCancelled };
+
+struct ReplicaStatus {
+  int pool_index = 0;
+  int replica_index = 0;
+  int64_t pid = 0;                 // 0 when not running
+  std::optional<int> exit_code;    // set once it exited; 128+signal when killed by a signal
+  int restarts = 0;
+};
+
+struct GangStatus {
+  std::string job_id;
+  GangState state = GangState::kQueued;
+  std::vector<ReplicaStatus> replicas;
+  // For kFailed / kCancelled: a human-readable reason naming the replica and exit code, e.g.
+  // "workerpool1 replica 0 exited with code 2 after 3 restarts"; or "timed out after 600s".
+  std::string error_message;
+  std::optional<std::chrono::system_clock::time_point> start_time;  // first RUNNING
+  std::optional<std::chrono::system_clock::time_point> end_time;    // terminal state reached
+};
+
+// One captured log line (stdout or stderr of one replica), with the time it was read.
+struct LogLine {
+  int64_t offset = 0;  // opaque, monotonically increasing cursor; pass back as `after`
+  std::chrono::system_clock::time_point time;
+  int pool_index = 0;
+  int replica_index = 0;
+  bool is_stderr = false;
+  std::string text;  // without the trailing newline
+};
+
+class Executor {
+ public:
+  using Listener = std::function<void(const GangStatus&)>;
+  virtual ~Executor() = default;
+
+  // Registers the single state-change listener (call before Submit/Adopt).
+  virtual void SetListener(Listener listener) = 0;
+
+  // Accepts the gang: it is queued until all replicas fit at once, then started together.
+  // INVALID_ARGUMENT if a replica can never fit this executor (names the replica and resource),
+  // ALREADY_EXISTS if the job_id is known.
+  virtual Status Submit(const GangSpec& spec) = 0;
+
+  // After a server restart: re-attaches to the gang's processes if they still run (from the state
+  // files under job_dir), else reports it FAILED with the reason; a gang that had not started is
+  // queued again. Returns the resulting status.
+  virtual StatusOr<GangStatus> Adopt(const GangSpec& spec) = 0;
+
+  // Cancels: queued gangs end at once; running ones get SIGTERM, kill_grace, then SIGKILL, and end
+  // CANCELLED. NOT_FOUND for unknown ids; OK (no-op) for gangs already in a terminal state.
+  virtual Status Cancel(const std::string& job_id) = 0;
+
+  virtual StatusOr<GangStatus> Get(const std::string& job_id) const = 0;
+
+  // Log lines of a gang after cursor `after` (-1 = from the beginning), at most `limit` lines, in
+  // capture order. Works while running and after the end, also after a server restart.
+  virtual StatusOr<std::vector<LogLine>> ReadLogs(const std::string& job_id, int64_t after,
+                                                  int limit) const = 0;
+
+  // Stops monitoring threads without killing running replicas (they are re-adopted later).
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace trainyard::executor

@@ -1,0 +1,134 @@
+#include "testing/test_util.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace trainyard::testing {
+namespace fs = std::filesystem;
+
+ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string& stdin_data,
+                         const std::vector<std::string>& extra_env) {
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC)) {
+    throw std::runtime_error("pipe failed");
+  }
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+  for (const auto& kv : extra_env) env_strings.push_back(kv);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in_pipe[0], 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::execvpe(args[0], args.data(), envp.data());
+    std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  ::close(in_pipe[0]);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  ProcessResult result;
+  size_t written = 0;
+  int in_fd = in_pipe[1];
+  if (stdin_data.empty()) {
+    ::close(in_fd);
+    in_fd = -1;
+  }
+  bool out_open = true, err_open = true;
+  char buf[65536];
+  while (out_open || err_open) {
+    std::vector<pollfd> fds;
+    if (out_open) fds.push_back({out_pipe[0], POLLIN, 0});
+    if (err_open) fds.push_back({err_pipe[0], POLLIN, 0});
+    if (in_fd >= 0) fds.push_back({in_fd, POLLOUT, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (const auto& p : fds) {
+      if (!p.revents) continue;
+      if (p.fd == in_fd) {
+        ssize_t n = ::write(in_fd, stdin_data.data() + written, stdin_data.size() - written);
+        if (n > 0) written += static_cast<size_t>(n);
+        if (n < 0 || written == stdin_data.size()) {
+          ::close(in_fd);
+          in_fd = -1;
+        }
+        continue;
+      }
+      ssize_t n = ::read(p.fd, buf, sizeof buf);
+      if (n <= 0) {
+        if (p.fd == out_pipe[0]) out_open = false; else err_open = false;
+        continue;
+      }
+      (p.fd == out_pipe[0] ? result.out : result.err).append(buf, static_cast<size_t>(n));
+    }
+  }
+  if (in_fd >= 0) ::close(in_fd);
+  ::close(out_pipe[0]);
+  ::close(err_pipe[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+fs::path MakeTestDir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "test";
+  fs::path dir = fs::temp_directory_path() / ("trainyard_test_" + std::to_string(::getuid())) /
+                 name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+fs::path ToolPath(const std::string& name) {
+  const char* bin = std::getenv("TRAINYARD_BINARY_DIR");
+  fs::path root = bin ? fs::path(bin) : fs::path(TRAINYARD_BINARY_DIR);
+  return root / "tools" / name;
+}
+
+fs::path SourcePath(const std::string& relative) {
+  const char* src = std::getenv("TRAINYARD_SOURCE_DIR");
+  fs::path root = src ? fs::path(src) : fs::path(TRAINYARD_SOURCE_DIR);
+  return root / relative;
+}
+
+std::string ReadFileOrDie(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFileOrDie(const fs::path& path, const std::string& content) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+}  // namespace trainyard::testing

@@ -1,0 +1,38 @@
+// Subcommand registry of trainyard-bert.
+//
+// Each *_command.cc defines one subcommand with a file-scope registrar:
+//
+//   namespace {
+//   const bool kRegistered = RegisterCommand({
+//       .name = "tokenize", .description = "...", .order = 10,
+//       .setup = [](CLI::App& sub) -> CommandRunner {
+//         auto opts = std::make_shared<Options>();
+//         sub.add_option("--vocab", opts->vocab, "...")->required();
+//         return [opts] { return RunTokenize(*opts); };  // returns the process exit code
+//       }});
+//   }
+//
+// Command files are linked straight into the executable (not through a static library), so the
+// registrars always run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace trainyard::tools {
+
+using CommandRunner = std::function<int()>;
+
+struct CommandDef {
+  std::string name;
+  std::string description;
+  int order = 100;  // position in --help
+  std::function<CommandRunner(CLI::App& sub)> setup;
+};
+
+bool RegisterCommand(CommandDef def);
+const std::vector<CommandDef>& RegisteredCommands();
+
+}  // namespace trainyard::tools
