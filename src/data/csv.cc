@@ -121,11 +121,11 @@ void AppendField(std::string& out, std::string_view f) {
     return;
   }
   out.push_back('"');
-  for (char ch : f) {
-    if (ch == '"') out.push_back('"');
-    out.push_back(ch);
+  for (size_t q = f.find('"'); q != std::string_view::npos; q = f.find('"')) {
+    out.append(f.substr(0, q + 1)).push_back('"');  // a quote is written twice
+    f.remove_prefix(q + 1);
   }
-  out.push_back('"');
+  out.append(f).push_back('"');
 }
 
 void AppendRow(std::string& out, const std::vector<std::string>& row) {
@@ -208,7 +208,12 @@ StatusOr<CsvTable> ReadCsv(const fs::path& path) {
 }
 
 StatusOr<std::string> FormatCsv(const CsvTable& table) {
+  size_t estimate = 0;
+  for (const auto& row : table.rows) {
+    for (const auto& f : row) estimate += f.size() + 1;
+  }
   std::string out;
+  out.reserve(estimate + estimate / 16 + 4096);  // room for quotes without regrowing
   AppendRow(out, table.header);
   for (size_t i = 0; i < table.rows.size(); ++i) {
     if (table.rows[i].size() != table.header.size()) {
