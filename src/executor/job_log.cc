@@ -102,20 +102,46 @@ std::string FormatLogTime(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+namespace {
+
+Status WriteAll(const fs::path& path, const std::string& data) {
+  if (data.empty()) return Status::Ok();
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError(Errno("cannot open " + path.string()));
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status s = IoError(Errno("cannot write " + path.string()));
+      ::close(fd);
+      return s;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return Status::Ok();
+}
+
+std::string FormatRecord(const LogRecord& r) {
+  std::string line = FormatLogTime(r.time);
+  line += ' ';
+  line += std::to_string(r.pool_index);
+  line += ' ';
+  line += std::to_string(r.replica_index);
+  line += r.is_stderr ? " E " : " O ";
+  for (char c : r.text) line += c == '\n' ? ' ' : c;
+  line += '\n';
+  return line;
+}
+
+}  // namespace
+
 Status AppendJobLog(const fs::path& log_dir, const LogLimits& limits,
                     const std::vector<LogRecord>& records) {
   if (records.empty()) return Status::Ok();
-  std::string batch;
-  for (const auto& r : records) {
-    batch += FormatLogTime(r.time);
-    batch += ' ';
-    batch += std::to_string(r.pool_index);
-    batch += ' ';
-    batch += std::to_string(r.replica_index);
-    batch += r.is_stderr ? " E " : " O ";
-    for (char c : r.text) batch += c == '\n' ? ' ' : c;
-    batch += '\n';
-  }
   TY_RETURN_IF_ERROR(MakeDirs(log_dir));
   fs::path lock_path = log_dir / ".lock";
   int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -127,39 +153,32 @@ Status AppendJobLog(const fs::path& log_dir, const LogLimits& limits,
       return s;
     }
   }
-  Status result = Status::Ok();
   std::vector<Segment> segments = ListSegments(log_dir);
   Segment current = segments.empty() ? Segment{0, SegmentPath(log_dir, 0)} : segments.back();
+  if (segments.empty()) segments.push_back(current);
   std::error_code ec;
   int64_t size = fs::exists(current.path, ec) ? static_cast<int64_t>(fs::file_size(current.path, ec)) : 0;
-  if (size >= limits.segment_bytes) {
-    current = {current.start + size, SegmentPath(log_dir, current.start + size)};
-    segments.push_back(current);
-    // Keep the first segment and the newest max_segments-1.
-    int keep = std::max(2, limits.max_segments);
-    while (static_cast<int>(segments.size()) > keep) {
-      fs::remove(segments[1].path, ec);
-      segments.erase(segments.begin() + 1);
-    }
-  }
-  int fd = ::open(current.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    result = IoError(Errno("cannot open " + current.path.string()));
-  } else {
-    const char* p = batch.data();
-    size_t left = batch.size();
-    while (left > 0) {
-      ssize_t n = ::write(fd, p, left);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        result = IoError(Errno("cannot write " + current.path.string()));
-        break;
+  std::string pending;
+  Status result = Status::Ok();
+  for (const auto& record : records) {
+    if (size + static_cast<int64_t>(pending.size()) >= limits.segment_bytes) {
+      result = WriteAll(current.path, pending);
+      if (!result.ok()) break;
+      size += static_cast<int64_t>(pending.size());
+      pending.clear();
+      current = {current.start + size, SegmentPath(log_dir, current.start + size)};
+      size = 0;
+      segments.push_back(current);
+      // Keep the first segment and the newest max_segments-1.
+      int keep = std::max(2, limits.max_segments);
+      while (static_cast<int>(segments.size()) > keep) {
+        fs::remove(segments[1].path, ec);
+        segments.erase(segments.begin() + 1);
       }
-      p += n;
-      left -= static_cast<size_t>(n);
     }
-    ::close(fd);
+    pending += FormatRecord(record);
   }
+  if (result.ok()) result = WriteAll(current.path, pending);
   ::flock(lock_fd, LOCK_UN);
   ::close(lock_fd);
   return result;
@@ -172,6 +191,8 @@ StatusOr<std::vector<LogLine>> ReadJobLog(const fs::path& log_dir, int64_t after
   // The segment holding `after` (its record is skipped) or, if that was rotated away, the next.
   size_t first = 0;
   bool skip_first_line = false;
+  // A gap marker takes the time of the first record after it.
+  size_t gap_index = std::string::npos;
   if (after >= 0) {
     first = segments.size();
     for (size_t i = 0; i < segments.size(); ++i) {
@@ -190,6 +211,7 @@ StatusOr<std::vector<LogLine>> ReadJobLog(const fs::path& log_dir, int64_t after
           gap.text = "[trainyard] " + std::to_string(segments[i].start - std::max(prev_end, after)) +
                      " bytes of log were rotated away";
           out.push_back(std::move(gap));
+          gap_index = out.size() - 1;
         }
         break;
       }
@@ -201,6 +223,21 @@ StatusOr<std::vector<LogLine>> ReadJobLog(const fs::path& log_dir, int64_t after
     }
   }
   for (size_t i = first; i < segments.size() && static_cast<int>(out.size()) < limit; ++i) {
+    if (i > first) {
+      std::error_code ec;
+      int64_t prev_end = segments[i - 1].start +
+                         static_cast<int64_t>(fs::file_size(segments[i - 1].path, ec));
+      if (!ec && prev_end < segments[i].start) {
+        LogLine gap;
+        gap.offset = segments[i].start - 1;
+        gap.is_stderr = true;
+        gap.text = "[trainyard] " + std::to_string(segments[i].start - prev_end) +
+                   " bytes of log were rotated away";
+        out.push_back(std::move(gap));
+        gap_index = out.size() - 1;
+        if (static_cast<int>(out.size()) >= limit) break;
+      }
+    }
     std::ifstream in(segments[i].path, std::ios::binary);
     if (!in) continue;  // rotated away between listing and opening
     int64_t pos = 0;
@@ -223,6 +260,8 @@ StatusOr<std::vector<LogLine>> ReadJobLog(const fs::path& log_dir, int64_t after
       LogLine ll;
       if (!ParseRecord(line, &ll)) continue;
       ll.offset = offset;
+      if (gap_index != std::string::npos) out[gap_index].time = ll.time;
+      gap_index = std::string::npos;
       out.push_back(std::move(ll));
     }
   }
