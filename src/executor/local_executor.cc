@@ -162,7 +162,7 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
   if (spec.timeout && spec.timeout->count() <= 0) {
     return InvalidArgumentError("scheduling.timeout must be positive");
   }
-  EnvMap env = CurrentEnvironment();
+  EnvMap env = InheritedReplicaEnv();
   std::set<std::pair<int, int>> seen;
   int total_gpus = 0;
   for (const auto& r : spec.replicas) {
@@ -273,14 +273,16 @@ Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper
                              "); it starts once the host is idle and takes all of it");
   }
   gang->spec = spec;
-  gang->wrapper = wrapper;
+  // The wrapper runs in the replica's work dir: every path it gets must be absolute.
+  gang->spec.job_dir = fs::absolute(spec.job_dir);
+  gang->wrapper = fs::absolute(wrapper);
   for (const auto& r : spec.replicas) {
     Replica rep;
     rep.pool_index = r.pool_index;
     rep.replica_index = r.replica_index;
     gang->replicas.push_back(std::move(rep));
   }
-  if (Status s = RegisterJobDir(options_.data_dir, spec.job_id, spec.job_dir); !s.ok()) {
+  if (Status s = RegisterJobDir(options_.data_dir, spec.job_id, gang->spec.job_dir); !s.ok()) {
     scheduler_.Remove(spec.job_id);
     return s;
   }

@@ -66,6 +66,11 @@ struct LocalExecutorOptions {
 // A TCP port that is free on `host` right now (bind to port 0). UNAVAILABLE if none.
 StatusOr<int> PickFreeTcpPort(const std::string& host);
 
+// Where replica (pool, replica) of the job in `job_dir` finds CLOUD_ML_HP_METRIC_FILE
+// (cloudml-hypertune writes its metrics there; HP tuning reads them).
+std::filesystem::path ReplicaHpMetricFile(const std::filesystem::path& job_dir, int pool_index,
+                                          int replica_index);
+
 // The wrapper binary path per the order above; NOT_FOUND naming what was tried.
 StatusOr<std::filesystem::path> FindExecWrapper(const std::filesystem::path& configured);
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "executor/local_executor.h"
 #include "executor/local_executor_state.h"
@@ -114,8 +113,7 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
       spec.replicas.begin(), spec.replicas.end(), [&](const ReplicaSpec& s) {
         return s.pool_index == r.pool_index && s.replica_index == r.replica_index;
       });
-  EnvMap inherited = CurrentEnvironment();
-  inherited["TRAINYARD_BUCKET_ROOT"] = BucketRoot().string();
+  EnvMap inherited = InheritedReplicaEnv();
 
   r.attempt += 1;
   r.running = true;
@@ -351,7 +349,7 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   TY_ASSIGN_OR_RETURN(fs::path wrapper, FindExecWrapper(options_.wrapper_path));
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = gangs_.find(spec.job_id); it != gangs_.end()) return StatusOf(*it->second);
-  auto persisted = LoadGangState(spec.job_dir);
+  auto persisted = LoadGangState(fs::absolute(spec.job_dir));
   if (!persisted.ok() && persisted.status().code() != StatusCode::kNotFound) {
     return persisted.status();
   }
@@ -363,6 +361,7 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   }
   auto gang = std::make_unique<Gang>(std::move(persisted->gang));
   gang->spec = spec;
+  gang->spec.job_dir = fs::absolute(spec.job_dir);
   gang->wrapper = wrapper;
   gang->demands = DemandsOf(spec);
   bool same_shape = gang->replicas.size() == spec.replicas.size();

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "executor/replica_env.h"
 
@@ -105,6 +106,23 @@ fs::path HpMetricFile(const fs::path& job_dir, int pool, int replica) {
 fs::path AttemptFile(const fs::path& job_dir, int pool, int replica, int attempt,
                      const std::string& suffix) {
   return ReplicaDir(job_dir, pool, replica) / ("attempt-" + std::to_string(attempt) + "." + suffix);
+}
+
+fs::path ReplicaHpMetricFile(const fs::path& job_dir, int pool_index, int replica_index) {
+  return HpMetricFile(fs::absolute(job_dir), pool_index, replica_index);
+}
+
+EnvMap InheritedReplicaEnv() {
+  EnvMap env = CurrentEnvironment();
+  env["TRAINYARD_BUCKET_ROOT"] = fs::absolute(BucketRoot()).string();
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::string& path = env["PATH"];
+    if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
+    path += ":" + self.parent_path().string();
+  }
+  return env;
 }
 
 StatusOr<ProcessId> ReadPidFile(const fs::path& path) {

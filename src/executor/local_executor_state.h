@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "executor/local_executor.h"
+#include "executor/replica_env.h"
 
 namespace trainyard::executor {
 
@@ -52,6 +53,11 @@ std::filesystem::path WorkDir(const std::filesystem::path& job_dir, int pool, in
 std::filesystem::path HpMetricFile(const std::filesystem::path& job_dir, int pool, int replica);
 std::filesystem::path AttemptFile(const std::filesystem::path& job_dir, int pool, int replica,
                                   int attempt, const std::string& suffix);  // "pid", "status"
+
+// The environment replicas inherit: the server's, with TRAINYARD_BUCKET_ROOT set to the bucket
+// root in use and the server binary's own directory appended to PATH (so `trainyard-bert` and
+// friends installed next to the server resolve like tools baked into a training image).
+EnvMap InheritedReplicaEnv();
 
 // Reads a wrapper's pid file / status file. NOT_FOUND while not written yet.
 StatusOr<ProcessId> ReadPidFile(const std::filesystem::path& path);
