@@ -1,8 +1,6 @@
 #include "data/make_splits.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -114,9 +112,9 @@ Status RequireColumn(const Dataset& data, const std::string& name, const char* f
                               JoinQuoted(data.header) + "); choose one with " + flag);
 }
 
-// Class ids per kept row; `keep[i]` false for dropped rows.
+// The class id of every dataset row (-1 for a dropped row) and the labels, index = id.
 struct Targets {
-  std::vector<int> ids;  // same size as the dataset rows; -1 for dropped rows
+  std::vector<int> ids;
   std::vector<std::string> labels;
 };
 
