@@ -49,9 +49,12 @@ inline bool IsUtf8Continuation(char c) { return (static_cast<unsigned char>(c) &
 template <typename Sink>
 class BasicLoop {
  public:
-  BasicLoop(const std::array<int32_t, kSpecialLiterals.size()>& special_ids, Sink& sink)
-      : special_ids_(special_ids), sink_(sink) {
-    word_.reserve(64);
+  // `word_buffer` is scratch space for the current word, reused across calls to save a heap
+  // allocation per text.
+  BasicLoop(const std::array<int32_t, kSpecialLiterals.size()>& special_ids, Sink& sink,
+            std::string& word_buffer)
+      : special_ids_(special_ids), sink_(sink), word_(word_buffer) {
+    word_.clear();
   }
 
   void Run(std::string_view text) {
@@ -181,7 +184,7 @@ class BasicLoop {
 
   const std::array<int32_t, kSpecialLiterals.size()>& special_ids_;
   Sink& sink_;
-  std::string word_;
+  std::string& word_;
   size_t chars_ = 0;
   std::vector<std::pair<int, char32_t>> pending_;  // (combining class, code point)
   bool stopped_ = false;
@@ -202,9 +205,11 @@ StatusOr<BertTokenizer> BertTokenizer::FromFile(const std::filesystem::path& voc
 StatusOr<BertTokenizer> BertTokenizer::FromTokens(std::vector<std::string> tokens) {
   TY_ASSIGN_OR_RETURN(WordPieceVocab vocab, WordPieceVocab::FromTokens(std::move(tokens)));
   BertTokenizer tokenizer(std::make_shared<const WordPieceVocab>(std::move(vocab)));
-  const std::pair<std::string_view, int32_t*> specials[] = {
-      {"[PAD]", &tokenizer.pad_id_}, {"[UNK]", &tokenizer.unk_id_}, {"[CLS]", &tokenizer.cls_id_},
-      {"[SEP]", &tokenizer.sep_id_}, {"[MASK]", &tokenizer.mask_id_}};
+  const std::pair<std::string_view, int32_t*> specials[] = {{"[PAD]", &tokenizer.pad_id_},
+                                                            {"[UNK]", &tokenizer.unk_id_},
+                                                            {"[CLS]", &tokenizer.cls_id_},
+                                                            {"[SEP]", &tokenizer.sep_id_},
+                                                            {"[MASK]", &tokenizer.mask_id_}};
   for (const auto& [name, slot] : specials) {
     const int32_t id = tokenizer.vocab_->Find(name);
     if (id < 0) {
@@ -271,8 +276,9 @@ void BertTokenizer::AppendIds(std::string_view text, size_t limit,
   } sink{*this, ids, limit};
   if (ids->size() >= limit) return;
   const std::array<int32_t, kSpecialLiterals.size()> special_ids = {pad_id_, unk_id_, cls_id_,
-                                                                     sep_id_, mask_id_};
-  BasicLoop<IdSink> loop(special_ids, sink);
+                                                                    sep_id_, mask_id_};
+  thread_local std::string word_buffer;
+  BasicLoop<IdSink> loop(special_ids, sink, word_buffer);
   loop.Run(text);
 }
 
@@ -304,8 +310,9 @@ std::vector<std::string> BertTokenizer::BasicTokenize(std::string_view text) con
   std::vector<std::string> words;
   WordSink sink{&words};
   const std::array<int32_t, kSpecialLiterals.size()> special_ids = {pad_id_, unk_id_, cls_id_,
-                                                                     sep_id_, mask_id_};
-  BasicLoop<WordSink> loop(special_ids, sink);
+                                                                    sep_id_, mask_id_};
+  std::string word_buffer;
+  BasicLoop<WordSink> loop(special_ids, sink, word_buffer);
   loop.Run(text);
   return words;
 }

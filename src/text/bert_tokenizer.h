@@ -20,8 +20,8 @@
 //
 // Unicode: properties come from utf8proc (Unicode 15.0 in Debian 12). Python's unicodedata version
 // depends on the Python (3.11: 14.0, 3.12: 15.0), so HF itself differs across Pythons on the 4,489
-// code points new in Unicode 15.0: Python 3.11 deletes them as unassigned (Cn), we (and Python 3.12)
-// treat them by their real category (e.g. the U+1FAE8 emoji becomes [UNK]).
+// code points new in Unicode 15.0: Python 3.11 deletes them as unassigned (Cn), we (and
+// Python 3.12) treat them by their real category (e.g. the U+1FAE8 emoji becomes [UNK]).
 //
 // Invalid UTF-8: each byte that is not part of a valid UTF-8 sequence is deleted, which is exactly
 // what HF does with text decoded by Python's `bytes.decode("utf-8", errors="replace")` (the U+FFFD

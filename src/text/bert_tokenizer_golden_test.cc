@@ -40,7 +40,8 @@ std::vector<GoldenCase> LoadGolden() {
     GoldenCase c;
     c.name = row.at("name");
     c.source = row.at("source");
-    c.text = row.contains("text_hex") ? FromHex(row.at("text_hex")) : row.at("text").get<std::string>();
+    c.text =
+        row.contains("text_hex") ? FromHex(row.at("text_hex")) : row.at("text").get<std::string>();
     c.tokens = row.at("tokens").get<std::vector<std::string>>();
     c.ids = row.at("ids").get<std::vector<int32_t>>();
     cases.push_back(std::move(c));
@@ -115,8 +116,8 @@ TEST(BertTokenizerGoldenTest, EncodeTruncatesLikeHf) {
       if (e.input_ids != Expected(c, max_length) ||
           e.attention_mask != std::vector<int32_t>(e.input_ids.size(), 1) ||
           e.token_type_ids != std::vector<int32_t>(e.input_ids.size(), 0)) {
-        mismatches += c.name + " max_length " + std::to_string(max_length) + ": " +
-                      Join(e.input_ids) + "\n";
+        mismatches +=
+            c.name + " max_length " + std::to_string(max_length) + ": " + Join(e.input_ids) + "\n";
       }
     }
   }

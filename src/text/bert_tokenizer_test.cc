@@ -14,9 +14,9 @@ using ::trainyard::testing::MakeTestDir;
 using ::trainyard::testing::WriteFileOrDie;
 
 // HF's toy vocab, ids 0-14.
-const std::vector<std::string> kToyVocab = {"[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]",
-                                            "want",  "##want", "##ed", "wa",    "un",
-                                            "runn",  "##ing", ",",     "low",   "lowest"};
+const std::vector<std::string> kToyVocab = {"[UNK]", "[CLS]",  "[SEP]", "[PAD]", "[MASK]",
+                                            "want",  "##want", "##ed",  "wa",    "un",
+                                            "runn",  "##ing",  ",",     "low",   "lowest"};
 
 BertTokenizer Toy() {
   auto tokenizer = BertTokenizer::FromTokens(kToyVocab);
@@ -178,8 +178,7 @@ TEST(BertTokenizerTest, InvalidUtf8BytesAreDroppedLikeReplacementChars) {
 TEST(BertTokenizerTest, CanonicalOrderingOfNonStarters) {
   // U+1D16D (ccc 226) then U+1D165 (ccc 216) reorder under NFD; both are Mc so they survive.
   const auto tokenizer = Toy();
-  EXPECT_EQ(Join(tokenizer.BasicTokenize("x\U0001D16D\U0001D165")),
-            "x\U0001D165\U0001D16D");
+  EXPECT_EQ(Join(tokenizer.BasicTokenize("x\U0001D16D\U0001D165")), "x\U0001D165\U0001D16D");
   EXPECT_EQ(Join(tokenizer.BasicTokenize("x\U0001D16D\u0301\U0001D165y")),
             "x\U0001D165\U0001D16Dy");
 }
