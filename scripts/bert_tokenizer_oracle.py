@@ -29,8 +29,10 @@ Usage:
       stdin lines -> one line of ids (or wordpieces) each, with [CLS]/[SEP], like
       `trainyard-bert tokenize`; for differential testing (see `fuzz`).
   scripts/bert_tokenizer_oracle.py fuzz --binary build/tools/trainyard-bert [--count N] [--seed S]
-      Random texts (ASCII-heavy, accents, CJK, emoji, controls, specials, all planes) through both
-      this oracle and the C++ CLI; prints the first mismatches. Exit 1 on any mismatch.
+                                        [--tokens] [--invalid-bytes]
+      Random texts (ASCII-heavy, accents, CJK, emoji, controls, specials, all planes; with
+      --invalid-bytes also random bytes) through both this oracle and the C++ CLI; prints the
+      first mismatches. Exit 1 on any mismatch.
   scripts/bert_tokenizer_oracle.py unicode-diff
       Lists code points where Python's unicodedata and the system libutf8proc disagree on what the
       tokenizer uses (general category, simple lowercase, canonical decomposition).
@@ -426,9 +428,20 @@ def cmd_fuzz(args):
     while len(texts) < args.count:
         t = random_text(rng, specials)
         if not any(ord(c) in differing for c in t):
-            texts.append(t)
-    data = "".join(t + "\n" for t in texts).encode("utf-8", errors="surrogatepass")
+            texts.append(t.encode("utf-8"))
+    if args.invalid_bytes:  # splice random non-newline bytes in; both sides must drop the bad ones
+        for k, t in enumerate(texts):
+            for _ in range(rng.randint(0, 4)):
+                pos = rng.randint(0, len(t))
+                junk = bytes(rng.choice([b for b in range(256) if b != 10]) for _ in range(rng.randint(1, 3)))
+                t = t[:pos] + junk + t[pos:]
+            texts[k] = t
+    texts_raw = texts
+    texts = [t.decode("utf-8", errors="replace") for t in texts_raw]
+    data = b"".join(t + b"\n" for t in texts_raw)
     mode = ["--tokens"] if args.tokens else []
+    if args.invalid_bytes:
+        mode += ["--on-invalid-utf8", "replace"]
     proc = subprocess.run([args.binary, "tokenize", "--vocab", args.vocab, "--max-length", "100000"] + mode,
                           input=data, capture_output=True, check=False)
     if proc.returncode != 0:
@@ -483,6 +496,8 @@ def main():
     fuzz.add_argument("--count", type=int, default=2000)
     fuzz.add_argument("--seed", type=int, default=1)
     fuzz.add_argument("--tokens", action="store_true")
+    fuzz.add_argument("--invalid-bytes", action="store_true",
+                      help="splice random bytes into the texts (C++ runs --on-invalid-utf8 replace)")
     sub.add_parser("unicode-diff")
     args = parser.parse_args()
     handler = {"generate": cmd_generate, "tokenize": cmd_tokenize, "fuzz": cmd_fuzz,
