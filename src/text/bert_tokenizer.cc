@@ -50,10 +50,11 @@ template <typename Sink>
 class BasicLoop {
  public:
   // `word_buffer` is scratch space for the current word, reused across calls to save a heap
-  // allocation per text.
+  // allocation per text. Words longer than `keep_chars` characters are only counted, not kept
+  // (the sink sees a prefix), so a gigabyte without a space costs no memory.
   BasicLoop(const std::array<int32_t, kSpecialLiterals.size()>& special_ids, Sink& sink,
-            std::string& word_buffer)
-      : special_ids_(special_ids), sink_(sink), word_(word_buffer) {
+            std::string& word_buffer, size_t keep_chars)
+      : special_ids_(special_ids), sink_(sink), word_(word_buffer), keep_chars_(keep_chars) {
     word_.clear();
   }
 
@@ -64,11 +65,25 @@ class BasicLoop {
       const auto b = static_cast<unsigned char>(text[i]);
       if (b < 0x80) {
         switch (kAsciiKinds[b]) {
-          case kWordByte:
+          case kWordByte: {
             if (!pending_.empty()) FlushPending();
-            word_.push_back(static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b));
-            ++chars_;
-            break;
+            // The common case: a run of ASCII letters and digits.
+            size_t j = i + 1;
+            while (j < n && static_cast<unsigned char>(text[j]) < 0x80 &&
+                   kAsciiKinds[static_cast<unsigned char>(text[j])] == kWordByte) {
+              ++j;
+            }
+            if (chars_ + (j - i) <= keep_chars_) {
+              const size_t old_size = word_.size();
+              word_.append(text.data() + i, j - i);
+              for (size_t k = old_size; k < word_.size(); ++k) {
+                if (word_[k] >= 'A' && word_[k] <= 'Z') word_[k] = static_cast<char>(word_[k] + 32);
+              }
+            }
+            chars_ += j - i;
+            i = j;
+            continue;
+          }
           case kSpace:
             EndWord();
             break;
@@ -152,7 +167,7 @@ class BasicLoop {
       AppendUtf8(c, &bytes);
       EmitPunctuation(bytes);
     } else {
-      AppendUtf8(c, &word_);
+      if (chars_ < keep_chars_) AppendUtf8(c, &word_);
       ++chars_;
     }
   }
@@ -176,7 +191,7 @@ class BasicLoop {
   }
 
   void EndWordKeepPending() {
-    if (word_.empty()) return;
+    if (chars_ == 0) return;  // (word_ may hold only a prefix of a long word, or nothing)
     if (!stopped_ && !sink_.Word(word_, chars_)) stopped_ = true;
     word_.clear();
     chars_ = 0;
@@ -185,6 +200,7 @@ class BasicLoop {
   const std::array<int32_t, kSpecialLiterals.size()>& special_ids_;
   Sink& sink_;
   std::string& word_;
+  const size_t keep_chars_;
   size_t chars_ = 0;
   std::vector<std::pair<int, char32_t>> pending_;  // (combining class, code point)
   bool stopped_ = false;
@@ -278,7 +294,8 @@ void BertTokenizer::AppendIds(std::string_view text, size_t limit,
   const std::array<int32_t, kSpecialLiterals.size()> special_ids = {pad_id_, unk_id_, cls_id_,
                                                                     sep_id_, mask_id_};
   thread_local std::string word_buffer;
-  BasicLoop<IdSink> loop(special_ids, sink, word_buffer);
+  // A word of more than kMaxCharsPerWord characters becomes [UNK] whatever its bytes.
+  BasicLoop<IdSink> loop(special_ids, sink, word_buffer, kMaxCharsPerWord + 1);
   loop.Run(text);
 }
 
@@ -312,7 +329,7 @@ std::vector<std::string> BertTokenizer::BasicTokenize(std::string_view text) con
   const std::array<int32_t, kSpecialLiterals.size()> special_ids = {pad_id_, unk_id_, cls_id_,
                                                                     sep_id_, mask_id_};
   std::string word_buffer;
-  BasicLoop<WordSink> loop(special_ids, sink, word_buffer);
+  BasicLoop<WordSink> loop(special_ids, sink, word_buffer, std::numeric_limits<size_t>::max());
   loop.Run(text);
   return words;
 }

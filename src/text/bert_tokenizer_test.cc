@@ -80,6 +80,15 @@ TEST(BertTokenizerTest, WordOverHundredCharsIsUnk) {
   EXPECT_EQ(Join(tokenizer.Tokenize(hundred + "s")), "[UNK]");
 }
 
+TEST(BertTokenizerTest, HugeWordWithoutSpacesIsOneUnk) {
+  const auto tokenizer = Toy();
+  std::string text = "want ";
+  for (int i = 0; i < 1000000; ++i) text += i % 3 ? "W\u00E9" : "a";
+  text += ", running";
+  EXPECT_EQ(Join(tokenizer.Tokenize(text)), "want [UNK] , runn ##ing");
+  EXPECT_EQ(tokenizer.BasicTokenize(text)[1].size(), 1000000u / 3 + 1 + 2 * (1000000u * 2 / 3));
+}
+
 TEST(BertTokenizerTest, LiteralSpecialTokensStayWhole) {
   const auto tokenizer = Toy();
   EXPECT_EQ(Join(tokenizer.Tokenize("want[MASK]running [SEP]")), "want [MASK] runn ##ing [SEP]");
