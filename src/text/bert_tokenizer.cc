@@ -348,6 +348,34 @@ Encoding BertTokenizer::Encode(std::string_view text, int max_length) const {
   return encoding;
 }
 
+Encoding BertTokenizer::EncodePair(std::string_view text, std::string_view text_pair,
+                                   int max_length) const {
+  const size_t max_len = static_cast<size_t>(std::max(max_length, 3));
+  std::vector<int32_t> a = TokenizeToIds(text), b = TokenizeToIds(text_pair);
+  if (a.size() + b.size() + 3 > max_len) {
+    // tokenization_utils_base.py truncate_sequences, TruncationStrategy.LONGEST_FIRST.
+    const size_t remove = a.size() + b.size() + 3 - max_len;
+    const size_t diff = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+    const size_t first = std::min(diff, remove), second = remove - first;
+    const size_t cut_a = a.size() > b.size() ? first + second / 2 : second / 2;
+    const size_t cut_b = a.size() > b.size() ? second - second / 2 : first + second - second / 2;
+    a.resize(a.size() - std::min(cut_a, a.size()));
+    b.resize(b.size() - std::min(cut_b, b.size()));
+  }
+  Encoding encoding;
+  auto& ids = encoding.input_ids;
+  ids.reserve(a.size() + b.size() + 3);
+  ids.push_back(cls_id_);
+  ids.insert(ids.end(), a.begin(), a.end());
+  ids.push_back(sep_id_);
+  ids.insert(ids.end(), b.begin(), b.end());
+  ids.push_back(sep_id_);
+  encoding.attention_mask.assign(ids.size(), 1);
+  encoding.token_type_ids.assign(a.size() + 2, 0);
+  encoding.token_type_ids.resize(ids.size(), 1);
+  return encoding;
+}
+
 std::vector<Encoding> BertTokenizer::EncodeBatch(const std::vector<std::string>& texts,
                                                  int max_length, int num_threads) const {
   std::vector<Encoding> result(texts.size());

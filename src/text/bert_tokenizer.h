@@ -81,6 +81,14 @@ class BertTokenizer {
   // 2. Stops tokenizing once max_length pieces are known, so long texts cost no more than short.
   Encoding Encode(std::string_view text, int max_length = kDefaultMaxLength) const;
 
+  // A sentence pair: [CLS] a... [SEP] b... [SEP], token_type_ids 0 up to and including the first
+  // [SEP] and 1 after it (HF `tokenizer(text, text_pair, truncation=True, max_length=...)`). When
+  // too long, pieces are cut from the right of the longer sequence until both are equally long,
+  // then from both, the second losing the odd one (HF's 'longest_first'). max_length below 3 is
+  // taken as 3.
+  Encoding EncodePair(std::string_view text, std::string_view text_pair,
+                      int max_length = kDefaultMaxLength) const;
+
   // Encode for every text, on num_threads threads (0 = all cores); result[i] == Encode(texts[i]).
   std::vector<Encoding> EncodeBatch(const std::vector<std::string>& texts,
                                     int max_length = kDefaultMaxLength, int num_threads = 0) const;

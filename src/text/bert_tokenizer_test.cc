@@ -108,6 +108,16 @@ TEST(BertTokenizerTest, EncodeAddsSpecialsAndTruncatesFromTheRight) {
   EXPECT_EQ(Join(tokenizer.Encode("unwanted", -7).input_ids), "1 2");
 }
 
+TEST(BertTokenizerTest, EncodePairTruncatesLongestFirst) {
+  const auto tokenizer = Toy();
+  // "want want want want" (4) + "low" (1), max 7: cut 1 from the longer first.
+  const Encoding e = tokenizer.EncodePair("want want want want", "low", 7);
+  EXPECT_EQ(Join(e.input_ids), "1 5 5 5 2 13 2");
+  EXPECT_EQ(Join(e.token_type_ids), "0 0 0 0 0 1 1");
+  EXPECT_EQ(Join(e.attention_mask), "1 1 1 1 1 1 1");
+  EXPECT_EQ(Join(tokenizer.EncodePair("want", "low", 0).input_ids), "1 2 2");
+}
+
 TEST(BertTokenizerTest, EncodeBatchEqualsEncodeOnManyThreads) {
   const auto tokenizer = Toy();
   std::vector<std::string> texts;
