@@ -7,7 +7,6 @@
 // `ids` is TokenizeToIds without truncation; `doc` tokenizes the whole corpus joined into ~64 KiB
 // documents (no per-text overhead). MB/s counts input UTF-8 bytes. Each mode repeats the corpus
 // until --seconds have passed. Prints a table and one JSON line.
-#include <csv.h>
 #include <time.h>
 
 #include <algorithm>
@@ -16,49 +15,17 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "data/csv.h"
 #include "text/bert_tokenizer.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using trainyard::text::BertTokenizer;
-
-struct CsvState {
-  std::vector<std::string> row;
-  std::vector<std::vector<std::string>> rows;
-};
-
-// Reads every record of an RFC 4180 CSV file with libcsv.
-bool ReadCsv(const std::string& path, std::vector<std::vector<std::string>>* rows) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string data = buffer.str();
-  csv_parser parser;
-  if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI) != 0) return false;
-  CsvState state;
-  auto on_field = [](void* field, size_t len, void* s) {
-    static_cast<CsvState*>(s)->row.emplace_back(static_cast<const char*>(field), len);
-  };
-  auto on_row = [](int, void* s) {
-    auto* st = static_cast<CsvState*>(s);
-    st->rows.push_back(std::move(st->row));
-    st->row.clear();
-  };
-  const bool ok =
-      csv_parse(&parser, data.data(), data.size(), on_field, on_row, &state) == data.size() &&
-      csv_fini(&parser, on_field, on_row, &state) == 0;
-  if (!ok) std::cerr << "CSV error in " << path << ": " << csv_strerror(csv_error(&parser)) << "\n";
-  csv_free(&parser);
-  *rows = std::move(state.rows);
-  return ok;
-}
 
 std::string Trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\n");
@@ -156,23 +123,21 @@ int main(int argc, char** argv) {
     std::cerr << tokenizer.status() << " (run scripts/fetch-sample-data.sh)\n";
     return 1;
   }
-  std::vector<std::vector<std::string>> rows;
-  if (!ReadCsv(csv_path, &rows) || rows.empty()) {
-    std::cerr << "cannot read " << csv_path << " (run scripts/fetch-sample-data.sh)\n";
+  auto table = trainyard::data::ReadCsv(csv_path);
+  if (!table.ok()) {
+    std::cerr << table.status() << " (run scripts/fetch-sample-data.sh)\n";
     return 1;
   }
-  const auto col = std::find(rows[0].begin(), rows[0].end(), column) - rows[0].begin();
-  if (col == static_cast<long>(rows[0].size())) {
+  const int col = table->ColumnIndex(column);
+  if (col < 0) {
     std::cerr << csv_path << ": no column '" << column << "'\n";
     return 1;
   }
   std::vector<std::string> texts;
   double corpus_bytes = 0;
-  for (size_t r = 1; r < rows.size(); ++r) {
-    if (static_cast<size_t>(col) < rows[r].size()) {
-      texts.push_back(rows[r][col]);
-      corpus_bytes += static_cast<double>(texts.back().size());
-    }
+  for (auto& row : table->rows) {
+    texts.push_back(std::move(row[col]));
+    corpus_bytes += static_cast<double>(texts.back().size());
   }
   // The all-threads pass encodes the corpus repeated, so each EncodeBatch call has work for
   // every thread and thread start-up is amortized (as when the trainer encodes a dataset).
