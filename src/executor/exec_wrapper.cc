@@ -181,8 +181,8 @@ int ExecWrapperMain(int argc, char** argv) {
   int forwarded = 0;
   auto drain_deadline = std::chrono::steady_clock::time_point::max();
   std::vector<char> buf(64 * 1024);
-  while (!exited || ((open_fds[0] || open_fds[1]) &&
-                     std::chrono::steady_clock::now() < drain_deadline)) {
+  while (!exited ||
+         ((open_fds[0] || open_fds[1]) && std::chrono::steady_clock::now() < drain_deadline)) {
     pollfd pfds[2];
     nfds_t n = 0;
     int which[2];

@@ -14,7 +14,8 @@ namespace {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -65,8 +66,7 @@ StatusOr<std::vector<GpuDevice>> ParseNvidiaSmiCsv(std::string_view text) {
     size_t c2 = line.rfind(',');
     auto bad = [&] {
       return InvalidArgumentError("nvidia-smi output line " + std::to_string(line_no) + " '" +
-                                  std::string(line) +
-                                  "': expected 'index, name, memory MiB'");
+                                  std::string(line) + "': expected 'index, name, memory MiB'");
     };
     if (c1 == std::string_view::npos || c2 == c1) return bad();
     GpuDevice gpu;

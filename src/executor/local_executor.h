@@ -46,10 +46,11 @@ namespace trainyard::executor {
 
 struct LocalExecutorOptions {
   std::filesystem::path data_dir;  // server data dir (the executor keeps nothing else there today)
-  std::optional<int> cpus;          // unset = detect
+  std::optional<int> cpus;         // unset = detect
   std::optional<double> memory_gib;  // unset = detect
   std::optional<int> gpus;           // unset = detect (nvidia-smi)
-  std::string host = "127.0.0.1";    // address replicas use for each other (CLUSTER_SPEC, MASTER_ADDR)
+  std::string host =
+      "127.0.0.1";  // address replicas use for each other (CLUSTER_SPEC, MASTER_ADDR)
 
   // Everything below has working defaults; tests and embedders may change it.
   // The wrapper binary; empty = $TRAINYARD_EXEC_WRAPPER, then next to /proc/self/exe, then the
@@ -99,7 +100,6 @@ class LocalExecutor : public Executor {
   enum class StopGoal { kNone, kSucceed, kFail, kCancel, kTimeout, kRestartGang };
 
  private:
-
   Status SubmitLocked(const GangSpec& spec, const std::filesystem::path& wrapper);
   std::vector<ReplicaDemand> DemandsOf(const GangSpec& spec) const;
   void Loop();

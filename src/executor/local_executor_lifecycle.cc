@@ -69,8 +69,9 @@ void LocalExecutor::StartGang(Gang& gang, const std::vector<std::vector<int>>& g
         auto it = std::find_if(inventory_.gpus.begin(), inventory_.gpus.end(),
                                [&](const GpuDevice& d) { return d.index == g; });
         if (it != inventory_.gpus.end()) {
-          SystemLog(gang, &r, "GPU " + std::to_string(g) + " (" + it->name + ") serves the " +
-                                  spec.accelerator_type + " this replica asked for");
+          SystemLog(gang, &r,
+                    "GPU " + std::to_string(g) + " (" + it->name + ") serves the " +
+                        spec.accelerator_type + " this replica asked for");
         }
       }
     }
@@ -109,8 +110,8 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   in.self = self;
   in.gpus = r.gpus;
   in.hp_metric_file = HpMetricFile(spec.job_dir, r.pool_index, r.replica_index);
-  const ReplicaSpec& rspec = *std::find_if(
-      spec.replicas.begin(), spec.replicas.end(), [&](const ReplicaSpec& s) {
+  const ReplicaSpec& rspec =
+      *std::find_if(spec.replicas.begin(), spec.replicas.end(), [&](const ReplicaSpec& s) {
         return s.pool_index == r.pool_index && s.replica_index == r.replica_index;
       });
   EnvMap inherited = InheritedReplicaEnv();
@@ -127,17 +128,25 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   LaunchRequest req;
   req.env = BuildReplicaEnv(inherited, rspec.env, in, spec.extra_env);
   req.cwd = work;
-  req.output_file = AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt,
-                                "wrapper.log");
-  req.argv = {gang.wrapper.string(),
-              "--log-dir", (spec.job_dir / "logs").string(),
-              "--pool", std::to_string(r.pool_index),
-              "--replica", std::to_string(r.replica_index),
-              "--pid-file", AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "pid").string(),
-              "--status-file", AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "status").string(),
-              "--segment-bytes", std::to_string(options_.log_limits.segment_bytes),
-              "--max-segments", std::to_string(options_.log_limits.max_segments),
-              "--"};
+  req.output_file =
+      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "wrapper.log");
+  req.argv = {
+      gang.wrapper.string(),
+      "--log-dir",
+      (spec.job_dir / "logs").string(),
+      "--pool",
+      std::to_string(r.pool_index),
+      "--replica",
+      std::to_string(r.replica_index),
+      "--pid-file",
+      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "pid").string(),
+      "--status-file",
+      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "status").string(),
+      "--segment-bytes",
+      std::to_string(options_.log_limits.segment_bytes),
+      "--max-segments",
+      std::to_string(options_.log_limits.max_segments),
+      "--"};
   req.argv.insert(req.argv.end(), rspec.argv.begin(), rspec.argv.end());
   StatusOr<ProcessId> launched = dirs.ok() ? ops_.Launch(req) : StatusOr<ProcessId>(dirs);
   if (!launched.ok()) {
@@ -151,7 +160,8 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   r.wrapper = *launched;
   r.launched_here = true;
   if (r.attempt > 1) {
-    SystemLog(gang, &r, "starting " + Describe(r) + " again (attempt " + std::to_string(r.attempt) + ")");
+    SystemLog(gang, &r,
+              "starting " + Describe(r) + " again (attempt " + std::to_string(r.attempt) + ")");
   }
   Persist(gang);
 }
@@ -189,8 +199,8 @@ void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
 
 void LocalExecutor::AdvanceGang(Gang& gang) {
   auto now = clock_.Now();
-  bool timed_out = gang.spec.timeout && gang.start_time &&
-                   now >= *gang.start_time + *gang.spec.timeout;
+  bool timed_out =
+      gang.spec.timeout && gang.start_time && now >= *gang.start_time + *gang.spec.timeout;
   if (gang.phase == Phase::kRunning) {
     if (timed_out) {
       BeginStop(gang, StopGoal::kTimeout,
@@ -215,7 +225,8 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
         std::string budget = "restart " + std::to_string(gang.restarts_used) + " of " +
                              std::to_string(gang.spec.max_restarts);
         if (gang.spec.restart_job_on_worker_restart) {
-          SystemLog(gang, &r, "restarting the whole job (restartJobOnWorkerRestart; " + budget + ")");
+          SystemLog(gang, &r,
+                    "restarting the whole job (restartJobOnWorkerRestart; " + budget + ")");
           r.done = true;
           BeginStop(gang, StopGoal::kRestartGang, "");
           return;
@@ -256,8 +267,9 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
       gang.killed = true;
       for (auto& r : gang.replicas) {
         if (!r.running) continue;
-        SystemLog(gang, &r, "still running " + std::to_string(gang.spec.kill_grace.count()) +
-                                "s after SIGTERM; sending SIGKILL");
+        SystemLog(gang, &r,
+                  "still running " + std::to_string(gang.spec.kill_grace.count()) +
+                      "s after SIGTERM; sending SIGKILL");
         if (!ops_.Signal(r.process, SIGKILL, /*group=*/true)) {
           ops_.Signal(r.wrapper, SIGKILL, /*group=*/true);
         }
@@ -300,8 +312,9 @@ void LocalExecutor::BeginStop(Gang& gang, StopGoal goal, std::string message) {
   gang.killed = false;
   for (auto& r : gang.replicas) {
     if (!r.running) continue;
-    SystemLog(gang, &r, "stopping " + Describe(r) + ": SIGTERM, then SIGKILL after " +
-                            std::to_string(gang.spec.kill_grace.count()) + "s");
+    SystemLog(gang, &r,
+              "stopping " + Describe(r) + ": SIGTERM, then SIGKILL after " +
+                  std::to_string(gang.spec.kill_grace.count()) + "s");
     // The wrapper forwards SIGTERM to the replica's process group; if the wrapper is gone,
     // signal the group directly.
     if (!ops_.Signal(r.wrapper, SIGTERM, /*group=*/false)) {
@@ -326,7 +339,10 @@ void LocalExecutor::Finish(Gang& gang, GangState state, std::string message) {
     ports_in_use_.erase(r.port);
     r.running = false;
   }
-  if (state != GangState::kSucceeded) SystemLog(gang, nullptr, "job ended: " + GangStateName(state) + (gang.error_message.empty() ? "" : ": " + gang.error_message));
+  if (state != GangState::kSucceeded)
+    SystemLog(gang, nullptr,
+              "job ended: " + GangStateName(state) +
+                  (gang.error_message.empty() ? "" : ": " + gang.error_message));
   Persist(gang);
   Notify(gang);
 }
@@ -382,6 +398,9 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
     gpus.push_back(r.gpus);
     ports_in_use_.insert(r.port);
     r.launched_here = false;  // the old server's children; init reaps them now
+    if (r.attempt == 0 && !r.done) {
+      r.lost_reason = "was never started (the server stopped while starting the job)";
+    }
   }
   (void)scheduler_.AddRunning(spec.job_id, g.demands, gpus);
   SystemLog(g, nullptr, "server restarted; re-adopting the job");

@@ -45,9 +45,9 @@ Phase PhaseFromName(const std::string& s) {
 }
 
 GangState StateFromName(const std::string& s) {
-  for (GangState st : {GangState::kQueued, GangState::kPending, GangState::kRunning,
-                       GangState::kSucceeded, GangState::kFailed, GangState::kCancelling,
-                       GangState::kCancelled}) {
+  for (GangState st :
+       {GangState::kQueued, GangState::kPending, GangState::kRunning, GangState::kSucceeded,
+        GangState::kFailed, GangState::kCancelling, GangState::kCancelled}) {
     if (GangStateName(st) == s) return st;
   }
   return GangState::kQueued;
@@ -226,7 +226,8 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
   return out;
 }
 
-Status RegisterJobDir(const fs::path& data_dir, const std::string& job_id, const fs::path& job_dir) {
+Status RegisterJobDir(const fs::path& data_dir, const std::string& job_id,
+                      const fs::path& job_dir) {
   if (data_dir.empty()) return Status::Ok();  // nothing to remember across restarts
   fs::path abs = fs::absolute(job_dir);
   return WriteFileAtomic(data_dir / "executor" / "jobs" / job_id, abs.string());

@@ -19,12 +19,12 @@ struct LocalExecutor::Replica {
   int replica_index = 0;
   std::vector<int> gpus;
   int port = 0;
-  int attempt = 0;   // launches so far; attempt-<n>.* files belong to launch n
-  int restarts = 0;  // restarts of this replica (own or as part of a gang restart)
-  ProcessId wrapper;  // trainyard-exec-wrapper of the current attempt
-  ProcessId process;  // the replica itself (read from the wrapper's pid file)
-  bool running = false;  // launched and its end not yet seen
-  bool done = false;     // ended and its end handled (exit 0, or the gang is stopping)
+  int attempt = 0;               // launches so far; attempt-<n>.* files belong to launch n
+  int restarts = 0;              // restarts of this replica (own or as part of a gang restart)
+  ProcessId wrapper;             // trainyard-exec-wrapper of the current attempt
+  ProcessId process;             // the replica itself (read from the wrapper's pid file)
+  bool running = false;          // launched and its end not yet seen
+  bool done = false;             // ended and its end handled (exit 0, or the gang is stopping)
   std::optional<int> exit_code;  // of the latest attempt
   std::string lost_reason;       // ended without a recorded exit code
   bool launched_here = false;    // our child: reap it

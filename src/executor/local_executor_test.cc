@@ -65,7 +65,8 @@ class LocalExecutorTest : public ::testing::Test {
     return s == GangState::kSucceeded || s == GangState::kFailed || s == GangState::kCancelled;
   }
 
-  GangStatus WaitFor(Executor& e, const std::string& id, std::function<bool(const GangStatus&)> pred,
+  GangStatus WaitFor(Executor& e, const std::string& id,
+                     std::function<bool(const GangStatus&)> pred,
                      std::chrono::milliseconds limit = 15s) {
     auto deadline = std::chrono::steady_clock::now() + limit;
     while (true) {
@@ -73,8 +74,8 @@ class LocalExecutorTest : public ::testing::Test {
       EXPECT_TRUE(s.ok()) << s.status();
       if (!s.ok() || pred(*s)) return s.ok() ? *s : GangStatus{};
       if (std::chrono::steady_clock::now() > deadline) {
-        ADD_FAILURE() << "timed out waiting for job " << id << " (state "
-                      << GangStateName(s->state) << ")";
+        ADD_FAILURE() << "timed out waiting for job " << id << " (state " << GangStateName(s->state)
+                      << ")";
         return *s;
       }
       std::this_thread::sleep_for(20ms);
@@ -159,8 +160,9 @@ TEST_F(LocalExecutorTest, MissingCommandIsRejectedUpFront) {
   GangSpec spec = Spec("m1", {""});
   spec.replicas[0].argv = {"no-such-command-trainyard"};
   Status st = e->Submit(spec);
-  EXPECT_EQ(st.ToString(), "INVALID_ARGUMENT: workerPoolSpecs[0]: command "
-                           "'no-such-command-trainyard' is not an executable on this host's PATH");
+  EXPECT_EQ(st.ToString(),
+            "INVALID_ARGUMENT: workerPoolSpecs[0]: command "
+            "'no-such-command-trainyard' is not an executable on this host's PATH");
 }
 
 TEST_F(LocalExecutorTest, RetriesUpToTheBudgetThenFails) {
@@ -173,7 +175,8 @@ TEST_F(LocalExecutorTest, RetriesUpToTheBudgetThenFails) {
   EXPECT_EQ(s.replicas[0].restarts, 2);
   std::string logs = Logs(*e, "r1");
   size_t attempts = 0;
-  for (size_t p = logs.find("O attempt"); p != std::string::npos; p = logs.find("O attempt", p + 1)) {
+  for (size_t p = logs.find("O attempt"); p != std::string::npos;
+       p = logs.find("O attempt", p + 1)) {
     ++attempts;
   }
   EXPECT_EQ(attempts, 3u) << logs;
@@ -192,10 +195,9 @@ TEST_F(LocalExecutorTest, RetrySucceedsOnSecondAttempt) {
 TEST_F(LocalExecutorTest, RestartJobOnWorkerRestartRestartsTheWholeGang) {
   auto e = MakeExecutor();
   std::string d = dir_.string();
-  GangSpec spec =
-      Spec("g1", {"echo chief-start; while [ ! -f " + d + "/ok ]; do sleep 0.05; done",
-                  "if [ -f " + d + "/marker ]; then touch " + d + "/ok; exit 0; fi; touch " + d +
-                      "/marker; sleep 0.2; exit 1"});
+  GangSpec spec = Spec("g1", {"echo chief-start; while [ ! -f " + d + "/ok ]; do sleep 0.05; done",
+                              "if [ -f " + d + "/marker ]; then touch " + d +
+                                  "/ok; exit 0; fi; touch " + d + "/marker; sleep 0.2; exit 1"});
   spec.max_restarts = 1;
   spec.restart_job_on_worker_restart = true;
   ASSERT_TRUE(e->Submit(spec).ok());
@@ -235,8 +237,8 @@ TEST_F(LocalExecutorTest, CancelSendsSigtermAndWaitsForTheGrace) {
 
 TEST_F(LocalExecutorTest, CancelKillsAReplicaThatIgnoresSigtermAfterTheGrace) {
   auto e = MakeExecutor();
-  ASSERT_TRUE(e->Submit(Spec("c2", {"trap '' TERM; echo ready; while true; do sleep 0.05; done"}))
-                  .ok());
+  ASSERT_TRUE(
+      e->Submit(Spec("c2", {"trap '' TERM; echo ready; while true; do sleep 0.05; done"})).ok());
   WaitForLog(*e, "c2", "ready");
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(e->Cancel("c2").ok());
@@ -264,8 +266,9 @@ TEST_F(LocalExecutorTest, GangWaitsInQueueUntilItFitsAndQueuedCancelIsImmediate)
 
 TEST_F(LocalExecutorTest, LogsRotateKeepTheStartAndPageWithCursors) {
   auto e = MakeExecutor(4, LogLimits{4096, 3});
-  ASSERT_TRUE(e->Submit(Spec("l1", {"i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done"}))
-                  .ok());
+  ASSERT_TRUE(
+      e->Submit(Spec("l1", {"i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done"}))
+          .ok());
   ASSERT_EQ(GangStateName(WaitDone(*e, "l1").state), "SUCCEEDED");
   std::vector<LogLine> all;
   int64_t cursor = -1;
@@ -298,7 +301,8 @@ TEST_F(LocalExecutorTest, LogsRotateKeepTheStartAndPageWithCursors) {
 
 TEST_F(LocalExecutorTest, NewExecutorAdoptsARunningReplica) {
   std::string go = (dir_ / "go").string();
-  GangSpec spec = Spec("a1", {"echo started; while [ ! -f " + go + " ]; do sleep 0.05; done; "
+  GangSpec spec = Spec("a1", {"echo started; while [ ! -f " + go +
+                              " ]; do sleep 0.05; done; "
                               "echo finishing"});
   int64_t pid = 0;
   {
@@ -386,7 +390,8 @@ TEST_F(LocalExecutorTest, EndedJobStaysReadableFromANewExecutor) {
 TEST_F(LocalExecutorTest, DistributedGangGetsDistinctPortsAndRanks) {
   auto e = MakeExecutor();
   std::string show = "echo rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT";
-  ASSERT_TRUE(e->Submit(Spec("d1", {show + "; echo spec=$CLUSTER_SPEC; sleep 0.5", show, show})).ok());
+  ASSERT_TRUE(
+      e->Submit(Spec("d1", {show + "; echo spec=$CLUSTER_SPEC; sleep 0.5", show, show})).ok());
   ASSERT_EQ(GangStateName(WaitDone(*e, "d1").state), "SUCCEEDED");
   std::string logs = Logs(*e, "d1");
   size_t at = logs.find("0/0 O spec=");

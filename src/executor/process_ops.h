@@ -30,7 +30,7 @@ struct ProcessId {
 };
 
 struct LaunchRequest {
-  std::vector<std::string> argv;          // argv[0] absolute or looked up in env's PATH
+  std::vector<std::string> argv;           // argv[0] absolute or looked up in env's PATH
   std::map<std::string, std::string> env;  // the complete environment
   std::filesystem::path cwd;
   std::filesystem::path output_file;  // stdout+stderr of the launched process (appended)
