@@ -124,6 +124,7 @@ LocalExecutor::LocalExecutor(LocalExecutorOptions options)
         for (const auto& g : inventory_.gpus) cap.gpu_indices.push_back(g.index);
         return cap;
       }()) {
+  sync_thread_ = std::thread([this] { SyncLoop(); });
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -142,6 +143,12 @@ void LocalExecutor::Shutdown() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    sync_stop_ = true;
+  }
+  sync_cv_.notify_all();
+  if (sync_thread_.joinable()) sync_thread_.join();
 }
 
 Status LocalExecutor::Validate(const GangSpec& spec) const {
@@ -373,6 +380,19 @@ void LocalExecutor::Loop() {
       lock.lock();
     }
     cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });
+  }
+}
+
+void LocalExecutor::SyncLoop() {
+  std::unique_lock<std::mutex> lock(sync_mu_);
+  while (true) {
+    sync_cv_.wait(lock, [this] { return sync_stop_ || !pending_fsyncs_.empty(); });
+    if (pending_fsyncs_.empty() && sync_stop_) return;
+    std::vector<fs::path> paths = std::move(pending_fsyncs_);
+    pending_fsyncs_.clear();
+    lock.unlock();
+    for (const auto& p : paths) (void)FsyncPath(p);  // best effort; the rename already happened
+    lock.lock();
   }
 }
 

@@ -29,9 +29,16 @@ bool HasPool0(const LocalExecutor::Gang& g) {
 
 GangStatus LocalExecutor::StatusOf(const Gang& gang) const { return StatusFromGang(gang); }
 
-void LocalExecutor::Persist(const Gang& gang) {
-  if (Status s = SaveGangState(gang); !s.ok()) {
+void LocalExecutor::Persist(const Gang& gang, bool durable) {
+  // A durable write is a plain replace now plus fsyncs that Loop() does outside the lock, so
+  // ~10 ms of fsync never blocks Submit/Get or other gangs.
+  if (Status s = SaveGangState(gang, /*durable=*/false); !s.ok()) {
     SystemLog(gang, nullptr, "cannot persist executor state: " + s.ToString());
+  } else if (durable) {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    pending_fsyncs_.push_back(gang.spec.job_dir / "executor_state.json");
+    pending_fsyncs_.push_back(gang.spec.job_dir);
+    sync_cv_.notify_one();
   }
 }
 
@@ -343,7 +350,7 @@ void LocalExecutor::Finish(Gang& gang, GangState state, std::string message) {
     SystemLog(gang, nullptr,
               "job ended: " + GangStateName(state) +
                   (gang.error_message.empty() ? "" : ": " + gang.error_message));
-  Persist(gang);
+  Persist(gang, /*durable=*/true);
   Notify(gang);
 }
 

@@ -64,8 +64,12 @@ StatusOr<ProcessId> ReadPidFile(const std::filesystem::path& path);
 StatusOr<int> ReadStatusFile(const std::filesystem::path& path);
 
 // <job_dir>/executor_state.json.
+// `durable` = fsync (WriteFileAtomic). Otherwise write-temp-then-rename without fsync: readers
+// never see a torn file and it survives a crash of the server process (the case re-adoption is
+// for), but not necessarily a power loss — after which no replica is running anyway. Only
+// terminal states are written durably; an fsync costs ~10 ms and runs under the executor's lock.
 std::string SerializeGang(const LocalExecutor::Gang& gang);
-Status SaveGangState(const LocalExecutor::Gang& gang);
+Status SaveGangState(const LocalExecutor::Gang& gang, bool durable);
 struct PersistedGang {
   GangStatus status;
   LocalExecutor::Gang gang;  // spec/wrapper/demands not filled
