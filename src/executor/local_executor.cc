@@ -268,7 +268,10 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
 }
 
 Status LocalExecutor::Submit(const GangSpec& spec) {
-  TY_ASSIGN_OR_RETURN(fs::path wrapper, FindExecWrapper(options_.wrapper_path));
+  // A missing wrapper is a broken installation, not a missing job: FAILED_PRECONDITION.
+  auto wrapper_or = FindExecWrapper(options_.wrapper_path);
+  if (!wrapper_or.ok()) return FailedPreconditionError(wrapper_or.status().message());
+  fs::path wrapper = *wrapper_or;
   std::lock_guard<std::mutex> lock(mu_);
   return SubmitLocked(spec, wrapper);
 }

@@ -369,7 +369,9 @@ std::vector<ReplicaDemand> LocalExecutor::DemandsOf(const GangSpec& spec) const 
 }
 
 StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
-  TY_ASSIGN_OR_RETURN(fs::path wrapper, FindExecWrapper(options_.wrapper_path));
+  auto wrapper_or = FindExecWrapper(options_.wrapper_path);
+  if (!wrapper_or.ok()) return FailedPreconditionError(wrapper_or.status().message());
+  fs::path wrapper = *wrapper_or;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = gangs_.find(spec.job_id); it != gangs_.end()) return StatusOf(*it->second);
   auto persisted = LoadGangState(fs::absolute(spec.job_dir));

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -102,6 +104,11 @@ class LocalExecutorTest : public ::testing::Test {
       ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no '" << text << "' in logs";
       std::this_thread::sleep_for(20ms);
     }
+  }
+
+  GangSpec KillTestSpec() {
+    return Spec("k9", {"while [ ! -f " + (dir_ / "go").string() +
+                       " ]; do echo tick; sleep 0.05; done; exit 7"});
   }
 
   std::string History(const std::string& id) {
@@ -372,6 +379,49 @@ TEST_F(LocalExecutorTest, AdoptFailsAReplicaWhoseExitCodeWasLost) {
   EXPECT_NE(s.error_message.find("workerpool0 replica 0 ended without a recorded exit code"),
             std::string::npos)
       << s.error_message;
+}
+
+// Runs only inside the child process started by the next test: a "server" that submits a job
+// and then waits to be killed with SIGKILL.
+TEST_F(LocalExecutorTest, ChildServerForKillTest) {
+  const char* root = std::getenv("TRAINYARD_TEST_CHILD_SERVER_DIR");
+  if (root == nullptr) GTEST_SKIP() << "helper for KillNineOfTheServer";
+  dir_ = root;
+  auto e = MakeExecutor();
+  ASSERT_TRUE(e->Submit(KillTestSpec()).ok());
+  WaitFor(*e, "k9", [](const GangStatus& s) { return s.replicas[0].pid > 0; });
+  testing::WriteFileOrDie(dir_ / "ready", "");
+  std::this_thread::sleep_for(60s);
+}
+
+TEST_F(LocalExecutorTest, KillNineOfTheServerKeepsTheReplicaItsLogsAndItsExitCode) {
+  std::string self = fs::read_symlink("/proc/self/exe").string();
+  pid_t server = ::fork();
+  ASSERT_GE(server, 0);
+  if (server == 0) {
+    ::setenv("TRAINYARD_TEST_CHILD_SERVER_DIR", dir_.c_str(), 1);
+    ::execl(self.c_str(), self.c_str(), "--gtest_filter=LocalExecutorTest.ChildServerForKillTest",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 500 && !fs::exists(dir_ / "ready"); ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(fs::exists(dir_ / "ready"));
+  ASSERT_EQ(::kill(server, SIGKILL), 0);
+  ASSERT_EQ(::waitpid(server, nullptr, 0), server);
+
+  GangSpec spec = KillTestSpec();
+  auto e = MakeExecutor();
+  auto adopted = e->Adopt(spec);
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  EXPECT_EQ(GangStateName(adopted->state), "RUNNING");
+  // The replica kept writing through the wrapper while no server existed.
+  size_t ticks_at_adopt = e->ReadLogs("k9", -1, 100000)->size();
+  std::this_thread::sleep_for(300ms);
+  EXPECT_GT(e->ReadLogs("k9", -1, 100000)->size(), ticks_at_adopt);
+  testing::WriteFileOrDie(dir_ / "go", "");
+  GangStatus s = WaitDone(*e, "k9");
+  EXPECT_EQ(GangStateName(s.state) + ": " + s.error_message,
+            "FAILED: workerpool0 replica 0 exited with code 7");
 }
 
 TEST_F(LocalExecutorTest, EndedJobStaysReadableFromANewExecutor) {
