@@ -273,11 +273,12 @@ Status LocalExecutor::Submit(const GangSpec& spec) {
   if (!wrapper_or.ok()) return FailedPreconditionError(wrapper_or.status().message());
   fs::path wrapper = *wrapper_or;
   std::lock_guard<std::mutex> lock(mu_);
-  return SubmitLocked(spec, wrapper);
+  return SubmitLocked(spec, wrapper, /*readopting=*/false);
 }
 
-Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper) {
-  if (gangs_.count(spec.job_id) > 0) {
+Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper, bool readopting) {
+  if (gangs_.count(spec.job_id) > 0 ||
+      (!readopting && LookupJobDir(options_.data_dir, spec.job_id).ok())) {
     return AlreadyExistsError("job " + spec.job_id + " was already submitted");
   }
   auto gang = std::make_unique<Gang>();
@@ -316,7 +317,16 @@ Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper
 Status LocalExecutor::Cancel(const std::string& job_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = gangs_.find(job_id);
-  if (it == gangs_.end()) return NotFoundError("job " + job_id + " is not known to this executor");
+  if (it == gangs_.end()) {
+    // An ended gang no longer held in memory: cancelling it is a no-op.
+    if (auto dir = LookupJobDir(options_.data_dir, job_id); dir.ok()) {
+      if (auto persisted = LoadGangState(*dir);
+          persisted.ok() && persisted->gang.phase == Phase::kDone) {
+        return Status::Ok();
+      }
+    }
+    return NotFoundError("job " + job_id + " is not known to this executor");
+  }
   Gang& gang = *it->second;
   switch (gang.phase) {
     case Phase::kDone:
@@ -404,6 +414,11 @@ void LocalExecutor::Tick() {
     if (gang->phase != Phase::kRunning && gang->phase != Phase::kStopping) continue;
     for (auto& replica : gang->replicas) PollReplica(*gang, replica);
     AdvanceGang(*gang);
+  }
+  while (ended_.size() > kMaxEndedInMemory) {
+    auto it = gangs_.find(ended_.front());
+    if (it != gangs_.end() && it->second->phase == Phase::kDone) gangs_.erase(it);
+    ended_.pop_front();
   }
   for (const Admission& admission : scheduler_.Admit()) {
     auto it = gangs_.find(admission.job_id);

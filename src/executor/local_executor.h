@@ -29,6 +29,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -104,7 +105,7 @@ class LocalExecutor : public Executor {
   enum class StopGoal { kNone, kSucceed, kFail, kCancel, kTimeout, kRestartGang };
 
  private:
-  Status SubmitLocked(const GangSpec& spec, const std::filesystem::path& wrapper);
+  Status SubmitLocked(const GangSpec& spec, const std::filesystem::path& wrapper, bool readopting);
   std::vector<ReplicaDemand> DemandsOf(const GangSpec& spec) const;
   void Loop();
   void SyncLoop();
@@ -144,6 +145,10 @@ class LocalExecutor : public Executor {
   bool sync_stop_ = false;                             // guarded by sync_mu_
   std::thread sync_thread_;
   std::set<int> ports_in_use_;
+  // Ended gangs stay in memory for fast Get/Cancel up to this many; older ones are answered
+  // from their executor_state.json through the job-dir registry.
+  static constexpr size_t kMaxEndedInMemory = 1024;
+  std::deque<std::string> ended_;
   std::thread thread_;
 };
 

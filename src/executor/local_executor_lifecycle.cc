@@ -351,6 +351,7 @@ void LocalExecutor::Finish(Gang& gang, GangState state, std::string message) {
               "job ended: " + GangStateName(state) +
                   (gang.error_message.empty() ? "" : ": " + gang.error_message));
   Persist(gang, /*durable=*/true);
+  ended_.push_back(gang.spec.job_id);
   Notify(gang);
 }
 
@@ -381,7 +382,7 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   if (!persisted.ok() || persisted->gang.phase == Phase::kQueued) {
     // It had not started: it queues again (keeping its place is impossible; the controller adopts
     // jobs in creation order, which restores FIFO order among them).
-    TY_RETURN_IF_ERROR(SubmitLocked(spec, wrapper));
+    TY_RETURN_IF_ERROR(SubmitLocked(spec, wrapper, /*readopting=*/true));
     return StatusOf(*gangs_.at(spec.job_id));
   }
   auto gang = std::make_unique<Gang>(std::move(persisted->gang));
@@ -401,7 +402,10 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   TY_RETURN_IF_ERROR(RegisterJobDir(options_.data_dir, spec.job_id, spec.job_dir));
   Gang& g = *gang;
   gangs_[spec.job_id] = std::move(gang);
-  if (g.phase == Phase::kDone) return StatusOf(g);
+  if (g.phase == Phase::kDone) {
+    ended_.push_back(spec.job_id);
+    return StatusOf(g);
+  }
   std::vector<std::vector<int>> gpus;
   for (auto& r : g.replicas) {
     gpus.push_back(r.gpus);

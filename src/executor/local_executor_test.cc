@@ -160,6 +160,10 @@ TEST_F(LocalExecutorTest, FailureReportsReplicaAndExitCode) {
   EXPECT_EQ(GangStateName(s.state) + ": " + s.error_message,
             "FAILED: workerpool0 replica 0 exited with code 3");
   EXPECT_EQ(s.replicas[0].exit_code, 3);
+  EXPECT_EQ(e->Submit(Spec("f1", {"true"})).code(), StatusCode::kAlreadyExists);
+  // Also once the executor that ran it is gone.
+  e.reset();
+  EXPECT_EQ(MakeExecutor()->Submit(Spec("f1", {"true"})).code(), StatusCode::kAlreadyExists);
 }
 
 TEST_F(LocalExecutorTest, MissingCommandIsRejectedUpFront) {
@@ -435,6 +439,7 @@ TEST_F(LocalExecutorTest, EndedJobStaysReadableFromANewExecutor) {
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(GangStateName(s->state), "SUCCEEDED");
   EXPECT_NE(Logs(*second, "e1").find("O kept"), std::string::npos);
+  EXPECT_TRUE(second->Cancel("e1").ok());  // ended: a no-op, not NOT_FOUND
 }
 
 TEST_F(LocalExecutorTest, DistributedGangGetsDistinctPortsAndRanks) {
