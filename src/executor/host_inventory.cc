@@ -1,6 +1,7 @@
 #include "executor/host_inventory.h"
 
 #include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -131,7 +132,9 @@ HostInventory DetectHostInventory(const InventoryOverrides& overrides,
       while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
       int rc = ::pclose(p);
       if (rc != 0) {
-        warn("nvidia-smi failed (status " + std::to_string(rc) + "); assuming no GPUs");
+        warn("nvidia-smi failed (exit code " +
+             std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc)) +
+             "); assuming no GPUs");
       } else if (auto gpus = ParseNvidiaSmiCsv(out); gpus.ok()) {
         inv.gpus = *std::move(gpus);
       } else {

@@ -275,6 +275,42 @@ TEST_F(LocalExecutorTest, GangWaitsInQueueUntilItFitsAndQueuedCancelIsImmediate)
   EXPECT_EQ(GangStateName(WaitDone(*e, "b").state), "SUCCEEDED");
 }
 
+TEST_F(LocalExecutorTest, GpusAreAssignedThroughCudaVisibleDevices) {
+  LocalExecutorOptions o;
+  o.data_dir = dir_ / "data";
+  o.inventory = HostInventory{8, 32, {{0, "Tesla T4", 15}, {1, "Tesla T4", 15}}};
+  o.poll_interval = 20ms;
+  o.wrapper_path = testing::ToolPath("trainyard-exec-wrapper");
+  LocalExecutor e(o);
+  std::string go = (dir_ / "go").string();
+  std::string script =
+      "echo gpus=[$CUDA_VISIBLE_DEVICES]; while [ ! -f " + go + " ]; do sleep 0.05; done";
+  GangSpec a = Spec("ga", {script});
+  a.replicas[0].accelerator_type = "NVIDIA_TESLA_T4";
+  a.replicas[0].accelerator_count = 1;
+  GangSpec b = a;
+  b.job_id = "gb";
+  b.job_dir = dir_ / "jobs" / "gb";
+  GangSpec c = b;
+  c.job_id = "gc";
+  c.job_dir = dir_ / "jobs" / "gc";
+  GangSpec cpu = Spec("cpu", {script});
+  for (const GangSpec* s : {&a, &b, &c, &cpu}) ASSERT_TRUE(e.Submit(*s).ok()) << s->job_id;
+  WaitForLog(e, "ga", "gpus=");
+  WaitForLog(e, "gb", "gpus=");
+  WaitForLog(e, "cpu", "gpus=");
+  EXPECT_EQ(GangStateName(e.Get("gc")->state), "QUEUED");  // both GPUs are taken
+  std::string got = Logs(e, "ga") + Logs(e, "gb");
+  EXPECT_NE(got.find("O gpus=[0]"), std::string::npos) << got;
+  EXPECT_NE(got.find("O gpus=[1]"), std::string::npos) << got;
+  EXPECT_NE(Logs(e, "cpu").find("O gpus=[]"), std::string::npos);
+  EXPECT_NE(Logs(e, "ga").find("(Tesla T4) serves the NVIDIA_TESLA_T4"), std::string::npos);
+  testing::WriteFileOrDie(go, "");
+  for (const char* id : {"ga", "gb", "gc", "cpu"}) {
+    EXPECT_EQ(GangStateName(WaitDone(e, id).state), "SUCCEEDED") << id;
+  }
+}
+
 TEST_F(LocalExecutorTest, LogsRotateKeepTheStartAndPageWithCursors) {
   auto e = MakeExecutor(4, LogLimits{4096, 3});
   ASSERT_TRUE(
