@@ -19,7 +19,7 @@ std::string Describe(const LocalExecutor::Replica& r) {
          std::to_string(r.replica_index);
 }
 
-// Exit-code classification used when a replica ends.
+// Whether the gang has a primary replica, whose success ends the job.
 bool HasPool0(const LocalExecutor::Gang& g) {
   return std::any_of(g.replicas.begin(), g.replicas.end(),
                      [](const auto& r) { return r.pool_index == 0; });
@@ -30,7 +30,7 @@ bool HasPool0(const LocalExecutor::Gang& g) {
 GangStatus LocalExecutor::StatusOf(const Gang& gang) const { return StatusFromGang(gang); }
 
 void LocalExecutor::Persist(const Gang& gang, bool durable) {
-  // A durable write is a plain replace now plus fsyncs that Loop() does outside the lock, so
+  // A durable write is a plain replace now plus fsyncs that sync_thread_ does outside mu_, so
   // ~10 ms of fsync never blocks Submit/Get or other gangs.
   if (Status s = SaveGangState(gang, /*durable=*/false); !s.ok()) {
     SystemLog(gang, nullptr, "cannot persist executor state: " + s.ToString());
@@ -70,6 +70,11 @@ void LocalExecutor::StartGang(Gang& gang, const std::vector<std::vector<int>>& g
       if (picked.ok() && ports_in_use_.insert(*picked).second) port = *picked;
     }
     r.port = port;
+    if (port == 0) {
+      Finish(gang, GangState::kFailed,
+             Describe(r) + " could not be given a free TCP port on " + options_.host);
+      return;
+    }
     const ReplicaSpec& spec = gang.spec.replicas[i];
     if (!spec.accelerator_type.empty() && !r.gpus.empty()) {
       for (int g : r.gpus) {
