@@ -464,6 +464,29 @@ TEST_F(LocalExecutorTest, KillNineOfTheServerKeepsTheReplicaItsLogsAndItsExitCod
             "FAILED: workerpool0 replica 0 exited with code 7");
 }
 
+TEST_F(LocalExecutorTest, AdoptOfAJobThatNeverStartedQueuesIt) {
+  auto e = MakeExecutor();
+  auto adopted = e->Adopt(Spec("q1", {"echo late start"}));
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  EXPECT_EQ(GangStateName(adopted->state), "QUEUED");
+  EXPECT_EQ(GangStateName(WaitDone(*e, "q1").state), "SUCCEEDED");
+}
+
+TEST_F(LocalExecutorTest, ReplicaLargerThanTheHostRunsWithAWarning) {
+  auto e = MakeExecutor(/*cpus=*/1);
+  GangSpec spec = Spec("big", {"echo ran"});
+  spec.replicas[0].machine_type = "n1-standard-32";
+  ASSERT_TRUE(e->Submit(spec).ok());
+  EXPECT_EQ(GangStateName(WaitDone(*e, "big").state), "SUCCEEDED");
+  std::string logs = Logs(*e, "big");
+  EXPECT_NE(logs.find("0/0 E [trainyard] warning: workerpool0-0: n1-standard-32 asks for 32 vCPUs "
+                      "/ 120 GiB but this host has 1 vCPUs / 16 GiB; it runs taking the whole "
+                      "host (oversubscribed)"),
+            std::string::npos)
+      << logs;
+  EXPECT_NE(logs.find("0/0 O ran"), std::string::npos);
+}
+
 TEST_F(LocalExecutorTest, EndedJobStaysReadableFromANewExecutor) {
   {
     auto first = MakeExecutor();
