@@ -410,6 +410,8 @@ void LocalExecutor::SyncLoop() {
 }
 
 void LocalExecutor::Tick() {
+  // Wrappers end shortly after writing their status file; collect them so none stays a zombie.
+  std::erase_if(unreaped_, [this](const ProcessId& id) { return ops_.Reap(id); });
   for (auto& [id, gang] : gangs_) {
     if (gang->phase != Phase::kRunning && gang->phase != Phase::kStopping) continue;
     for (auto& replica : gang->replicas) PollReplica(*gang, replica);

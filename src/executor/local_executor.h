@@ -145,6 +145,7 @@ class LocalExecutor : public Executor {
   bool sync_stop_ = false;                             // guarded by sync_mu_
   std::thread sync_thread_;
   std::set<int> ports_in_use_;
+  std::vector<ProcessId> unreaped_;  // wrappers this instance started, until collected
   // Ended gangs stay in memory for fast Get/Cancel up to this many; older ones are answered
   // from their executor_state.json through the job-dir registry.
   static constexpr size_t kMaxEndedInMemory = 1024;

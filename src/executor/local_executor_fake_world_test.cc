@@ -56,7 +56,7 @@ class FakeProcessOps : public ProcessOps {
                 (group ? " -" : " ") + std::to_string(id.pid);
     return true;
   }
-  void Reap(const ProcessId&) override {}
+  bool Reap(const ProcessId&) override { return true; }
 
   // The wrapper (pid) ends after recording `exit_code` for its replica.
   void Exit(int64_t pid, int exit_code) {

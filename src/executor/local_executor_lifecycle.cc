@@ -170,7 +170,7 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
     return;
   }
   r.wrapper = *launched;
-  r.launched_here = true;
+  unreaped_.push_back(r.wrapper);
   if (r.attempt > 1) {
     SystemLog(gang, &r,
               "starting " + Describe(r) + " again (attempt " + std::to_string(r.attempt) + ")");
@@ -181,7 +181,6 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
 void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
   if (!r.running) return;
   const fs::path& dir = gang.spec.job_dir;
-  if (r.launched_here) ops_.Reap(r.wrapper);
   if (!r.process.valid()) {
     if (auto pid = ReadPidFile(AttemptFile(dir, r.pool_index, r.replica_index, r.attempt, "pid"));
         pid.ok()) {
@@ -415,7 +414,6 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   for (auto& r : g.replicas) {
     gpus.push_back(r.gpus);
     ports_in_use_.insert(r.port);
-    r.launched_here = false;  // the old server's children; init reaps them now
     if (r.attempt == 0 && !r.done) {
       r.lost_reason = "was never started (the server stopped while starting the job)";
     }

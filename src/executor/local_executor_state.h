@@ -27,7 +27,6 @@ struct LocalExecutor::Replica {
   bool done = false;             // ended and its end handled (exit 0, or the gang is stopping)
   std::optional<int> exit_code;  // of the latest attempt
   std::string lost_reason;       // ended without a recorded exit code
-  bool launched_here = false;    // our child: reap it
 };
 
 struct LocalExecutor::Gang {

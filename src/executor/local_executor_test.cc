@@ -153,6 +153,18 @@ TEST_F(LocalExecutorTest, SingleReplicaSucceedsWithVertexEnvAndTimestampedLogs) 
   EXPECT_EQ(History("j1"), "QUEUED PENDING RUNNING SUCCEEDED");
 }
 
+TEST_F(LocalExecutorTest, EndedWrappersAreReaped) {
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }  // zombies of earlier tests' executors
+  auto e = MakeExecutor();
+  ASSERT_TRUE(e->Submit(Spec("z1", {"true"})).ok());
+  ASSERT_TRUE(e->Submit(Spec("z2", {"exit 1"})).ok());
+  WaitDone(*e, "z1");
+  WaitDone(*e, "z2");
+  std::this_thread::sleep_for(300ms);  // the wrappers exit just after their status file
+  EXPECT_LE(::waitpid(-1, nullptr, WNOHANG), 0) << "a finished wrapper was left a zombie";
+}
+
 TEST_F(LocalExecutorTest, FailureReportsReplicaAndExitCode) {
   auto e = MakeExecutor();
   ASSERT_TRUE(e->Submit(Spec("f1", {"exit 3"})).ok());

@@ -50,8 +50,9 @@ class ProcessOps {
   // if IsAlive(id). Returns false if it was gone.
   virtual bool Signal(const ProcessId& id, int signal, bool group) = 0;
   // Collects the exit status of a process this object launched, if it exited (non-blocking;
-  // avoids zombies). No-op for processes launched by someone else.
-  virtual void Reap(const ProcessId& id) = 0;
+  // avoids zombies). True once nothing is left to collect (reaped now or earlier, or not our
+  // child); false while it still runs.
+  virtual bool Reap(const ProcessId& id) = 0;
   static ProcessOps& Real();
 };
 
