@@ -340,6 +340,10 @@ class StateDictUnpickler {
                                 As<int64_t>(args[1], "a storage offset"), IntTuple(args[2]),
                                 IntTuple(args[3])));
     }
+    if (q == "torch.jit._pickle.restore_type_tag") {  // LibTorch's pickle_save: (value, type)
+      if (args.empty()) Fail("malformed " + q + " call");
+      return args[0];
+    }
     if (q == "torch._utils._rebuild_parameter" ||
         q == "torch._utils._rebuild_parameter_with_state") {
       if (args.empty()) Fail("malformed " + q + " call");
