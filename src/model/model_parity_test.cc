@@ -88,6 +88,24 @@ TEST_F(ModelParityTest, TorchSaveCheckpointWithBuffersAndTiedHead) {
   EXPECT_LT(MaxLogitDiff(*out_ / "bin"), 1e-4);
 }
 
+TEST_F(ModelParityTest, LegacyTorchSaveFormat) { EXPECT_LT(MaxLogitDiff(*out_ / "legacy"), 1e-4); }
+
+TEST_F(ModelParityTest, TruncatedCheckpointsGiveAClearError) {
+  std::string got;
+  for (const char* name : {"legacy", "bin"}) {
+    const fs::path dir = *out_ / (std::string("cut_") + name);
+    fs::create_directories(dir);
+    fs::copy_file(*out_ / name / "config.json", dir / "config.json",
+                  fs::copy_options::overwrite_existing);
+    std::string bytes = testing::ReadFileOrDie(*out_ / name / "pytorch_model.bin");
+    testing::WriteFileOrDie(dir / "pytorch_model.bin", bytes.substr(0, bytes.size() - 1000));
+    auto model = LoadPretrained(dir, {}, nullptr);
+    got += model.ok() ? "OK\n" : StatusCodeName(model.status().code()).data() + std::string("\n");
+    if (!model.ok()) std::cout << "[parity] truncated " << name << ": " << model.status() << "\n";
+  }
+  EXPECT_EQ(got, "INVALID_ARGUMENT\nINVALID_ARGUMENT\n");
+}
+
 TEST_F(ModelParityTest, BareNamesWithLegacyGammaBeta) {
   EXPECT_LT(MaxLogitDiff(*out_ / "bare"), 1e-4);
 }

@@ -10,6 +10,7 @@ config, and writes checkpoint directories the C++ loader must read:
   OUT/bin/          config.json + pytorch_model.bin   (torch.save of an OrderedDict state_dict
                     with _metadata, a position_ids buffer, a cls.* pre-training head tied to the
                     word embeddings: what HF checkpoints contain)
+  OUT/legacy/       the same in the legacy (PyTorch < 1.6) torch.save format
   OUT/bare/         config.json + pytorch_model.bin   (BertModel-style names without "bert.",
                     legacy LayerNorm.gamma/.beta)
   OUT/expected.safetensors  input_ids, attention_mask, token_type_ids (int64),
@@ -195,11 +196,11 @@ def fixed_inputs(cfg, gen):
     return ids, mask, types
 
 
-def save_state_dict_bin(path, tensors):
+def save_state_dict_bin(path, tensors, legacy=False):
     """torch.save of what nn.Module.state_dict() returns: an OrderedDict carrying _metadata."""
     sd = collections.OrderedDict(tensors)
     sd._metadata = collections.OrderedDict([("", {"version": 1})])
-    torch.save(sd, path)
+    torch.save(sd, path, _use_new_zipfile_serialization=not legacy)
 
 
 def write_dir(path, cfg, tensors, fmt):
@@ -209,7 +210,7 @@ def write_dir(path, cfg, tensors, fmt):
     if fmt == "safetensors":
         write_safetensors(os.path.join(path, "model.safetensors"), tensors, {"format": "pt"})
     else:
-        save_state_dict_bin(os.path.join(path, "pytorch_model.bin"), tensors)
+        save_state_dict_bin(os.path.join(path, "pytorch_model.bin"), tensors, legacy=fmt == "legacy")
 
 
 def main():
@@ -243,6 +244,8 @@ def main():
     full["cls.predictions.bias"] = torch.zeros(cfg["vocab_size"])
     full["cls.predictions.decoder.weight"] = weights["bert.embeddings.word_embeddings.weight"]
     write_dir(os.path.join(args.out, "bin"), cfg, full, "bin")
+    # The pre-1.6 format that 2020-era HF checkpoints (the BERT miniatures) were saved in.
+    write_dir(os.path.join(args.out, "legacy"), cfg, full, "legacy")
 
     # A bare BertModel's names (no "bert." prefix) with TF-era LayerNorm.gamma/beta.
     bare = collections.OrderedDict()
