@@ -125,6 +125,7 @@ struct Trial {
   // trial's job failed (as opposed to ending without a measurement).
   bool early_stopped = false;
   bool job_failed = false;
+  std::string stop_reason;  // why the runner stopped it (early stopping, study failed/cancelled)
 };
 
 // The user-supplied part of a HyperparameterTuningJob.

@@ -581,7 +581,7 @@ StatusOr<Trial> ParseTrial(const json& j, const std::string& path) {
       Fields f, Fields::Read(j, path,
                              {"id", "state", "parameters", "finalMeasurement", "measurements",
                               "startTime", "endTime", "infeasibleReason", "customJob",
-                              "earlyStopped", "jobFailed"},
+                              "earlyStopped", "jobFailed", "stopReason"},
                              {"name", "clientId", "webAccessUris"}));
   Trial t;
   if (const json* v = f.Get("id")) {
@@ -633,6 +633,9 @@ StatusOr<Trial> ParseTrial(const json& j, const std::string& path) {
   if (const json* v = f.Get("earlyStopped")) {
     TY_ASSIGN_OR_RETURN(t.early_stopped, ReadBool(*v, f.Path("earlyStopped")));
   }
+  if (const json* v = f.Get("stopReason")) {
+    TY_ASSIGN_OR_RETURN(t.stop_reason, ReadString(*v, f.Path("stopReason")));
+  }
   if (const json* v = f.Get("jobFailed")) {
     TY_ASSIGN_OR_RETURN(t.job_failed, ReadBool(*v, f.Path("jobFailed")));
   }
@@ -658,6 +661,7 @@ json ToJson(const Trial& t) {
   if (!t.custom_job.empty()) j["customJob"] = t.custom_job;
   if (t.early_stopped) j["earlyStopped"] = true;
   if (t.job_failed) j["jobFailed"] = true;
+  if (!t.stop_reason.empty()) j["stopReason"] = t.stop_reason;
   return j;
 }
 
