@@ -18,8 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tuning/bayesian_searcher.h"
-#include "tuning/searcher.h"
+#include "tuning/study_runner.h"
 #include "tuning/study_spec.h"
 
 namespace ty = trainyard::tuning;
@@ -90,38 +89,52 @@ Problem Hartmann6() {
   return p;
 }
 
+// Plays the executor: runs the oldest running trial to completion (one final measurement),
+// so a parallel study always has the other trials pending when it proposes the next one.
+class SimulatedLauncher : public ty::TrialLauncher {
+ public:
+  trainyard::Status StartTrial(const ty::Trial& trial, const ty::TrialLaunch&) override {
+    running.push_back(trial.id);
+    return trainyard::Status::Ok();
+  }
+  void StopTrial(const std::string&) override {}
+  std::deque<std::string> running;
+};
+
+void Check(const trainyard::Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "tuning_bench: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+}
+
 // Best-so-far objective after each trial (minimisation), `trials` long.
 std::vector<double> Run(const Problem& problem, ty::Algorithm algorithm, int parallel, int trials,
                         uint64_t seed) {
-  ty::StudySpec spec = problem.spec;
-  spec.algorithm = algorithm;
-  std::unique_ptr<ty::Searcher> searcher = ty::MakeSearcher(spec, seed);
-  if (algorithm == ty::Algorithm::kUnspecified && std::getenv("TY_OPTS")) {
-    ty::BayesianOptions o;
-    std::sscanf(std::getenv("TY_OPTS"), "%d,%d,%d,%lf,%d", &o.random_candidates, &o.local_candidates_per_point, &o.refined_candidates, &o.xi, &o.initial_trials);
-    searcher = std::make_unique<ty::BayesianSearcher>(spec, seed, o);
-  }
-  ty::SearchHistory history;
-  std::deque<ty::ParameterSet> running;
+  ty::HyperparameterTuningJobSpec job;
+  job.display_name = problem.name;
+  job.study_spec = problem.spec;
+  job.study_spec.algorithm = algorithm;
+  job.max_trial_count = trials;
+  job.parallel_trial_count = parallel;
+  SimulatedLauncher launcher;
+  ty::StudyRunnerOptions options;
+  options.seed = seed;
+  auto runner = ty::StudyRunner::Create(job, &launcher, options);
+  Check(runner.status());
+  Check((*runner)->Pump());
   std::vector<double> best_so_far;
   double best = 1e300;
-  int started = 0;
-  while (static_cast<int>(best_so_far.size()) < trials) {
-    const int want = std::min(parallel - static_cast<int>(running.size()), trials - started);
-    if (want > 0) {
-      history.pending.assign(running.begin(), running.end());
-      auto s = searcher->Suggest(want, history);
-      if (!s.ok()) {
-        std::fprintf(stderr, "suggest failed: %s\n", s.status().ToString().c_str());
-        std::exit(1);
-      }
-      for (auto& p : s->parameter_sets) running.push_back(p);
-      started += static_cast<int>(s->parameter_sets.size());
-    }
-    ty::ParameterSet done = running.front();
-    running.pop_front();
-    const double v = problem.f(done);
-    history.completed.push_back({done, v});
+  while (!launcher.running.empty()) {
+    const std::string id = launcher.running.front();
+    launcher.running.pop_front();
+    const ty::Trial& trial = (*runner)->trials()[std::stoul(id) - 1];
+    const double v = problem.f(trial.parameters);
+    ty::Measurement m;
+    m.step_count = 1;
+    m.metrics = {{"value", v}};
+    Check((*runner)->UpdateMeasurements(id, {m}));
+    Check((*runner)->OnTrialEnded(id, {true, ""}));
     best = std::min(best, v);
     best_so_far.push_back(best);
   }
@@ -161,11 +174,8 @@ int main(int argc, char** argv) {
   nlohmann::json results = nlohmann::json::object();
   std::printf("%-10s %-12s %12s %12s %12s %14s %9s\n", "problem", "searcher", "regret@20",
               "regret@40", "regret@80", "trials-to-1%", "secs");
-  std::vector<Problem> problems = {Branin(), Hartmann6()};
-  if (std::getenv("TY_ONLY_H6")) problems.erase(problems.begin());
-  for (const Problem& problem : problems) {
+  for (const Problem& problem : {Branin(), Hartmann6()}) {
     for (const Config& c : configs) {
-      if (std::getenv("TY_ONLY_SEQ") && c.name != "bayesian") continue;
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<std::vector<double>> curves;
       for (int s = 0; s < seeds; ++s) curves.push_back(Run(problem, c.algorithm, c.parallel, c.trials, 1000 + s));

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <cstdio>
-#include <cstdlib>
 
 #include "tuning/searcher_state.h"
 
@@ -195,11 +193,6 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
         continue;
       }
       last_fit_ = *hp;
-      if (std::getenv("TY_GP_DEBUG")) {
-        std::fprintf(stderr, "n=%d ls=[", n);
-        for (int k = 0; k < hp->length_scales.size(); ++k) std::fprintf(stderr, "%.3f ", hp->length_scales[k]);
-        std::fprintf(stderr, "] s2=%.3f noise=%.2g best=%.3f\n", hp->signal_variance, hp->noise_variance, -(y.maxCoeff()*sd+mean)*goal_sign_);
-      }
       best = y.maxCoeff();
       lie = y.maxCoeff();
       std::vector<int> idx(n);
