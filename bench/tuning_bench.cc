@@ -11,12 +11,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tuning/study_runner.h"
 #include "tuning/study_spec.h"
@@ -150,7 +150,8 @@ double Median(std::vector<double> v) {
 int FlagInt(int argc, char** argv, const char* name, int fallback) {
   const size_t len = std::strlen(name);
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], name, len) == 0 && argv[i][len] == '=') return std::atoi(argv[i] + len + 1);
+    if (std::strncmp(argv[i], name, len) == 0 && argv[i][len] == '=')
+      return std::atoi(argv[i] + len + 1);
   }
   return fallback;
 }
@@ -167,19 +168,24 @@ int main(int argc, char** argv) {
     int parallel;
     int trials;
   };
-  const std::vector<Config> configs = {{"random", ty::Algorithm::kRandomSearch, 1, std::max(trials, random_trials)},
-                                       {"bayesian", ty::Algorithm::kUnspecified, 1, trials},
-                                       {"bayesian-p4", ty::Algorithm::kUnspecified, 4, trials}};
+  const std::vector<Config> configs = {
+      {"random", ty::Algorithm::kRandomSearch, 1, std::max(trials, random_trials)},
+      {"bayesian", ty::Algorithm::kUnspecified, 1, trials},
+      {"bayesian-p4", ty::Algorithm::kUnspecified, 4, trials}};
   const std::array<int, 3> checkpoints = {20, 40, 80};
   nlohmann::json results = nlohmann::json::object();
-  std::printf("%-10s %-12s %12s %12s %12s %14s %9s\n", "problem", "searcher", "regret@20",
-              "regret@40", "regret@80", "trials-to-1%", "secs");
+  std::printf("%-10s %-12s %12s %12s %12s %14s %9s %9s\n", "problem", "searcher", "regret@20",
+              "regret@40", "regret@80", "trials-to-1%", "wall s", "cpu s");
   for (const Problem& problem : {Branin(), Hartmann6()}) {
     for (const Config& c : configs) {
       const auto t0 = std::chrono::steady_clock::now();
+      const std::clock_t c0 = std::clock();
       std::vector<std::vector<double>> curves;
-      for (int s = 0; s < seeds; ++s) curves.push_back(Run(problem, c.algorithm, c.parallel, c.trials, 1000 + s));
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (int s = 0; s < seeds; ++s)
+        curves.push_back(Run(problem, c.algorithm, c.parallel, c.trials, 1000 + s));
+      const double cpu_secs = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       nlohmann::json row;
       std::string line;
       for (int k : checkpoints) {
@@ -193,13 +199,16 @@ int main(int argc, char** argv) {
       std::vector<double> reach;
       for (const auto& curve : curves) {
         size_t i = 0;
-        while (i < curve.size() && curve[i] - problem.optimum > 0.01 * std::fabs(problem.optimum)) ++i;
-        reach.push_back(i < curve.size() ? static_cast<double>(i + 1) : static_cast<double>(curve.size() + 1));
+        while (i < curve.size() && curve[i] - problem.optimum > 0.01 * std::fabs(problem.optimum))
+          ++i;
+        reach.push_back(i < curve.size() ? static_cast<double>(i + 1)
+                                         : static_cast<double>(curve.size() + 1));
       }
       const double med_reach = Median(reach);
       row["trialsTo1pct"] = med_reach;
       row["trialsRun"] = c.trials;
       row["seconds"] = secs;
+      row["cpuSeconds"] = cpu_secs;
       results[problem.name][c.name] = row;
       char reach_text[32];
       if (med_reach > c.trials) {
@@ -207,9 +216,9 @@ int main(int argc, char** argv) {
       } else {
         std::snprintf(reach_text, sizeof(reach_text), "%.1f", med_reach);
       }
-      std::printf("%-10s %-12s %12.5f %12.5f %12.5f %14s %9.1f\n", problem.name.c_str(), c.name.c_str(),
-                  row["regret@20"].get<double>(), row["regret@40"].get<double>(),
-                  row["regret@80"].get<double>(), reach_text, secs);
+      std::printf("%-10s %-12s %12.5f %12.5f %12.5f %14s %9.1f %9.1f\n", problem.name.c_str(),
+                  c.name.c_str(), row["regret@20"].get<double>(), row["regret@40"].get<double>(),
+                  row["regret@80"].get<double>(), reach_text, secs, cpu_secs);
       std::fflush(stdout);
     }
   }

@@ -76,8 +76,8 @@ DecayCurveStoppingRule::DecayCurveStoppingRule(const StudySpec& spec, bool use_e
       use_elapsed_duration_(use_elapsed_duration),
       options_(options) {}
 
-StoppingDecision DecayCurveStoppingRule::Evaluate(const Trial& trial,
-                                                  const std::vector<const Trial*>& completed) const {
+StoppingDecision DecayCurveStoppingRule::Evaluate(
+    const Trial& trial, const std::vector<const Trial*>& completed) const {
   const std::vector<Point> own = Curve(trial, metric_.metric_id, use_elapsed_duration_);
   if (static_cast<int>(own.size()) < options_.min_measurements) return {};
   const double sign = metric_.goal == Goal::kMaximize ? 1.0 : -1.0;
@@ -96,7 +96,12 @@ StoppingDecision DecayCurveStoppingRule::Evaluate(const Trial& trial,
   }
   if (static_cast<int>(curves.size()) < options_.min_completed_trials) return {};
   if (!(horizon > 0) || own.back().position >= horizon) return {};
+  if (static_cast<int>(curves.size()) > options_.max_trials) {
+    curves.erase(curves.begin(), curves.end() - options_.max_trials);
+  }
   curves.emplace_back(&trial, own);
+  const int per_trial = std::clamp(options_.max_points / static_cast<int>(curves.size()), 2,
+                                   options_.max_points_per_trial);
 
   const int dim = space_.FeatureDim() + 1;
   std::vector<Eigen::VectorXd> rows;
@@ -104,7 +109,7 @@ StoppingDecision DecayCurveStoppingRule::Evaluate(const Trial& trial,
   for (const auto& [t, curve] : curves) {
     const Eigen::VectorXd enc = space_.Encode(t->parameters);
     const int n = static_cast<int>(curve.size());
-    const int keep = std::min(n, options_.max_points_per_trial);
+    const int keep = std::min(n, per_trial);
     for (int i = 0; i < keep; ++i) {
       // Evenly thinned, always keeping the last point.
       const int idx = keep == 1 ? n - 1 : static_cast<int>(std::lround(i * (n - 1.0) / (keep - 1)));
@@ -143,9 +148,9 @@ StoppingDecision DecayCurveStoppingRule::Evaluate(const Trial& trial,
   const double prob = 0.5 * std::erfc(-(p.mean[0] - target) / (s * std::sqrt(2.0)));
   if (prob >= options_.probability_threshold) return {};
   const double predicted = sign * (p.mean[0] * sd + mean);
-  return {true, "decay-curve stopping: predicted final " + metric_.metric_id + " " + Num(predicted) +
-                    " has probability " + Num(prob) + " of beating the best completed value " +
-                    Num(sign * best_final)};
+  return {true, "decay-curve stopping: predicted final " + metric_.metric_id + " " +
+                    Num(predicted) + " has probability " + Num(prob) +
+                    " of beating the best completed value " + Num(sign * best_final)};
 }
 
 std::unique_ptr<StoppingRule> MakeStoppingRule(const StudySpec& spec) {

@@ -66,9 +66,14 @@ class MedianStoppingRule : public StoppingRule {
 
 struct DecayCurveOptions {
   int min_completed_trials = 3;
-  int min_measurements = 3;        // of the running trial before it can be judged
+  int min_measurements = 3;  // of the running trial before it can be judged
   double probability_threshold = 0.05;
-  int max_points_per_trial = 20;   // curves are thinned evenly to keep the GP small
+  // The GP is kept small (it is refitted on every new measurement): at most `max_trials` of the
+  // most recent completed curves, each thinned evenly to at most max_points / curves points
+  // (at least 2, at most max_points_per_trial).
+  int max_trials = 60;
+  int max_points = 240;
+  int max_points_per_trial = 20;
 };
 
 class DecayCurveStoppingRule : public StoppingRule {

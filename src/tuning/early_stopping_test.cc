@@ -1,8 +1,8 @@
 #include "tuning/early_stopping.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "tuning/study_spec_json.h"
 

@@ -61,8 +61,9 @@ std::optional<double> FindValue(std::string_view line, std::string_view name) {
     ++p;
     while (p < line.size() && line[p] == ' ') ++p;
     size_t end = p;
-    while (end < line.size() && (std::isdigit(static_cast<unsigned char>(line[end])) ||
-                                 std::string_view("+-.eE").find(line[end]) != std::string_view::npos)) {
+    while (end < line.size() &&
+           (std::isdigit(static_cast<unsigned char>(line[end])) ||
+            std::string_view("+-.eE").find(line[end]) != std::string_view::npos)) {
       ++end;
     }
     double v = 0;
@@ -128,7 +129,8 @@ std::vector<Measurement> MetricCollector::ObserveHypertuneFile(std::string_view 
     bool merge = false;
     if (!hypertune_.empty() && hypertune_.back().step_count == r.global_step) {
       merge = true;
-      for (const MetricValue& m : r.metrics) merge = merge && !hypertune_.back().Metric(m.metric_id);
+      for (const MetricValue& m : r.metrics)
+        merge = merge && !hypertune_.back().Metric(m.metric_id);
     }
     if (!merge) {
       hypertune_.emplace_back();
@@ -176,13 +178,16 @@ Status MetricCollector::RestoreState(const nlohmann::json& state) {
     seen.insert(l.get<std::string>());
   }
   std::vector<Measurement> ht, so;
-  for (auto [key, out] : {std::pair{"hypertuneMeasurements", &ht}, std::pair{"stdoutMeasurements", &so}}) {
+  for (auto [key, out] :
+       {std::pair{"hypertuneMeasurements", &ht}, std::pair{"stdoutMeasurements", &so}}) {
     if (!state.contains(key)) continue;
     const nlohmann::json& arr = state[key];
-    if (!arr.is_array()) return InvalidArgumentError(std::string("metricCollectorState.") + key + ": not an array");
+    if (!arr.is_array())
+      return InvalidArgumentError(std::string("metricCollectorState.") + key + ": not an array");
     for (size_t i = 0; i < arr.size(); ++i) {
-      TY_ASSIGN_OR_RETURN(Measurement m, ParseMeasurement(arr[i], std::string("metricCollectorState.") +
-                                                                      key + "[" + std::to_string(i) + "]"));
+      TY_ASSIGN_OR_RETURN(
+          Measurement m, ParseMeasurement(arr[i], std::string("metricCollectorState.") + key + "[" +
+                                                      std::to_string(i) + "]"));
       out->push_back(std::move(m));
     }
   }

@@ -17,13 +17,12 @@
 // hypertune file has produced none, so a trainer that does both is not counted twice.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "tuning/study_spec.h"
@@ -40,7 +39,7 @@ struct HypertuneRecord {
 
 struct HypertuneParseResult {
   std::vector<HypertuneRecord> records;
-  int bad_lines = 0;              // complete lines that are not a valid report (skipped)
+  int bad_lines = 0;               // complete lines that are not a valid report (skipped)
   bool partial_last_line = false;  // an unterminated last line that did not parse (skipped)
 };
 

@@ -1,8 +1,8 @@
 #include "tuning/metric_collector.h"
 
-#include <deque>
-
 #include <gtest/gtest.h>
+
+#include <deque>
 
 #include "tuning/study_spec_json.h"
 
@@ -12,8 +12,10 @@ namespace {
 // What cloudml-hypertune writes for report(tag, value, step) at time t (keys sorted).
 std::string Line(const std::string& tag, const std::string& value, int step, double t) {
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "{\"%s\": \"%s\", \"global_step\": \"%d\", \"timestamp\": %.2f, \"trial\": \"1\"}\n",
-                tag.c_str(), value.c_str(), step, t);
+  std::snprintf(
+      buf, sizeof(buf),
+      "{\"%s\": \"%s\", \"global_step\": \"%d\", \"timestamp\": %.2f, \"trial\": \"1\"}\n",
+      tag.c_str(), value.c_str(), step, t);
   return buf;
 }
 
@@ -21,7 +23,8 @@ std::string Render(const std::vector<Measurement>& ms) {
   std::string out;
   for (const Measurement& m : ms) {
     out += std::to_string(m.step_count) + ":";
-    for (const MetricValue& v : m.metrics) out += v.metric_id + "=" + FormatParameterValue(v.value) + ",";
+    for (const MetricValue& v : m.metrics)
+      out += v.metric_id + "=" + FormatParameterValue(v.value) + ",";
     if (m.elapsed_seconds) out += "t=" + FormatParameterValue(*m.elapsed_seconds);
     out += " ";
   }
@@ -29,8 +32,8 @@ std::string Render(const std::vector<Measurement>& ms) {
 }
 
 TEST(HypertuneParseTest, SkipsBadAndPartialLines) {
-  std::string content = Line("acc", "0.5", 10, 1000.25) + "not json\n" + Line("acc", "0.6", 20, 1001) +
-                        "{\"acc\": \"0.7\", \"global_st";
+  std::string content = Line("acc", "0.5", 10, 1000.25) + "not json\n" +
+                        Line("acc", "0.6", 20, 1001) + "{\"acc\": \"0.7\", \"global_st";
   HypertuneParseResult r = ParseHypertuneFile(content);
   ASSERT_EQ(r.records.size(), 2u);
   EXPECT_EQ(r.records[1].global_step, 20);
@@ -73,7 +76,8 @@ TEST(MetricCollectorTest, AccumulatesAcrossRewritesTruncationAndRotation) {
 
 TEST(MetricCollectorTest, MergesMetricsOfOneStepAndRestoresState) {
   MetricCollector c({"acc"}, std::nullopt);
-  std::string content = Line("acc", "0.5", 10, 1) + Line("loss", "2.5", 10, 2) + Line("acc", "0.6", 20, 3);
+  std::string content =
+      Line("acc", "0.5", 10, 1) + Line("loss", "2.5", 10, 2) + Line("acc", "0.6", 20, 3);
   EXPECT_EQ(c.ObserveHypertuneFile(content).size(), 2u);
   EXPECT_EQ(Render(c.measurements()), "10:acc=0.5,loss=2.5, 20:acc=0.6, ");
   MetricCollector restored({"acc"}, std::nullopt);
@@ -103,12 +107,15 @@ TEST(SelectFinalMeasurementTest, LastOrBestPerGoal) {
     ms[i].metrics = {{"m", values[i]}};
   }
   ms.push_back(Measurement{std::nullopt, 9, {{"other", 1.0}}});  // lacks the metric
-  auto step = [&](MetricSpec m, MeasurementSelection s) { return SelectFinalMeasurement(ms, m, s)->step_count; };
+  auto step = [&](MetricSpec m, MeasurementSelection s) {
+    return SelectFinalMeasurement(ms, m, s)->step_count;
+  };
   EXPECT_EQ(step({"m", Goal::kMaximize}, MeasurementSelection::kUnspecified), 3);
   EXPECT_EQ(step({"m", Goal::kMaximize}, MeasurementSelection::kLast), 3);
   EXPECT_EQ(step({"m", Goal::kMaximize}, MeasurementSelection::kBest), 1);
   EXPECT_EQ(step({"m", Goal::kMinimize}, MeasurementSelection::kBest), 2);
-  EXPECT_FALSE(SelectFinalMeasurement(ms, {"absent", Goal::kMaximize}, MeasurementSelection::kLast));
+  EXPECT_FALSE(
+      SelectFinalMeasurement(ms, {"absent", Goal::kMaximize}, MeasurementSelection::kLast));
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "tuning/bayesian_searcher.h"
 #include "tuning/grid_searcher.h"
@@ -59,7 +59,8 @@ TEST(GridSearcherTest, CoversTheSpaceExactlyInOrderThenReportsExhaustion) {
     for (const char* u : {"1", "2"}) {
       std::string base = std::string("lr=") + lr + ";units=" + u + ";";
       expected.insert(base + "opt=adam;");
-      for (const char* m : {"0", "0.5", "0.9"}) expected.insert(base + "opt=sgd;momentum=" + m + ";");
+      for (const char* m : {"0", "0.5", "0.9"})
+        expected.insert(base + "opt=sgd;momentum=" + m + ";");
     }
   }
   EXPECT_EQ(std::set<std::string>(points.begin(), points.end()), expected);
@@ -74,7 +75,8 @@ TEST(GridSearcherTest, ResumesFromSavedState) {
   SearchHistory none;
   ASSERT_TRUE(a.Suggest(7, none).ok());
   ASSERT_TRUE(b.RestoreState(a.SaveState()).ok());
-  EXPECT_EQ(Render(a.Suggest(1, none)->parameter_sets[0]), Render(b.Suggest(1, none)->parameter_sets[0]));
+  EXPECT_EQ(Render(a.Suggest(1, none)->parameter_sets[0]),
+            Render(b.Suggest(1, none)->parameter_sets[0]));
   EXPECT_FALSE(b.RestoreState({{"searcher", "random"}}).ok());
 }
 
@@ -96,8 +98,8 @@ TEST(RandomSearcherTest, HonoursScalesConditionsAndSeed) {
   ASSERT_TRUE(s.ok());
   int log_below_0_1 = 0, lin_below_0_1 = 0, rev_above_9_99 = 0, ilog_below_32 = 0, b = 0;
   for (const ParameterSet& p : s->parameter_sets) {
-    log_below_0_1 += Num(p, "log") < 0.1;   // log scale: 2 of 4 decades -> 50%
-    lin_below_0_1 += Num(p, "lin") < 0.1;   // linear: ~1%
+    log_below_0_1 += Num(p, "log") < 0.1;    // log scale: 2 of 4 decades -> 50%
+    lin_below_0_1 += Num(p, "lin") < 0.1;    // linear: ~1%
     rev_above_9_99 += Num(p, "rev") > 9.99;  // reverse log mirrors log: 10 - x < 0.01 -> 25%
     ilog_below_32 += Num(p, "ilog") < 31.5;  // log over [0.5, 1000.5]: ~55%
     const bool is_b = std::get<std::string>(*FindParameter(p, "kind")) == "b";
@@ -180,7 +182,8 @@ TEST(BayesianSearcherTest, ConstantLiarBatchIsDistinctFromEachOtherAndFromHistor
   std::set<std::string> keys;
   for (const auto& o : h.completed) keys.insert(Render(o.parameters));
   for (const auto& p : h.pending) keys.insert(Render(p));
-  for (const ParameterSet& p : s->parameter_sets) EXPECT_TRUE(keys.insert(Render(p)).second) << Render(p);
+  for (const ParameterSet& p : s->parameter_sets)
+    EXPECT_TRUE(keys.insert(Render(p)).second) << Render(p);
   EXPECT_TRUE(searcher.last_fit().has_value());
 }
 

@@ -52,7 +52,8 @@ StatusOr<std::unique_ptr<StudyRunner>> StudyRunner::Create(HyperparameterTuningJ
                                                            TrialLauncher* launcher,
                                                            StudyRunnerOptions options) {
   TY_RETURN_IF_ERROR(ValidateHyperparameterTuningJobSpec(spec));
-  return std::unique_ptr<StudyRunner>(new StudyRunner(std::move(spec), launcher, std::move(options)));
+  return std::unique_ptr<StudyRunner>(
+      new StudyRunner(std::move(spec), launcher, std::move(options)));
 }
 
 StatusOr<std::unique_ptr<StudyRunner>> StudyRunner::Restore(const nlohmann::json& state,
@@ -111,8 +112,8 @@ Trial* StudyRunner::Find(const std::string& id) {
 }
 
 int StudyRunner::ActiveCount() const {
-  return static_cast<int>(
-      std::count_if(trials_.begin(), trials_.end(), [](const Trial& t) { return IsRunning(t.state); }));
+  return static_cast<int>(std::count_if(trials_.begin(), trials_.end(),
+                                        [](const Trial& t) { return IsRunning(t.state); }));
 }
 
 std::optional<double> StudyRunner::Objective(const Trial& t) const {
@@ -154,7 +155,8 @@ Status StudyRunner::Pump() {
       Trial& t = trials_[i];
       if (state_ != StudyState::kRunning) {
         t.state = TrialState::kInfeasible;
-        t.infeasible_reason = "not started: the study ended (" + std::string(StudyStateName(state_)) + ")";
+        t.infeasible_reason =
+            "not started: the study ended (" + std::string(StudyStateName(state_)) + ")";
         t.end_time = options_.clock();
         continue;
       }
@@ -179,9 +181,10 @@ void StudyRunner::FailTrial(Trial* t, const std::string& reason) {
   const int limit = EffectiveMaxFailedTrialCount(spec_);
   if (state_ == StudyState::kRunning && failed_count_ >= limit) {
     state_ = StudyState::kFailed;
-    error_ = std::to_string(failed_count_) + " trials failed (maxFailedTrialCount=" +
-             std::to_string(limit) + (spec_.max_failed_trial_count == 0 ? ", chosen for 0" : "") +
-             "); last: trial " + t->id + ": " + reason;
+    error_ = std::to_string(failed_count_) +
+             " trials failed (maxFailedTrialCount=" + std::to_string(limit) +
+             (spec_.max_failed_trial_count == 0 ? ", chosen for 0" : "") + "); last: trial " +
+             t->id + ": " + reason;
     StopAll("the study failed: " + error_);
   }
 }

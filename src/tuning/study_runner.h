@@ -37,11 +37,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "tuning/early_stopping.h"
@@ -122,7 +121,8 @@ class StudyRunner {
   nlohmann::json SaveState() const;
 
  private:
-  StudyRunner(HyperparameterTuningJobSpec spec, TrialLauncher* launcher, StudyRunnerOptions options);
+  StudyRunner(HyperparameterTuningJobSpec spec, TrialLauncher* launcher,
+              StudyRunnerOptions options);
   Trial* Find(const std::string& id);
   int ActiveCount() const;
   SearchHistory History() const;

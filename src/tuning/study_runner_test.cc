@@ -1,10 +1,10 @@
 #include "tuning/study_runner.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <deque>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "tuning/study_spec_json.h"
 
@@ -29,7 +29,8 @@ HyperparameterTuningJobSpec Job(const char* text = kJob) {
 // Final accuracy of a simulated training run: best at lr = 1e-2, layers = 3.
 double FinalAcc(const Trial& t) {
   const double lr = std::get<double>(*FindParameter(t.parameters, "lr"));
-  const double layers = static_cast<double>(std::get<int64_t>(*FindParameter(t.parameters, "layers")));
+  const double layers =
+      static_cast<double>(std::get<int64_t>(*FindParameter(t.parameters, "layers")));
   const double d = std::log10(lr) + 2;
   return 0.9 - 0.1 * d * d - 0.02 * (layers - 3) * (layers - 3);
 }
@@ -84,11 +85,13 @@ std::string Simulate(int restart_at, FakeLauncher* launcher, std::unique_ptr<Stu
       for (const Trial& c : runner->trials()) {
         if (c.id == id) t = &c;
       }
-      if (t == nullptr || (t->state != TrialState::kActive && t->state != TrialState::kStopping)) continue;
+      if (t == nullptr || (t->state != TrialState::kActive && t->state != TrialState::kStopping))
+        continue;
       if (++events == restart_at) {
         const std::string saved = runner->SaveState().dump();
         runner.reset();
-        auto restored = StudyRunner::Restore(nlohmann::json::parse(saved), launcher, Options(&ticks));
+        auto restored =
+            StudyRunner::Restore(nlohmann::json::parse(saved), launcher, Options(&ticks));
         EXPECT_TRUE(restored.ok()) << restored.status();
         runner = std::move(*restored);
         for (const Trial& c : runner->trials()) {
@@ -103,7 +106,8 @@ std::string Simulate(int restart_at, FakeLauncher* launcher, std::unique_ptr<Stu
       }
       if (id == "4" && s == 2) {
         launcher->running.erase(id);
-        EXPECT_TRUE(runner->OnTrialEnded(id, {false, "workerpool0 replica 0 exited with code 1"}).ok());
+        EXPECT_TRUE(
+            runner->OnTrialEnded(id, {false, "workerpool0 replica 0 exited with code 1"}).ok());
         continue;
       }
       std::vector<Measurement> ms = t->measurements;
@@ -200,7 +204,7 @@ TEST(StudyRunnerTest, TrialsGetFlagsAndTrialIdAndGridEndsWhenExhausted) {
   ASSERT_TRUE(runner->OnTrialEnded("1", {true, ""}).ok());
   EXPECT_EQ(runner->state(), StudyState::kRunning);
   ASSERT_TRUE(runner->OnTrialEnded("2", {true, ""}).ok());  // no metric: INFEASIBLE, not failed
-  EXPECT_EQ(runner->state(), StudyState::kSucceeded);  // the 2-point grid is done before 10
+  EXPECT_EQ(runner->state(), StudyState::kSucceeded);       // the 2-point grid is done before 10
   EXPECT_EQ(runner->trials().size(), 2u);
   EXPECT_EQ(runner->trials()[1].state, TrialState::kInfeasible);
   EXPECT_EQ(runner->failed_trial_count(), 0);

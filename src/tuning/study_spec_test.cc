@@ -1,6 +1,7 @@
+#include "tuning/study_spec.h"
+
 #include <gtest/gtest.h>
 
-#include "tuning/study_spec.h"
 #include "tuning/study_spec_json.h"
 #include "tuning/study_spec_validate.h"
 
@@ -45,8 +46,9 @@ TEST(StudySpecJsonTest, ParsesVertexShapeAndRoundTrips) {
   ASSERT_TRUE(ValidateHyperparameterTuningJobSpec(*spec).ok());
   EXPECT_EQ(spec->parallel_trial_count, 3);
   EXPECT_EQ(spec->study_spec.parameters[1].int_min, 8);
-  EXPECT_EQ(spec->study_spec.parameters[2].conditional_parameter_specs[0].parameter_spec.parameter_id,
-            "momentum");
+  EXPECT_EQ(
+      spec->study_spec.parameters[2].conditional_parameter_specs[0].parameter_spec.parameter_id,
+      "momentum");
   EXPECT_TRUE(std::holds_alternative<MedianStoppingSpec>(spec->study_spec.automated_stopping));
   json once = ToJson(*spec);
   StatusOr<HyperparameterTuningJobSpec> again = ParseHyperparameterTuningJobSpec(once);
@@ -90,7 +92,8 @@ TEST(StudySpecValidateTest, RefusesBadSpecsWithPathsAndFixes) {
   };
   std::vector<Case> cases = {
       {[](json& j) { j["studySpec"]["parameters"][0]["doubleValueSpec"]["minValue"] = 0; },
-       "studySpec.parameters[0].doubleValueSpec.minValue: UNIT_LOG_SCALE needs minValue > 0, got 0"},
+       "studySpec.parameters[0].doubleValueSpec.minValue: UNIT_LOG_SCALE needs minValue > 0, got "
+       "0"},
       {[](json& j) { j["studySpec"]["parameters"][0]["doubleValueSpec"]["maxValue"] = 1e-6; },
        "studySpec.parameters[0].doubleValueSpec.minValue: must be < maxValue, got minValue=1e-05 "
        "maxValue=1e-06"},
@@ -113,7 +116,9 @@ TEST(StudySpecValidateTest, RefusesBadSpecsWithPathsAndFixes) {
        "studySpec.parameters[2].scaleType: leave it unset for categorical parameters, got "
        "UNIT_LINEAR_SCALE"},
       {[](json& j) { j["maxTrialCount"] = 0; }, "maxTrialCount: required, must be >= 1, got 0"},
-      {[](json& j) { j["studySpec"]["metrics"].push_back({{"metricId", "f1"}, {"goal", "MAXIMIZE"}}); },
+      {[](json& j) {
+         j["studySpec"]["metrics"].push_back({{"metricId", "f1"}, {"goal", "MAXIMIZE"}});
+       },
        "studySpec.metrics: trainyard optimises a single metric, got 2; keep the one to optimise "
        "(others can still be reported)"},
   };
