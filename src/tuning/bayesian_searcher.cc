@@ -189,6 +189,7 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
         gx.row(gx.rows() - 1) = enc.transpose();
         gy.conservativeResize(gy.size() + 1);
         gy[gy.size() - 1] = lie_at(enc);
+        best = std::max(best, gy[gy.size() - 1]);
       }
       out.parameter_sets.push_back(std::move(set));
       continue;
@@ -236,6 +237,9 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
         const Eigen::VectorXd enc = space_.Encode(unobserved[static_cast<size_t>(k)]);
         gx.row(n + k) = enc.transpose();
         gy[n + k] = lie_at(enc);
+        // A believed value above the incumbent becomes the incumbent, else EI would keep
+        // rewarding the believed point itself and the batch would collapse onto it.
+        best = std::max(best, gy[n + k]);
       }
     }
     StatusOr<GaussianProcess> conditioned = GaussianProcess::Condition(gx, gy, *last_fit_);
@@ -252,6 +256,7 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
     gx.row(gx.rows() - 1) = enc.transpose();
     gy.conservativeResize(gy.size() + 1);
     gy[gy.size() - 1] = lie_at(enc);
+    best = std::max(best, gy[gy.size() - 1]);
     out.parameter_sets.push_back(std::move(*proposal));
   }
   return out;

@@ -171,20 +171,45 @@ SearchHistory Observe(const std::vector<ParameterSet>& sets) {
   return h;
 }
 
-TEST(BayesianSearcherTest, ConstantLiarBatchIsDistinctFromEachOtherAndFromHistory) {
-  BayesianSearcher searcher(Spec(kTwoDim), 9);
-  RandomSearcher init(Spec(kTwoDim), 3);
-  SearchHistory h = Observe(init.Suggest(8, {})->parameter_sets);
-  h.pending = init.Suggest(2, {})->parameter_sets;
+TEST(BayesianSearcherTest, LiarBatchesAreDistinctFromEachOtherAndFromHistory) {
+  for (Liar liar : {Liar::kKrigingBeliever, Liar::kBest, Liar::kMean, Liar::kWorst}) {
+    BayesianOptions options;
+    options.liar = liar;
+    BayesianSearcher searcher(Spec(kTwoDim), 9, options);
+    RandomSearcher init(Spec(kTwoDim), 3);
+    SearchHistory h = Observe(init.Suggest(8, {})->parameter_sets);
+    h.pending = init.Suggest(2, {})->parameter_sets;
+    StatusOr<Suggestions> s = searcher.Suggest(4, h);
+    ASSERT_TRUE(s.ok());
+    ASSERT_EQ(s->parameter_sets.size(), 4u);
+    std::set<std::string> keys;
+    for (const auto& o : h.completed) keys.insert(Render(o.parameters));
+    for (const auto& p : h.pending) keys.insert(Render(p));
+    for (const ParameterSet& p : s->parameter_sets) {
+      EXPECT_TRUE(keys.insert(Render(p)).second) << Render(p) << " liar " << static_cast<int>(liar);
+    }
+    EXPECT_TRUE(searcher.last_fit().has_value());
+  }
+}
+
+// With a fitted model, a kriging-believer batch spreads out: the 4 proposals are not all in
+// one spot (the variance collapse around each earlier proposal moves the next one away).
+TEST(BayesianSearcherTest, BatchProposalsSpreadOut) {
+  BayesianSearcher searcher(Spec(kOneDim), 4);
+  SearchHistory h;
+  for (double x : {0.05, 0.3, 0.5, 0.7, 0.95}) {
+    h.completed.push_back({{{"x", x}}, -(x - 0.42) * (x - 0.42)});
+  }
   StatusOr<Suggestions> s = searcher.Suggest(4, h);
   ASSERT_TRUE(s.ok());
-  ASSERT_EQ(s->parameter_sets.size(), 4u);
-  std::set<std::string> keys;
-  for (const auto& o : h.completed) keys.insert(Render(o.parameters));
-  for (const auto& p : h.pending) keys.insert(Render(p));
-  for (const ParameterSet& p : s->parameter_sets)
-    EXPECT_TRUE(keys.insert(Render(p)).second) << Render(p);
-  EXPECT_TRUE(searcher.last_fit().has_value());
+  std::vector<double> xs;
+  for (const ParameterSet& p : s->parameter_sets) xs.push_back(Num(p, "x"));
+  std::sort(xs.begin(), xs.end());
+  double min_gap = 1;
+  for (size_t i = 1; i < xs.size(); ++i) min_gap = std::min(min_gap, xs[i] - xs[i - 1]);
+  EXPECT_GT(min_gap, 1e-3);
+  // The first proposal exploits the known optimum region.
+  EXPECT_NEAR(Num(s->parameter_sets[0], "x"), 0.42, 0.1);
 }
 
 // End to end on a small mixed space: GP-EI must find the optimum region (a≈0.7, b=-2, c=q) far
