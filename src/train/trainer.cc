@@ -113,7 +113,9 @@ class Trainer {
     if (!o_.testing_file.empty()) {
       TY_ASSIGN_OR_RETURN(test_path_, Resolve("--testing-file", o_.testing_file));
     }
-    if (!o_.model_dir.empty()) TY_ASSIGN_OR_RETURN(model_dir_, Resolve("--model-dir", o_.model_dir));
+    if (!o_.model_dir.empty()) {
+      TY_ASSIGN_OR_RETURN(model_dir_, Resolve("--model-dir", o_.model_dir));
+    }
     if (!o_.job_dir.empty()) {
       TY_ASSIGN_OR_RETURN(job_dir_, Resolve("--job-dir", o_.job_dir));
       const std::string ext = job_dir_.extension().string();
@@ -513,6 +515,7 @@ class Trainer {
             tensorboard_->AddScalar("train/loss", loss_value, global_step_);
             tensorboard_->AddScalar("train/learning_rate", lr, global_step_);
           }
+          if (io_.after_step) io_.after_step(global_step_);
           if (StopRequested()) return Preempt(epoch, b + 1, plan);
           if (o_.checkpoint_every_steps > 0 && global_step_ % o_.checkpoint_every_steps == 0 &&
               b + 1 < steps && !o_.dry_run) {

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <ostream>
 
@@ -27,6 +28,9 @@ struct TrainIo {
   // Polled after every optimizer step; when true the trainer writes a checkpoint and returns
   // kPreempted (the CLI sets it from SIGTERM). May be null.
   const std::atomic<bool>* stop_requested = nullptr;
+  // Called after every optimizer step with the global step (tests use it to request a stop at
+  // an exact step). May be empty.
+  std::function<void(int64_t global_step)> after_step;
 };
 
 enum class TrainOutcome { kCompleted, kPreempted };
