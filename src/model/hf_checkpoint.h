@@ -38,8 +38,9 @@ struct LoadReport {
 // embeddings.position_ids (a buffer) and the pre-training heads cls.*.
 std::optional<std::string> CanonicalParameterName(const std::string& checkpoint_name);
 
-// Loads dir/config.json and the weights (model.safetensors preferred over pytorch_model.bin;
-// sharded "*.index.json" checkpoints too). Tensors are converted to float32 and copied into a
+// Loads dir/config.json and the weights (model.safetensors preferred over pytorch_model.bin,
+// which may be torch.save's zip or legacy pre-1.6 format; sharded "*.index.json" checkpoints
+// too). Tensors are converted to float32 and copied into a
 // new model (in train() mode, on the CPU). Errors:
 //   NOT_FOUND         dir, config.json or any weights file missing;
 //   INVALID_ARGUMENT  bad config/weights file, or missing / unexpected / mis-shaped tensors, all

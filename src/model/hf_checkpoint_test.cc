@@ -155,6 +155,29 @@ TEST(HfCheckpointTest, LabelsOverrideConfigAndReplaceAHeadOfAnotherSize) {
   EXPECT_EQ(Load(saved.dir, duplicate).rfind("INVALID_ARGUMENT: labels: ", 0), 0u);
 }
 
+TEST(HfCheckpointTest, LoadsShardedSafetensors) {
+  auto saved = SaveSmallModel(testing::MakeTestDir());
+  fs::remove(saved.dir / "model.safetensors");
+  TensorMap shards[2];
+  std::string weight_map;
+  for (const auto& [name, t] : saved.tensors) {
+    const int shard = name.find("encoder") != std::string::npos ? 1 : 0;
+    shards[shard][name] = t;
+    weight_map += std::string(weight_map.empty() ? "" : ",") + "\"" + name + "\": \"model-0000" +
+                  std::to_string(shard + 1) + "-of-00002.safetensors\"";
+  }
+  ASSERT_TRUE(WriteSafetensors(saved.dir / "model-00001-of-00002.safetensors", shards[0]).ok());
+  ASSERT_TRUE(WriteSafetensors(saved.dir / "model-00002-of-00002.safetensors", shards[1]).ok());
+  testing::WriteFileOrDie(saved.dir / "model.safetensors.index.json",
+                          "{\"metadata\": {}, \"weight_map\": {" + weight_map + "}}");
+  auto model = LoadPretrained(saved.dir, {}, nullptr);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_TRUE(torch::equal((*model)->bert->encoder->layers[1]->output->dense->weight,
+                           saved.tensors["bert.encoder.layer.1.output.dense.weight"]));
+  fs::remove(saved.dir / "model-00002-of-00002.safetensors");
+  EXPECT_EQ(Load(saved.dir).rfind("NOT_FOUND", 0), 0u);
+}
+
 TEST(HfCheckpointTest, TwoNamesForOneParameterIsAnError) {
   auto saved = SaveSmallModel(testing::MakeTestDir());
   saved.tensors["pooler.dense.bias"] = saved.tensors["bert.pooler.dense.bias"];
