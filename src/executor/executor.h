@@ -50,6 +50,9 @@ struct GangSpec {
   int max_restarts = 3;                               // per job; 0 when disableRetries
   bool restart_job_on_worker_restart = false;         // restart the whole gang on one failure
   std::map<std::string, std::string> extra_env;       // e.g. CLOUD_ML_TRIAL_ID for HP tuning trials
+  // The CustomJobSpec as proto3 JSON. Vertex puts it, as a string, in the "job" field of
+  // CLUSTER_SPEC and TF_CONFIG; empty = the field is left out.
+  std::string job_spec_json;
 };
 
 enum class GangState { kQueued, kPending, kRunning, kSucceeded, kFailed, kCancelling, kCancelled };
@@ -90,6 +93,13 @@ class Executor {
 
   // Registers the single state-change listener (call before Submit/Adopt).
   virtual void SetListener(Listener listener) = 0;
+
+  // Checks, without side effects, that the gang could ever run on this executor: every machine and
+  // accelerator type is known and the accelerators exist on the hardware. INVALID_ARGUMENT naming
+  // the pool, e.g. "workerPoolSpecs[0]: NVIDIA_TESLA_T4 x1 requested but this host has no GPU".
+  // The API calls it before acknowledging a job. (A replica larger than the host's CPU/memory is
+  // not an error on the local executor: it is admitted as taking the whole host, with a warning.)
+  virtual Status Validate(const GangSpec& spec) const = 0;
 
   // Accepts the gang: it is queued until all replicas fit at once, then started together.
   // INVALID_ARGUMENT if a replica can never fit this executor (names the replica and resource),
