@@ -16,7 +16,8 @@ namespace trainyard::model {
 struct LoadOptions {
   // Class names for the head, overriding config.json's id2label (fine-tuning a base model or a
   // classifier with different classes). When their count differs from the checkpoint's head,
-  // that head is dropped and a fresh one initialised (allowed only with allow_missing_head).
+  // that head is dropped and a fresh one initialised (allowed only with allow_missing_head);
+  // when they are the checkpoint's names in another order, the head's rows are permuted to match.
   std::optional<std::vector<std::string>> labels;
   // A checkpoint without classifier.* (a plain BertModel / BertForMaskedLM / BertForPreTraining)
   // gets a freshly initialised head (and pooler, if that is missing too) with a warning.

@@ -138,6 +138,18 @@ TEST(HfCheckpointTest, LabelsOverrideConfigAndReplaceAHeadOfAnotherSize) {
   EXPECT_EQ((*relabelled)->config().id2label, *same.labels);
   EXPECT_TRUE(torch::equal((*relabelled)->classifier->weight, saved.tensors["classifier.weight"]));
 
+  LoadOptions swapped;
+  swapped.labels = std::vector<std::string>{"pos", "neg"};
+  LoadReport swap_report;
+  auto reordered = LoadPretrained(saved.dir, swapped, &swap_report);
+  ASSERT_TRUE(reordered.ok()) << reordered.status();
+  EXPECT_TRUE(
+      torch::equal((*reordered)->classifier->weight[0], saved.tensors["classifier.weight"][1]));
+  EXPECT_TRUE(torch::equal((*reordered)->classifier->bias[1], saved.tensors["classifier.bias"][0]));
+  EXPECT_EQ(swap_report.warnings,
+            std::vector<std::string>{
+                "classifier rows reordered from the checkpoint's label order to pos, neg"});
+
   LoadOptions three;
   three.labels = std::vector<std::string>{"neg", "neu", "pos"};
   LoadReport report;
@@ -148,7 +160,9 @@ TEST(HfCheckpointTest, LabelsOverrideConfigAndReplaceAHeadOfAnotherSize) {
   EXPECT_EQ(report.warnings[0],
             "checkpoint head has 2 classes, 3 labels given: classifier.* freshly initialised");
   three.allow_missing_head = false;
-  EXPECT_NE(Load(saved.dir, three).find("classifier.weight: checkpoint [2, 8] vs model [3, 8]"),
+  EXPECT_NE(Load(saved.dir, three)
+                .find("mis-shaped tensors: classifier.weight: checkpoint [2, 8] "
+                      "vs model [3, 8], classifier.bias: checkpoint [2] vs model [3]"),
             std::string::npos);
   LoadOptions duplicate;
   duplicate.labels = std::vector<std::string>{"a", "a"};
