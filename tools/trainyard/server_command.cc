@@ -157,15 +157,22 @@ Status RunServer(const ServerFlags& f) {
             << "\n";
 
   std::atomic<bool> signalled{false};
+  std::atomic<bool> served{false};
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
     signalled = true;
+    if (served) return;
     std::cerr << "trainyard server: signal " << sig << ", shutting down (running replicas keep "
               << "running and are re-adopted on the next start)\n";
-    server.Stop();
+    // A stop that lands before the listener loop has started is lost, so repeat it.
+    while (!served) {
+      server.Stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   });
   server.Serve();
+  served = true;
   // Serve also returns if the listener fails; wake the signal thread so it can be joined.
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
