@@ -2,6 +2,7 @@
 //
 //   build/bench/platform_bench [--executor local|fake] [--jobs 1000] [--creates 2000]
 //                              [--clients 8] [--list-jobs 100000] [--trainyard PATH]
+//                              [--executor-poll-ms N]  (passed to the server)
 //
 // 1. idle RSS of a freshly started server (VmRSS, after 1 s);
 // 2. submit->RUNNING latency: `--jobs` trivial jobs (imageUri local, command `true`) submitted one
@@ -113,11 +114,14 @@ int main(int argc, char** argv) {
   const int creates = std::stoi(Arg(argc, argv, "--creates", "2000"));
   const int clients = std::stoi(Arg(argc, argv, "--clients", "8"));
   const int list_jobs = std::stoi(Arg(argc, argv, "--list-jobs", "100000"));
+  const std::string poll_ms = Arg(argc, argv, "--executor-poll-ms", "");
+  std::vector<std::string> server_args = {"--executor", executor};
+  if (!poll_ms.empty()) server_args.insert(server_args.end(), {"--executor-poll-ms", poll_ms});
   const fs::path root = fs::temp_directory_path() / ("platform_bench_" + std::to_string(::getpid()));
   fs::remove_all(root);
 
   // 1 + 2: idle RSS, then submit->RUNNING latency one job at a time.
-  Server s = StartServer(tool, root / "run", {"--executor", executor});
+  Server s = StartServer(tool, root / "run", server_args);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   const double idle_rss = RssMib(s.pid);
   httplib::Client client("127.0.0.1", s.port);
@@ -210,7 +214,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  Server ls = StartServer(tool, root / "list", {"--executor", executor});
+  Server ls = StartServer(tool, root / "list", server_args);
   httplib::Client lc("127.0.0.1", ls.port);
   lc.set_keep_alive(true);
   lc.set_tcp_nodelay(true);
