@@ -40,6 +40,7 @@ struct ServerFlags {
   int max_restarts = 3;
   size_t max_request_bytes = 1 << 20;
   int fake_run_ms = 0;
+  int executor_poll_ms = 100;
 };
 
 std::string DefaultDataDir() {
@@ -128,6 +129,7 @@ Status RunServer(const ServerFlags& f) {
     options.memory_gib = f.memory_gib;
     options.gpus = f.gpus;
     options.host = "127.0.0.1";
+    options.poll_interval = std::chrono::milliseconds(f.executor_poll_ms);
     executor = std::make_unique<executor::LocalExecutor>(options);
 #else
     return UnimplementedError(
@@ -157,15 +159,22 @@ Status RunServer(const ServerFlags& f) {
             << "\n";
 
   std::atomic<bool> signalled{false};
+  std::atomic<bool> served{false};
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
     signalled = true;
+    if (served) return;
     std::cerr << "trainyard server: signal " << sig << ", shutting down (running replicas keep "
               << "running and are re-adopted on the next start)\n";
-    server.Stop();
+    // A stop that lands before the listener loop has started is lost, so repeat it.
+    while (!served) {
+      server.Stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   });
   server.Serve();
+  served = true;
   // Serve also returns if the listener fails; wake the signal thread so it can be joined.
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
@@ -206,6 +215,11 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--max-request-bytes", f->max_request_bytes, "Largest accepted request body")
+      ->capture_default_str();
+  cmd->add_option("--executor-poll-ms", f->executor_poll_ms,
+                  "Local executor: how often replicas are checked; bounds submit->RUNNING latency "
+                  "(lower = faster starts, more idle CPU)")
+      ->check(CLI::Range(1, 10000))
       ->capture_default_str();
   cmd->add_option("--fake-run-ms", f->fake_run_ms,
                   "With --executor fake: how long each job stays RUNNING");
