@@ -79,8 +79,14 @@ StatusOr<std::vector<size_t>> MapColumns(const std::vector<std::string>& header,
 StatusOr<Dataset> ReadInputs(const std::vector<std::string>& inputs,
                              std::vector<std::string>& warnings) {
   Dataset data;
+  std::set<fs::path> seen;
   for (size_t f = 0; f < inputs.size(); ++f) {
     TY_ASSIGN_OR_RETURN(fs::path path, ResolveStoragePath(inputs[f]));
+    std::error_code ec;
+    if (!seen.insert(fs::weakly_canonical(path, ec)).second) {
+      // Its rows would land in train and test at once: a silent train/test leak.
+      return InvalidArgumentError(path.string() + ": input file given twice; list each file once");
+    }
     TY_ASSIGN_OR_RETURN(CsvTable table, ReadCsv(path));
     data.files.push_back(path.string());
     if (table.rows.empty()) warnings.push_back(path.string() + ": header only, no data rows");

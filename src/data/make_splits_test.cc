@@ -180,6 +180,9 @@ TEST_F(MakeSplitsTest, ErrorsLeaveNoOutputBehind) {
        "bodyText",
        "INVALID_ARGUMENT: " + d + "other.csv:1: columns differ from " + good +
            "'s: missing 'id'; extra 'extra'; all input files must have the same columns"},
+      {{good, d + "./good.csv"},
+       "bodyText",
+       "INVALID_ARGUMENT: " + d + "./good.csv: input file given twice"},
       {{Write("allbad.csv", "bodyText,sentiment\n,1\nx,\n")},
        "bodyText",
        "INVALID_ARGUMENT: no usable rows: 2 read, all dropped"},
