@@ -199,7 +199,7 @@ Status SlurmExecutor::Submit(const GangSpec& input) {
   auto gang = std::make_unique<Gang>();
   gang->spec = spec;
   gang->attempt = 1;
-  for (const auto& r : spec.replicas) gang->replicas.push_back({r.pool_index, r.replica_index, 0, std::nullopt});
+  for (const auto& r : spec.replicas) gang->replicas.push_back({r.pool_index, r.replica_index, 0, std::nullopt, ""});
   std::vector<std::string> warnings;
   TY_ASSIGN_OR_RETURN(gang->slurm_job_id, LaunchAttempt(spec, gang->attempt, &warnings));
   std::unique_lock<std::mutex> lock(mu_);
@@ -415,7 +415,7 @@ void SlurmExecutor::RunResubmissions() {
     g.missing_polls = 0;
     g.log_cursors.clear();
     g.batch_out_offset = 0;
-    for (auto& r : g.replicas) r = {r.pool_index, r.replica_index, 0, std::nullopt};
+    for (auto& r : g.replicas) r = {r.pool_index, r.replica_index, 0, std::nullopt, ""};
     SystemLog(g, "submitted to Slurm as job " + g.slurm_job_id + " (attempt " +
                      std::to_string(attempt) + ")");
     for (const auto& w : warnings) SystemLog(g, "warning: " + w);
@@ -520,15 +520,17 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
     return Finish(g, GangState::kCancelled,
                   "cancelled outside Trainyard (scancel or a Slurm administrator; " + job + ")");
   }
-  // The replica that explains the failure: the first with a non-zero exit code, else the first
-  // primary replica without one.
+  // The replica that explains the failure: the first to exit non-zero (srun --kill-on-bad-exit
+  // then kills the others, whose 143/137 explain nothing), else the first without an exit code.
   std::string replica;
+  const SlurmReplica* first = nullptr;
   for (const auto& r : g.replicas) {
-    if (r.exit_code && *r.exit_code != 0) {
-      replica = Describe(r.pool_index, r.replica_index) + " exited with code " +
-                std::to_string(*r.exit_code);
-      break;
-    }
+    if (!r.exit_code || *r.exit_code == 0) continue;
+    if (first == nullptr || r.end_time < first->end_time) first = &r;
+  }
+  if (first != nullptr) {
+    replica = Describe(first->pool_index, first->replica_index) + " exited with code " +
+              std::to_string(*first->exit_code);
   }
   if (replica.empty()) {
     for (const auto& r : g.replicas) {
@@ -601,7 +603,9 @@ void SlurmExecutor::ReadTaskFiles(Gang& g) {
     if (!r.exit_code) {
       if (auto text = ReadFile(dir / "status"); text.ok()) {
         try {
-          r.exit_code = nlohmann::json::parse(*text).at("exit_code").get<int>();
+          auto j = nlohmann::json::parse(*text);
+          r.exit_code = j.at("exit_code").get<int>();
+          r.end_time = j.value("end_time", "");
           changed = true;
         } catch (const std::exception&) {
           // Written atomically, so a parse error is a real corruption: leave the code unknown.

@@ -74,7 +74,10 @@ std::string SerializeSlurmGang(const SlurmExecutor::Gang& g) {
   j["batch_out_offset"] = g.batch_out_offset;
   Json replicas = Json::array();
   for (const auto& r : g.replicas) {
-    Json rj{{"pool", r.pool_index}, {"replica", r.replica_index}, {"pid", r.pid}};
+    Json rj{{"pool", r.pool_index},
+            {"replica", r.replica_index},
+            {"pid", r.pid},
+            {"end_time", r.end_time}};
     rj["exit_code"] = r.exit_code ? Json(*r.exit_code) : Json(nullptr);
     replicas.push_back(std::move(rj));
   }
@@ -116,6 +119,7 @@ StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
       r.pool_index = rj.at("pool").get<int>();
       r.replica_index = rj.at("replica").get<int>();
       r.pid = rj.at("pid").get<int64_t>();
+      r.end_time = rj.value("end_time", "");
       if (!rj.at("exit_code").is_null()) r.exit_code = rj["exit_code"].get<int>();
       g.replicas.push_back(r);
     }

@@ -21,6 +21,7 @@ struct SlurmReplica {
   int replica_index = 0;
   int64_t pid = 0;               // from the task's pid file (a pid on its node)
   std::optional<int> exit_code;  // from the task's status file, current attempt
+  std::string end_time;          // its "end_time" (ISO 8601 UTC, sortable as text)
 };
 
 struct SlurmExecutor::Gang {

@@ -267,7 +267,8 @@ TEST_F(SlurmExecutorTest, TaskLogsAreCopiedIntoTheJobLogWithCursors) {
   executor_->PollOnce();
   executor_->PollOnce();  // nothing new: no duplicates
   std::string replica_lines;
-  for (const auto& l : *executor_->ReadLogs("1", -1, 1000)) {
+  auto lines = executor_->ReadLogs("1", -1, 1000);
+  for (const auto& l : *lines) {
     if (l.pool_index == 1) replica_lines += l.text + (l.is_stderr ? "(E) " : " ");
   }
   EXPECT_EQ(replica_lines, "hello world(E) ");
