@@ -17,20 +17,29 @@ using executor::GangSpec;
 using executor::GangState;
 using Clock = std::chrono::steady_clock;
 
+// "" when a cluster with 2 idle nodes is there. Nodes still finishing the previous test's job
+// (completing/mixed) get a few seconds to become idle again.
 std::string SkipReason() {
   CliSlurmClient client(CommandRunner::Real(), {{}, std::chrono::milliseconds(10000), true});
-  auto nodes = client.Nodes("");
-  if (!nodes.ok()) {
-    return "no Slurm cluster (" + nodes.status().message() +
-           "); start one with: bash scripts/slurm-local.sh start --nodes 2";
+  auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (true) {
+    auto nodes = client.Nodes("");
+    if (!nodes.ok()) {
+      return "no Slurm cluster (" + nodes.status().message() +
+             "); start one with: bash scripts/slurm-local.sh start --nodes 2";
+    }
+    int idle = 0, usable = 0;
+    for (const auto& n : *nodes) {
+      idle += n.state == "idle" ? 1 : 0;
+      usable += n.Usable() ? 1 : 0;
+    }
+    if (idle >= 2) return "";
+    if (usable < 2 || Clock::now() > deadline) {
+      return "the Slurm cluster has " + std::to_string(idle) +
+             " idle node(s), this test needs 2: bash scripts/slurm-local.sh start --nodes 2";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  int idle = 0;
-  for (const auto& n : *nodes) idle += n.state == "idle" ? 1 : 0;
-  if (idle < 2) {
-    return "the Slurm cluster has " + std::to_string(idle) +
-           " idle node(s), this test needs 2: bash scripts/slurm-local.sh start --nodes 2";
-  }
-  return "";
 }
 
 class SlurmExecutorIntegrationTest : public ::testing::Test {
@@ -139,6 +148,37 @@ TEST_F(SlurmExecutorIntegrationTest, CancelDeliversSigtermThenEndsCancelled) {
   std::string logs = Logs("stop");
   EXPECT_EQ(static_cast<int>(end.state), static_cast<int>(GangState::kCancelled)) << logs;
   EXPECT_NE(logs.find("got SIGTERM"), std::string::npos) << logs;
+}
+
+TEST_F(SlurmExecutorIntegrationTest, DifferentMachineTypesRunAsAHeterogeneousJob) {
+  GangSpec spec = Spec("het", kShowEnv, kShowEnv);
+  spec.replicas[1].machine_type = "n1-standard-1";
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  auto end = WaitFor("het", Terminal);
+  std::string logs = Logs("het");
+  std::string script = trainyard::testing::ReadFileOrDie(dir_ / "jobs/het/slurm/attempt-1/job.sbatch");
+  EXPECT_EQ(static_cast<int>(end.state), static_cast<int>(GangState::kSucceeded)) << logs;
+  EXPECT_NE(script.find("#SBATCH hetjob"), std::string::npos) << script;
+  EXPECT_NE(logs.find("0 rank=0 world=2 master=127.0.0.1:"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("1 rank=1 world=2 master=127.0.0.1:"), std::string::npos) << logs;
+}
+
+TEST_F(SlurmExecutorIntegrationTest, AdoptAfterServerRestartFollowsTheSameSlurmJob) {
+  ASSERT_TRUE(executor_->Submit(Spec("adopt", "sleep 2; echo chief done", "sleep 2")).ok());
+  WaitFor("adopt", [](GangState s) { return s == GangState::kRunning; });
+  executor_->Shutdown();
+  SlurmExecutorOptions o;
+  o.data_dir = dir_ / "data";
+  o.poll_interval = std::chrono::milliseconds(200);
+  executor_ = std::make_unique<SlurmExecutor>(o);  // the "restarted server"
+  auto adopted = executor_->Adopt(Spec("adopt", "sleep 2; echo chief done", "sleep 2"));
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  auto end = WaitFor("adopt", Terminal);
+  std::string logs = Logs("adopt");
+  EXPECT_EQ(static_cast<int>(end.state), static_cast<int>(GangState::kSucceeded)) << logs;
+  EXPECT_NE(logs.find("re-attaching to Slurm job"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("0 chief done"), std::string::npos) << logs;
+  EXPECT_FALSE(fs::exists(dir_ / "jobs/adopt/slurm/attempt-2")) << "resubmitted instead of adopted";
 }
 
 }  // namespace
