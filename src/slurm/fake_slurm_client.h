@@ -30,7 +30,8 @@ class FakeSlurmClient : public SlurmClient {
     jobs_[id] = {id, "PENDING", "Priority", "", ""};
     return id;
   }
-  StatusOr<std::map<std::string, SlurmJobInfo>> Query(const std::vector<std::string>& ids) override {
+  StatusOr<std::map<std::string, SlurmJobInfo>> Query(
+      const std::vector<std::string>& ids) override {
     std::lock_guard<std::mutex> lock(mu_);
     queries_ += 1;
     if (!query_error_.ok()) return query_error_;

@@ -13,8 +13,8 @@ std::vector<std::string> Split(std::string_view s, char sep) {
   size_t start = 0;
   while (true) {
     size_t pos = s.find(sep, start);
-    out.emplace_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos
-                                                                   : pos - start));
+    out.emplace_back(
+        s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
     if (pos == std::string_view::npos) break;
     start = pos + 1;
   }
@@ -84,8 +84,8 @@ void Fold(std::map<std::string, SlurmJobInfo>* jobs, SlurmJobInfo component) {
 }  // namespace
 
 bool SlurmNode::Usable() const {
-  for (const char* bad : {"down", "drain", "fail", "maint", "inval", "future", "unk", "boot",
-                          "power", "reboot"}) {
+  for (const char* bad :
+       {"down", "drain", "fail", "maint", "inval", "future", "unk", "boot", "power", "reboot"}) {
     if (state.find(bad) != std::string::npos) return false;
   }
   return !state.ends_with("*");  // '*': the node does not respond
@@ -277,8 +277,8 @@ Status CliSlurmClient::Cancel(const std::string& id, const std::string& signal) 
         r.err.find("Invalid job id") != std::string::npos) {
       return Status::Ok();
     }
-    return UnavailableError("scancel " + id + " failed (exit code " +
-                            std::to_string(r.exit_code) + "): " + Trim(r.err));
+    return UnavailableError("scancel " + id + " failed (exit code " + std::to_string(r.exit_code) +
+                            "): " + Trim(r.err));
   }
   return Status::Ok();
 }

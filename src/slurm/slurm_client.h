@@ -5,9 +5,9 @@
 //   Submit  sbatch --parsable <script>                       -> job id ("12")
 //   Query   squeue --noheader -t all -j ids -o '%i|%T|%r|%N'  (live jobs and, for MinJobAge
 //           seconds, finished ones) then, for ids squeue no longer knows and for exit codes of
-//           finished jobs, sacct --noheader --parsable2 -X -j ids -o JobID,State,ExitCode,NodeList,Reason
-//           when accounting is enabled. Heterogeneous components ("12+0", "12+1") are folded into
-//           one entry per job (AggregateComponents).
+//           finished jobs, sacct --noheader --parsable2 -X -j ids -o
+//           JobID,State,ExitCode,NodeList,Reason when accounting is enabled. Heterogeneous
+//           components ("12+0", "12+1") are folded into one entry per job (AggregateComponents).
 //   Cancel  scancel [--signal=TERM] <id>   (with a signal: only the job's steps are signalled and
 //           the job keeps running until they exit; without: Slurm's own TERM, KillWait, KILL)
 //   Nodes   sinfo --noheader -N -o '%N|%P|%c|%m|%G|%T'
@@ -45,8 +45,8 @@ struct SlurmNode {
   bool default_partition = false;       // one of its partitions is the cluster default
   int cpus = 0;
   int64_t memory_mb = 0;
-  int gpus = 0;        // count of GRES "gpu"
-  std::string state;   // "idle", "mixed", "allocated", "down*", "drained", ...
+  int gpus = 0;         // count of GRES "gpu"
+  std::string state;    // "idle", "mixed", "allocated", "down*", "drained", ...
   bool Usable() const;  // not down, drained, failing or in maintenance
 };
 

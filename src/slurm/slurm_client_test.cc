@@ -42,8 +42,7 @@ TEST(SlurmClientTest, SubmitParsesTheJobId) {
 
 TEST(SlurmClientTest, SubmitFailuresCarrySbatchsMessage) {
   FakeRunner runner;
-  runner.results["sbatch"] = {
-      1, "", "sbatch: error: invalid partition specified: nope\n"};
+  runner.results["sbatch"] = {1, "", "sbatch: error: invalid partition specified: nope\n"};
   CliSlurmClient client(runner);
   Status s = client.Submit("/j/job.sbatch").status();
   EXPECT_EQ(s.ToString(),
@@ -55,7 +54,8 @@ TEST(SlurmClientTest, SubmitFailuresCarrySbatchsMessage) {
 
 TEST(SlurmClientTest, QueryFoldsHetComponentsAndAsksSacctForTheRest) {
   FakeRunner runner;
-  runner.results["squeue"] = {0, "15+0|RUNNING|None|n1\n15+1|COMPLETED|None|n2\n16|PENDING|Resources|\n", ""};
+  runner.results["squeue"] = {
+      0, "15+0|RUNNING|None|n1\n15+1|COMPLETED|None|n2\n16|PENDING|Resources|\n", ""};
   runner.results["sacct"] = {0, "14|CANCELLED by 0|0:15|n1|None\n14.batch|CANCELLED||n1|\n", ""};
   CliSlurmClient client(runner);
   auto jobs = client.Query({"14", "15", "16"});
@@ -74,8 +74,8 @@ TEST(SlurmClientTest, UnknownIdsAndDisabledAccountingAreNotErrors) {
   auto second = client.Query({"9"});
   ASSERT_TRUE(first.ok() && second.ok());
   // sacct is asked once: after "disabled" the client stops trying.
-  EXPECT_EQ(std::to_string(first->size() + second->size()) + " calls=" +
-                std::to_string(runner.calls.size()),
+  EXPECT_EQ(std::to_string(first->size() + second->size()) +
+                " calls=" + std::to_string(runner.calls.size()),
             "0 calls=3");
 }
 
@@ -90,7 +90,9 @@ TEST(SlurmClientTest, SqueueFailureIsUnavailable) {
 
 TEST(SlurmClientTest, CancelSendsSignalAndToleratesFinishedJobs) {
   FakeRunner runner;
-  runner.results["scancel"] = {1, "", "scancel: error: Kill job error on job id 5: Job/step already completing or completed\n"};
+  runner.results["scancel"] = {
+      1, "",
+      "scancel: error: Kill job error on job id 5: Job/step already completing or completed\n"};
   CliSlurmClient client(runner);
   Status s = client.Cancel("5", "TERM");
   EXPECT_TRUE(s.ok()) << s;
@@ -126,10 +128,9 @@ TEST(SlurmClientTest, MalformedSinfoNamesTheLine) {
 
 TEST(SlurmJobStateTest, MappingTable) {
   std::string s;
-  for (const char* st : {"PENDING", "REQUEUED", "CONFIGURING", "RUNNING", "COMPLETING",
-                         "SUSPENDED", "COMPLETED", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY",
-                         "BOOT_FAIL", "DEADLINE", "TIMEOUT", "PREEMPTED", "CANCELLED",
-                         "SOMETHING_NEW"}) {
+  for (const char* st : {"PENDING", "REQUEUED", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED",
+                         "COMPLETED", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
+                         "DEADLINE", "TIMEOUT", "PREEMPTED", "CANCELLED", "SOMETHING_NEW"}) {
     s += std::string(st) + "=" + SlurmStateClassName(ClassifySlurmState(st)) + " ";
   }
   EXPECT_EQ(s,

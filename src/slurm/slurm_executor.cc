@@ -95,7 +95,8 @@ SlurmExecutor::SlurmExecutor(SlurmExecutorOptions options)
                         ? nullptr
                         : std::make_unique<CliSlurmClient>(
                               CommandRunner::Real(),
-                              CliSlurmClientOptions{options_.slurm_bin_dir, std::chrono::milliseconds(60000), true})),
+                              CliSlurmClientOptions{options_.slurm_bin_dir,
+                                                    std::chrono::milliseconds(60000), true})),
       client_(options_.client ? *options_.client : *owned_client_) {
   if (options_.start_monitor) thread_ = std::thread([this] { Loop(); });
 }
@@ -122,15 +123,17 @@ Status SlurmExecutor::Validate(const GangSpec& spec) const {
   return ValidateWith(spec, nodes);
 }
 
-Status SlurmExecutor::ValidateWith(const GangSpec& spec, const std::vector<SlurmNode>& nodes) const {
+Status SlurmExecutor::ValidateWith(const GangSpec& spec,
+                                   const std::vector<SlurmNode>& nodes) const {
   if (!SafeJobId(spec.job_id)) {
     return InvalidArgumentError("job id '" + spec.job_id +
                                 "' must be 1-200 characters of letters, digits, '-', '_' or '.'");
   }
   if (spec.job_dir.empty()) return InvalidArgumentError("job " + spec.job_id + ": empty job_dir");
   if (spec.replicas.empty()) {
-    return InvalidArgumentError("workerPoolSpecs: the job has no replicas; workerPoolSpecs[0] "
-                                "needs replicaCount 1");
+    return InvalidArgumentError(
+        "workerPoolSpecs: the job has no replicas; workerPoolSpecs[0] "
+        "needs replicaCount 1");
   }
   if (spec.max_restarts < 0) return InvalidArgumentError("max_restarts must be >= 0");
   if (spec.timeout && spec.timeout->count() <= 0) {
@@ -199,7 +202,8 @@ Status SlurmExecutor::Submit(const GangSpec& input) {
   auto gang = std::make_unique<Gang>();
   gang->spec = spec;
   gang->attempt = 1;
-  for (const auto& r : spec.replicas) gang->replicas.push_back({r.pool_index, r.replica_index, 0, std::nullopt, ""});
+  for (const auto& r : spec.replicas)
+    gang->replicas.push_back({r.pool_index, r.replica_index, 0, std::nullopt, ""});
   std::vector<std::string> warnings;
   TY_ASSIGN_OR_RETURN(gang->slurm_job_id, LaunchAttempt(spec, gang->attempt, &warnings));
   std::unique_lock<std::mutex> lock(mu_);
@@ -258,9 +262,9 @@ StatusOr<GangStatus> SlurmExecutor::Adopt(const GangSpec& input) {
   Gang& g = *gang;
   gangs_[spec.job_id] = std::move(gang);
   if (!g.done) {
-    SystemLog(g, "server restarted; re-attaching to Slurm job " +
-                     (g.slurm_job_id.empty() ? std::string("(resubmission pending)")
-                                             : g.slurm_job_id));
+    SystemLog(
+        g, "server restarted; re-attaching to Slurm job " +
+               (g.slurm_job_id.empty() ? std::string("(resubmission pending)") : g.slurm_job_id));
     if (g.slurm_job_id.empty()) g.resubmit_pending = true;
     g.missing_polls = 0;
     Persist(g);
@@ -274,7 +278,8 @@ Status SlurmExecutor::Cancel(const std::string& job_id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = gangs_.find(job_id);
-    if (it == gangs_.end()) return NotFoundError("job " + job_id + " is not known to this executor");
+    if (it == gangs_.end())
+      return NotFoundError("job " + job_id + " is not known to this executor");
     Gang& g = *it->second;
     if (g.done) return Status::Ok();
     if (g.stop_goal == StopGoal::kCancel) return Status::Ok();
@@ -403,8 +408,8 @@ void SlurmExecutor::RunResubmissions() {
       continue;
     }
     if (!slurm_id.ok()) {
-      Finish(g, GangState::kFailed, "could not resubmit the job to Slurm: " +
-                                        slurm_id.status().message());
+      Finish(g, GangState::kFailed,
+             "could not resubmit the job to Slurm: " + slurm_id.status().message());
       continue;
     }
     g.resubmit_pending = false;
@@ -443,7 +448,8 @@ void SlurmExecutor::Apply(Gang& g, const SlurmJobInfo* info, bool query_ok) {
   auto now = clock_.Now();
   if (query_ok) g.missing_polls = info ? 0 : g.missing_polls + 1;
   if (info != nullptr && (info->state != g.slurm_state || info->reason != g.slurm_reason)) {
-    std::string why = info->reason.empty() || info->reason == "None" ? "" : " (" + info->reason + ")";
+    std::string why =
+        info->reason.empty() || info->reason == "None" ? "" : " (" + info->reason + ")";
     SystemLog(g, "Slurm job " + g.slurm_job_id + ": " + info->state + why +
                      (info->nodes.empty() || info->nodes == "(null)" ? "" : " on " + info->nodes));
     g.slurm_state = info->state;

@@ -110,8 +110,8 @@ class SlurmExecutor : public executor::Executor {
   void SystemLog(const Gang& gang, const std::string& text);
   void Persist(const Gang& gang);
   void Notify(const Gang& gang);
-  void RunCancels();           // pending_cancels_, without the lock
-  void RunResubmissions();     // gangs with resubmit_pending, sbatch without the lock
+  void RunCancels();            // pending_cancels_, without the lock
+  void RunResubmissions();      // gangs with resubmit_pending, sbatch without the lock
   void DeliverNotifications();  // listener calls, without the lock
 
   SlurmExecutorOptions options_;

@@ -142,7 +142,9 @@ TEST_F(SlurmExecutorIntegrationTest, CancelDeliversSigtermThenEndsCancelled) {
       "trap 'echo got SIGTERM; exit 143' TERM; echo started; "
       "while true; do sleep 0.2; done";
   ASSERT_TRUE(executor_->Submit(Spec("stop", kTrap, kTrap)).ok());
-  WaitFor("stop", [&](GangState s) { return s == GangState::kRunning && Logs("stop").find("started") != std::string::npos; });
+  WaitFor("stop", [&](GangState s) {
+    return s == GangState::kRunning && Logs("stop").find("started") != std::string::npos;
+  });
   ASSERT_TRUE(executor_->Cancel("stop").ok());
   auto end = WaitFor("stop", Terminal);
   std::string logs = Logs("stop");
@@ -156,7 +158,8 @@ TEST_F(SlurmExecutorIntegrationTest, DifferentMachineTypesRunAsAHeterogeneousJob
   ASSERT_TRUE(executor_->Submit(spec).ok());
   auto end = WaitFor("het", Terminal);
   std::string logs = Logs("het");
-  std::string script = trainyard::testing::ReadFileOrDie(dir_ / "jobs/het/slurm/attempt-1/job.sbatch");
+  std::string script =
+      trainyard::testing::ReadFileOrDie(dir_ / "jobs/het/slurm/attempt-1/job.sbatch");
   EXPECT_EQ(static_cast<int>(end.state), static_cast<int>(GangState::kSucceeded)) << logs;
   EXPECT_NE(script.find("#SBATCH hetjob"), std::string::npos) << script;
   EXPECT_NE(logs.find("0 rank=0 world=2 master=127.0.0.1:"), std::string::npos) << logs;

@@ -21,9 +21,9 @@ std::chrono::system_clock::time_point FromMicros(int64_t us) {
 }
 
 GangState StateFromString(const std::string& s) {
-  for (GangState st : {GangState::kQueued, GangState::kPending, GangState::kRunning,
-                       GangState::kSucceeded, GangState::kFailed, GangState::kCancelling,
-                       GangState::kCancelled}) {
+  for (GangState st :
+       {GangState::kQueued, GangState::kPending, GangState::kRunning, GangState::kSucceeded,
+        GangState::kFailed, GangState::kCancelling, GangState::kCancelled}) {
     if (GangStateString(st) == s) return st;
   }
   return GangState::kQueued;

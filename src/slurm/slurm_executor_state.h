@@ -26,8 +26,8 @@ struct SlurmReplica {
 
 struct SlurmExecutor::Gang {
   executor::GangSpec spec;
-  int attempt = 0;             // attempt-<n> directory of the current Slurm job
-  std::string slurm_job_id;    // "" while a (re)submission is in flight
+  int attempt = 0;           // attempt-<n> directory of the current Slurm job
+  std::string slurm_job_id;  // "" while a (re)submission is in flight
   bool resubmit_pending = false;
   executor::GangState state = executor::GangState::kQueued;
   bool done = false;
@@ -37,7 +37,7 @@ struct SlurmExecutor::Gang {
   StopGoal stop_goal = StopGoal::kNone;
   std::string stop_message;
   std::chrono::system_clock::time_point stop_started;
-  bool killed = false;  // the plain scancel (after kill_grace) was sent
+  bool killed = false;                    // the plain scancel (after kill_grace) was sent
   std::string slurm_state, slurm_reason;  // as last seen
   int missing_polls = 0;
   std::map<std::string, int64_t> log_cursors;  // task name -> cursor in its attempt log

@@ -24,8 +24,8 @@ class FakeClock : public executor::Clock {
 };
 
 std::string Name(GangState s) {
-  const char* names[] = {"QUEUED", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLING",
-                         "CANCELLED"};
+  const char* names[] = {"QUEUED", "PENDING",    "RUNNING",  "SUCCEEDED",
+                         "FAILED", "CANCELLING", "CANCELLED"};
   return names[static_cast<int>(s)];
 }
 
@@ -116,8 +116,8 @@ TEST_F(SlurmExecutorTest, SubmitWritesScriptAndPlanAndRejectsDuplicates) {
   ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
   auto sub = client_.submissions().at(0);
   bool plan = fs::exists(sub.script_path.parent_path() / "plan.json");
-  EXPECT_EQ(sub.script_path.string().substr(dir_.string().size()) + " plan=" +
-                std::to_string(plan) + " " + executor_->Submit(Spec("1")).ToString(),
+  EXPECT_EQ(sub.script_path.string().substr(dir_.string().size()) +
+                " plan=" + std::to_string(plan) + " " + executor_->Submit(Spec("1")).ToString(),
             "/jobs/1/slurm/attempt-1/job.sbatch plan=1 ALREADY_EXISTS: job 1 was already "
             "submitted");
   EXPECT_NE(sub.script.find("#SBATCH --ntasks=2\n"), std::string::npos) << sub.script;
@@ -136,9 +136,9 @@ TEST_F(SlurmExecutorTest, TerminalStatesMapToJobStatesWithReasons) {
     std::string slurm, exit;
     int worker_code;
   };
-  std::vector<Case> cases = {{"FAILED", "3:0", 3},     {"NODE_FAIL", "0:0", -1},
-                             {"OUT_OF_MEMORY", "0:125", 137}, {"TIMEOUT", "0:15", 143},
-                             {"PREEMPTED", "0:15", -1}, {"CANCELLED", "0:15", -1}};
+  std::vector<Case> cases = {
+      {"FAILED", "3:0", 3},     {"NODE_FAIL", "0:0", -1},  {"OUT_OF_MEMORY", "0:125", 137},
+      {"TIMEOUT", "0:15", 143}, {"PREEMPTED", "0:15", -1}, {"CANCELLED", "0:15", -1}};
   std::string out;
   for (size_t i = 0; i < cases.size(); ++i) {
     std::string job = "m" + std::to_string(i);
@@ -191,7 +191,7 @@ TEST_F(SlurmExecutorTest, PrimarySuccessStopsTheOtherReplicas) {
   client_.SetJob("100", "RUNNING");
   executor_->PollOnce();
   TaskExited("1", 1, 0, 0);
-  executor_->PollOnce();  // chief done, worker still running: SIGTERM the steps
+  executor_->PollOnce();                     // chief done, worker still running: SIGTERM the steps
   client_.SetJob("100", "FAILED", "143:0");  // the worker died of SIGTERM
   executor_->PollOnce();
   EXPECT_EQ(Status("1") + " | " + client_.cancels().at(0), "SUCCEEDED | 100:TERM");
@@ -237,9 +237,9 @@ TEST_F(SlurmExecutorTest, AdoptReattachesBySlurmJobIdAfterRestart) {
   TaskExited("1", 1, 1, 0);
   client_.SetJob("100", "COMPLETED", "0:0");
   executor_->PollOnce();
-  EXPECT_EQ(before + " " + Status("1") + " submissions=" +
-                std::to_string(client_.submissions().size()),
-            "RUNNING SUCCEEDED submissions=1");
+  EXPECT_EQ(
+      before + " " + Status("1") + " submissions=" + std::to_string(client_.submissions().size()),
+      "RUNNING SUCCEEDED submissions=1");
   // A job that ended before the restart is answered from its state file.
   executor_ = Make();
   EXPECT_EQ(Status("1"), "SUCCEEDED");

@@ -36,14 +36,15 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
                                          const executor::MachineCatalog& catalog,
                                          const std::vector<SlurmNode>& nodes,
                                          const std::string& partition_name) {
-  std::string partition = partition_name.empty() ? "the default partition" : "partition " +
-                                                                                  partition_name;
+  std::string partition =
+      partition_name.empty() ? "the default partition" : "partition " + partition_name;
   std::vector<const SlurmNode*> usable;
   for (const auto& n : nodes) {
     if (n.Usable()) usable.push_back(&n);
   }
   if (nodes.empty()) {
-    return InvalidArgumentError(partition + " has no nodes (sinfo); set the Slurm executor's "
+    return InvalidArgumentError(partition +
+                                " has no nodes (sinfo); set the Slurm executor's "
                                 "partition to one that exists");
   }
   // Down nodes may come back: size requests by every node, count usable ones for het jobs.
@@ -80,13 +81,14 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
     }
     if (gpus > max_gpus) {
       std::string accel = r.accelerator_type.empty() ? m->bundled_accelerator : r.accelerator_type;
-      return InvalidArgumentError(field + ": " + accel + " x" + std::to_string(gpus) +
-                                  " requested but the largest node of " + partition + " has " +
-                                  (max_gpus == 0 ? std::string("no GPU (GRES gpu)")
-                                                 : std::to_string(max_gpus) + " GPUs"));
+      return InvalidArgumentError(
+          field + ": " + accel + " x" + std::to_string(gpus) +
+          " requested but the largest node of " + partition + " has " +
+          (max_gpus == 0 ? std::string("no GPU (GRES gpu)") : std::to_string(max_gpus) + " GPUs"));
     }
     if (r.argv.empty() || r.argv[0].empty()) {
-      return InvalidArgumentError(field + ": no command to run (containerSpec.command/args or an "
+      return InvalidArgumentError(field +
+                                  ": no command to run (containerSpec.command/args or an "
                                   "image mapped to a command)");
     }
     Shape s;
@@ -150,10 +152,10 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
     big.mem_per_cpu_mb = (mem_mb + big.cpus_per_task - 1) / big.cpus_per_task;
     alloc.warnings.push_back(
         "the worker pools have different machine shapes, which needs a heterogeneous Slurm job, "
-        "but Slurm starts those only across 2 or more nodes and " + partition + " has " +
-        std::to_string(usable.size()) + " usable node; every replica gets the largest pool's " +
-        "shape instead (" + std::to_string(big.cpus_per_task) + " CPUs, " +
-        Num(mem_mb / 1024.0) + " GiB" +
+        "but Slurm starts those only across 2 or more nodes and " +
+        partition + " has " + std::to_string(usable.size()) +
+        " usable node; every replica gets the largest pool's " + "shape instead (" +
+        std::to_string(big.cpus_per_task) + " CPUs, " + Num(mem_mb / 1024.0) + " GiB" +
         (big.gpus_per_task > 0 ? ", " + std::to_string(big.gpus_per_task) + " GPUs" : "") + ")");
     alloc.components = {big};
   }
@@ -199,7 +201,8 @@ namespace {
 void ComponentLines(const SlurmComponent& c, std::string* out) {
   *out += "#SBATCH --ntasks=" + std::to_string(c.ntasks) + "\n";
   *out += "#SBATCH --cpus-per-task=" + std::to_string(c.cpus_per_task) + "\n";
-  if (c.mem_per_cpu_mb > 0) *out += "#SBATCH --mem-per-cpu=" + std::to_string(c.mem_per_cpu_mb) + "M\n";
+  if (c.mem_per_cpu_mb > 0)
+    *out += "#SBATCH --mem-per-cpu=" + std::to_string(c.mem_per_cpu_mb) + "M\n";
   if (c.gpus_per_task > 0) {
     *out += "#SBATCH --nodes=" + std::to_string(c.ntasks) + "\n";
     *out += "#SBATCH --ntasks-per-node=1\n";
@@ -245,20 +248,19 @@ std::string RenderSbatchScript(const GangSpec& spec, const SlurmAllocation& allo
   s += "\n";
   s += "ATTEMPT_DIR=" + ShellQuote(attempt_dir.string()) + "\n";
   s += "TASK=" + ShellQuote(settings.task_binary.string()) + "\n";
-  s +=
-      "# Node names need not resolve (and on clusters with a separate fabric they are the wrong\n"
-      "# address): map every node of the allocation to its NodeAddr once, for MASTER_ADDR and\n"
-      "# CLUSTER_SPEC. A heterogeneous job lists each component's nodes separately.\n"
-      "for list in \"${SLURM_JOB_NODELIST:-}\" $(env | sed -n "
-      "'s/^SLURM_JOB_NODELIST_HET_GROUP_[0-9]*=//p'); do\n"
-      "  [ -n \"$list\" ] || continue\n"
-      "  for node in $(scontrol show hostnames \"$list\"); do\n"
-      "    addr=$(scontrol show node -o \"$node\" 2>/dev/null | sed -n "
-      "'s/.*NodeAddr=\\([^ ]*\\).*/\\1/p')\n"
-      "    echo \"$node ${addr:-$node}\"\n"
-      "  done\n"
-      "done | sort -u > \"$ATTEMPT_DIR/nodes.tmp\" && mv \"$ATTEMPT_DIR/nodes.tmp\" "
-      "\"$ATTEMPT_DIR/nodes\"\n";
+  s += "# Node names need not resolve (and on clusters with a separate fabric they are the wrong\n"
+       "# address): map every node of the allocation to its NodeAddr once, for MASTER_ADDR and\n"
+       "# CLUSTER_SPEC. A heterogeneous job lists each component's nodes separately.\n"
+       "for list in \"${SLURM_JOB_NODELIST:-}\" $(env | sed -n "
+       "'s/^SLURM_JOB_NODELIST_HET_GROUP_[0-9]*=//p'); do\n"
+       "  [ -n \"$list\" ] || continue\n"
+       "  for node in $(scontrol show hostnames \"$list\"); do\n"
+       "    addr=$(scontrol show node -o \"$node\" 2>/dev/null | sed -n "
+       "'s/.*NodeAddr=\\([^ ]*\\).*/\\1/p')\n"
+       "    echo \"$node ${addr:-$node}\"\n"
+       "  done\n"
+       "done | sort -u > \"$ATTEMPT_DIR/nodes.tmp\" && mv \"$ATTEMPT_DIR/nodes.tmp\" "
+       "\"$ATTEMPT_DIR/nodes\"\n";
   s += "echo \"[trainyard] Slurm job $SLURM_JOB_ID on $(tr '\\n' ' ' < \"$ATTEMPT_DIR/nodes\")\"\n";
   // --kill-on-bad-exit: one replica failing ends the gang at once (the executor restarts it).
   s += "srun --kill-on-bad-exit=1";

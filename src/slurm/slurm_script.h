@@ -55,10 +55,10 @@ StatusOr<SlurmAllocation> PlanAllocation(const executor::GangSpec& spec,
                                          const std::string& partition_name);
 
 struct SbatchSettings {
-  std::string partition, account, qos;       // empty = not set
-  std::vector<std::string> extra_args;       // more #SBATCH options, e.g. "--constraint=ib"
+  std::string partition, account, qos;  // empty = not set
+  std::vector<std::string> extra_args;  // more #SBATCH options, e.g. "--constraint=ib"
   std::optional<std::chrono::seconds> time_limit;
-  std::filesystem::path task_binary;          // absolute path of trainyard-slurm-task
+  std::filesystem::path task_binary;  // absolute path of trainyard-slurm-task
 };
 
 // The batch script of attempt `attempt_dir` (absolute; holds plan.json, batch.out, nodes).
@@ -73,8 +73,7 @@ std::filesystem::path TaskDir(const std::filesystem::path& attempt_dir, int pool
 // The replica's working directory and hypertune file (the same for every attempt, like the
 // LocalExecutor: a restarted replica finds its files again).
 std::filesystem::path TaskWorkDir(const std::filesystem::path& job_dir, int pool, int replica);
-std::filesystem::path TaskHpMetricFile(const std::filesystem::path& job_dir, int pool,
-                                       int replica);
+std::filesystem::path TaskHpMetricFile(const std::filesystem::path& job_dir, int pool, int replica);
 
 struct LaunchPlanSettings {
   std::map<std::string, std::string> env_overrides;  // set in every task's inherited env

@@ -98,9 +98,11 @@ TEST(SlurmScriptTest, DifferentShapesMakeAHeterogeneousJobOnTwoNodes) {
   SbatchSettings settings;
   settings.task_binary = "/bin/task";
   std::string script = RenderSbatchScript(spec, *alloc, settings, "/j/a1");
-  std::string het_part = script.substr(script.find("#SBATCH --ntasks=1"),
-                                       script.find("\n\nATTEMPT_DIR") - script.find("#SBATCH --ntasks=1"));
-  std::string srun = script.substr(script.find("srun "), script.find("\nrc=") - script.find("srun "));
+  std::string het_part =
+      script.substr(script.find("#SBATCH --ntasks=1"),
+                    script.find("\n\nATTEMPT_DIR") - script.find("#SBATCH --ntasks=1"));
+  std::string srun =
+      script.substr(script.find("srun "), script.find("\nrc=") - script.find("srun "));
   EXPECT_EQ(Describe(*alloc) + "\n" + het_part + "\n" + srun,
             "[1x 4cpu 3840M/cpu 0gpu][2x 2cpu 6656M/cpu 0gpu] warnings=0\n"
             "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=4\n#SBATCH --mem-per-cpu=3840M\n"
@@ -123,8 +125,8 @@ TEST(SlurmScriptTest, OneNodeFallsBackToOneComponentSizedForTheLargestPool) {
 }
 
 TEST(SlurmScriptTest, ClampsToTheLargestNodeWithAWarning) {
-  auto alloc = PlanAllocation(Spec("n1-standard-4"), MachineCatalog::Default(),
-                              {Node("n1", 2, 10847)}, "");
+  auto alloc =
+      PlanAllocation(Spec("n1-standard-4"), MachineCatalog::Default(), {Node("n1", 2, 10847)}, "");
   ASSERT_TRUE(alloc.ok()) << alloc.status();
   EXPECT_EQ(Describe(*alloc) + " " + alloc->warnings.at(0),
             "[2x 2cpu 5424M/cpu 0gpu] warnings=2 workerPoolSpecs[0]: n1-standard-4 asks for 4 "

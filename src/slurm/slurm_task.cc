@@ -140,8 +140,8 @@ int SlurmTaskMain(int argc, char** argv) {
     in.base_output_dir = plan.value("base_output_dir", "");
     in.trial_id = plan.value("trial_id", "");
     for (int r = 0; r < world; ++r) {
-      in.members.push_back({tasks[r].at("pool").get<int>(), tasks[r].at("replica").get<int>(),
-                            addresses[r]});
+      in.members.push_back(
+          {tasks[r].at("pool").get<int>(), tasks[r].at("replica").get<int>(), addresses[r]});
     }
     in.self = static_cast<size_t>(rank);
     std::string slurm_devices = Env("CUDA_VISIBLE_DEVICES");
@@ -169,16 +169,22 @@ int SlurmTaskMain(int argc, char** argv) {
     ::clearenv();
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
 
-    std::vector<std::string> args = {
-        "trainyard-slurm-task",
-        "--log-dir", (task_dir / "log").string(),
-        "--pool", std::to_string(tasks[rank].at("pool").get<int>()),
-        "--replica", std::to_string(tasks[rank].at("replica").get<int>()),
-        "--pid-file", (task_dir / "pid").string(),
-        "--status-file", (task_dir / "status").string(),
-        "--segment-bytes", std::to_string(plan.value("segment_bytes", int64_t{8} << 20)),
-        "--max-segments", std::to_string(plan.value("max_segments", 8)),
-        "--"};
+    std::vector<std::string> args = {"trainyard-slurm-task",
+                                     "--log-dir",
+                                     (task_dir / "log").string(),
+                                     "--pool",
+                                     std::to_string(tasks[rank].at("pool").get<int>()),
+                                     "--replica",
+                                     std::to_string(tasks[rank].at("replica").get<int>()),
+                                     "--pid-file",
+                                     (task_dir / "pid").string(),
+                                     "--status-file",
+                                     (task_dir / "status").string(),
+                                     "--segment-bytes",
+                                     std::to_string(plan.value("segment_bytes", int64_t{8} << 20)),
+                                     "--max-segments",
+                                     std::to_string(plan.value("max_segments", 8)),
+                                     "--"};
     for (const auto& a : self.at("argv")) args.push_back(a.get<std::string>());
     std::vector<char*> cargs;
     for (auto& a : args) cargs.push_back(a.data());

@@ -35,7 +35,8 @@ TEST(SlurmTaskTest, TwoRanksRendezvousAndGetTheVertexEnvironment) {
       "echo \"RANK=$RANK WORLD_SIZE=$WORLD_SIZE MASTER_ADDR=$MASTER_ADDR "
       "CUDA=[$CUDA_VISIBLE_DEVICES] PWD=$(basename $PWD) X=$X\"; "
       "echo \"$CLUSTER_SPEC\" > cluster.json; exit $((RANK * 3))";
-  spec.replicas.push_back({0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", cmd}, {{"X", "$(RANK)"}}});
+  spec.replicas.push_back(
+      {0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", cmd}, {{"X", "$(RANK)"}}});
   spec.replicas.push_back({1, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", cmd}, {}});
   SlurmNode node;
   node.name = "n1";
@@ -56,8 +57,8 @@ TEST(SlurmTaskTest, TwoRanksRendezvousAndGetTheVertexEnvironment) {
         {trainyard::testing::ToolPath("trainyard-slurm-task").string(), "--plan",
          (attempt / "plan.json").string()},
         "",
-        {"SLURM_PROCID=" + std::to_string(rank), "SLURM_NTASKS=2",
-         "SLURMD_NODENAME=" + node_name, "CUDA_VISIBLE_DEVICES="});
+        {"SLURM_PROCID=" + std::to_string(rank), "SLURM_NTASKS=2", "SLURMD_NODENAME=" + node_name,
+         "CUDA_VISIBLE_DEVICES="});
   };
   auto r1 = std::async(std::launch::async, run, 1, "n2");
   auto r0 = run(0, "n1");
@@ -72,8 +73,9 @@ TEST(SlurmTaskTest, TwoRanksRendezvousAndGetTheVertexEnvironment) {
   std::string master = cluster["cluster"]["workerpool0"][0].get<std::string>();
   std::string worker = cluster["cluster"]["workerpool1"][0].get<std::string>();
   EXPECT_EQ(out + "exit " + std::to_string(r0.exit_code) + " " + std::to_string(p1.exit_code) +
-                " " + master.substr(0, master.find(':')) + " " + worker.substr(0, worker.find(':')) +
-                " " + cluster["task"]["type"].get<std::string>(),
+                " " + master.substr(0, master.find(':')) + " " +
+                worker.substr(0, worker.find(':')) + " " +
+                cluster["task"]["type"].get<std::string>(),
             "RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 CUDA=[] PWD=workerpool0-0 X=0\n"
             "RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 CUDA=[] PWD=workerpool1-0 X=\n"
             "exit 0 3 127.0.0.1 127.0.0.2 workerpool1")
@@ -85,10 +87,10 @@ TEST(SlurmTaskTest, WrongTaskCountIsAClearError) {
   ASSERT_TRUE(WriteFileAtomic(dir / "plan.json",
                               "{\"attempt_dir\":\"" + dir.string() + "\",\"tasks\":[{}]}")
                   .ok());
-  auto r = trainyard::testing::RunProcess(
-      {trainyard::testing::ToolPath("trainyard-slurm-task").string(), "--plan",
-       (dir / "plan.json").string()},
-      "", {"SLURM_PROCID=0", "SLURM_NTASKS=3"});
+  auto r =
+      trainyard::testing::RunProcess({trainyard::testing::ToolPath("trainyard-slurm-task").string(),
+                                      "--plan", (dir / "plan.json").string()},
+                                     "", {"SLURM_PROCID=0", "SLURM_NTASKS=3"});
   EXPECT_EQ(std::to_string(r.exit_code) + " " + r.err,
             "2 trainyard-slurm-task: Slurm started 3 tasks (this is rank 0) but the plan has 1\n");
 }
