@@ -184,5 +184,28 @@ TEST_F(SlurmExecutorIntegrationTest, AdoptAfterServerRestartFollowsTheSameSlurmJ
   EXPECT_FALSE(fs::exists(dir_ / "jobs/adopt/slurm/attempt-2")) << "resubmitted instead of adopted";
 }
 
+TEST_F(SlurmExecutorIntegrationTest, GpuReplicasSeeTheGresDevicesSlurmAssigned) {
+  CliSlurmClient client(CommandRunner::Real());
+  auto nodes = client.Nodes("");
+  int gpu_nodes = 0;
+  for (const auto& n : *nodes) gpu_nodes += n.gpus > 0 ? 1 : 0;
+  if (gpu_nodes < 2) {
+    GTEST_SKIP() << "needs 2 nodes with GRES gpu: bash scripts/slurm-local.sh start --nodes 2 "
+                    "--gpus-per-node 1";
+  }
+  GangSpec spec =
+      Spec("gpu", "echo \"cuda=[$CUDA_VISIBLE_DEVICES]\"", "echo \"cuda=[$CUDA_VISIBLE_DEVICES]\"");
+  for (auto& r : spec.replicas) {
+    r.accelerator_type = "NVIDIA_TESLA_T4";
+    r.accelerator_count = 1;
+  }
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  auto end = WaitFor("gpu", Terminal);
+  std::string logs = Logs("gpu");
+  EXPECT_EQ(static_cast<int>(end.state), static_cast<int>(GangState::kSucceeded)) << logs;
+  EXPECT_NE(logs.find("0 cuda=[0]"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("1 cuda=[0]"), std::string::npos) << logs;
+}
+
 }  // namespace
 }  // namespace trainyard::slurm
