@@ -20,7 +20,16 @@ using Clock = std::chrono::steady_clock;
 // "" when a cluster with 2 idle nodes is there. Nodes still finishing the previous test's job
 // (completing/mixed) get a few seconds to become idle again.
 std::string SkipReason() {
-  CliSlurmClient client(CommandRunner::Real(), {{}, std::chrono::milliseconds(10000), true});
+  // Without a cluster every test would wait for sinfo again: ask once per process.
+  static const bool no_cluster = [] {
+    CliSlurmClient probe(CommandRunner::Real(), {{}, std::chrono::milliseconds(5000), true});
+    return !probe.Nodes("").ok();
+  }();
+  CliSlurmClient client(CommandRunner::Real(), {{}, std::chrono::milliseconds(5000), true});
+  if (no_cluster) {
+    return "no Slurm cluster (sinfo fails); start one with: bash scripts/slurm-local.sh start "
+           "--nodes 2";
+  }
   auto deadline = Clock::now() + std::chrono::seconds(20);
   while (true) {
     auto nodes = client.Nodes("");
