@@ -30,6 +30,43 @@ struct Shape {
   bool operator==(const Shape&) const = default;
 };
 
+// A gang larger than the whole partition would be rejected by sbatch ("Requested node
+// configuration is not available"); like the LocalExecutor on a small host, shrink every replica
+// evenly until the gang fits the partition's total CPUs and memory, and say so. (Placement on
+// individual nodes stays Slurm's job.)
+void FitIntoPartition(const std::vector<SlurmNode>& nodes, const std::string& partition,
+                      SlurmAllocation* alloc) {
+  int64_t total_cpus = 0, total_mem = 0, want_cpus = 0, want_mem = 0;
+  for (const auto& n : nodes) {
+    total_cpus += n.cpus;
+    total_mem += n.memory_mb;
+  }
+  for (const auto& c : alloc->components) {
+    want_cpus += int64_t{c.ntasks} * c.cpus_per_task;
+    want_mem += int64_t{c.ntasks} * c.cpus_per_task * c.mem_per_cpu_mb;
+  }
+  if (total_cpus <= 0 || (want_cpus <= total_cpus && (total_mem <= 0 || want_mem <= total_mem))) {
+    return;
+  }
+  double cpu_scale = std::min(1.0, static_cast<double>(total_cpus) / want_cpus);
+  double mem_scale = total_mem > 0 && want_mem > 0
+                         ? std::min(1.0, static_cast<double>(total_mem) / want_mem)
+                         : 1.0;
+  int64_t tasks = 0;
+  for (auto& c : alloc->components) {
+    int64_t task_mem = int64_t{c.cpus_per_task} * c.mem_per_cpu_mb;
+    c.cpus_per_task = std::max(1, static_cast<int>(c.cpus_per_task * cpu_scale));
+    task_mem = static_cast<int64_t>(task_mem * mem_scale);
+    c.mem_per_cpu_mb = std::max<int64_t>(1, task_mem / c.cpus_per_task);
+    tasks += c.ntasks;
+  }
+  alloc->warnings.push_back("the job's " + std::to_string(tasks) + " replicas together ask for " +
+                            std::to_string(want_cpus) + " CPUs / " + Num(want_mem / 1024.0) +
+                            " GiB but " + partition + " has " + std::to_string(total_cpus) +
+                            " CPUs / " + Num(total_mem / 1024.0) +
+                            " GiB in all; every replica is shrunk to fit (oversubscribed)");
+}
+
 }  // namespace
 
 StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
@@ -136,7 +173,7 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
     SlurmComponent c;
     c.ntasks = 1;
     c.cpus_per_task = shapes[k].cpus;
-    c.mem_per_cpu_mb = (shapes[k].mem_mb + c.cpus_per_task - 1) / c.cpus_per_task;
+    c.mem_per_cpu_mb = shapes[k].mem_mb / c.cpus_per_task;
     c.gpus_per_task = shapes[k].gpus;
     alloc.components.push_back(c);
   }
@@ -149,7 +186,7 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
     }
     int64_t mem_mb = 0;
     for (const auto& s : shapes) mem_mb = std::max(mem_mb, s.mem_mb);
-    big.mem_per_cpu_mb = (mem_mb + big.cpus_per_task - 1) / big.cpus_per_task;
+    big.mem_per_cpu_mb = mem_mb / big.cpus_per_task;
     alloc.warnings.push_back(
         "the worker pools have different machine shapes, which needs a heterogeneous Slurm job, "
         "but Slurm starts those only across 2 or more nodes and " +
@@ -159,6 +196,7 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
         (big.gpus_per_task > 0 ? ", " + std::to_string(big.gpus_per_task) + " GPUs" : "") + ")");
     alloc.components = {big};
   }
+  FitIntoPartition(nodes, partition, &alloc);
   return alloc;
 }
 

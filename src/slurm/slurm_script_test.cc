@@ -125,13 +125,23 @@ TEST(SlurmScriptTest, OneNodeFallsBackToOneComponentSizedForTheLargestPool) {
 }
 
 TEST(SlurmScriptTest, ClampsToTheLargestNodeWithAWarning) {
-  auto alloc =
-      PlanAllocation(Spec("n1-standard-4"), MachineCatalog::Default(), {Node("n1", 2, 10847)}, "");
+  auto alloc = PlanAllocation(Spec("n1-standard-4"), MachineCatalog::Default(),
+                              {Node("n1", 2, 10847), Node("n2", 2, 10847)}, "");
   ASSERT_TRUE(alloc.ok()) << alloc.status();
   EXPECT_EQ(Describe(*alloc) + " " + alloc->warnings.at(0),
-            "[2x 2cpu 5424M/cpu 0gpu] warnings=2 workerPoolSpecs[0]: n1-standard-4 asks for 4 "
+            "[2x 2cpu 5423M/cpu 0gpu] warnings=2 workerPoolSpecs[0]: n1-standard-4 asks for 4 "
             "vCPUs / 15 GiB but the largest node of the default partition has 2 CPUs / 10.6 GiB; "
             "each replica gets 2 CPUs / 10.6 GiB");
+}
+
+TEST(SlurmScriptTest, AGangLargerThanThePartitionIsShrunkToFit) {
+  auto alloc = PlanAllocation(Spec("n1-standard-4"), MachineCatalog::Default(),
+                              {Node("n1", 2, 10847)}, "debug");
+  ASSERT_TRUE(alloc.ok()) << alloc.status();
+  EXPECT_EQ(Describe(*alloc) + " " + alloc->warnings.back(),
+            "[2x 1cpu 5423M/cpu 0gpu] warnings=3 the job's 2 replicas together ask for 4 CPUs / "
+            "21.2 GiB but partition debug has 2 CPUs / 10.6 GiB in all; every replica is shrunk "
+            "to fit (oversubscribed)");
 }
 
 TEST(SlurmScriptTest, GpuReplicasTakeANodeEachWithGres) {
