@@ -11,15 +11,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "tuning/bayesian_searcher.h"
-#include "tuning/searcher.h"
+#include "tuning/study_runner.h"
 #include "tuning/study_spec.h"
 
 namespace ty = trainyard::tuning;
@@ -90,38 +89,52 @@ Problem Hartmann6() {
   return p;
 }
 
+// Plays the executor: runs the oldest running trial to completion (one final measurement),
+// so a parallel study always has the other trials pending when it proposes the next one.
+class SimulatedLauncher : public ty::TrialLauncher {
+ public:
+  trainyard::Status StartTrial(const ty::Trial& trial, const ty::TrialLaunch&) override {
+    running.push_back(trial.id);
+    return trainyard::Status::Ok();
+  }
+  void StopTrial(const std::string&) override {}
+  std::deque<std::string> running;
+};
+
+void Check(const trainyard::Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "tuning_bench: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+}
+
 // Best-so-far objective after each trial (minimisation), `trials` long.
 std::vector<double> Run(const Problem& problem, ty::Algorithm algorithm, int parallel, int trials,
                         uint64_t seed) {
-  ty::StudySpec spec = problem.spec;
-  spec.algorithm = algorithm;
-  std::unique_ptr<ty::Searcher> searcher = ty::MakeSearcher(spec, seed);
-  if (algorithm == ty::Algorithm::kUnspecified && std::getenv("TY_OPTS")) {
-    ty::BayesianOptions o;
-    std::sscanf(std::getenv("TY_OPTS"), "%d,%d,%d,%lf,%d", &o.random_candidates, &o.local_candidates_per_point, &o.refined_candidates, &o.xi, &o.initial_trials);
-    searcher = std::make_unique<ty::BayesianSearcher>(spec, seed, o);
-  }
-  ty::SearchHistory history;
-  std::deque<ty::ParameterSet> running;
+  ty::HyperparameterTuningJobSpec job;
+  job.display_name = problem.name;
+  job.study_spec = problem.spec;
+  job.study_spec.algorithm = algorithm;
+  job.max_trial_count = trials;
+  job.parallel_trial_count = parallel;
+  SimulatedLauncher launcher;
+  ty::StudyRunnerOptions options;
+  options.seed = seed;
+  auto runner = ty::StudyRunner::Create(job, &launcher, options);
+  Check(runner.status());
+  Check((*runner)->Pump());
   std::vector<double> best_so_far;
   double best = 1e300;
-  int started = 0;
-  while (static_cast<int>(best_so_far.size()) < trials) {
-    const int want = std::min(parallel - static_cast<int>(running.size()), trials - started);
-    if (want > 0) {
-      history.pending.assign(running.begin(), running.end());
-      auto s = searcher->Suggest(want, history);
-      if (!s.ok()) {
-        std::fprintf(stderr, "suggest failed: %s\n", s.status().ToString().c_str());
-        std::exit(1);
-      }
-      for (auto& p : s->parameter_sets) running.push_back(p);
-      started += static_cast<int>(s->parameter_sets.size());
-    }
-    ty::ParameterSet done = running.front();
-    running.pop_front();
-    const double v = problem.f(done);
-    history.completed.push_back({done, v});
+  while (!launcher.running.empty()) {
+    const std::string id = launcher.running.front();
+    launcher.running.pop_front();
+    const ty::Trial& trial = (*runner)->trials()[std::stoul(id) - 1];
+    const double v = problem.f(trial.parameters);
+    ty::Measurement m;
+    m.step_count = 1;
+    m.metrics = {{"value", v}};
+    Check((*runner)->UpdateMeasurements(id, {m}));
+    Check((*runner)->OnTrialEnded(id, {true, ""}));
     best = std::min(best, v);
     best_so_far.push_back(best);
   }
@@ -137,7 +150,8 @@ double Median(std::vector<double> v) {
 int FlagInt(int argc, char** argv, const char* name, int fallback) {
   const size_t len = std::strlen(name);
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], name, len) == 0 && argv[i][len] == '=') return std::atoi(argv[i] + len + 1);
+    if (std::strncmp(argv[i], name, len) == 0 && argv[i][len] == '=')
+      return std::atoi(argv[i] + len + 1);
   }
   return fallback;
 }
@@ -154,22 +168,24 @@ int main(int argc, char** argv) {
     int parallel;
     int trials;
   };
-  const std::vector<Config> configs = {{"random", ty::Algorithm::kRandomSearch, 1, std::max(trials, random_trials)},
-                                       {"bayesian", ty::Algorithm::kUnspecified, 1, trials},
-                                       {"bayesian-p4", ty::Algorithm::kUnspecified, 4, trials}};
+  const std::vector<Config> configs = {
+      {"random", ty::Algorithm::kRandomSearch, 1, std::max(trials, random_trials)},
+      {"bayesian", ty::Algorithm::kUnspecified, 1, trials},
+      {"bayesian-p4", ty::Algorithm::kUnspecified, 4, trials}};
   const std::array<int, 3> checkpoints = {20, 40, 80};
   nlohmann::json results = nlohmann::json::object();
-  std::printf("%-10s %-12s %12s %12s %12s %14s %9s\n", "problem", "searcher", "regret@20",
-              "regret@40", "regret@80", "trials-to-1%", "secs");
-  std::vector<Problem> problems = {Branin(), Hartmann6()};
-  if (std::getenv("TY_ONLY_H6")) problems.erase(problems.begin());
-  for (const Problem& problem : problems) {
+  std::printf("%-10s %-12s %12s %12s %12s %14s %9s %9s\n", "problem", "searcher", "regret@20",
+              "regret@40", "regret@80", "trials-to-1%", "wall s", "cpu s");
+  for (const Problem& problem : {Branin(), Hartmann6()}) {
     for (const Config& c : configs) {
-      if (std::getenv("TY_ONLY_SEQ") && c.name != "bayesian") continue;
       const auto t0 = std::chrono::steady_clock::now();
+      const std::clock_t c0 = std::clock();
       std::vector<std::vector<double>> curves;
-      for (int s = 0; s < seeds; ++s) curves.push_back(Run(problem, c.algorithm, c.parallel, c.trials, 1000 + s));
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (int s = 0; s < seeds; ++s)
+        curves.push_back(Run(problem, c.algorithm, c.parallel, c.trials, 1000 + s));
+      const double cpu_secs = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       nlohmann::json row;
       std::string line;
       for (int k : checkpoints) {
@@ -183,13 +199,16 @@ int main(int argc, char** argv) {
       std::vector<double> reach;
       for (const auto& curve : curves) {
         size_t i = 0;
-        while (i < curve.size() && curve[i] - problem.optimum > 0.01 * std::fabs(problem.optimum)) ++i;
-        reach.push_back(i < curve.size() ? static_cast<double>(i + 1) : static_cast<double>(curve.size() + 1));
+        while (i < curve.size() && curve[i] - problem.optimum > 0.01 * std::fabs(problem.optimum))
+          ++i;
+        reach.push_back(i < curve.size() ? static_cast<double>(i + 1)
+                                         : static_cast<double>(curve.size() + 1));
       }
       const double med_reach = Median(reach);
       row["trialsTo1pct"] = med_reach;
       row["trialsRun"] = c.trials;
       row["seconds"] = secs;
+      row["cpuSeconds"] = cpu_secs;
       results[problem.name][c.name] = row;
       char reach_text[32];
       if (med_reach > c.trials) {
@@ -197,9 +216,9 @@ int main(int argc, char** argv) {
       } else {
         std::snprintf(reach_text, sizeof(reach_text), "%.1f", med_reach);
       }
-      std::printf("%-10s %-12s %12.5f %12.5f %12.5f %14s %9.1f\n", problem.name.c_str(), c.name.c_str(),
-                  row["regret@20"].get<double>(), row["regret@40"].get<double>(),
-                  row["regret@80"].get<double>(), reach_text, secs);
+      std::printf("%-10s %-12s %12.5f %12.5f %12.5f %14s %9.1f %9.1f\n", problem.name.c_str(),
+                  c.name.c_str(), row["regret@20"].get<double>(), row["regret@40"].get<double>(),
+                  row["regret@80"].get<double>(), reach_text, secs, cpu_secs);
       std::fflush(stdout);
     }
   }

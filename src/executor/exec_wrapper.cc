@@ -169,8 +169,16 @@ int ExecWrapperMain(int argc, char** argv) {
   ::close(err_pipe[1]);
   ProcessId id = ProcessOps::Real().Identify(child);
   nlohmann::json pid_json{{"pid", child}, {"start_ticks", id.start_ticks}};
-  if (Status s = WriteFileAtomic(args.pid_file, pid_json.dump() + "\n"); !s.ok()) {
-    std::fprintf(stderr, "trainyard-exec-wrapper: %s\n", s.ToString().c_str());
+  // No fsync: the pid only matters while the replica lives, i.e. not after a power loss.
+  {
+    std::string tmp = args.pid_file + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "w");
+    bool ok = f != nullptr && std::fputs((pid_json.dump() + "\n").c_str(), f) >= 0;
+    if (f != nullptr) ok = std::fclose(f) == 0 && ok;
+    if (!ok || std::rename(tmp.c_str(), args.pid_file.c_str()) != 0) {
+      std::fprintf(stderr, "trainyard-exec-wrapper: cannot write %s: %s\n", args.pid_file.c_str(),
+                   std::strerror(errno));
+    }
   }
 
   LineSplitter splitters[2];
@@ -181,8 +189,8 @@ int ExecWrapperMain(int argc, char** argv) {
   int forwarded = 0;
   auto drain_deadline = std::chrono::steady_clock::time_point::max();
   std::vector<char> buf(64 * 1024);
-  while (!exited || ((open_fds[0] || open_fds[1]) &&
-                     std::chrono::steady_clock::now() < drain_deadline)) {
+  while (!exited ||
+         ((open_fds[0] || open_fds[1]) && std::chrono::steady_clock::now() < drain_deadline)) {
     pollfd pfds[2];
     nfds_t n = 0;
     int which[2];

@@ -11,13 +11,14 @@ GangSpec Gang(const std::string& id, int workers = 0) {
   GangSpec g;
   g.job_id = id;
   g.replicas.push_back({0, 0, "n1-standard-4", "", 0, {"true"}, {}});
-  for (int i = 0; i < workers; ++i) g.replicas.push_back({1, i, "n1-standard-4", "", 0, {"true"}, {}});
+  for (int i = 0; i < workers; ++i)
+    g.replicas.push_back({1, i, "n1-standard-4", "", 0, {"true"}, {}});
   return g;
 }
 
 std::string StateName(GangState s) {
-  const char* names[] = {"QUEUED", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLING",
-                         "CANCELLED"};
+  const char* names[] = {"QUEUED", "PENDING",    "RUNNING",  "SUCCEEDED",
+                         "FAILED", "CANCELLING", "CANCELLED"};
   return names[static_cast<int>(s)];
 }
 
@@ -27,7 +28,8 @@ TEST(FakeExecutorTest, TestDrivesTransitionsAndListenerSeesThem) {
   fake.SetListener([&](const GangStatus& s) { seen += StateName(s.state) + " "; });
   ASSERT_TRUE(fake.Submit(Gang("1")).ok());
   ASSERT_TRUE(fake.Advance("1", GangState::kRunning).ok());
-  ASSERT_TRUE(fake.Advance("1", GangState::kFailed, "workerpool0 replica 0 exited with code 2").ok());
+  ASSERT_TRUE(
+      fake.Advance("1", GangState::kFailed, "workerpool0 replica 0 exited with code 2").ok());
   EXPECT_EQ(fake.Advance("1", GangState::kRunning).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(seen + fake.Get("1")->error_message,
             "RUNNING FAILED workerpool0 replica 0 exited with code 2");
@@ -48,7 +50,8 @@ TEST(FakeExecutorTest, CancelHoldsInCancellingWhenAsked) {
 TEST(FakeExecutorTest, LogsPageByCursor) {
   FakeExecutor fake;
   ASSERT_TRUE(fake.Submit(Gang("1", 1)).ok());
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(fake.AppendLog("1", i % 2, 0, "line" + std::to_string(i)).ok());
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(fake.AppendLog("1", i % 2, 0, "line" + std::to_string(i)).ok());
   auto first = fake.ReadLogs("1", -1, 2);
   auto rest = fake.ReadLogs("1", first->back().offset, 10);
   std::string s;

@@ -1,6 +1,7 @@
 #include "executor/host_inventory.h"
 
 #include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -14,7 +15,8 @@ namespace {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -65,8 +67,7 @@ StatusOr<std::vector<GpuDevice>> ParseNvidiaSmiCsv(std::string_view text) {
     size_t c2 = line.rfind(',');
     auto bad = [&] {
       return InvalidArgumentError("nvidia-smi output line " + std::to_string(line_no) + " '" +
-                                  std::string(line) +
-                                  "': expected 'index, name, memory MiB'");
+                                  std::string(line) + "': expected 'index, name, memory MiB'");
     };
     if (c1 == std::string_view::npos || c2 == c1) return bad();
     GpuDevice gpu;
@@ -131,7 +132,9 @@ HostInventory DetectHostInventory(const InventoryOverrides& overrides,
       while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
       int rc = ::pclose(p);
       if (rc != 0) {
-        warn("nvidia-smi failed (status " + std::to_string(rc) + "); assuming no GPUs");
+        warn("nvidia-smi failed (exit code " +
+             std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc)) +
+             "); assuming no GPUs");
       } else if (auto gpus = ParseNvidiaSmiCsv(out); gpus.ok()) {
         inv.gpus = *std::move(gpus);
       } else {

@@ -1,6 +1,11 @@
 #include "executor/host_inventory.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include "testing/test_util.h"
 
 namespace trainyard::executor {
 namespace {
@@ -37,6 +42,29 @@ TEST(HostInventoryTest, OverridesReplaceDetection) {
   EXPECT_DOUBLE_EQ(inv.memory_gib, 7.5);
   ASSERT_EQ(inv.gpus.size(), 2u);
   EXPECT_EQ(inv.gpus[1].index, 1);
+}
+
+TEST(HostInventoryTest, DetectsGpusThroughNvidiaSmiOnPath) {
+  auto dir = testing::MakeTestDir();
+  testing::WriteFileOrDie(dir / "nvidia-smi",
+                          "#!/bin/sh\n"
+                          "[ \"$*\" = \"--query-gpu=index,name,memory.total "
+                          "--format=csv,noheader\" ] || exit 9\n"
+                          "echo '0, Tesla T4, 15360 MiB'\necho '1, Tesla T4, 15360 MiB'\n");
+  ::chmod((dir / "nvidia-smi").c_str(), 0755);
+  std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", (dir.string() + ":" + old_path).c_str(), 1);
+  std::vector<std::string> warnings;
+  HostInventory all = DetectHostInventory({}, &warnings);
+  InventoryOverrides one;
+  one.gpus = 1;
+  HostInventory first = DetectHostInventory(one);
+  ::setenv("PATH", old_path.c_str(), 1);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  ASSERT_EQ(all.gpus.size(), 2u);
+  EXPECT_EQ(all.gpus[1].name, "Tesla T4");
+  EXPECT_DOUBLE_EQ(all.gpus[1].memory_gib, 15);
+  EXPECT_EQ(first.gpus.size(), 1u);
 }
 
 TEST(HostInventoryTest, DetectsThisHost) {

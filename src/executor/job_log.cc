@@ -33,15 +33,16 @@ std::vector<Segment> ListSegments(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
     if (!name.starts_with(kSegmentPrefix) || !name.ends_with(kSegmentSuffix)) continue;
-    std::string digits = name.substr(sizeof(kSegmentPrefix) - 1,
-                                     name.size() - (sizeof(kSegmentPrefix) - 1) -
-                                         (sizeof(kSegmentSuffix) - 1));
+    std::string digits =
+        name.substr(sizeof(kSegmentPrefix) - 1,
+                    name.size() - (sizeof(kSegmentPrefix) - 1) - (sizeof(kSegmentSuffix) - 1));
     char* end = nullptr;
     long long start = std::strtoll(digits.c_str(), &end, 10);
     if (digits.empty() || *end != '\0' || start < 0) continue;
     out.push_back({start, entry.path()});
   }
-  std::sort(out.begin(), out.end(), [](const Segment& a, const Segment& b) { return a.start < b.start; });
+  std::sort(out.begin(), out.end(),
+            [](const Segment& a, const Segment& b) { return a.start < b.start; });
   return out;
 }
 
@@ -157,7 +158,8 @@ Status AppendJobLog(const fs::path& log_dir, const LogLimits& limits,
   Segment current = segments.empty() ? Segment{0, SegmentPath(log_dir, 0)} : segments.back();
   if (segments.empty()) segments.push_back(current);
   std::error_code ec;
-  int64_t size = fs::exists(current.path, ec) ? static_cast<int64_t>(fs::file_size(current.path, ec)) : 0;
+  int64_t size =
+      fs::exists(current.path, ec) ? static_cast<int64_t>(fs::file_size(current.path, ec)) : 0;
   std::string pending;
   Status result = Status::Ok();
   for (const auto& record : records) {
@@ -208,7 +210,8 @@ StatusOr<std::vector<LogLine>> ReadJobLog(const fs::path& log_dir, int64_t after
           LogLine gap;
           gap.offset = segments[i].start - 1;
           gap.is_stderr = true;
-          gap.text = "[trainyard] " + std::to_string(segments[i].start - std::max(prev_end, after)) +
+          gap.text = "[trainyard] " +
+                     std::to_string(segments[i].start - std::max(prev_end, after)) +
                      " bytes of log were rotated away";
           out.push_back(std::move(gap));
           gap_index = out.size() - 1;
@@ -225,8 +228,8 @@ StatusOr<std::vector<LogLine>> ReadJobLog(const fs::path& log_dir, int64_t after
   for (size_t i = first; i < segments.size() && static_cast<int>(out.size()) < limit; ++i) {
     if (i > first) {
       std::error_code ec;
-      int64_t prev_end = segments[i - 1].start +
-                         static_cast<int64_t>(fs::file_size(segments[i - 1].path, ec));
+      int64_t prev_end =
+          segments[i - 1].start + static_cast<int64_t>(fs::file_size(segments[i - 1].path, ec));
       if (!ec && prev_end < segments[i].start) {
         LogLine gap;
         gap.offset = segments[i].start - 1;

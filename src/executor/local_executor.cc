@@ -39,11 +39,13 @@ StatusOr<int> PickFreeTcpPort(const std::string& host) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = 0;
-  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
   int port = -1;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
     socklen_t len = sizeof(addr);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) port = ntohs(addr.sin_port);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+      port = ntohs(addr.sin_port);
   }
   ::close(fd);
   if (port <= 0) return UnavailableError("cannot pick a free TCP port on " + host);
@@ -54,7 +56,8 @@ namespace {
 
 bool ResolvableCommand(const std::string& name, const EnvMap& env) {
   if (name.find('/') != std::string::npos) {
-    return name[0] != '/' || ::access(name.c_str(), X_OK) == 0;  // relative: resolved in the work dir
+    return name[0] != '/' ||
+           ::access(name.c_str(), X_OK) == 0;  // relative: resolved in the work dir
   }
   auto it = env.find("PATH");
   std::stringstream ss(it == env.end() ? "/usr/local/bin:/usr/bin:/bin" : it->second);
@@ -121,6 +124,7 @@ LocalExecutor::LocalExecutor(LocalExecutorOptions options)
         for (const auto& g : inventory_.gpus) cap.gpu_indices.push_back(g.index);
         return cap;
       }()) {
+  sync_thread_ = std::thread([this] { SyncLoop(); });
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -139,6 +143,12 @@ void LocalExecutor::Shutdown() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    sync_stop_ = true;
+  }
+  sync_cv_.notify_all();
+  if (sync_thread_.joinable()) sync_thread_.join();
 }
 
 Status LocalExecutor::Validate(const GangSpec& spec) const {
@@ -155,8 +165,9 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
   }
   if (spec.job_dir.empty()) return InvalidArgumentError("job " + spec.job_id + ": empty job_dir");
   if (spec.replicas.empty()) {
-    return InvalidArgumentError("workerPoolSpecs: the job has no replicas; workerPoolSpecs[0] "
-                                "needs replicaCount 1");
+    return InvalidArgumentError(
+        "workerPoolSpecs: the job has no replicas; workerPoolSpecs[0] "
+        "needs replicaCount 1");
   }
   if (spec.max_restarts < 0) return InvalidArgumentError("max_restarts must be >= 0");
   if (spec.timeout && spec.timeout->count() <= 0) {
@@ -193,12 +204,12 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
         count = machine->bundled_accelerator_count;
       } else if ((!accel.empty() && accel != machine->bundled_accelerator) ||
                  (count != 0 && count != machine->bundled_accelerator_count)) {
-        return InvalidArgumentError(
-            field + ".machineSpec: " + machine->name + " comes with " +
-            std::to_string(machine->bundled_accelerator_count) + " x " +
-            machine->bundled_accelerator + "; set acceleratorType " + machine->bundled_accelerator +
-            " and acceleratorCount " + std::to_string(machine->bundled_accelerator_count) +
-            " (or leave both unset)");
+        return InvalidArgumentError(field + ".machineSpec: " + machine->name + " comes with " +
+                                    std::to_string(machine->bundled_accelerator_count) + " x " +
+                                    machine->bundled_accelerator + "; set acceleratorType " +
+                                    machine->bundled_accelerator + " and acceleratorCount " +
+                                    std::to_string(machine->bundled_accelerator_count) +
+                                    " (or leave both unset)");
       }
       if (count == 0) count = machine->bundled_accelerator_count;
     }
@@ -213,15 +224,18 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
                                   std::to_string(count) + " but no acceleratorType is set");
     }
     if (!accel.empty() && count == 0) {
-      return InvalidArgumentError(field + ".machineSpec.acceleratorCount: must be >= 1 when "
-                                  "acceleratorType " + accel + " is set");
+      return InvalidArgumentError(field +
+                                  ".machineSpec.acceleratorCount: must be >= 1 when "
+                                  "acceleratorType " +
+                                  accel + " is set");
     }
     int host_gpus = static_cast<int>(inventory_.gpus.size());
     if (count > host_gpus) {
       return InvalidArgumentError(
           field + ": " + accel + " x" + std::to_string(count) + " requested but this host has " +
-          (host_gpus == 0 ? std::string("no GPU") : "only " + std::to_string(host_gpus) + " GPU" +
-                                                        (host_gpus == 1 ? "" : "s")));
+          (host_gpus == 0
+               ? std::string("no GPU")
+               : "only " + std::to_string(host_gpus) + " GPU" + (host_gpus == 1 ? "" : "s")));
     }
     total_gpus += count;
     if (total_gpus > host_gpus) {
@@ -230,7 +244,8 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
                                   std::to_string(host_gpus));
     }
     if (r.argv.empty() || r.argv[0].empty()) {
-      return InvalidArgumentError(field + ": no command to run (containerSpec.command/args or an "
+      return InvalidArgumentError(field +
+                                  ": no command to run (containerSpec.command/args or an "
                                   "image mapped to a command)");
     }
     EnvMap replica_env = env;
@@ -241,12 +256,11 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
     }
     std::string task = TaskName(r.pool_index, r.replica_index);
     if (machine->vcpus > inventory_.cpus || machine->memory_gib > inventory_.memory_gib) {
-      warnings->push_back(task + ": " + machine->name + " asks for " +
-                          std::to_string(machine->vcpus) + " vCPUs / " +
-                          FormatNumber(machine->memory_gib) + " GiB but this host has " +
-                          std::to_string(inventory_.cpus) + " vCPUs / " +
-                          FormatNumber(inventory_.memory_gib) +
-                          " GiB; it runs taking the whole host (oversubscribed)");
+      warnings->push_back(
+          task + ": " + machine->name + " asks for " + std::to_string(machine->vcpus) +
+          " vCPUs / " + FormatNumber(machine->memory_gib) + " GiB but this host has " +
+          std::to_string(inventory_.cpus) + " vCPUs / " + FormatNumber(inventory_.memory_gib) +
+          " GiB; it runs taking the whole host (oversubscribed)");
     }
     demands->push_back({static_cast<double>(machine->vcpus), machine->memory_gib, count});
   }
@@ -254,13 +268,17 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
 }
 
 Status LocalExecutor::Submit(const GangSpec& spec) {
-  TY_ASSIGN_OR_RETURN(fs::path wrapper, FindExecWrapper(options_.wrapper_path));
+  // A missing wrapper is a broken installation, not a missing job: FAILED_PRECONDITION.
+  auto wrapper_or = FindExecWrapper(options_.wrapper_path);
+  if (!wrapper_or.ok()) return FailedPreconditionError(wrapper_or.status().message());
+  fs::path wrapper = *wrapper_or;
   std::lock_guard<std::mutex> lock(mu_);
-  return SubmitLocked(spec, wrapper);
+  return SubmitLocked(spec, wrapper, /*readopting=*/false);
 }
 
-Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper) {
-  if (gangs_.count(spec.job_id) > 0) {
+Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper, bool readopting) {
+  if (gangs_.count(spec.job_id) > 0 ||
+      (!readopting && LookupJobDir(options_.data_dir, spec.job_id).ok())) {
     return AlreadyExistsError("job " + spec.job_id + " was already submitted");
   }
   auto gang = std::make_unique<Gang>();
@@ -268,9 +286,10 @@ Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper
   bool clamped = false;
   TY_RETURN_IF_ERROR(scheduler_.Enqueue(spec.job_id, gang->demands, &clamped));
   if (clamped) {
-    gang->warnings.push_back("the job's replicas together ask for more CPU or memory than this "
-                             "host has (" + inventory_.ToString() +
-                             "); it starts once the host is idle and takes all of it");
+    gang->warnings.push_back(
+        "the job's replicas together ask for more CPU or memory than this "
+        "host has (" +
+        inventory_.ToString() + "); it starts once the host is idle and takes all of it");
   }
   gang->spec = spec;
   // The wrapper runs in the replica's work dir: every path it gets must be absolute.
@@ -298,7 +317,16 @@ Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper
 Status LocalExecutor::Cancel(const std::string& job_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = gangs_.find(job_id);
-  if (it == gangs_.end()) return NotFoundError("job " + job_id + " is not known to this executor");
+  if (it == gangs_.end()) {
+    // An ended gang no longer held in memory: cancelling it is a no-op.
+    if (auto dir = LookupJobDir(options_.data_dir, job_id); dir.ok()) {
+      if (auto persisted = LoadGangState(*dir);
+          persisted.ok() && persisted->gang.phase == Phase::kDone) {
+        return Status::Ok();
+      }
+    }
+    return NotFoundError("job " + job_id + " is not known to this executor");
+  }
   Gang& gang = *it->second;
   switch (gang.phase) {
     case Phase::kDone:
@@ -355,6 +383,7 @@ void LocalExecutor::Loop() {
   while (!stop_) {
     wake_ = false;
     Tick();
+    if (!listener_) pending_notifications_.clear();  // nobody to tell
     while (!pending_notifications_.empty() && listener_) {
       std::vector<GangStatus> notes = std::move(pending_notifications_);
       pending_notifications_.clear();
@@ -367,11 +396,31 @@ void LocalExecutor::Loop() {
   }
 }
 
+void LocalExecutor::SyncLoop() {
+  std::unique_lock<std::mutex> lock(sync_mu_);
+  while (true) {
+    sync_cv_.wait(lock, [this] { return sync_stop_ || !pending_fsyncs_.empty(); });
+    if (pending_fsyncs_.empty() && sync_stop_) return;
+    std::vector<fs::path> paths = std::move(pending_fsyncs_);
+    pending_fsyncs_.clear();
+    lock.unlock();
+    for (const auto& p : paths) (void)FsyncPath(p);  // best effort; the rename already happened
+    lock.lock();
+  }
+}
+
 void LocalExecutor::Tick() {
+  // Wrappers end shortly after writing their status file; collect them so none stays a zombie.
+  std::erase_if(unreaped_, [this](const ProcessId& id) { return ops_.Reap(id); });
   for (auto& [id, gang] : gangs_) {
     if (gang->phase != Phase::kRunning && gang->phase != Phase::kStopping) continue;
     for (auto& replica : gang->replicas) PollReplica(*gang, replica);
     AdvanceGang(*gang);
+  }
+  while (ended_.size() > kMaxEndedInMemory) {
+    auto it = gangs_.find(ended_.front());
+    if (it != gangs_.end() && it->second->phase == Phase::kDone) gangs_.erase(it);
+    ended_.pop_front();
   }
   for (const Admission& admission : scheduler_.Admit()) {
     auto it = gangs_.find(admission.job_id);

@@ -56,7 +56,7 @@ class FakeProcessOps : public ProcessOps {
                 (group ? " -" : " ") + std::to_string(id.pid);
     return true;
   }
-  void Reap(const ProcessId&) override {}
+  bool Reap(const ProcessId&) override { return true; }
 
   // The wrapper (pid) ends after recording `exit_code` for its replica.
   void Exit(int64_t pid, int exit_code) {
@@ -64,9 +64,9 @@ class FakeProcessOps : public ProcessOps {
     const LaunchRequest& req = launches_.at(pid - 1000);
     for (size_t i = 0; i + 1 < req.argv.size(); ++i) {
       if (req.argv[i] == "--status-file") {
-        ASSERT_TRUE(WriteFileAtomic(req.argv[i + 1], "{\"exit_code\":" +
-                                                         std::to_string(exit_code) + "}\n")
-                        .ok());
+        ASSERT_TRUE(
+            WriteFileAtomic(req.argv[i + 1], "{\"exit_code\":" + std::to_string(exit_code) + "}\n")
+                .ok());
       }
     }
     alive_.erase(pid);

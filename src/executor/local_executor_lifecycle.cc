@@ -19,7 +19,7 @@ std::string Describe(const LocalExecutor::Replica& r) {
          std::to_string(r.replica_index);
 }
 
-// Exit-code classification used when a replica ends.
+// Whether the gang has a primary replica, whose success ends the job.
 bool HasPool0(const LocalExecutor::Gang& g) {
   return std::any_of(g.replicas.begin(), g.replicas.end(),
                      [](const auto& r) { return r.pool_index == 0; });
@@ -29,9 +29,16 @@ bool HasPool0(const LocalExecutor::Gang& g) {
 
 GangStatus LocalExecutor::StatusOf(const Gang& gang) const { return StatusFromGang(gang); }
 
-void LocalExecutor::Persist(const Gang& gang) {
-  if (Status s = SaveGangState(gang); !s.ok()) {
+void LocalExecutor::Persist(const Gang& gang, bool durable) {
+  // A durable write is a plain replace now plus fsyncs that sync_thread_ does outside mu_, so
+  // ~10 ms of fsync never blocks Submit/Get or other gangs.
+  if (Status s = SaveGangState(gang, /*durable=*/false); !s.ok()) {
     SystemLog(gang, nullptr, "cannot persist executor state: " + s.ToString());
+  } else if (durable) {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    pending_fsyncs_.push_back(gang.spec.job_dir / "executor_state.json");
+    pending_fsyncs_.push_back(gang.spec.job_dir);
+    sync_cv_.notify_one();
   }
 }
 
@@ -63,14 +70,20 @@ void LocalExecutor::StartGang(Gang& gang, const std::vector<std::vector<int>>& g
       if (picked.ok() && ports_in_use_.insert(*picked).second) port = *picked;
     }
     r.port = port;
+    if (port == 0) {
+      Finish(gang, GangState::kFailed,
+             Describe(r) + " could not be given a free TCP port on " + options_.host);
+      return;
+    }
     const ReplicaSpec& spec = gang.spec.replicas[i];
     if (!spec.accelerator_type.empty() && !r.gpus.empty()) {
       for (int g : r.gpus) {
         auto it = std::find_if(inventory_.gpus.begin(), inventory_.gpus.end(),
                                [&](const GpuDevice& d) { return d.index == g; });
         if (it != inventory_.gpus.end()) {
-          SystemLog(gang, &r, "GPU " + std::to_string(g) + " (" + it->name + ") serves the " +
-                                  spec.accelerator_type + " this replica asked for");
+          SystemLog(gang, &r,
+                    "GPU " + std::to_string(g) + " (" + it->name + ") serves the " +
+                        spec.accelerator_type + " this replica asked for");
         }
       }
     }
@@ -109,8 +122,8 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   in.self = self;
   in.gpus = r.gpus;
   in.hp_metric_file = HpMetricFile(spec.job_dir, r.pool_index, r.replica_index);
-  const ReplicaSpec& rspec = *std::find_if(
-      spec.replicas.begin(), spec.replicas.end(), [&](const ReplicaSpec& s) {
+  const ReplicaSpec& rspec =
+      *std::find_if(spec.replicas.begin(), spec.replicas.end(), [&](const ReplicaSpec& s) {
         return s.pool_index == r.pool_index && s.replica_index == r.replica_index;
       });
   EnvMap inherited = InheritedReplicaEnv();
@@ -127,17 +140,25 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   LaunchRequest req;
   req.env = BuildReplicaEnv(inherited, rspec.env, in, spec.extra_env);
   req.cwd = work;
-  req.output_file = AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt,
-                                "wrapper.log");
-  req.argv = {gang.wrapper.string(),
-              "--log-dir", (spec.job_dir / "logs").string(),
-              "--pool", std::to_string(r.pool_index),
-              "--replica", std::to_string(r.replica_index),
-              "--pid-file", AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "pid").string(),
-              "--status-file", AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "status").string(),
-              "--segment-bytes", std::to_string(options_.log_limits.segment_bytes),
-              "--max-segments", std::to_string(options_.log_limits.max_segments),
-              "--"};
+  req.output_file =
+      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "wrapper.log");
+  req.argv = {
+      gang.wrapper.string(),
+      "--log-dir",
+      (spec.job_dir / "logs").string(),
+      "--pool",
+      std::to_string(r.pool_index),
+      "--replica",
+      std::to_string(r.replica_index),
+      "--pid-file",
+      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "pid").string(),
+      "--status-file",
+      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "status").string(),
+      "--segment-bytes",
+      std::to_string(options_.log_limits.segment_bytes),
+      "--max-segments",
+      std::to_string(options_.log_limits.max_segments),
+      "--"};
   req.argv.insert(req.argv.end(), rspec.argv.begin(), rspec.argv.end());
   StatusOr<ProcessId> launched = dirs.ok() ? ops_.Launch(req) : StatusOr<ProcessId>(dirs);
   if (!launched.ok()) {
@@ -149,9 +170,10 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
     return;
   }
   r.wrapper = *launched;
-  r.launched_here = true;
+  unreaped_.push_back(r.wrapper);
   if (r.attempt > 1) {
-    SystemLog(gang, &r, "starting " + Describe(r) + " again (attempt " + std::to_string(r.attempt) + ")");
+    SystemLog(gang, &r,
+              "starting " + Describe(r) + " again (attempt " + std::to_string(r.attempt) + ")");
   }
   Persist(gang);
 }
@@ -159,7 +181,6 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
 void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
   if (!r.running) return;
   const fs::path& dir = gang.spec.job_dir;
-  if (r.launched_here) ops_.Reap(r.wrapper);
   if (!r.process.valid()) {
     if (auto pid = ReadPidFile(AttemptFile(dir, r.pool_index, r.replica_index, r.attempt, "pid"));
         pid.ok()) {
@@ -189,8 +210,8 @@ void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
 
 void LocalExecutor::AdvanceGang(Gang& gang) {
   auto now = clock_.Now();
-  bool timed_out = gang.spec.timeout && gang.start_time &&
-                   now >= *gang.start_time + *gang.spec.timeout;
+  bool timed_out =
+      gang.spec.timeout && gang.start_time && now >= *gang.start_time + *gang.spec.timeout;
   if (gang.phase == Phase::kRunning) {
     if (timed_out) {
       BeginStop(gang, StopGoal::kTimeout,
@@ -215,7 +236,8 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
         std::string budget = "restart " + std::to_string(gang.restarts_used) + " of " +
                              std::to_string(gang.spec.max_restarts);
         if (gang.spec.restart_job_on_worker_restart) {
-          SystemLog(gang, &r, "restarting the whole job (restartJobOnWorkerRestart; " + budget + ")");
+          SystemLog(gang, &r,
+                    "restarting the whole job (restartJobOnWorkerRestart; " + budget + ")");
           r.done = true;
           BeginStop(gang, StopGoal::kRestartGang, "");
           return;
@@ -256,8 +278,9 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
       gang.killed = true;
       for (auto& r : gang.replicas) {
         if (!r.running) continue;
-        SystemLog(gang, &r, "still running " + std::to_string(gang.spec.kill_grace.count()) +
-                                "s after SIGTERM; sending SIGKILL");
+        SystemLog(gang, &r,
+                  "still running " + std::to_string(gang.spec.kill_grace.count()) +
+                      "s after SIGTERM; sending SIGKILL");
         if (!ops_.Signal(r.process, SIGKILL, /*group=*/true)) {
           ops_.Signal(r.wrapper, SIGKILL, /*group=*/true);
         }
@@ -300,8 +323,9 @@ void LocalExecutor::BeginStop(Gang& gang, StopGoal goal, std::string message) {
   gang.killed = false;
   for (auto& r : gang.replicas) {
     if (!r.running) continue;
-    SystemLog(gang, &r, "stopping " + Describe(r) + ": SIGTERM, then SIGKILL after " +
-                            std::to_string(gang.spec.kill_grace.count()) + "s");
+    SystemLog(gang, &r,
+              "stopping " + Describe(r) + ": SIGTERM, then SIGKILL after " +
+                  std::to_string(gang.spec.kill_grace.count()) + "s");
     // The wrapper forwards SIGTERM to the replica's process group; if the wrapper is gone,
     // signal the group directly.
     if (!ops_.Signal(r.wrapper, SIGTERM, /*group=*/false)) {
@@ -326,8 +350,12 @@ void LocalExecutor::Finish(Gang& gang, GangState state, std::string message) {
     ports_in_use_.erase(r.port);
     r.running = false;
   }
-  if (state != GangState::kSucceeded) SystemLog(gang, nullptr, "job ended: " + GangStateName(state) + (gang.error_message.empty() ? "" : ": " + gang.error_message));
-  Persist(gang);
+  if (state != GangState::kSucceeded)
+    SystemLog(gang, nullptr,
+              "job ended: " + GangStateName(state) +
+                  (gang.error_message.empty() ? "" : ": " + gang.error_message));
+  Persist(gang, /*durable=*/true);
+  ended_.push_back(gang.spec.job_id);
   Notify(gang);
 }
 
@@ -346,7 +374,9 @@ std::vector<ReplicaDemand> LocalExecutor::DemandsOf(const GangSpec& spec) const 
 }
 
 StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
-  TY_ASSIGN_OR_RETURN(fs::path wrapper, FindExecWrapper(options_.wrapper_path));
+  auto wrapper_or = FindExecWrapper(options_.wrapper_path);
+  if (!wrapper_or.ok()) return FailedPreconditionError(wrapper_or.status().message());
+  fs::path wrapper = *wrapper_or;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = gangs_.find(spec.job_id); it != gangs_.end()) return StatusOf(*it->second);
   auto persisted = LoadGangState(fs::absolute(spec.job_dir));
@@ -356,7 +386,7 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   if (!persisted.ok() || persisted->gang.phase == Phase::kQueued) {
     // It had not started: it queues again (keeping its place is impossible; the controller adopts
     // jobs in creation order, which restores FIFO order among them).
-    TY_RETURN_IF_ERROR(SubmitLocked(spec, wrapper));
+    TY_RETURN_IF_ERROR(SubmitLocked(spec, wrapper, /*readopting=*/true));
     return StatusOf(*gangs_.at(spec.job_id));
   }
   auto gang = std::make_unique<Gang>(std::move(persisted->gang));
@@ -376,12 +406,17 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   TY_RETURN_IF_ERROR(RegisterJobDir(options_.data_dir, spec.job_id, spec.job_dir));
   Gang& g = *gang;
   gangs_[spec.job_id] = std::move(gang);
-  if (g.phase == Phase::kDone) return StatusOf(g);
+  if (g.phase == Phase::kDone) {
+    ended_.push_back(spec.job_id);
+    return StatusOf(g);
+  }
   std::vector<std::vector<int>> gpus;
   for (auto& r : g.replicas) {
     gpus.push_back(r.gpus);
     ports_in_use_.insert(r.port);
-    r.launched_here = false;  // the old server's children; init reaps them now
+    if (r.attempt == 0 && !r.done) {
+      r.lost_reason = "was never started (the server stopped while starting the job)";
+    }
   }
   (void)scheduler_.AddRunning(spec.job_id, g.demands, gpus);
   SystemLog(g, nullptr, "server restarted; re-adopting the job");

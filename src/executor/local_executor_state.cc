@@ -1,5 +1,6 @@
 #include "executor/local_executor_state.h"
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/bucket_path.h"
@@ -45,9 +46,9 @@ Phase PhaseFromName(const std::string& s) {
 }
 
 GangState StateFromName(const std::string& s) {
-  for (GangState st : {GangState::kQueued, GangState::kPending, GangState::kRunning,
-                       GangState::kSucceeded, GangState::kFailed, GangState::kCancelling,
-                       GangState::kCancelled}) {
+  for (GangState st :
+       {GangState::kQueued, GangState::kPending, GangState::kRunning, GangState::kSucceeded,
+        GangState::kFailed, GangState::kCancelling, GangState::kCancelled}) {
     if (GangStateName(st) == s) return st;
   }
   return GangState::kQueued;
@@ -180,8 +181,31 @@ std::string SerializeGang(const LocalExecutor::Gang& g) {
   return j.dump(1) + "\n";
 }
 
-Status SaveGangState(const LocalExecutor::Gang& gang) {
-  return WriteFileAtomic(gang.spec.job_dir / kStateFile, SerializeGang(gang));
+namespace {
+
+// Write-temp-then-rename without fsync (see SaveGangState).
+Status ReplaceFile(const fs::path& path, const std::string& content) {
+  TY_RETURN_IF_ERROR(MakeDirs(path.parent_path()));
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) return IoError("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return IoError("cannot rename " + tmp.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status SaveGangState(const LocalExecutor::Gang& gang, bool durable) {
+  fs::path path = gang.spec.job_dir / kStateFile;
+  return durable ? WriteFileAtomic(path, SerializeGang(gang))
+                 : ReplaceFile(path, SerializeGang(gang));
 }
 
 StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
@@ -226,10 +250,14 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
   return out;
 }
 
-Status RegisterJobDir(const fs::path& data_dir, const std::string& job_id, const fs::path& job_dir) {
+Status RegisterJobDir(const fs::path& data_dir, const std::string& job_id,
+                      const fs::path& job_dir) {
   if (data_dir.empty()) return Status::Ok();  // nothing to remember across restarts
   fs::path abs = fs::absolute(job_dir);
-  return WriteFileAtomic(data_dir / "executor" / "jobs" / job_id, abs.string());
+  fs::path entry = data_dir / "executor" / "jobs" / job_id;
+  if (auto existing = ReadFile(entry); existing.ok() && *existing == abs.string())
+    return Status::Ok();
+  return ReplaceFile(entry, abs.string());
 }
 
 StatusOr<fs::path> LookupJobDir(const fs::path& data_dir, const std::string& job_id) {

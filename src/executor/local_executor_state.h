@@ -19,15 +19,14 @@ struct LocalExecutor::Replica {
   int replica_index = 0;
   std::vector<int> gpus;
   int port = 0;
-  int attempt = 0;   // launches so far; attempt-<n>.* files belong to launch n
-  int restarts = 0;  // restarts of this replica (own or as part of a gang restart)
-  ProcessId wrapper;  // trainyard-exec-wrapper of the current attempt
-  ProcessId process;  // the replica itself (read from the wrapper's pid file)
-  bool running = false;  // launched and its end not yet seen
-  bool done = false;     // ended and its end handled (exit 0, or the gang is stopping)
+  int attempt = 0;               // launches so far; attempt-<n>.* files belong to launch n
+  int restarts = 0;              // restarts of this replica (own or as part of a gang restart)
+  ProcessId wrapper;             // trainyard-exec-wrapper of the current attempt
+  ProcessId process;             // the replica itself (read from the wrapper's pid file)
+  bool running = false;          // launched and its end not yet seen
+  bool done = false;             // ended and its end handled (exit 0, or the gang is stopping)
   std::optional<int> exit_code;  // of the latest attempt
   std::string lost_reason;       // ended without a recorded exit code
-  bool launched_here = false;    // our child: reap it
 };
 
 struct LocalExecutor::Gang {
@@ -64,8 +63,12 @@ StatusOr<ProcessId> ReadPidFile(const std::filesystem::path& path);
 StatusOr<int> ReadStatusFile(const std::filesystem::path& path);
 
 // <job_dir>/executor_state.json.
+// `durable` = fsync (WriteFileAtomic). Otherwise write-temp-then-rename without fsync: readers
+// never see a torn file and it survives a crash of the server process (the case re-adoption is
+// for), but not necessarily a power loss — after which no replica is running anyway. Only
+// terminal states are written durably; an fsync costs ~10 ms and runs under the executor's lock.
 std::string SerializeGang(const LocalExecutor::Gang& gang);
-Status SaveGangState(const LocalExecutor::Gang& gang);
+Status SaveGangState(const LocalExecutor::Gang& gang, bool durable);
 struct PersistedGang {
   GangStatus status;
   LocalExecutor::Gang gang;  // spec/wrapper/demands not filled

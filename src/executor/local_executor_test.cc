@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -65,7 +67,8 @@ class LocalExecutorTest : public ::testing::Test {
     return s == GangState::kSucceeded || s == GangState::kFailed || s == GangState::kCancelled;
   }
 
-  GangStatus WaitFor(Executor& e, const std::string& id, std::function<bool(const GangStatus&)> pred,
+  GangStatus WaitFor(Executor& e, const std::string& id,
+                     std::function<bool(const GangStatus&)> pred,
                      std::chrono::milliseconds limit = 15s) {
     auto deadline = std::chrono::steady_clock::now() + limit;
     while (true) {
@@ -73,8 +76,8 @@ class LocalExecutorTest : public ::testing::Test {
       EXPECT_TRUE(s.ok()) << s.status();
       if (!s.ok() || pred(*s)) return s.ok() ? *s : GangStatus{};
       if (std::chrono::steady_clock::now() > deadline) {
-        ADD_FAILURE() << "timed out waiting for job " << id << " (state "
-                      << GangStateName(s->state) << ")";
+        ADD_FAILURE() << "timed out waiting for job " << id << " (state " << GangStateName(s->state)
+                      << ")";
         return *s;
       }
       std::this_thread::sleep_for(20ms);
@@ -101,6 +104,11 @@ class LocalExecutorTest : public ::testing::Test {
       ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no '" << text << "' in logs";
       std::this_thread::sleep_for(20ms);
     }
+  }
+
+  GangSpec KillTestSpec() {
+    return Spec("k9", {"while [ ! -f " + (dir_ / "go").string() +
+                       " ]; do echo tick; sleep 0.05; done; exit 7"});
   }
 
   std::string History(const std::string& id) {
@@ -145,6 +153,18 @@ TEST_F(LocalExecutorTest, SingleReplicaSucceedsWithVertexEnvAndTimestampedLogs) 
   EXPECT_EQ(History("j1"), "QUEUED PENDING RUNNING SUCCEEDED");
 }
 
+TEST_F(LocalExecutorTest, EndedWrappersAreReaped) {
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }  // zombies of earlier tests' executors
+  auto e = MakeExecutor();
+  ASSERT_TRUE(e->Submit(Spec("z1", {"true"})).ok());
+  ASSERT_TRUE(e->Submit(Spec("z2", {"exit 1"})).ok());
+  WaitDone(*e, "z1");
+  WaitDone(*e, "z2");
+  std::this_thread::sleep_for(300ms);  // the wrappers exit just after their status file
+  EXPECT_LE(::waitpid(-1, nullptr, WNOHANG), 0) << "a finished wrapper was left a zombie";
+}
+
 TEST_F(LocalExecutorTest, FailureReportsReplicaAndExitCode) {
   auto e = MakeExecutor();
   ASSERT_TRUE(e->Submit(Spec("f1", {"exit 3"})).ok());
@@ -152,6 +172,10 @@ TEST_F(LocalExecutorTest, FailureReportsReplicaAndExitCode) {
   EXPECT_EQ(GangStateName(s.state) + ": " + s.error_message,
             "FAILED: workerpool0 replica 0 exited with code 3");
   EXPECT_EQ(s.replicas[0].exit_code, 3);
+  EXPECT_EQ(e->Submit(Spec("f1", {"true"})).code(), StatusCode::kAlreadyExists);
+  // Also once the executor that ran it is gone.
+  e.reset();
+  EXPECT_EQ(MakeExecutor()->Submit(Spec("f1", {"true"})).code(), StatusCode::kAlreadyExists);
 }
 
 TEST_F(LocalExecutorTest, MissingCommandIsRejectedUpFront) {
@@ -159,8 +183,9 @@ TEST_F(LocalExecutorTest, MissingCommandIsRejectedUpFront) {
   GangSpec spec = Spec("m1", {""});
   spec.replicas[0].argv = {"no-such-command-trainyard"};
   Status st = e->Submit(spec);
-  EXPECT_EQ(st.ToString(), "INVALID_ARGUMENT: workerPoolSpecs[0]: command "
-                           "'no-such-command-trainyard' is not an executable on this host's PATH");
+  EXPECT_EQ(st.ToString(),
+            "INVALID_ARGUMENT: workerPoolSpecs[0]: command "
+            "'no-such-command-trainyard' is not an executable on this host's PATH");
 }
 
 TEST_F(LocalExecutorTest, RetriesUpToTheBudgetThenFails) {
@@ -173,7 +198,8 @@ TEST_F(LocalExecutorTest, RetriesUpToTheBudgetThenFails) {
   EXPECT_EQ(s.replicas[0].restarts, 2);
   std::string logs = Logs(*e, "r1");
   size_t attempts = 0;
-  for (size_t p = logs.find("O attempt"); p != std::string::npos; p = logs.find("O attempt", p + 1)) {
+  for (size_t p = logs.find("O attempt"); p != std::string::npos;
+       p = logs.find("O attempt", p + 1)) {
     ++attempts;
   }
   EXPECT_EQ(attempts, 3u) << logs;
@@ -192,10 +218,9 @@ TEST_F(LocalExecutorTest, RetrySucceedsOnSecondAttempt) {
 TEST_F(LocalExecutorTest, RestartJobOnWorkerRestartRestartsTheWholeGang) {
   auto e = MakeExecutor();
   std::string d = dir_.string();
-  GangSpec spec =
-      Spec("g1", {"echo chief-start; while [ ! -f " + d + "/ok ]; do sleep 0.05; done",
-                  "if [ -f " + d + "/marker ]; then touch " + d + "/ok; exit 0; fi; touch " + d +
-                      "/marker; sleep 0.2; exit 1"});
+  GangSpec spec = Spec("g1", {"echo chief-start; while [ ! -f " + d + "/ok ]; do sleep 0.05; done",
+                              "if [ -f " + d + "/marker ]; then touch " + d +
+                                  "/ok; exit 0; fi; touch " + d + "/marker; sleep 0.2; exit 1"});
   spec.max_restarts = 1;
   spec.restart_job_on_worker_restart = true;
   ASSERT_TRUE(e->Submit(spec).ok());
@@ -235,8 +260,8 @@ TEST_F(LocalExecutorTest, CancelSendsSigtermAndWaitsForTheGrace) {
 
 TEST_F(LocalExecutorTest, CancelKillsAReplicaThatIgnoresSigtermAfterTheGrace) {
   auto e = MakeExecutor();
-  ASSERT_TRUE(e->Submit(Spec("c2", {"trap '' TERM; echo ready; while true; do sleep 0.05; done"}))
-                  .ok());
+  ASSERT_TRUE(
+      e->Submit(Spec("c2", {"trap '' TERM; echo ready; while true; do sleep 0.05; done"})).ok());
   WaitForLog(*e, "c2", "ready");
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(e->Cancel("c2").ok());
@@ -262,10 +287,47 @@ TEST_F(LocalExecutorTest, GangWaitsInQueueUntilItFitsAndQueuedCancelIsImmediate)
   EXPECT_EQ(GangStateName(WaitDone(*e, "b").state), "SUCCEEDED");
 }
 
+TEST_F(LocalExecutorTest, GpusAreAssignedThroughCudaVisibleDevices) {
+  LocalExecutorOptions o;
+  o.data_dir = dir_ / "data";
+  o.inventory = HostInventory{8, 32, {{0, "Tesla T4", 15}, {1, "Tesla T4", 15}}};
+  o.poll_interval = 20ms;
+  o.wrapper_path = testing::ToolPath("trainyard-exec-wrapper");
+  LocalExecutor e(o);
+  std::string go = (dir_ / "go").string();
+  std::string script =
+      "echo gpus=[$CUDA_VISIBLE_DEVICES]; while [ ! -f " + go + " ]; do sleep 0.05; done";
+  GangSpec a = Spec("ga", {script});
+  a.replicas[0].accelerator_type = "NVIDIA_TESLA_T4";
+  a.replicas[0].accelerator_count = 1;
+  GangSpec b = a;
+  b.job_id = "gb";
+  b.job_dir = dir_ / "jobs" / "gb";
+  GangSpec c = b;
+  c.job_id = "gc";
+  c.job_dir = dir_ / "jobs" / "gc";
+  GangSpec cpu = Spec("cpu", {script});
+  for (const GangSpec* s : {&a, &b, &c, &cpu}) ASSERT_TRUE(e.Submit(*s).ok()) << s->job_id;
+  WaitForLog(e, "ga", "gpus=");
+  WaitForLog(e, "gb", "gpus=");
+  WaitForLog(e, "cpu", "gpus=");
+  EXPECT_EQ(GangStateName(e.Get("gc")->state), "QUEUED");  // both GPUs are taken
+  std::string got = Logs(e, "ga") + Logs(e, "gb");
+  EXPECT_NE(got.find("O gpus=[0]"), std::string::npos) << got;
+  EXPECT_NE(got.find("O gpus=[1]"), std::string::npos) << got;
+  EXPECT_NE(Logs(e, "cpu").find("O gpus=[]"), std::string::npos);
+  EXPECT_NE(Logs(e, "ga").find("(Tesla T4) serves the NVIDIA_TESLA_T4"), std::string::npos);
+  testing::WriteFileOrDie(go, "");
+  for (const char* id : {"ga", "gb", "gc", "cpu"}) {
+    EXPECT_EQ(GangStateName(WaitDone(e, id).state), "SUCCEEDED") << id;
+  }
+}
+
 TEST_F(LocalExecutorTest, LogsRotateKeepTheStartAndPageWithCursors) {
   auto e = MakeExecutor(4, LogLimits{4096, 3});
-  ASSERT_TRUE(e->Submit(Spec("l1", {"i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done"}))
-                  .ok());
+  ASSERT_TRUE(
+      e->Submit(Spec("l1", {"i=0; while [ $i -lt 2000 ]; do echo line $i; i=$((i+1)); done"}))
+          .ok());
   ASSERT_EQ(GangStateName(WaitDone(*e, "l1").state), "SUCCEEDED");
   std::vector<LogLine> all;
   int64_t cursor = -1;
@@ -298,7 +360,8 @@ TEST_F(LocalExecutorTest, LogsRotateKeepTheStartAndPageWithCursors) {
 
 TEST_F(LocalExecutorTest, NewExecutorAdoptsARunningReplica) {
   std::string go = (dir_ / "go").string();
-  GangSpec spec = Spec("a1", {"echo started; while [ ! -f " + go + " ]; do sleep 0.05; done; "
+  GangSpec spec = Spec("a1", {"echo started; while [ ! -f " + go +
+                              " ]; do sleep 0.05; done; "
                               "echo finishing"});
   int64_t pid = 0;
   {
@@ -370,6 +433,72 @@ TEST_F(LocalExecutorTest, AdoptFailsAReplicaWhoseExitCodeWasLost) {
       << s.error_message;
 }
 
+// Runs only inside the child process started by the next test: a "server" that submits a job
+// and then waits to be killed with SIGKILL.
+TEST_F(LocalExecutorTest, ChildServerForKillTest) {
+  const char* root = std::getenv("TRAINYARD_TEST_CHILD_SERVER_DIR");
+  if (root == nullptr) GTEST_SKIP() << "helper for KillNineOfTheServer";
+  dir_ = root;
+  auto e = MakeExecutor();
+  ASSERT_TRUE(e->Submit(KillTestSpec()).ok());
+  WaitFor(*e, "k9", [](const GangStatus& s) { return s.replicas[0].pid > 0; });
+  testing::WriteFileOrDie(dir_ / "ready", "");
+  std::this_thread::sleep_for(60s);
+}
+
+TEST_F(LocalExecutorTest, KillNineOfTheServerKeepsTheReplicaItsLogsAndItsExitCode) {
+  std::string self = fs::read_symlink("/proc/self/exe").string();
+  pid_t server = ::fork();
+  ASSERT_GE(server, 0);
+  if (server == 0) {
+    ::setenv("TRAINYARD_TEST_CHILD_SERVER_DIR", dir_.c_str(), 1);
+    ::execl(self.c_str(), self.c_str(), "--gtest_filter=LocalExecutorTest.ChildServerForKillTest",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 500 && !fs::exists(dir_ / "ready"); ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(fs::exists(dir_ / "ready"));
+  ASSERT_EQ(::kill(server, SIGKILL), 0);
+  ASSERT_EQ(::waitpid(server, nullptr, 0), server);
+
+  GangSpec spec = KillTestSpec();
+  auto e = MakeExecutor();
+  auto adopted = e->Adopt(spec);
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  EXPECT_EQ(GangStateName(adopted->state), "RUNNING");
+  // The replica kept writing through the wrapper while no server existed.
+  size_t ticks_at_adopt = e->ReadLogs("k9", -1, 100000)->size();
+  std::this_thread::sleep_for(300ms);
+  EXPECT_GT(e->ReadLogs("k9", -1, 100000)->size(), ticks_at_adopt);
+  testing::WriteFileOrDie(dir_ / "go", "");
+  GangStatus s = WaitDone(*e, "k9");
+  EXPECT_EQ(GangStateName(s.state) + ": " + s.error_message,
+            "FAILED: workerpool0 replica 0 exited with code 7");
+}
+
+TEST_F(LocalExecutorTest, AdoptOfAJobThatNeverStartedQueuesIt) {
+  auto e = MakeExecutor();
+  auto adopted = e->Adopt(Spec("q1", {"echo late start"}));
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  EXPECT_EQ(GangStateName(adopted->state), "QUEUED");
+  EXPECT_EQ(GangStateName(WaitDone(*e, "q1").state), "SUCCEEDED");
+}
+
+TEST_F(LocalExecutorTest, ReplicaLargerThanTheHostRunsWithAWarning) {
+  auto e = MakeExecutor(/*cpus=*/1);
+  GangSpec spec = Spec("big", {"echo ran"});
+  spec.replicas[0].machine_type = "n1-standard-32";
+  ASSERT_TRUE(e->Submit(spec).ok());
+  EXPECT_EQ(GangStateName(WaitDone(*e, "big").state), "SUCCEEDED");
+  std::string logs = Logs(*e, "big");
+  EXPECT_NE(logs.find("0/0 E [trainyard] warning: workerpool0-0: n1-standard-32 asks for 32 vCPUs "
+                      "/ 120 GiB but this host has 1 vCPUs / 16 GiB; it runs taking the whole "
+                      "host (oversubscribed)"),
+            std::string::npos)
+      << logs;
+  EXPECT_NE(logs.find("0/0 O ran"), std::string::npos);
+}
+
 TEST_F(LocalExecutorTest, EndedJobStaysReadableFromANewExecutor) {
   {
     auto first = MakeExecutor();
@@ -381,12 +510,14 @@ TEST_F(LocalExecutorTest, EndedJobStaysReadableFromANewExecutor) {
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(GangStateName(s->state), "SUCCEEDED");
   EXPECT_NE(Logs(*second, "e1").find("O kept"), std::string::npos);
+  EXPECT_TRUE(second->Cancel("e1").ok());  // ended: a no-op, not NOT_FOUND
 }
 
 TEST_F(LocalExecutorTest, DistributedGangGetsDistinctPortsAndRanks) {
   auto e = MakeExecutor();
   std::string show = "echo rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT";
-  ASSERT_TRUE(e->Submit(Spec("d1", {show + "; echo spec=$CLUSTER_SPEC; sleep 0.5", show, show})).ok());
+  ASSERT_TRUE(
+      e->Submit(Spec("d1", {show + "; echo spec=$CLUSTER_SPEC; sleep 0.5", show, show})).ok());
   ASSERT_EQ(GangStateName(WaitDone(*e, "d1").state), "SUCCEEDED");
   std::string logs = Logs(*e, "d1");
   size_t at = logs.find("0/0 O spec=");

@@ -51,16 +51,19 @@ TEST(LocalExecutorValidateTest, GangGpuTotalMustFitTheHost) {
 TEST(LocalExecutorValidateTest, UnknownTypesNameTheField) {
   Status s = Executor(0)->Validate(OneReplica("n1-standard-3"));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(s.message().starts_with("workerPoolSpecs[0].machineSpec.machineType: unknown machine "
-                                      "type 'n1-standard-3'; use one of n1-standard-1,"))
+  EXPECT_TRUE(
+      s.message().starts_with("workerPoolSpecs[0].machineSpec.machineType: unknown machine "
+                              "type 'n1-standard-3'; use one of n1-standard-1,"))
       << s;
   s = Executor(1)->Validate(OneReplica("n1-standard-4", "TESLA_T4", 1));
-  EXPECT_TRUE(s.message().starts_with("workerPoolSpecs[0].machineSpec.acceleratorType: unknown "
-                                      "accelerator 'TESLA_T4'"))
+  EXPECT_TRUE(
+      s.message().starts_with("workerPoolSpecs[0].machineSpec.acceleratorType: unknown "
+                              "accelerator 'TESLA_T4'"))
       << s;
   s = Executor(1)->Validate(OneReplica("n1-standard-4", "NVIDIA_TESLA_T4", 0));
-  EXPECT_EQ(s.message(), "workerPoolSpecs[0].machineSpec.acceleratorCount: must be >= 1 when "
-                         "acceleratorType NVIDIA_TESLA_T4 is set");
+  EXPECT_EQ(s.message(),
+            "workerPoolSpecs[0].machineSpec.acceleratorCount: must be >= 1 when "
+            "acceleratorType NVIDIA_TESLA_T4 is set");
 }
 
 TEST(LocalExecutorValidateTest, BundledGpusMustMatchTheMachineType) {

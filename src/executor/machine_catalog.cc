@@ -95,7 +95,8 @@ std::string JoinNames(const std::vector<T>& items) {
 }  // namespace
 
 const MachineCatalog& MachineCatalog::Default() {
-  static const MachineCatalog* catalog = new MachineCatalog(BuiltInMachines(), BuiltInAccelerators());
+  static const MachineCatalog* catalog =
+      new MachineCatalog(BuiltInMachines(), BuiltInAccelerators());
   return *catalog;
 }
 

@@ -124,8 +124,9 @@ class RealProcessOps : public ProcessOps {
     return ::kill(group ? -static_cast<pid_t>(id.pid) : static_cast<pid_t>(id.pid), signal) == 0;
   }
 
-  void Reap(const ProcessId& id) override {
-    if (id.valid()) ::waitpid(static_cast<pid_t>(id.pid), nullptr, WNOHANG);
+  bool Reap(const ProcessId& id) override {
+    if (!id.valid()) return true;
+    return ::waitpid(static_cast<pid_t>(id.pid), nullptr, WNOHANG) != 0;  // pid, or -1 ECHILD
   }
 };
 

@@ -30,7 +30,7 @@ struct ProcessId {
 };
 
 struct LaunchRequest {
-  std::vector<std::string> argv;          // argv[0] absolute or looked up in env's PATH
+  std::vector<std::string> argv;           // argv[0] absolute or looked up in env's PATH
   std::map<std::string, std::string> env;  // the complete environment
   std::filesystem::path cwd;
   std::filesystem::path output_file;  // stdout+stderr of the launched process (appended)
@@ -50,8 +50,9 @@ class ProcessOps {
   // if IsAlive(id). Returns false if it was gone.
   virtual bool Signal(const ProcessId& id, int signal, bool group) = 0;
   // Collects the exit status of a process this object launched, if it exited (non-blocking;
-  // avoids zombies). No-op for processes launched by someone else.
-  virtual void Reap(const ProcessId& id) = 0;
+  // avoids zombies). True once nothing is left to collect (reaped now or earlier, or not our
+  // child); false while it still runs.
+  virtual bool Reap(const ProcessId& id) = 0;
   static ProcessOps& Real();
 };
 

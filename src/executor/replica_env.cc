@@ -49,8 +49,8 @@ std::string WithSlash(std::string s) {
 }
 
 bool IsPlatformOwned(const std::string& name) {
-  static const char* const kExact[] = {"CLUSTER_SPEC", "TF_CONFIG",  "MASTER_ADDR",
-                                       "MASTER_PORT",  "WORLD_SIZE", "RANK",
+  static const char* const kExact[] = {"CLUSTER_SPEC", "TF_CONFIG",           "MASTER_ADDR",
+                                       "MASTER_PORT",  "WORLD_SIZE",          "RANK",
                                        "LOCAL_RANK",   "CUDA_VISIBLE_DEVICES"};
   for (const char* e : kExact) {
     if (name == e) return true;
@@ -69,7 +69,8 @@ std::string ClusterSpecJson(const ReplicaEnvInput& in) {
   for (const auto& [pool, addresses] : AddressesByPool(in)) {
     cluster["workerpool" + std::to_string(pool)] = addresses;
   }
-  return Document(in, std::move(cluster), "workerpool" + std::to_string(in.members.at(in.self).pool_index))
+  return Document(in, std::move(cluster),
+                  "workerpool" + std::to_string(in.members.at(in.self).pool_index))
       .dump();
 }
 

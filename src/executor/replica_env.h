@@ -43,9 +43,9 @@ struct ClusterMember {
 
 struct ReplicaEnvInput {
   std::string job_id;
-  std::string job_spec_json;    // may be empty
-  std::string base_output_dir;  // may be empty
-  std::string trial_id;         // empty unless an HP-tuning trial
+  std::string job_spec_json;           // may be empty
+  std::string base_output_dir;         // may be empty
+  std::string trial_id;                // empty unless an HP-tuning trial
   std::vector<ClusterMember> members;  // every replica of the gang, pool then index order
   size_t self = 0;                     // this replica's position in `members`
   std::vector<int> gpus;               // CUDA indices assigned to this replica

@@ -4,8 +4,11 @@
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <variant>
+
+#include "common/file_util.h"
 
 namespace trainyard::model {
 namespace {
@@ -71,12 +74,20 @@ torch::ScalarType StorageDtype(const std::string& name) {
   return it->second;
 }
 
+// Returns the bytes of storage `key` ((numel * element size) uint8) for a persistent id.
+using StorageSource =
+    std::function<torch::Tensor(const std::string& key, torch::ScalarType dtype, int64_t numel)>;
+
 class StateDictUnpickler {
  public:
-  StateDictUnpickler(caffe2::serialize::PyTorchStreamReader& zip, const char* data, size_t size)
-      : zip_(zip), data_(data), size_(size) {}
+  StateDictUnpickler(StorageSource source, const char* data, size_t size, size_t pos = 0)
+      : source_(std::move(source)), data_(data), size_(size), pos_(pos) {}
 
+  // Runs one pickle from the current position to its STOP; the next call reads the next pickle
+  // (the legacy format is several pickles back to back).
   ValuePtr Run() {
+    stack_.clear();
+    memo_.clear();
     while (true) {
       const uint8_t op = ReadU8();
       switch (op) {
@@ -310,23 +321,25 @@ class StateDictUnpickler {
     return s;
   }
 
-  // ('storage', torch.FloatStorage, key, location, numel) -> the record "data/<key>".
+ public:
+  size_t position() const { return pos_; }
+
+ private:
+  // ('storage', torch.FloatStorage, key, location, numel[, view_metadata]).
   ValuePtr PersistentLoad(const std::vector<ValuePtr>& pid) {
     if (pid.size() < 5 || As<std::string>(pid[0], "'storage'") != "storage") {
       Fail("malformed state_dict pickle: unexpected persistent id");
     }
+    if (pid.size() > 5 && !std::holds_alternative<None>(pid[5]->v)) {
+      Fail("storage views (legacy view_metadata) are not supported");
+    }
     const auto dtype = StorageDtype(As<Global>(pid[1], "a storage type").name);
     const auto key = As<std::string>(pid[2], "a storage key");
+    const auto numel = As<int64_t>(pid[4], "a storage size");
+    if (numel < 0) Fail("negative storage size");
     auto it = storages_.find(key);
-    if (it == storages_.end()) {
-      const std::string record = "data/" + key;
-      if (!zip_.hasRecord(record)) Fail("archive has no record " + record);
-      auto [ptr, nbytes] = zip_.getRecord(record);
-      auto owner = std::make_shared<at::DataPtr>(std::move(ptr));
-      auto bytes = torch::from_blob(
-          owner->get(), {static_cast<int64_t>(nbytes)}, [owner](void*) {}, torch::kUInt8);
-      it = storages_.emplace(key, Storage{bytes, dtype}).first;
-    }
+    if (it == storages_.end())
+      it = storages_.emplace(key, Storage{source_(key, dtype, numel), dtype}).first;
     if (it->second.dtype != dtype) Fail("storage " + key + " used with two dtypes");
     return Make(it->second);
   }
@@ -339,6 +352,10 @@ class StateDictUnpickler {
       return Make(RebuildTensor(As<Storage>(args[0], "a storage"),
                                 As<int64_t>(args[1], "a storage offset"), IntTuple(args[2]),
                                 IntTuple(args[3])));
+    }
+    if (q == "torch.jit._pickle.restore_type_tag") {  // LibTorch's pickle_save: (value, type)
+      if (args.empty()) Fail("malformed " + q + " call");
+      return args[0];
     }
     if (q == "torch._utils._rebuild_parameter" ||
         q == "torch._utils._rebuild_parameter_with_state") {
@@ -374,17 +391,126 @@ class StateDictUnpickler {
       Fail("tensor reaches outside its storage (" + std::to_string(numel) + " elements)");
     }
     auto typed = s.bytes.narrow(0, 0, numel * elem).view(s.dtype);  // (numel)
-    return typed.as_strided(sizes, strides, offset).clone(at::MemoryFormat::Contiguous);
+    // A view for now: legacy files fill their storages only after the pickle.
+    return typed.as_strided(sizes, strides, offset);
   }
 
-  caffe2::serialize::PyTorchStreamReader& zip_;
+  StorageSource source_;
   const char* data_;
   size_t size_;
-  size_t pos_ = 0;
+  size_t pos_;
   std::vector<ValuePtr> stack_;
   std::map<uint64_t, ValuePtr> memo_;
   std::map<std::string, Storage> storages_;
 };
+
+
+// The state_dict (a dict of name -> tensor views) as contiguous tensors of their own.
+StatusOr<std::map<std::string, torch::Tensor>> ToStateDict(const ValuePtr& root,
+                                                           const fs::path& path) {
+  auto bad = [&](const std::string& m) { return InvalidArgumentError(path.string() + ": " + m); };
+  auto* dict = std::get_if<Dict>(&root->v);
+  if (!dict) return bad("the pickle is not a state_dict (expected a dict of tensors)");
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [k, v] : dict->items) {
+    auto* name = std::get_if<std::string>(&k->v);
+    if (!name) return bad("state_dict has a non-string key");
+    auto* tensor = std::get_if<torch::Tensor>(&v->v);
+    if (!tensor) {
+      return bad("state_dict entry \"" + *name +
+                 "\" is not a tensor (a wrapped checkpoint? save model.state_dict() itself)");
+    }
+    if (!out.emplace(*name, tensor->clone(at::MemoryFormat::Contiguous)).second) {
+      return bad("duplicate entry \"" + *name + "\"");
+    }
+  }
+  return out;
+}
+
+StatusOr<std::map<std::string, torch::Tensor>> ReadZip(const fs::path& path) {
+  caffe2::serialize::PyTorchStreamReader zip(path.string());
+  if (zip.hasRecord("byteorder")) {
+    auto [ptr, n] = zip.getRecord("byteorder");
+    if (std::string(static_cast<const char*>(ptr.get()), n) != "little") {
+      Fail("big-endian checkpoints are not supported");
+    }
+  }
+  if (!zip.hasRecord("data.pkl")) Fail("archive has no data.pkl");
+  auto [pkl, pkl_size] = zip.getRecord("data.pkl");
+  auto source = [&zip](const std::string& key, torch::ScalarType dtype, int64_t numel) {
+    const std::string record = "data/" + key;
+    if (!zip.hasRecord(record)) Fail("archive has no record " + record);
+    auto [ptr, nbytes] = zip.getRecord(record);
+    if (static_cast<int64_t>(nbytes) < numel * static_cast<int64_t>(c10::elementSize(dtype))) {
+      Fail("record " + record + " is shorter than its storage");
+    }
+    auto owner = std::make_shared<at::DataPtr>(std::move(ptr));
+    return torch::from_blob(
+        owner->get(), {static_cast<int64_t>(nbytes)}, [owner](void*) {}, torch::kUInt8);
+  };
+  StateDictUnpickler unpickler(source, static_cast<const char*>(pkl.get()), pkl_size);
+  return ToStateDict(unpickler.Run(), path);
+}
+
+// Pre-1.6 torch.save: pickles of the magic number, protocol version and sys_info, then the
+// object with persistent storage ids, then the sorted storage keys, then for each key an int64
+// element count followed by the raw little-endian data.
+StatusOr<std::map<std::string, torch::Tensor>> ReadLegacy(const fs::path& path) {
+  TY_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  // PROTO 2, LONG1 of 10 bytes = 0x1950a86a20f9469cfc6c, STOP.
+  static const char kMagic[] = "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.";
+  if (bytes.size() < 15 || std::memcmp(bytes.data(), kMagic, 15) != 0) {
+    Fail("not a torch.save file (neither a zip archive nor the legacy magic number)");
+  }
+  // key -> (uint8 bytes, element size); the bytes are filled after the pickle.
+  std::map<std::string, std::pair<torch::Tensor, int64_t>> storages;
+  auto source = [&](const std::string& key, torch::ScalarType dtype, int64_t numel) {
+    const int64_t elem = static_cast<int64_t>(c10::elementSize(dtype));
+    if (numel > static_cast<int64_t>(bytes.size()) / elem) {
+      Fail("storage " + key + " is larger than the file");
+    }
+    auto t = torch::empty({numel * elem}, torch::kUInt8);
+    storages[key] = {t, elem};
+    return t;
+  };
+  StateDictUnpickler unpickler(source, bytes.data(), bytes.size(), 15);
+  auto protocol = unpickler.Run();
+  if (!std::holds_alternative<int64_t>(protocol->v) || std::get<int64_t>(protocol->v) != 1001) {
+    Fail("unsupported legacy protocol version");
+  }
+  auto sys_info = unpickler.Run();
+  if (auto* info = std::get_if<Dict>(&sys_info->v)) {
+    for (const auto& [k, v] : info->items) {
+      auto* name = std::get_if<std::string>(&k->v);
+      auto* little = std::get_if<bool>(&v->v);
+      if (name && *name == "little_endian" && little && !*little) {
+        Fail("big-endian checkpoints are not supported");
+      }
+    }
+  }
+  ValuePtr root = unpickler.Run();
+  auto keys = As<List>(unpickler.Run(), "the list of storage keys").items;
+  size_t pos = unpickler.position();
+  for (const auto& k : keys) {
+    const auto& key = As<std::string>(k, "a storage key");
+    auto it = storages.find(key);
+    if (it == storages.end()) Fail("storage " + key + " listed but never used");
+    if (bytes.size() - pos < 8) Fail("file is truncated in storage " + key);
+    int64_t numel;
+    std::memcpy(&numel, bytes.data() + pos, 8);
+    pos += 8;
+    auto& [storage, elem] = it->second;
+    const uint64_t nbytes = static_cast<uint64_t>(storage.numel());
+    if (numel < 0 || static_cast<uint64_t>(numel) * elem != nbytes) {
+      Fail("storage " + key + " has " + std::to_string(numel) + " elements on disk, " +
+           std::to_string(nbytes / elem) + " in the pickle");
+    }
+    if (bytes.size() - pos < nbytes) Fail("file is truncated in storage " + key);
+    std::memcpy(storage.data_ptr(), bytes.data() + pos, nbytes);
+    pos += nbytes;
+  }
+  return ToStateDict(root, path);
+}
 
 }  // namespace
 
@@ -392,52 +518,22 @@ StatusOr<std::map<std::string, torch::Tensor>> ReadTorchStateDict(const fs::path
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFoundError("file not found: " + path.string());
   auto bad = [&](const std::string& m) { return InvalidArgumentError(path.string() + ": " + m); };
+  char magic[4] = {};
   {
     std::ifstream in(path, std::ios::binary);
-    char magic[4] = {};
     in.read(magic, 4);
-    if (in.gcount() == 4 && static_cast<uint8_t>(magic[0]) == 0x80) {
-      return Status(StatusCode::kUnimplemented,
-                    path.string() +
-                        ": legacy (PyTorch < 1.6) torch.save format; re-save it with a newer "
-                        "torch.save or convert it to model.safetensors");
-    }
-    if (in.gcount() < 4 || std::memcmp(magic, "PK\x03\x04", 4) != 0) {
-      return bad("not a torch.save zip archive");
-    }
+    if (in.gcount() < 4) return bad("not a torch.save file (too short)");
   }
   try {
-    caffe2::serialize::PyTorchStreamReader zip(path.string());
-    if (zip.hasRecord("byteorder")) {
-      auto [ptr, n] = zip.getRecord("byteorder");
-      if (std::string(static_cast<const char*>(ptr.get()), n) != "little") {
-        return bad("big-endian checkpoints are not supported");
-      }
-    }
-    if (!zip.hasRecord("data.pkl")) return bad("archive has no data.pkl");
-    auto [pkl, pkl_size] = zip.getRecord("data.pkl");
-    StateDictUnpickler unpickler(zip, static_cast<const char*>(pkl.get()), pkl_size);
-    ValuePtr root = unpickler.Run();
-    auto* dict = std::get_if<Dict>(&root->v);
-    if (!dict) return bad("the pickle is not a state_dict (expected a dict of tensors)");
-    std::map<std::string, torch::Tensor> out;
-    for (const auto& [k, v] : dict->items) {
-      auto* name = std::get_if<std::string>(&k->v);
-      if (!name) return bad("state_dict has a non-string key");
-      auto* tensor = std::get_if<torch::Tensor>(&v->v);
-      if (!tensor) {
-        return bad("state_dict entry \"" + *name +
-                   "\" is not a tensor (a wrapped checkpoint? save model.state_dict() itself)");
-      }
-      if (!out.emplace(*name, *tensor).second) return bad("duplicate entry \"" + *name + "\"");
-    }
-    return out;
+    if (std::memcmp(magic, "PK\x03\x04", 4) == 0) return ReadZip(path);
+    if (static_cast<uint8_t>(magic[0]) == 0x80) return ReadLegacy(path);
+    return bad("not a torch.save file (neither a zip archive nor the legacy format)");
   } catch (const PickleError& e) {
     return bad(e.message);
   } catch (const c10::Error& e) {
     return bad(std::string("corrupt torch.save archive: ") + e.what_without_backtrace());
   } catch (const std::exception& e) {
-    return bad(std::string("cannot read torch.save archive: ") + e.what());
+    return bad(std::string("cannot read torch.save file: ") + e.what());
   }
 }
 

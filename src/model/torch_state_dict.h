@@ -1,5 +1,6 @@
-// Reads a state_dict written by Python's torch.save (zip format, PyTorch >= 1.6 — what HF writes
-// as pytorch_model.bin) without Python.
+// Reads a state_dict written by Python's torch.save without Python: the zip format of
+// PyTorch >= 1.6 and the legacy format before it (2020-era HF pytorch_model.bin files, e.g. the
+// original BERT miniatures, use it).
 //
 // Why not torch::pickle_load: LibTorch 1.13's unpickler cannot rebuild the collections.OrderedDict
 // that nn.Module.state_dict() returns (it fails with "Expected GenericDict but got None"). This is
@@ -21,9 +22,8 @@
 namespace trainyard::model {
 
 // Returns name -> tensor (CPU, contiguous, dtype as stored). NOT_FOUND if missing;
-// INVALID_ARGUMENT "<path>: <problem>" for a corrupt archive, a pickle that is not a flat
-// {name: tensor} dict, or a tensor reaching outside its storage; UNIMPLEMENTED for the legacy
-// (PyTorch < 1.6) non-zip format, with the fix.
+// INVALID_ARGUMENT "<path>: <problem>" for a corrupt or truncated file, a pickle that is not a
+// flat {name: tensor} dict, or a tensor reaching outside its storage.
 StatusOr<std::map<std::string, torch::Tensor>> ReadTorchStateDict(
     const std::filesystem::path& path);
 

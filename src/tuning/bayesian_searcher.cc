@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <cstdio>
-#include <cstdlib>
 
 #include "tuning/searcher_state.h"
 
@@ -48,7 +46,8 @@ Eigen::VectorXd RefineLocally(const GaussianProcess& gp, Eigen::VectorXd x,
     while (step > 1e-6) {
       Eigen::VectorXd xn = x;
       for (size_t k = 0; k < cols.size(); ++k) {
-        xn[cols[k]] = std::clamp(x[cols[k]] + step * g[static_cast<Eigen::Index>(k)] / norm, 0.0, 1.0);
+        xn[cols[k]] =
+            std::clamp(x[cols[k]] + step * g[static_cast<Eigen::Index>(k)] / norm, 0.0, 1.0);
       }
       const double fn = LogEiAt(gp, xn, best, xi);
       if (std::isfinite(fn) && fn > fx) {
@@ -93,7 +92,8 @@ std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
   const int dim = space_.FeatureDim();
   std::vector<Eigen::VectorXd> cands;
   cands.reserve(options_.random_candidates + top.size() * options_.local_candidates_per_point);
-  for (int i = 0; i < options_.random_candidates; ++i) cands.push_back(space_.Encode(space_.Sample(rng)));
+  for (int i = 0; i < options_.random_candidates; ++i)
+    cands.push_back(space_.Encode(space_.Sample(rng)));
   for (const Eigen::VectorXd& t : top) {
     const std::vector<int> cols = space_.NumericColumns(space_.Decode(t));
     for (int k = 0; k < options_.local_candidates_per_point; ++k) {
@@ -104,16 +104,19 @@ std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
     }
   }
   Eigen::MatrixXd xs(static_cast<Eigen::Index>(cands.size()), dim);
-  for (size_t i = 0; i < cands.size(); ++i) xs.row(static_cast<Eigen::Index>(i)) = cands[i].transpose();
+  for (size_t i = 0; i < cands.size(); ++i)
+    xs.row(static_cast<Eigen::Index>(i)) = cands[i].transpose();
   const GaussianProcess::Prediction pred = gp.Predict(xs);
   std::vector<double> score(cands.size());
   for (size_t i = 0; i < cands.size(); ++i) {
-    score[i] = LogExpectedImprovement(pred.mean[static_cast<Eigen::Index>(i)],
-                                      pred.variance[static_cast<Eigen::Index>(i)], best, options_.xi);
+    score[i] =
+        LogExpectedImprovement(pred.mean[static_cast<Eigen::Index>(i)],
+                               pred.variance[static_cast<Eigen::Index>(i)], best, options_.xi);
   }
   std::vector<size_t> order(cands.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return score[a] > score[b]; });
 
   std::optional<ParameterSet> chosen;
   double chosen_score = -std::numeric_limits<double>::infinity();
@@ -127,7 +130,8 @@ std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
       chosen = set;
       chosen_score = score[idx];
     }
-    Eigen::VectorXd x = RefineLocally(gp, cands[idx], space_.NumericColumns(set), best, options_.xi);
+    Eigen::VectorXd x =
+        RefineLocally(gp, cands[idx], space_.NumericColumns(set), best, options_.xi);
     ParameterSet refined = space_.Decode(x);
     if (taken.count(SearchSpace::Key(refined))) continue;
     const double s = LogEiAt(gp, space_.Encode(refined), best, options_.xi);
@@ -157,7 +161,22 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
   std::optional<GaussianProcess> gp;
   Eigen::MatrixXd gx;
   Eigen::VectorXd gy;
-  double best = 0, lie = 0;
+  double best = 0, worst = 0;
+  // The value a not-yet-observed point (pending trial or earlier batch member) is given.
+  auto lie_at = [&](const Eigen::VectorXd& x) -> double {
+    switch (options_.liar) {
+      case Liar::kBest:
+        return best;
+      case Liar::kWorst:
+        return worst;
+      case Liar::kMean:
+        return 0.0;  // the objective is standardised
+      case Liar::kKrigingBeliever:
+        break;
+    }
+    if (!gp) return 0.0;
+    return gp->Predict(x.transpose()).mean[0];
+  };
   std::vector<Eigen::VectorXd> top;
   bool model_failed = false;
   for (int i = 0; i < count; ++i) {
@@ -165,10 +184,12 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
       ParameterSet set = RandomDraw(taken);
       taken.insert(SearchSpace::Key(set));
       if (gp) {  // a liar for the random point too
+        const Eigen::VectorXd enc = space_.Encode(set);
         gx.conservativeResize(gx.rows() + 1, Eigen::NoChange);
-        gx.row(gx.rows() - 1) = space_.Encode(set).transpose();
+        gx.row(gx.rows() - 1) = enc.transpose();
         gy.conservativeResize(gy.size() + 1);
-        gy[gy.size() - 1] = lie;
+        gy[gy.size() - 1] = lie_at(enc);
+        best = std::max(best, gy[gy.size() - 1]);
       }
       out.parameter_sets.push_back(std::move(set));
       continue;
@@ -195,31 +216,30 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
         continue;
       }
       last_fit_ = *hp;
-      if (std::getenv("TY_GP_DEBUG")) {
-        std::fprintf(stderr, "n=%d ls=[", n);
-        for (int k = 0; k < hp->length_scales.size(); ++k) std::fprintf(stderr, "%.3f ", hp->length_scales[k]);
-        std::fprintf(stderr, "] s2=%.3f noise=%.2g best=%.3f\n", hp->signal_variance, hp->noise_variance, -(y.maxCoeff()*sd+mean)*goal_sign_);
-      }
       best = y.maxCoeff();
-      lie = y.maxCoeff();
+      worst = y.minCoeff();
       std::vector<int> idx(n);
       std::iota(idx.begin(), idx.end(), 0);
       std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return y[a] > y[b]; });
       for (int k = 0; k < std::min(n, kTopPoints); ++k) top.push_back(x.row(idx[k]).transpose());
-      // Pending trials and this batch's earlier points enter as liars.
-      const int extra = static_cast<int>(history.pending.size() + out.parameter_sets.size());
-      gx.resize(n + extra, space_.FeatureDim());
-      gy.resize(n + extra);
-      gx.topRows(n) = x;
-      gy.head(n) = y;
-      int row = n;
-      for (const ParameterSet& p : history.pending) {
-        gx.row(row) = space_.Encode(p).transpose();
-        gy[row++] = lie;
-      }
-      for (const ParameterSet& p : out.parameter_sets) {
-        gx.row(row) = space_.Encode(p).transpose();
-        gy[row++] = lie;
+      // Pending trials and this batch's earlier points enter as liars (a kriging believer
+      // asks the model of the real observations).
+      gx = x;
+      gy = y;
+      StatusOr<GaussianProcess> real = GaussianProcess::Condition(gx, gy, *last_fit_);
+      if (real.ok()) gp = std::move(*real);
+      std::vector<ParameterSet> unobserved = history.pending;
+      unobserved.insert(unobserved.end(), out.parameter_sets.begin(), out.parameter_sets.end());
+      const int extra = static_cast<int>(unobserved.size());
+      gx.conservativeResize(n + extra, Eigen::NoChange);
+      gy.conservativeResize(n + extra);
+      for (int k = 0; k < extra; ++k) {
+        const Eigen::VectorXd enc = space_.Encode(unobserved[static_cast<size_t>(k)]);
+        gx.row(n + k) = enc.transpose();
+        gy[n + k] = lie_at(enc);
+        // A believed value above the incumbent becomes the incumbent, else EI would keep
+        // rewarding the believed point itself and the batch would collapse onto it.
+        best = std::max(best, gy[n + k]);
       }
     }
     StatusOr<GaussianProcess> conditioned = GaussianProcess::Condition(gx, gy, *last_fit_);
@@ -231,10 +251,12 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
     }
     if (!proposal) proposal = RandomDraw(taken);
     taken.insert(SearchSpace::Key(*proposal));
+    const Eigen::VectorXd enc = space_.Encode(*proposal);
     gx.conservativeResize(gx.rows() + 1, Eigen::NoChange);
-    gx.row(gx.rows() - 1) = space_.Encode(*proposal).transpose();
+    gx.row(gx.rows() - 1) = enc.transpose();
     gy.conservativeResize(gy.size() + 1);
-    gy[gy.size() - 1] = lie;
+    gy[gy.size() - 1] = lie_at(enc);
+    best = std::max(best, gy[gy.size() - 1]);
     out.parameter_sets.push_back(std::move(*proposal));
   }
   return out;
@@ -263,12 +285,13 @@ Status BayesianSearcher::RestoreState(const nlohmann::json& state) {
     try {
       std::vector<double> ls = it->at("lengthScales").get<std::vector<double>>();
       if (static_cast<int>(ls.size()) != space_.FeatureDim()) {
-        return InvalidArgumentError("searcherState.gpHyperparameters.lengthScales: " +
-                                    std::to_string(ls.size()) + " values for a space of " +
-                                    std::to_string(space_.FeatureDim()) + " features");
+        return InvalidArgumentError(
+            "searcherState.gpHyperparameters.lengthScales: " + std::to_string(ls.size()) +
+            " values for a space of " + std::to_string(space_.FeatureDim()) + " features");
       }
       GpHyperparameters hp;
-      hp.length_scales = Eigen::Map<Eigen::VectorXd>(ls.data(), static_cast<Eigen::Index>(ls.size()));
+      hp.length_scales =
+          Eigen::Map<Eigen::VectorXd>(ls.data(), static_cast<Eigen::Index>(ls.size()));
       hp.signal_variance = it->at("signalVariance").get<double>();
       hp.noise_variance = it->at("noiseVariance").get<double>();
       fit = hp;

@@ -28,7 +28,14 @@
 
 namespace trainyard::tuning {
 
+// The value given to points proposed but not observed yet (running trials, earlier members of
+// the batch). kKrigingBeliever: the current model's posterior mean there (the mean surface stays,
+// only the variance collapses around the point, so the next proposal goes to the next most
+// promising place). The constant liars: the best / mean / worst observed value.
+enum class Liar { kKrigingBeliever, kBest, kMean, kWorst };
+
 struct BayesianOptions {
+  Liar liar = Liar::kKrigingBeliever;
   // 0: max(3, min(10, FeatureDim() + 1)).
   int initial_trials = 0;
   int random_candidates = 1000;

@@ -50,15 +50,15 @@ double LogMarginalLikelihood(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
   if (grad == nullptr) return lml;
 
   // dL/dθ = ½ tr((α αᵀ − K⁻¹) ∂K/∂θ).
-  const Eigen::MatrixXd w =
-      alpha * alpha.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
+  const Eigen::MatrixXd w = alpha * alpha.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
   grad->resize(d + 2);
   // ∂k/∂ln l_d = s2 · (5/3)(1 + √5 r) e^{-√5 r} · (Δ_d / l_d)².
   const Eigen::ArrayXXd a = hp.signal_variance * (5.0 / 3.0) * (1.0 + kSqrt5 * r) * e;
   const Eigen::ArrayXXd wa = w.array() * a;
   for (Eigen::Index j = 0; j < d; ++j) {
     const Eigen::VectorXd col = x.col(j) / hp.length_scales[j];
-    Eigen::ArrayXXd delta2 = (col.replicate(1, n) - col.transpose().replicate(n, 1)).array().square();
+    Eigen::ArrayXXd delta2 =
+        (col.replicate(1, n) - col.transpose().replicate(n, 1)).array().square();
     (*grad)[j] = 0.5 * (wa * delta2).sum();
   }
   (*grad)[d] = 0.5 * (w.array() * (hp.signal_variance * m)).sum();
@@ -66,8 +66,7 @@ double LogMarginalLikelihood(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
   return lml;
 }
 
-StatusOr<GpHyperparameters> FitGpHyperparameters(const Eigen::MatrixXd& x,
-                                                 const Eigen::VectorXd& y,
+StatusOr<GpHyperparameters> FitGpHyperparameters(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
                                                  const GpFitOptions& options) {
   const Eigen::Index d = x.cols();
   if (x.rows() == 0) return FailedPreconditionError("GP fit: no observations");
@@ -128,7 +127,8 @@ StatusOr<GpHyperparameters> FitGpHyperparameters(const Eigen::MatrixXd& x,
   Rng rng(options.seed);
   for (int i = 0; i < options.random_starts; ++i) {
     Eigen::VectorXd t(d + 2);
-    for (Eigen::Index j = 0; j < d + 2; ++j) t[j] = lo[j] + (hi[j] - lo[j]) * (0.1 + 0.8 * rng.Uniform());
+    for (Eigen::Index j = 0; j < d + 2; ++j)
+      t[j] = lo[j] + (hi[j] - lo[j]) * (0.1 + 0.8 * rng.Uniform());
     starts.push_back(t);
   }
 
@@ -188,7 +188,8 @@ double NormCdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 double LogH(double z) {
   if (z > -20) return std::log(NormPdf(z) + z * NormCdf(z));
   const double t2 = z * z;
-  const double series = 1.0 / t2 - 3.0 / (t2 * t2) + 15.0 / (t2 * t2 * t2) - 105.0 / (t2 * t2 * t2 * t2);
+  const double series =
+      1.0 / t2 - 3.0 / (t2 * t2) + 15.0 / (t2 * t2 * t2) - 105.0 / (t2 * t2 * t2 * t2);
   return -0.5 * t2 - 0.9189385332046727 + std::log(series);
 }
 

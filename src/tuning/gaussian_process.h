@@ -6,12 +6,11 @@
 // (SearchSpace's encoding); outputs are meant to be standardised by the caller. Prior mean 0.
 #pragma once
 
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
 #include <cstdint>
 #include <optional>
 #include <vector>
-
-#include <Eigen/Cholesky>
-#include <Eigen/Core>
 
 #include "common/status.h"
 
@@ -51,11 +50,11 @@ struct GpFitOptions {
   std::optional<GpHyperparameters> warm_start;  // e.g. the previous fit of the same study
 };
 
-// Maximises the log marginal likelihood (plus the optional length-scale prior) over the box with multi-start L-BFGS on the
-// log-hyperparameters (reparametrised through a sigmoid so the box is never left). Deterministic
-// given its arguments. FAILED_PRECONDITION if no start gives a finite likelihood (e.g. N == 0).
-StatusOr<GpHyperparameters> FitGpHyperparameters(const Eigen::MatrixXd& x,
-                                                 const Eigen::VectorXd& y,
+// Maximises the log marginal likelihood (plus the optional length-scale prior) over the box with
+// multi-start L-BFGS on the log-hyperparameters (reparametrised through a sigmoid so the box is
+// never left). Deterministic given its arguments. FAILED_PRECONDITION if no start gives a finite
+// likelihood (e.g. N == 0).
+StatusOr<GpHyperparameters> FitGpHyperparameters(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
                                                  const GpFitOptions& options);
 
 // A GP conditioned on (x, y) with fixed hyperparameters.

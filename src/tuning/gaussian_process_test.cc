@@ -1,8 +1,8 @@
 #include "tuning/gaussian_process.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "tuning/rng.h"
 
@@ -59,8 +59,8 @@ TEST(GaussianProcessTest, LogMarginalLikelihoodGradientMatchesFiniteDifferences)
   Eigen::VectorXd theta(5);
   theta << std::log(0.3), std::log(0.7), std::log(1.5), std::log(1.3), std::log(0.02);
   auto at = [&](const Eigen::VectorXd& t) {
-    return LogMarginalLikelihood(x, y, Hp({std::exp(t[0]), std::exp(t[1]), std::exp(t[2])},
-                                          std::exp(t[3]), std::exp(t[4])));
+    return LogMarginalLikelihood(
+        x, y, Hp({std::exp(t[0]), std::exp(t[1]), std::exp(t[2])}, std::exp(t[3]), std::exp(t[4])));
   };
   for (int j = 0; j < 5; ++j) {
     Eigen::VectorXd tp = theta, tm = theta;
@@ -101,13 +101,15 @@ TEST(GaussianProcessTest, ExpectedImprovementClosedFormAndLogTail) {
   // EI(μ=1, σ=1, best=1) = σ φ(0) = 0.39894...
   EXPECT_NEAR(ExpectedImprovement(1.0, 1.0, 1.0), 0.3989422804014327, 1e-12);
   // Far tail: EI underflows to ~0 but its log stays finite and ordered.
-  const double a = LogExpectedImprovement(0.0, 1e-4, 1.0);   // z = -100
-  const double b = LogExpectedImprovement(0.0, 1e-4, 0.5);   // z = -50
+  const double a = LogExpectedImprovement(0.0, 1e-4, 1.0);  // z = -100
+  const double b = LogExpectedImprovement(0.0, 1e-4, 0.5);  // z = -50
   EXPECT_TRUE(std::isfinite(a));
   EXPECT_LT(a, b);
   // Continuity of the log at the switch point z = -20.
-  EXPECT_NEAR(LogExpectedImprovement(0.0, 1.0, 20.0 - 1e-9), LogExpectedImprovement(0.0, 1.0, 20.0 + 1e-9), 1e-4);
-  EXPECT_NEAR(std::exp(LogExpectedImprovement(0.3, 0.2, 0.5)), ExpectedImprovement(0.3, 0.2, 0.5), 1e-12);
+  EXPECT_NEAR(LogExpectedImprovement(0.0, 1.0, 20.0 - 1e-9),
+              LogExpectedImprovement(0.0, 1.0, 20.0 + 1e-9), 1e-4);
+  EXPECT_NEAR(std::exp(LogExpectedImprovement(0.3, 0.2, 0.5)), ExpectedImprovement(0.3, 0.2, 0.5),
+              1e-12);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "tuning/grid_searcher.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "tuning/searcher_state.h"
 
@@ -49,9 +51,13 @@ GridSearcher::GridSearcher(const StudySpec& spec) : space_(spec) {
         // Validated: grid_step is set. The 1e-9 slack keeps max_value when the step divides the
         // range up to rounding (0.1 * 10 != 1.0 exactly).
         const double step = s.grid_step.value_or(s.max_value - s.min_value);
-        const int64_t n = static_cast<int64_t>(std::floor((s.max_value - s.min_value) / step + 1e-9));
+        const int64_t n =
+            static_cast<int64_t>(std::floor((s.max_value - s.min_value) / step + 1e-9));
         for (int64_t k = 0; k <= n; ++k) {
-          vals.emplace_back(std::min(s.max_value, s.min_value + static_cast<double>(k) * step));
+          // Rounded to 12 significant digits so a trial gets --lr=0.3, not 0.30000000000000004.
+          char buf[32];
+          std::snprintf(buf, sizeof(buf), "%.12g", s.min_value + static_cast<double>(k) * step);
+          vals.emplace_back(std::min(s.max_value, std::strtod(buf, nullptr)));
         }
         break;
       }
@@ -129,7 +135,9 @@ StatusOr<Suggestions> GridSearcher::Suggest(int count, const SearchHistory& hist
 }
 
 nlohmann::json GridSearcher::SaveState() const {
-  return {{"searcher", "grid"}, {"nextIndex", std::to_string(next_)}, {"gridSize", std::to_string(size_)}};
+  return {{"searcher", "grid"},
+          {"nextIndex", std::to_string(next_)},
+          {"gridSize", std::to_string(size_)}};
 }
 
 Status GridSearcher::RestoreState(const nlohmann::json& state) {

@@ -2,16 +2,15 @@
 // Armijo line search). Used to fit GP hyperparameters; problems have < 50 variables.
 #pragma once
 
-#include <functional>
-
 #include <Eigen/Core>
+#include <functional>
 
 namespace trainyard::tuning {
 
 struct LbfgsOptions {
   int max_iterations = 100;
   int memory = 7;
-  double gradient_tolerance = 1e-6;  // stop when max |g_i| falls below
+  double gradient_tolerance = 1e-6;   // stop when max |g_i| falls below
   double relative_tolerance = 1e-10;  // stop when the value improves by less than this, relatively
 };
 

@@ -31,7 +31,8 @@ StatusOr<Suggestions> RandomSearcher::Suggest(int count, const SearchHistory& hi
 }
 
 nlohmann::json RandomSearcher::SaveState() const {
-  return {{"searcher", "random"}, {"seed", std::to_string(seed_)}, {"draws", std::to_string(draws_)}};
+  return {
+      {"searcher", "random"}, {"seed", std::to_string(seed_)}, {"draws", std::to_string(draws_)}};
 }
 
 Status RandomSearcher::RestoreState(const nlohmann::json& state) {

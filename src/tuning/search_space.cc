@@ -94,8 +94,9 @@ void SearchSpace::Add(const ParameterSpec& spec, int parent,
     node.parent_categorical_values = condition->parent_categorical_values;
   }
   node.feature_offset = feature_dim_;
-  node.feature_width =
-      spec.type == ParameterType::kCategorical ? static_cast<int>(spec.categorical_values.size()) : 1;
+  node.feature_width = spec.type == ParameterType::kCategorical
+                           ? static_cast<int>(spec.categorical_values.size())
+                           : 1;
   feature_dim_ += node.feature_width;
   const int index = static_cast<int>(nodes_.size());
   nodes_.push_back(std::move(node));

@@ -3,10 +3,9 @@
 // scale warping to [0, 1], sampling, and the feature encoding the Gaussian process sees.
 #pragma once
 
+#include <Eigen/Core>
 #include <string>
 #include <vector>
-
-#include <Eigen/Core>
 
 #include "tuning/rng.h"
 #include "tuning/study_spec.h"

@@ -4,9 +4,8 @@
 
 #include <charconv>
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/status.h"
 
@@ -28,8 +27,8 @@ inline StatusOr<uint64_t> ReadStateCounter(const nlohmann::json& state, const st
 
 inline Status CheckSearcherKind(const nlohmann::json& state, const std::string& kind) {
   if (!state.is_object() || !state.contains("searcher") || state["searcher"] != kind) {
-    return InvalidArgumentError("searcherState: not a " + kind + " searcher state: " +
-                                state.dump().substr(0, 200));
+    return InvalidArgumentError("searcherState: not a " + kind +
+                                " searcher state: " + state.dump().substr(0, 200));
   }
   return Status::Ok();
 }

@@ -17,9 +17,7 @@ int EffectiveMaxFailedTrialCount(const HyperparameterTuningJobSpec& spec) {
   return std::max(1, std::min(spec.max_trial_count, std::max(3, spec.max_trial_count / 4)));
 }
 
-std::string_view GoalName(Goal goal) {
-  return goal == Goal::kMaximize ? "MAXIMIZE" : "MINIMIZE";
-}
+std::string_view GoalName(Goal goal) { return goal == Goal::kMaximize ? "MAXIMIZE" : "MINIMIZE"; }
 
 std::string_view ScaleTypeName(ScaleType scale) {
   switch (scale) {

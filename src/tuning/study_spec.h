@@ -7,12 +7,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace trainyard::tuning {
 
@@ -125,6 +124,7 @@ struct Trial {
   // trial's job failed (as opposed to ending without a measurement).
   bool early_stopped = false;
   bool job_failed = false;
+  std::string stop_reason;  // why the runner stopped it (early stopping, study failed/cancelled)
 };
 
 // The user-supplied part of a HyperparameterTuningJob.

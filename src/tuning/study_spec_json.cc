@@ -185,8 +185,9 @@ StatusOr<MetricSpec> ParseMetric(const json& j, const std::string& path) {
     TY_ASSIGN_OR_RETURN(m.metric_id, ReadString(*v, f.Path("metricId")));
   }
   if (const json* v = f.Get("goal")) {
-    TY_ASSIGN_OR_RETURN(m.goal, ReadEnum<Goal>(*v, f.Path("goal"), {{"MAXIMIZE", Goal::kMaximize},
-                                                                    {"MINIMIZE", Goal::kMinimize}}));
+    TY_ASSIGN_OR_RETURN(
+        m.goal, ReadEnum<Goal>(*v, f.Path("goal"),
+                               {{"MAXIMIZE", Goal::kMaximize}, {"MINIMIZE", Goal::kMinimize}}));
   } else {
     return InvalidArgumentError(f.Path("goal") + ": required; use MAXIMIZE or MINIMIZE");
   }
@@ -196,11 +197,10 @@ StatusOr<MetricSpec> ParseMetric(const json& j, const std::string& path) {
 }  // namespace
 
 StatusOr<ParameterSpec> ParseParameterSpec(const json& j, const std::string& path) {
-  TY_ASSIGN_OR_RETURN(
-      Fields f, Fields::Read(j, path,
-                             {"parameterId", "doubleValueSpec", "integerValueSpec",
-                              "categoricalValueSpec", "discreteValueSpec", "scaleType",
-                              "conditionalParameterSpecs"}));
+  TY_ASSIGN_OR_RETURN(Fields f, Fields::Read(j, path,
+                                             {"parameterId", "doubleValueSpec", "integerValueSpec",
+                                              "categoricalValueSpec", "discreteValueSpec",
+                                              "scaleType", "conditionalParameterSpecs"}));
   ParameterSpec p;
   if (const json* v = f.Get("parameterId")) {
     TY_ASSIGN_OR_RETURN(p.parameter_id, ReadString(*v, f.Path("parameterId")));
@@ -254,14 +254,17 @@ StatusOr<ParameterSpec> ParseParameterSpec(const json& j, const std::string& pat
     TY_ASSIGN_OR_RETURN(Fields g, Fields::Read(*v, sp, {"values", "defaultValue"}));
     p.type = ParameterType::kDiscrete;
     if (const json* vals = g.Get("values")) {
-      TY_ASSIGN_OR_RETURN(p.discrete_values, ReadArray<double>(*vals, g.Path("values"), ReadDouble));
+      TY_ASSIGN_OR_RETURN(p.discrete_values,
+                          ReadArray<double>(*vals, g.Path("values"), ReadDouble));
     }
     if (const json* d = g.Get("defaultValue")) p.default_value = *d;
   }
   if (specs != 1) {
     return InvalidArgumentError(
-        path + ": give exactly one of doubleValueSpec, integerValueSpec, categoricalValueSpec, "
-               "discreteValueSpec (got " + std::to_string(specs) + ")");
+        path +
+        ": give exactly one of doubleValueSpec, integerValueSpec, categoricalValueSpec, "
+        "discreteValueSpec (got " +
+        std::to_string(specs) + ")");
   }
   if (const json* v = f.Get("scaleType")) {
     TY_ASSIGN_OR_RETURN(p.scale_type,
@@ -284,10 +287,9 @@ StatusOr<std::vector<ConditionalParameterSpec>> ParseConditionals(const json& j,
                                                                   const std::string& path) {
   return ReadArray<ConditionalParameterSpec>(
       j, path, [](const json& e, const std::string& p) -> StatusOr<ConditionalParameterSpec> {
-        TY_ASSIGN_OR_RETURN(Fields f,
-                            Fields::Read(e, p,
-                                         {"parameterSpec", "parentDiscreteValues",
-                                          "parentIntValues", "parentCategoricalValues"}));
+        TY_ASSIGN_OR_RETURN(Fields f, Fields::Read(e, p,
+                                                   {"parameterSpec", "parentDiscreteValues",
+                                                    "parentIntValues", "parentCategoricalValues"}));
         ConditionalParameterSpec c;
         int parents = 0;
         auto values_of = [&](std::string_view name) -> StatusOr<const json*> {
@@ -301,15 +303,14 @@ StatusOr<std::vector<ConditionalParameterSpec>> ParseConditionals(const json& j,
         };
         TY_ASSIGN_OR_RETURN(const json* dv, values_of("parentDiscreteValues"));
         if (dv) {
-          TY_ASSIGN_OR_RETURN(c.parent_discrete_values,
-                              ReadArray<double>(*dv, f.Path("parentDiscreteValues.values"),
-                                                ReadDouble));
+          TY_ASSIGN_OR_RETURN(
+              c.parent_discrete_values,
+              ReadArray<double>(*dv, f.Path("parentDiscreteValues.values"), ReadDouble));
         }
         TY_ASSIGN_OR_RETURN(const json* iv, values_of("parentIntValues"));
         if (iv) {
-          TY_ASSIGN_OR_RETURN(
-              c.parent_int_values,
-              ReadArray<int64_t>(*iv, f.Path("parentIntValues.values"), ReadInt64));
+          TY_ASSIGN_OR_RETURN(c.parent_int_values,
+                              ReadArray<int64_t>(*iv, f.Path("parentIntValues.values"), ReadInt64));
         }
         TY_ASSIGN_OR_RETURN(const json* cv, values_of("parentCategoricalValues"));
         if (cv) {
@@ -318,8 +319,9 @@ StatusOr<std::vector<ConditionalParameterSpec>> ParseConditionals(const json& j,
               ReadArray<std::string>(*cv, f.Path("parentCategoricalValues.values"), ReadString));
         }
         if (parents != 1) {
-          return InvalidArgumentError(p + ": give exactly one of parentDiscreteValues, "
-                                          "parentIntValues, parentCategoricalValues");
+          return InvalidArgumentError(p +
+                                      ": give exactly one of parentDiscreteValues, "
+                                      "parentIntValues, parentCategoricalValues");
         }
         const json* spec = f.Get("parameterSpec");
         if (!spec) return InvalidArgumentError(f.Path("parameterSpec") + ": required");
@@ -398,11 +400,11 @@ StatusOr<StudySpec> ParseStudySpec(const json& j, const std::string& path) {
                         ReadArray<ParameterSpec>(*v, f.Path("parameters"), ParseParameterSpec));
   }
   if (const json* v = f.Get("algorithm")) {
-    TY_ASSIGN_OR_RETURN(s.algorithm, ReadEnum<Algorithm>(
-                                         *v, f.Path("algorithm"),
-                                         {{"ALGORITHM_UNSPECIFIED", Algorithm::kUnspecified},
-                                          {"GRID_SEARCH", Algorithm::kGridSearch},
-                                          {"RANDOM_SEARCH", Algorithm::kRandomSearch}}));
+    TY_ASSIGN_OR_RETURN(s.algorithm,
+                        ReadEnum<Algorithm>(*v, f.Path("algorithm"),
+                                            {{"ALGORITHM_UNSPECIFIED", Algorithm::kUnspecified},
+                                             {"GRID_SEARCH", Algorithm::kGridSearch},
+                                             {"RANDOM_SEARCH", Algorithm::kRandomSearch}}));
   }
   if (const json* v = f.Get("measurementSelectionType")) {
     TY_ASSIGN_OR_RETURN(
@@ -416,8 +418,8 @@ StatusOr<StudySpec> ParseStudySpec(const json& j, const std::string& path) {
   int stopping = 0;
   if (const json* v = f.Get("medianAutomatedStoppingSpec")) {
     ++stopping;
-    TY_ASSIGN_OR_RETURN(Fields g, Fields::Read(*v, f.Path("medianAutomatedStoppingSpec"),
-                                               {"useElapsedDuration"}));
+    TY_ASSIGN_OR_RETURN(
+        Fields g, Fields::Read(*v, f.Path("medianAutomatedStoppingSpec"), {"useElapsedDuration"}));
     MedianStoppingSpec m;
     if (const json* u = g.Get("useElapsedDuration")) {
       TY_ASSIGN_OR_RETURN(m.use_elapsed_duration, ReadBool(*u, g.Path("useElapsedDuration")));
@@ -426,8 +428,8 @@ StatusOr<StudySpec> ParseStudySpec(const json& j, const std::string& path) {
   }
   if (const json* v = f.Get("decayCurveStoppingSpec")) {
     ++stopping;
-    TY_ASSIGN_OR_RETURN(Fields g, Fields::Read(*v, f.Path("decayCurveStoppingSpec"),
-                                               {"useElapsedDuration"}));
+    TY_ASSIGN_OR_RETURN(Fields g,
+                        Fields::Read(*v, f.Path("decayCurveStoppingSpec"), {"useElapsedDuration"}));
     DecayCurveStoppingSpec d;
     if (const json* u = g.Get("useElapsedDuration")) {
       TY_ASSIGN_OR_RETURN(d.use_elapsed_duration, ReadBool(*u, g.Path("useElapsedDuration")));
@@ -440,8 +442,9 @@ StatusOr<StudySpec> ParseStudySpec(const json& j, const std::string& path) {
                                 "or decayCurveStoppingSpec");
   }
   if (stopping > 1) {
-    return InvalidArgumentError(path + ": give at most one of medianAutomatedStoppingSpec, "
-                                       "decayCurveStoppingSpec");
+    return InvalidArgumentError(path +
+                                ": give at most one of medianAutomatedStoppingSpec, "
+                                "decayCurveStoppingSpec");
   }
   // observationNoise and studyStoppingConfig are Vizier-only on Vertex; accepted and ignored.
   return s;
@@ -535,21 +538,19 @@ StatusOr<Measurement> ParseMeasurement(const json& j, const std::string& path) {
   }
   if (const json* v = f.Get("metrics")) {
     TY_ASSIGN_OR_RETURN(
-        m.metrics,
-        ReadArray<MetricValue>(*v, f.Path("metrics"),
-                               [](const json& e, const std::string& p) -> StatusOr<MetricValue> {
-                                 TY_ASSIGN_OR_RETURN(Fields g,
-                                                     Fields::Read(e, p, {"metricId", "value"}));
-                                 MetricValue mv;
-                                 if (const json* id = g.Get("metricId")) {
-                                   TY_ASSIGN_OR_RETURN(mv.metric_id,
-                                                       ReadString(*id, g.Path("metricId")));
-                                 }
-                                 if (const json* val = g.Get("value")) {
-                                   TY_ASSIGN_OR_RETURN(mv.value, ReadDouble(*val, g.Path("value")));
-                                 }
-                                 return mv;
-                               }));
+        m.metrics, ReadArray<MetricValue>(
+                       *v, f.Path("metrics"),
+                       [](const json& e, const std::string& p) -> StatusOr<MetricValue> {
+                         TY_ASSIGN_OR_RETURN(Fields g, Fields::Read(e, p, {"metricId", "value"}));
+                         MetricValue mv;
+                         if (const json* id = g.Get("metricId")) {
+                           TY_ASSIGN_OR_RETURN(mv.metric_id, ReadString(*id, g.Path("metricId")));
+                         }
+                         if (const json* val = g.Get("value")) {
+                           TY_ASSIGN_OR_RETURN(mv.value, ReadDouble(*val, g.Path("value")));
+                         }
+                         return mv;
+                       }));
   }
   return m;
 }
@@ -577,12 +578,12 @@ StatusOr<TrialState> ParseTrialState(std::string_view name, const std::string& p
 }
 
 StatusOr<Trial> ParseTrial(const json& j, const std::string& path) {
-  TY_ASSIGN_OR_RETURN(
-      Fields f, Fields::Read(j, path,
-                             {"id", "state", "parameters", "finalMeasurement", "measurements",
-                              "startTime", "endTime", "infeasibleReason", "customJob",
-                              "earlyStopped", "jobFailed"},
-                             {"name", "clientId", "webAccessUris"}));
+  TY_ASSIGN_OR_RETURN(Fields f,
+                      Fields::Read(j, path,
+                                   {"id", "state", "parameters", "finalMeasurement", "measurements",
+                                    "startTime", "endTime", "infeasibleReason", "customJob",
+                                    "earlyStopped", "jobFailed", "stopReason"},
+                                   {"name", "clientId", "webAccessUris"}));
   Trial t;
   if (const json* v = f.Get("id")) {
     TY_ASSIGN_OR_RETURN(t.id, ReadString(*v, f.Path("id")));
@@ -617,7 +618,8 @@ StatusOr<Trial> ParseTrial(const json& j, const std::string& path) {
                         ReadArray<Measurement>(*v, f.Path("measurements"), ParseMeasurement));
   }
   using TimeField = std::pair<const char*, std::optional<std::chrono::system_clock::time_point>*>;
-  for (const TimeField& tf : {TimeField{"startTime", &t.start_time}, TimeField{"endTime", &t.end_time}}) {
+  for (const TimeField& tf :
+       {TimeField{"startTime", &t.start_time}, TimeField{"endTime", &t.end_time}}) {
     const auto& [name, field] = tf;
     if (const json* v = f.Get(name)) {
       TY_ASSIGN_OR_RETURN(std::string text, ReadString(*v, f.Path(name)));
@@ -632,6 +634,9 @@ StatusOr<Trial> ParseTrial(const json& j, const std::string& path) {
   }
   if (const json* v = f.Get("earlyStopped")) {
     TY_ASSIGN_OR_RETURN(t.early_stopped, ReadBool(*v, f.Path("earlyStopped")));
+  }
+  if (const json* v = f.Get("stopReason")) {
+    TY_ASSIGN_OR_RETURN(t.stop_reason, ReadString(*v, f.Path("stopReason")));
   }
   if (const json* v = f.Get("jobFailed")) {
     TY_ASSIGN_OR_RETURN(t.job_failed, ReadBool(*v, f.Path("jobFailed")));
@@ -658,6 +663,7 @@ json ToJson(const Trial& t) {
   if (!t.custom_job.empty()) j["customJob"] = t.custom_job;
   if (t.early_stopped) j["earlyStopped"] = true;
   if (t.job_failed) j["jobFailed"] = true;
+  if (!t.stop_reason.empty()) j["stopReason"] = t.stop_reason;
   return j;
 }
 
@@ -681,14 +687,16 @@ std::string FormatTimestamp(std::chrono::system_clock::time_point t) {
 }
 
 StatusOr<std::chrono::system_clock::time_point> ParseTimestamp(std::string_view text,
-                                                                const std::string& path) {
+                                                               const std::string& path) {
   std::tm tm{};
   int consumed = 0;
   std::string s(text);
   if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
                   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
-    return InvalidArgumentError(path + ": expected an RFC 3339 UTC time such as "
-                                       "\"2026-01-02T03:04:05Z\", got \"" + s + "\"");
+    return InvalidArgumentError(path +
+                                ": expected an RFC 3339 UTC time such as "
+                                "\"2026-01-02T03:04:05Z\", got \"" +
+                                s + "\"");
   }
   int64_t micros = 0;
   size_t pos = static_cast<size_t>(consumed);

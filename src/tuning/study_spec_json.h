@@ -9,10 +9,9 @@
 #pragma once
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "tuning/study_spec.h"
@@ -47,7 +46,7 @@ StatusOr<ParameterValue> ParseParameterValue(const nlohmann::json& j, const std:
 // RFC 3339 UTC with microseconds ("2026-11-22T02:44:24.123456Z") and back.
 std::string FormatTimestamp(std::chrono::system_clock::time_point t);
 StatusOr<std::chrono::system_clock::time_point> ParseTimestamp(std::string_view text,
-                                                                const std::string& path);
+                                                               const std::string& path);
 
 // Enum names to values; INVALID_ARGUMENT listing the accepted names otherwise.
 StatusOr<TrialState> ParseTrialState(std::string_view name, const std::string& path);

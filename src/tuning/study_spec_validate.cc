@@ -13,7 +13,8 @@ constexpr double kMaxGridStepPoints = 100000;
 std::string Num(double v) { return FormatParameterValue(v); }
 
 bool HasWhitespace(const std::string& s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
 }
 
 std::string ValueSpecName(ParameterType type) {
@@ -67,25 +68,29 @@ Status ValidateParameter(const ParameterSpec& p, const std::string& path, Algori
           return InvalidArgumentError(vs + ".gridStep: must be > 0, got " + Num(*p.grid_step));
         }
         if ((p.max_value - p.min_value) / *p.grid_step + 1 > kMaxGridStepPoints) {
-          return InvalidArgumentError(vs + ".gridStep: gives more than 100000 points; use a larger "
-                                           "step");
+          return InvalidArgumentError(vs +
+                                      ".gridStep: gives more than 100000 points; use a larger "
+                                      "step");
         }
       } else if (algorithm == Algorithm::kGridSearch) {
         return InvalidArgumentError(
-            vs + ": GRID_SEARCH cannot enumerate a continuous range; list the points with "
-                 "discreteValueSpec{values:[...]} or add doubleValueSpec.gridStep");
+            vs +
+            ": GRID_SEARCH cannot enumerate a continuous range; list the points with "
+            "discreteValueSpec{values:[...]} or add doubleValueSpec.gridStep");
       }
       break;
     case ParameterType::kInteger:
       if (p.int_min > p.int_max) {
-        return InvalidArgumentError(vs + ".minValue: must be <= maxValue, got minValue=" +
-                                    std::to_string(p.int_min) +
-                                    " maxValue=" + std::to_string(p.int_max));
+        return InvalidArgumentError(
+            vs + ".minValue: must be <= maxValue, got minValue=" + std::to_string(p.int_min) +
+            " maxValue=" + std::to_string(p.int_max));
       }
       if (algorithm == Algorithm::kGridSearch &&
-          static_cast<double>(p.int_max) - static_cast<double>(p.int_min) + 1 > kMaxGridStepPoints) {
-        return InvalidArgumentError(vs + ": GRID_SEARCH enumerates every integer and this range has "
-                                         "more than 100000; narrow it or use discreteValueSpec");
+          static_cast<double>(p.int_max) - static_cast<double>(p.int_min) + 1 >
+              kMaxGridStepPoints) {
+        return InvalidArgumentError(vs +
+                                    ": GRID_SEARCH enumerates every integer and this range has "
+                                    "more than 100000; narrow it or use discreteValueSpec");
       }
       if (log_like && p.int_min <= 0) {
         return InvalidArgumentError(vs + ".minValue: " + scale + " needs minValue > 0, got " +
@@ -125,8 +130,10 @@ Status ValidateParameter(const ParameterSpec& p, const std::string& path, Algori
         }
       }
       if (p.scale_type != ScaleType::kUnspecified) {
-        return InvalidArgumentError(path + ".scaleType: leave it unset for categorical "
-                                           "parameters, got " + scale);
+        return InvalidArgumentError(path +
+                                    ".scaleType: leave it unset for categorical "
+                                    "parameters, got " +
+                                    scale);
       }
       break;
     }
@@ -137,8 +144,10 @@ Status ValidateParameter(const ParameterSpec& p, const std::string& path, Algori
     const std::string cp = path + ".conditionalParameterSpecs[" + std::to_string(i) + "]";
     switch (p.type) {
       case ParameterType::kDouble:
-        return InvalidArgumentError(cp + ": a DOUBLE parameter cannot have conditional children; "
-                                         "make \"" + p.parameter_id + "\" discrete");
+        return InvalidArgumentError(cp +
+                                    ": a DOUBLE parameter cannot have conditional children; "
+                                    "make \"" +
+                                    p.parameter_id + "\" discrete");
       case ParameterType::kDiscrete: {
         if (c.parent_discrete_values.empty()) {
           return InvalidArgumentError(cp + ": parent \"" + p.parameter_id +
@@ -146,8 +155,9 @@ Status ValidateParameter(const ParameterSpec& p, const std::string& path, Algori
         }
         for (size_t k = 0; k < c.parent_discrete_values.size(); ++k) {
           double v = c.parent_discrete_values[k];
-          bool found = std::any_of(p.discrete_values.begin(), p.discrete_values.end(),
-                                   [&](double d) { return std::fabs(d - v) <= 1e-12 * (1 + std::fabs(d)); });
+          bool found =
+              std::any_of(p.discrete_values.begin(), p.discrete_values.end(),
+                          [&](double d) { return std::fabs(d - v) <= 1e-12 * (1 + std::fabs(d)); });
           if (!found) {
             return InvalidArgumentError(cp + ".parentDiscreteValues.values[" + std::to_string(k) +
                                         "]: " + Num(v) + " is not one of the parent's values");
@@ -206,8 +216,9 @@ Status ValidateStudySpec(const StudySpec& spec, const std::string& path) {
   }
   const MetricSpec& m = spec.metrics[0];
   if (m.metric_id.empty()) {
-    return InvalidArgumentError(path + ".metrics[0].metricId: required (the tag the trainer "
-                                       "reports through cloudml-hypertune)");
+    return InvalidArgumentError(path +
+                                ".metrics[0].metricId: required (the tag the trainer "
+                                "reports through cloudml-hypertune)");
   }
   if (HasWhitespace(m.metric_id)) {
     return InvalidArgumentError(path + ".metrics[0].metricId: must not contain whitespace");
@@ -217,9 +228,8 @@ Status ValidateStudySpec(const StudySpec& spec, const std::string& path) {
   }
   std::set<std::string> ids;
   for (size_t i = 0; i < spec.parameters.size(); ++i) {
-    TY_RETURN_IF_ERROR(ValidateParameter(spec.parameters[i],
-                                         path + ".parameters[" + std::to_string(i) + "]",
-                                         spec.algorithm, &ids));
+    TY_RETURN_IF_ERROR(ValidateParameter(
+        spec.parameters[i], path + ".parameters[" + std::to_string(i) + "]", spec.algorithm, &ids));
   }
   return Status::Ok();
 }
@@ -235,8 +245,9 @@ Status ValidateHyperparameterTuningJobSpec(const HyperparameterTuningJobSpec& sp
                                 std::to_string(spec.parallel_trial_count));
   }
   if (spec.max_failed_trial_count < 0) {
-    return InvalidArgumentError("maxFailedTrialCount: must be >= 0 (0 lets trainyard decide), got " +
-                                std::to_string(spec.max_failed_trial_count));
+    return InvalidArgumentError(
+        "maxFailedTrialCount: must be >= 0 (0 lets trainyard decide), got " +
+        std::to_string(spec.max_failed_trial_count));
   }
   return ValidateStudySpec(spec.study_spec, "studySpec");
 }

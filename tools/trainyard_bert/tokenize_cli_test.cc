@@ -133,10 +133,10 @@ TEST(TokenizeCliTest, ManyLinesAcrossBatches) {
     expected += i % 2 ? "101 7592 2045 1010 2129 2024 2017 1029 102\n" : "101 102\n";
   }
   WriteFileOrDie(dir / "in.txt", input);
-  const auto result = RunProcess(
-      {"/bin/sh", "-c",
-       "\"$0\" tokenize --vocab \"$1\" < \"$2\" > \"$3\"", ToolPath("trainyard-bert").string(),
-       Vocab(), (dir / "in.txt").string(), (dir / "out.txt").string()});
+  const auto result =
+      RunProcess({"/bin/sh", "-c", "\"$0\" tokenize --vocab \"$1\" < \"$2\" > \"$3\"",
+                  ToolPath("trainyard-bert").string(), Vocab(), (dir / "in.txt").string(),
+                  (dir / "out.txt").string()});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   const std::string out = ReadFileOrDie(dir / "out.txt");
   EXPECT_TRUE(out == expected) << "output differs (" << out.size() << " bytes)";

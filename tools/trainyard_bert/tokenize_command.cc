@@ -106,8 +106,8 @@ int RunTokenize(const TokenizeOptions& options) {
     }
     if (bad_index) {
       std::fflush(stdout);
-      std::cerr << kPrefix << "stdin line " << first_line + *bad_index
-                << ": invalid UTF-8 at byte " << *bad_byte + 1
+      std::cerr << kPrefix << "stdin line " << first_line + *bad_index << ": invalid UTF-8 at byte "
+                << *bad_byte + 1
                 << "; convert the input to UTF-8 (e.g. iconv -f latin1 -t utf-8), or pass "
                    "--on-invalid-utf8 replace to drop invalid bytes as HF does after "
                    "decode(errors=\"replace\")\n";
@@ -121,27 +121,27 @@ int RunTokenize(const TokenizeOptions& options) {
   return 0;
 }
 
-const bool kRegistered = RegisterCommand({
-    .name = "tokenize",
-    .description = "Tokenize stdin lines into BERT input ids (HF BertTokenizer, uncased)",
-    .order = 10,
-    .setup = [](CLI::App& sub) -> CommandRunner {
-      auto options = std::make_shared<TokenizeOptions>();
-      sub.add_option("--vocab", options->vocab,
-                     "vocab.txt (one token per line) or a .json token list")
-          ->required();
-      sub.add_option("--max-length", options->max_length,
-                     "maximum ids per line including [CLS] and [SEP] (>= 2)")
-          ->capture_default_str();
-      sub.add_flag("--tokens", options->tokens, "print wordpiece strings instead of ids");
-      sub.add_option("--on-invalid-utf8", options->on_invalid_utf8,
-                     "error: stop at the first line that is not UTF-8, naming it; replace: drop "
-                     "invalid bytes (as HF does after decode(errors='replace'))")
-          ->capture_default_str();
-      sub.add_option("--threads", options->threads, "tokenizer threads (0 = all cores)")
-          ->capture_default_str();
-      return [options] { return RunTokenize(*options); };
-    }});
+const bool kRegistered = RegisterCommand(
+    {.name = "tokenize",
+     .description = "Tokenize stdin lines into BERT input ids (HF BertTokenizer, uncased)",
+     .order = 10,
+     .setup = [](CLI::App& sub) -> CommandRunner {
+       auto options = std::make_shared<TokenizeOptions>();
+       sub.add_option("--vocab", options->vocab,
+                      "vocab.txt (one token per line) or a .json token list")
+           ->required();
+       sub.add_option("--max-length", options->max_length,
+                      "maximum ids per line including [CLS] and [SEP] (>= 2)")
+           ->capture_default_str();
+       sub.add_flag("--tokens", options->tokens, "print wordpiece strings instead of ids");
+       sub.add_option("--on-invalid-utf8", options->on_invalid_utf8,
+                      "error: stop at the first line that is not UTF-8, naming it; replace: drop "
+                      "invalid bytes (as HF does after decode(errors='replace'))")
+           ->capture_default_str();
+       sub.add_option("--threads", options->threads, "tokenizer threads (0 = all cores)")
+           ->capture_default_str();
+       return [options] { return RunTokenize(*options); };
+     }});
 
 }  // namespace
 }  // namespace trainyard::tools

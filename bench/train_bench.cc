@@ -1,0 +1,150 @@
+// Trainer throughput benchmark: training samples/s of `trainyard-bert train` (the library call
+// behind it) at batch 128 on the UCI sample, with the article's fixed padding to 100 and with
+// length grouping (dynamic padding), against a Python/PyTorch re-implementation of the article's
+// main.py pipeline (bench/train_article_pipeline.py) run in the same process tree.
+//
+//   build/bench/train_bench [--csv data/sample/uci_sentiment.csv] [--vocab data/sample/vocab.txt]
+//                           [--threads 2] [--epochs 2] [--python-steps 12] [--python /usr/bin/python3]
+//
+// Prints a table and one JSON line. Not a test: no thresholds.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "data/csv.h"
+#include "train/trainer.h"
+
+namespace fs = std::filesystem;
+using namespace trainyard;
+
+namespace {
+
+std::string Shell(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), pipe)) out.append(buf, n);
+  pclose(pipe);
+  return out;
+}
+
+std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"trainer throughput: trainyard-bert vs the article's Python pipeline"};
+  std::string csv = TRAINYARD_SOURCE_DIR "/data/sample/uci_sentiment.csv";
+  std::string vocab = TRAINYARD_SOURCE_DIR "/data/sample/vocab.txt";
+  std::string python = "/usr/bin/python3";
+  std::string script = TRAINYARD_SOURCE_DIR "/bench/train_article_pipeline.py";
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int epochs = 2, python_steps = 12, batch = 128;
+  app.add_option("--csv", csv, "UCI sample CSV (columns text,label)");
+  app.add_option("--vocab", vocab);
+  app.add_option("--threads", threads, "CPU threads for both pipelines");
+  app.add_option("--epochs", epochs, "Epochs per trainyard configuration");
+  app.add_option("--python-steps", python_steps, "Timed steps of the Python pipeline (0 = skip)");
+  app.add_option("--python", python);
+  CLI11_PARSE(app, argc, argv);
+
+  auto table = data::ReadCsv(csv);
+  if (!table.ok()) {
+    std::cerr << "train_bench: " << table.status() << " (run scripts/fetch-sample-data.sh)\n";
+    return 1;
+  }
+  const int text = table->ColumnIndex("text"), label = table->ColumnIndex("label");
+  if (text < 0 || label < 0) {
+    std::cerr << "train_bench: " << csv << " needs columns text,label\n";
+    return 1;
+  }
+  const fs::path dir = fs::temp_directory_path() / ("trainyard_train_bench." + std::to_string(getpid()));
+  fs::create_directories(dir);
+  data::CsvTable out;
+  out.header = {"bodyText", "Target"};
+  for (const auto& row : table->rows) out.rows.push_back({row[text], row[label]});
+  if (!data::WriteCsvAtomic(dir / "train.csv", out).ok()) return 1;
+  data::CsvTable small = out;
+  small.rows.resize(std::min<size_t>(256, small.rows.size()));
+  if (!data::WriteCsvAtomic(dir / "eval.csv", small).ok()) return 1;
+  setenv("CLOUD_ML_HP_METRIC_FILE", (dir / "hp").c_str(), 1);
+
+  struct Row {
+    std::string name;
+    double samples_per_second;
+    int64_t samples;
+    double seconds;
+  };
+  std::vector<Row> rows;
+  for (bool grouping : {false, true}) {
+    train::TrainOptions o;
+    o.training_file = dir / "train.csv";
+    o.validation_file = dir / "eval.csv";
+    o.vocab = vocab;
+    o.epochs = epochs;
+    o.batch_size = batch;
+    o.learning_rate = 1e-4;
+    o.max_length = 100;
+    o.threads = threads;
+    o.length_grouping = grouping;
+    std::ostringstream sink_out, sink_log;
+    train::TrainIo io;
+    io.out = &sink_out;
+    io.log = &sink_log;
+    auto result = train::RunTraining(o, io);
+    if (!result.ok()) {
+      std::cerr << "train_bench: " << result.status() << "\n";
+      return 1;
+    }
+    rows.push_back({grouping ? "trainyard, length grouping" : "trainyard, fixed padding to 100",
+                    result->train_samples / result->train_seconds, result->train_samples,
+                    result->train_seconds});
+  }
+  double python_sps = 0;
+  nlohmann::json python_json;
+  if (python_steps > 0) {
+    const std::string cmd = python + " " + Quote(script) + " --csv " + Quote((dir / "train.csv").string()) +
+                            " --vocab " + Quote(vocab) + " --batch-size " + std::to_string(batch) +
+                            " --steps " + std::to_string(python_steps) + " --threads " +
+                            std::to_string(threads) + " 2>&1";
+    const std::string output = Shell(cmd);
+    const size_t brace = output.rfind("{\"pipeline\"");
+    if (brace == std::string::npos) {
+      std::cerr << "train_bench: the Python pipeline failed:\n" << output << "\n";
+    } else {
+      python_json = nlohmann::json::parse(output.substr(brace, output.find('\n', brace) - brace));
+      python_sps = python_json["samples_per_second"].get<double>();
+      rows.push_back({"python article pipeline (pad 100)", python_sps,
+                      python_json["samples"].get<int64_t>(), python_json["seconds"].get<double>()});
+    }
+  }
+  fs::remove_all(dir);
+
+  std::printf("%-36s %12s %10s %10s %10s\n", "pipeline (batch 128, BERT-Tiny)", "samples/s", "samples",
+              "seconds", "vs python");
+  for (const auto& r : rows) {
+    std::printf("%-36s %12.1f %10lld %10.2f %9.2fx\n", r.name.c_str(), r.samples_per_second,
+                static_cast<long long>(r.samples), r.seconds,
+                python_sps > 0 ? r.samples_per_second / python_sps : 0.0);
+  }
+  nlohmann::json j = {{"bench", "train"},
+                      {"batch_size", batch},
+                      {"threads", threads},
+                      {"examples", out.rows.size()},
+                      {"fixed_padding_samples_per_second", rows[0].samples_per_second},
+                      {"length_grouping_samples_per_second", rows[1].samples_per_second},
+                      {"python_samples_per_second", python_sps},
+                      {"ratio_fixed_padding", python_sps > 0 ? rows[0].samples_per_second / python_sps : 0},
+                      {"ratio_length_grouping", python_sps > 0 ? rows[1].samples_per_second / python_sps : 0},
+                      {"hardware_concurrency", std::thread::hardware_concurrency()}};
+  std::cout << j.dump() << "\n";
+  return 0;
+}

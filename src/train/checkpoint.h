@@ -1,0 +1,62 @@
+// Training checkpoints: everything needed to continue a run bit-for-bit.
+//
+// A checkpoint is a directory <checkpoint_dir>/checkpoint-<global step, 8 digits>/ holding
+//   state.pt            model parameters ("model.<name>"), AdamW moments ("optim.<name>.exp_avg",
+//                       "optim.<name>.exp_avg_sq") and RNG states ("rng.cpu", "rng.cuda"), a
+//                       torch.save-compatible pickle (torch::pickle_save);
+//   trainer_state.json  format/version, position (epoch, next batch, global step), the current
+//                       epoch's batch plan, the run's fingerprint and progress counters;
+//   DONE                the completion marker, written last.
+// It is built in a staging directory, fsynced and renamed into place (CommitDirectory), so a
+// crash leaves either the previous checkpoints or the new one complete; a directory without DONE
+// is never loaded. The newest `keep` complete checkpoints are kept.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "common/status.h"
+#include "train/batch_plan.h"
+
+namespace trainyard::train {
+
+struct TrainingState {
+  int64_t epoch = 1;        // 1-based epoch the run continues in
+  int64_t next_batch = 0;   // index in `plan` of the next batch to train on
+  int64_t global_step = 0;  // optimizer steps taken so far
+  BatchPlan plan;           // this epoch's data order; empty = not started (rebuild from seed)
+  nlohmann::json fingerprint;  // settings that must match to resume (see trainer.cc)
+  nlohmann::json progress;     // counters and per-epoch history, opaque here
+  std::map<std::string, torch::Tensor> tensors;  // model.*, optim.*, rng.*
+};
+
+class CheckpointManager {
+ public:
+  static constexpr int kFormatVersion = 1;
+
+  CheckpointManager(std::filesystem::path dir, int keep = 2);
+
+  // Writes a checkpoint for state.global_step (replacing one of the same step) and prunes older
+  // ones beyond `keep`. IO errors are returned; earlier checkpoints stay intact.
+  Status Save(const TrainingState& state);
+
+  // The newest complete checkpoint, or nullopt when there is none (missing or empty directory).
+  // DATA_LOSS when the newest complete checkpoint cannot be read. `from` receives its directory.
+  StatusOr<std::optional<TrainingState>> LoadLatest(std::filesystem::path* from = nullptr) const;
+
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::vector<std::filesystem::path> CompleteCheckpoints() const;  // oldest first
+
+  std::filesystem::path dir_;
+  int keep_;
+};
+
+}  // namespace trainyard::train

@@ -1,0 +1,128 @@
+#include "train/label_map.h"
+
+#include <charconv>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "common/file_util.h"
+
+namespace trainyard::train {
+namespace {
+
+std::optional<int> ParseId(std::string_view s) {
+  int id = -1;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
+  if (ec != std::errc() || ptr != s.data() + s.size() || id < 0) return std::nullopt;
+  return id;
+}
+
+// id -> name pairs into a dense vector; rejects gaps and duplicates.
+StatusOr<LabelMap> FromPairs(const std::map<int, std::string>& by_id, std::string_view source) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  int expected = 0;
+  for (const auto& [id, name] : by_id) {
+    if (id != expected) {
+      return InvalidArgumentError(std::string(source) + ": class ids must be 0.." +
+                                  std::to_string(by_id.size() - 1) + " without gaps; id " +
+                                  std::to_string(expected) + " is missing");
+    }
+    if (name.empty()) {
+      return InvalidArgumentError(std::string(source) + ": class " + std::to_string(id) +
+                                  " has an empty name");
+    }
+    if (!seen.insert(name).second) {
+      return InvalidArgumentError(std::string(source) + ": class name '" + name +
+                                  "' is used twice; names must be unique");
+    }
+    names.push_back(name);
+    ++expected;
+  }
+  if (names.empty()) {
+    return InvalidArgumentError(std::string(source) + ": no classes; expected e.g. " +
+                                R"({"id2label": {"0": "negative", "1": "positive"}})");
+  }
+  return LabelMap(std::move(names));
+}
+
+StatusOr<LabelMap> FromIdToName(const nlohmann::json& obj, std::string_view source) {
+  std::map<int, std::string> by_id;
+  for (const auto& [key, value] : obj.items()) {
+    auto id = ParseId(key);
+    if (!id || !value.is_string()) {
+      return InvalidArgumentError(std::string(source) + ": expected \"<class id>\": \"<name>\", got \"" +
+                                  key + "\": " + value.dump());
+    }
+    by_id[*id] = value.get<std::string>();
+  }
+  return FromPairs(by_id, source);
+}
+
+}  // namespace
+
+LabelMap LabelMap::FromIds(int num_classes) {
+  std::vector<std::string> names;
+  for (int i = 0; i < num_classes; ++i) names.push_back(std::to_string(i));
+  return LabelMap(std::move(names));
+}
+
+StatusOr<LabelMap> LabelMap::FromJson(std::string_view json_text, std::string_view source) {
+  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return InvalidArgumentError(std::string(source) + ": not valid JSON");
+  }
+  if (j.is_object() && j.contains("id2label")) j = j["id2label"];
+  else if (j.is_object() && j.contains("labels")) j = j["labels"];
+  if (j.is_array()) {
+    std::map<int, std::string> by_id;
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (!j[i].is_string()) {
+        return InvalidArgumentError(std::string(source) + ": label " + std::to_string(i) +
+                                    " must be a string, got " + j[i].dump());
+      }
+      by_id[static_cast<int>(i)] = j[i].get<std::string>();
+    }
+    return FromPairs(by_id, source);
+  }
+  if (!j.is_object()) {
+    return InvalidArgumentError(std::string(source) +
+                                ": expected a JSON array of class names or an id2label object");
+  }
+  // {"0": "neg"} (id -> name) or {"neg": 0} (name -> id): decided by the value type.
+  bool name_to_id = !j.empty() && j.begin()->is_number_integer();
+  if (!name_to_id) return FromIdToName(j, source);
+  std::map<int, std::string> by_id;
+  for (const auto& [key, value] : j.items()) {
+    if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+      return InvalidArgumentError(std::string(source) + ": expected \"<name>\": <class id>, got \"" +
+                                  key + "\": " + value.dump());
+    }
+    const int id = value.get<int>();
+    if (by_id.count(id)) {
+      return InvalidArgumentError(std::string(source) + ": class id " + std::to_string(id) +
+                                  " is used twice");
+    }
+    by_id[id] = key;
+  }
+  return FromPairs(by_id, source);
+}
+
+StatusOr<LabelMap> LabelMap::FromFile(const std::filesystem::path& path) {
+  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return FromJson(text, path.string());
+}
+
+std::string LabelMap::ToJson() const {
+  nlohmann::ordered_json id2label = nlohmann::ordered_json::object();
+  nlohmann::ordered_json label2id = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < names_.size(); ++i) {
+    id2label[std::to_string(i)] = names_[i];
+    label2id[names_[i]] = i;
+  }
+  nlohmann::ordered_json j = {{"id2label", id2label}, {"label2id", label2id}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace trainyard::train

@@ -1,0 +1,52 @@
+// Options of `trainyard-bert train`: the article's main.py flags plus the trainer's own.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+
+namespace trainyard::train {
+
+struct TrainOptions {
+  // The article's flags (same names and meaning).
+  std::string training_file;
+  std::string validation_file;
+  std::string testing_file;  // optional: no test evaluation without it
+  std::string job_dir;       // export directory (AIP_MODEL_DIR on Vertex); may be gs://
+  int epochs = 2;
+  int batch_size = 128;
+  double learning_rate = 1e-4;
+  bool dry_run = false;  // one step of one epoch, validation, no test, no export
+
+  std::string model_dir;  // pretrained HF directory (config.json + weights [+ vocab.txt])
+  std::string vocab;      // vocab.txt; defaults to <model_dir>/vocab.txt
+  int max_length = 100;
+  uint64_t seed = 42;
+  int threads = 0;  // intra-op threads; 0 = all cores
+  std::string text_column = "bodyText";
+  std::string label_column = "Target";
+  int warmup_steps = 0;
+  double weight_decay = 0.01;
+  std::string checkpoint_dir;  // AIP_CHECKPOINT_DIR on Vertex
+  int checkpoint_every_steps = 0;  // 0 = only at the end of each epoch
+  bool freeze_encoder = false;
+  int trainable_layers = -1;  // -1 all; K = last K encoder layers (+ pooler, head)
+  bool length_grouping = true;
+  std::string hypertune_metric = "accuracy";
+  std::string tensorboard_dir;  // AIP_TENSORBOARD_LOG_DIR on Vertex
+  bool bf16 = false;            // CUDA autocast to bfloat16 (LibTorch >= 2 with CUDA)
+  int eval_batch_size = 0;      // 0 = 2 x batch_size
+};
+
+// Fills job_dir / checkpoint_dir / tensorboard_dir from AIP_MODEL_DIR / AIP_CHECKPOINT_DIR /
+// AIP_TENSORBOARD_LOG_DIR when the flags were not given (Vertex sets these for custom jobs).
+void ApplyEnvironmentDefaults(TrainOptions& options,
+                              const std::function<const char*(const char*)>& getenv);
+
+// INVALID_ARGUMENT naming the flag and the fix for out-of-range or conflicting values.
+Status ValidateOptions(const TrainOptions& options);
+
+}  // namespace trainyard::train

@@ -1,0 +1,54 @@
+// `trainyard-bert train`: fine-tunes a BERT sequence classifier on CSV data, the native
+// equivalent of the article's main.py (same flags, same log lines), plus checkpoint/resume,
+// preemption handling, hypertune reporting and an HF-loadable export.
+//
+// Flow: resolve paths (gs:// -> bucket root) -> tokenize each file once -> build or load the model
+// -> resume from the newest complete checkpoint if any -> epochs of length-grouped, dynamically
+// padded batches with AdamW + linear warmup/decay -> validation each epoch (hypertune line,
+// checkpoint) -> test -> export model.safetensors, config.json, vocab.txt, labels.json,
+// metrics.json to the job dir in one atomic directory commit.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <ostream>
+
+#include "common/status.h"
+#include "train/metrics.h"
+#include "train/train_options.h"
+
+namespace trainyard::train {
+
+struct TrainIo {
+  std::ostream* out = nullptr;  // progress lines and reports (stdout)
+  std::ostream* log = nullptr;  // info/warning lines and the progress bar (stderr)
+  bool progress_bar = false;    // draw the bar on `log` (the CLI: when stderr is a terminal)
+  // Polled after every optimizer step; when true the trainer writes a checkpoint and returns
+  // kPreempted (the CLI sets it from SIGTERM). May be null.
+  const std::atomic<bool>* stop_requested = nullptr;
+  // Called after every optimizer step with the global step (tests use it to request a stop at
+  // an exact step). May be empty.
+  std::function<void(int64_t global_step)> after_step;
+};
+
+enum class TrainOutcome { kCompleted, kPreempted };
+
+struct TrainResult {
+  TrainOutcome outcome = TrainOutcome::kCompleted;
+  int64_t global_step = 0;
+  bool resumed = false;
+  double train_loss = 0, train_accuracy = 0;  // the last epoch's means
+  std::optional<EvalMetrics> validation;      // after the last epoch
+  std::optional<EvalMetrics> test;            // when a testing file was given (not on dry runs)
+  int64_t train_samples = 0;                  // examples trained on by this process
+  double train_seconds = 0;                   // time in training steps (no evaluation)
+  std::filesystem::path exported_to;          // empty when nothing was exported
+};
+
+// Runs a whole training job. Errors (bad flags, files, data, checkpoints; IO) come back as a
+// Status whose message names the flag/file and the fix; LibTorch exceptions are converted.
+StatusOr<TrainResult> RunTraining(const TrainOptions& options, const TrainIo& io);
+
+}  // namespace trainyard::train

@@ -1,0 +1,120 @@
+// trainyard-bert train: fine-tune BERT for text classification (train/trainer.h).
+//
+// Flags are the article's main.py flags plus the trainer's own; AIP_MODEL_DIR,
+// AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR provide defaults as on Vertex. Exit codes: 0 done,
+// 2 bad flags/input, 1 other errors, 143 stopped by SIGTERM after writing a checkpoint.
+#include "command_registry.h"
+
+#if defined(TRAINYARD_HAVE_TRAINER)
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "train/trainer.h"
+
+namespace trainyard::tools {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void OnSigterm(int) { g_stop_requested.store(true); }
+
+int RunTrain(train::TrainOptions options) {
+  train::ApplyEnvironmentDefaults(options, [](const char* name) { return std::getenv(name); });
+  // SIGTERM (a preemptible VM's notice, `docker stop`, Slurm) finishes the current step, writes
+  // a checkpoint and exits 143; SIGINT keeps its default (stop now).
+  struct sigaction action {};
+  action.sa_handler = OnSigterm;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+
+  train::TrainIo io;
+  io.out = &std::cout;
+  io.log = &std::cerr;
+  io.progress_bar = isatty(STDERR_FILENO) == 1;
+  io.stop_requested = &g_stop_requested;
+  auto result = train::RunTraining(options, io);
+  if (!result.ok()) {
+    std::cerr << "trainyard-bert train: " << result.status().message() << "\n";
+    const auto code = result.status().code();
+    return code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ||
+                   code == StatusCode::kFailedPrecondition
+               ? 2
+               : 1;
+  }
+  if (result->outcome == train::TrainOutcome::kPreempted) return 143;
+  return 0;
+}
+
+const bool kRegistered = RegisterCommand({
+    .name = "train",
+    .description = "Fine-tune BERT on CSV data (the article's main.py flags), with checkpoints, "
+                   "resume, hypertune metrics and an HF-loadable export",
+    .order = 30,
+    .setup = [](CLI::App& sub) -> CommandRunner {
+      auto o = std::make_shared<train::TrainOptions>();
+      sub.add_option("--training-file", o->training_file,
+                     "Training CSV (local path or gs://); text and class-id columns")
+          ->required();
+      sub.add_option("--validation-file", o->validation_file, "Validation CSV, evaluated each epoch")
+          ->required();
+      sub.add_option("--testing-file", o->testing_file, "Test CSV, evaluated once at the end");
+      sub.add_option("--job-dir", o->job_dir,
+                     "Export directory for model.safetensors, config.json, vocab.txt, labels.json, "
+                     "metrics.json [env AIP_MODEL_DIR]");
+      sub.add_option("--epochs", o->epochs, "Training epochs")->capture_default_str();
+      sub.add_option("--batch-size", o->batch_size, "Examples per training step")->capture_default_str();
+      sub.add_option("--learning-rate", o->learning_rate, "Peak AdamW learning rate")->capture_default_str();
+      sub.add_flag("--dry-run", o->dry_run, "One step of one epoch plus validation; no test, no export");
+      sub.add_option("--model-dir", o->model_dir,
+                     "Pretrained HF model directory (config.json + model.safetensors or "
+                     "pytorch_model.bin [+ vocab.txt]); default: BERT-Tiny from scratch");
+      sub.add_option("--vocab", o->vocab,
+                     "WordPiece vocab.txt; required unless --model-dir contains vocab.txt");
+      sub.add_option("--max-length", o->max_length, "Max tokens per text incl. [CLS]/[SEP]")
+          ->capture_default_str();
+      sub.add_option("--seed", o->seed, "Seed for initialization, dropout and data order")
+          ->capture_default_str();
+      sub.add_option("--threads", o->threads, "CPU threads (0 = all cores)")->capture_default_str();
+      sub.add_option("--text-column", o->text_column, "CSV column with the text")->capture_default_str();
+      sub.add_option("--label-column", o->label_column, "CSV column with the class id 0..K-1")
+          ->capture_default_str();
+      sub.add_option("--warmup-steps", o->warmup_steps, "Linear warmup steps, then linear decay to 0")
+          ->capture_default_str();
+      sub.add_option("--weight-decay", o->weight_decay,
+                     "AdamW decoupled weight decay (not on biases/LayerNorm)")
+          ->capture_default_str();
+      sub.add_option("--checkpoint-dir", o->checkpoint_dir,
+                     "Where to write checkpoints and resume from [env AIP_CHECKPOINT_DIR]");
+      sub.add_option("--checkpoint-every-steps", o->checkpoint_every_steps,
+                     "Also checkpoint every N steps (0 = only at epoch ends)")
+          ->capture_default_str();
+      sub.add_flag("--freeze-encoder", o->freeze_encoder,
+                   "Train only the classification head (transfer learning)");
+      sub.add_option("--trainable-layers", o->trainable_layers,
+                     "Train only the last K encoder layers + pooler + head (-1 = all)")
+          ->capture_default_str();
+      sub.add_flag("--length-grouping,!--no-length-grouping", o->length_grouping,
+                   "Batch texts of similar length and pad to the batch's longest (default on); "
+                   "--no-length-grouping pads every batch to --max-length like the article");
+      sub.add_option("--hypertune-metric", o->hypertune_metric,
+                     "Tag of the validation accuracy in CLOUD_ML_HP_METRIC_FILE")
+          ->capture_default_str();
+      sub.add_option("--tensorboard-dir", o->tensorboard_dir,
+                     "Write TensorBoard scalars here [env AIP_TENSORBOARD_LOG_DIR]");
+      sub.add_flag("--bf16", o->bf16, "bfloat16 autocast on CUDA (needs a CUDA LibTorch >= 2.0)");
+      sub.add_option("--eval-batch-size", o->eval_batch_size,
+                     "Examples per evaluation batch (0 = 2 x --batch-size)")
+          ->capture_default_str();
+      return [o] { return RunTrain(*o); };
+    }});
+
+}  // namespace
+}  // namespace trainyard::tools
+
+#endif  // TRAINYARD_HAVE_TRAINER
