@@ -240,7 +240,18 @@ std::string TrialParameters(const json& trial) {
   for (const auto& p : trial.value("parameters", json::array())) {
     if (!out.empty()) out += " ";
     const json& v = p.contains("value") ? p["value"] : json();
-    out += p.value("parameterId", "") + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    if (v.is_number_float()) {
+      // As the trial received it (FormatParameterValue): 16, not 16.0.
+      std::ostringstream os;
+      os.precision(17);
+      double d = v.get<double>();
+      if (std::floor(d) == d && std::fabs(d) < 1e15) {
+        os << static_cast<int64_t>(d);
+        text = os.str();
+      }
+    }
+    out += p.value("parameterId", "") + "=" + text;
   }
   return out;
 }
