@@ -148,3 +148,34 @@ TEST_F(HpTuningE2ETest, StudyWithFailureEarlyStoppingAndServerRestart) {
 
 }  // namespace
 }  // namespace trainyard::e2e
+
+namespace trainyard::e2e {
+namespace {
+
+TEST_F(HpTuningE2ETest, InvalidRequestsNameTheFieldAndTheFix) {
+  json body = {{"displayName", "bad"},
+               {"maxTrialCount", 2},
+               {"parallelTrialCount", 1},
+               {"studySpec",
+                {{"metrics", {{{"metricId", "m"}, {"goal", "MAXIMIZE"}}}},
+                 {"parameters", {{{"parameterId", "x"},
+                                  {"doubleValueSpec", {{"minValue", 0}, {"maxValue", 1}}}}}}}},
+               {"trialJobSpec", {{"workerPoolSpecs", json::array()}}}};
+  auto r = Http(server_->port(), "POST", std::string("/v1/") + kParent + "/hyperparameterTuningJobs",
+                body.dump());
+  std::string message = r.body["error"].value("message", "");
+  EXPECT_EQ(std::to_string(r.status) + " " + message.substr(0, message.find(':')),
+            "400 trialJobSpec.workerPoolSpecs")
+      << r.body.dump(2);
+
+  const auto config = dir_ / "no_trial_spec.yaml";
+  std::ofstream(config) << "studySpec:\n  metrics: []\n";
+  auto cli = Cli(server_->endpoint(),
+                 {"ai", "hp-tuning-jobs", "create", "--display-name=x", "--config=" + config.string()},
+                 Env());
+  EXPECT_NE(cli.err.find("missing trialJobSpec"), std::string::npos) << cli.err;
+  EXPECT_EQ(cli.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace trainyard::e2e
