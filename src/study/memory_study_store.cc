@@ -15,7 +15,8 @@ Status MemoryStudyStore::Insert(const StudyRecord& record) {
 Status MemoryStudyStore::Update(const StudyRecord& record) {
   std::lock_guard lock(mu_);
   auto it = records_.find(record.name);
-  if (it == records_.end()) return NotFoundError("hyperparameterTuningJob " + record.name + " not found");
+  if (it == records_.end())
+    return NotFoundError("hyperparameterTuningJob " + record.name + " not found");
   it->second = record;
   return Status::Ok();
 }
@@ -41,7 +42,8 @@ StatusOr<std::vector<StudyRecord>> MemoryStudyStore::List(const std::string& par
 
 Status MemoryStudyStore::Delete(const std::string& name) {
   std::lock_guard lock(mu_);
-  if (records_.erase(name) == 0) return NotFoundError("hyperparameterTuningJob " + name + " not found");
+  if (records_.erase(name) == 0)
+    return NotFoundError("hyperparameterTuningJob " + name + " not found");
   return Status::Ok();
 }
 

@@ -48,9 +48,9 @@ StatusOr<StudyRecord> ReadRow(sqlite3_stmt* s) {
 StatusOr<std::unique_ptr<SqliteStudyStore>> SqliteStudyStore::Open(
     const std::filesystem::path& path, bool full_sync) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
@@ -64,8 +64,8 @@ StatusOr<std::unique_ptr<SqliteStudyStore>> SqliteStudyStore::Open(
   TY_RETURN_IF_ERROR(store->Exec(
       "CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, parent TEXT NOT NULL, "
       "create_us INTEGER NOT NULL, data TEXT NOT NULL)"));
-  TY_RETURN_IF_ERROR(store->Exec(
-      "CREATE INDEX IF NOT EXISTS studies_by_parent ON studies(parent, create_us)"));
+  TY_RETURN_IF_ERROR(
+      store->Exec("CREATE INDEX IF NOT EXISTS studies_by_parent ON studies(parent, create_us)"));
   return store;
 }
 
@@ -145,7 +145,8 @@ Status SqliteStudyStore::Delete(const std::string& name) {
   if (!s.ok()) return SqlError(db_, "prepare delete");
   s.Bind(1, name);
   if (sqlite3_step(s.get()) != SQLITE_DONE) return SqlError(db_, "delete " + name);
-  if (sqlite3_changes(db_) == 0) return NotFoundError("hyperparameterTuningJob " + name + " not found");
+  if (sqlite3_changes(db_) == 0)
+    return NotFoundError("hyperparameterTuningJob " + name + " not found");
   return Status::Ok();
 }
 

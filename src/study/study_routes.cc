@@ -63,65 +63,64 @@ std::string JobName(const httplib::Request& req) {
 }  // namespace
 
 void RegisterStudyRoutes(httplib::Server& server, StudyService* service) {
-  server.Post(kParentPattern, Guarded([service](const httplib::Request& req) -> StatusOr<json> {
-                TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                if (req.body.empty()) {
-                  return InvalidArgumentError(
-                      "request body is empty; send a HyperparameterTuningJob as JSON with "
-                      "displayName, studySpec, maxTrialCount, parallelTrialCount and "
-                      "trialJobSpec (docs/hp-tuning.md)");
-                }
-                json body = json::parse(req.body, nullptr, false);
-                if (body.is_discarded()) {
-                  return InvalidArgumentError(
-                      "Invalid JSON payload received: the body is not valid JSON");
-                }
-                return service->Create(Parent(req), body);
-              }));
+  server.Post(
+      kParentPattern, Guarded([service](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(CheckParams(req, {}));
+        if (req.body.empty()) {
+          return InvalidArgumentError(
+              "request body is empty; send a HyperparameterTuningJob as JSON with "
+              "displayName, studySpec, maxTrialCount, parallelTrialCount and "
+              "trialJobSpec (docs/hp-tuning.md)");
+        }
+        json body = json::parse(req.body, nullptr, false);
+        if (body.is_discarded()) {
+          return InvalidArgumentError("Invalid JSON payload received: the body is not valid JSON");
+        }
+        return service->Create(Parent(req), body);
+      }));
 
-  server.Get(kParentPattern, Guarded([service](const httplib::Request& req) -> StatusOr<json> {
-               TY_RETURN_IF_ERROR(CheckParams(req, {"pageSize", "pageToken"}));
-               int page_size = 0;
-               if (req.has_param("pageSize")) {
-                 const std::string v = req.get_param_value("pageSize");
-                 size_t used = 0;
-                 try {
-                   page_size = std::stoi(v, &used);
-                 } catch (...) {
-                   used = 0;
-                 }
-                 if (used == 0 || used != v.size() || page_size < 0) {
-                   return InvalidArgumentError("pageSize: '" + v +
-                                               "' must be a non-negative integer");
-                 }
-               }
-               TY_ASSIGN_OR_RETURN(
-                   StudyListPage page,
-                   service->List(Parent(req), page_size, req.get_param_value("pageToken")));
-               json out = json::object();
-               if (!page.jobs.empty()) out["hyperparameterTuningJobs"] = page.jobs;
-               if (!page.next_page_token.empty()) out["nextPageToken"] = page.next_page_token;
-               return out;
-             }));
+  server.Get(
+      kParentPattern, Guarded([service](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(CheckParams(req, {"pageSize", "pageToken"}));
+        int page_size = 0;
+        if (req.has_param("pageSize")) {
+          const std::string v = req.get_param_value("pageSize");
+          size_t used = 0;
+          try {
+            page_size = std::stoi(v, &used);
+          } catch (...) {
+            used = 0;
+          }
+          if (used == 0 || used != v.size() || page_size < 0) {
+            return InvalidArgumentError("pageSize: '" + v + "' must be a non-negative integer");
+          }
+        }
+        TY_ASSIGN_OR_RETURN(StudyListPage page, service->List(Parent(req), page_size,
+                                                              req.get_param_value("pageToken")));
+        json out = json::object();
+        if (!page.jobs.empty()) out["hyperparameterTuningJobs"] = page.jobs;
+        if (!page.next_page_token.empty()) out["nextPageToken"] = page.next_page_token;
+        return out;
+      }));
 
   server.Get(kJobPattern, Guarded([service](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {}));
                return service->Get(JobName(req));
              }));
 
-  server.Delete(kJobPattern, Guarded([service](const httplib::Request& req) -> StatusOr<json> {
-                  TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                  TY_ASSIGN_OR_RETURN(json job, service->Delete(JobName(req)));
-                  std::string now = spec::FormatTimestamp(std::chrono::system_clock::now());
-                  return json{
-                      {"name", job["name"].get<std::string>() + "/operations/delete"},
-                      {"metadata",
-                       {{"@type",
-                         "type.googleapis.com/google.cloud.aiplatform.v1.DeleteOperationMetadata"},
-                        {"genericMetadata", {{"createTime", now}, {"updateTime", now}}}}},
-                      {"done", true},
-                      {"response", {{"@type", "type.googleapis.com/google.protobuf.Empty"}}}};
-                }));
+  server.Delete(
+      kJobPattern, Guarded([service](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(CheckParams(req, {}));
+        TY_ASSIGN_OR_RETURN(json job, service->Delete(JobName(req)));
+        std::string now = spec::FormatTimestamp(std::chrono::system_clock::now());
+        return json{
+            {"name", job["name"].get<std::string>() + "/operations/delete"},
+            {"metadata",
+             {{"@type", "type.googleapis.com/google.cloud.aiplatform.v1.DeleteOperationMetadata"},
+              {"genericMetadata", {{"createTime", now}, {"updateTime", now}}}}},
+            {"done", true},
+            {"response", {{"@type", "type.googleapis.com/google.protobuf.Empty"}}}};
+      }));
 
   server.Post(std::string(kJobPattern) + ":cancel",
               Guarded([service](const httplib::Request& req) -> StatusOr<json> {

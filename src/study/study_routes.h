@@ -2,8 +2,8 @@
 //   POST   /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs              Create
 //   GET    /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs              List
 //   GET    /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}         Get
-//   DELETE /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}         Delete (an Operation)
-//   POST   /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}:cancel  Cancel
+//   DELETE /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}         Delete (an
+//   Operation) POST   /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}:cancel  Cancel
 // Errors are google.rpc.Status bodies through api/http_status.h; no handler throws.
 #pragma once
 

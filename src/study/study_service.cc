@@ -25,7 +25,8 @@ int64_t ToMicros(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
 }
 Clock::time_point FromMicros(int64_t us) {
-  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::microseconds(us)));
+  return Clock::time_point(
+      std::chrono::duration_cast<Clock::duration>(std::chrono::microseconds(us)));
 }
 
 std::string LastSegment(const std::string& name) { return name.substr(name.rfind('/') + 1); }
@@ -47,7 +48,8 @@ std::optional<std::string> ReadWholeFile(const std::filesystem::path& path) {
 StatusOr<std::map<std::string, std::string>> ParseLabels(const json& body) {
   std::map<std::string, std::string> labels;
   if (!body.contains("labels") || body["labels"].is_null()) return labels;
-  if (!body["labels"].is_object()) return InvalidArgumentError("labels: expected an object of strings");
+  if (!body["labels"].is_object())
+    return InvalidArgumentError("labels: expected an object of strings");
   for (const auto& [k, v] : body["labels"].items()) {
     if (!v.is_string()) return InvalidArgumentError("labels." + k + ": expected a string");
     labels[k] = v.get<std::string>();
@@ -69,7 +71,7 @@ struct StudyService::Study {
   std::unique_ptr<Launcher> launcher;
   std::unique_ptr<tuning::StudyRunner> runner;
   std::string restore_error;  // set when the stored state could not be restored (FAILED)
-  std::map<std::string, TrialWatch> watches;        // by trial id
+  std::map<std::string, TrialWatch> watches;                 // by trial id
   std::vector<std::pair<std::string, std::string>> created;  // (trial id, job name) to record
   spec::CustomJobSpec trial_job_spec;
   json request;  // the normalised request (spec + labels), shown even if restore failed
@@ -114,8 +116,8 @@ class StudyService::Launcher : public tuning::TrialLauncher {
                         service_->controller_->Create(study_->parent, std::move(job)));
     TrialWatch watch;
     watch.job_name = created.name;
-    double start = std::chrono::duration<double>(
-                       service_->options_.clock().time_since_epoch()).count();
+    double start =
+        std::chrono::duration<double>(service_->options_.clock().time_since_epoch()).count();
     watch.collector = service_->NewCollector(*study_, start);
     study_->watches[trial.id] = std::move(watch);
     study_->created.emplace_back(trial.id, created.name);
@@ -290,8 +292,8 @@ StatusOr<json> StudyService::Delete(const std::string& name) {
   for (const auto& [trial_id, watch] : s.watches) {
     auto deleted = controller_->Delete(watch.job_name);
     if (!deleted.ok() && deleted.status().code() != StatusCode::kNotFound) {
-      return Status(deleted.status().code(), "cannot delete trial " + trial_id + "'s job: " +
-                                                 deleted.status().message());
+      return Status(deleted.status().code(),
+                    "cannot delete trial " + trial_id + "'s job: " + deleted.status().message());
     }
   }
   TY_RETURN_IF_ERROR(store_->Delete(name));
@@ -324,8 +326,8 @@ bool StudyService::PollTrial(Study& s, const std::string& trial_id) {
   StatusOr<spec::CustomJob> job = controller_->Get(w.job_name);
   if (!job.ok()) {
     if (job.status().code() != StatusCode::kNotFound) return false;  // transient; next pass
-    (void)s.runner->OnTrialEnded(trial_id, {false, "the trial's job " + w.job_name +
-                                                       " was deleted while it ran"});
+    (void)s.runner->OnTrialEnded(
+        trial_id, {false, "the trial's job " + w.job_name + " was deleted while it ran"});
     return true;
   }
   // Read what the job wrote before looking at its end, so the last report is not lost.
@@ -354,8 +356,8 @@ bool StudyService::PollTrial(Study& s, const std::string& trial_id) {
     tuning::TrialOutcome outcome;
     outcome.succeeded = job->state == spec::JobState::kSucceeded;
     if (!outcome.succeeded) {
-      outcome.error = job->error ? job->error->message
-                                 : std::string(spec::JobStateName(job->state));
+      outcome.error =
+          job->error ? job->error->message : std::string(spec::JobStateName(job->state));
     }
     (void)s.runner->OnTrialEnded(trial_id, outcome);
     changed = true;
@@ -449,9 +451,8 @@ json StudyService::ToRecordData(const Study& s) const {
   if (!s.restore_error.empty()) d["restoreError"] = s.restore_error;
   json watches = json::object();
   for (const auto& [id, w] : s.watches) {
-    watches[id] = {{"job", w.job_name},
-                   {"logCursor", w.log_cursor},
-                   {"collector", w.collector->SaveState()}};
+    watches[id] = {
+        {"job", w.job_name}, {"logCursor", w.log_cursor}, {"collector", w.collector->SaveState()}};
   }
   d["trials"] = std::move(watches);
   return d;
@@ -489,13 +490,14 @@ Status StudyService::RestoreStudy(const StudyRecord& record) {
     s->restore_error = "the stored state of this study could not be restored: " + why;
     if (!s->end_time) s->end_time = options_.clock();
   };
-  auto trial_spec = spec::CustomJobSpecFromJson(s->request.value("trialJobSpec", json::object()),
-                                                "trialJobSpec");
+  auto trial_spec =
+      spec::CustomJobSpecFromJson(s->request.value("trialJobSpec", json::object()), "trialJobSpec");
   if (!trial_spec.ok()) {
     fail(trial_spec.status().message());
   } else if (d.contains("runner") && s->restore_error.empty()) {
     s->trial_job_spec = *trial_spec;
-    auto runner = tuning::StudyRunner::Restore(d["runner"], s->launcher.get(), RunnerOptions(s->id));
+    auto runner =
+        tuning::StudyRunner::Restore(d["runner"], s->launcher.get(), RunnerOptions(s->id));
     if (!runner.ok()) {
       fail(runner.status().message());
     } else {

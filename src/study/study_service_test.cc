@@ -56,7 +56,8 @@ class StudyServiceTest : public ::testing::Test {
     executor_ = std::make_unique<executor::FakeExecutor>();
     for (const auto& id : running) executor_->SetAdoptResult(id, GangState::kRunning);
     controller_ = std::make_unique<controller::JobController>(
-        &jobs_, executor_.get(), &images_, nullptr, controller::JobControllerOptions{dir_ / "jobs"});
+        &jobs_, executor_.get(), &images_, nullptr,
+        controller::JobControllerOptions{dir_ / "jobs"});
     ASSERT_TRUE(controller_->Start().ok());
     StudyServiceOptions o;
     o.poll_interval = std::chrono::milliseconds(0);
@@ -141,8 +142,9 @@ TEST_F(StudyServiceTest, TrialJobsGetParameterArgsTrialEnvAndPerTrialOutputDir) 
     }
     auto job = controller_->Get(g.job_name);
     ASSERT_TRUE(job.ok());
-    got += args + "trial=" + g.replicas[0].env.at("CLOUD_ML_TRIAL_ID") + " out=" +
-           job->job_spec.base_output_directory + " label=" + job->labels["trainyard-trial"] + "\n";
+    got += args + "trial=" + g.replicas[0].env.at("CLOUD_ML_TRIAL_ID") +
+           " out=" + job->job_spec.base_output_directory +
+           " label=" + job->labels["trainyard-trial"] + "\n";
   }
   EXPECT_EQ(got,
             "--fixed= --x= --opt= trial=1 out=/tmp/out/1/ label=1\n"
@@ -169,7 +171,8 @@ TEST_F(StudyServiceTest, FailedTrialsFailTheStudyWithTheReason) {
   std::string job1 = TrialJob(name, "1");
   ASSERT_TRUE(executor_->Advance(job1, GangState::kRunning).ok());
   ASSERT_TRUE(
-      executor_->Advance(job1, GangState::kFailed, "workerpool0 replica 0 exited with code 3").ok());
+      executor_->Advance(job1, GangState::kFailed, "workerpool0 replica 0 exited with code 3")
+          .ok());
   service_->PollOnce();
   json j = Describe(name);
   EXPECT_EQ(j["state"].get<std::string>() + " | " + j["error"]["message"].get<std::string>(),
@@ -223,8 +226,9 @@ TEST_F(StudyServiceTest, InvalidRequestsNameTheField) {
     got += r.ok() ? "ok" : r.status().message().substr(0, r.status().message().find(':'));
     got += "\n";
   }
-  EXPECT_EQ(got, "trialJobSpec.workerPoolSpecs[0].replicaCount\n"
-                 "studySpec.parameters[0].doubleValueSpec.minValue\n");
+  EXPECT_EQ(got,
+            "trialJobSpec.workerPoolSpecs[0].replicaCount\n"
+            "studySpec.parameters[0].doubleValueSpec.minValue\n");
 }
 
 TEST_F(StudyServiceTest, DeleteRemovesEndedStudyAndItsTrialJobs) {

@@ -20,8 +20,8 @@
 namespace trainyard::study {
 
 struct StudyRecord {
-  std::string name;    // projects/P/locations/L/hyperparameterTuningJobs/ID
-  std::string parent;  // projects/P/locations/L
+  std::string name;       // projects/P/locations/L/hyperparameterTuningJobs/ID
+  std::string parent;     // projects/P/locations/L
   int64_t create_us = 0;  // creation time, microseconds since the epoch (list order)
   nlohmann::json data = nlohmann::json::object();
 };

@@ -26,13 +26,16 @@ std::string Exercise(StudyStore& store, const std::function<StudyStore&()>& reop
   StudyRecord r2 = record("2", "projects/a/locations/l", 2);
   r2.data = {{"v", "two"}};
   out += store.Update(r2).ToString() + ";";
-  out += std::string(StatusCodeName(store.Delete("projects/a/locations/l/hyperparameterTuningJobs/9").code())) + ";";
+  out += std::string(StatusCodeName(
+             store.Delete("projects/a/locations/l/hyperparameterTuningJobs/9").code())) +
+         ";";
   StudyStore& again = reopen();
   auto list = again.List("projects/a/locations/l");
   for (const auto& r : *list) out += r.data["v"].get<std::string>() + ",";
   out += std::to_string(again.List("")->size()) + ";";
   out += again.Delete("projects/b/locations/l/hyperparameterTuningJobs/3").ToString() + ";";
-  out += std::string(StatusCodeName(again.Get("projects/b/locations/l/hyperparameterTuningJobs/3").status().code()));
+  out += std::string(StatusCodeName(
+      again.Get("projects/b/locations/l/hyperparameterTuningJobs/3").status().code()));
   return out;
 }
 

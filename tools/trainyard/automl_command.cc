@@ -14,8 +14,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "api_client.h"
@@ -132,7 +132,8 @@ json PresetStudySpec(const AutomlFlags& f) {
 Status CopyTree(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
-  if (ec) return IoError("cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
+  if (ec)
+    return IoError("cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
   return Status::Ok();
 }
 
@@ -146,14 +147,14 @@ Status RunAutoml(const AutomlFlags& f, int* exit_code) {
         "model dir containing one), e.g. --vocab data/sample/vocab.txt");
   }
   TY_ASSIGN_OR_RETURN(auto client, ApiClient::Connect(ResolveEndpoint(f.endpoint)));
-  const std::string run = "automl-" + std::to_string(::time(nullptr)) + "-" +
-                          std::to_string(::getpid());
+  const std::string run =
+      "automl-" + std::to_string(::time(nullptr)) + "-" + std::to_string(::getpid());
   const std::string base = "gs://" + f.bucket + "/" + run;
 
   // 1. Splits into the bucket root, where every trial reads them.
-  std::vector<std::string> argv = {TrainyardBert(), "make-splits", "--output-dir", base + "/data",
-                                   "--text-column", f.text_column, "--label-column",
-                                   f.target_column, Absolute(f.training_data)};
+  std::vector<std::string> argv = {TrainyardBert(),  "make-splits",   "--output-dir",
+                                   base + "/data",   "--text-column", f.text_column,
+                                   "--label-column", f.target_column, Absolute(f.training_data)};
   std::cerr << "Splitting " << f.training_data << " into " << base << "/data ...\n";
   TY_ASSIGN_OR_RETURN(ProcessOutput split, RunChildProcess(argv));
   if (split.exit_code != 0) {
@@ -165,8 +166,10 @@ Status RunAutoml(const AutomlFlags& f, int* exit_code) {
   // 2. The tuning job.
   json args = {"--training-file=" + base + "/data/train.csv",
                "--validation-file=" + base + "/data/eval.csv",
-               "--testing-file=" + base + "/data/test.csv", "--text-column=" + f.text_column,
-               "--label-column=Target", "--max-length=" + std::to_string(f.max_length)};
+               "--testing-file=" + base + "/data/test.csv",
+               "--text-column=" + f.text_column,
+               "--label-column=Target",
+               "--max-length=" + std::to_string(f.max_length)};
   if (!f.vocab.empty()) args.push_back("--vocab=" + Absolute(f.vocab));
   if (!f.model_dir.empty()) args.push_back("--model-dir=" + Absolute(f.model_dir));
   for (const auto& a : f.extra_args) args.push_back(a);
@@ -195,9 +198,10 @@ Status RunAutoml(const AutomlFlags& f, int* exit_code) {
   if (trials.empty() || !TrialFinalValue(job, trials[0]) ||
       trials[0].value("state", "") != "SUCCEEDED") {
     *exit_code = 1;
-    return FailedPreconditionError("no trial succeeded with an accuracy (job " + name + " is " +
-                                   job.value("state", "") + (job.contains("error") ? ": " + job["error"].value("message", "") : "") +
-                                   "); see `trainyard ai hp-tuning-jobs stream-logs " + name + "`");
+    return FailedPreconditionError(
+        "no trial succeeded with an accuracy (job " + name + " is " + job.value("state", "") +
+        (job.contains("error") ? ": " + job["error"].value("message", "") : "") +
+        "); see `trainyard ai hp-tuning-jobs stream-logs " + name + "`");
   }
   const json& best = trials[0];
   TY_ASSIGN_OR_RETURN(fs::path model,
@@ -256,8 +260,9 @@ void RegisterAutomlCommands(CLI::App& app, int* exit_code) {
                   "ALGORITHM_UNSPECIFIED (Bayesian), RANDOM_SEARCH or GRID_SEARCH")
       ->check(CLI::IsMember({"ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "GRID_SEARCH"}))
       ->capture_default_str();
-  cmd->add_option("--trainer-arg", f->extra_args,
-                  "Extra trainer argument for every trial (repeatable), e.g. --trainer-arg=--threads=1");
+  cmd->add_option(
+      "--trainer-arg", f->extra_args,
+      "Extra trainer argument for every trial (repeatable), e.g. --trainer-arg=--threads=1");
   cmd->add_option("--bucket", f->bucket, "Bucket for the splits and trial outputs")
       ->capture_default_str();
   cmd->add_option("--machine-type", f->machine_type, "Machine type of each trial")

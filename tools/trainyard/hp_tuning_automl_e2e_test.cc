@@ -38,13 +38,13 @@ TEST(HpTuningAutomlE2ETest, TunesTheTrainerAndExportsTheBestModel) {
       &error, env);
   ASSERT_NE(server, nullptr) << error;
 
-  auto r = Cli(server->endpoint(),
-               {"automl", "text-classification", "--training-data=" + (dir / "reviews.csv").string(),
-                "--target-column=label", "--text-column=text", "--budget-trials=2",
-                "--parallel-trials=2", "--max-epochs=1", "--vocab=" + vocab.string(),
-                "--trainer-arg=--threads=1", "--poll-seconds=0.5",
-                "--output=" + (dir / "best").string()},
-               env);
+  auto r = Cli(
+      server->endpoint(),
+      {"automl", "text-classification", "--training-data=" + (dir / "reviews.csv").string(),
+       "--target-column=label", "--text-column=text", "--budget-trials=2", "--parallel-trials=2",
+       "--max-epochs=1", "--vocab=" + vocab.string(), "--trainer-arg=--threads=1",
+       "--poll-seconds=0.5", "--output=" + (dir / "best").string()},
+      env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << server->Stderr();
   EXPECT_NE(r.out.find("best trial: "), std::string::npos) << r.out;
   EXPECT_TRUE(std::filesystem::exists(dir / "best" / "config.json") &&

@@ -76,7 +76,8 @@ trialJobSpec:
     replicaCount: 1
     containerSpec:
       imageUri: local
-      command: [bash, )" + objective + R"(]
+      command: [bash, )" +
+         objective + R"(]
       args: [--steps=16, --step-seconds=0.25]
       env:
       - name: FAIL_TRIAL
@@ -89,11 +90,11 @@ trialJobSpec:
 TEST_F(HpTuningE2ETest, StudyWithFailureEarlyStoppingAndServerRestart) {
   const auto config = dir_ / "study.yaml";
   std::ofstream(config) << StudyYaml(testing::SourcePath("test/objectives/linear_objective.sh"));
-  auto created = Cli(server_->endpoint(),
-                     {"ai", "hp-tuning-jobs", "create", "--display-name=toy",
-                      "--config=" + config.string(), "--max-trial-count=6",
-                      "--parallel-trial-count=2", "--max-failed-trial-count=2"},
-                     Env());
+  auto created =
+      Cli(server_->endpoint(),
+          {"ai", "hp-tuning-jobs", "create", "--display-name=toy", "--config=" + config.string(),
+           "--max-trial-count=6", "--parallel-trial-count=2", "--max-failed-trial-count=2"},
+          Env());
   ASSERT_EQ(created.exit_code, 0) << created.err;
   const std::string name = created.out.substr(0, created.out.find('\n'));
   ASSERT_TRUE(name.starts_with(std::string(kParent) + "/hyperparameterTuningJobs/")) << name;
@@ -127,6 +128,8 @@ TEST_F(HpTuningE2ETest, StudyWithFailureEarlyStoppingAndServerRestart) {
             "5:x=5.0:SUCCEEDED 6:x=6.0:SUCCEEDED ")
       << job.dump(2) << server_->Stderr();
   EXPECT_GE(early_stopped, 1) << job.dump(2);
+  // elapsedDuration comes only from the hypertune file's timestamps (not the stdout fallback).
+  EXPECT_TRUE(job["trials"][0]["measurements"][0].contains("elapsedDuration")) << job.dump(2);
   EXPECT_EQ(job["state"], "JOB_STATE_SUCCEEDED");
 
   // describe: trials best first (trial 1: x=1 minimises), with the trial's per-trial output dir.
@@ -153,16 +156,17 @@ namespace trainyard::e2e {
 namespace {
 
 TEST_F(HpTuningE2ETest, InvalidRequestsNameTheFieldAndTheFix) {
-  json body = {{"displayName", "bad"},
-               {"maxTrialCount", 2},
-               {"parallelTrialCount", 1},
-               {"studySpec",
-                {{"metrics", {{{"metricId", "m"}, {"goal", "MAXIMIZE"}}}},
-                 {"parameters", {{{"parameterId", "x"},
-                                  {"doubleValueSpec", {{"minValue", 0}, {"maxValue", 1}}}}}}}},
-               {"trialJobSpec", {{"workerPoolSpecs", json::array()}}}};
-  auto r = Http(server_->port(), "POST", std::string("/v1/") + kParent + "/hyperparameterTuningJobs",
-                body.dump());
+  json body = {
+      {"displayName", "bad"},
+      {"maxTrialCount", 2},
+      {"parallelTrialCount", 1},
+      {"studySpec",
+       {{"metrics", {{{"metricId", "m"}, {"goal", "MAXIMIZE"}}}},
+        {"parameters",
+         {{{"parameterId", "x"}, {"doubleValueSpec", {{"minValue", 0}, {"maxValue", 1}}}}}}}},
+      {"trialJobSpec", {{"workerPoolSpecs", json::array()}}}};
+  auto r = Http(server_->port(), "POST",
+                std::string("/v1/") + kParent + "/hyperparameterTuningJobs", body.dump());
   std::string message = r.body["error"].value("message", "");
   EXPECT_EQ(std::to_string(r.status) + " " + message.substr(0, message.find(':')),
             "400 trialJobSpec.workerPoolSpecs")
@@ -170,9 +174,9 @@ TEST_F(HpTuningE2ETest, InvalidRequestsNameTheFieldAndTheFix) {
 
   const auto config = dir_ / "no_trial_spec.yaml";
   std::ofstream(config) << "studySpec:\n  metrics: []\n";
-  auto cli = Cli(server_->endpoint(),
-                 {"ai", "hp-tuning-jobs", "create", "--display-name=x", "--config=" + config.string()},
-                 Env());
+  auto cli = Cli(
+      server_->endpoint(),
+      {"ai", "hp-tuning-jobs", "create", "--display-name=x", "--config=" + config.string()}, Env());
   EXPECT_NE(cli.err.find("missing trialJobSpec"), std::string::npos) << cli.err;
   EXPECT_EQ(cli.exit_code, 2);
 }

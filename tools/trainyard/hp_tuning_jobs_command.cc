@@ -51,10 +51,12 @@ void AddCommon(CLI::App* cmd, Common* c, const std::string& default_format) {
 }
 
 std::string Parent(const Common& c) {
-  std::string project =
-      c.project.empty() ? EnvOr({"TRAINYARD_PROJECT", "CLOUDSDK_CORE_PROJECT"}, "local") : c.project;
-  std::string region =
-      c.region.empty() ? EnvOr({"TRAINYARD_REGION", "CLOUDSDK_AI_REGION"}, "us-central1") : c.region;
+  std::string project = c.project.empty()
+                            ? EnvOr({"TRAINYARD_PROJECT", "CLOUDSDK_CORE_PROJECT"}, "local")
+                            : c.project;
+  std::string region = c.region.empty()
+                           ? EnvOr({"TRAINYARD_REGION", "CLOUDSDK_AI_REGION"}, "us-central1")
+                           : c.region;
   return "projects/" + project + "/locations/" + region;
 }
 
@@ -73,7 +75,8 @@ std::function<void()> Command(const std::string& name, int* exit_code, Fn body) 
     Status s = body();
     if (!s.ok()) {
       PrintError(name, s.ToString());
-      *exit_code = s.code() == StatusCode::kInvalidArgument && s.message().starts_with("--") ? 2 : 1;
+      *exit_code =
+          s.code() == StatusCode::kInvalidArgument && s.message().starts_with("--") ? 2 : 1;
     }
   };
 }
@@ -175,8 +178,8 @@ std::string ListTable(const std::vector<json>& jobs) {
       }
     }
     rows.push_back({Id(j.value("name", "")), j.value("displayName", ""), j.value("state", ""),
-                    std::to_string(done) + "/" + std::to_string(j.value("maxTrialCount", 0)),
-                    best, j.value("createTime", "")});
+                    std::to_string(done) + "/" + std::to_string(j.value("maxTrialCount", 0)), best,
+                    j.value("createTime", "")});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows)
@@ -350,9 +353,9 @@ void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code) {
       TY_ASSIGN_OR_RETURN(auto client, Client(*c));
       TY_ASSIGN_OR_RETURN(json request, BuildCreateRequest(*f));
       std::cerr << "Using endpoint [" << client->endpoint() << "]\n";
-      TY_ASSIGN_OR_RETURN(json job, client->Call("POST", "/v1/" + Parent(*c) +
-                                                             "/hyperparameterTuningJobs",
-                                                 request.dump()));
+      TY_ASSIGN_OR_RETURN(
+          json job,
+          client->Call("POST", "/v1/" + Parent(*c) + "/hyperparameterTuningJobs", request.dump()));
       std::string name = job.value("name", "");
       std::cerr << "Hyperparameter tuning job [" << name << "] submitted successfully.\n\n"
                 << "Your job is still active. You may view the status of your job with the "
@@ -395,7 +398,8 @@ void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code) {
         std::string path = "/v1/" + Parent(*c) + "/hyperparameterTuningJobs?pageSize=100";
         if (!token.empty()) path += "&pageToken=" + httplib::detail::encode_query_param(token);
         TY_ASSIGN_OR_RETURN(json page, client->Call("GET", path));
-        for (const auto& j : page.value("hyperparameterTuningJobs", json::array())) all.push_back(j);
+        for (const auto& j : page.value("hyperparameterTuningJobs", json::array()))
+          all.push_back(j);
         token = page.value("nextPageToken", "");
       } while (!token.empty());
       if (c->format == "table") {
@@ -417,8 +421,7 @@ void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code) {
       TY_ASSIGN_OR_RETURN(auto client, Client(*c));
       std::string name = JobName(*c, *ref);
       TY_RETURN_IF_ERROR(client->Call("POST", "/v1/" + name + ":cancel", "{}").status());
-      std::cerr << "Request to cancel hyperparameter tuning job [" << name
-                << "] has been sent.\n";
+      std::cerr << "Request to cancel hyperparameter tuning job [" << name << "] has been sent.\n";
       return Status::Ok();
     }));
   }
@@ -450,57 +453,58 @@ void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code) {
     cmd->add_option("--trial-id", *trial_id, "Only this trial's logs");
     cmd->add_option("--polling-interval", *interval, "Seconds between polls")
         ->check(CLI::Range(0.1, 3600.0));
-    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.stream-logs", exit_code,
-                          [c, ref, trial_id, interval, exit_code]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      const std::string name = JobName(*c, *ref);
-      std::map<std::string, std::string> cursors;  // trial job -> cursor
-      std::set<std::string> finished;              // trial jobs fully read
-      bool found_trial = trial_id->empty();
-      while (true) {
-        TY_ASSIGN_OR_RETURN(json job, client->Call("GET", "/v1/" + name));
-        bool job_ended = IsTerminalJobState(job.value("state", ""));
-        bool all_read = true;
-        for (const auto& t : job.value("trials", json::array())) {
-          std::string id = t.value("id", "");
-          std::string trial_job = t.value("customJob", "");
-          if ((!trial_id->empty() && id != *trial_id) || trial_job.empty()) continue;
-          found_trial = true;
-          if (finished.count(trial_job)) continue;
-          std::string& after = cursors.try_emplace(trial_job, "-1").first->second;
-          TY_ASSIGN_OR_RETURN(json page,
-                              client->Call("GET", "/v1/" + trial_job + ":logs?after=" + after +
-                                                      "&pageSize=1000&waitSeconds=0"));
-          for (const auto& e : page["entries"]) {
-            std::cout << "[trial " << id << " " << e.value("taskName", "") << "] "
-                      << e.value("text", "") << "\n";
+    cmd->callback(Command(
+        "trainyard.ai.hp-tuning-jobs.stream-logs", exit_code,
+        [c, ref, trial_id, interval, exit_code]() -> Status {
+          TY_ASSIGN_OR_RETURN(auto client, Client(*c));
+          const std::string name = JobName(*c, *ref);
+          std::map<std::string, std::string> cursors;  // trial job -> cursor
+          std::set<std::string> finished;              // trial jobs fully read
+          bool found_trial = trial_id->empty();
+          while (true) {
+            TY_ASSIGN_OR_RETURN(json job, client->Call("GET", "/v1/" + name));
+            bool job_ended = IsTerminalJobState(job.value("state", ""));
+            bool all_read = true;
+            for (const auto& t : job.value("trials", json::array())) {
+              std::string id = t.value("id", "");
+              std::string trial_job = t.value("customJob", "");
+              if ((!trial_id->empty() && id != *trial_id) || trial_job.empty()) continue;
+              found_trial = true;
+              if (finished.count(trial_job)) continue;
+              std::string& after = cursors.try_emplace(trial_job, "-1").first->second;
+              TY_ASSIGN_OR_RETURN(json page,
+                                  client->Call("GET", "/v1/" + trial_job + ":logs?after=" + after +
+                                                          "&pageSize=1000&waitSeconds=0"));
+              for (const auto& e : page["entries"]) {
+                std::cout << "[trial " << id << " " << e.value("taskName", "") << "] "
+                          << e.value("text", "") << "\n";
+              }
+              std::cout << std::flush;
+              after = page.value("nextCursor", after);
+              if (page.value("done", false)) {
+                finished.insert(trial_job);
+              } else {
+                all_read = false;
+              }
+            }
+            if (!found_trial && job_ended) {
+              return NotFoundError("--trial-id: trial '" + *trial_id + "' is not in " + name);
+            }
+            if (job_ended && all_read) {
+              std::string state = job.value("state", "");
+              std::cerr << "Hyperparameter tuning job [" << name << "] ended in state " << state;
+              if (job.contains("error")) std::cerr << ": " << job["error"].value("message", "");
+              std::cerr << "\n";
+              if (state != "JOB_STATE_SUCCEEDED") *exit_code = 1;
+              return Status::Ok();
+            }
+            if (!trial_id->empty() && found_trial && all_read) {
+              // The one trial ended; the study may go on without it.
+              return Status::Ok();
+            }
+            std::this_thread::sleep_for(std::chrono::duration<double>(*interval));
           }
-          std::cout << std::flush;
-          after = page.value("nextCursor", after);
-          if (page.value("done", false)) {
-            finished.insert(trial_job);
-          } else {
-            all_read = false;
-          }
-        }
-        if (!found_trial && job_ended) {
-          return NotFoundError("--trial-id: trial '" + *trial_id + "' is not in " + name);
-        }
-        if (job_ended && all_read) {
-          std::string state = job.value("state", "");
-          std::cerr << "Hyperparameter tuning job [" << name << "] ended in state " << state;
-          if (job.contains("error")) std::cerr << ": " << job["error"].value("message", "");
-          std::cerr << "\n";
-          if (state != "JOB_STATE_SUCCEEDED") *exit_code = 1;
-          return Status::Ok();
-        }
-        if (!trial_id->empty() && found_trial && all_read) {
-          // The one trial ended; the study may go on without it.
-          return Status::Ok();
-        }
-        std::this_thread::sleep_for(std::chrono::duration<double>(*interval));
-      }
-    }));
+        }));
   }
 }
 
