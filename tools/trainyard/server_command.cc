@@ -17,6 +17,9 @@
 #include "executor/fake_executor.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
+#include "study/memory_study_store.h"
+#include "study/sqlite_study_store.h"
+#include "study/study_routes.h"
 #ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
 #include "executor/local_executor.h"
 #include "executor/machine_catalog.h"
@@ -147,11 +150,29 @@ Status RunServer(const ServerFlags& f) {
   controller::JobController controller(store.get(), executor.get(), &images, CatalogPrice, copts);
   TY_RETURN_IF_ERROR(controller.Start());
 
+  // HP tuning (src/study): trials are custom jobs of the controller above.
+  std::unique_ptr<study::StudyStore> study_store;
+  if (f.store == "sqlite") {
+    TY_ASSIGN_OR_RETURN(study_store,
+                        study::SqliteStudyStore::Open(data_dir / "studies.db", f.sync == "full"));
+  } else {
+    study_store = std::make_unique<study::MemoryStudyStore>();
+  }
+  study::StudyServiceOptions sopts;
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+  sopts.metric_file = [jobs_dir = copts.jobs_dir](const spec::CustomJob& job) {
+    return executor::ReplicaHpMetricFile(jobs_dir / job.Id(), 0, 0);
+  };
+#endif
+  study::StudyService studies(study_store.get(), &controller, sopts);
+  TY_RETURN_IF_ERROR(studies.Start());
+
   api::ApiServerOptions aopts;
   aopts.host = f.host;
   aopts.port = f.port;
   aopts.max_request_bytes = f.max_request_bytes;
   api::ApiServer server(&controller, aopts);
+  study::RegisterStudyRoutes(server.http(), &studies);
   TY_ASSIGN_OR_RETURN(int port, server.Bind());
   std::cout << "Trainyard server listening on http://" << f.host << ":" << port << std::endl;
   std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
@@ -178,6 +199,7 @@ Status RunServer(const ServerFlags& f) {
   // Serve also returns if the listener fails; wake the signal thread so it can be joined.
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
+  studies.Stop();
   executor->Shutdown();
   return Status::Ok();
 }
