@@ -22,15 +22,18 @@ the steps, including the quirks, is kept:
 
 Usage:
   scripts/bert_tokenizer_oracle.py generate [--vocab data/sample/vocab.txt] [--out FILE]
-      Regenerates test/fixtures/tokenizer/bert_uncased_golden.jsonl from CASES below, after checking
+      Regenerates test/fixtures/tokenizer/bert_uncased_golden.jsonl from CASES below (and
+      bert_uncased_pairs.jsonl from PAIR_CASES), after checking
       the oracle against the outputs published by HF (HF_VERIFIED) and that no case uses a code point
       on which Python's Unicode tables and utf8proc's differ.
   scripts/bert_tokenizer_oracle.py tokenize [--vocab FILE] [--tokens]
       stdin lines -> one line of ids (or wordpieces) each, with [CLS]/[SEP], like
       `trainyard-bert tokenize`; for differential testing (see `fuzz`).
   scripts/bert_tokenizer_oracle.py fuzz --binary build/tools/trainyard-bert [--count N] [--seed S]
-      Random texts (ASCII-heavy, accents, CJK, emoji, controls, specials, all planes) through both
-      this oracle and the C++ CLI; prints the first mismatches. Exit 1 on any mismatch.
+                                        [--tokens] [--invalid-bytes]
+      Random texts (ASCII-heavy, accents, CJK, emoji, controls, specials, all planes; with
+      --invalid-bytes also random bytes) through both this oracle and the C++ CLI; prints the
+      first mismatches. Exit 1 on any mismatch.
   scripts/bert_tokenizer_oracle.py unicode-diff
       Lists code points where Python's unicodedata and the system libutf8proc disagree on what the
       tokenizer uses (general category, simple lowercase, canonical decomposition).
@@ -51,6 +54,7 @@ import unicodedata
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_VOCAB = os.path.join(REPO, "data", "sample", "vocab.txt")
 DEFAULT_GOLDEN = os.path.join(REPO, "test", "fixtures", "tokenizer", "bert_uncased_golden.jsonl")
+DEFAULT_PAIRS = os.path.join(REPO, "test", "fixtures", "tokenizer", "bert_uncased_pairs.jsonl")
 SPECIAL_TOKENS = ["[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]"]  # HF's all_special_tokens order
 MAX_INPUT_CHARS_PER_WORD = 100
 
@@ -201,6 +205,23 @@ class Oracle:
         ids = self.ids(self.tokenize(text))[: max_length - 2]
         return [self.vocab["[CLS]"]] + ids + [self.vocab["[SEP]"]]
 
+    def encode_pair(self, text, text_pair, max_length=100):
+        """HF tokenizer(text, text_pair, truncation=True, max_length=...): 'longest_first'."""
+        ids, pair_ids = self.ids(self.tokenize(text)), self.ids(self.tokenize(text_pair))
+        to_remove = len(ids) + len(pair_ids) + 3 - max_length
+        if to_remove > 0:  # tokenization_utils_base.py truncate_sequences, LONGEST_FIRST, right side
+            first = min(abs(len(pair_ids) - len(ids)), to_remove)
+            second = to_remove - first
+            if len(ids) > len(pair_ids):
+                ids_cut, pair_cut = first + second // 2, second - second // 2
+            else:
+                ids_cut, pair_cut = second // 2, first + second - second // 2
+            ids = ids[:-ids_cut] if ids_cut > 0 else ids
+            pair_ids = pair_ids[:-pair_cut] if pair_cut > 0 else pair_ids
+        cls, sep = self.vocab["[CLS]"], self.vocab["[SEP]"]
+        input_ids = [cls] + ids + [sep] + pair_ids + [sep]
+        return input_ids, [0] * (len(ids) + 2) + [1] * (len(pair_ids) + 1)
+
 
 # ---------------------------------------------------------------- golden cases
 # Outputs published by HF itself (tests and READMEs), quoted in shared/reference/bert-trainer-facts.md
@@ -216,6 +237,20 @@ HF_VERIFIED = [
      {"ids": [7592, 2045, 1010, 2129, 2024, 2017, 1029]}),
     ("hf_issue_7648_emoji_first", " 😃 hello how are you",
      {"tokens": ["[UNK]", "hello", "how", "are", "you"]}),
+]
+
+# Sentence pairs: (name, text, text_pair, max_length). "hf_pair_my_name_is_john" is HF-published:
+# [101, 2026, 2171, 2003, 2198, 102, 3940, 102], token types [0, 0, 0, 0, 0, 0, 1, 1].
+PAIR_CASES = [
+    ("hf_pair_my_name_is_john", "My name is John", "pair", 100),
+    ("pair_no_truncation", "The movie was great!", "Was the movie good?", 100),
+    ("pair_first_longer", "one two three four five six seven eight nine ten", "short one", 10),
+    ("pair_second_longer", "short one", "one two three four five six seven eight nine ten", 10),
+    ("pair_equal_odd_cut", "a b c d e", "f g h i j", 10),
+    ("pair_equal_even_cut", "a b c d e", "f g h i j", 9),
+    ("pair_empty_first", "", "hello there", 100),
+    ("pair_both_empty", "", "", 100),
+    ("pair_tight", "unaffable runners", "hello, world!", 5),
 ]
 
 # (name, text) or (name, bytes) for inputs that are not valid UTF-8 (decoded here with
@@ -373,6 +408,16 @@ def cmd_generate(args):
             f.write(json.dumps(row, ensure_ascii=True) + "\n")
     print(f"wrote {len(rows)} cases to {os.path.relpath(args.out, REPO)} "
           f"(Python unicodedata {unicodedata.unidata_version})")
+    hf_ids, hf_types = oracle.encode_pair("My name is John", "pair")
+    if (hf_ids, hf_types) != ([101, 2026, 2171, 2003, 2198, 102, 3940, 102], [0] * 6 + [1] * 2):
+        raise SystemExit(f"oracle disagrees with HF on the pair case: {hf_ids} {hf_types}")
+    with open(args.pairs_out, "w", encoding="utf-8") as f:
+        for name, text, text_pair, max_length in PAIR_CASES:
+            ids, types = oracle.encode_pair(text, text_pair, max_length)
+            f.write(json.dumps({"name": name, "text": text, "text_pair": text_pair,
+                                "max_length": max_length, "input_ids": ids,
+                                "token_type_ids": types}, ensure_ascii=True) + "\n")
+    print(f"wrote {len(PAIR_CASES)} pair cases to {os.path.relpath(args.pairs_out, REPO)}")
 
 
 def cmd_tokenize(args):
@@ -426,9 +471,20 @@ def cmd_fuzz(args):
     while len(texts) < args.count:
         t = random_text(rng, specials)
         if not any(ord(c) in differing for c in t):
-            texts.append(t)
-    data = "".join(t + "\n" for t in texts).encode("utf-8", errors="surrogatepass")
+            texts.append(t.encode("utf-8"))
+    if args.invalid_bytes:  # splice random non-newline bytes in; both sides must drop the bad ones
+        for k, t in enumerate(texts):
+            for _ in range(rng.randint(0, 4)):
+                pos = rng.randint(0, len(t))
+                junk = bytes(rng.choice([b for b in range(256) if b != 10]) for _ in range(rng.randint(1, 3)))
+                t = t[:pos] + junk + t[pos:]
+            texts[k] = t
+    texts_raw = texts
+    texts = [t.decode("utf-8", errors="replace") for t in texts_raw]
+    data = b"".join(t + b"\n" for t in texts_raw)
     mode = ["--tokens"] if args.tokens else []
+    if args.invalid_bytes:
+        mode += ["--on-invalid-utf8", "replace"]
     proc = subprocess.run([args.binary, "tokenize", "--vocab", args.vocab, "--max-length", "100000"] + mode,
                           input=data, capture_output=True, check=False)
     if proc.returncode != 0:
@@ -473,6 +529,7 @@ def main():
     gen = sub.add_parser("generate")
     gen.add_argument("--vocab", default=DEFAULT_VOCAB)
     gen.add_argument("--out", default=DEFAULT_GOLDEN)
+    gen.add_argument("--pairs-out", default=DEFAULT_PAIRS)
     tok = sub.add_parser("tokenize")
     tok.add_argument("--vocab", default=DEFAULT_VOCAB)
     tok.add_argument("--tokens", action="store_true")
@@ -483,6 +540,8 @@ def main():
     fuzz.add_argument("--count", type=int, default=2000)
     fuzz.add_argument("--seed", type=int, default=1)
     fuzz.add_argument("--tokens", action="store_true")
+    fuzz.add_argument("--invalid-bytes", action="store_true",
+                      help="splice random bytes into the texts (C++ runs --on-invalid-utf8 replace)")
     sub.add_parser("unicode-diff")
     args = parser.parse_args()
     handler = {"generate": cmd_generate, "tokenize": cmd_tokenize, "fuzz": cmd_fuzz,

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <random>
+
 #include "common/file_util.h"
 
 namespace trainyard::data {
@@ -123,6 +125,32 @@ TEST(CsvTest, FormatRejectsRaggedTable) {
   t.header = {"a", "b"};
   t.rows = {{"1"}};
   EXPECT_EQ(FormatCsv(t).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(CsvTest, RandomTablesRoundTripThroughFormatAndParse) {
+  std::mt19937 rng(1234);
+  const std::string alphabet = "ab ,\"\r\n\t\xC3\xA9";
+  int failures = 0;
+  for (int iter = 0; iter < 300; ++iter) {
+    CsvTable t;
+    const int cols = 1 + static_cast<int>(rng() % 4);
+    for (int c = 0; c < cols; ++c) t.header.push_back("c" + std::to_string(c));
+    const int rows = static_cast<int>(rng() % 6);
+    for (int r = 0; r < rows; ++r) {
+      std::vector<std::string> row;
+      for (int c = 0; c < cols; ++c) {
+        std::string f;
+        for (int n = static_cast<int>(rng() % 7); n > 0; --n)
+          f += alphabet[rng() % alphabet.size()];
+        row.push_back(f);
+      }
+      t.rows.push_back(row);
+    }
+    auto csv = FormatCsv(t);
+    auto back = ParseCsv(*csv, "rt.csv");
+    if (!back.ok() || back->header != t.header || back->rows != t.rows) ++failures;
+  }
+  EXPECT_EQ(failures, 0);
 }
 
 class CsvFileTest : public ::testing::Test {

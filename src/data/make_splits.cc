@@ -1,8 +1,6 @@
 #include "data/make_splits.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -20,6 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kMaxReportedDrops = 10;
+constexpr size_t kMaxReportedClasses = 10;
 constexpr std::array<const char*, kNumSplits> kSplitFiles = {"train.csv", "eval.csv", "test.csv"};
 
 std::string JoinQuoted(const std::vector<std::string>& names) {
@@ -80,8 +79,14 @@ StatusOr<std::vector<size_t>> MapColumns(const std::vector<std::string>& header,
 StatusOr<Dataset> ReadInputs(const std::vector<std::string>& inputs,
                              std::vector<std::string>& warnings) {
   Dataset data;
+  std::set<fs::path> seen;
   for (size_t f = 0; f < inputs.size(); ++f) {
     TY_ASSIGN_OR_RETURN(fs::path path, ResolveStoragePath(inputs[f]));
+    std::error_code ec;
+    if (!seen.insert(fs::weakly_canonical(path, ec)).second) {
+      // Its rows would land in train and test at once: a silent train/test leak.
+      return InvalidArgumentError(path.string() + ": input file given twice; list each file once");
+    }
     TY_ASSIGN_OR_RETURN(CsvTable table, ReadCsv(path));
     data.files.push_back(path.string());
     if (table.rows.empty()) warnings.push_back(path.string() + ": header only, no data rows");
@@ -114,9 +119,9 @@ Status RequireColumn(const Dataset& data, const std::string& name, const char* f
                               JoinQuoted(data.header) + "); choose one with " + flag);
 }
 
-// Class ids per kept row; `keep[i]` false for dropped rows.
+// The class id of every dataset row (-1 for a dropped row) and the labels, index = id.
 struct Targets {
-  std::vector<int> ids;  // same size as the dataset rows; -1 for dropped rows
+  std::vector<int> ids;
   std::vector<std::string> labels;
 };
 
@@ -258,6 +263,36 @@ std::string LabelsJson(const MakeSplitsOptions& opt, const MakeSplitsReport& rep
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
+// Warns about classes missing from a split they should be in (too few rows), at most
+// kMaxReportedClasses by name, and about a label column that looks like free text.
+void AddSmallClassWarnings(const MakeSplitsOptions& opt, MakeSplitsReport& report, int64_t rows) {
+  const size_t k = report.labels.size();
+  if (opt.schema == LabelSchema::kClassLabels && k > 20 && static_cast<int64_t>(k) * 2 > rows) {
+    report.warnings.push_back(std::to_string(k) + " distinct labels in " + std::to_string(rows) +
+                              " rows: is '" + opt.label_column + "' really the label column?");
+  }
+  size_t small = 0;
+  for (size_t c = 0; c < k; ++c) {
+    std::string where;
+    int64_t n = 0;
+    for (int s = 0; s < kNumSplits; ++s) {
+      n += report.class_counts[s][c];
+      if (opt.fractions[s] > 0 && report.class_counts[s][c] == 0) {
+        where += (where.empty() ? "" : ", ") + std::string(SplitName(static_cast<Split>(s)));
+      }
+    }
+    if (where.empty()) continue;
+    if (++small <= kMaxReportedClasses) {
+      report.warnings.push_back("class '" + report.labels[c] + "' has " + std::to_string(n) +
+                                " row" + (n == 1 ? "" : "s") + ": none in " + where);
+    }
+  }
+  if (small > kMaxReportedClasses) {
+    report.warnings.push_back(std::to_string(small - kMaxReportedClasses) +
+                              " more classes are missing from some split (too few rows)");
+  }
+}
+
 Status CheckOptions(const MakeSplitsOptions& opt) {
   if (opt.inputs.empty()) return InvalidArgumentError("no input CSV files given");
   if (opt.output_dir.empty()) return InvalidArgumentError("--output-dir must not be empty");
@@ -348,21 +383,7 @@ StatusOr<MakeSplitsReport> MakeSplits(const MakeSplitsOptions& opt) {
       t.line_numbers.push_back(data.origin[r].second);
     }
   }
-  for (size_t c = 0; c < targets.labels.size(); ++c) {
-    std::vector<std::string> missing_from;
-    for (int s = 0; s < kNumSplits; ++s) {
-      if (opt.fractions[s] > 0 && report.class_counts[s][c] == 0) {
-        missing_from.push_back(SplitName(static_cast<Split>(s)));
-      }
-    }
-    if (missing_from.empty()) continue;
-    int64_t n = 0;
-    for (int s = 0; s < kNumSplits; ++s) n += report.class_counts[s][c];
-    std::string where;
-    for (const auto& m : missing_from) where += (where.empty() ? "" : ", ") + m;
-    report.warnings.push_back("class '" + targets.labels[c] + "' has " + std::to_string(n) +
-                              " row" + (n == 1 ? "" : "s") + ": none in " + where);
-  }
+  AddSmallClassWarnings(opt, report, static_cast<int64_t>(kept.size()));
 
   // Stage everything, then commit (see the header for the two commit modes).
   const bool in_place = out_exists && (fs::is_symlink(out, ec) || !HoldsOnlyOurOutputs(out));

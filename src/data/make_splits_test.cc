@@ -180,6 +180,9 @@ TEST_F(MakeSplitsTest, ErrorsLeaveNoOutputBehind) {
        "bodyText",
        "INVALID_ARGUMENT: " + d + "other.csv:1: columns differ from " + good +
            "'s: missing 'id'; extra 'extra'; all input files must have the same columns"},
+      {{good, d + "./good.csv"},
+       "bodyText",
+       "INVALID_ARGUMENT: " + d + "./good.csv: input file given twice"},
       {{Write("allbad.csv", "bodyText,sentiment\n,1\nx,\n")},
        "bodyText",
        "INVALID_ARGUMENT: no usable rows: 2 read, all dropped"},
@@ -212,6 +215,28 @@ TEST_F(MakeSplitsTest, SharedOutputDirectoryKeepsOtherFiles) {
   auto r = MakeSplits(o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Listing(), "a.csv eval.csv labels.json test.csv train.csv ");
+}
+
+TEST_F(MakeSplitsTest, TinyClassesAreKeptAndWarnedAbout) {
+  std::string csv = "text,label\n";
+  for (int i = 0; i < 40; ++i) csv += "t" + std::to_string(i) + ",big\n";
+  csv += "x,one\ny,two\nz,two\n";
+  auto o = Options({Write("a.csv", csv)});
+  o.text_column = "text";
+  o.label_column = "label";
+  o.schema = LabelSchema::kClassLabels;
+  auto r = MakeSplits(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::string got;
+  for (const auto& w : r->warnings) got += w + "\n";
+  for (int s = 0; s < kNumSplits; ++s) {
+    got +=
+        std::to_string(r->class_counts[s][1]) + "/" + std::to_string(r->class_counts[s][2]) + " ";
+  }
+  EXPECT_EQ(got,
+            "class 'one' has 1 row: none in eval, test\n"
+            "class 'two' has 2 rows: none in test\n"
+            "1/1 0/1 0/0 ");
 }
 
 TEST_F(MakeSplitsTest, OutputPathThatIsAFileIsRejected) {

@@ -50,6 +50,9 @@ struct GangSpec {
   int max_restarts = 3;                               // per job; 0 when disableRetries
   bool restart_job_on_worker_restart = false;         // restart the whole gang on one failure
   std::map<std::string, std::string> extra_env;       // e.g. CLOUD_ML_TRIAL_ID for HP tuning trials
+  // The CustomJobSpec as proto3 JSON. Vertex puts it, as a string, in the "job" field of
+  // CLUSTER_SPEC and TF_CONFIG; empty = the field is left out.
+  std::string job_spec_json;
 };
 
 enum class GangState { kQueued, kPending, kRunning, kSucceeded, kFailed, kCancelling, kCancelled };

@@ -51,6 +51,9 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string
   ProcessResult result;
   size_t written = 0;
   int in_fd = in_pipe[1];
+  // Non-blocking so a child that fills its stdout pipe before reading all of stdin cannot
+  // deadlock us inside write(); poll() tells when each side can move.
+  ::fcntl(in_fd, F_SETFL, ::fcntl(in_fd, F_GETFL) | O_NONBLOCK);
   if (stdin_data.empty()) {
     ::close(in_fd);
     in_fd = -1;
@@ -71,7 +74,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string
       if (p.fd == in_fd) {
         ssize_t n = ::write(in_fd, stdin_data.data() + written, stdin_data.size() - written);
         if (n > 0) written += static_cast<size_t>(n);
-        if (n < 0 || written == stdin_data.size()) {
+        if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == stdin_data.size()) {
           ::close(in_fd);
           in_fd = -1;
         }

@@ -66,7 +66,8 @@ size_t LowerAndDecompose(char32_t cp, char32_t* out) {
   // which differs only for U+0130 ("i" + U+0307, and the U+0307 is stripped as Mn later).
   const auto lower = utf8proc_tolower(static_cast<utf8proc_int32_t>(cp));
   utf8proc_int32_t buffer[kMaxNormalized];
-  const auto n = utf8proc_decompose_char(lower, buffer, kMaxNormalized, UTF8PROC_DECOMPOSE, nullptr);
+  const auto n =
+      utf8proc_decompose_char(lower, buffer, kMaxNormalized, UTF8PROC_DECOMPOSE, nullptr);
   if (n <= 0 || n > static_cast<utf8proc_ssize_t>(kMaxNormalized)) {
     // Cannot happen for valid scalar values (the longest canonical decomposition is 4).
     out[0] = static_cast<char32_t>(lower);

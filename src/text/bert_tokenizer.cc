@@ -49,9 +49,13 @@ inline bool IsUtf8Continuation(char c) { return (static_cast<unsigned char>(c) &
 template <typename Sink>
 class BasicLoop {
  public:
-  BasicLoop(const std::array<int32_t, kSpecialLiterals.size()>& special_ids, Sink& sink)
-      : special_ids_(special_ids), sink_(sink) {
-    word_.reserve(64);
+  // `word_buffer` is scratch space for the current word, reused across calls to save a heap
+  // allocation per text. Words longer than `keep_chars` characters are only counted, not kept
+  // (the sink sees a prefix), so a gigabyte without a space costs no memory.
+  BasicLoop(const std::array<int32_t, kSpecialLiterals.size()>& special_ids, Sink& sink,
+            std::string& word_buffer, size_t keep_chars)
+      : special_ids_(special_ids), sink_(sink), word_(word_buffer), keep_chars_(keep_chars) {
+    word_.clear();
   }
 
   void Run(std::string_view text) {
@@ -61,11 +65,25 @@ class BasicLoop {
       const auto b = static_cast<unsigned char>(text[i]);
       if (b < 0x80) {
         switch (kAsciiKinds[b]) {
-          case kWordByte:
+          case kWordByte: {
             if (!pending_.empty()) FlushPending();
-            word_.push_back(static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b));
-            ++chars_;
-            break;
+            // The common case: a run of ASCII letters and digits.
+            size_t j = i + 1;
+            while (j < n && static_cast<unsigned char>(text[j]) < 0x80 &&
+                   kAsciiKinds[static_cast<unsigned char>(text[j])] == kWordByte) {
+              ++j;
+            }
+            if (chars_ + (j - i) <= keep_chars_) {
+              const size_t old_size = word_.size();
+              word_.append(text.data() + i, j - i);
+              for (size_t k = old_size; k < word_.size(); ++k) {
+                if (word_[k] >= 'A' && word_[k] <= 'Z') word_[k] = static_cast<char>(word_[k] + 32);
+              }
+            }
+            chars_ += j - i;
+            i = j;
+            continue;
+          }
           case kSpace:
             EndWord();
             break;
@@ -149,7 +167,7 @@ class BasicLoop {
       AppendUtf8(c, &bytes);
       EmitPunctuation(bytes);
     } else {
-      AppendUtf8(c, &word_);
+      if (chars_ < keep_chars_) AppendUtf8(c, &word_);
       ++chars_;
     }
   }
@@ -173,7 +191,7 @@ class BasicLoop {
   }
 
   void EndWordKeepPending() {
-    if (word_.empty()) return;
+    if (chars_ == 0) return;  // (word_ may hold only a prefix of a long word, or nothing)
     if (!stopped_ && !sink_.Word(word_, chars_)) stopped_ = true;
     word_.clear();
     chars_ = 0;
@@ -181,7 +199,8 @@ class BasicLoop {
 
   const std::array<int32_t, kSpecialLiterals.size()>& special_ids_;
   Sink& sink_;
-  std::string word_;
+  std::string& word_;
+  const size_t keep_chars_;
   size_t chars_ = 0;
   std::vector<std::pair<int, char32_t>> pending_;  // (combining class, code point)
   bool stopped_ = false;
@@ -202,9 +221,11 @@ StatusOr<BertTokenizer> BertTokenizer::FromFile(const std::filesystem::path& voc
 StatusOr<BertTokenizer> BertTokenizer::FromTokens(std::vector<std::string> tokens) {
   TY_ASSIGN_OR_RETURN(WordPieceVocab vocab, WordPieceVocab::FromTokens(std::move(tokens)));
   BertTokenizer tokenizer(std::make_shared<const WordPieceVocab>(std::move(vocab)));
-  const std::pair<std::string_view, int32_t*> specials[] = {
-      {"[PAD]", &tokenizer.pad_id_}, {"[UNK]", &tokenizer.unk_id_}, {"[CLS]", &tokenizer.cls_id_},
-      {"[SEP]", &tokenizer.sep_id_}, {"[MASK]", &tokenizer.mask_id_}};
+  const std::pair<std::string_view, int32_t*> specials[] = {{"[PAD]", &tokenizer.pad_id_},
+                                                            {"[UNK]", &tokenizer.unk_id_},
+                                                            {"[CLS]", &tokenizer.cls_id_},
+                                                            {"[SEP]", &tokenizer.sep_id_},
+                                                            {"[MASK]", &tokenizer.mask_id_}};
   for (const auto& [name, slot] : specials) {
     const int32_t id = tokenizer.vocab_->Find(name);
     if (id < 0) {
@@ -271,8 +292,10 @@ void BertTokenizer::AppendIds(std::string_view text, size_t limit,
   } sink{*this, ids, limit};
   if (ids->size() >= limit) return;
   const std::array<int32_t, kSpecialLiterals.size()> special_ids = {pad_id_, unk_id_, cls_id_,
-                                                                     sep_id_, mask_id_};
-  BasicLoop<IdSink> loop(special_ids, sink);
+                                                                    sep_id_, mask_id_};
+  thread_local std::string word_buffer;
+  // A word of more than kMaxCharsPerWord characters becomes [UNK] whatever its bytes.
+  BasicLoop<IdSink> loop(special_ids, sink, word_buffer, kMaxCharsPerWord + 1);
   loop.Run(text);
 }
 
@@ -304,8 +327,9 @@ std::vector<std::string> BertTokenizer::BasicTokenize(std::string_view text) con
   std::vector<std::string> words;
   WordSink sink{&words};
   const std::array<int32_t, kSpecialLiterals.size()> special_ids = {pad_id_, unk_id_, cls_id_,
-                                                                     sep_id_, mask_id_};
-  BasicLoop<WordSink> loop(special_ids, sink);
+                                                                    sep_id_, mask_id_};
+  std::string word_buffer;
+  BasicLoop<WordSink> loop(special_ids, sink, word_buffer, std::numeric_limits<size_t>::max());
   loop.Run(text);
   return words;
 }
@@ -321,6 +345,34 @@ Encoding BertTokenizer::Encode(std::string_view text, int max_length) const {
   ids.push_back(sep_id_);
   encoding.attention_mask.assign(ids.size(), 1);
   encoding.token_type_ids.assign(ids.size(), 0);
+  return encoding;
+}
+
+Encoding BertTokenizer::EncodePair(std::string_view text, std::string_view text_pair,
+                                   int max_length) const {
+  const size_t max_len = static_cast<size_t>(std::max(max_length, 3));
+  std::vector<int32_t> a = TokenizeToIds(text), b = TokenizeToIds(text_pair);
+  if (a.size() + b.size() + 3 > max_len) {
+    // tokenization_utils_base.py truncate_sequences, TruncationStrategy.LONGEST_FIRST.
+    const size_t remove = a.size() + b.size() + 3 - max_len;
+    const size_t diff = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+    const size_t first = std::min(diff, remove), second = remove - first;
+    const size_t cut_a = a.size() > b.size() ? first + second / 2 : second / 2;
+    const size_t cut_b = a.size() > b.size() ? second - second / 2 : first + second - second / 2;
+    a.resize(a.size() - std::min(cut_a, a.size()));
+    b.resize(b.size() - std::min(cut_b, b.size()));
+  }
+  Encoding encoding;
+  auto& ids = encoding.input_ids;
+  ids.reserve(a.size() + b.size() + 3);
+  ids.push_back(cls_id_);
+  ids.insert(ids.end(), a.begin(), a.end());
+  ids.push_back(sep_id_);
+  ids.insert(ids.end(), b.begin(), b.end());
+  ids.push_back(sep_id_);
+  encoding.attention_mask.assign(ids.size(), 1);
+  encoding.token_type_ids.assign(a.size() + 2, 0);
+  encoding.token_type_ids.resize(ids.size(), 1);
   return encoding;
 }
 

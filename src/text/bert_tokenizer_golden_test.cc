@@ -2,7 +2,7 @@
 // scripts/fetch-sample-data.sh). Expected outputs come from test/fixtures/tokenizer/
 // bert_uncased_golden.jsonl, written by scripts/bert_tokenizer_oracle.py (an independent Python
 // re-statement of HF's slow BertTokenizer) — never from this C++ code. Rows with source "hf" are
-// outputs published by HF itself.
+// outputs published by HF itself. Sentence pairs: bert_uncased_pairs.jsonl, same origin.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -40,7 +40,8 @@ std::vector<GoldenCase> LoadGolden() {
     GoldenCase c;
     c.name = row.at("name");
     c.source = row.at("source");
-    c.text = row.contains("text_hex") ? FromHex(row.at("text_hex")) : row.at("text").get<std::string>();
+    c.text =
+        row.contains("text_hex") ? FromHex(row.at("text_hex")) : row.at("text").get<std::string>();
     c.tokens = row.at("tokens").get<std::vector<std::string>>();
     c.ids = row.at("ids").get<std::vector<int32_t>>();
     cases.push_back(std::move(c));
@@ -115,8 +116,8 @@ TEST(BertTokenizerGoldenTest, EncodeTruncatesLikeHf) {
       if (e.input_ids != Expected(c, max_length) ||
           e.attention_mask != std::vector<int32_t>(e.input_ids.size(), 1) ||
           e.token_type_ids != std::vector<int32_t>(e.input_ids.size(), 0)) {
-        mismatches += c.name + " max_length " + std::to_string(max_length) + ": " +
-                      Join(e.input_ids) + "\n";
+        mismatches +=
+            c.name + " max_length " + std::to_string(max_length) + ": " + Join(e.input_ids) + "\n";
       }
     }
   }
@@ -136,6 +137,30 @@ TEST(BertTokenizerGoldenTest, EncodeBatchMatchesOracle) {
     const auto& c = cases[i % cases.size()];
     if (batch[i].input_ids != Expected(c, 100)) mismatches += c.name + "\n";
   }
+  EXPECT_EQ(mismatches, "");
+}
+
+TEST(BertTokenizerGoldenTest, EncodePairMatchesOracle) {
+  const auto tokenizer = RealVocab();
+  std::ifstream in(SourcePath("test/fixtures/tokenizer/bert_uncased_pairs.jsonl"));
+  ASSERT_TRUE(in);
+  std::string line, mismatches;
+  int cases = 0;
+  while (std::getline(in, line)) {
+    const auto row = nlohmann::json::parse(line);
+    const Encoding e = tokenizer.EncodePair(row.at("text").get<std::string>(),
+                                            row.at("text_pair").get<std::string>(),
+                                            row.at("max_length").get<int>());
+    const auto want_ids = row.at("input_ids").get<std::vector<int32_t>>();
+    const auto want_types = row.at("token_type_ids").get<std::vector<int32_t>>();
+    if (e.input_ids != want_ids || e.token_type_ids != want_types ||
+        e.attention_mask != std::vector<int32_t>(want_ids.size(), 1)) {
+      mismatches += row.at("name").get<std::string>() + ": " + Join(e.input_ids) + " / " +
+                    Join(e.token_type_ids) + "\n";
+    }
+    ++cases;
+  }
+  EXPECT_GE(cases, 9);
   EXPECT_EQ(mismatches, "");
 }
 

@@ -14,9 +14,9 @@ using ::trainyard::testing::MakeTestDir;
 using ::trainyard::testing::WriteFileOrDie;
 
 // HF's toy vocab, ids 0-14.
-const std::vector<std::string> kToyVocab = {"[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]",
-                                            "want",  "##want", "##ed", "wa",    "un",
-                                            "runn",  "##ing", ",",     "low",   "lowest"};
+const std::vector<std::string> kToyVocab = {"[UNK]", "[CLS]",  "[SEP]", "[PAD]", "[MASK]",
+                                            "want",  "##want", "##ed",  "wa",    "un",
+                                            "runn",  "##ing",  ",",     "low",   "lowest"};
 
 BertTokenizer Toy() {
   auto tokenizer = BertTokenizer::FromTokens(kToyVocab);
@@ -80,6 +80,15 @@ TEST(BertTokenizerTest, WordOverHundredCharsIsUnk) {
   EXPECT_EQ(Join(tokenizer.Tokenize(hundred + "s")), "[UNK]");
 }
 
+TEST(BertTokenizerTest, HugeWordWithoutSpacesIsOneUnk) {
+  const auto tokenizer = Toy();
+  std::string text = "want ";
+  for (int i = 0; i < 1000000; ++i) text += i % 3 ? "W\u00E9" : "a";
+  text += ", running";
+  EXPECT_EQ(Join(tokenizer.Tokenize(text)), "want [UNK] , runn ##ing");
+  EXPECT_EQ(tokenizer.BasicTokenize(text)[1].size(), 1000000u / 3 + 1 + 2 * (1000000u * 2 / 3));
+}
+
 TEST(BertTokenizerTest, LiteralSpecialTokensStayWhole) {
   const auto tokenizer = Toy();
   EXPECT_EQ(Join(tokenizer.Tokenize("want[MASK]running [SEP]")), "want [MASK] runn ##ing [SEP]");
@@ -97,6 +106,16 @@ TEST(BertTokenizerTest, EncodeAddsSpecialsAndTruncatesFromTheRight) {
   EXPECT_EQ(Join(tokenizer.Encode("").input_ids), "1 2");
   EXPECT_EQ(Join(tokenizer.Encode("unwanted", 2).input_ids), "1 2");
   EXPECT_EQ(Join(tokenizer.Encode("unwanted", -7).input_ids), "1 2");
+}
+
+TEST(BertTokenizerTest, EncodePairTruncatesLongestFirst) {
+  const auto tokenizer = Toy();
+  // "want want want want" (4) + "low" (1), max 7: cut 1 from the longer first.
+  const Encoding e = tokenizer.EncodePair("want want want want", "low", 7);
+  EXPECT_EQ(Join(e.input_ids), "1 5 5 5 2 13 2");
+  EXPECT_EQ(Join(e.token_type_ids), "0 0 0 0 0 1 1");
+  EXPECT_EQ(Join(e.attention_mask), "1 1 1 1 1 1 1");
+  EXPECT_EQ(Join(tokenizer.EncodePair("want", "low", 0).input_ids), "1 2 2");
 }
 
 TEST(BertTokenizerTest, EncodeBatchEqualsEncodeOnManyThreads) {
@@ -178,8 +197,7 @@ TEST(BertTokenizerTest, InvalidUtf8BytesAreDroppedLikeReplacementChars) {
 TEST(BertTokenizerTest, CanonicalOrderingOfNonStarters) {
   // U+1D16D (ccc 226) then U+1D165 (ccc 216) reorder under NFD; both are Mc so they survive.
   const auto tokenizer = Toy();
-  EXPECT_EQ(Join(tokenizer.BasicTokenize("x\U0001D16D\U0001D165")),
-            "x\U0001D165\U0001D16D");
+  EXPECT_EQ(Join(tokenizer.BasicTokenize("x\U0001D16D\U0001D165")), "x\U0001D165\U0001D16D");
   EXPECT_EQ(Join(tokenizer.BasicTokenize("x\U0001D16D\u0301\U0001D165y")),
             "x\U0001D165\U0001D16Dy");
 }

@@ -27,12 +27,12 @@ TEST(Utf8Test, DecodesEveryLength) {
 }
 
 TEST(Utf8Test, RejectsOverlongSurrogatesAndOutOfRange) {
-  EXPECT_EQ(Decoded("\xC0\xAF"), "<bad><bad>");              // overlong '/'
-  EXPECT_EQ(Decoded("\xE0\x80\xAF"), "<bad><bad><bad>");     // overlong 3-byte
-  EXPECT_EQ(Decoded("\xED\xA0\x80"), "<bad><bad><bad>");     // U+D800
+  EXPECT_EQ(Decoded("\xC0\xAF"), "<bad><bad>");                    // overlong '/'
+  EXPECT_EQ(Decoded("\xE0\x80\xAF"), "<bad><bad><bad>");           // overlong 3-byte
+  EXPECT_EQ(Decoded("\xED\xA0\x80"), "<bad><bad><bad>");           // U+D800
   EXPECT_EQ(Decoded("\xF4\x90\x80\x80"), "<bad><bad><bad><bad>");  // > U+10FFFF
-  EXPECT_EQ(Decoded("\xE4\xB8"), "<bad><bad>");              // truncated
-  EXPECT_EQ(Decoded("\xE4\xB8x"), "<bad><bad>U+120 ");       // truncated, then a valid char
+  EXPECT_EQ(Decoded("\xE4\xB8"), "<bad><bad>");                    // truncated
+  EXPECT_EQ(Decoded("\xE4\xB8x"), "<bad><bad>U+120 ");             // truncated, then a valid char
 }
 
 TEST(Utf8Test, FindInvalidUtf8ReportsFirstBadOffset) {

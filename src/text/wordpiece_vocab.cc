@@ -16,11 +16,35 @@ namespace {
 constexpr uint64_t kMul1 = 0x9E3779B97F4A7C15ULL;
 constexpr uint64_t kMul2 = 0xBF58476D1CE4E5B9ULL;
 
-uint64_t Mix(uint64_t h) {
-  h ^= h >> 31;
-  h *= kMul2;
-  h ^= h >> 29;
-  return h;
+inline uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+inline uint32_t Load32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// The high and low halves of the 128-bit product, folded: a strong, cheap 64-bit mixer.
+inline uint64_t MulFold(uint64_t a, uint64_t b) {
+  const __uint128_t product = static_cast<__uint128_t>(a) * b;
+  return static_cast<uint64_t>(product) ^ static_cast<uint64_t>(product >> 64);
+}
+
+// memcmp(a, b, n) == 0 without a library call for the short keys WordPiece compares.
+inline bool BytesEqual(const char* a, const char* b, size_t n) {
+  if (n >= 8) {
+    if (n > 16) return std::memcmp(a, b, n) == 0;
+    return Load64(a) == Load64(b) && Load64(a + n - 8) == Load64(b + n - 8);
+  }
+  if (n >= 4) return Load32(a) == Load32(b) && Load32(a + n - 4) == Load32(b + n - 4);
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
 }
 
 StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path) {
@@ -45,8 +69,8 @@ StatusOr<std::vector<std::string>> ParseVocabText(const std::filesystem::path& p
                                                   std::string_view content) {
   if (content.substr(0, 3) == "\xEF\xBB\xBF") content.remove_prefix(3);
   if (auto bad = FindInvalidUtf8(content)) {
-    const size_t line = 1 + static_cast<size_t>(std::count(content.begin(),
-                                                           content.begin() + *bad, '\n'));
+    const size_t line =
+        1 + static_cast<size_t>(std::count(content.begin(), content.begin() + *bad, '\n'));
     return InvalidArgumentError(path.string() + ":" + std::to_string(line) +
                                 ": invalid UTF-8 in vocabulary (byte offset " +
                                 std::to_string(*bad) + ")");
@@ -60,9 +84,9 @@ StatusOr<std::vector<std::string>> ParseVocabText(const std::filesystem::path& p
       break;
     }
     tokens.emplace_back(content.substr(start, end - start));
-    start = end + ((content[end] == '\r' && end + 1 < content.size() && content[end + 1] == '\n')
-                       ? 2
-                       : 1);
+    start =
+        end +
+        ((content[end] == '\r' && end + 1 < content.size() && content[end + 1] == '\n') ? 2 : 1);
   }
   return tokens;
 }
@@ -126,22 +150,28 @@ StatusOr<std::vector<std::string>> ParseVocabJson(const std::filesystem::path& p
 }  // namespace
 
 uint64_t HashBytes(std::string_view bytes) {
+  // Short keys (almost every WordPiece lookup) are read with at most four loads and mixed with
+  // one 64x64->128 multiply; longer keys fold 16 bytes at a time.
   const char* p = bytes.data();
-  size_t n = bytes.size();
-  uint64_t h = kMul1 ^ (n * kMul2);
-  while (n >= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = Mix(h ^ w) * kMul1;
-    p += 8;
-    n -= 8;
+  const size_t n = bytes.size();
+  uint64_t a = 0, b = 0;
+  if (n <= 16) {
+    if (n >= 4) {
+      const size_t mid = (n >> 3) << 2;  // 0 for n < 8, 4 for n >= 8
+      a = uint64_t{Load32(p)} << 32 | Load32(p + mid);
+      b = uint64_t{Load32(p + n - 4)} << 32 | Load32(p + n - 4 - mid);
+    } else if (n > 0) {
+      const auto* u = reinterpret_cast<const unsigned char*>(p);
+      a = uint64_t{u[0]} << 16 | uint64_t{u[n >> 1]} << 8 | u[n - 1];
+    }
+  } else {
+    uint64_t seed = kMul1;
+    size_t i = 0;
+    for (; i + 16 < n; i += 16) seed = MulFold(Load64(p + i) ^ kMul2, Load64(p + i + 8) ^ seed);
+    a = Load64(p + n - 16) ^ seed;
+    b = Load64(p + n - 8);
   }
-  if (n > 0) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, n);
-    h = Mix(h ^ w ^ (uint64_t{n} << 59)) * kMul1;
-  }
-  return Mix(h);
+  return MulFold(a ^ kMul2 ^ n, b ^ kMul1);
 }
 
 StatusOr<std::vector<std::string>> ReadVocabTokens(const std::filesystem::path& path) {
@@ -149,6 +179,30 @@ StatusOr<std::vector<std::string>> ReadVocabTokens(const std::filesystem::path& 
   if (path.extension() == ".json") return ParseVocabJson(path, content);
   return ParseVocabText(path, content);
 }
+
+namespace {
+
+// The bytes of a key of at most 8 bytes, zero-padded, with at most two loads.
+inline uint64_t PackShortKey(const char* p, size_t n) {
+  if (n >= 4) {
+    return uint64_t{Load32(p)} | uint64_t{Load32(p + n - 4)} << (8 * (n - 4));
+  }
+  if (n == 0) return 0;
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return uint64_t{u[0]} | uint64_t{u[n >> 1]} << (8 * (n >> 1)) |
+         uint64_t{u[n - 1]} << (8 * (n - 1));
+}
+
+inline uint64_t KeyHash(std::string_view key, uint64_t packed) {
+  return key.size() <= 8 ? MulFold(packed ^ kMul2, key.size() ^ kMul1) : HashBytes(key);
+}
+
+inline uint32_t KeyTag(uint64_t hash, size_t length) {
+  return (static_cast<uint32_t>(hash >> 32) & ~uint32_t{0xFF}) |
+         static_cast<uint32_t>(std::min<size_t>(length, 255));
+}
+
+}  // namespace
 
 void WordPieceVocab::Index::Build(const std::string& arena,
                                   const std::vector<std::pair<uint32_t, uint32_t>>& keys,
@@ -160,16 +214,24 @@ void WordPieceVocab::Index::Build(const std::string& arena,
   for (size_t k = 0; k < keys.size(); ++k) {
     const auto [offset, length] = keys[k];
     const std::string_view key(arena.data() + offset, length);
-    const uint64_t hash = HashBytes(key);
+    const uint64_t packed =
+        length <= 8 ? PackShortKey(key.data(), length) : (offset | uint64_t{length} << 32);
+    const uint64_t hash = KeyHash(key, packed);
+    const uint32_t tag = KeyTag(hash, length);
     max_key_bytes_ = std::max<size_t>(max_key_bytes_, length);
     for (uint64_t i = hash & mask_;; i = (i + 1) & mask_) {
       Slot& slot = slots_[i];
       if (slot.id < 0) {
-        slot = Slot{static_cast<uint32_t>(hash), length, offset, ids[k]};
+        slot = Slot{tag, ids[k], packed};
         break;
       }
-      if (slot.hash == static_cast<uint32_t>(hash) && slot.length == length &&
-          std::memcmp(arena.data() + slot.offset, key.data(), length) == 0) {
+      const bool same =
+          slot.tag == tag &&
+          (length <= 8 ? slot.key == packed
+                       : (slot.key >> 32) == length &&
+                             BytesEqual(arena.data() + static_cast<uint32_t>(slot.key), key.data(),
+                                        length));
+      if (same) {
         slot.id = ids[k];  // duplicate token: the later line wins, as in HF's load_vocab
         break;
       }
@@ -178,13 +240,24 @@ void WordPieceVocab::Index::Build(const std::string& arena,
 }
 
 int32_t WordPieceVocab::Index::Find(const std::string& arena, std::string_view key) const {
+  const size_t n = key.size();
+  if (n <= 8) {
+    const uint64_t packed = PackShortKey(key.data(), n);
+    const uint64_t hash = KeyHash(key, packed);
+    const uint32_t tag = KeyTag(hash, n);
+    for (uint64_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.id < 0) return -1;
+      if (slot.tag == tag && slot.key == packed) return slot.id;
+    }
+  }
   const uint64_t hash = HashBytes(key);
-  const auto hash32 = static_cast<uint32_t>(hash);
+  const uint32_t tag = KeyTag(hash, n);
   for (uint64_t i = hash & mask_;; i = (i + 1) & mask_) {
     const Slot& slot = slots_[i];
     if (slot.id < 0) return -1;
-    if (slot.hash == hash32 && slot.length == key.size() &&
-        std::memcmp(arena.data() + slot.offset, key.data(), key.size()) == 0) {
+    if (slot.tag == tag && (slot.key >> 32) == n &&
+        BytesEqual(arena.data() + static_cast<uint32_t>(slot.key), key.data(), n)) {
       return slot.id;
     }
   }

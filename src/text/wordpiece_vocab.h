@@ -37,15 +37,18 @@ class WordPieceVocab {
 
   // Exact lookup; -1 when absent. FindContinuation(p) is Find("##" + p) without building it.
   int32_t Find(std::string_view token) const { return start_.Find(arena_, token); }
-  int32_t FindContinuation(std::string_view piece) const { return continuation_.Find(arena_, piece); }
+  int32_t FindContinuation(std::string_view piece) const {
+    return continuation_.Find(arena_, piece);
+  }
 
   // Longest key in bytes in each index: no longer substring can match, so WordPiece never tries.
   size_t max_token_bytes() const { return start_.max_key_bytes(); }
   size_t max_continuation_bytes() const { return continuation_.max_key_bytes(); }
 
  private:
-  // Open addressing, linear probing, power-of-two capacity, load <= 1/2. Keys are byte ranges of
-  // arena_ (offsets, not pointers, so copies of the vocab stay valid).
+  // Open addressing, linear probing, power-of-two capacity, load <= 1/2. A key of up to 8 bytes
+  // (nearly every WordPiece lookup) is stored inside its slot, so a probe costs one cache line;
+  // longer keys are byte ranges of arena_ (offsets, not pointers, so copies stay valid).
   class Index {
    public:
     void Build(const std::string& arena, const std::vector<std::pair<uint32_t, uint32_t>>& keys,
@@ -55,10 +58,9 @@ class WordPieceVocab {
 
    private:
     struct Slot {
-      uint32_t hash = 0;
-      uint32_t length = 0;
-      uint32_t offset = 0;
-      int32_t id = -1;  // -1: empty
+      uint32_t tag = 0;  // high hash bits | min(length, 255)
+      int32_t id = -1;   // -1: empty
+      uint64_t key = 0;  // the bytes, zero-padded, if length <= 8; else offset | length << 32
     };
     std::vector<Slot> slots_;
     uint64_t mask_ = 0;
@@ -66,7 +68,7 @@ class WordPieceVocab {
   };
 
   std::vector<std::string> tokens_;
-  std::string arena_;  // all tokens back to back
+  std::string arena_;   // all tokens back to back
   Index start_;         // every token
   Index continuation_;  // tokens "##x", keyed by "x"
 };

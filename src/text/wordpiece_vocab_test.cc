@@ -58,6 +58,32 @@ TEST(WordPieceVocabTest, ManyTokensAllFound) {
   EXPECT_EQ(vocab->Find("t50000"), -1);
 }
 
+TEST(WordPieceVocabTest, KeysOfEveryLengthIncludingInlineBoundary) {
+  // Keys up to 8 bytes live inside the hash slot, longer ones in the arena; lengths over 255
+  // share one tag value.
+  std::vector<std::string> tokens;
+  for (size_t len = 1; len <= 300; ++len) {
+    tokens.push_back(std::string(len, 'a'));
+    tokens.push_back("##" + std::string(len - 1, 'b') + "c");
+  }
+  auto vocab = WordPieceVocab::FromTokens(tokens);
+  ASSERT_TRUE(vocab.ok());
+  std::string wrong;
+  for (size_t len = 1; len <= 300; ++len) {
+    if (vocab->Find(std::string(len, 'a')) != static_cast<int32_t>(2 * (len - 1))) {
+      wrong += " a" + std::to_string(len);
+    }
+    if (vocab->FindContinuation(std::string(len - 1, 'b') + "c") !=
+        static_cast<int32_t>(2 * len - 1)) {
+      wrong += " c" + std::to_string(len);
+    }
+    if (vocab->Find(std::string(len, 'b')) != -1) wrong += " b" + std::to_string(len);
+  }
+  EXPECT_EQ(wrong, "");
+  EXPECT_EQ(vocab->Find(std::string("a\0", 2)), -1);  // zero padding is not a wildcard
+  EXPECT_EQ(vocab->Find(""), -1);
+}
+
 TEST(WordPieceVocabTest, EmptyIsAnError) {
   EXPECT_EQ(WordPieceVocab::FromTokens({}).status().code(), StatusCode::kInvalidArgument);
 }
@@ -80,8 +106,9 @@ TEST(ReadVocabTokensTest, JsonListObjectAndTokenizerJson) {
   const auto dir = MakeTestDir();
   WriteFileOrDie(dir / "list.json", R"(["[PAD]", "x", "##y"])");
   WriteFileOrDie(dir / "map.json", R"({"x": 1, "[PAD]": 0, "##y": 2})");
-  WriteFileOrDie(dir / "tokenizer.json",
-                 R"({"version": "1.0", "model": {"type": "WordPiece", "vocab": {"##y": 2, "x": 1, "[PAD]": 0}}})");
+  WriteFileOrDie(
+      dir / "tokenizer.json",
+      R"({"version": "1.0", "model": {"type": "WordPiece", "vocab": {"##y": 2, "x": 1, "[PAD]": 0}}})");
   for (const char* name : {"list.json", "map.json", "tokenizer.json"}) {
     auto tokens = ReadVocabTokens(dir / name);
     ASSERT_TRUE(tokens.ok()) << name << ": " << tokens.status();

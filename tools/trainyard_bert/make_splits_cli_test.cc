@@ -117,7 +117,9 @@ TEST(MakeSplitsCliTest, BadInputsFailWithFileAndLineAndWriteNothing) {
        Fixture("different_header.csv") + ":1: columns differ from " +
            Fixture("article_sentiment.csv") + "'s: missing 'id', 'sentiment'; extra 'score'"},
       {{"--eval-fraction", "0.5", "--test-fraction", "0.6", Fixture("article_sentiment.csv")},
-       "--train-fraction must be between 0 and 1, got -0.1"},
+       "--eval-fraction + --test-fraction = 1.1 leaves nothing for training"},
+      {{"--train-fraction", "0.7", Fixture("article_sentiment.csv")},
+       "--train-fraction + --eval-fraction + --test-fraction must be 1, got 0.7 + 0.1 + 0.1 = 0.9"},
       {{"--label-order", "a,b", Fixture("labels.csv")}, "--label-order requires --label-column"},
   };
   std::string got, want;

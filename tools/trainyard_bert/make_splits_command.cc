@@ -3,6 +3,9 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "command_registry.h"
 #include "data/make_splits.h"
@@ -69,8 +72,13 @@ int RunMakeSplits(Options& o) {
   }
   if (!o.label_order.empty()) o.splits.label_order = SplitCommas(o.label_order);
   // --train-fraction defaults to what --eval-fraction and --test-fraction leave.
-  o.splits.fractions.train =
-      o.train_fraction.value_or(1.0 - o.splits.fractions.eval - o.splits.fractions.test);
+  const double held_out = o.splits.fractions.eval + o.splits.fractions.test;
+  if (!o.train_fraction && held_out >= 1.0) {
+    std::cerr << "trainyard-bert make-splits: error: --eval-fraction + --test-fraction = "
+              << held_out << " leaves nothing for training; it must be < 1\n";
+    return 1;
+  }
+  o.splits.fractions.train = o.train_fraction.value_or(1.0 - held_out);
   auto report = data::MakeSplits(o.splits);
   if (!report.ok()) {
     std::cerr << "trainyard-bert make-splits: error: " << report.status().message() << "\n";

@@ -1,0 +1,69 @@
+#include "api/api_server.h"
+
+#include <httplib.h>
+
+#include "api/http_status.h"
+#include "api/routes.h"
+
+namespace trainyard::api {
+
+ApiServer::ApiServer(controller::JobController* controller, ApiServerOptions options)
+    : controller_(controller), options_(std::move(options)), server_(new httplib::Server) {
+  const int threads = options_.threads;
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->set_payload_max_length(options_.max_request_bytes);
+  server_->set_keep_alive_max_count(10000);
+  server_->set_read_timeout(30, 0);
+  server_->set_write_timeout(30, 0);
+  const size_t limit = options_.max_request_bytes;
+  // Responses without a body come from the transport (no route, body too large): give them the
+  // same google.rpc.Status body as handler errors.
+  server_->set_error_handler([limit](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    nlohmann::json body;
+    if (res.status == 413) {
+      body = ErrorBody(413, StatusCode::kInvalidArgument,
+                       "request body exceeds the limit of " + std::to_string(limit) + " bytes");
+    } else if (res.status == 404) {
+      body = ErrorBody(404, StatusCode::kNotFound,
+                       "no such method: " + req.method + " " + req.path +
+                           " (see docs/api.md for the routes)");
+    } else {
+      body = ErrorBody(res.status, StatusCode::kInvalidArgument,
+                       "malformed HTTP request (status " + std::to_string(res.status) + ")");
+    }
+    res.set_content(body.dump(2) + "\n", "application/json; charset=utf-8");
+  });
+  server_->set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        res.status = 500;
+        res.set_content(ErrorBody(InternalError("internal error")).dump(2) + "\n",
+                        "application/json; charset=utf-8");
+      });
+  RegisterRoutes(*server_, controller_, options_);
+}
+
+ApiServer::~ApiServer() { Stop(); }
+
+StatusOr<int> ApiServer::Bind() {
+  int port = options_.port;
+  if (port == 0) {
+    port = server_->bind_to_any_port(options_.host);
+  } else if (!server_->bind_to_port(options_.host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    return UnavailableError("cannot listen on " + options_.host + ":" +
+                            std::to_string(options_.port) +
+                            " (address in use or not local); pick another --port or --host");
+  }
+  return port;
+}
+
+void ApiServer::Serve() { server_->listen_after_bind(); }
+
+void ApiServer::Stop() {
+  if (server_) server_->stop();
+}
+
+}  // namespace trainyard::api

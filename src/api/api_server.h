@@ -1,0 +1,49 @@
+// ApiServer: the Vertex-compatible REST front end of a JobController (transport only; the routes
+// and their JSON are in routes.h). See docs/api.md for the API.
+//
+// Policies enforced here: request bodies above max_request_bytes get 413 with a google.rpc.Status
+// body; unknown paths get 404 NOT_FOUND with a google.rpc.Status body; no handler throws (every
+// exception is turned into 500 INTERNAL).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "controller/job_controller.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace trainyard::api {
+
+struct ApiServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                        // 0 = any free port (see Bind)
+  size_t max_request_bytes = 1 << 20;     // 1 MiB; a CustomJob is a few KiB
+  int threads = 32;                       // includes long-polling log readers
+  int max_log_wait_seconds = 20;          // cap of :logs?waitSeconds=
+};
+
+class ApiServer {
+ public:
+  // `controller` must outlive the server.
+  ApiServer(controller::JobController* controller, ApiServerOptions options);
+  ~ApiServer();
+
+  // Binds the listening socket. Returns the bound port (the chosen one when options.port is 0).
+  // UNAVAILABLE if the address cannot be bound.
+  StatusOr<int> Bind();
+  // Serves until Stop(). Precondition: Bind() succeeded.
+  void Serve();
+  // Stops Serve(); safe from any thread.
+  void Stop();
+
+ private:
+  controller::JobController* controller_;
+  ApiServerOptions options_;
+  std::unique_ptr<httplib::Server> server_;
+};
+
+}  // namespace trainyard::api

@@ -1,0 +1,184 @@
+#include "api/api_server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <thread>
+
+#include "api/http_status.h"
+#include "executor/fake_executor.h"
+#include "store/memory_job_store.h"
+#include "testing/test_util.h"
+
+namespace trainyard::api {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kJobs = "/v1/projects/p/locations/us-central1/customJobs";
+constexpr const char* kJob = R"({"displayName":"d","labels":{"team":"nlp"},"jobSpec":{"workerPoolSpecs":[
+  {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+   "containerSpec":{"imageUri":"local","command":["echo","hi"]}}]}})";
+
+class ApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    controller_ = std::make_unique<controller::JobController>(
+        &store_, &executor_, &images_, nullptr,
+        controller::JobControllerOptions{testing::MakeTestDir() / "jobs"});
+    ASSERT_TRUE(controller_->Start().ok());
+    ApiServerOptions options;
+    options.port = 0;
+    options.max_request_bytes = 64 * 1024;
+    options.max_log_wait_seconds = 2;
+    server_ = std::make_unique<ApiServer>(controller_.get(), options);
+    auto port = server_->Bind();
+    ASSERT_TRUE(port.ok()) << port.status();
+    thread_ = std::thread([this] { server_->Serve(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", *port);
+  }
+  void TearDown() override {
+    server_->Stop();
+    thread_.join();
+  }
+
+  // "<http status> <body as compact JSON>"
+  std::pair<int, json> Call(const std::string& method, const std::string& path,
+                            const std::string& body = "") {
+    httplib::Result r = method == "POST"     ? client_->Post(path, body, "application/json")
+                        : method == "DELETE" ? client_->Delete(path)
+                                             : client_->Get(path);
+    if (!r) return {-1, json()};
+    json j = json::parse(r->body, nullptr, false);
+    return {r->status, j};
+  }
+  std::string CreateId() {
+    auto [status, job] = Call("POST", kJobs, kJob);
+    std::string name = job.value("name", "");
+    return name.substr(name.rfind('/') + 1);
+  }
+
+  store::MemoryJobStore store_;
+  executor::FakeExecutor executor_;
+  spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
+  std::unique_ptr<controller::JobController> controller_;
+  std::unique_ptr<ApiServer> server_;
+  std::thread thread_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(ApiServerTest, CreateReturnsQueuedJobAndGetFindsIt) {
+  auto [status, job] = Call("POST", kJobs, kJob);
+  ASSERT_EQ(status, 200) << job;
+  auto [get_status, got] = Call("GET", "/v1/" + job["name"].get<std::string>());
+  EXPECT_EQ(std::to_string(get_status) + " " + got["state"].get<std::string>() + " " +
+                got["jobSpec"]["workerPoolSpecs"][0]["replicaCount"].get<std::string>() + " " +
+                got["name"].get<std::string>().substr(0, 44),
+            "200 JOB_STATE_QUEUED 1 projects/p/locations/us-central1/customJobs/");
+}
+
+TEST_F(ApiServerTest, InvalidSpecIsGoogleRpcStatusWithFieldPath) {
+  auto [status, body] = Call("POST", kJobs,
+                             R"({"displayName":"d","jobSpec":{"workerPoolSpecs":[
+      {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"2",
+       "containerSpec":{"imageUri":"local","command":["true"]}}]}})");
+  EXPECT_EQ(std::to_string(status) + " " + body["error"]["status"].get<std::string>() + " " +
+                std::to_string(body["error"]["code"].get<int>()) + " " +
+                body["error"]["message"].get<std::string>().substr(0, 39),
+            "400 INVALID_ARGUMENT 400 jobSpec.workerPoolSpecs[0].replicaCount");
+}
+
+TEST_F(ApiServerTest, UnknownFieldsAndQueryParametersAreRejected) {
+  auto [s1, b1] = Call("POST", kJobs, R"({"displayName":"d","colour":"red"})");
+  auto [s2, b2] = Call("GET", std::string(kJobs) + "?page_size=3");
+  EXPECT_EQ(std::to_string(s1) + " " + b1["error"]["message"].get<std::string>() + "\n" +
+                std::to_string(s2) + " " + b2["error"]["message"].get<std::string>().substr(0, 63),
+            "400 Invalid JSON payload received. Unknown name \"colour\" at 'customJob': Cannot "
+            "find field.\n400 Invalid JSON payload received. Unknown name \"page_size\": Cannot");
+}
+
+TEST_F(ApiServerTest, MalformedEmptyAndOversizedBodies) {
+  auto [s1, b1] = Call("POST", kJobs, "{\"displayName\":");
+  auto [s2, b2] = Call("POST", kJobs, "");
+  auto [s3, b3] = Call("POST", kJobs, std::string(100 * 1024, ' '));
+  EXPECT_EQ(std::to_string(s1) + " " + std::to_string(s2) + " " + std::to_string(s3) + " " +
+                b3["error"]["message"].get<std::string>(),
+            "400 400 413 request body exceeds the limit of 65536 bytes");
+}
+
+TEST_F(ApiServerTest, NotFoundForUnknownJobsAndRoutes) {
+  auto [s1, b1] = Call("GET", std::string(kJobs) + "/123");
+  auto [s2, b2] = Call("GET", "/v2/nothing");
+  EXPECT_EQ(std::to_string(s1) + " " + b1["error"]["status"].get<std::string>() + " " +
+                std::to_string(s2) + " " + b2["error"]["status"].get<std::string>(),
+            "404 NOT_FOUND 404 NOT_FOUND");
+}
+
+TEST_F(ApiServerTest, ListPagesAndFilters) {
+  for (int i = 0; i < 3; ++i) CreateId();
+  auto [s1, page1] = Call("GET", std::string(kJobs) + "?pageSize=2");
+  auto [s2, page2] = Call("GET", std::string(kJobs) + "?pageSize=2&pageToken=" +
+                                     page1["nextPageToken"].get<std::string>());
+  auto [s3, filtered] =
+      Call("GET", std::string(kJobs) + "?filter=" +
+                      httplib::detail::encode_query_param("state=\"JOB_STATE_RUNNING\" AND labels.team=nlp"));
+  auto [s4, bad] = Call("GET", std::string(kJobs) + "?filter=colour%3Dred");
+  EXPECT_EQ(std::to_string(page1["customJobs"].size()) + " " +
+                std::to_string(page2["customJobs"].size()) + " " +
+                std::to_string(page2.contains("nextPageToken")) + " " +
+                std::to_string(filtered.contains("customJobs")) + " " + std::to_string(s4),
+            "2 1 0 0 400");
+}
+
+TEST_F(ApiServerTest, CancelThenCancelAgainIsFailedPrecondition) {
+  std::string id = CreateId();
+  auto [s1, b1] = Call("POST", std::string(kJobs) + "/" + id + ":cancel", "{}");
+  auto [s2, job] = Call("GET", std::string(kJobs) + "/" + id);
+  auto [s3, b3] = Call("POST", std::string(kJobs) + "/" + id + ":cancel");
+  EXPECT_EQ(std::to_string(s1) + " " + b1.dump() + " " + job["state"].get<std::string>() + " " +
+                std::to_string(job["error"]["code"].get<int>()) + " " + std::to_string(s3) + " " +
+                b3["error"]["status"].get<std::string>(),
+            "200 {} JOB_STATE_CANCELLED 1 400 FAILED_PRECONDITION");
+}
+
+TEST_F(ApiServerTest, DeleteNeedsAFinishedJobAndReturnsADoneOperation) {
+  std::string id = CreateId();
+  auto [s1, b1] = Call("DELETE", std::string(kJobs) + "/" + id);
+  ASSERT_TRUE(executor_.Advance(id, executor::GangState::kSucceeded).ok());
+  auto [s2, op] = Call("DELETE", std::string(kJobs) + "/" + id);
+  auto [s3, b3] = Call("GET", std::string(kJobs) + "/" + id);
+  EXPECT_EQ(std::to_string(s1) + " " + std::to_string(s2) + " " + op["done"].dump() + " " +
+                std::to_string(s3),
+            "400 200 true 404");
+}
+
+TEST_F(ApiServerTest, LogsLongPollUntilALineArrives) {
+  std::string id = CreateId();
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    (void)executor_.AppendLog(id, 0, 0, "epoch 1 loss=0.5");
+  });
+  auto [s1, page] = Call("GET", std::string(kJobs) + "/" + id + ":logs?waitSeconds=2");
+  writer.join();
+  ASSERT_EQ(s1, 200) << page;
+  auto [s2, filtered] = Call("GET", std::string(kJobs) + "/" + id + ":logs?taskName=workerpool1-0");
+  EXPECT_EQ(page["entries"][0]["text"].get<std::string>() + " " +
+                page["entries"][0]["taskName"].get<std::string>() + " " +
+                page["jobState"].get<std::string>() + " " + page["done"].dump() + " " +
+                std::to_string(filtered["entries"].size()),
+            "epoch 1 loss=0.5 workerpool0-0 JOB_STATE_QUEUED false 0");
+}
+
+TEST(HttpStatusTest, FollowsGoogleRpcMapping) {
+  std::string s;
+  for (auto c : {StatusCode::kInvalidArgument, StatusCode::kFailedPrecondition,
+                 StatusCode::kNotFound, StatusCode::kAlreadyExists, StatusCode::kCancelled,
+                 StatusCode::kUnavailable, StatusCode::kDeadlineExceeded,
+                 StatusCode::kResourceExhausted, StatusCode::kUnimplemented}) {
+    s += std::to_string(HttpStatusFor(c)) + " ";
+  }
+  EXPECT_EQ(s, "400 400 404 409 499 503 504 429 501 ");
+}
+
+}  // namespace
+}  // namespace trainyard::api

@@ -1,0 +1,23 @@
+// The one place where a Status becomes an HTTP response (STYLE.md §6), following google.rpc.Code's
+// HTTP mapping: INVALID_ARGUMENT/FAILED_PRECONDITION/OUT_OF_RANGE 400, UNAUTHENTICATED 401,
+// PERMISSION_DENIED 403, NOT_FOUND 404, ALREADY_EXISTS/ABORTED 409, RESOURCE_EXHAUSTED 429,
+// CANCELLED 499, UNKNOWN/INTERNAL/DATA_LOSS 500, UNIMPLEMENTED 501, UNAVAILABLE 503,
+// DEADLINE_EXCEEDED 504. The body is the google.rpc.Status JSON of Google APIs:
+//   {"error": {"code": 400, "message": "...", "status": "INVALID_ARGUMENT"}}
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace trainyard::api {
+
+int HttpStatusFor(StatusCode code);
+
+// The error body; "code" is the HTTP status, as Google's REST front ends send it.
+nlohmann::json ErrorBody(const Status& status);
+// For transport-level failures that have no handler (413 too large, 404 no route): the body for
+// an explicit HTTP status with the closest google.rpc code name.
+nlohmann::json ErrorBody(int http_status, StatusCode code, const std::string& message);
+
+}  // namespace trainyard::api

@@ -1,0 +1,327 @@
+#include "controller/job_controller.h"
+
+#include <system_error>
+
+#include "spec/custom_job_validation.h"
+
+namespace trainyard::controller {
+namespace {
+
+using executor::GangState;
+using spec::CustomJob;
+using spec::JobState;
+
+JobState ToJobState(GangState s) {
+  switch (s) {
+    case GangState::kQueued: return JobState::kQueued;
+    case GangState::kPending: return JobState::kPending;
+    case GangState::kRunning: return JobState::kRunning;
+    case GangState::kSucceeded: return JobState::kSucceeded;
+    case GangState::kFailed: return JobState::kFailed;
+    case GangState::kCancelling: return JobState::kCancelling;
+    case GangState::kCancelled: return JobState::kCancelled;
+  }
+  return JobState::kUnspecified;
+}
+
+// Marker error: the mutation decided there is nothing to write.
+Status NothingToWrite() { return Status(StatusCode::kAborted, "nothing to write"); }
+
+}  // namespace
+
+JobController::JobController(store::JobStore* store, executor::Executor* executor,
+                             const spec::ImageCatalog* images, PriceFn prices,
+                             JobControllerOptions options, Clock clock)
+    : store_(store),
+      executor_(executor),
+      images_(images),
+      prices_(std::move(prices)),
+      options_(std::move(options)),
+      clock_(clock ? std::move(clock) : Clock([] { return std::chrono::system_clock::now(); })) {}
+
+std::string JobController::NewJobId() {
+  // Numeric like Vertex ids, increasing with time so ids sort by creation.
+  uint64_t now_us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                              clock_().time_since_epoch())
+                                              .count());
+  std::lock_guard lock(mu_);
+  last_id_ = std::max(last_id_ + 1, now_us * 1000);
+  return std::to_string(last_id_);
+}
+
+double JobController::HourlyCost(const spec::CustomJobSpec& spec) const {
+  double total = 0;
+  for (const auto& pool : spec.worker_pool_specs) {
+    if (pool.IsEmpty() || !pool.machine_spec || !prices_) continue;
+    total += static_cast<double>(pool.replica_count) * prices_(*pool.machine_spec).value_or(0.0);
+  }
+  return total;
+}
+
+CustomJob JobController::Decorate(CustomJob job) const {
+  if (job.trainyard_info && job.start_time) {
+    auto end = job.end_time.value_or(clock_());
+    double hours = std::chrono::duration<double>(end - *job.start_time).count() / 3600.0;
+    job.trainyard_info->estimated_cost_usd =
+        std::max(0.0, hours) * job.trainyard_info->hourly_cost_usd;
+  }
+  return job;
+}
+
+StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) const {
+  executor::GangSpec gang;
+  gang.job_id = job.Id();
+  gang.job_name = job.name;
+  gang.job_dir = options_.jobs_dir / gang.job_id;
+  gang.base_output_dir = job.job_spec.base_output_directory;
+  gang.kill_grace = options_.kill_grace;
+  gang.max_restarts = options_.max_restarts;
+  gang.timeout = options_.default_timeout;
+  if (const auto& s = job.job_spec.scheduling) {
+    if (s->timeout) {
+      gang.timeout = std::chrono::ceil<std::chrono::seconds>(*s->timeout);
+    }
+    gang.restart_job_on_worker_restart = s->restart_job_on_worker_restart && !s->disable_retries;
+    if (s->disable_retries) gang.max_restarts = 0;
+  }
+  const auto& pools = job.job_spec.worker_pool_specs;
+  for (size_t i = 0; i < pools.size(); ++i) {
+    const auto& pool = pools[i];
+    if (pool.IsEmpty()) continue;
+    TY_ASSIGN_OR_RETURN(spec::ResolvedCommand cmd,
+                        images_->Resolve(pool, "jobSpec.workerPoolSpecs[" + std::to_string(i) + "]"));
+    for (int64_t r = 0; r < pool.replica_count; ++r) {
+      executor::ReplicaSpec replica;
+      replica.pool_index = static_cast<int>(i);
+      replica.replica_index = static_cast<int>(r);
+      replica.machine_type = pool.machine_spec->machine_type;
+      replica.accelerator_type = pool.machine_spec->accelerator_type;
+      replica.accelerator_count = pool.machine_spec->accelerator_count;
+      replica.argv = cmd.argv;
+      replica.env = cmd.env;
+      gang.replicas.push_back(std::move(replica));
+    }
+  }
+  return gang;
+}
+
+StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request) {
+  std::string check_parent, check_id;
+  TY_RETURN_IF_ERROR(store::SplitJobName(parent + "/customJobs/x", &check_parent, &check_id));
+  TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
+
+  CustomJob job;
+  job.display_name = std::move(request.display_name);
+  job.labels = std::move(request.labels);
+  job.job_spec = std::move(request.job_spec);
+  for (auto& pool : job.job_spec.worker_pool_specs) {
+    if (pool.IsEmpty()) continue;
+    // Vertex fills the disk defaults in; so do we, so describe shows what the job got.
+    if (!pool.disk_spec) pool.disk_spec = spec::DiskSpec{};
+    if (pool.disk_spec->boot_disk_type.empty()) pool.disk_spec->boot_disk_type = "pd-ssd";
+    if (pool.disk_spec->boot_disk_size_gb == 0) pool.disk_spec->boot_disk_size_gb = 100;
+  }
+  job.name = parent + "/customJobs/" + NewJobId();
+  TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
+  if (Status v = executor_->Validate(gang); !v.ok()) {
+    std::string msg = v.message();
+    if (msg.starts_with("workerPoolSpecs")) msg = "jobSpec." + msg;
+    return Status(v.code(), msg);
+  }
+
+  auto now = clock_();
+  job.state = JobState::kQueued;
+  job.create_time = now;
+  job.update_time = now;
+  spec::TrainyardInfo info;
+  info.hourly_cost_usd = HourlyCost(job.job_spec);
+  for (const auto& r : gang.replicas) info.replicas.push_back({r.pool_index, r.replica_index, {}, 0});
+  job.trainyard_info = info;
+
+  Status created = store_->Create(job);
+  for (int attempt = 0; created.code() == StatusCode::kAlreadyExists && attempt < 3; ++attempt) {
+    job.name = parent + "/customJobs/" + NewJobId();
+    gang.job_id = job.Id();
+    gang.job_name = job.name;
+    gang.job_dir = options_.jobs_dir / gang.job_id;
+    created = store_->Create(job);
+  }
+  TY_RETURN_IF_ERROR(created);
+
+  {
+    std::lock_guard lock(mu_);
+    names_by_id_[gang.job_id] = job.name;
+  }
+  if (Status s = executor_->Submit(gang); !s.ok()) {
+    MarkFailed(job.name, static_cast<int>(s.code()), "the executor refused the job: " + s.message());
+    auto stored = store_->Get(job.name);
+    return stored.ok() ? Decorate(*stored) : stored;
+  }
+  return Decorate(job);
+}
+
+StatusOr<CustomJob> JobController::Get(const std::string& name) {
+  TY_ASSIGN_OR_RETURN(CustomJob job, store_->Get(name));
+  return Decorate(std::move(job));
+}
+
+StatusOr<store::ListResult> JobController::List(const store::ListQuery& query) {
+  TY_ASSIGN_OR_RETURN(store::ListResult result, store_->List(query));
+  for (auto& job : result.jobs) job = Decorate(std::move(job));
+  return result;
+}
+
+Status JobController::Cancel(const std::string& name) {
+  auto marked = store_->Mutate(name, [&](CustomJob& job) {
+    if (spec::IsTerminal(job.state)) {
+      return FailedPreconditionError("The CustomJob \"" + name + "\" is in state " +
+                                     std::string(spec::JobStateName(job.state)) +
+                                     " and cannot be cancelled.");
+    }
+    if (job.state == JobState::kCancelling) return NothingToWrite();
+    job.state = JobState::kCancelling;
+    job.update_time = clock_();
+    return Status::Ok();
+  });
+  if (!marked.ok() && marked.status().code() != StatusCode::kAborted) return marked.status();
+  const std::string id = name.substr(name.rfind('/') + 1);
+  Status s = executor_->Cancel(id);
+  if (s.code() == StatusCode::kNotFound) {
+    // The executor never got the gang (or lost it): nothing runs, so the job ends here.
+    executor::GangStatus cancelled;
+    cancelled.job_id = id;
+    cancelled.state = GangState::kCancelled;
+    cancelled.end_time = clock_();
+    ApplyStatus(name, cancelled);
+    return Status::Ok();
+  }
+  return s;
+}
+
+StatusOr<CustomJob> JobController::Delete(const std::string& name) {
+  TY_ASSIGN_OR_RETURN(CustomJob job, store_->Get(name));
+  if (!spec::IsTerminal(job.state)) {
+    return FailedPreconditionError("The CustomJob \"" + name + "\" is in state " +
+                                   std::string(spec::JobStateName(job.state)) +
+                                   "; cancel it first and delete it once it has ended.");
+  }
+  TY_RETURN_IF_ERROR(store_->Delete(name));
+  std::error_code ec;  // best effort: the job is gone from the API either way
+  std::filesystem::remove_all(options_.jobs_dir / job.Id(), ec);
+  return job;
+}
+
+StatusOr<LogPage> JobController::ReadLogs(const std::string& name, int64_t after, int limit) {
+  TY_ASSIGN_OR_RETURN(CustomJob job, store_->Get(name));
+  LogPage page;
+  page.state = job.state;
+  page.next_cursor = after;
+  auto lines = executor_->ReadLogs(job.Id(), after, limit);
+  if (!lines.ok()) {
+    // A job the executor never ran (refused at submit, cancelled while queued) has no logs.
+    if (lines.status().code() == StatusCode::kNotFound) return page;
+    return lines.status();
+  }
+  page.lines = std::move(lines).value();
+  if (!page.lines.empty()) page.next_cursor = page.lines.back().offset;
+  return page;
+}
+
+void JobController::OnGangStatus(const executor::GangStatus& status) {
+  std::string name;
+  {
+    std::lock_guard lock(mu_);
+    auto it = names_by_id_.find(status.job_id);
+    if (it == names_by_id_.end()) return;  // deleted or never ours
+    name = it->second;
+    if (executor::GangState s = status.state;
+        s == GangState::kSucceeded || s == GangState::kFailed || s == GangState::kCancelled) {
+      names_by_id_.erase(it);
+    }
+  }
+  ApplyStatus(name, status);
+}
+
+void JobController::ApplyStatus(const std::string& name, const executor::GangStatus& status) {
+  auto result = store_->Mutate(name, [&](CustomJob& job) {
+    if (spec::IsTerminal(job.state)) return NothingToWrite();
+    JobState next = ToJobState(status.state);
+    if (job.state == JobState::kCancelling && !spec::IsTerminal(next)) next = JobState::kCancelling;
+    auto now = clock_();
+    job.state = next;
+    job.update_time = now;
+    if (status.start_time && !job.start_time) job.start_time = status.start_time;
+    if (next == JobState::kRunning && !job.start_time) job.start_time = now;
+    if (spec::IsTerminal(next)) job.end_time = status.end_time.value_or(now);
+    if (next == JobState::kFailed) {
+      bool timed_out = status.error_message.find("timed out") != std::string::npos;
+      job.error = spec::RpcStatus{
+          static_cast<int>(timed_out ? StatusCode::kDeadlineExceeded : StatusCode::kInvalidArgument),
+          status.error_message.empty() ? "The job failed." : status.error_message};
+    } else if (next == JobState::kCancelled) {
+      job.error = spec::RpcStatus{static_cast<int>(StatusCode::kCancelled), "CANCELED"};
+    }
+    if (!status.replicas.empty()) {
+      if (!job.trainyard_info) job.trainyard_info = spec::TrainyardInfo{};
+      job.trainyard_info->replicas.clear();
+      for (const auto& r : status.replicas) {
+        job.trainyard_info->replicas.push_back(
+            {r.pool_index, r.replica_index, r.exit_code, r.restarts});
+      }
+    }
+    if (spec::IsTerminal(next)) job = Decorate(std::move(job));
+    return Status::Ok();
+  });
+  (void)result;  // NOT_FOUND: deleted meanwhile; ABORTED: nothing to write.
+}
+
+void JobController::MarkFailed(const std::string& name, int code, const std::string& message) {
+  (void)store_->Mutate(name, [&](CustomJob& job) {
+    if (spec::IsTerminal(job.state)) return NothingToWrite();
+    auto now = clock_();
+    job.state = JobState::kFailed;
+    job.update_time = now;
+    job.end_time = now;
+    job.error = spec::RpcStatus{code, message};
+    return Status::Ok();
+  });
+  std::lock_guard lock(mu_);
+  names_by_id_.erase(name.substr(name.rfind('/') + 1));
+}
+
+Status JobController::Start() {
+  executor_->SetListener([this](const executor::GangStatus& s) { OnGangStatus(s); });
+  TY_ASSIGN_OR_RETURN(std::vector<CustomJob> unfinished, store_->ListUnfinished());
+  for (const CustomJob& job : unfinished) {
+    {
+      std::lock_guard lock(mu_);
+      names_by_id_[job.Id()] = job.name;
+      uint64_t numeric = 0;
+      if (std::sscanf(job.Id().c_str(), "%lu", &numeric) == 1) last_id_ = std::max(last_id_, numeric);
+    }
+    auto gang = BuildGang(job);
+    if (!gang.ok()) {
+      MarkFailed(job.name, static_cast<int>(StatusCode::kInternal),
+                 "could not be restarted after a server restart: " + gang.status().message());
+      continue;
+    }
+    if (job.state == JobState::kQueued && !std::filesystem::exists(gang->job_dir)) {
+      if (Status s = executor_->Submit(*gang); !s.ok()) {
+        MarkFailed(job.name, static_cast<int>(s.code()),
+                   "could not be queued again after a server restart: " + s.message());
+      }
+      continue;
+    }
+    auto adopted = executor_->Adopt(*gang);
+    if (!adopted.ok()) {
+      MarkFailed(job.name, static_cast<int>(StatusCode::kInternal),
+                 "could not be re-adopted after a server restart: " + adopted.status().message());
+      continue;
+    }
+    OnGangStatus(*adopted);
+    if (job.state == JobState::kCancelling) (void)executor_->Cancel(job.Id());
+  }
+  return Status::Ok();
+}
+
+}  // namespace trainyard::controller

@@ -1,0 +1,103 @@
+// JobController: the control plane's single writer of job state (spec -> store -> executor).
+//
+// Create: validate (spec rules, image catalog, Executor::Validate), store the job as
+// JOB_STATE_QUEUED (the acknowledgement point: once Create returns OK the job is durable), then
+// Executor::Submit. From then on the executor's listener drives the stored state; every change is
+// one store transaction. Cancel moves the job to CANCELLING and asks the executor; Delete removes
+// a finished job and its directory. Start() re-attaches to what a previous server left: jobs in
+// PENDING/RUNNING/CANCELLING are re-adopted (Executor::Adopt), QUEUED ones are submitted again.
+//
+// States never move backwards: a terminal job is never changed, and CANCELLING only moves to a
+// terminal state (google.cloud.aiplatform.v1.JobState rules).
+//
+// Thread-safety: all methods may be called concurrently (HTTP handler threads, the executor's
+// listener thread).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "executor/executor.h"
+#include "spec/custom_job.h"
+#include "spec/image_catalog.h"
+#include "store/job_store.h"
+
+namespace trainyard::controller {
+
+// Hourly price in USD of ONE replica with this machine spec (machine + accelerators), or nullopt
+// when the catalog does not know it (the cost is then shown as 0).
+using PriceFn = std::function<std::optional<double>(const spec::MachineSpec&)>;
+using Clock = std::function<std::chrono::system_clock::time_point()>;
+
+struct JobControllerOptions {
+  std::filesystem::path jobs_dir;          // each job's GangSpec::job_dir is jobs_dir/<id>
+  std::chrono::seconds kill_grace{30};     // SIGTERM -> SIGKILL on cancel and timeout
+  int max_restarts = 3;                    // per job, unless scheduling.disableRetries
+  std::chrono::seconds default_timeout{7 * 24 * 3600};  // Vertex's default scheduling.timeout
+};
+
+struct LogPage {
+  std::vector<executor::LogLine> lines;
+  int64_t next_cursor = -1;  // pass as `after` to continue; unchanged when no new lines
+  spec::JobState state = spec::JobState::kUnspecified;
+};
+
+class JobController {
+ public:
+  // `store`, `executor` and `images` must outlive the controller.
+  JobController(store::JobStore* store, executor::Executor* executor,
+                const spec::ImageCatalog* images, PriceFn prices, JobControllerOptions options,
+                Clock clock = nullptr);
+
+  // Registers the executor listener and recovers unfinished jobs. A job that cannot be recovered
+  // is marked FAILED with the reason; only store failures make Start fail.
+  Status Start();
+
+  // `parent` is "projects/P/locations/L"; `request` is a decoded create request. Returns the
+  // stored job (JOB_STATE_QUEUED, or FAILED if the executor refused it after it was stored).
+  // INVALID_ARGUMENT with the field path for invalid specs; nothing is stored then.
+  StatusOr<spec::CustomJob> Create(const std::string& parent, spec::CustomJob request);
+
+  // NOT_FOUND if unknown. Running jobs get a fresh estimated cost.
+  StatusOr<spec::CustomJob> Get(const std::string& name);
+  StatusOr<store::ListResult> List(const store::ListQuery& query);
+
+  // Best effort and asynchronous, as on Vertex: OK once the job is CANCELLING (or already
+  // CANCELLED while queued). FAILED_PRECONDITION if it already ended; NOT_FOUND if unknown.
+  Status Cancel(const std::string& name);
+
+  // Deletes a job in a terminal state with its logs and work dirs; returns the deleted job.
+  // FAILED_PRECONDITION while it is not finished (cancel it first).
+  StatusOr<spec::CustomJob> Delete(const std::string& name);
+
+  // Log lines after cursor `after` (-1 = from the start), at most `limit`.
+  StatusOr<LogPage> ReadLogs(const std::string& name, int64_t after, int limit);
+
+ private:
+  StatusOr<executor::GangSpec> BuildGang(const spec::CustomJob& job) const;
+  void OnGangStatus(const executor::GangStatus& status);
+  // Writes an executor status into the stored job (one transaction), respecting the state rules.
+  void ApplyStatus(const std::string& name, const executor::GangStatus& status);
+  void MarkFailed(const std::string& name, int code, const std::string& message);
+  spec::CustomJob Decorate(spec::CustomJob job) const;
+  double HourlyCost(const spec::CustomJobSpec& spec) const;
+  std::string NewJobId();
+
+  store::JobStore* store_;
+  executor::Executor* executor_;
+  const spec::ImageCatalog* images_;
+  PriceFn prices_;
+  JobControllerOptions options_;
+  Clock clock_;
+
+  std::mutex mu_;
+  std::map<std::string, std::string> names_by_id_;  // unfinished jobs known to the executor
+  uint64_t last_id_ = 0;
+};
+
+}  // namespace trainyard::controller

@@ -1,0 +1,231 @@
+#include "controller/job_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "executor/fake_executor.h"
+#include "spec/custom_job_json.h"
+#include "store/memory_job_store.h"
+#include "testing/test_util.h"
+
+namespace trainyard::controller {
+namespace {
+
+using executor::GangState;
+using spec::CustomJob;
+using spec::JobState;
+
+constexpr const char* kParent = "projects/p/locations/l";
+
+// A fixed clock the test moves by hand.
+struct FakeClock {
+  std::chrono::system_clock::time_point now =
+      std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+};
+
+class JobControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Restart(); }
+
+  // A new controller over the same store (a server restart), with a fresh executor.
+  void Restart() {
+    executor_ = std::make_unique<executor::FakeExecutor>();
+    controller_ = std::make_unique<JobController>(
+        &store_, executor_.get(), &images_,
+        [](const spec::MachineSpec& m) -> std::optional<double> {
+          if (m.machine_type != "n1-standard-4") return std::nullopt;
+          return 0.24 + (m.accelerator_type == "NVIDIA_TESLA_T4" ? 0.40 * m.accelerator_count : 0);
+        },
+        JobControllerOptions{dir_ / "jobs"}, [this] { return clock_.now; });
+    ASSERT_TRUE(controller_->Start().ok());
+  }
+
+  StatusOr<CustomJob> Create(const std::string& json) {
+    auto req = spec::ParseCustomJob(json, spec::DecodeMode::kRequest);
+    if (!req.ok()) return req.status();
+    return controller_->Create(kParent, *req);
+  }
+
+  CustomJob MustCreate(const std::string& json = kJob) {
+    auto job = Create(json);
+    EXPECT_TRUE(job.ok()) << job.status();
+    return job.ok() ? *job : CustomJob{};
+  }
+
+  std::string State(const CustomJob& job) {
+    auto got = controller_->Get(job.name);
+    return got.ok() ? std::string(spec::JobStateName(got->state)) : got.status().ToString();
+  }
+
+  static constexpr const char* kJob = R"({"displayName":"bert","jobSpec":{"workerPoolSpecs":[
+      {"machineSpec":{"machineType":"n1-standard-4","acceleratorType":"NVIDIA_TESLA_T4",
+                      "acceleratorCount":1},
+       "replicaCount":"1","containerSpec":{"imageUri":"trainyard/bert-sentiment","args":["--epochs=1"]}},
+      {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"2",
+       "containerSpec":{"imageUri":"local","command":["python3","w.py"]}}],
+      "scheduling":{"timeout":"90.5s"}}})";
+
+  std::filesystem::path dir_ = testing::MakeTestDir();
+  FakeClock clock_;
+  store::MemoryJobStore store_;
+  spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
+  std::unique_ptr<executor::FakeExecutor> executor_;
+  std::unique_ptr<JobController> controller_;
+};
+
+TEST_F(JobControllerTest, CreateStoresQueuedJobAndSubmitsTheGang) {
+  CustomJob job = MustCreate();
+  auto gangs = executor_->submitted();
+  ASSERT_EQ(gangs.size(), 1u);
+  const auto& g = gangs[0];
+  std::string replicas;
+  for (const auto& r : g.replicas) {
+    replicas += std::to_string(r.pool_index) + "-" + std::to_string(r.replica_index) + ":" +
+                r.argv[0] + " ";
+  }
+  EXPECT_EQ(std::string(spec::JobStateName(job.state)) + " " + State(job) + " " + g.job_id + " " +
+                std::to_string(g.timeout->count()) + "s " + replicas + g.job_dir.filename().string(),
+            "JOB_STATE_QUEUED JOB_STATE_QUEUED " + job.Id() +
+                " 91s 0-0:trainyard-bert 1-0:python3 1-1:python3 " + job.Id());
+}
+
+TEST_F(JobControllerTest, InvalidSpecsAreRejectedWithPathAndNotStored) {
+  auto bad = Create(R"({"displayName":"x","jobSpec":{"workerPoolSpecs":[
+      {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+       "containerSpec":{"imageUri":"eu.gcr.io/p/unknown:dev"}}]}})");
+  EXPECT_TRUE(bad.status().message().starts_with(
+      "jobSpec.workerPoolSpecs[0].containerSpec.imageUri: image 'eu.gcr.io/p/unknown:dev' is not "
+      "in the image catalog"))
+      << bad.status();
+  EXPECT_EQ(controller_->List({kParent, "", 0, ""})->jobs.size() + executor_->submitted().size(), 0u);
+}
+
+TEST_F(JobControllerTest, ExecutorValidationErrorsGetTheJobSpecPrefix) {
+  executor_->SetKnownMachineTypes({"n1-standard-4"});
+  auto bad = Create(R"({"displayName":"x","jobSpec":{"workerPoolSpecs":[
+      {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+       "containerSpec":{"imageUri":"local","command":["true"]}},
+      {"machineSpec":{"machineType":"n9-huge"},"replicaCount":"1",
+       "containerSpec":{"imageUri":"local","command":["true"]}}]}})");
+  EXPECT_EQ(bad.status().ToString(),
+            "INVALID_ARGUMENT: jobSpec.workerPoolSpecs[1].machineSpec.machineType: unknown "
+            "machine type 'n9-huge'");
+}
+
+TEST_F(JobControllerTest, ListenerDrivesStateTimesAndCost) {
+  CustomJob job = MustCreate();
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kPending).ok());
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());
+  std::string running = State(job);
+  ASSERT_TRUE(executor_->SetReplicaResult(job.Id(), 0, 0, 0, 0).ok());
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kSucceeded).ok());
+  auto done = controller_->Get(job.name);
+  ASSERT_TRUE(done.ok());
+  // The fake executor stamps real times; cost = (0.24 + 0.40) + 2 x 0.24 per hour.
+  EXPECT_EQ(running + " " + std::string(spec::JobStateName(done->state)) + " " +
+                std::to_string(done->trainyard_info->hourly_cost_usd).substr(0, 4) + " " +
+                std::to_string(done->start_time.has_value() && done->end_time.has_value()) + " " +
+                std::to_string(done->trainyard_info->replicas[0].exit_code.value_or(-1)),
+            "JOB_STATE_RUNNING JOB_STATE_SUCCEEDED 1.12 1 0");
+}
+
+TEST_F(JobControllerTest, FailureRecordsTheExecutorReason) {
+  CustomJob job = MustCreate();
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kFailed,
+                                 "workerpool1 replica 1 exited with code 2 after 3 restarts")
+                  .ok());
+  auto got = controller_->Get(job.name);
+  EXPECT_EQ(std::to_string(got->error->code) + " " + got->error->message,
+            "3 workerpool1 replica 1 exited with code 2 after 3 restarts");
+}
+
+TEST_F(JobControllerTest, CancelGoesThroughCancellingAndFinishedJobsCannotBeCancelled) {
+  executor_->SetHoldCancel(true);
+  CustomJob job = MustCreate();
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());
+  ASSERT_TRUE(controller_->Cancel(job.name).ok());
+  std::string mid = State(job);
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kCancelled).ok());
+  auto got = controller_->Get(job.name);
+  Status again = controller_->Cancel(job.name);
+  EXPECT_EQ(mid + " " + State(job) + " " + std::to_string(got->error->code) + " " +
+                again.ToString(),
+            "JOB_STATE_CANCELLING JOB_STATE_CANCELLED 1 FAILED_PRECONDITION: The CustomJob \"" +
+                job.name + "\" is in state JOB_STATE_CANCELLED and cannot be cancelled.");
+}
+
+TEST_F(JobControllerTest, StaleRunningUpdateDoesNotUndoCancelling) {
+  executor_->SetHoldCancel(true);
+  CustomJob job = MustCreate();
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kPending).ok());
+  ASSERT_TRUE(controller_->Cancel(job.name).ok());
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());
+  EXPECT_EQ(State(job), "JOB_STATE_CANCELLING");
+}
+
+TEST_F(JobControllerTest, DeleteOnlyFinishedJobs) {
+  CustomJob job = MustCreate();
+  auto early = controller_->Delete(job.name);
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kSucceeded).ok());
+  std::filesystem::create_directories(dir_ / "jobs" / job.Id() / "logs");
+  ASSERT_TRUE(controller_->Delete(job.name).ok());
+  EXPECT_EQ(early.status().code() == StatusCode::kFailedPrecondition,
+            !std::filesystem::exists(dir_ / "jobs" / job.Id()));
+  EXPECT_EQ(controller_->Get(job.name).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(JobControllerTest, SubmitFailureAfterStoringMarksTheJobFailed) {
+  executor_->SetSubmitError(UnavailableError("disk full"));
+  CustomJob job = MustCreate();
+  EXPECT_EQ(std::string(spec::JobStateName(job.state)) + " " + job.error->message,
+            "JOB_STATE_FAILED the executor refused the job: disk full");
+}
+
+TEST_F(JobControllerTest, RestartReadoptsRunningAndResubmitsQueued) {
+  CustomJob running = MustCreate();
+  CustomJob lost = MustCreate();
+  CustomJob queued = MustCreate();
+  ASSERT_TRUE(executor_->Advance(running.Id(), GangState::kRunning).ok());
+  ASSERT_TRUE(executor_->Advance(lost.Id(), GangState::kRunning).ok());
+  // New process: the fake finds `running`'s processes but not `lost`'s.
+  controller_.reset();
+  executor_ = std::make_unique<executor::FakeExecutor>();
+  auto* fresh = executor_.get();
+  fresh->SetAdoptResult(running.Id(), GangState::kRunning);
+  controller_ = std::make_unique<JobController>(&store_, fresh, &images_, nullptr,
+                                                JobControllerOptions{dir_ / "jobs"},
+                                                [this] { return clock_.now; });
+  ASSERT_TRUE(controller_->Start().ok());
+  std::string ids;
+  for (const auto& g : fresh->submitted()) ids += g.job_id + " ";
+  auto lost_job = controller_->Get(lost.name);
+  EXPECT_EQ(State(running) + " " + State(lost) + " " + lost_job->error->message + " " +
+                State(queued),
+            "JOB_STATE_RUNNING JOB_STATE_FAILED replicas not found after restart "
+            "JOB_STATE_QUEUED");
+  EXPECT_EQ(ids, running.Id() + " " + lost.Id() + " " + queued.Id() + " ");
+  // The re-adopted job keeps being driven by the new executor.
+  ASSERT_TRUE(fresh->Advance(running.Id(), GangState::kSucceeded).ok());
+  EXPECT_EQ(State(running), "JOB_STATE_SUCCEEDED");
+}
+
+TEST_F(JobControllerTest, LogsComeFromTheExecutorByCursor) {
+  CustomJob job = MustCreate();
+  ASSERT_TRUE(executor_->AppendLog(job.Id(), 0, 0, "epoch 1").ok());
+  ASSERT_TRUE(executor_->AppendLog(job.Id(), 1, 1, "oops", true).ok());
+  auto first = controller_->ReadLogs(job.name, -1, 1);
+  auto second = controller_->ReadLogs(job.name, first->next_cursor, 10);
+  auto none = controller_->ReadLogs(job.name, second->next_cursor, 10);
+  EXPECT_EQ(first->lines[0].text + " " + second->lines[0].text + " " +
+                std::to_string(none->lines.size()) + " " +
+                std::to_string(none->next_cursor == second->next_cursor),
+            "epoch 1 oops 0 1");
+}
+
+TEST_F(JobControllerTest, IdsAreUniqueAndIncreasing) {
+  std::string a = MustCreate().Id(), b = MustCreate().Id();
+  EXPECT_TRUE(a.size() == b.size() && a < b) << a << " " << b;
+}
+
+}  // namespace
+}  // namespace trainyard::controller

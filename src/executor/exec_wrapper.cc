@@ -1,0 +1,247 @@
+#include "executor/exec_wrapper.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/file_util.h"
+#include "executor/job_log.h"
+#include "executor/process_ops.h"
+
+namespace trainyard::executor {
+namespace {
+
+volatile sig_atomic_t g_signals = 0;
+volatile sig_atomic_t g_last_signal = SIGTERM;
+
+void OnSignal(int sig) {
+  g_last_signal = sig;
+  g_signals = g_signals + 1;
+}
+
+struct Args {
+  std::string log_dir, pid_file, status_file;
+  int pool = 0, replica = 0;
+  LogLimits limits;
+  std::vector<std::string> command;
+};
+
+bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--") {
+      ++i;
+      break;
+    }
+    if (i + 1 >= argc) {
+      *error = "flag " + flag + " needs a value";
+      return false;
+    }
+    std::string value = argv[++i];
+    if (flag == "--log-dir") {
+      a->log_dir = value;
+    } else if (flag == "--pid-file") {
+      a->pid_file = value;
+    } else if (flag == "--status-file") {
+      a->status_file = value;
+    } else if (flag == "--pool") {
+      a->pool = std::atoi(value.c_str());
+    } else if (flag == "--replica") {
+      a->replica = std::atoi(value.c_str());
+    } else if (flag == "--segment-bytes") {
+      a->limits.segment_bytes = std::atoll(value.c_str());
+    } else if (flag == "--max-segments") {
+      a->limits.max_segments = std::atoi(value.c_str());
+    } else {
+      *error = "unknown flag " + flag;
+      return false;
+    }
+  }
+  for (; i < argc; ++i) a->command.push_back(argv[i]);
+  if (a->log_dir.empty() || a->pid_file.empty() || a->status_file.empty() || a->command.empty()) {
+    *error = "--log-dir, --pid-file, --status-file and a command after -- are required";
+    return false;
+  }
+  return true;
+}
+
+class Output {
+ public:
+  explicit Output(const Args& args) : args_(args) {}
+
+  void Add(bool is_stderr, std::vector<std::string> lines) {
+    auto now = std::chrono::system_clock::now();
+    for (auto& line : lines) {
+      pending_.push_back({now, args_.pool, args_.replica, is_stderr, std::move(line)});
+    }
+  }
+  void Flush() {
+    if (pending_.empty()) return;
+    Status s = AppendJobLog(args_.log_dir, args_.limits, pending_);
+    if (!s.ok()) std::fprintf(stderr, "trainyard-exec-wrapper: %s\n", s.ToString().c_str());
+    pending_.clear();
+  }
+
+ private:
+  const Args& args_;
+  std::vector<LogRecord> pending_;
+};
+
+Status WriteStatus(const Args& args, int exit_code) {
+  nlohmann::json j{{"exit_code", exit_code},
+                   {"end_time", FormatLogTime(std::chrono::system_clock::now())}};
+  return WriteFileAtomic(args.status_file, j.dump() + "\n");
+}
+
+}  // namespace
+
+int ExecWrapperMain(int argc, char** argv) {
+  Args args;
+  std::string error;
+  if (!ParseArgs(argc, argv, &args, &error)) {
+    std::fprintf(stderr, "trainyard-exec-wrapper: %s\n", error.c_str());
+    return 2;
+  }
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  Output output(args);
+  if (g_signals > 0) {  // stopped before the replica started
+    output.Add(true, {"[trainyard] stopped before the replica started"});
+    output.Flush();
+    return WriteStatus(args, 128 + g_last_signal).ok() ? 0 : 2;
+  }
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    std::perror("trainyard-exec-wrapper: pipe");
+    return 2;
+  }
+  std::vector<char*> cargv;
+  for (auto& c : args.command) cargv.push_back(c.data());
+  cargv.push_back(nullptr);
+
+  pid_t child = ::fork();
+  if (child < 0) {
+    std::perror("trainyard-exec-wrapper: fork");
+    return 2;
+  }
+  if (child == 0) {
+    ::setpgid(0, 0);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvp(cargv[0], cargv.data());
+    int err = errno;
+    const char* msg1 = "[trainyard] cannot execute '";
+    const char* msg2 = "': ";
+    const char* reason = std::strerror(err);
+    ssize_t ignored = ::write(2, msg1, std::strlen(msg1));
+    ignored = ::write(2, cargv[0], std::strlen(cargv[0]));
+    ignored = ::write(2, msg2, std::strlen(msg2));
+    ignored = ::write(2, reason, std::strlen(reason));
+    ignored = ::write(2, "\n", 1);
+    (void)ignored;
+    ::_exit(err == ENOENT ? 127 : 126);
+  }
+  ::setpgid(child, child);  // also here, so the group exists before anyone signals it
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  ProcessId id = ProcessOps::Real().Identify(child);
+  nlohmann::json pid_json{{"pid", child}, {"start_ticks", id.start_ticks}};
+  // No fsync: the pid only matters while the replica lives, i.e. not after a power loss.
+  {
+    std::string tmp = args.pid_file + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "w");
+    bool ok = f != nullptr && std::fputs((pid_json.dump() + "\n").c_str(), f) >= 0;
+    if (f != nullptr) ok = std::fclose(f) == 0 && ok;
+    if (!ok || std::rename(tmp.c_str(), args.pid_file.c_str()) != 0) {
+      std::fprintf(stderr, "trainyard-exec-wrapper: cannot write %s: %s\n", args.pid_file.c_str(),
+                   std::strerror(errno));
+    }
+  }
+
+  LineSplitter splitters[2];
+  int fds[2] = {out_pipe[0], err_pipe[0]};
+  bool open_fds[2] = {true, true};
+  bool exited = false;
+  int exit_code = 0;
+  int forwarded = 0;
+  auto drain_deadline = std::chrono::steady_clock::time_point::max();
+  std::vector<char> buf(64 * 1024);
+  while (!exited ||
+         ((open_fds[0] || open_fds[1]) && std::chrono::steady_clock::now() < drain_deadline)) {
+    pollfd pfds[2];
+    nfds_t n = 0;
+    int which[2];
+    for (int s = 0; s < 2; ++s) {
+      if (open_fds[s]) {
+        pfds[n] = {fds[s], POLLIN, 0};
+        which[n++] = s;
+      }
+    }
+    int rc = ::poll(pfds, n, 100);
+    if (rc > 0) {
+      for (nfds_t k = 0; k < n; ++k) {
+        if (pfds[k].revents == 0) continue;
+        int s = which[k];
+        ssize_t got = ::read(fds[s], buf.data(), buf.size());
+        if (got > 0) {
+          output.Add(s == 1, splitters[s].Feed(std::string_view(buf.data(), got)));
+        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+          open_fds[s] = false;
+          output.Add(s == 1, splitters[s].Flush());
+        }
+      }
+    }
+    output.Flush();
+    if (g_signals > forwarded && !exited) {
+      ::kill(-child, g_last_signal);
+      forwarded = g_signals;
+    }
+    if (!exited) {
+      siginfo_t info{};
+      // WNOWAIT: the child stays a zombie, so its pid (= the group id) cannot be reused before
+      // the group is killed below.
+      if (::waitid(P_PID, child, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == child) {
+        // Like a VM going away on Vertex: nothing of the replica outlives it. Processes left in
+        // its group would also keep the pipes open.
+        ::kill(-child, SIGKILL);
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        exited = true;
+        exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      }
+    }
+  }
+  for (int s = 0; s < 2; ++s) output.Add(s == 1, splitters[s].Flush());
+  output.Flush();
+  if (Status s = WriteStatus(args, exit_code); !s.ok()) {
+    std::fprintf(stderr, "trainyard-exec-wrapper: %s\n", s.ToString().c_str());
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace trainyard::executor

@@ -1,0 +1,21 @@
+// trainyard-exec-wrapper: the small supervisor the LocalExecutor starts for each replica attempt.
+//
+//   trainyard-exec-wrapper --log-dir DIR --pool P --replica R --pid-file F --status-file F
+//       [--segment-bytes N] [--max-segments K] -- COMMAND [ARGS...]
+//
+// It runs COMMAND (looked up in PATH) with the wrapper's own environment and cwd, in a new process
+// group whose id is the replica's pid, with stdin from /dev/null. It writes --pid-file
+// ({"pid":N,"start_ticks":T}) atomically right after the fork, appends every line of the replica's
+// stdout/stderr to the job log (job_log.h) with the time it was read, forwards
+// SIGTERM/SIGINT/SIGHUP to the replica's group, and when the replica exits kills what is left of
+// its group, drains the output and writes --status-file ({"exit_code":N,"end_time":"..."},
+// 128+signal when killed by a signal; 127 when COMMAND cannot be executed) atomically. The executor
+// learns exit codes only from that file, so they survive a kill -9 of the server. Exit status of
+// the wrapper itself: 0 once the status file is written, 2 on bad arguments or I/O failure.
+#pragma once
+
+namespace trainyard::executor {
+
+int ExecWrapperMain(int argc, char** argv);
+
+}  // namespace trainyard::executor

@@ -1,0 +1,95 @@
+// GangScheduler: decides when a queued gang may start on the host (pure logic; no clock, no I/O,
+// not thread-safe — the LocalExecutor calls it under its lock).
+//
+// Admission is all-or-nothing: a gang starts only when the summed CPU and memory of all of its
+// replicas and every GPU they ask for are free at once.
+//
+// Policy: FIFO with reservation ("conservative backfill"). Gangs are considered in submission
+// order. A gang that fits in what is free starts. A gang that does not fit *reserves* what it
+// needs: the gangs behind it may only use resources left over after every earlier waiting gang's
+// demand is subtracted. So a later gang can start before an earlier one (e.g. a CPU-only job while
+// a GPU job waits for a GPU), but never by taking anything an earlier gang is waiting for — the
+// head's wait is bounded by the running gangs' run time, so nothing starves.
+//
+// Oversized gangs: CPU and memory demands larger than the whole host are clamped to the whole host
+// (the gang runs alone, oversubscribed; the caller logs a warning). GPUs are never clamped: a gang
+// needing more GPUs than the host has is rejected by Enqueue.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace trainyard::executor {
+
+struct ReplicaDemand {
+  double cpus = 0;
+  double memory_gib = 0;
+  int gpus = 0;
+};
+
+struct SchedulerCapacity {
+  double cpus = 0;
+  double memory_gib = 0;
+  std::vector<int> gpu_indices;  // CUDA indices of the host's GPUs
+};
+
+struct Admission {
+  std::string job_id;
+  std::vector<std::vector<int>> gpus;  // per replica (in Enqueue order): assigned CUDA indices
+};
+
+class GangScheduler {
+ public:
+  explicit GangScheduler(SchedulerCapacity capacity);
+
+  // Appends the gang to the queue. INVALID_ARGUMENT if it needs more GPUs than the host has;
+  // ALREADY_EXISTS if the id is queued or running. `clamped` (optional) is set when CPU or memory
+  // were clamped to the whole host.
+  Status Enqueue(const std::string& job_id, const std::vector<ReplicaDemand>& replicas,
+                 bool* clamped = nullptr);
+
+  // Admits every gang the policy allows now, in queue order, and marks their resources used.
+  std::vector<Admission> Admit();
+
+  // Records an already-running gang (re-adoption after a restart) with the GPUs it holds, ahead
+  // of the queue. It may overcommit (the host's inventory may have changed); ALREADY_EXISTS if
+  // the id is known.
+  Status AddRunning(const std::string& job_id, const std::vector<ReplicaDemand>& replicas,
+                    const std::vector<std::vector<int>>& gpus);
+
+  // Drops a queued gang (cancel) or frees a running gang's resources. False if unknown.
+  bool Remove(const std::string& job_id);
+
+  bool IsQueued(const std::string& job_id) const;
+  std::vector<std::string> QueuedIds() const;  // in queue order
+  double FreeCpus() const { return free_cpus_; }
+  double FreeMemoryGib() const { return free_memory_gib_; }
+  std::set<int> FreeGpus() const { return free_gpus_; }
+
+ private:
+  struct Demand {
+    double cpus = 0;
+    double memory_gib = 0;
+    std::vector<int> gpus_per_replica;
+    int TotalGpus() const;
+  };
+  Demand Clamp(const std::vector<ReplicaDemand>& replicas, bool* clamped) const;
+
+  SchedulerCapacity capacity_;
+  double free_cpus_;
+  double free_memory_gib_;
+  std::set<int> free_gpus_;
+  std::deque<std::pair<std::string, Demand>> queue_;
+  struct Running {
+    Demand demand;
+    std::vector<int> gpus;
+  };
+  std::map<std::string, Running> running_;
+};
+
+}  // namespace trainyard::executor

@@ -1,0 +1,114 @@
+#include "executor/gang_scheduler.h"
+
+#include <gtest/gtest.h>
+
+namespace trainyard::executor {
+namespace {
+
+// "a[0,1] b[]" : admitted ids with their GPUs (flattened), in admission order.
+std::string Render(const std::vector<Admission>& admitted) {
+  std::string out;
+  for (const auto& a : admitted) {
+    if (!out.empty()) out += " ";
+    out += a.job_id + "[";
+    std::string gpus;
+    for (const auto& replica : a.gpus) {
+      for (int g : replica) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+    }
+    out += gpus + "]";
+  }
+  return out;
+}
+
+ReplicaDemand Cpu(double cpus, double mem = 1) { return {cpus, mem, 0}; }
+ReplicaDemand Gpu(int gpus, double cpus = 1) { return {cpus, 1, gpus}; }
+
+TEST(GangSchedulerTest, AdmitsAGangOnlyWhenAllReplicasFitAtOnce) {
+  GangScheduler s({4, 16, {}});
+  ASSERT_TRUE(s.Enqueue("a", {Cpu(2)}).ok());
+  ASSERT_TRUE(s.Enqueue("gang", {Cpu(1), Cpu(1), Cpu(1)}).ok());
+  EXPECT_EQ(Render(s.Admit()), "a[]");  // 2 free, the gang needs 3
+  EXPECT_EQ(Render(s.Admit()), "");
+  EXPECT_TRUE(s.Remove("a"));
+  EXPECT_EQ(Render(s.Admit()), "gang[]");
+  EXPECT_DOUBLE_EQ(s.FreeCpus(), 1);
+}
+
+TEST(GangSchedulerTest, FifoHeadIsNotOvertakenByLaterSmallJobs) {
+  GangScheduler s({4, 16, {}});
+  ASSERT_TRUE(s.Enqueue("running", {Cpu(2)}).ok());
+  EXPECT_EQ(Render(s.Admit()), "running[]");
+  ASSERT_TRUE(s.Enqueue("big", {Cpu(4)}).ok());
+  // A stream of small jobs that would each fit in the 2 free CPUs must wait behind "big".
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(s.Enqueue("small" + std::to_string(i), {Cpu(1)}).ok());
+    EXPECT_EQ(Render(s.Admit()), "");
+  }
+  EXPECT_TRUE(s.Remove("running"));
+  EXPECT_EQ(Render(s.Admit()), "big[]");
+  EXPECT_TRUE(s.Remove("big"));
+  EXPECT_EQ(Render(s.Admit()), "small0[] small1[] small2[] small3[]");
+}
+
+TEST(GangSchedulerTest, LaterJobsMayUseWhatTheWaitingHeadDoesNotNeed) {
+  GangScheduler s({8, 32, {0, 1}});
+  ASSERT_TRUE(s.Enqueue("gpu-run", {Gpu(2)}).ok());
+  EXPECT_EQ(Render(s.Admit()), "gpu-run[0,1]");
+  ASSERT_TRUE(s.Enqueue("gpu-wait", {Gpu(1, 2)}).ok());  // waits for a GPU, reserves 2 CPUs
+  ASSERT_TRUE(s.Enqueue("cpu-big", {Cpu(6)}).ok());      // 7 free - 2 reserved = 5 < 6
+  ASSERT_TRUE(s.Enqueue("cpu-small", {Cpu(4)}).ok());
+  ASSERT_TRUE(s.Enqueue("cpu-tiny", {Cpu(0.5)}).ok());
+  // Reservations: gpu-wait 2 CPUs, cpu-big 6 CPUs -> nothing left for later jobs.
+  EXPECT_EQ(Render(s.Admit()), "");
+  EXPECT_TRUE(s.Remove("cpu-big"));  // cancelled while queued
+  EXPECT_EQ(Render(s.Admit()), "cpu-small[] cpu-tiny[]");
+  EXPECT_TRUE(s.Remove("gpu-run"));
+  EXPECT_EQ(Render(s.Admit()), "gpu-wait[0]");
+}
+
+TEST(GangSchedulerTest, AssignsDistinctGpusPerReplica) {
+  GangScheduler s({16, 64, {0, 1, 2, 3}});
+  ASSERT_TRUE(s.Enqueue("a", {Gpu(1)}).ok());
+  ASSERT_TRUE(s.Enqueue("b", {Gpu(2), Gpu(1)}).ok());
+  auto admitted = s.Admit();
+  ASSERT_EQ(admitted.size(), 2u);
+  EXPECT_EQ(admitted[1].gpus, (std::vector<std::vector<int>>{{1, 2}, {3}}));
+  EXPECT_TRUE(s.Remove("a"));
+  EXPECT_EQ(s.FreeGpus(), (std::set<int>{0}));
+}
+
+TEST(GangSchedulerTest, OversizedCpuAndMemoryTakeTheWholeHost) {
+  GangScheduler s({2, 8, {}});
+  bool clamped = false;
+  ASSERT_TRUE(s.Enqueue("huge", {Cpu(32, 120), Cpu(4, 15)}, &clamped).ok());
+  EXPECT_TRUE(clamped);
+  EXPECT_EQ(Render(s.Admit()), "huge[]");
+  EXPECT_DOUBLE_EQ(s.FreeCpus(), 0);
+  ASSERT_TRUE(s.Enqueue("next", {Cpu(1)}, &clamped).ok());
+  EXPECT_FALSE(clamped);
+  EXPECT_EQ(Render(s.Admit()), "");
+  EXPECT_TRUE(s.Remove("huge"));
+  EXPECT_EQ(Render(s.Admit()), "next[]");
+}
+
+TEST(GangSchedulerTest, RejectsMoreGpusThanTheHostHasAndDuplicates) {
+  GangScheduler s({8, 32, {0}});
+  Status st = s.Enqueue("x", {Gpu(1), Gpu(1)});
+  EXPECT_EQ(st.ToString(), "INVALID_ARGUMENT: job x needs 2 GPUs at once but this host has 1");
+  ASSERT_TRUE(s.Enqueue("y", {Cpu(1)}).ok());
+  EXPECT_EQ(s.Enqueue("y", {Cpu(1)}).code(), StatusCode::kAlreadyExists);
+  EXPECT_FALSE(s.Remove("nope"));
+}
+
+TEST(GangSchedulerTest, AdoptedGangsHoldTheirResources) {
+  GangScheduler s({4, 16, {0, 1}});
+  ASSERT_TRUE(s.AddRunning("old", {Gpu(1, 3)}, {{1}}).ok());
+  ASSERT_TRUE(s.Enqueue("new", {Gpu(2)}).ok());
+  EXPECT_EQ(Render(s.Admit()), "");
+  EXPECT_EQ(s.QueuedIds(), std::vector<std::string>{"new"});
+  EXPECT_TRUE(s.Remove("old"));
+  EXPECT_EQ(Render(s.Admit()), "new[0,1]");
+}
+
+}  // namespace
+}  // namespace trainyard::executor

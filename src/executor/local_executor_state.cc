@@ -1,0 +1,273 @@
+#include "executor/local_executor_state.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/bucket_path.h"
+#include "common/file_util.h"
+#include "executor/replica_env.h"
+
+namespace trainyard::executor {
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using Phase = LocalExecutor::Phase;
+using StopGoal = LocalExecutor::StopGoal;
+
+namespace {
+
+constexpr char kStateFile[] = "executor_state.json";
+
+int64_t ToMicros(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+std::chrono::system_clock::time_point FromMicros(int64_t us) {
+  return std::chrono::system_clock::time_point(std::chrono::microseconds(us));
+}
+
+const char* PhaseName(Phase p) {
+  switch (p) {
+    case Phase::kQueued:
+      return "queued";
+    case Phase::kRunning:
+      return "running";
+    case Phase::kStopping:
+      return "stopping";
+    case Phase::kDone:
+      return "done";
+  }
+  return "queued";
+}
+
+Phase PhaseFromName(const std::string& s) {
+  if (s == "running") return Phase::kRunning;
+  if (s == "stopping") return Phase::kStopping;
+  if (s == "done") return Phase::kDone;
+  return Phase::kQueued;
+}
+
+GangState StateFromName(const std::string& s) {
+  for (GangState st :
+       {GangState::kQueued, GangState::kPending, GangState::kRunning, GangState::kSucceeded,
+        GangState::kFailed, GangState::kCancelling, GangState::kCancelled}) {
+    if (GangStateName(st) == s) return st;
+  }
+  return GangState::kQueued;
+}
+
+}  // namespace
+
+std::string GangStateName(GangState state) {
+  switch (state) {
+    case GangState::kQueued:
+      return "QUEUED";
+    case GangState::kPending:
+      return "PENDING";
+    case GangState::kRunning:
+      return "RUNNING";
+    case GangState::kSucceeded:
+      return "SUCCEEDED";
+    case GangState::kFailed:
+      return "FAILED";
+    case GangState::kCancelling:
+      return "CANCELLING";
+    case GangState::kCancelled:
+      return "CANCELLED";
+  }
+  return "QUEUED";
+}
+
+GangStatus StatusFromGang(const LocalExecutor::Gang& gang) {
+  GangStatus s;
+  s.job_id = gang.spec.job_id;
+  s.state = gang.state;
+  s.error_message = gang.error_message;
+  s.start_time = gang.start_time;
+  s.end_time = gang.end_time;
+  for (const auto& r : gang.replicas) {
+    ReplicaStatus rs;
+    rs.pool_index = r.pool_index;
+    rs.replica_index = r.replica_index;
+    rs.pid = r.running ? r.process.pid : 0;
+    rs.exit_code = r.running ? std::nullopt : r.exit_code;
+    rs.restarts = r.restarts;
+    s.replicas.push_back(rs);
+  }
+  return s;
+}
+
+fs::path ReplicaDir(const fs::path& job_dir, int pool, int replica) {
+  return job_dir / "replicas" / TaskName(pool, replica);
+}
+fs::path WorkDir(const fs::path& job_dir, int pool, int replica) {
+  return job_dir / "work" / TaskName(pool, replica);
+}
+fs::path HpMetricFile(const fs::path& job_dir, int pool, int replica) {
+  return ReplicaDir(job_dir, pool, replica) / "hypertune" / "output.metrics";
+}
+fs::path AttemptFile(const fs::path& job_dir, int pool, int replica, int attempt,
+                     const std::string& suffix) {
+  return ReplicaDir(job_dir, pool, replica) / ("attempt-" + std::to_string(attempt) + "." + suffix);
+}
+
+fs::path ReplicaHpMetricFile(const fs::path& job_dir, int pool_index, int replica_index) {
+  return HpMetricFile(fs::absolute(job_dir), pool_index, replica_index);
+}
+
+EnvMap InheritedReplicaEnv() {
+  EnvMap env = CurrentEnvironment();
+  env["TRAINYARD_BUCKET_ROOT"] = fs::absolute(BucketRoot()).string();
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::string& path = env["PATH"];
+    if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
+    path += ":" + self.parent_path().string();
+  }
+  return env;
+}
+
+StatusOr<ProcessId> ReadPidFile(const fs::path& path) {
+  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  try {
+    Json j = Json::parse(text);
+    return ProcessId{j.at("pid").get<int64_t>(), j.at("start_ticks").get<uint64_t>()};
+  } catch (const std::exception& e) {
+    return DataLossError("corrupt pid file " + path.string() + ": " + e.what());
+  }
+}
+
+StatusOr<int> ReadStatusFile(const fs::path& path) {
+  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  try {
+    return Json::parse(text).at("exit_code").get<int>();
+  } catch (const std::exception& e) {
+    return DataLossError("corrupt status file " + path.string() + ": " + e.what());
+  }
+}
+
+std::string SerializeGang(const LocalExecutor::Gang& g) {
+  Json j;
+  j["version"] = 1;
+  j["job_id"] = g.spec.job_id;
+  j["phase"] = PhaseName(g.phase);
+  j["state"] = GangStateName(g.state);
+  j["restarts_used"] = g.restarts_used;
+  if (g.start_time) j["start_time_us"] = ToMicros(*g.start_time);
+  if (g.end_time) j["end_time_us"] = ToMicros(*g.end_time);
+  j["error_message"] = g.error_message;
+  j["stop_goal"] = static_cast<int>(g.stop_goal);
+  j["stop_message"] = g.stop_message;
+  j["stop_started_us"] = ToMicros(g.stop_started);
+  j["killed"] = g.killed;
+  Json replicas = Json::array();
+  for (const auto& r : g.replicas) {
+    Json rj{{"pool", r.pool_index},
+            {"replica", r.replica_index},
+            {"gpus", r.gpus},
+            {"port", r.port},
+            {"attempt", r.attempt},
+            {"restarts", r.restarts},
+            {"wrapper_pid", r.wrapper.pid},
+            {"wrapper_ticks", r.wrapper.start_ticks},
+            {"pid", r.process.pid},
+            {"ticks", r.process.start_ticks},
+            {"running", r.running},
+            {"done", r.done},
+            {"lost_reason", r.lost_reason}};
+    rj["exit_code"] = r.exit_code ? Json(*r.exit_code) : Json(nullptr);
+    replicas.push_back(std::move(rj));
+  }
+  j["replicas"] = std::move(replicas);
+  return j.dump(1) + "\n";
+}
+
+namespace {
+
+// Write-temp-then-rename without fsync (see SaveGangState).
+Status ReplaceFile(const fs::path& path, const std::string& content) {
+  TY_RETURN_IF_ERROR(MakeDirs(path.parent_path()));
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) return IoError("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return IoError("cannot rename " + tmp.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status SaveGangState(const LocalExecutor::Gang& gang, bool durable) {
+  fs::path path = gang.spec.job_dir / kStateFile;
+  return durable ? WriteFileAtomic(path, SerializeGang(gang))
+                 : ReplaceFile(path, SerializeGang(gang));
+}
+
+StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
+  fs::path path = job_dir / kStateFile;
+  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  PersistedGang out;
+  LocalExecutor::Gang& g = out.gang;
+  try {
+    Json j = Json::parse(text);
+    g.spec.job_id = j.at("job_id").get<std::string>();
+    g.spec.job_dir = job_dir;
+    g.phase = PhaseFromName(j.at("phase").get<std::string>());
+    g.state = StateFromName(j.at("state").get<std::string>());
+    g.restarts_used = j.at("restarts_used").get<int>();
+    if (j.contains("start_time_us")) g.start_time = FromMicros(j["start_time_us"].get<int64_t>());
+    if (j.contains("end_time_us")) g.end_time = FromMicros(j["end_time_us"].get<int64_t>());
+    g.error_message = j.at("error_message").get<std::string>();
+    g.stop_goal = static_cast<StopGoal>(j.at("stop_goal").get<int>());
+    g.stop_message = j.at("stop_message").get<std::string>();
+    g.stop_started = FromMicros(j.at("stop_started_us").get<int64_t>());
+    g.killed = j.at("killed").get<bool>();
+    for (const auto& rj : j.at("replicas")) {
+      LocalExecutor::Replica r;
+      r.pool_index = rj.at("pool").get<int>();
+      r.replica_index = rj.at("replica").get<int>();
+      r.gpus = rj.at("gpus").get<std::vector<int>>();
+      r.port = rj.at("port").get<int>();
+      r.attempt = rj.at("attempt").get<int>();
+      r.restarts = rj.at("restarts").get<int>();
+      r.wrapper = {rj.at("wrapper_pid").get<int64_t>(), rj.at("wrapper_ticks").get<uint64_t>()};
+      r.process = {rj.at("pid").get<int64_t>(), rj.at("ticks").get<uint64_t>()};
+      r.running = rj.at("running").get<bool>();
+      r.done = rj.at("done").get<bool>();
+      r.lost_reason = rj.at("lost_reason").get<std::string>();
+      if (!rj.at("exit_code").is_null()) r.exit_code = rj["exit_code"].get<int>();
+      g.replicas.push_back(std::move(r));
+    }
+  } catch (const std::exception& e) {
+    return DataLossError("corrupt executor state " + path.string() + ": " + e.what());
+  }
+  out.status = StatusFromGang(g);
+  return out;
+}
+
+Status RegisterJobDir(const fs::path& data_dir, const std::string& job_id,
+                      const fs::path& job_dir) {
+  if (data_dir.empty()) return Status::Ok();  // nothing to remember across restarts
+  fs::path abs = fs::absolute(job_dir);
+  fs::path entry = data_dir / "executor" / "jobs" / job_id;
+  if (auto existing = ReadFile(entry); existing.ok() && *existing == abs.string())
+    return Status::Ok();
+  return ReplaceFile(entry, abs.string());
+}
+
+StatusOr<fs::path> LookupJobDir(const fs::path& data_dir, const std::string& job_id) {
+  if (data_dir.empty() || job_id.empty() || job_id.find('/') != std::string::npos ||
+      job_id == "." || job_id == "..") {
+    return NotFoundError("job " + job_id + " is not known to this executor");
+  }
+  auto text = ReadFile(data_dir / "executor" / "jobs" / job_id);
+  if (!text.ok()) return NotFoundError("job " + job_id + " is not known to this executor");
+  return fs::path(*text);
+}
+
+}  // namespace trainyard::executor

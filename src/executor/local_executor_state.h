@@ -1,0 +1,89 @@
+// LocalExecutor internals: the in-memory record of a gang and its replicas, how it is persisted
+// to <job_dir>/executor_state.json (so Adopt() can pick it up after a restart), and where each
+// replica's files live. Not for use outside src/executor/.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/local_executor.h"
+#include "executor/replica_env.h"
+
+namespace trainyard::executor {
+
+struct LocalExecutor::Replica {
+  int pool_index = 0;
+  int replica_index = 0;
+  std::vector<int> gpus;
+  int port = 0;
+  int attempt = 0;               // launches so far; attempt-<n>.* files belong to launch n
+  int restarts = 0;              // restarts of this replica (own or as part of a gang restart)
+  ProcessId wrapper;             // trainyard-exec-wrapper of the current attempt
+  ProcessId process;             // the replica itself (read from the wrapper's pid file)
+  bool running = false;          // launched and its end not yet seen
+  bool done = false;             // ended and its end handled (exit 0, or the gang is stopping)
+  std::optional<int> exit_code;  // of the latest attempt
+  std::string lost_reason;       // ended without a recorded exit code
+};
+
+struct LocalExecutor::Gang {
+  GangSpec spec;
+  std::filesystem::path wrapper;
+  std::vector<ReplicaDemand> demands;
+  std::vector<std::string> warnings;  // logged when the gang starts
+  Phase phase = Phase::kQueued;
+  GangState state = GangState::kQueued;
+  std::vector<Replica> replicas;
+  int restarts_used = 0;
+  std::optional<std::chrono::system_clock::time_point> start_time, end_time;
+  std::string error_message;
+  StopGoal stop_goal = StopGoal::kNone;
+  std::string stop_message;
+  std::chrono::system_clock::time_point stop_started;
+  bool killed = false;  // SIGKILL sent in the current stop
+};
+
+// Paths of one replica attempt.
+std::filesystem::path ReplicaDir(const std::filesystem::path& job_dir, int pool, int replica);
+std::filesystem::path WorkDir(const std::filesystem::path& job_dir, int pool, int replica);
+std::filesystem::path HpMetricFile(const std::filesystem::path& job_dir, int pool, int replica);
+std::filesystem::path AttemptFile(const std::filesystem::path& job_dir, int pool, int replica,
+                                  int attempt, const std::string& suffix);  // "pid", "status"
+
+// The environment replicas inherit: the server's, with TRAINYARD_BUCKET_ROOT set to the bucket
+// root in use and the server binary's own directory appended to PATH (so `trainyard-bert` and
+// friends installed next to the server resolve like tools baked into a training image).
+EnvMap InheritedReplicaEnv();
+
+// Reads a wrapper's pid file / status file. NOT_FOUND while not written yet.
+StatusOr<ProcessId> ReadPidFile(const std::filesystem::path& path);
+StatusOr<int> ReadStatusFile(const std::filesystem::path& path);
+
+// <job_dir>/executor_state.json.
+// `durable` = fsync (WriteFileAtomic). Otherwise write-temp-then-rename without fsync: readers
+// never see a torn file and it survives a crash of the server process (the case re-adoption is
+// for), but not necessarily a power loss — after which no replica is running anyway. Only
+// terminal states are written durably; an fsync costs ~10 ms and runs under the executor's lock.
+std::string SerializeGang(const LocalExecutor::Gang& gang);
+Status SaveGangState(const LocalExecutor::Gang& gang, bool durable);
+struct PersistedGang {
+  GangStatus status;
+  LocalExecutor::Gang gang;  // spec/wrapper/demands not filled
+};
+// NOT_FOUND if the gang never got that far, DATA_LOSS if the file is corrupt.
+StatusOr<PersistedGang> LoadGangState(const std::filesystem::path& job_dir);
+
+// <data_dir>/executor/jobs/<job_id>: remembers each job's dir so Get/ReadLogs work for jobs that
+// ended before a server restart.
+Status RegisterJobDir(const std::filesystem::path& data_dir, const std::string& job_id,
+                      const std::filesystem::path& job_dir);
+StatusOr<std::filesystem::path> LookupJobDir(const std::filesystem::path& data_dir,
+                                             const std::string& job_id);
+
+std::string GangStateName(GangState state);
+GangStatus StatusFromGang(const LocalExecutor::Gang& gang);
+
+}  // namespace trainyard::executor

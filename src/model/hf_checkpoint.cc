@@ -1,0 +1,240 @@
+#include "model/hf_checkpoint.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/file_util.h"
+#include "model/safetensors.h"
+#include "model/torch_state_dict.h"
+
+namespace trainyard::model {
+namespace {
+
+namespace fs = std::filesystem;
+using TensorMap = std::map<std::string, torch::Tensor>;
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string ShapeString(const torch::Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+
+// "a, b, c" with at most `limit` names, then "... and N more".
+std::string JoinNames(const std::vector<std::string>& names, size_t limit = 12) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < limit; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > limit) out += ", ... and " + std::to_string(names.size() - limit) + " more";
+  return out;
+}
+
+StatusOr<TensorMap> ReadWeightsFile(const fs::path& path) {
+  if (EndsWith(path.string(), ".safetensors")) return ReadSafetensors(path);
+  return ReadTorchStateDict(path);
+}
+
+// A sharded checkpoint: {"weight_map": {"tensor name": "shard file", ...}}.
+StatusOr<TensorMap> ReadShardedWeights(const fs::path& index_path) {
+  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(index_path));
+  nlohmann::json index;
+  try {
+    index = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgumentError(index_path.string() + ": not valid JSON: " + e.what());
+  }
+  if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
+    return InvalidArgumentError(index_path.string() + ": weight_map: missing or not an object");
+  }
+  std::set<std::string> shards;
+  for (const auto& [name, file] : index["weight_map"].items()) {
+    if (!file.is_string() || file.get<std::string>().find('/') != std::string::npos) {
+      return InvalidArgumentError(index_path.string() + ": weight_map: \"" + name +
+                                  "\" must map to a file name in the same directory");
+    }
+    shards.insert(file.get<std::string>());
+  }
+  TensorMap all;
+  for (const auto& shard : shards) {
+    TY_ASSIGN_OR_RETURN(TensorMap part, ReadWeightsFile(index_path.parent_path() / shard));
+    for (auto& [name, t] : part) {
+      if (!all.emplace(name, std::move(t)).second) {
+        return InvalidArgumentError(index_path.string() + ": tensor \"" + name +
+                                    "\" appears in two shards");
+      }
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
+std::optional<std::string> CanonicalParameterName(const std::string& checkpoint_name) {
+  std::string name = checkpoint_name;
+  if (StartsWith(name, "cls.") || EndsWith(name, "embeddings.position_ids")) return std::nullopt;
+  if (!StartsWith(name, "bert.") && !StartsWith(name, "classifier.")) name = "bert." + name;
+  // Early TF ports name LayerNorm parameters gamma/beta (HF renames them on load too).
+  if (EndsWith(name, "LayerNorm.gamma")) name.replace(name.size() - 5, 5, "weight");
+  if (EndsWith(name, "LayerNorm.beta")) name.replace(name.size() - 4, 4, "bias");
+  return name;
+}
+
+StatusOr<BertForSequenceClassification> LoadPretrained(const fs::path& dir,
+                                                       const LoadOptions& options,
+                                                       LoadReport* report) {
+  LoadReport local_report;
+  LoadReport& rep = report ? *report : local_report;
+  rep = LoadReport{};
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return NotFoundError("model dir not found: " + dir.string());
+
+  TY_ASSIGN_OR_RETURN(BertConfig config, BertConfig::FromFile(dir / "config.json"));
+  if (options.labels) {
+    config.id2label = *options.labels;
+    Status valid = config.Validate();
+    if (!valid.ok()) return InvalidArgumentError("labels: " + valid.message());
+  }
+
+  // Weights: safetensors first (safe and fast), then the pickle, each possibly sharded.
+  const fs::path candidates[] = {dir / "model.safetensors", dir / "model.safetensors.index.json",
+                                 dir / "pytorch_model.bin", dir / "pytorch_model.bin.index.json"};
+  fs::path weights_path;
+  for (const auto& c : candidates) {
+    if (fs::exists(c, ec)) {
+      weights_path = c;
+      break;
+    }
+  }
+  if (weights_path.empty()) {
+    return NotFoundError(dir.string() +
+                         ": no weights (expected model.safetensors or pytorch_model.bin)");
+  }
+  rep.weights_file = weights_path.string();
+  StatusOr<TensorMap> raw = EndsWith(weights_path.string(), ".index.json")
+                                ? ReadShardedWeights(weights_path)
+                                : ReadWeightsFile(weights_path);
+  if (!raw.ok()) return raw.status();
+
+  // Rename to our parameter names; two checkpoint names for one parameter is an error.
+  TensorMap loaded;
+  std::map<std::string, std::string> source_name;
+  for (auto& [name, tensor] : *raw) {
+    auto canonical = CanonicalParameterName(name);
+    if (!canonical) continue;
+    auto [it, inserted] = source_name.emplace(*canonical, name);
+    if (!inserted) {
+      return InvalidArgumentError(weights_path.string() + ": tensors \"" + it->second +
+                                  "\" and \"" + name + "\" both map to " + *canonical);
+    }
+    loaded.emplace(*canonical, tensor);
+  }
+
+  BertForSequenceClassification model(config);
+  auto params = model->named_parameters(/*recurse=*/true);
+
+  // The head of a checkpoint trained for other classes is not this model's head.
+  const bool head_relabelled = options.labels && loaded.count("classifier.weight") &&
+                               loaded.at("classifier.weight").dim() >= 1 &&
+                               loaded.at("classifier.weight").size(0) != config.num_labels();
+  if (head_relabelled) {
+    if (!options.allow_missing_head) {
+      rep.mismatched.push_back("classifier.weight: checkpoint " +
+                               ShapeString(loaded.at("classifier.weight")) + " vs model " +
+                               ShapeString(*params.find("classifier.weight")));
+    } else {
+      rep.warnings.push_back("checkpoint head has " +
+                             std::to_string(loaded.at("classifier.weight").size(0)) + " classes, " +
+                             std::to_string(config.num_labels()) +
+                             " labels given: classifier.* freshly initialised");
+      loaded.erase("classifier.weight");
+      loaded.erase("classifier.bias");
+    }
+  }
+
+  std::vector<std::string> fresh;  // missing parameters we may initialise instead
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& item : params) {
+      const std::string& name = item.key();
+      torch::Tensor& param = item.value();
+      auto it = loaded.find(name);
+      if (it == loaded.end()) {
+        const bool head = StartsWith(name, "classifier.");
+        const bool pooler = StartsWith(name, "bert.pooler.");
+        if (options.allow_missing_head && (head || pooler)) {
+          fresh.push_back(name);
+        } else {
+          rep.missing.push_back(name);
+        }
+        continue;
+      }
+      if (it->second.sizes() != param.sizes()) {
+        rep.mismatched.push_back(name + ": checkpoint " + ShapeString(it->second) + " vs model " +
+                                 ShapeString(param));
+      } else if (!it->second.is_floating_point()) {
+        rep.mismatched.push_back(name + ": checkpoint dtype " +
+                                 std::string(c10::toString(it->second.scalar_type())) +
+                                 " is not floating point");
+      } else {
+        param.copy_(it->second.to(torch::kFloat32));
+      }
+      loaded.erase(it);
+    }
+  }
+  for (const auto& [name, tensor] : loaded) rep.unexpected.push_back(source_name.at(name));
+
+  // A fresh pooler is only acceptable together with a fresh head (a checkpoint of a model
+  // without a pooler); a checkpoint with a head but no pooler is broken.
+  const bool head_fresh = std::find(fresh.begin(), fresh.end(), "classifier.weight") != fresh.end();
+  for (const auto& name : fresh) {
+    if (StartsWith(name, "bert.pooler.") && !head_fresh) rep.missing.push_back(name);
+  }
+  if (rep.missing.empty() && rep.unexpected.empty() && rep.mismatched.empty()) {
+    std::vector<std::string> initialised;
+    for (const auto& name : fresh) {
+      if (StartsWith(name, "classifier.") || head_fresh) initialised.push_back(name);
+    }
+    if (!initialised.empty()) {
+      rep.warnings.push_back("not in the checkpoint, freshly initialised (train before use): " +
+                             JoinNames(initialised));
+    }
+    return model;
+  }
+  std::string message = weights_path.string() + " does not fit the BERT model of " +
+                        (dir / "config.json").string() + ":";
+  if (!rep.missing.empty()) message += " missing tensors: " + JoinNames(rep.missing) + ";";
+  if (!rep.unexpected.empty()) {
+    message += " unexpected tensors: " + JoinNames(rep.unexpected) + ";";
+  }
+  if (!rep.mismatched.empty()) {
+    message += " mis-shaped tensors: " + JoinNames(rep.mismatched) + ";";
+  }
+  message.pop_back();
+  return InvalidArgumentError(message);
+}
+
+Status SaveModelFiles(BertForSequenceClassification& model, const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return FailedPreconditionError("model dir " + dir.string() + " does not exist");
+  }
+  std::map<std::string, torch::Tensor> tensors;
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& item : model->named_parameters(/*recurse=*/true)) {
+      tensors.emplace(item.key(),
+                      item.value().detach().to(torch::kCPU, torch::kFloat32).contiguous());
+    }
+  }
+  TY_RETURN_IF_ERROR(WriteSafetensors(dir / "model.safetensors", tensors, {{"format", "pt"}}));
+  return WriteFileAtomic(dir / "config.json", model->config().ToJson());
+}
+
+}  // namespace trainyard::model

@@ -1,0 +1,150 @@
+#include "spec/image_catalog.h"
+
+#include <fnmatch.h>
+#include <yaml-cpp/yaml.h>
+
+#include "common/bucket_path.h"
+#include "common/file_util.h"
+
+namespace trainyard::spec {
+
+ImageCatalog ImageCatalog::BuiltIn() {
+  ImageCatalog c;
+  c.entries_.push_back({"trainyard/bert-sentiment", {"trainyard-bert", "train"}, {}});
+  c.entries_.push_back({"trainyard/bert-sentiment:*", {"trainyard-bert", "train"}, {}});
+  c.entries_.push_back(
+      {"*-docker.pkg.dev/vertex-ai/training/*", {"python3"}, {{"PYTHONUNBUFFERED", "1"}}});
+  c.entries_.push_back(
+      {"gcr.io/cloud-aiplatform/training/*", {"python3"}, {{"PYTHONUNBUFFERED", "1"}}});
+  return c;
+}
+
+StatusOr<ImageCatalog> ImageCatalog::LoadFile(const std::filesystem::path& path) {
+  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  const std::string where = "image catalog " + path.string();
+  ImageCatalog user;
+  try {
+    YAML::Node root = YAML::Load(text);
+    if (!root.IsMap() || !root["images"] || !root["images"].IsSequence()) {
+      return InvalidArgumentError(where + ": expected a top-level 'images:' list");
+    }
+    for (const auto& top : root) {
+      if (top.first.as<std::string>() != "images") {
+        return InvalidArgumentError(where + ": unknown top-level key '" +
+                                    top.first.as<std::string>() + "'; only 'images' is allowed");
+      }
+    }
+    size_t i = 0;
+    for (const auto& node : root["images"]) {
+      const std::string at = where + ": images[" + std::to_string(i++) + "]";
+      if (!node.IsMap()) return InvalidArgumentError(at + ": expected a map with uri and command");
+      ImageEntry e;
+      for (const auto& kv : node) {
+        std::string key = kv.first.as<std::string>();
+        if (key == "uri") {
+          e.uri_pattern = kv.second.as<std::string>();
+        } else if (key == "command") {
+          if (kv.second.IsScalar()) {
+            e.command.push_back(kv.second.as<std::string>());
+          } else if (kv.second.IsSequence()) {
+            for (const auto& a : kv.second) e.command.push_back(a.as<std::string>());
+          } else {
+            return InvalidArgumentError(at + ".command: expected a list of strings");
+          }
+        } else if (key == "env") {
+          if (!kv.second.IsMap()) return InvalidArgumentError(at + ".env: expected a map");
+          for (const auto& ev : kv.second) {
+            e.env[ev.first.as<std::string>()] = ev.second.as<std::string>();
+          }
+        } else {
+          return InvalidArgumentError(at + ": unknown key '" + key +
+                                      "'; allowed keys are uri, command, env");
+        }
+      }
+      if (e.uri_pattern.empty()) return InvalidArgumentError(at + ".uri: required");
+      if (e.command.empty()) return InvalidArgumentError(at + ".command: required");
+      user.entries_.push_back(std::move(e));
+    }
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(where + ": " + e.what());
+  }
+  for (auto& e : BuiltIn().entries_) user.entries_.push_back(std::move(e));
+  return user;
+}
+
+const ImageEntry* ImageCatalog::Find(std::string_view image_uri) const {
+  std::string uri(image_uri);
+  bool has_tag = uri.find(':', uri.rfind('/') == std::string::npos ? 0 : uri.rfind('/')) !=
+                     std::string::npos ||
+                 uri.find('@') != std::string::npos;
+  for (const auto& e : entries_) {
+    if (::fnmatch(e.uri_pattern.c_str(), uri.c_str(), 0) == 0) return &e;
+    if (!has_tag && ::fnmatch(e.uri_pattern.c_str(), (uri + ":latest").c_str(), 0) == 0) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+StatusOr<ResolvedCommand> ImageCatalog::Resolve(const WorkerPoolSpec& pool,
+                                                const std::string& pool_path) const {
+  ResolvedCommand out;
+  auto unknown_image = [&](const std::string& field, const std::string& uri) {
+    return InvalidArgumentError(
+        pool_path + "." + field + ": image '" + uri +
+        "' is not in the image catalog; map it to a local command in the catalog file "
+        "(trainyard server --image-catalog FILE, see docs/api.md), or use imageUri \"local\" "
+        "with a command");
+  };
+  if (pool.container_spec) {
+    const ContainerSpec& c = *pool.container_spec;
+    if (c.image_uri == kLocalImage) {
+      if (c.command.empty()) {
+        return InvalidArgumentError(pool_path +
+                                    ".containerSpec.command: required when imageUri is \"local\" "
+                                    "(the host command to run)");
+      }
+      out.argv = c.command;
+    } else {
+      const ImageEntry* e = Find(c.image_uri);
+      if (!e) return unknown_image("containerSpec.imageUri", c.image_uri);
+      out.argv = c.command.empty() ? e->command : c.command;
+      out.env = e->env;
+    }
+    out.argv.insert(out.argv.end(), c.args.begin(), c.args.end());
+    for (const auto& v : c.env) out.env[v.name] = v.value;
+    return out;
+  }
+  if (pool.python_package_spec) {
+    const PythonPackageSpec& p = *pool.python_package_spec;
+    const ImageEntry* e = Find(p.executor_image_uri);
+    if (!e) return unknown_image("pythonPackageSpec.executorImageUri", p.executor_image_uri);
+    out.argv = e->command;
+    out.argv.push_back("-m");
+    out.argv.push_back(p.python_module);
+    out.argv.insert(out.argv.end(), p.args.begin(), p.args.end());
+    out.env = e->env;
+    std::string pythonpath;
+    for (size_t i = 0; i < p.package_uris.size(); ++i) {
+      const std::string& uri = p.package_uris[i];
+      const std::string field =
+          pool_path + ".pythonPackageSpec.packageUris[" + std::to_string(i) + "]";
+      if (uri.ends_with(".tar.gz") || uri.ends_with(".tgz")) {
+        return InvalidArgumentError(field + ": '" + uri +
+                                    "' is a source archive; Trainyard puts package URIs on "
+                                    "PYTHONPATH, so give a directory, .zip or .whl");
+      }
+      auto local = ResolveStoragePath(uri);
+      if (!local.ok()) return InvalidArgumentError(field + ": " + local.status().message());
+      if (!pythonpath.empty()) pythonpath += ":";
+      pythonpath += local->string();
+    }
+    for (const auto& v : p.env) out.env[v.name] = v.value;
+    out.env["PYTHONPATH"] =
+        out.env.count("PYTHONPATH") ? pythonpath + ":" + out.env["PYTHONPATH"] : pythonpath;
+    return out;
+  }
+  return InvalidArgumentError(pool_path + ": one of containerSpec or pythonPackageSpec is required");
+}
+
+}  // namespace trainyard::spec

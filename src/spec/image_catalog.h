@@ -1,0 +1,67 @@
+// ImageCatalog: what a container image URI means on a host without containers.
+//
+// Jobs name images as on Vertex (containerSpec.imageUri, pythonPackageSpec.executorImageUri); the
+// catalog maps each to the local command that plays the image's ENTRYPOINT. Built-in entries:
+//   trainyard/bert-sentiment[:TAG]                 -> trainyard-bert train
+//   *-docker.pkg.dev/vertex-ai/training/*          -> python3   (Vertex prebuilt training images)
+//   gcr.io/cloud-aiplatform/training/*             -> python3
+// Users add their own in a YAML file (trainyard server --image-catalog FILE); user entries are
+// tried first, in file order:
+//   images:
+//     - uri: eu.gcr.io/*/pt_bert_sentiment:*     # '*' matches any run of characters
+//       command: [python3, /home/me/bert/main.py]
+//       env: {PYTHONUNBUFFERED: "1"}           # optional
+// `imageUri: local` is reserved: it runs containerSpec.command as a plain host command.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "spec/custom_job.h"
+
+namespace trainyard::spec {
+
+inline constexpr std::string_view kLocalImage = "local";
+
+struct ImageEntry {
+  std::string uri_pattern;
+  std::vector<std::string> command;  // the ENTRYPOINT
+  std::map<std::string, std::string> env;
+};
+
+// A replica's resolved program: argv (argv[0] looked up in PATH) and the env the image adds.
+struct ResolvedCommand {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+};
+
+class ImageCatalog {
+ public:
+  // The built-in entries only.
+  static ImageCatalog BuiltIn();
+  // Built-in entries plus the file's (tried first). INVALID_ARGUMENT naming the file, entry index
+  // and key on malformed YAML, unknown keys, or an entry without uri/command; NOT_FOUND if the
+  // file does not exist.
+  static StatusOr<ImageCatalog> LoadFile(const std::filesystem::path& path);
+
+  // The first entry whose pattern matches the URI (an untagged URI also tries ":latest"), or
+  // nullptr.
+  const ImageEntry* Find(std::string_view image_uri) const;
+
+  // Resolves a non-empty pool's command as Docker would: containerSpec.command replaces the
+  // ENTRYPOINT, args follow. pythonPackageSpec runs `<entrypoint> -m <pythonModule> <args>` with
+  // the package URIs (directories, .zip, .whl; gs:// resolved to the bucket root) on PYTHONPATH.
+  // INVALID_ARGUMENT naming `pool_path`'s field for an unknown image or a missing command.
+  StatusOr<ResolvedCommand> Resolve(const WorkerPoolSpec& pool, const std::string& pool_path) const;
+
+  const std::vector<ImageEntry>& entries() const { return entries_; }
+
+ private:
+  std::vector<ImageEntry> entries_;
+};
+
+}  // namespace trainyard::spec

@@ -1,0 +1,68 @@
+#include "spec/image_catalog.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/test_util.h"
+
+namespace trainyard::spec {
+namespace {
+
+WorkerPoolSpec Pool(const std::string& image, std::vector<std::string> command,
+                    std::vector<std::string> args) {
+  WorkerPoolSpec p;
+  p.container_spec = ContainerSpec{image, std::move(command), std::move(args), {}};
+  return p;
+}
+
+std::string Argv(const StatusOr<ResolvedCommand>& r) {
+  if (!r.ok()) return r.status().message();
+  std::string s;
+  for (const auto& a : r->argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+TEST(ImageCatalogTest, BuiltInTrainerAndLocal) {
+  auto c = ImageCatalog::BuiltIn();
+  EXPECT_EQ(Argv(c.Resolve(Pool("trainyard/bert-sentiment:v1", {}, {"--epochs=1"}), "p")),
+            "trainyard-bert train --epochs=1");
+  EXPECT_EQ(Argv(c.Resolve(Pool("local", {"echo", "hi"}, {"x"}), "p")), "echo hi x");
+  EXPECT_EQ(Argv(c.Resolve(Pool("local", {}, {}), "p")).substr(0, 24), "p.containerSpec.command:");
+  EXPECT_EQ(Argv(c.Resolve(Pool("eu.gcr.io/p/img:dev", {}, {}), "p")).substr(0, 25),
+            "p.containerSpec.imageUri:");
+}
+
+TEST(ImageCatalogTest, UserFileWithWildcardsWinsAndCommandOverridesEntrypoint) {
+  auto dir = testing::MakeTestDir();
+  testing::WriteFileOrDie(dir / "images.yaml", R"(images:
+  - uri: eu.gcr.io/*/pt_bert_sentiment:*
+    command: [python3, main.py]
+    env: {MODE: gpu}
+)");
+  auto c = ImageCatalog::LoadFile(dir / "images.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto r = c->Resolve(Pool("eu.gcr.io/proj/pt_bert_sentiment:dev", {}, {"--epochs=10"}), "p");
+  EXPECT_EQ(Argv(r) + " MODE=" + r->env["MODE"], "python3 main.py --epochs=10 MODE=gpu");
+  EXPECT_EQ(Argv(c->Resolve(Pool("eu.gcr.io/proj/pt_bert_sentiment:dev", {"bash"}, {"-c"}), "p")),
+            "bash -c");
+}
+
+TEST(ImageCatalogTest, RejectsUnknownKeysInFile) {
+  auto dir = testing::MakeTestDir();
+  testing::WriteFileOrDie(dir / "images.yaml", "images:\n  - uri: a\n    comand: [b]\n");
+  EXPECT_NE(ImageCatalog::LoadFile(dir / "images.yaml").status().message().find(
+                "images[0]: unknown key 'comand'"),
+            std::string::npos);
+}
+
+TEST(ImageCatalogTest, PythonPackageRunsModuleWithPythonPath) {
+  WorkerPoolSpec p;
+  p.python_package_spec = PythonPackageSpec{
+      "us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-2:latest", {"/pkgs/trainer"},
+      "trainer.task", {"--lr=1"}, {}};
+  auto r = ImageCatalog::BuiltIn().Resolve(p, "p");
+  EXPECT_EQ(Argv(r) + " PYTHONPATH=" + r->env["PYTHONPATH"],
+            "python3 -m trainer.task --lr=1 PYTHONPATH=/pkgs/trainer");
+}
+
+}  // namespace
+}  // namespace trainyard::spec

@@ -1,0 +1,33 @@
+#include "store/list_filter.h"
+
+#include <gtest/gtest.h>
+
+namespace trainyard::store {
+namespace {
+
+TEST(ListFilterTest, WildcardMatch) {
+  EXPECT_TRUE(WildcardMatch("my_job_*", "my_job_1"));
+  EXPECT_TRUE(WildcardMatch("*a*b*", "xxaxxbxx"));
+  EXPECT_FALSE(WildcardMatch("my_job_*", "your_job_1"));
+  EXPECT_FALSE(WildcardMatch("a?c", "abc"));  // only '*' is special
+}
+
+TEST(ListFilterTest, CompilesToParameterizedSql) {
+  auto f = ListFilter::Parse(R"(state="JOB_STATE_FAILED" AND labels.team:*)");
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string sql;
+  std::vector<ListFilter::SqlParam> params;
+  f->ToSql(&sql, &params);
+  EXPECT_EQ(sql + " #" + std::to_string(params.size()),
+            "(state = ? AND EXISTS (SELECT 1 FROM job_labels l WHERE l.name = jobs.name AND "
+            "l.key = ?)) #2");
+}
+
+TEST(ListFilterTest, ErrorNamesPositionAndField) {
+  EXPECT_EQ(ListFilter::Parse("state=JOB_STATE_RUNNING AND colour=red").status().message(),
+            "filter: unknown field 'colour' at position 29; filterable fields are state, "
+            "display_name, create_time, update_time and labels.KEY");
+}
+
+}  // namespace
+}  // namespace trainyard::store

@@ -1,0 +1,104 @@
+#include "store/memory_job_store.h"
+
+#include <algorithm>
+
+#include "spec/time_util.h"
+#include "store/list_filter.h"
+#include "store/page_token.h"
+
+namespace trainyard::store {
+namespace {
+
+int64_t CreateUs(const spec::CustomJob& j) {
+  return j.create_time ? spec::ToUnixMicros(*j.create_time) : 0;
+}
+
+// Newest first: create time desc, then name desc.
+bool NewerFirst(const spec::CustomJob* a, const spec::CustomJob* b) {
+  int64_t ca = CreateUs(*a), cb = CreateUs(*b);
+  return ca != cb ? ca > cb : a->name > b->name;
+}
+
+}  // namespace
+
+Status MemoryJobStore::Create(const spec::CustomJob& job) {
+  std::string parent, id;
+  TY_RETURN_IF_ERROR(SplitJobName(job.name, &parent, &id));
+  if (!job.create_time) return InvalidArgumentError("job " + job.name + " has no create_time");
+  std::lock_guard lock(mu_);
+  if (!jobs_.emplace(job.name, job).second) {
+    return AlreadyExistsError("CustomJob " + job.name + " already exists");
+  }
+  return Status::Ok();
+}
+
+StatusOr<spec::CustomJob> MemoryJobStore::Get(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(name);
+  if (it == jobs_.end()) return NotFoundError("CustomJob " + name + " not found");
+  return it->second;
+}
+
+StatusOr<spec::CustomJob> MemoryJobStore::Mutate(
+    const std::string& name, const std::function<Status(spec::CustomJob&)>& mutate) {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(name);
+  if (it == jobs_.end()) return NotFoundError("CustomJob " + name + " not found");
+  spec::CustomJob copy = it->second;
+  TY_RETURN_IF_ERROR(mutate(copy));
+  if (copy.name != name) return InternalError("Mutate must not rename " + name);
+  it->second = copy;
+  return copy;
+}
+
+Status MemoryJobStore::Delete(const std::string& name) {
+  std::lock_guard lock(mu_);
+  if (jobs_.erase(name) == 0) return NotFoundError("CustomJob " + name + " not found");
+  return Status::Ok();
+}
+
+StatusOr<ListResult> MemoryJobStore::List(const ListQuery& query) {
+  TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter));
+  std::optional<PageCursor> cursor;
+  if (!query.page_token.empty()) {
+    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, query.parent, query.filter));
+  }
+  int page_size = query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
+  std::lock_guard lock(mu_);
+  std::vector<const spec::CustomJob*> matching;
+  const std::string prefix = query.parent + "/customJobs/";
+  for (const auto& [name, job] : jobs_) {
+    if (!name.starts_with(prefix) || !filter.Matches(job)) continue;
+    if (cursor) {
+      int64_t c = CreateUs(job);
+      if (c > cursor->create_us || (c == cursor->create_us && name >= cursor->name)) continue;
+    }
+    matching.push_back(&job);
+  }
+  std::sort(matching.begin(), matching.end(), NewerFirst);
+  ListResult result;
+  for (size_t i = 0; i < matching.size() && i < static_cast<size_t>(page_size); ++i) {
+    result.jobs.push_back(*matching[i]);
+  }
+  if (matching.size() > static_cast<size_t>(page_size)) {
+    const auto& last = result.jobs.back();
+    result.next_page_token =
+        EncodePageToken({CreateUs(last), last.name}, query.parent, query.filter);
+  }
+  return result;
+}
+
+StatusOr<std::vector<spec::CustomJob>> MemoryJobStore::ListUnfinished() {
+  std::lock_guard lock(mu_);
+  std::vector<const spec::CustomJob*> unfinished;
+  for (const auto& [name, job] : jobs_) {
+    if (!spec::IsTerminal(job.state)) unfinished.push_back(&job);
+  }
+  std::sort(unfinished.begin(), unfinished.end(),
+            [](auto* a, auto* b) { return NewerFirst(b, a); });
+  std::vector<spec::CustomJob> out;
+  for (auto* j : unfinished) out.push_back(*j);
+  return out;
+}
+
+}  // namespace trainyard::store

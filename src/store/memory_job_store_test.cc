@@ -1,0 +1,14 @@
+#include "store/memory_job_store.h"
+
+#include "store/job_store_conformance.h"
+
+namespace trainyard::store {
+namespace {
+
+INSTANTIATE_TEST_SUITE_P(Memory, JobStoreConformanceTest,
+                         ::testing::Values([](const std::filesystem::path&) {
+                           return std::unique_ptr<JobStore>(new MemoryJobStore());
+                         }));
+
+}  // namespace
+}  // namespace trainyard::store

@@ -1,0 +1,351 @@
+#include "store/sqlite_job_store.h"
+
+#include <sqlite3.h>
+
+#include "spec/custom_job_json.h"
+#include "spec/time_util.h"
+#include "store/list_filter.h"
+#include "store/page_token.h"
+
+namespace trainyard::store {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS jobs (
+  name TEXT PRIMARY KEY,
+  parent TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  display_name TEXT NOT NULL,
+  create_us INTEGER NOT NULL,
+  update_us INTEGER NOT NULL,
+  json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_by_parent_time ON jobs(parent, create_us DESC, name DESC);
+CREATE INDEX IF NOT EXISTS jobs_by_parent_state_time
+  ON jobs(parent, state, create_us DESC, name DESC);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state);
+CREATE TABLE IF NOT EXISTS job_labels (
+  name TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (name, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS job_labels_by_key ON job_labels(key, value);
+)sql";
+
+// RAII prepared statement; errors become Status with the SQLite message.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr);
+  }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Status Prepared() const {
+    return rc_ == SQLITE_OK ? Status::Ok() : InternalError(std::string("sqlite prepare: ") +
+                                                           sqlite3_errmsg(db_));
+  }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void Bind(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  // SQLITE_ROW / SQLITE_DONE, or an error code.
+  int Step() { return sqlite3_step(stmt_); }
+  std::string Text(int col) const {
+    const unsigned char* t = sqlite3_column_text(stmt_, col);
+    return t ? std::string(reinterpret_cast<const char*>(t),
+                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  Status Error(const std::string& what) const {
+    int code = sqlite3_errcode(db_);
+    std::string msg = what + ": " + sqlite3_errmsg(db_);
+    if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_BUSY) {
+      return UnavailableError(msg);
+    }
+    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) return DataLossError(msg);
+    return InternalError(msg);
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+int64_t CreateUs(const spec::CustomJob& j) {
+  return j.create_time ? spec::ToUnixMicros(*j.create_time) : 0;
+}
+int64_t UpdateUs(const spec::CustomJob& j) {
+  return j.update_time ? spec::ToUnixMicros(*j.update_time) : CreateUs(j);
+}
+
+StatusOr<spec::CustomJob> Decode(const std::string& name, const std::string& json_text) {
+  auto job = spec::ParseCustomJob(json_text, spec::DecodeMode::kStored);
+  if (!job.ok()) {
+    return DataLossError("stored job " + name + " is unreadable: " + job.status().message());
+  }
+  return job;
+}
+
+// Rolls back unless committed; keeps every write path to one transaction.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) {
+    ok_ = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
+  }
+  ~Transaction() {
+    if (ok_ && !committed_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Status Began() const {
+    return ok_ ? Status::Ok() : UnavailableError(std::string("sqlite BEGIN: ") + sqlite3_errmsg(db_));
+  }
+  Status Commit() {
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return UnavailableError(std::string("sqlite COMMIT: ") + sqlite3_errmsg(db_));
+    }
+    committed_ = true;
+    return Status::Ok();
+  }
+
+ private:
+  sqlite3* db_;
+  bool ok_ = false;
+  bool committed_ = false;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::filesystem::path& path,
+                                                               Sync sync) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return UnavailableError("cannot open job database " + path.string() + ": " + msg);
+  }
+  std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(db));
+  sqlite3_busy_timeout(db, 5000);
+  // journal_mode returns a row, so it goes through exec as well; NOTADB surfaces here.
+  if (Status s = store->Exec("PRAGMA journal_mode=WAL"); !s.ok()) {
+    return DataLossError(path.string() + " is not a Trainyard job database: " + s.message());
+  }
+  TY_RETURN_IF_ERROR(store->Exec(sync == Sync::kFull ? "PRAGMA synchronous=FULL"
+                                                     : "PRAGMA synchronous=NORMAL"));
+  Stmt version(db, "PRAGMA user_version");
+  TY_RETURN_IF_ERROR(version.Prepared());
+  int64_t v = version.Step() == SQLITE_ROW ? version.Int(0) : 0;
+  if (v > kSchemaVersion) {
+    return FailedPreconditionError(path.string() + " was written by a newer Trainyard (schema " +
+                                   std::to_string(v) + " > " + std::to_string(kSchemaVersion) +
+                                   "); upgrade trainyard");
+  }
+  TY_RETURN_IF_ERROR(store->Exec(kSchema));
+  TY_RETURN_IF_ERROR(store->Exec(
+      ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()));
+  return store;
+}
+
+SqliteJobStore::~SqliteJobStore() { sqlite3_close_v2(db_); }
+
+Status SqliteJobStore::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return UnavailableError(std::string("sqlite: ") + msg);
+  }
+  return Status::Ok();
+}
+
+Status SqliteJobStore::WriteLabelsLocked(const spec::CustomJob& job) {
+  Stmt del(db_, "DELETE FROM job_labels WHERE name = ?");
+  TY_RETURN_IF_ERROR(del.Prepared());
+  del.Bind(1, job.name);
+  if (del.Step() != SQLITE_DONE) return del.Error("delete labels of " + job.name);
+  if (job.labels.empty()) return Status::Ok();
+  Stmt ins(db_, "INSERT INTO job_labels(name, key, value) VALUES (?, ?, ?)");
+  TY_RETURN_IF_ERROR(ins.Prepared());
+  for (const auto& [k, v] : job.labels) {
+    ins.Reset();
+    ins.Bind(1, job.name);
+    ins.Bind(2, k);
+    ins.Bind(3, v);
+    if (ins.Step() != SQLITE_DONE) return ins.Error("insert label of " + job.name);
+  }
+  return Status::Ok();
+}
+
+Status SqliteJobStore::InsertLocked(const spec::CustomJob& job) {
+  std::string parent, id;
+  TY_RETURN_IF_ERROR(SplitJobName(job.name, &parent, &id));
+  if (!job.create_time) return InvalidArgumentError("job " + job.name + " has no create_time");
+  Stmt ins(db_,
+           "INSERT INTO jobs(name, parent, state, display_name, create_us, update_us, json) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  TY_RETURN_IF_ERROR(ins.Prepared());
+  ins.Bind(1, job.name);
+  ins.Bind(2, parent);
+  ins.Bind(3, static_cast<int64_t>(job.state));
+  ins.Bind(4, job.display_name);
+  ins.Bind(5, CreateUs(job));
+  ins.Bind(6, UpdateUs(job));
+  ins.Bind(7, spec::CustomJobToJson(job).dump());
+  int rc = ins.Step();
+  if (rc == SQLITE_CONSTRAINT) return AlreadyExistsError("CustomJob " + job.name + " already exists");
+  if (rc != SQLITE_DONE) return ins.Error("insert " + job.name);
+  return WriteLabelsLocked(job);
+}
+
+Status SqliteJobStore::Create(const spec::CustomJob& job) {
+  std::lock_guard lock(mu_);
+  Transaction tx(db_);
+  TY_RETURN_IF_ERROR(tx.Began());
+  TY_RETURN_IF_ERROR(InsertLocked(job));
+  return tx.Commit();
+}
+
+Status SqliteJobStore::CreateBatch(const std::vector<spec::CustomJob>& jobs) {
+  std::lock_guard lock(mu_);
+  Transaction tx(db_);
+  TY_RETURN_IF_ERROR(tx.Began());
+  for (const auto& job : jobs) TY_RETURN_IF_ERROR(InsertLocked(job));
+  return tx.Commit();
+}
+
+StatusOr<spec::CustomJob> SqliteJobStore::GetLocked(const std::string& name) {
+  Stmt q(db_, "SELECT json FROM jobs WHERE name = ?");
+  TY_RETURN_IF_ERROR(q.Prepared());
+  q.Bind(1, name);
+  int rc = q.Step();
+  if (rc == SQLITE_DONE) return NotFoundError("CustomJob " + name + " not found");
+  if (rc != SQLITE_ROW) return q.Error("read " + name);
+  return Decode(name, q.Text(0));
+}
+
+StatusOr<spec::CustomJob> SqliteJobStore::Get(const std::string& name) {
+  std::lock_guard lock(mu_);
+  return GetLocked(name);
+}
+
+StatusOr<spec::CustomJob> SqliteJobStore::Mutate(
+    const std::string& name, const std::function<Status(spec::CustomJob&)>& mutate) {
+  std::lock_guard lock(mu_);
+  Transaction tx(db_);
+  TY_RETURN_IF_ERROR(tx.Began());
+  TY_ASSIGN_OR_RETURN(spec::CustomJob job, GetLocked(name));
+  const auto old_labels = job.labels;
+  TY_RETURN_IF_ERROR(mutate(job));
+  if (job.name != name) return InternalError("Mutate must not rename " + name);
+  Stmt up(db_,
+          "UPDATE jobs SET state = ?, display_name = ?, update_us = ?, json = ? WHERE name = ?");
+  TY_RETURN_IF_ERROR(up.Prepared());
+  up.Bind(1, static_cast<int64_t>(job.state));
+  up.Bind(2, job.display_name);
+  up.Bind(3, UpdateUs(job));
+  up.Bind(4, spec::CustomJobToJson(job).dump());
+  up.Bind(5, name);
+  if (up.Step() != SQLITE_DONE) return up.Error("update " + name);
+  if (job.labels != old_labels) TY_RETURN_IF_ERROR(WriteLabelsLocked(job));
+  TY_RETURN_IF_ERROR(tx.Commit());
+  return job;
+}
+
+Status SqliteJobStore::Delete(const std::string& name) {
+  std::lock_guard lock(mu_);
+  Transaction tx(db_);
+  TY_RETURN_IF_ERROR(tx.Began());
+  Stmt del(db_, "DELETE FROM jobs WHERE name = ?");
+  TY_RETURN_IF_ERROR(del.Prepared());
+  del.Bind(1, name);
+  if (del.Step() != SQLITE_DONE) return del.Error("delete " + name);
+  if (sqlite3_changes(db_) == 0) return NotFoundError("CustomJob " + name + " not found");
+  Stmt labels(db_, "DELETE FROM job_labels WHERE name = ?");
+  TY_RETURN_IF_ERROR(labels.Prepared());
+  labels.Bind(1, name);
+  if (labels.Step() != SQLITE_DONE) return labels.Error("delete labels of " + name);
+  return tx.Commit();
+}
+
+StatusOr<ListResult> SqliteJobStore::List(const ListQuery& query) {
+  TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter));
+  std::optional<PageCursor> cursor;
+  if (!query.page_token.empty()) {
+    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, query.parent, query.filter));
+  }
+  int page_size = query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
+  std::string sql = "SELECT name, json FROM jobs WHERE parent = ?";
+  std::vector<ListFilter::SqlParam> params;
+  params.push_back(query.parent);
+  if (cursor) {
+    // Row-value comparison walks the (parent, create_us DESC, name DESC) index from the cursor.
+    sql += " AND (create_us, name) < (?, ?)";
+    params.push_back(cursor->create_us);
+    params.push_back(cursor->name);
+  }
+  sql += " AND (";
+  filter.ToSql(&sql, &params);
+  sql += ") ORDER BY create_us DESC, name DESC LIMIT ?";
+  params.push_back(static_cast<int64_t>(page_size) + 1);
+
+  std::lock_guard lock(mu_);
+  Stmt q(db_, sql);
+  TY_RETURN_IF_ERROR(q.Prepared());
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::visit([&](const auto& v) { q.Bind(static_cast<int>(i + 1), v); }, params[i]);
+  }
+  ListResult result;
+  bool more = false;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    if (result.jobs.size() == static_cast<size_t>(page_size)) {
+      more = true;
+      break;
+    }
+    TY_ASSIGN_OR_RETURN(spec::CustomJob job, Decode(q.Text(0), q.Text(1)));
+    result.jobs.push_back(std::move(job));
+  }
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return q.Error("list " + query.parent);
+  if (more) {
+    const auto& last = result.jobs.back();
+    result.next_page_token =
+        EncodePageToken({CreateUs(last), last.name}, query.parent, query.filter);
+  }
+  return result;
+}
+
+StatusOr<std::vector<spec::CustomJob>> SqliteJobStore::ListUnfinished() {
+  std::string sql = "SELECT name, json FROM jobs WHERE state NOT IN (";
+  bool first = true;
+  for (int s = 0; s <= static_cast<int>(spec::JobState::kPartiallySucceeded); ++s) {
+    if (!spec::IsTerminal(static_cast<spec::JobState>(s))) continue;
+    sql += (first ? "" : ", ") + std::to_string(s);
+    first = false;
+  }
+  sql += ") ORDER BY create_us ASC, name ASC";
+  std::lock_guard lock(mu_);
+  Stmt q(db_, sql);
+  TY_RETURN_IF_ERROR(q.Prepared());
+  std::vector<spec::CustomJob> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    TY_ASSIGN_OR_RETURN(spec::CustomJob job, Decode(q.Text(0), q.Text(1)));
+    out.push_back(std::move(job));
+  }
+  if (rc != SQLITE_DONE) return q.Error("list unfinished jobs");
+  return out;
+}
+
+}  // namespace trainyard::store

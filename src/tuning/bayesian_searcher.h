@@ -1,0 +1,80 @@
+// BayesianSearcher: the default algorithm (ALGORITHM_UNSPECIFIED), GP-EI.
+//
+// Each Suggest:
+//  1. While fewer than `initial_trials` trials exist (completed + pending + this batch so far),
+//     or fewer than 2 completed trials have a value, proposes random draws (RandomSearcher's
+//     sampling, its own random stream).
+//  2. Otherwise encodes the completed trials with SearchSpace (warped numeric columns, one-hot
+//     categories), standardises the objective (negated for MINIMIZE, so the GP maximises), fits
+//     the Matérn 5/2 ARD hyperparameters by maximum marginal likelihood (warm-started from the
+//     previous fit, which is part of the saved state), and maximises expected improvement:
+//     random feasible candidates plus perturbations of the best trials, the best few refined by
+//     projected gradient ascent on log EI over the numeric columns, then snapped to a feasible
+//     point (integers rounded, discrete/categorical snapped).
+//  3. Batches and running trials use the constant liar (Ginsbourger et al. 2010): every pending
+//     point and every point already proposed in the batch enters the GP with the worst observed
+//     value, so the next proposal moves away from it. Proposals are distinct from all trials.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tuning/gaussian_process.h"
+#include "tuning/search_space.h"
+#include "tuning/searcher.h"
+
+namespace trainyard::tuning {
+
+// The value given to points proposed but not observed yet (running trials, earlier members of
+// the batch). kKrigingBeliever: the current model's posterior mean there (the mean surface stays,
+// only the variance collapses around the point, so the next proposal goes to the next most
+// promising place). The constant liars: the best / mean / worst observed value.
+enum class Liar { kKrigingBeliever, kBest, kMean, kWorst };
+
+struct BayesianOptions {
+  Liar liar = Liar::kKrigingBeliever;
+  // 0: max(3, min(10, FeatureDim() + 1)).
+  int initial_trials = 0;
+  int random_candidates = 1000;
+  int local_candidates_per_point = 60;  // perturbations around each of the best 5 trials
+  int refined_candidates = 5;           // candidates refined by gradient ascent
+  double xi = 0.01;                     // EI margin, in standardised objective units
+  int fit_random_starts = 2;
+};
+
+class BayesianSearcher : public Searcher {
+ public:
+  BayesianSearcher(const StudySpec& spec, uint64_t seed, BayesianOptions options = {});
+
+  std::string_view Name() const override { return "bayesian"; }
+  StatusOr<Suggestions> Suggest(int count, const SearchHistory& history) override;
+  nlohmann::json SaveState() const override;
+  Status RestoreState(const nlohmann::json& state) override;
+
+  // The hyperparameters of the last fit (for tests and logs).
+  const std::optional<GpHyperparameters>& last_fit() const { return last_fit_; }
+
+  // Maximises EI of `gp` over the feasible space: the encoded point with the largest EI that is
+  // not in `taken` (keys of SearchSpace::Key). `best` is the incumbent (standardised). Exposed
+  // for tests.
+  std::optional<ParameterSet> MaximizeExpectedImprovement(const GaussianProcess& gp, double best,
+                                                          const std::vector<Eigen::VectorXd>& top,
+                                                          const std::set<std::string>& taken,
+                                                          Rng& rng) const;
+
+ private:
+  ParameterSet RandomDraw(const std::set<std::string>& taken);
+
+  SearchSpace space_;
+  uint64_t seed_;
+  BayesianOptions options_;
+  double goal_sign_;  // +1 MAXIMIZE, -1 MINIMIZE
+  int initial_trials_;
+  uint64_t suggestions_ = 0;  // counter for the random streams
+  std::optional<GpHyperparameters> last_fit_;
+};
+
+}  // namespace trainyard::tuning

@@ -1,0 +1,39 @@
+// ApiClient: the CLI's only way to the server — HTTP + JSON to the REST API (docs/api.md).
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/status.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace trainyard::cli {
+
+// --endpoint, else $TRAINYARD_ENDPOINT, else http://127.0.0.1:8080.
+std::string ResolveEndpoint(const std::string& flag_value);
+
+class ApiClient {
+ public:
+  // INVALID_ARGUMENT for an endpoint that is not http(s)://HOST[:PORT].
+  static StatusOr<std::unique_ptr<ApiClient>> Connect(const std::string& endpoint);
+  ~ApiClient();
+
+  // Sends the request and returns the JSON body of a 2xx response. Errors: the server's
+  // google.rpc.Status as a Status (same code and message); UNAVAILABLE naming the endpoint when it
+  // cannot be reached.
+  StatusOr<nlohmann::json> Call(const std::string& method, const std::string& path,
+                                const std::string& body = "", int read_timeout_s = 60);
+
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  ApiClient(std::string endpoint, std::unique_ptr<httplib::Client> client);
+  std::string endpoint_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+}  // namespace trainyard::cli

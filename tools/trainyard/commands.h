@@ -1,0 +1,17 @@
+// The `trainyard` subcommands. Each Register* adds its subcommands to the CLI11 app; a command's
+// callback stores its process exit code in *exit_code (0 ok, 1 failed request or job, 2 usage).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace trainyard::cli {
+
+void RegisterServerCommand(CLI::App& app, int* exit_code);
+void RegisterCustomJobsCommands(CLI::App& ai, int* exit_code);
+void RegisterLocalRunCommand(CLI::App& custom_jobs, int* exit_code);
+void RegisterStorageCommands(CLI::App& app, int* exit_code);
+
+// "ERROR: (trainyard.ai.custom-jobs.create) INVALID_ARGUMENT: message" on stderr, like gcloud.
+void PrintError(const std::string& command, const std::string& message);
+
+}  // namespace trainyard::cli

@@ -1,0 +1,138 @@
+#include "e2e_harness.h"
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace trainyard::e2e {
+
+bool HaveLocalExecutor() {
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string DefaultExecutor() { return HaveLocalExecutor() ? "local" : "fake"; }
+
+std::unique_ptr<ServerProcess> ServerProcess::Start(const std::filesystem::path& data_dir,
+                                                    const std::vector<std::string>& extra_args,
+                                                    std::string* error,
+                                                    const std::vector<std::string>& extra_env) {
+  auto server = std::unique_ptr<ServerProcess>(new ServerProcess());
+  std::filesystem::create_directories(data_dir);
+  server->stderr_path_ = data_dir.parent_path() / (data_dir.filename().string() + ".server.err");
+  std::vector<std::string> argv = {testing::ToolPath("trainyard").string(), "server", "--port",
+                                   "0", "--data-dir", data_dir.string()};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return nullptr;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    int err = ::open(server->stderr_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (err >= 0) ::dup2(err, 2);
+    for (const auto& kv : extra_env) ::putenv(const_cast<char*>(kv.c_str()));
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    _exit(127);
+  }
+  ::close(out[1]);
+  server->pid_ = pid;
+  std::string line;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (line.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{out[0], POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[256];
+    ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    line.append(buf, static_cast<size_t>(n));
+  }
+  ::close(out[0]);  // the server's later stdout writes fail harmlessly (SIGPIPE ignored)
+  size_t colon = line.rfind(':');
+  if (line.find("listening on") == std::string::npos || colon == std::string::npos) {
+    *error = "server did not start: stdout '" + line + "', stderr '" + server->Stderr() + "'";
+    server->Kill(SIGKILL);
+    return nullptr;
+  }
+  server->port_ = std::atoi(line.c_str() + colon + 1);
+  return server;
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0) Kill(SIGTERM);
+}
+
+void ServerProcess::Kill(int sig) {
+  if (pid_ <= 0) return;
+  ::kill(pid_, sig);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+std::string ServerProcess::Stderr() const {
+  try {
+    return testing::ReadFileOrDie(stderr_path_);
+  } catch (...) {
+    return "";
+  }
+}
+
+HttpResult Http(int port, const std::string& method, const std::string& path,
+                const std::string& body) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(60, 0);
+  httplib::Result r = method == "POST"     ? client.Post(path, body, "application/json")
+                      : method == "DELETE" ? client.Delete(path)
+                                           : client.Get(path);
+  HttpResult out;
+  if (!r) return out;
+  out.status = r->status;
+  out.body = nlohmann::json::parse(r->body, nullptr, false);
+  return out;
+}
+
+testing::ProcessResult Cli(const std::string& endpoint, const std::vector<std::string>& args,
+                           const std::vector<std::string>& extra_env) {
+  std::vector<std::string> argv = {testing::ToolPath("trainyard").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> env = {"TRAINYARD_ENDPOINT=" + endpoint};
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  return testing::RunProcess(argv, "", env);
+}
+
+nlohmann::json WaitForJob(int port, const std::string& name, std::vector<std::string> states,
+                          int timeout_s) {
+  if (states.empty()) {
+    states = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"};
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  nlohmann::json job;
+  while (std::chrono::steady_clock::now() < deadline) {
+    HttpResult r = Http(port, "GET", "/v1/" + name);
+    if (r.status == 200) {
+      job = r.body;
+      for (const auto& s : states) {
+        if (job.value("state", "") == s) return job;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return job;
+}
+
+}  // namespace trainyard::e2e

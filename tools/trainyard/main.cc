@@ -1,0 +1,36 @@
+// trainyard: the server and the gcloud-compatible CLI of Trainyard (docs/api.md).
+//   trainyard server [--host] [--port] [--data-dir] [--executor local]
+//   trainyard ai custom-jobs create|list|describe|cancel|stream-logs|delete|local-run
+//   trainyard storage cp SRC... DST
+#include <csignal>
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"trainyard: run training jobs on your own machines with the Vertex AI CustomJob "
+               "API and gcloud-style commands"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "trainyard " TRAINYARD_VERSION);
+  int exit_code = 0;
+  trainyard::cli::RegisterServerCommand(app, &exit_code);
+  CLI::App* ai = app.add_subcommand("ai", "Vertex AI-compatible commands");
+  ai->require_subcommand(1);
+  trainyard::cli::RegisterCustomJobsCommands(*ai, &exit_code);
+  trainyard::cli::RegisterStorageCommands(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "ERROR: (trainyard) " << e.what() << "\n"
+              << "Run with --help for usage.\n";
+    return 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,221 @@
+// trainyard server: the API server with its store and executor (docs/api.md).
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "api/api_server.h"
+#include "commands.h"
+#include "common/file_util.h"
+#include "controller/job_controller.h"
+#include "executor/fake_executor.h"
+#include "store/memory_job_store.h"
+#include "store/sqlite_job_store.h"
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+#include "executor/local_executor.h"
+#include "executor/machine_catalog.h"
+#endif
+
+namespace trainyard::cli {
+namespace {
+
+struct ServerFlags {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string data_dir;
+  std::string executor = "local";
+  std::string store = "sqlite";
+  std::string sync = "normal";
+  std::string image_catalog;
+  std::optional<int> cpus;
+  std::optional<double> memory_gib;
+  std::optional<int> gpus;
+  int kill_grace_seconds = 30;
+  int max_restarts = 3;
+  size_t max_request_bytes = 1 << 20;
+  int fake_run_ms = 0;
+};
+
+std::string DefaultDataDir() {
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::string(home) + "/.trainyard/server";
+  }
+  return "/tmp/trainyard-server";
+}
+
+// One server per data dir: a second one would run every queued job twice. The lock dies with the
+// process, so a server killed with -9 can be restarted at once.
+Status LockDataDir(const std::filesystem::path& dir) {
+  int fd = ::open((dir / "server.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("cannot create " + (dir / "server.lock").string());
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return FailedPreconditionError("another trainyard server is using --data-dir " + dir.string() +
+                                   "; stop it or choose another --data-dir");
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  (void)::ftruncate(fd, 0);
+  (void)::pwrite(fd, pid.data(), pid.size(), 0);
+  return Status::Ok();  // fd stays open for the life of the process
+}
+
+std::optional<double> CatalogPrice(const spec::MachineSpec& m) {
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+  const auto& catalog = executor::MachineCatalog::Default();
+  const auto* machine = catalog.FindMachine(m.machine_type);
+  if (!machine) return std::nullopt;
+  double price = machine->usd_per_hour;
+  if (!m.accelerator_type.empty()) {
+    const auto* acc = catalog.FindAccelerator(m.accelerator_type);
+    if (acc) price += acc->usd_per_hour * m.accelerator_count;
+  }
+  return price;
+#else
+  (void)m;
+  return std::nullopt;
+#endif
+}
+
+Status RunServer(const ServerFlags& f) {
+  // Signals are taken by a dedicated thread (sigwait), so block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  const std::filesystem::path data_dir =
+      std::filesystem::absolute(f.data_dir.empty() ? DefaultDataDir() : f.data_dir);
+  TY_RETURN_IF_ERROR(MakeDirs(data_dir / "jobs"));
+  TY_RETURN_IF_ERROR(LockDataDir(data_dir));
+
+  std::unique_ptr<store::JobStore> store;
+  if (f.store == "sqlite") {
+    TY_ASSIGN_OR_RETURN(store, store::SqliteJobStore::Open(
+                                   data_dir / "jobs.db", f.sync == "full"
+                                                             ? store::SqliteJobStore::Sync::kFull
+                                                             : store::SqliteJobStore::Sync::kNormal));
+  } else if (f.store == "memory") {
+    store = std::make_unique<store::MemoryJobStore>();
+  } else {
+    return InvalidArgumentError("--store: '" + f.store + "' is not one of sqlite, memory");
+  }
+
+  std::filesystem::path catalog_path = f.image_catalog;
+  if (catalog_path.empty() && std::filesystem::exists(data_dir / "images.yaml")) {
+    catalog_path = data_dir / "images.yaml";
+  }
+  spec::ImageCatalog images = spec::ImageCatalog::BuiltIn();
+  if (!catalog_path.empty()) {
+    TY_ASSIGN_OR_RETURN(images, spec::ImageCatalog::LoadFile(catalog_path));
+  }
+
+  std::unique_ptr<executor::Executor> executor;
+  if (f.executor == "fake") {
+    executor = std::make_unique<executor::FakeExecutor>(executor::AutoRunOptions{
+        std::chrono::milliseconds(0), std::chrono::milliseconds(f.fake_run_ms)});
+  } else if (f.executor == "local") {
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+    executor::LocalExecutorOptions options;
+    options.data_dir = data_dir;
+    options.cpus = f.cpus;
+    options.memory_gib = f.memory_gib;
+    options.gpus = f.gpus;
+    options.host = "127.0.0.1";
+    executor = std::make_unique<executor::LocalExecutor>(options);
+#else
+    return UnimplementedError(
+        "--executor local: this trainyard binary was built without the local executor; use "
+        "--executor fake (control plane only) or rebuild with src/executor");
+#endif
+  } else {
+    return InvalidArgumentError("--executor: '" + f.executor + "' is not one of local, fake");
+  }
+
+  controller::JobControllerOptions copts;
+  copts.jobs_dir = data_dir / "jobs";
+  copts.kill_grace = std::chrono::seconds(f.kill_grace_seconds);
+  copts.max_restarts = f.max_restarts;
+  controller::JobController controller(store.get(), executor.get(), &images, CatalogPrice, copts);
+  TY_RETURN_IF_ERROR(controller.Start());
+
+  api::ApiServerOptions aopts;
+  aopts.host = f.host;
+  aopts.port = f.port;
+  aopts.max_request_bytes = f.max_request_bytes;
+  api::ApiServer server(&controller, aopts);
+  TY_ASSIGN_OR_RETURN(int port, server.Bind());
+  std::cout << "Trainyard server listening on http://" << f.host << ":" << port << std::endl;
+  std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
+            << f.executor << (catalog_path.empty() ? "" : ", image catalog " + catalog_path.string())
+            << "\n";
+
+  std::atomic<bool> signalled{false};
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    signalled = true;
+    std::cerr << "trainyard server: signal " << sig << ", shutting down (running replicas keep "
+              << "running and are re-adopted on the next start)\n";
+    server.Stop();
+  });
+  server.Serve();
+  // Serve also returns if the listener fails; wake the signal thread so it can be joined.
+  if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  executor->Shutdown();
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterServerCommand(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("server", "Run the Trainyard API server");
+  auto f = std::make_shared<ServerFlags>();
+  cmd->add_option("--host", f->host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", f->port, "Port to listen on; 0 picks a free one")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_option("--data-dir", f->data_dir,
+                  "Job database, logs and work dirs (default ~/.trainyard/server)");
+  cmd->add_option("--executor", f->executor, "local (run replicas as processes) or fake")
+      ->capture_default_str();
+  cmd->add_option("--store", f->store, "sqlite (durable, default) or memory")->capture_default_str();
+  cmd->add_option("--sync", f->sync,
+                  "SQLite commit durability: normal (survives process crashes) or full (also "
+                  "power loss; slower)")
+      ->check(CLI::IsMember({"normal", "full"}))
+      ->capture_default_str();
+  cmd->add_option("--image-catalog", f->image_catalog,
+                  "YAML mapping image URIs to local commands (default <data-dir>/images.yaml)");
+  cmd->add_option("--cpus", f->cpus, "CPU cores to schedule (default: detected)");
+  cmd->add_option("--memory-gib", f->memory_gib, "Memory to schedule (default: detected)");
+  cmd->add_option("--gpus", f->gpus, "GPUs to schedule (default: detected with nvidia-smi)");
+  cmd->add_option("--kill-grace-seconds", f->kill_grace_seconds,
+                  "SIGTERM to SIGKILL grace on cancel and timeout")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
+  cmd->add_option("--max-restarts", f->max_restarts,
+                  "Replica restarts per job before it fails (unless disableRetries)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  cmd->add_option("--max-request-bytes", f->max_request_bytes, "Largest accepted request body")
+      ->capture_default_str();
+  cmd->add_option("--fake-run-ms", f->fake_run_ms,
+                  "With --executor fake: how long each job stays RUNNING");
+  cmd->callback([f, exit_code] {
+    Status s = RunServer(*f);
+    if (!s.ok()) {
+      PrintError("trainyard.server", s.ToString());
+      *exit_code = 1;
+    }
+  });
+}
+
+}  // namespace trainyard::cli

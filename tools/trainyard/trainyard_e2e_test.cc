@@ -1,0 +1,320 @@
+// End-to-end tests: the real `trainyard` server on 127.0.0.1:0 with a temp data dir, driven by
+// the real CLI and raw HTTP. Tests that need real processes require the LocalExecutor and are
+// skipped in a build without it; the rest run with whatever executor the binary has.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "e2e_harness.h"
+
+namespace trainyard::e2e {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kParent = "projects/local/locations/us-central1";
+
+class TrainyardE2ETest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTestDir();
+    bucket_root_ = dir_ / "buckets";
+    StartServer();
+  }
+
+  void StartServer(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--executor", DefaultExecutor(), "--kill-grace-seconds", "1",
+                                     "--gpus", "0"};
+    if (!HaveLocalExecutor()) args = {"--executor", "fake", "--fake-run-ms", "300"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::string error;
+    server_ = ServerProcess::Start(dir_ / "data", args, &error, Env());
+    ASSERT_NE(server_, nullptr) << error;
+  }
+
+  std::vector<std::string> Env() const {
+    return {"TRAINYARD_BUCKET_ROOT=" + bucket_root_.string()};
+  }
+
+  testing::ProcessResult Run(std::vector<std::string> args) {
+    return Cli(server_->endpoint(), args, Env());
+  }
+
+  // Creates a job whose single replica runs `sh -c script`; returns its name ("" on failure).
+  std::string CreateShellJob(const std::string& script, const std::string& config = "") {
+    std::vector<std::string> args = {"ai", "custom-jobs", "create", "--display-name=e2e",
+                                     "--format=json"};
+    if (config.empty()) {
+      args.push_back(
+          "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,container-image-uri=local");
+      args.push_back("--command=^|^sh|-c|" + script);
+    } else {
+      testing::WriteFileOrDie(dir_ / "job.yaml", config);
+      args.push_back("--config=" + (dir_ / "job.yaml").string());
+    }
+    auto r = Run(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json job = json::parse(r.out, nullptr, false);
+    return job.is_object() ? job.value("name", "") : "";
+  }
+
+  std::filesystem::path dir_;
+  std::filesystem::path bucket_root_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+#define REQUIRE_LOCAL_EXECUTOR()                                                        \
+  if (!HaveLocalExecutor()) GTEST_SKIP() << "built without the LocalExecutor; needs real " \
+                                            "processes"
+
+// ---------- Runs with any executor ----------
+
+TEST_F(TrainyardE2ETest, EveryInvalidSpecNamesItsFieldPath) {
+  auto pool = [](const std::string& extra) {
+    return R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",)"
+           R"("containerSpec":{"imageUri":"local","command":["true"]})" + extra + "}";
+  };
+  auto job = [](const std::string& pools, const std::string& extra = "") {
+    return R"({"displayName":"d","jobSpec":{"workerPoolSpecs":[)" + pools + "]" + extra + "}}";
+  };
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"jobSpec":{"workerPoolSpecs":[)" + pool("") + "]}}", "displayName"},
+      {job(""), "jobSpec.workerPoolSpecs"},
+      {job(pool("") + "," + pool(R"(,"replicaCount":"0")")), "jobSpec.workerPoolSpecs[1]"},
+      {job(pool("") + R"(,{"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"0",)"
+                      R"("containerSpec":{"imageUri":"local","command":["true"]}})"),
+       "jobSpec.workerPoolSpecs[1].replicaCount"},
+      {job(R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"2",)"
+           R"("containerSpec":{"imageUri":"local","command":["true"]}})"),
+       "jobSpec.workerPoolSpecs[0].replicaCount"},
+      {job(pool("") + R"(,{"replicaCount":"1","containerSpec":{"imageUri":"local"}})"),
+       "jobSpec.workerPoolSpecs[1].machineSpec.machineType"},
+      {job(R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",)"
+           R"("containerSpec":{"imageUri":"local"}})"),
+       "jobSpec.workerPoolSpecs[0].containerSpec.command"},
+      {job(R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",)"
+           R"("containerSpec":{"imageUri":"eu.gcr.io/p/unknown:1"}})"),
+       "jobSpec.workerPoolSpecs[0].containerSpec.imageUri"},
+      {job(R"({"machineSpec":{"machineType":"n1-standard-4","acceleratorCount":1},)"
+           R"("replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}})"),
+       "jobSpec.workerPoolSpecs[0].machineSpec.acceleratorType"},
+      {job(pool(R"(,"diskSpec":{"bootDiskSizeGb":1})")),
+       "jobSpec.workerPoolSpecs[0].diskSpec.bootDiskSizeGb"},
+      {job(pool(""), R"(,"scheduling":{"timeout":"soon"})"), "jobSpec.scheduling.timeout"},
+      {job(pool(""), R"(,"scheduling":{"strategy":"FREE"})"), "jobSpec.scheduling.strategy"},
+      {job(pool(""), R"(,"baseOutputDirectory":{"outputUriPrefix":"gs://"})"),
+       "jobSpec.baseOutputDirectory.outputUriPrefix"},
+      {job(R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"one"})"),
+       "'jobSpec.workerPoolSpecs[0].replicaCount'"},
+      {job(R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCnt":"1"})"),
+       "'jobSpec.workerPoolSpecs[0]'"},
+  };
+  if (HaveLocalExecutor()) {
+    cases.push_back({job(R"({"machineSpec":{"machineType":"n9-imaginary"},"replicaCount":"1",)"
+                         R"("containerSpec":{"imageUri":"local","command":["true"]}})"),
+                     "jobSpec.workerPoolSpecs[0]"});
+    cases.push_back({job(R"({"machineSpec":{"machineType":"n1-standard-4","acceleratorType":)"
+                         R"("NVIDIA_TESLA_T4","acceleratorCount":1},"replicaCount":"1",)"
+                         R"("containerSpec":{"imageUri":"local","command":["true"]}})"),
+                     "jobSpec.workerPoolSpecs[0]"});
+  }
+  std::string report;
+  for (const auto& [body, path] : cases) {
+    HttpResult r = Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body);
+    std::string msg = r.body.is_object() ? r.body["error"].value("message", "") : "";
+    if (r.status != 400 || r.body["error"].value("status", "") != "INVALID_ARGUMENT" ||
+        msg.find(path) == std::string::npos) {
+      report += path + " -> " + std::to_string(r.status) + " " + msg + "\n";
+    }
+  }
+  auto list = Http(server_->port(), "GET", std::string("/v1/") + kParent + "/customJobs");
+  EXPECT_EQ(report + list.body.dump(), "{}");  // nothing invalid was stored
+}
+
+TEST_F(TrainyardE2ETest, CliFlagErrorsNameTheKey) {
+  auto bad_key = Run({"ai", "custom-jobs", "create", "--display-name=x",
+                      "--worker-pool-spec=machine-type=n1-standard-4,replica-cnt=2,"
+                      "container-image-uri=local"});
+  auto bad_format = Run({"ai", "custom-jobs", "describe", "1", "--format=xml"});
+  auto unknown_flag = Run({"ai", "custom-jobs", "list", "--colour=red"});
+  auto bad_config = Run({"ai", "custom-jobs", "create", "--display-name=x",
+                         "--config=" + (dir_ / "missing.yaml").string()});
+  EXPECT_NE(bad_key.err.find("unknown key 'replica-cnt' in --worker-pool-spec"), std::string::npos)
+      << bad_key.err;
+  EXPECT_NE(bad_format.err.find("--format: 'xml' is not supported"), std::string::npos);
+  EXPECT_NE(unknown_flag.err.find("--colour"), std::string::npos) << unknown_flag.err;
+  EXPECT_NE(bad_config.err.find("missing.yaml"), std::string::npos) << bad_config.err;
+  EXPECT_TRUE(bad_key.exit_code != 0 && bad_format.exit_code != 0 && unknown_flag.exit_code == 2 &&
+              bad_config.exit_code != 0);
+}
+
+TEST_F(TrainyardE2ETest, TransportErrorsAreGoogleRpcStatus) {
+  auto none = Http(server_->port(), "GET", "/v1/projects/p/locations/l/nothing");
+  auto big = Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
+                  std::string(2 << 20, 'x'));
+  auto missing = Http(server_->port(), "GET", std::string("/v1/") + kParent + "/customJobs/42");
+  EXPECT_EQ(std::to_string(none.status) + none.body["error"].value("status", "") + " " +
+                std::to_string(big.status) + " " + std::to_string(missing.status) +
+                missing.body["error"].value("status", ""),
+            "404NOT_FOUND 413 404NOT_FOUND");
+}
+
+TEST_F(TrainyardE2ETest, ListFiltersAndPagesThroughTheCli) {
+  for (const char* team : {"nlp", "cv", "nlp"}) {
+    auto r = Run({"ai", "custom-jobs", "create", std::string("--display-name=job-") + team,
+                  "--labels=team=" + std::string(team),
+                  "--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=local",
+                  "--command=true"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  auto nlp = Run({"ai", "custom-jobs", "list", "--filter=labels.team=nlp", "--uri", "--page-size=1"});
+  auto named = Run({"ai", "custom-jobs", "list", "--filter=display_name:\"job-c*\"", "--format=json"});
+  auto limited = Run({"ai", "custom-jobs", "list", "--limit=2", "--uri"});
+  auto bad = Run({"ai", "custom-jobs", "list", "--filter=colour=red"});
+  auto count = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
+  json named_jobs = json::parse(named.out, nullptr, false);
+  EXPECT_EQ(std::to_string(count(nlp.out)) + " " + std::to_string(named_jobs.size()) + " " +
+                std::to_string(count(limited.out)) + " " + std::to_string(bad.exit_code),
+            "2 1 2 1");
+  EXPECT_NE(bad.err.find("filter: unknown field 'colour'"), std::string::npos) << bad.err;
+}
+
+TEST_F(TrainyardE2ETest, StorageCpRoundTrip) {
+  testing::WriteFileOrDie(dir_ / "train.csv", "text,label\nhi,1\n");
+  auto up = Run({"storage", "cp", (dir_ / "train.csv").string(), "gs://bucket/data/"});
+  auto down = Run({"storage", "cp", "gs://bucket/data/train.csv", (dir_ / "back.csv").string()});
+  auto missing = Run({"storage", "cp", "gs://bucket/none.csv", (dir_ / "x").string()});
+  EXPECT_EQ(std::to_string(up.exit_code) + std::to_string(down.exit_code) +
+                std::to_string(missing.exit_code) + " " +
+                testing::ReadFileOrDie(bucket_root_ / "bucket/data/train.csv") +
+                testing::ReadFileOrDie(dir_ / "back.csv"),
+            "001 text,label\nhi,1\ntext,label\nhi,1\n");
+}
+
+TEST_F(TrainyardE2ETest, SecondServerOnTheSameDataDirIsRefused) {
+  std::string error;
+  auto second = ServerProcess::Start(dir_ / "data", {"--executor", "fake"}, &error);
+  EXPECT_EQ(second, nullptr);
+  EXPECT_NE(error.find("another trainyard server is using --data-dir"), std::string::npos) << error;
+}
+
+TEST_F(TrainyardE2ETest, AcknowledgedJobsSurviveKillDashNine) {
+  std::string name = CreateShellJob("sleep 2; echo survived");
+  ASSERT_FALSE(name.empty());
+  server_->Kill(SIGKILL);  // right after the acknowledgement
+  StartServer();
+  auto job = WaitForJob(server_->port(), name, {}, 60);
+  // The fake executor cannot re-adopt what it was "running" (it reports FAILED with the reason);
+  // the local one finds the replica and sees it through.
+  std::string want = HaveLocalExecutor() ? "JOB_STATE_SUCCEEDED" : job.value("state", "");
+  EXPECT_EQ(job.value("name", "") + " " + job.value("state", ""), name + " " + want)
+      << server_->Stderr();
+  EXPECT_NE(job.value("state", ""), "");
+}
+
+// ---------- Need the LocalExecutor ----------
+
+TEST_F(TrainyardE2ETest, CreateRunsToSucceededWithVertexEnvInTheLogs) {
+  REQUIRE_LOCAL_EXECUTOR();
+  std::string name = CreateShellJob(
+      "echo CLUSTER_SPEC=$CLUSTER_SPEC; echo RANK=$RANK WORLD_SIZE=$WORLD_SIZE; "
+      "echo AIP_MODEL_DIR=$AIP_MODEL_DIR; echo JOB=$CLOUD_ML_JOB_ID; echo err >&2");
+  auto logs = Run({"ai", "custom-jobs", "stream-logs", name});
+  auto job = WaitForJob(server_->port(), name, {});
+  std::string id = name.substr(name.rfind('/') + 1);
+  EXPECT_EQ(job.value("state", "") + " " + std::to_string(logs.exit_code),
+            "JOB_STATE_SUCCEEDED 0");
+  for (const std::string& want :
+       {std::string("[workerpool0-0] CLUSTER_SPEC={"), std::string("\"workerpool0\""),
+        std::string("RANK=0 WORLD_SIZE=1"), std::string("AIP_MODEL_DIR="),
+        "JOB=" + id, std::string("[workerpool0-0] err")}) {
+    EXPECT_NE(logs.out.find(want), std::string::npos) << want << " not in:\n" << logs.out;
+  }
+}
+
+TEST_F(TrainyardE2ETest, MultiPoolJobGetsTfConfigRoles) {
+  REQUIRE_LOCAL_EXECUTOR();
+  auto r = Run({"ai", "custom-jobs", "create", "--display-name=dist", "--format=json",
+                "--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=local",
+                "--worker-pool-spec=machine-type=n1-standard-4,replica-count=2,container-image-uri=local",
+                "--command=^|^sh|-c|echo TF=$TF_CONFIG RANK=$RANK"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string name = json::parse(r.out)["name"];
+  auto job = WaitForJob(server_->port(), name, {});
+  auto logs = Run({"ai", "custom-jobs", "stream-logs", name, "--task-name=workerpool1-1"});
+  EXPECT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump();
+  EXPECT_NE(logs.out.find("[workerpool1-1] TF="), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("\"worker\""), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("RANK=2"), std::string::npos) << logs.out;
+  EXPECT_EQ(logs.out.find("[workerpool0-0]"), std::string::npos) << logs.out;
+}
+
+TEST_F(TrainyardE2ETest, FailureRecordsTheExitCode) {
+  REQUIRE_LOCAL_EXECUTOR();
+  std::string name = CreateShellJob("", R"(workerPoolSpecs:
+  - machineSpec: {machineType: n1-standard-4}
+    replicaCount: 1
+    containerSpec: {imageUri: local, command: [sh, -c, "echo failing; exit 3"]}
+scheduling: {disableRetries: true}
+)");
+  auto logs = Run({"ai", "custom-jobs", "stream-logs", name});
+  auto job = WaitForJob(server_->port(), name, {});
+  EXPECT_EQ(job.value("state", "") + " " + std::to_string(logs.exit_code) + " " +
+                job["trainyardInfo"]["replicas"][0]["exitCode"].dump(),
+            "JOB_STATE_FAILED 1 3") << job.dump();
+  EXPECT_NE(job["error"].value("message", "").find("code 3"), std::string::npos) << job.dump();
+}
+
+TEST_F(TrainyardE2ETest, FailedReplicaIsRetried) {
+  REQUIRE_LOCAL_EXECUTOR();
+  // Fails on its first attempt only: the work dir survives restarts.
+  std::string name = CreateShellJob(
+      "if [ -f attempted ]; then echo second-try-ok; exit 0; fi; touch attempted; exit 1");
+  auto job = WaitForJob(server_->port(), name, {});
+  EXPECT_EQ(job.value("state", "") + " restarts=" +
+                job["trainyardInfo"]["replicas"][0]["restarts"].dump(),
+            "JOB_STATE_SUCCEEDED restarts=1") << job.dump();
+}
+
+TEST_F(TrainyardE2ETest, TimeoutFailsTheJob) {
+  REQUIRE_LOCAL_EXECUTOR();
+  std::string name = CreateShellJob("", R"(workerPoolSpecs:
+  - machineSpec: {machineType: n1-standard-4}
+    replicaCount: 1
+    containerSpec: {imageUri: local, command: [sleep, "60"]}
+scheduling: {timeout: 1s}
+)");
+  auto job = WaitForJob(server_->port(), name, {}, 30);
+  EXPECT_EQ(job.value("state", "") + " " + job["error"].dump(),
+            "JOB_STATE_FAILED {\"code\":4,\"message\":\"timed out after 1s\"}");
+}
+
+TEST_F(TrainyardE2ETest, CancelStopsARunningJob) {
+  REQUIRE_LOCAL_EXECUTOR();
+  std::string name = CreateShellJob("echo started; sleep 60");
+  WaitForJob(server_->port(), name, {"JOB_STATE_RUNNING"});
+  auto cancel = Run({"ai", "custom-jobs", "cancel", name});
+  auto job = WaitForJob(server_->port(), name, {}, 30);
+  auto again = Http(server_->port(), "POST", "/v1/" + name + ":cancel", "{}");
+  EXPECT_EQ(std::to_string(cancel.exit_code) + " " + job.value("state", "") + " " +
+                job["error"]["code"].dump() + " " + std::to_string(again.status) +
+                again.body["error"].value("status", ""),
+            "0 JOB_STATE_CANCELLED 1 400FAILED_PRECONDITION");
+}
+
+TEST_F(TrainyardE2ETest, RunningJobIsReadoptedAfterKillDashNine) {
+  REQUIRE_LOCAL_EXECUTOR();
+  std::string name = CreateShellJob("echo before; sleep 3; echo after");
+  auto running = WaitForJob(server_->port(), name, {"JOB_STATE_RUNNING"});
+  ASSERT_EQ(running.value("state", ""), "JOB_STATE_RUNNING");
+  server_->Kill(SIGKILL);
+  StartServer();
+  auto job = WaitForJob(server_->port(), name, {}, 60);
+  auto logs = Http(server_->port(), "GET", "/v1/" + name + ":logs");
+  std::string text;
+  for (const auto& e : logs.body["entries"]) text += e.value("text", "") + ";";
+  EXPECT_EQ(job.value("state", "") + " " + text, "JOB_STATE_SUCCEEDED before;after;")
+      << server_->Stderr();
+}
+
+}  // namespace
+}  // namespace trainyard::e2e
