@@ -723,8 +723,14 @@ class Trainer {
 }  // namespace
 
 StatusOr<TrainResult> RunTraining(const TrainOptions& options, const TrainIo& io) {
-  Trainer trainer(options, io);
-  return trainer.Run();
+  try {
+    Trainer trainer(options, io);
+    return trainer.Run();
+  } catch (const std::exception& e) {
+    // LibTorch reports shape/dtype/device problems as exceptions; they end the run as a Status.
+    const std::string what = e.what();
+    return InternalError("training failed: " + what.substr(0, what.find('\n')));
+  }
 }
 
 }  // namespace trainyard::train
