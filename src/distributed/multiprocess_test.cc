@@ -109,7 +109,7 @@ std::string Collect(const Launch& launch, std::chrono::seconds limit = std::chro
   return out;
 }
 
-std::string Run(int world, const RankBody& body) {
+std::string RunRanks(int world, const RankBody& body) {
   fs::path dir = testing::MakeTestDir();
   return Collect(Start(world, body, dir));
 }
@@ -130,7 +130,7 @@ std::string Values(const torch::Tensor& t) {
 }
 
 TEST(MultiProcessTest, AllReduceBroadcastAndStopAgreement) {
-  std::string result = Run(2, [](const DistributedConfig& config) {
+  std::string result = RunRanks(2, [](const DistributedConfig& config) {
     auto comm = ConnectOrThrow(config);
     torch::Tensor sum = torch::full({3}, config.rank + 1.0f);
     Status s1 = comm->AllReduce(sum, ReduceOp::kSum);
@@ -170,19 +170,22 @@ std::string TrainNet(const DistributedConfig& config, bool freeze_l1, int steps)
   const int64_t global_batch = 8, n = 40;
   torch::manual_seed(1234 + config.rank);  // ranks differ until the broadcast
   auto net = std::make_shared<Net>();
+  // float64 so that the only difference between 1 and 2 workers is summation order (~1e-16),
+  // far below the 1e-6 tolerance; a wrong shard or average is off by ~1e-2.
+  net->to(torch::kDouble);
   torch::Tensor l1_initial;
   if (freeze_l1) {
     for (auto& p : net->l1->parameters()) p.set_requires_grad(false);
   }
   torch::manual_seed(99);  // the data is the same everywhere
-  torch::Tensor x = torch::randn({n, 6});
+  torch::Tensor x = torch::randn({n, 6}, torch::kDouble);
   torch::Tensor y = torch::randint(0, 3, {n});
   auto comm = ConnectOrThrow(config);
   Status s = BroadcastFromRankZero(*comm, net->named_parameters(), net->named_buffers());
   if (!s.ok()) return s.ToString();
   l1_initial = net->l1->weight.detach().clone();
   SynchronizerOptions options;
-  options.bucket_bytes = 600;  // several buckets for this small net
+  options.bucket_bytes = 400;  // 3 buckets: [head.*, l2.bias] [l2.weight] [l1.*]
   auto sync = GradientSynchronizer::Create(*comm, net->named_parameters(), options);
   if (!sync.ok()) return sync.status().ToString();
   torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.2).momentum(0.9));
@@ -213,7 +216,8 @@ std::string TrainNet(const DistributedConfig& config, bool freeze_l1, int steps)
   std::vector<torch::Tensor> flat;
   for (auto& p : net->parameters()) flat.push_back(p.detach().reshape({-1}));
   torch::Tensor all = torch::cat(flat);
-  for (int64_t i = 0; i < all.numel(); ++i) out << (i ? "," : "") << all[i].item<float>();
+  out.precision(17);
+  for (int64_t i = 0; i < all.numel(); ++i) out << (i ? "," : "") << all[i].item<double>();
   return out.str();
 }
 
@@ -241,8 +245,8 @@ std::string Prefix(const std::string& line) { return line.substr(0, line.find(" 
 
 void ExpectTwoWorkersMatchOne(bool freeze_l1) {
   const int steps = 5;
-  std::string single = Run(1, [&](const DistributedConfig& c) { return TrainNet(c, freeze_l1, steps); });
-  std::string pair = Run(2, [&](const DistributedConfig& c) { return TrainNet(c, freeze_l1, steps); });
+  std::string single = RunRanks(1, [&](const DistributedConfig& c) { return TrainNet(c, freeze_l1, steps); });
+  std::string pair = RunRanks(2, [&](const DistributedConfig& c) { return TrainNet(c, freeze_l1, steps); });
   std::string r0 = pair.substr(0, pair.find(" || "));
   std::string r1 = pair.substr(pair.find(" || ") + 4);
   ASSERT_NE(single.find("w="), std::string::npos) << single;
@@ -260,7 +264,7 @@ TEST(MultiProcessTest, TwoWorkersMatchOneWorkerWithTheGlobalBatch) { ExpectTwoWo
 TEST(MultiProcessTest, FrozenLayersStayFrozenAndIdentical) { ExpectTwoWorkersMatchOne(true); }
 
 TEST(MultiProcessTest, ParametersWithoutGradientsAgreeAcrossRanks) {
-  std::string result = Run(2, [](const DistributedConfig& config) {
+  std::string result = RunRanks(2, [](const DistributedConfig& config) {
     auto comm = ConnectOrThrow(config);
     auto used_by_rank0 = torch::ones({2}, torch::requires_grad());
     auto never_used = torch::ones({2}, torch::requires_grad());
@@ -285,7 +289,7 @@ TEST(MultiProcessTest, ParametersWithoutGradientsAgreeAcrossRanks) {
 }
 
 TEST(MultiProcessTest, CheckReplicasNamesTheFirstDivergingParameter) {
-  std::string result = Run(2, [](const DistributedConfig& config) {
+  std::string result = RunRanks(2, [](const DistributedConfig& config) {
     auto comm = ConnectOrThrow(config);
     torch::manual_seed(5);
     Net net;
