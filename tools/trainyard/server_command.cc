@@ -23,6 +23,9 @@
 #ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
 #include "executor/local_executor.h"
 #include "executor/machine_catalog.h"
+#ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
+#include "slurm/slurm_executor.h"
+#endif
 #endif
 
 namespace trainyard::cli {
@@ -44,6 +47,9 @@ struct ServerFlags {
   size_t max_request_bytes = 1 << 20;
   int fake_run_ms = 0;
   int executor_poll_ms = 100;
+  std::string slurm_partition;  // --executor slurm: empty = cluster defaults
+  std::string slurm_account;
+  std::string slurm_qos;
 };
 
 std::string DefaultDataDir() {
@@ -139,8 +145,21 @@ Status RunServer(const ServerFlags& f) {
         "--executor local: this trainyard binary was built without the local executor; use "
         "--executor fake (control plane only) or rebuild with src/executor");
 #endif
+  } else if (f.executor == "slurm") {
+#ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
+    slurm::SlurmExecutorOptions options;
+    options.data_dir = data_dir;
+    options.partition = f.slurm_partition;
+    options.account = f.slurm_account;
+    options.qos = f.slurm_qos;
+    executor = std::make_unique<slurm::SlurmExecutor>(options);
+#else
+    return UnimplementedError(
+        "--executor slurm: this trainyard binary was built without src/slurm; rebuild with it");
+#endif
   } else {
-    return InvalidArgumentError("--executor: '" + f.executor + "' is not one of local, fake");
+    return InvalidArgumentError("--executor: '" + f.executor +
+                                "' is not one of local, slurm, fake");
   }
 
   controller::JobControllerOptions copts;
@@ -215,8 +234,13 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--data-dir", f->data_dir,
                   "Job database, logs and work dirs (default ~/.trainyard/server)");
-  cmd->add_option("--executor", f->executor, "local (run replicas as processes) or fake")
+  cmd->add_option("--executor", f->executor,
+                  "local (run replicas as processes on this host), slurm (submit each job with "
+                  "sbatch; see src/slurm/README.md) or fake (control plane only)")
       ->capture_default_str();
+  cmd->add_option("--slurm-partition", f->slurm_partition, "--executor slurm: partition");
+  cmd->add_option("--slurm-account", f->slurm_account, "--executor slurm: account");
+  cmd->add_option("--slurm-qos", f->slurm_qos, "--executor slurm: QoS");
   cmd->add_option("--store", f->store, "sqlite (durable, default) or memory")->capture_default_str();
   cmd->add_option("--sync", f->sync,
                   "SQLite commit durability: normal (survives process crashes) or full (also "
