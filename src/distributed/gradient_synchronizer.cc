@@ -13,15 +13,15 @@ struct GradientSynchronizer::State {
     std::string name;
     torch::Tensor tensor;
     int bucket = 0;
-    int64_t offset = 0;  // in elements, within the bucket
-    bool ready = false;  // its gradient is in the bucket this step
+    int64_t offset = 0;                                  // in elements, within the bucket
+    bool ready = false;                                  // its gradient is in the bucket this step
     std::shared_ptr<torch::autograd::Node> accumulator;  // kept alive so the hook stays on it
     uintptr_t hook_key = 0;
   };
   struct Bucket {
-    torch::Tensor flat;        // (numel,) same dtype/device as its parameters
-    std::vector<int> params;   // indices into `params`
-    int pending = 0;           // parameters whose gradient has not arrived yet this step
+    torch::Tensor flat;       // (numel,) same dtype/device as its parameters
+    std::vector<int> params;  // indices into `params`
+    int pending = 0;          // parameters whose gradient has not arrived yet this step
     bool launched = false;
     PendingCollective op;
   };
@@ -68,9 +68,10 @@ struct GradientSynchronizer::State {
     Bucket& b = buckets[p.bucket];
     if (p.ready || b.launched) {
       if (hook_error.ok()) {
-        hook_error = FailedPreconditionError(
-            "parameter '" + p.name + "' received a second gradient after its bucket was sent; "
-            "call BeginStep() before each synchronized backward pass");
+        hook_error =
+            FailedPreconditionError("parameter '" + p.name +
+                                    "' received a second gradient after its bucket was sent; "
+                                    "call BeginStep() before each synchronized backward pass");
       }
       return;
     }
@@ -78,8 +79,8 @@ struct GradientSynchronizer::State {
     if (!grad.defined()) return;  // nothing accumulated (e.g. an undefined incoming grad)
     if (grad.is_sparse()) {
       if (hook_error.ok()) {
-        hook_error = InvalidArgumentError("parameter '" + p.name +
-                                          "' has a sparse gradient; not supported");
+        hook_error =
+            InvalidArgumentError("parameter '" + p.name + "' has a sparse gradient; not supported");
       }
       return;
     }
@@ -158,8 +159,8 @@ StatusOr<std::unique_ptr<GradientSynchronizer>> GradientSynchronizer::Create(
                                     "' is not a leaf tensor; pass the model's parameters");
       }
       const int index = static_cast<int>(i);
-      p.hook_key = p.accumulator->add_post_hook(
-          std::make_unique<torch::autograd::utils::LambdaPostHook>(
+      p.hook_key =
+          p.accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
               [weak, index](const torch::autograd::variable_list& outputs,
                             const torch::autograd::variable_list&) {
                 if (auto s = weak.lock()) s->OnGradient(index);
@@ -218,8 +219,8 @@ Status GradientSynchronizer::FinishStep() {
   for (size_t i = 0; i < s.params.size(); ++i) {
     State::Param& p = s.params[i];
     if (used[i] < 0.5f) continue;  // no rank has a gradient: leave it undefined everywhere
-    torch::Tensor avg = s.buckets[p.bucket].flat.narrow(0, p.offset, p.tensor.numel())
-                            .view(p.tensor.sizes());
+    torch::Tensor avg =
+        s.buckets[p.bucket].flat.narrow(0, p.offset, p.tensor.numel()).view(p.tensor.sizes());
     if (p.tensor.grad().defined()) {
       p.tensor.mutable_grad().copy_(avg);
     } else {
@@ -229,9 +230,7 @@ Status GradientSynchronizer::FinishStep() {
   return Status::Ok();
 }
 
-int GradientSynchronizer::bucket_count() const {
-  return static_cast<int>(state_->buckets.size());
-}
+int GradientSynchronizer::bucket_count() const { return static_cast<int>(state_->buckets.size()); }
 
 std::vector<std::vector<std::string>> GradientSynchronizer::BucketLayout() const {
   std::vector<std::vector<std::string>> out;
@@ -305,7 +304,8 @@ Status CheckReplicasIdentical(Communicator& comm,
     }
   }
   // Which rank diverged (the highest one holding the maximum).
-  torch::Tensor who = torch::full({1}, -1.0, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  torch::Tensor who =
+      torch::full({1}, -1.0, torch::TensorOptions().dtype(torch::kDouble).device(device));
   if (first >= 0 && diff[first].item<double>() == global[first].item<double>()) {
     who.fill_(comm.rank());
   }
