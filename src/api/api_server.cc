@@ -13,6 +13,7 @@ ApiServer::ApiServer(controller::JobController* controller, ApiServerOptions opt
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(options_.max_request_bytes);
   server_->set_keep_alive_max_count(10000);
+  server_->set_tcp_nodelay(true);  // header and body go out in separate writes: no Nagle stalls
   server_->set_read_timeout(30, 0);
   server_->set_write_timeout(30, 0);
   const size_t limit = options_.max_request_bytes;

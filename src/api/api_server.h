@@ -39,6 +39,8 @@ class ApiServer {
   void Serve();
   // Stops Serve(); safe from any thread.
   void Stop();
+  // The HTTP server, for other subsystems to add their routes before Serve() (src/study).
+  httplib::Server& http() { return *server_; }
 
  private:
   controller::JobController* controller_;

@@ -19,6 +19,13 @@ std::string Errno(const fs::path& p, std::string_view what) {
   return std::string(what) + " " + p.string() + ": " + std::strerror(errno);
 }
 
+// "dir/" and "dir" name the same directory, but appending a suffix to "dir/" would put the temp
+// name inside it. Vertex-style AIP_* dirs always end in '/'.
+fs::path WithoutTrailingSlash(fs::path p) {
+  while (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
+  return p;
+}
+
 std::string UniqueSuffix() {
   static std::atomic<unsigned> counter{0};
   return ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
@@ -56,7 +63,8 @@ Status MakeDirs(const fs::path& path) {
   return Status::Ok();
 }
 
-Status WriteFileAtomic(const fs::path& path, std::string_view content) {
+Status WriteFileAtomic(const fs::path& path_in, std::string_view content) {
+  fs::path path = WithoutTrailingSlash(path_in);
   fs::path parent = path.parent_path();
   if (parent.empty()) parent = ".";
   TY_RETURN_IF_ERROR(MakeDirs(parent));
@@ -93,7 +101,8 @@ Status WriteFileAtomic(const fs::path& path, std::string_view content) {
   return FsyncPath(parent);
 }
 
-StatusOr<fs::path> MakeStagingDir(const fs::path& final_dir) {
+StatusOr<fs::path> MakeStagingDir(const fs::path& final_dir_in) {
+  fs::path final_dir = WithoutTrailingSlash(final_dir_in);
   fs::path staging = final_dir;
   staging += UniqueSuffix();
   std::error_code ec;
@@ -102,7 +111,8 @@ StatusOr<fs::path> MakeStagingDir(const fs::path& final_dir) {
   return staging;
 }
 
-Status CommitDirectory(const fs::path& staging_dir, const fs::path& final_dir) {
+Status CommitDirectory(const fs::path& staging_dir, const fs::path& final_dir_in) {
+  fs::path final_dir = WithoutTrailingSlash(final_dir_in);
   std::error_code ec;
   for (const auto& entry : fs::recursive_directory_iterator(staging_dir, ec)) {
     if (entry.is_regular_file()) TY_RETURN_IF_ERROR(FsyncPath(entry.path()));

@@ -41,5 +41,19 @@ TEST(FileUtilTest, CommitDirectoryReplacesOldDirectory) {
             "0new0");
 }
 
+TEST(FileUtilTest, CommitDirectoryAcceptsTrailingSlash) {
+  fs::path d = TempDir();
+  ASSERT_TRUE(WriteFileAtomic(d / "model" / "old.txt", "old").ok());
+  fs::path with_slash = d / "model" / "";
+  auto staging = MakeStagingDir(with_slash);
+  ASSERT_TRUE(staging.ok()) << staging.status();
+  ASSERT_TRUE(WriteFileAtomic(*staging / "new.txt", "new").ok());
+  Status s = CommitDirectory(*staging, with_slash);
+  ASSERT_TRUE(s.ok()) << s;
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(d)) ++entries;
+  EXPECT_EQ(*ReadFile(d / "model" / "new.txt") + "/" + std::to_string(entries), "new/1");
+}
+
 }  // namespace
 }  // namespace trainyard

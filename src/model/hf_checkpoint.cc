@@ -96,6 +96,7 @@ StatusOr<BertForSequenceClassification> LoadPretrained(const fs::path& dir,
   if (!fs::is_directory(dir, ec)) return NotFoundError("model dir not found: " + dir.string());
 
   TY_ASSIGN_OR_RETURN(BertConfig config, BertConfig::FromFile(dir / "config.json"));
+  const std::vector<std::string> checkpoint_labels = config.id2label;
   if (options.labels) {
     config.id2label = *options.labels;
     Status valid = config.Validate();
@@ -143,18 +144,31 @@ StatusOr<BertForSequenceClassification> LoadPretrained(const fs::path& dir,
   const bool head_relabelled = options.labels && loaded.count("classifier.weight") &&
                                loaded.at("classifier.weight").dim() >= 1 &&
                                loaded.at("classifier.weight").size(0) != config.num_labels();
-  if (head_relabelled) {
-    if (!options.allow_missing_head) {
-      rep.mismatched.push_back("classifier.weight: checkpoint " +
-                               ShapeString(loaded.at("classifier.weight")) + " vs model " +
-                               ShapeString(*params.find("classifier.weight")));
-    } else {
-      rep.warnings.push_back("checkpoint head has " +
-                             std::to_string(loaded.at("classifier.weight").size(0)) + " classes, " +
-                             std::to_string(config.num_labels()) +
-                             " labels given: classifier.* freshly initialised");
-      loaded.erase("classifier.weight");
-      loaded.erase("classifier.bias");
+  if (head_relabelled && options.allow_missing_head) {
+    rep.warnings.push_back("checkpoint head has " +
+                           std::to_string(loaded.at("classifier.weight").size(0)) + " classes, " +
+                           std::to_string(config.num_labels()) +
+                           " labels given: classifier.* freshly initialised");
+    loaded.erase("classifier.weight");
+    loaded.erase("classifier.bias");
+  }
+  // The same class names in another order: permute the head's rows so each name keeps its row.
+  if (options.labels && !head_relabelled && loaded.count("classifier.weight") &&
+      loaded.count("classifier.bias") && loaded.at("classifier.bias").dim() == 1 &&
+      loaded.at("classifier.bias").size(0) == config.num_labels() &&
+      checkpoint_labels.size() == options.labels->size() && checkpoint_labels != *options.labels) {
+    std::vector<int64_t> order;
+    for (const auto& label : *options.labels) {
+      auto it = std::find(checkpoint_labels.begin(), checkpoint_labels.end(), label);
+      if (it == checkpoint_labels.end()) break;
+      order.push_back(it - checkpoint_labels.begin());
+    }
+    if (order.size() == checkpoint_labels.size()) {
+      auto index = torch::tensor(order, torch::kLong);
+      loaded["classifier.weight"] = loaded.at("classifier.weight").index_select(0, index);
+      loaded["classifier.bias"] = loaded.at("classifier.bias").index_select(0, index);
+      rep.warnings.push_back("classifier rows reordered from the checkpoint's label order to " +
+                             JoinNames(*options.labels));
     }
   }
 

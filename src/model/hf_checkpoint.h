@@ -16,7 +16,8 @@ namespace trainyard::model {
 struct LoadOptions {
   // Class names for the head, overriding config.json's id2label (fine-tuning a base model or a
   // classifier with different classes). When their count differs from the checkpoint's head,
-  // that head is dropped and a fresh one initialised (allowed only with allow_missing_head).
+  // that head is dropped and a fresh one initialised (allowed only with allow_missing_head);
+  // when they are the checkpoint's names in another order, the head's rows are permuted to match.
   std::optional<std::vector<std::string>> labels;
   // A checkpoint without classifier.* (a plain BertModel / BertForMaskedLM / BertForPreTraining)
   // gets a freshly initialised head (and pooler, if that is missing too) with a warning.
@@ -38,8 +39,9 @@ struct LoadReport {
 // embeddings.position_ids (a buffer) and the pre-training heads cls.*.
 std::optional<std::string> CanonicalParameterName(const std::string& checkpoint_name);
 
-// Loads dir/config.json and the weights (model.safetensors preferred over pytorch_model.bin;
-// sharded "*.index.json" checkpoints too). Tensors are converted to float32 and copied into a
+// Loads dir/config.json and the weights (model.safetensors preferred over pytorch_model.bin,
+// which may be torch.save's zip or legacy pre-1.6 format; sharded "*.index.json" checkpoints
+// too). Tensors are converted to float32 and copied into a
 // new model (in train() mode, on the CPU). Errors:
 //   NOT_FOUND         dir, config.json or any weights file missing;
 //   INVALID_ARGUMENT  bad config/weights file, or missing / unexpected / mis-shaped tensors, all

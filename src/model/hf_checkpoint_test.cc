@@ -138,6 +138,18 @@ TEST(HfCheckpointTest, LabelsOverrideConfigAndReplaceAHeadOfAnotherSize) {
   EXPECT_EQ((*relabelled)->config().id2label, *same.labels);
   EXPECT_TRUE(torch::equal((*relabelled)->classifier->weight, saved.tensors["classifier.weight"]));
 
+  LoadOptions swapped;
+  swapped.labels = std::vector<std::string>{"pos", "neg"};
+  LoadReport swap_report;
+  auto reordered = LoadPretrained(saved.dir, swapped, &swap_report);
+  ASSERT_TRUE(reordered.ok()) << reordered.status();
+  EXPECT_TRUE(
+      torch::equal((*reordered)->classifier->weight[0], saved.tensors["classifier.weight"][1]));
+  EXPECT_TRUE(torch::equal((*reordered)->classifier->bias[1], saved.tensors["classifier.bias"][0]));
+  EXPECT_EQ(swap_report.warnings,
+            std::vector<std::string>{
+                "classifier rows reordered from the checkpoint's label order to pos, neg"});
+
   LoadOptions three;
   three.labels = std::vector<std::string>{"neg", "neu", "pos"};
   LoadReport report;
@@ -148,11 +160,36 @@ TEST(HfCheckpointTest, LabelsOverrideConfigAndReplaceAHeadOfAnotherSize) {
   EXPECT_EQ(report.warnings[0],
             "checkpoint head has 2 classes, 3 labels given: classifier.* freshly initialised");
   three.allow_missing_head = false;
-  EXPECT_NE(Load(saved.dir, three).find("classifier.weight: checkpoint [2, 8] vs model [3, 8]"),
+  EXPECT_NE(Load(saved.dir, three)
+                .find("mis-shaped tensors: classifier.weight: checkpoint [2, 8] "
+                      "vs model [3, 8], classifier.bias: checkpoint [2] vs model [3]"),
             std::string::npos);
   LoadOptions duplicate;
   duplicate.labels = std::vector<std::string>{"a", "a"};
   EXPECT_EQ(Load(saved.dir, duplicate).rfind("INVALID_ARGUMENT: labels: ", 0), 0u);
+}
+
+TEST(HfCheckpointTest, LoadsShardedSafetensors) {
+  auto saved = SaveSmallModel(testing::MakeTestDir());
+  fs::remove(saved.dir / "model.safetensors");
+  TensorMap shards[2];
+  std::string weight_map;
+  for (const auto& [name, t] : saved.tensors) {
+    const int shard = name.find("encoder") != std::string::npos ? 1 : 0;
+    shards[shard][name] = t;
+    weight_map += std::string(weight_map.empty() ? "" : ",") + "\"" + name + "\": \"model-0000" +
+                  std::to_string(shard + 1) + "-of-00002.safetensors\"";
+  }
+  ASSERT_TRUE(WriteSafetensors(saved.dir / "model-00001-of-00002.safetensors", shards[0]).ok());
+  ASSERT_TRUE(WriteSafetensors(saved.dir / "model-00002-of-00002.safetensors", shards[1]).ok());
+  testing::WriteFileOrDie(saved.dir / "model.safetensors.index.json",
+                          "{\"metadata\": {}, \"weight_map\": {" + weight_map + "}}");
+  auto model = LoadPretrained(saved.dir, {}, nullptr);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_TRUE(torch::equal((*model)->bert->encoder->layers[1]->output->dense->weight,
+                           saved.tensors["bert.encoder.layer.1.output.dense.weight"]));
+  fs::remove(saved.dir / "model-00002-of-00002.safetensors");
+  EXPECT_EQ(Load(saved.dir).rfind("NOT_FOUND", 0), 0u);
 }
 
 TEST(HfCheckpointTest, TwoNamesForOneParameterIsAnError) {

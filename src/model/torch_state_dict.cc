@@ -404,7 +404,6 @@ class StateDictUnpickler {
   std::map<std::string, Storage> storages_;
 };
 
-
 // The state_dict (a dict of name -> tensor views) as contiguous tensors of their own.
 StatusOr<std::map<std::string, torch::Tensor>> ToStateDict(const ValuePtr& root,
                                                            const fs::path& path) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <thread>
 
@@ -30,6 +31,12 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -475,6 +482,7 @@ class Trainer {
         model_->train();
         for (int64_t b = first; b < steps; ++b) {
           const auto step_start = Clock::now();
+          const double step_cpu_start = ThreadCpuSeconds();
           Batch batch = builder_->Build(train_.tokens, plan[b], pad_to);
           torch::Tensor logits;  // (B, C)
           {
@@ -499,6 +507,7 @@ class Trainer {
           counters_.last_loss = loss_value;
           const double step_seconds = SecondsSince(step_start);
           result_.train_seconds += step_seconds;
+          result_.train_thread_cpu_seconds += ThreadCpuSeconds() - step_cpu_start;
           result_.train_samples += batch.size;
           if (b % kLogInterval == 0) {
             console_.Print(FormatBatchLine(
@@ -723,8 +732,14 @@ class Trainer {
 }  // namespace
 
 StatusOr<TrainResult> RunTraining(const TrainOptions& options, const TrainIo& io) {
-  Trainer trainer(options, io);
-  return trainer.Run();
+  try {
+    Trainer trainer(options, io);
+    return trainer.Run();
+  } catch (const std::exception& e) {
+    // LibTorch reports shape/dtype/device problems as exceptions; they end the run as a Status.
+    const std::string what = e.what();
+    return InternalError("training failed: " + what.substr(0, what.find('\n')));
+  }
 }
 
 }  // namespace trainyard::train

@@ -34,7 +34,7 @@ TEST(TrainerSlowTest, LossDecreasesOnSampleData) {
   o.batch_size = 32;
   o.learning_rate = 1e-3;
   o.max_length = 48;
-  o.threads = 2;
+  o.threads = 1;
   CapturedRun run;
   auto r = run.Run(o);
   ASSERT_TRUE(r.ok()) << r.status();

@@ -11,9 +11,11 @@
 //     random feasible candidates plus perturbations of the best trials, the best few refined by
 //     projected gradient ascent on log EI over the numeric columns, then snapped to a feasible
 //     point (integers rounded, discrete/categorical snapped).
-//  3. Batches and running trials use the constant liar (Ginsbourger et al. 2010): every pending
-//     point and every point already proposed in the batch enters the GP with the worst observed
-//     value, so the next proposal moves away from it. Proposals are distinct from all trials.
+//  3. Batches and running trials use a liar (Ginsbourger et al. 2010): every pending point and
+//     every point already proposed in the batch enters the GP with a believed value (default:
+//     the kriging believer, the posterior mean there; see Liar), and the EI incumbent is raised
+//     to any believed value above it, so the next proposal moves away. Proposals are distinct
+//     from all trials.
 #pragma once
 
 #include <cstdint>

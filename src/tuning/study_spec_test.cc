@@ -83,6 +83,13 @@ TEST(StudySpecJsonTest, ErrorsNameTheField) {
   EXPECT_EQ(ParseAndValidate(bad_enum).message(),
             "studySpec.algorithm: expected one of ALGORITHM_UNSPECIFIED, GRID_SEARCH, "
             "RANDOM_SEARCH, got \"HYPERBAND\"");
+
+  json convex = ValidJob();
+  convex["studySpec"].erase("medianAutomatedStoppingSpec");
+  convex["studySpec"]["convexAutomatedStoppingSpec"] = {{"maxStepCount", "100"}};
+  EXPECT_EQ(ParseAndValidate(convex).message(),
+            "studySpec.convexAutomatedStoppingSpec: not supported by trainyard; use "
+            "medianAutomatedStoppingSpec or decayCurveStoppingSpec");
 }
 
 TEST(StudySpecValidateTest, RefusesBadSpecsWithPathsAndFixes) {

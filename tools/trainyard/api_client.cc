@@ -30,6 +30,7 @@ StatusOr<std::unique_ptr<ApiClient>> ApiClient::Connect(const std::string& endpo
   }
   client->set_connection_timeout(5, 0);
   client->set_keep_alive(true);
+  client->set_tcp_nodelay(true);
   return std::unique_ptr<ApiClient>(new ApiClient(e, std::move(client)));
 }
 

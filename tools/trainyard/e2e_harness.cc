@@ -96,6 +96,7 @@ HttpResult Http(int port, const std::string& method, const std::string& path,
                 const std::string& body) {
   httplib::Client client("127.0.0.1", port);
   client.set_read_timeout(60, 0);
+  client.set_tcp_nodelay(true);
   httplib::Result r = method == "POST"     ? client.Post(path, body, "application/json")
                       : method == "DELETE" ? client.Delete(path)
                                            : client.Get(path);

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   ai->require_subcommand(1);
   trainyard::cli::RegisterCustomJobsCommands(*ai, &exit_code);
   trainyard::cli::RegisterStorageCommands(app, &exit_code);
+  trainyard::cli::RegisterHpTuningJobsCommands(*ai, &exit_code);  // HP tuning
+  trainyard::cli::RegisterAutomlCommands(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

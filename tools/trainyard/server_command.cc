@@ -17,6 +17,9 @@
 #include "executor/fake_executor.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
+#include "study/memory_study_store.h"
+#include "study/sqlite_study_store.h"
+#include "study/study_routes.h"
 #ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
 #include "executor/local_executor.h"
 #include "executor/machine_catalog.h"
@@ -40,6 +43,7 @@ struct ServerFlags {
   int max_restarts = 3;
   size_t max_request_bytes = 1 << 20;
   int fake_run_ms = 0;
+  int executor_poll_ms = 100;
 };
 
 std::string DefaultDataDir() {
@@ -128,6 +132,7 @@ Status RunServer(const ServerFlags& f) {
     options.memory_gib = f.memory_gib;
     options.gpus = f.gpus;
     options.host = "127.0.0.1";
+    options.poll_interval = std::chrono::milliseconds(f.executor_poll_ms);
     executor = std::make_unique<executor::LocalExecutor>(options);
 #else
     return UnimplementedError(
@@ -145,11 +150,29 @@ Status RunServer(const ServerFlags& f) {
   controller::JobController controller(store.get(), executor.get(), &images, CatalogPrice, copts);
   TY_RETURN_IF_ERROR(controller.Start());
 
+  // HP tuning (src/study): trials are custom jobs of the controller above.
+  std::unique_ptr<study::StudyStore> study_store;
+  if (f.store == "sqlite") {
+    TY_ASSIGN_OR_RETURN(study_store,
+                        study::SqliteStudyStore::Open(data_dir / "studies.db", f.sync == "full"));
+  } else {
+    study_store = std::make_unique<study::MemoryStudyStore>();
+  }
+  study::StudyServiceOptions sopts;
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+  sopts.metric_file = [jobs_dir = copts.jobs_dir](const spec::CustomJob& job) {
+    return executor::ReplicaHpMetricFile(jobs_dir / job.Id(), 0, 0);
+  };
+#endif
+  study::StudyService studies(study_store.get(), &controller, sopts);
+  TY_RETURN_IF_ERROR(studies.Start());
+
   api::ApiServerOptions aopts;
   aopts.host = f.host;
   aopts.port = f.port;
   aopts.max_request_bytes = f.max_request_bytes;
   api::ApiServer server(&controller, aopts);
+  study::RegisterStudyRoutes(server.http(), &studies);
   TY_ASSIGN_OR_RETURN(int port, server.Bind());
   std::cout << "Trainyard server listening on http://" << f.host << ":" << port << std::endl;
   std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
@@ -157,18 +180,26 @@ Status RunServer(const ServerFlags& f) {
             << "\n";
 
   std::atomic<bool> signalled{false};
+  std::atomic<bool> served{false};
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
     signalled = true;
+    if (served) return;
     std::cerr << "trainyard server: signal " << sig << ", shutting down (running replicas keep "
               << "running and are re-adopted on the next start)\n";
-    server.Stop();
+    // A stop that lands before the listener loop has started is lost, so repeat it.
+    while (!served) {
+      server.Stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   });
   server.Serve();
+  served = true;
   // Serve also returns if the listener fails; wake the signal thread so it can be joined.
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
+  studies.Stop();
   executor->Shutdown();
   return Status::Ok();
 }
@@ -206,6 +237,11 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
   cmd->add_option("--max-request-bytes", f->max_request_bytes, "Largest accepted request body")
+      ->capture_default_str();
+  cmd->add_option("--executor-poll-ms", f->executor_poll_ms,
+                  "Local executor: how often replicas are checked; bounds submit->RUNNING latency "
+                  "(lower = faster starts, more idle CPU)")
+      ->check(CLI::Range(1, 10000))
       ->capture_default_str();
   cmd->add_option("--fake-run-ms", f->fake_run_ms,
                   "With --executor fake: how long each job stays RUNNING");

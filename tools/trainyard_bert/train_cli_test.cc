@@ -95,8 +95,8 @@ TEST_F(TrainCliTest, FlagErrorsAreClear) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--validation-file is required"), std::string::npos) << r.err;
   auto args = Args("job", "ckpt");
-  args.push_back("--epochs");
-  args.push_back("0");
+  ASSERT_EQ(args[14], "--epochs");
+  args[15] = "0";
   r = RunProcess(args, "", Env());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "trainyard-bert train: --epochs: must be >= 1, got 0\n");

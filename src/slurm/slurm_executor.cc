@@ -1,0 +1,701 @@
+#include "slurm/slurm_executor.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "common/bucket_path.h"
+#include "common/file_util.h"
+#include "executor/replica_env.h"
+#include "slurm/slurm_executor_state.h"
+#include "slurm/slurm_job_state.h"
+#include "slurm/slurm_script.h"
+
+namespace trainyard::slurm {
+namespace fs = std::filesystem;
+using executor::GangSpec;
+using executor::GangState;
+using executor::GangStatus;
+
+namespace {
+
+bool SafeJobId(const std::string& id) {
+  if (id.empty() || id == "." || id == ".." || id.size() > 200) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+std::string Describe(int pool, int replica) {
+  return "workerpool" + std::to_string(pool) + " replica " + std::to_string(replica);
+}
+
+bool HasPool0(const GangSpec& spec) {
+  return std::any_of(spec.replicas.begin(), spec.replicas.end(),
+                     [](const auto& r) { return r.pool_index == 0; });
+}
+
+// The primary replica (pool 0; every replica without pool 0) exited 0.
+bool PrimarySucceeded(const SlurmExecutor::Gang& g) {
+  bool has_pool0 = HasPool0(g.spec);
+  bool any = false;
+  for (const auto& r : g.replicas) {
+    if (has_pool0 && r.pool_index != 0) continue;
+    any = true;
+    if (r.exit_code != 0) return false;
+  }
+  return any;
+}
+
+}  // namespace
+
+StatusOr<fs::path> FindSlurmTaskBinary(const fs::path& configured) {
+  constexpr char kName[] = "trainyard-slurm-task";
+  std::vector<fs::path> tried;
+  auto usable = [&](const fs::path& p) {
+    tried.push_back(p);
+    return !p.empty() && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (!configured.empty()) {
+    if (usable(configured)) return fs::absolute(configured);
+    return NotFoundError("Slurm task launcher " + configured.string() +
+                         " is not an executable file");
+  }
+  if (const char* env = std::getenv("TRAINYARD_SLURM_TASK"); env && *env) {
+    if (usable(env)) return fs::absolute(env);
+  }
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && usable(self.parent_path() / kName)) return self.parent_path() / kName;
+#ifdef TRAINYARD_SLURM_TASK_BUILD_PATH
+  if (usable(TRAINYARD_SLURM_TASK_BUILD_PATH)) return fs::path(TRAINYARD_SLURM_TASK_BUILD_PATH);
+#endif
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    std::string dir;
+    while (std::getline(ss, dir, ':')) {
+      if (!dir.empty() && usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
+    }
+  }
+  std::string list;
+  for (const auto& p : tried) list += (list.empty() ? "" : ", ") + p.string();
+  return NotFoundError(std::string(kName) + " not found (tried " + list +
+                       "); build it or set TRAINYARD_SLURM_TASK");
+}
+
+SlurmExecutor::SlurmExecutor(SlurmExecutorOptions options)
+    : options_(std::move(options)),
+      catalog_(options_.catalog ? *options_.catalog : executor::MachineCatalog::Default()),
+      clock_(options_.clock ? *options_.clock : executor::Clock::Real()),
+      owned_client_(options_.client
+                        ? nullptr
+                        : std::make_unique<CliSlurmClient>(
+                              CommandRunner::Real(),
+                              CliSlurmClientOptions{options_.slurm_bin_dir,
+                                                    std::chrono::milliseconds(60000), true})),
+      client_(options_.client ? *options_.client : *owned_client_) {
+  if (options_.start_monitor) thread_ = std::thread([this] { Loop(); });
+}
+
+SlurmExecutor::~SlurmExecutor() { Shutdown(); }
+
+void SlurmExecutor::SetListener(Listener listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  listener_ = std::move(listener);
+}
+
+void SlurmExecutor::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status SlurmExecutor::Validate(const GangSpec& spec) const {
+  TY_ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, client_.Nodes(options_.partition));
+  return ValidateWith(spec, nodes);
+}
+
+Status SlurmExecutor::ValidateWith(const GangSpec& spec,
+                                   const std::vector<SlurmNode>& nodes) const {
+  if (!SafeJobId(spec.job_id)) {
+    return InvalidArgumentError("job id '" + spec.job_id +
+                                "' must be 1-200 characters of letters, digits, '-', '_' or '.'");
+  }
+  if (spec.job_dir.empty()) return InvalidArgumentError("job " + spec.job_id + ": empty job_dir");
+  if (spec.replicas.empty()) {
+    return InvalidArgumentError(
+        "workerPoolSpecs: the job has no replicas; workerPoolSpecs[0] "
+        "needs replicaCount 1");
+  }
+  if (spec.max_restarts < 0) return InvalidArgumentError("max_restarts must be >= 0");
+  if (spec.timeout && spec.timeout->count() <= 0) {
+    return InvalidArgumentError("scheduling.timeout must be positive");
+  }
+  std::set<std::pair<int, int>> seen;
+  for (const auto& r : spec.replicas) {
+    std::string field = "workerPoolSpecs[" + std::to_string(r.pool_index) + "]";
+    if (r.pool_index < 0 || r.pool_index > 3) {
+      return InvalidArgumentError(field + ": Vertex has worker pools 0-3 only");
+    }
+    if (!seen.insert({r.pool_index, r.replica_index}).second || r.replica_index < 0) {
+      return InvalidArgumentError(field + ": replica index " + std::to_string(r.replica_index) +
+                                  " is negative or appears twice");
+    }
+  }
+  return PlanAllocation(spec, catalog_, nodes, options_.partition).status();
+}
+
+StatusOr<std::string> SlurmExecutor::LaunchAttempt(const GangSpec& spec, int attempt,
+                                                   std::vector<std::string>* warnings) const {
+  TY_ASSIGN_OR_RETURN(fs::path task_binary, FindSlurmTaskBinary(options_.task_binary));
+  TY_ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, client_.Nodes(options_.partition));
+  TY_RETURN_IF_ERROR(ValidateWith(spec, nodes));
+  TY_ASSIGN_OR_RETURN(SlurmAllocation alloc,
+                      PlanAllocation(spec, catalog_, nodes, options_.partition));
+  *warnings = alloc.warnings;
+  fs::path attempt_dir = AttemptDir(spec.job_dir, attempt);
+  // A leftover directory of an attempt whose sbatch never returned an id: start clean, so old
+  // rendezvous or status files cannot be mistaken for this attempt's.
+  std::error_code ec;
+  fs::remove_all(attempt_dir, ec);
+  TY_RETURN_IF_ERROR(MakeDirs(attempt_dir / "rendezvous"));
+  TY_RETURN_IF_ERROR(MakeDirs(spec.job_dir / "logs"));
+
+  LaunchPlanSettings plan;
+  plan.env_overrides["TRAINYARD_BUCKET_ROOT"] = fs::absolute(BucketRoot()).string();
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) plan.path_append = self.parent_path().string();
+  plan.rendezvous_timeout = options_.rendezvous_timeout;
+  plan.log_limits = options_.log_limits;
+  TY_RETURN_IF_ERROR(WriteFileAtomic(attempt_dir / "plan.json",
+                                     RenderLaunchPlan(spec, alloc, plan, attempt, attempt_dir)));
+  SbatchSettings settings;
+  settings.partition = options_.partition;
+  settings.account = options_.account;
+  settings.qos = options_.qos;
+  settings.extra_args = options_.extra_sbatch_args;
+  settings.time_limit = spec.timeout;
+  settings.task_binary = task_binary;
+  fs::path script = attempt_dir / "job.sbatch";
+  TY_RETURN_IF_ERROR(
+      WriteFileAtomic(script, RenderSbatchScript(spec, alloc, settings, attempt_dir)));
+  return client_.Submit(script);
+}
+
+Status SlurmExecutor::Submit(const GangSpec& input) {
+  GangSpec spec = input;
+  spec.job_dir = fs::absolute(input.job_dir);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (gangs_.count(spec.job_id) > 0) {
+      return AlreadyExistsError("job " + spec.job_id + " was already submitted");
+    }
+  }
+  auto gang = std::make_unique<Gang>();
+  gang->spec = spec;
+  gang->attempt = 1;
+  for (const auto& r : spec.replicas)
+    gang->replicas.push_back({r.pool_index, r.replica_index, 0, std::nullopt, ""});
+  std::vector<std::string> warnings;
+  TY_ASSIGN_OR_RETURN(gang->slurm_job_id, LaunchAttempt(spec, gang->attempt, &warnings));
+  std::unique_lock<std::mutex> lock(mu_);
+  if (gangs_.count(spec.job_id) > 0) {  // a concurrent Submit of the same id won
+    lock.unlock();
+    (void)client_.Cancel(gang->slurm_job_id, "");
+    return AlreadyExistsError("job " + spec.job_id + " was already submitted");
+  }
+  if (Status s = RegisterSlurmJobDir(options_.data_dir, spec.job_id, spec.job_dir); !s.ok()) {
+    lock.unlock();
+    (void)client_.Cancel(gang->slurm_job_id, "");
+    return s;
+  }
+  Gang& g = *gang;
+  gangs_[spec.job_id] = std::move(gang);
+  SystemLog(g, "submitted to Slurm as job " + g.slurm_job_id + " (attempt 1, " +
+                   (AttemptDir(g.spec.job_dir, 1) / "job.sbatch").string() + ")");
+  for (const auto& w : warnings) SystemLog(g, "warning: " + w);
+  Persist(g);
+  Notify(g);
+  wake_ = true;
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+StatusOr<GangStatus> SlurmExecutor::Adopt(const GangSpec& input) {
+  GangSpec spec = input;
+  spec.job_dir = fs::absolute(input.job_dir);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = gangs_.find(spec.job_id); it != gangs_.end()) return SlurmGangStatus(*it->second);
+  }
+  auto persisted = LoadSlurmGang(spec.job_dir);
+  if (!persisted.ok() && persisted.status().code() != StatusCode::kNotFound) {
+    return persisted.status();
+  }
+  if (!persisted.ok()) {
+    // Never reached sbatch (or its answer was never recorded): submit it now.
+    TY_RETURN_IF_ERROR(Submit(spec));
+    return Get(spec.job_id);
+  }
+  auto gang = std::make_unique<Gang>(std::move(*persisted));
+  gang->spec = spec;
+  bool same_shape = gang->replicas.size() == spec.replicas.size();
+  for (size_t i = 0; same_shape && i < spec.replicas.size(); ++i) {
+    same_shape = gang->replicas[i].pool_index == spec.replicas[i].pool_index &&
+                 gang->replicas[i].replica_index == spec.replicas[i].replica_index;
+  }
+  if (!same_shape) {
+    return DataLossError("job " + spec.job_id + ": the replicas in " + spec.job_dir.string() +
+                         "/slurm_state.json do not match the job's worker pools");
+  }
+  TY_RETURN_IF_ERROR(RegisterSlurmJobDir(options_.data_dir, spec.job_id, spec.job_dir));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = gangs_.find(spec.job_id); it != gangs_.end()) return SlurmGangStatus(*it->second);
+  Gang& g = *gang;
+  gangs_[spec.job_id] = std::move(gang);
+  if (!g.done) {
+    SystemLog(
+        g, "server restarted; re-attaching to Slurm job " +
+               (g.slurm_job_id.empty() ? std::string("(resubmission pending)") : g.slurm_job_id));
+    if (g.slurm_job_id.empty()) g.resubmit_pending = true;
+    g.missing_polls = 0;
+    Persist(g);
+    wake_ = true;
+    cv_.notify_all();
+  }
+  return SlurmGangStatus(g);
+}
+
+Status SlurmExecutor::Cancel(const std::string& job_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = gangs_.find(job_id);
+    if (it == gangs_.end())
+      return NotFoundError("job " + job_id + " is not known to this executor");
+    Gang& g = *it->second;
+    if (g.done) return Status::Ok();
+    if (g.stop_goal == StopGoal::kCancel) return Status::Ok();
+    if (g.slurm_job_id.empty()) {
+      // Between attempts: nothing runs in Slurm.
+      Finish(g, GangState::kCancelled, "cancelled");
+    } else if (g.state == GangState::kQueued) {
+      // Still waiting in Slurm's queue: nothing to let checkpoint, cancel at once.
+      pending_cancels_.push_back({g.slurm_job_id, "", job_id});
+      Finish(g, GangState::kCancelled, "cancelled before it started");
+    } else {
+      BeginStop(g, static_cast<int>(StopGoal::kCancel), "cancelled");
+    }
+  }
+  RunCancels();
+  std::lock_guard<std::mutex> lock(mu_);
+  wake_ = true;
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+StatusOr<GangStatus> SlurmExecutor::Get(const std::string& job_id) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = gangs_.find(job_id);
+    if (it != gangs_.end()) return SlurmGangStatus(*it->second);
+  }
+  TY_ASSIGN_OR_RETURN(fs::path job_dir, LookupSlurmJobDir(options_.data_dir, job_id));
+  TY_ASSIGN_OR_RETURN(Gang g, LoadSlurmGang(job_dir));
+  return SlurmGangStatus(g);
+}
+
+StatusOr<std::vector<executor::LogLine>> SlurmExecutor::ReadLogs(const std::string& job_id,
+                                                                 int64_t after, int limit) const {
+  fs::path job_dir;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = gangs_.find(job_id);
+    if (it != gangs_.end()) job_dir = it->second->spec.job_dir;
+  }
+  if (job_dir.empty()) {
+    TY_ASSIGN_OR_RETURN(job_dir, LookupSlurmJobDir(options_.data_dir, job_id));
+  }
+  return executor::ReadJobLog(job_dir / "logs", after, limit);
+}
+
+void SlurmExecutor::Loop() {
+  while (true) {
+    PollOnce();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });
+    wake_ = false;
+    if (stop_) return;
+  }
+}
+
+void SlurmExecutor::PollOnce() {
+  std::lock_guard<std::mutex> poll_lock(poll_mu_);
+  RunResubmissions();
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, g] : gangs_) {
+      if (!g->done && !g->slurm_job_id.empty()) ids.push_back(g->slurm_job_id);
+    }
+  }
+  StatusOr<std::map<std::string, SlurmJobInfo>> jobs = std::map<std::string, SlurmJobInfo>{};
+  if (!ids.empty()) jobs = client_.Query(ids);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, g] : gangs_) {
+      if (g->done || g->slurm_job_id.empty()) continue;
+      const SlurmJobInfo* info = nullptr;
+      if (jobs.ok()) {
+        auto it = jobs->find(g->slurm_job_id);
+        if (it != jobs->end()) info = &it->second;
+      } else if (g->slurm_state != "?") {
+        SystemLog(*g, "cannot ask Slurm about job " + g->slurm_job_id + ": " +
+                          jobs.status().message() + " (will keep trying)");
+        g->slurm_state = "?";
+      }
+      Apply(*g, info, jobs.ok());
+    }
+  }
+  RunCancels();
+  RunResubmissions();
+  DeliverNotifications();
+}
+
+void SlurmExecutor::RunCancels() {
+  std::vector<CancelAction> actions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    actions.swap(pending_cancels_);
+  }
+  for (const auto& a : actions) {
+    Status s = client_.Cancel(a.slurm_id, a.signal);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = gangs_.find(a.job_id); it != gangs_.end()) {
+        SystemLog(*it->second, "scancel failed: " + s.message());
+        it->second->killed = false;  // escalate again on the next poll
+      }
+    }
+  }
+}
+
+void SlurmExecutor::RunResubmissions() {
+  std::vector<std::pair<GangSpec, int>> work;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, g] : gangs_) {
+      if (g->done || !g->resubmit_pending) continue;
+      work.push_back({g->spec, g->attempt + 1});
+    }
+  }
+  for (const auto& [spec, attempt] : work) {
+    std::vector<std::string> warnings;
+    StatusOr<std::string> slurm_id = LaunchAttempt(spec, attempt, &warnings);
+    std::unique_lock<std::mutex> lock(mu_);
+    auto it = gangs_.find(spec.job_id);
+    if (it == gangs_.end()) continue;
+    Gang& g = *it->second;
+    if (g.done) {  // cancelled meanwhile
+      if (slurm_id.ok()) pending_cancels_.push_back({*slurm_id, "", g.spec.job_id});
+      continue;
+    }
+    if (!slurm_id.ok()) {
+      Finish(g, GangState::kFailed,
+             "could not resubmit the job to Slurm: " + slurm_id.status().message());
+      continue;
+    }
+    g.resubmit_pending = false;
+    g.attempt = attempt;
+    g.slurm_job_id = *slurm_id;
+    g.slurm_state.clear();
+    g.slurm_reason.clear();
+    g.missing_polls = 0;
+    g.log_cursors.clear();
+    g.batch_out_offset = 0;
+    for (auto& r : g.replicas) r = {r.pool_index, r.replica_index, 0, std::nullopt, ""};
+    SystemLog(g, "submitted to Slurm as job " + g.slurm_job_id + " (attempt " +
+                     std::to_string(attempt) + ")");
+    for (const auto& w : warnings) SystemLog(g, "warning: " + w);
+    Persist(g);
+    Notify(g);
+  }
+  RunCancels();
+}
+
+void SlurmExecutor::DeliverNotifications() {
+  std::vector<GangStatus> notes;
+  Listener listener;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!listener_) return;
+    notes.swap(pending_notifications_);
+    listener = listener_;
+  }
+  for (const auto& n : notes) listener(n);
+}
+
+void SlurmExecutor::Apply(Gang& g, const SlurmJobInfo* info, bool query_ok) {
+  ReadTaskFiles(g);
+  SyncLogs(g);
+  auto now = clock_.Now();
+  if (query_ok) g.missing_polls = info ? 0 : g.missing_polls + 1;
+  if (info != nullptr && (info->state != g.slurm_state || info->reason != g.slurm_reason)) {
+    std::string why =
+        info->reason.empty() || info->reason == "None" ? "" : " (" + info->reason + ")";
+    SystemLog(g, "Slurm job " + g.slurm_job_id + ": " + info->state + why +
+                     (info->nodes.empty() || info->nodes == "(null)" ? "" : " on " + info->nodes));
+    g.slurm_state = info->state;
+    g.slurm_reason = info->reason;
+    Persist(g);
+  }
+  if (info == nullptr) {
+    if (query_ok && g.missing_polls >= options_.missing_polls_before_lost) {
+      FinishFromSlurm(g, "", "");
+    }
+    return;
+  }
+  SlurmStateClass cls = ClassifySlurmState(info->state);
+  if (IsTerminal(cls)) {
+    FinishFromSlurm(g, info->state, info->exit_code);
+    return;
+  }
+  GangState want = cls == SlurmStateClass::kQueued     ? GangState::kQueued
+                   : cls == SlurmStateClass::kStarting ? GangState::kPending
+                                                       : GangState::kRunning;
+  if (g.stop_goal == StopGoal::kCancel) want = GangState::kCancelling;
+  // A restarted gang stays RUNNING while its next allocation waits (as with the LocalExecutor).
+  if (g.restarts_used > 0 && want != GangState::kCancelling) want = GangState::kRunning;
+  if (want != g.state) {
+    g.state = want;
+    if (want == GangState::kRunning && !g.start_time) g.start_time = now;
+    Persist(g);
+    Notify(g);
+  }
+  if (cls != SlurmStateClass::kRunning) return;
+  if (!g.start_time) g.start_time = now;
+  if (g.stop_goal == StopGoal::kNone) {
+    if (PrimarySucceeded(g)) {
+      BeginStop(g, static_cast<int>(StopGoal::kSucceed), "");
+      return;
+    }
+    // Backstop for --time (which Slurm enforces itself): the server's own clock.
+    if (g.spec.timeout &&
+        now >= *g.start_time + *g.spec.timeout + g.spec.kill_grace + std::chrono::seconds(60)) {
+      BeginStop(g, static_cast<int>(StopGoal::kTimeout),
+                "timed out after " + std::to_string(g.spec.timeout->count()) + "s");
+      return;
+    }
+    return;
+  }
+  if (!g.killed && now >= g.stop_started + g.spec.kill_grace) {
+    g.killed = true;
+    SystemLog(g, "still running " + std::to_string(g.spec.kill_grace.count()) +
+                     "s after SIGTERM; scancel " + g.slurm_job_id);
+    pending_cancels_.push_back({g.slurm_job_id, "", g.spec.job_id});
+    Persist(g);
+  }
+}
+
+void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::string& exit_code) {
+  if (g.stop_goal == StopGoal::kCancel) return Finish(g, GangState::kCancelled, g.stop_message);
+  if (g.stop_goal == StopGoal::kSucceed || PrimarySucceeded(g)) {
+    return Finish(g, GangState::kSucceeded, "");
+  }
+  if (g.stop_goal == StopGoal::kTimeout) return Finish(g, GangState::kFailed, g.stop_message);
+  std::string job = "Slurm job " + g.slurm_job_id;
+  if (st.empty()) {
+    job += " is no longer known to Slurm (squeue/sacct)";
+  } else {
+    job += " " + st + (exit_code.empty() ? "" : ", exit code " + exit_code);
+  }
+  SlurmStateClass cls = st.empty() ? SlurmStateClass::kFailed : ClassifySlurmState(st);
+  if (cls == SlurmStateClass::kTimeout) {
+    std::string limit = g.spec.timeout ? std::to_string(g.spec.timeout->count()) + "s"
+                                       : std::string("the partition's time limit");
+    return Finish(g, GangState::kFailed, "timed out after " + limit + " (" + job + ")");
+  }
+  if (cls == SlurmStateClass::kCancelled) {
+    return Finish(g, GangState::kCancelled,
+                  "cancelled outside Trainyard (scancel or a Slurm administrator; " + job + ")");
+  }
+  // The replica that explains the failure: the first to exit non-zero (srun --kill-on-bad-exit
+  // then kills the others, whose 143/137 explain nothing), else the first without an exit code.
+  std::string replica;
+  const SlurmReplica* first = nullptr;
+  for (const auto& r : g.replicas) {
+    if (!r.exit_code || *r.exit_code == 0) continue;
+    if (first == nullptr || r.end_time < first->end_time) first = &r;
+  }
+  if (first != nullptr) {
+    replica = Describe(first->pool_index, first->replica_index) + " exited with code " +
+              std::to_string(*first->exit_code);
+  }
+  if (replica.empty()) {
+    for (const auto& r : g.replicas) {
+      if (!r.exit_code) {
+        replica = Describe(r.pool_index, r.replica_index) + " ended without a recorded exit code";
+        break;
+      }
+    }
+  }
+  RestartOrFail(g, replica.empty() ? job : replica + " (" + job + ")");
+}
+
+void SlurmExecutor::RestartOrFail(Gang& g, const std::string& message) {
+  if (g.restarts_used < g.spec.max_restarts) {
+    g.restarts_used += 1;
+    SystemLog(g, message + "; restarting the whole job (restart " +
+                     std::to_string(g.restarts_used) + " of " +
+                     std::to_string(g.spec.max_restarts) + ")");
+    g.resubmit_pending = true;
+    g.slurm_job_id.clear();
+    g.state = GangState::kRunning;
+    Persist(g);
+    Notify(g);
+    return;
+  }
+  std::string msg = message;
+  if (g.restarts_used > 0) {
+    msg += " after " + std::to_string(g.restarts_used) + " restart" +
+           (g.restarts_used == 1 ? "" : "s");
+  }
+  Finish(g, GangState::kFailed, msg);
+}
+
+void SlurmExecutor::BeginStop(Gang& g, int goal, const std::string& message) {
+  g.stop_goal = static_cast<StopGoal>(goal);
+  g.stop_message = message;
+  g.stop_started = clock_.Now();
+  g.killed = false;
+  SystemLog(g, "stopping Slurm job " + g.slurm_job_id + ": SIGTERM to its tasks, scancel after " +
+                   std::to_string(g.spec.kill_grace.count()) + "s");
+  // Signal the steps only: the replicas' SIGTERM handlers run (the trainer checkpoints) and the
+  // batch script exits on its own once srun returns.
+  pending_cancels_.push_back({g.slurm_job_id, "TERM", g.spec.job_id});
+  if (g.stop_goal == StopGoal::kCancel) {
+    g.state = GangState::kCancelling;
+    Notify(g);
+  }
+  Persist(g);
+}
+
+void SlurmExecutor::Finish(Gang& g, GangState state, std::string message) {
+  SyncLogs(g);
+  g.done = true;
+  g.resubmit_pending = false;
+  g.state = state;
+  g.error_message = std::move(message);
+  g.end_time = clock_.Now();
+  SystemLog(g, "job ended: " + GangStateString(state) +
+                   (g.error_message.empty() ? "" : ": " + g.error_message));
+  Persist(g);
+  Notify(g);
+}
+
+void SlurmExecutor::ReadTaskFiles(Gang& g) {
+  if (g.slurm_job_id.empty()) return;
+  fs::path attempt_dir = AttemptDir(g.spec.job_dir, g.attempt);
+  bool changed = false;
+  for (auto& r : g.replicas) {
+    fs::path dir = TaskDir(attempt_dir, r.pool_index, r.replica_index);
+    if (!r.exit_code) {
+      if (auto text = ReadFile(dir / "status"); text.ok()) {
+        try {
+          auto j = nlohmann::json::parse(*text);
+          r.exit_code = j.at("exit_code").get<int>();
+          r.end_time = j.value("end_time", "");
+          changed = true;
+        } catch (const std::exception&) {
+          // Written atomically, so a parse error is a real corruption: leave the code unknown.
+        }
+      }
+    }
+    if (r.pid == 0) {
+      if (auto text = ReadFile(dir / "pid"); text.ok()) {
+        try {
+          r.pid = nlohmann::json::parse(*text).at("pid").get<int64_t>();
+          changed = true;
+        } catch (const std::exception&) {
+        }
+      }
+    }
+  }
+  if (changed) {
+    Persist(g);
+    Notify(g);
+  }
+}
+
+void SlurmExecutor::SyncLogs(Gang& g) {
+  if (g.attempt == 0) return;
+  fs::path attempt_dir = AttemptDir(g.spec.job_dir, g.attempt);
+  fs::path job_log = g.spec.job_dir / "logs";
+  bool moved = false;
+  constexpr int kBatch = 1000;
+  for (const auto& r : g.replicas) {
+    std::string task = executor::TaskName(r.pool_index, r.replica_index);
+    int64_t& cursor = g.log_cursors.try_emplace(task, -1).first->second;
+    while (true) {
+      auto lines = executor::ReadJobLog(TaskDir(attempt_dir, r.pool_index, r.replica_index) / "log",
+                                        cursor, kBatch);
+      if (!lines.ok() || lines->empty()) break;
+      std::vector<executor::LogRecord> records;
+      for (const auto& l : *lines) {
+        records.push_back({l.time, l.pool_index, l.replica_index, l.is_stderr, l.text});
+      }
+      if (!executor::AppendJobLog(job_log, options_.log_limits, records).ok()) break;
+      cursor = lines->back().offset;
+      moved = true;
+      if (static_cast<int>(lines->size()) < kBatch) break;
+    }
+  }
+  // The batch script's own output (srun errors, a launcher that could not start).
+  std::ifstream in(attempt_dir / "batch.out", std::ios::binary);
+  if (in) {
+    in.seekg(g.batch_out_offset);
+    std::string line;
+    std::vector<executor::LogRecord> records;
+    while (std::getline(in, line)) {
+      if (in.eof()) break;  // unterminated: still being written
+      g.batch_out_offset += static_cast<int64_t>(line.size()) + 1;
+      if (line.starts_with("[trainyard]")) line = line.substr(12);
+      const auto& first = g.replicas.front();
+      records.push_back({clock_.Now(), first.pool_index, first.replica_index, true,
+                         "[trainyard] slurm: " + line});
+    }
+    if (!records.empty()) {
+      (void)executor::AppendJobLog(job_log, options_.log_limits, records);
+      moved = true;
+    }
+  }
+  if (moved) Persist(g);
+}
+
+void SlurmExecutor::SystemLog(const Gang& g, const std::string& text) {
+  executor::LogRecord rec;
+  rec.time = clock_.Now();
+  rec.pool_index = g.replicas.empty() ? 0 : g.replicas.front().pool_index;
+  rec.replica_index = g.replicas.empty() ? 0 : g.replicas.front().replica_index;
+  rec.is_stderr = true;
+  rec.text = "[trainyard] " + text;
+  // Best effort: a log that cannot be written must not stop the job.
+  (void)executor::AppendJobLog(g.spec.job_dir / "logs", options_.log_limits, {rec});
+}
+
+void SlurmExecutor::Persist(const Gang& g) {
+  if (Status s = SaveSlurmGang(g); !s.ok()) {
+    SystemLog(g, "cannot persist executor state: " + s.ToString());
+  }
+}
+
+void SlurmExecutor::Notify(const Gang& g) { pending_notifications_.push_back(SlurmGangStatus(g)); }
+
+}  // namespace trainyard::slurm

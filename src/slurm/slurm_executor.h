@@ -1,0 +1,140 @@
+// SlurmExecutor: runs each gang as one Slurm job (executor.h contract; src/slurm/README.md).
+//
+// Submit plans the allocation (slurm_script.h: one component per machine shape, heterogeneous
+// job or a homogeneous fallback on a 1-node partition), writes <job_dir>/slurm/attempt-<n>/
+// {job.sbatch, plan.json} and runs sbatch. Every task runs trainyard-slurm-task (slurm_task.h),
+// which builds the replica's Vertex environment at run time and supervises the replica like the
+// LocalExecutor's wrapper. GangSpec::job_dir must be on a file system every node of the
+// partition mounts at the same path (the tasks write their logs, pid and exit code there).
+//
+// A monitor thread polls Slurm (SlurmClient::Query, every poll_interval) and the tasks' files:
+//   Slurm PENDING -> QUEUED (the pending reason is logged when it changes), CONFIGURING ->
+//   PENDING, RUNNING -> RUNNING; the gang SUCCEEDS when the primary replica (pool 0; all
+//   replicas without pool 0) exited 0 — replicas still running are then stopped; it FAILS on
+//   FAILED/NODE_FAIL/OUT_OF_MEMORY/... with "workerpool1 replica 0 exited with code 3 (Slurm job
+//   12 FAILED, exit code 3:0)"; PREEMPTED or a failure with restart budget left (max_restarts)
+//   -> a new attempt (new sbatch); TIMEOUT -> FAILED "timed out after 600s"; CANCELLED by
+//   someone else -> CANCELLED. A job Slurm no longer knows (purged, no accounting) is judged
+//   from its tasks' exit codes.
+// Timeout: --time on the job, plus the executor's own check from the first RUNNING.
+// Cancel: scancel --signal=TERM (the replicas' own SIGTERM handlers run: the trainer
+// checkpoints), then after kill_grace a plain scancel. Ends CANCELLED.
+// Logs: each task's log (<attempt>/<task>/log) and the batch script's output are copied into
+// <job_dir>/logs (job_log.h) by the monitor, so ReadLogs has one cursor space, survives
+// restarts, and only the server writes the job log.
+// State: <job_dir>/slurm_state.json (atomic), with the Slurm job id: Adopt() after a server
+// restart re-attaches by that id.
+//
+// Thread-safety: as executor.h. Slurm commands run without the executor's lock held.
+#pragma once
+
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor/executor.h"
+#include "executor/job_log.h"
+#include "executor/machine_catalog.h"
+#include "executor/process_ops.h"
+#include "slurm/slurm_client.h"
+
+namespace trainyard::slurm {
+
+struct SlurmExecutorOptions {
+  std::filesystem::path data_dir;  // server data dir: <data_dir>/slurm/jobs/<id> -> job dir
+  std::string partition;           // empty = the cluster's default partition
+  std::string account;             // empty = the user's default account
+  std::string qos;                 // empty = the default QoS
+  std::vector<std::string> extra_sbatch_args;  // more #SBATCH options, e.g. "--constraint=ib"
+
+  // Everything below has working defaults; tests and embedders may change it.
+  // trainyard-slurm-task; empty = $TRAINYARD_SLURM_TASK, next to /proc/self/exe, the build
+  // tree, PATH. It must be at the same path on every node (shared install).
+  std::filesystem::path task_binary;
+  std::filesystem::path slurm_bin_dir;  // where sbatch & co. are; empty = PATH
+  std::chrono::milliseconds poll_interval{2000};
+  std::chrono::seconds rendezvous_timeout{300};
+  // A job Slurm answers nothing about this many polls in a row counts as gone.
+  int missing_polls_before_lost = 3;
+  executor::LogLimits log_limits;
+  const executor::MachineCatalog* catalog = nullptr;  // nullptr = MachineCatalog::Default()
+  executor::Clock* clock = nullptr;                   // nullptr = Clock::Real()
+  SlurmClient* client = nullptr;  // nullptr = CliSlurmClient over the real commands
+  bool start_monitor = true;      // false: nothing polls until PollOnce() (unit tests)
+};
+
+// The task launcher per the order above; NOT_FOUND naming what was tried.
+StatusOr<std::filesystem::path> FindSlurmTaskBinary(const std::filesystem::path& configured);
+
+class SlurmExecutor : public executor::Executor {
+ public:
+  explicit SlurmExecutor(SlurmExecutorOptions options);
+  ~SlurmExecutor() override;  // Shutdown()
+
+  void SetListener(Listener listener) override;
+  Status Validate(const executor::GangSpec& spec) const override;
+  Status Submit(const executor::GangSpec& spec) override;
+  StatusOr<executor::GangStatus> Adopt(const executor::GangSpec& spec) override;
+  Status Cancel(const std::string& job_id) override;
+  StatusOr<executor::GangStatus> Get(const std::string& job_id) const override;
+  StatusOr<std::vector<executor::LogLine>> ReadLogs(const std::string& job_id, int64_t after,
+                                                    int limit) const override;
+  void Shutdown() override;
+
+  // One monitor round now (query Slurm, read task files, copy logs, advance states, notify).
+  // What the monitor thread does every poll_interval; tests call it directly.
+  void PollOnce();
+
+  struct Gang;  // slurm_executor_state.h
+
+ private:
+  Status ValidateWith(const executor::GangSpec& spec, const std::vector<SlurmNode>& nodes) const;
+  // Plans the allocation, writes attempt-<n>/{plan.json,job.sbatch} and runs sbatch; touches no
+  // executor state (runs without the lock). Returns the Slurm job id.
+  StatusOr<std::string> LaunchAttempt(const executor::GangSpec& spec, int attempt,
+                                      std::vector<std::string>* warnings) const;
+  void Loop();
+  void Apply(Gang& gang, const SlurmJobInfo* info, bool query_ok);
+  void FinishFromSlurm(Gang& gang, const std::string& slurm_state, const std::string& exit_code);
+  void BeginStop(Gang& gang, int goal, const std::string& message);
+  void Finish(Gang& gang, executor::GangState state, std::string message);
+  void RestartOrFail(Gang& gang, const std::string& message);
+  void ReadTaskFiles(Gang& gang);
+  void SyncLogs(Gang& gang);
+  void SystemLog(const Gang& gang, const std::string& text);
+  void Persist(const Gang& gang);
+  void Notify(const Gang& gang);
+  void RunCancels();            // pending_cancels_, without the lock
+  void RunResubmissions();      // gangs with resubmit_pending, sbatch without the lock
+  void DeliverNotifications();  // listener calls, without the lock
+
+  SlurmExecutorOptions options_;
+  const executor::MachineCatalog& catalog_;
+  executor::Clock& clock_;
+  std::unique_ptr<SlurmClient> owned_client_;
+  SlurmClient& client_;
+
+  std::mutex poll_mu_;  // one PollOnce at a time (monitor thread or a test)
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool wake_ = false;
+  Listener listener_;
+  std::map<std::string, std::unique_ptr<Gang>> gangs_;
+  std::vector<executor::GangStatus> pending_notifications_;
+  // Slurm actions decided under the lock, run after it is released.
+  struct CancelAction {
+    std::string slurm_id, signal;
+    std::string job_id;
+  };
+  std::vector<CancelAction> pending_cancels_;
+  std::thread thread_;
+};
+
+}  // namespace trainyard::slurm

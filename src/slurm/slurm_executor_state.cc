@@ -1,0 +1,167 @@
+#include "slurm/slurm_executor_state.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/file_util.h"
+
+namespace trainyard::slurm {
+namespace fs = std::filesystem;
+using executor::GangState;
+using Json = nlohmann::json;
+
+namespace {
+
+constexpr char kStateFile[] = "slurm_state.json";
+
+int64_t Micros(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+std::chrono::system_clock::time_point FromMicros(int64_t us) {
+  return std::chrono::system_clock::time_point(std::chrono::microseconds(us));
+}
+
+GangState StateFromString(const std::string& s) {
+  for (GangState st :
+       {GangState::kQueued, GangState::kPending, GangState::kRunning, GangState::kSucceeded,
+        GangState::kFailed, GangState::kCancelling, GangState::kCancelled}) {
+    if (GangStateString(st) == s) return st;
+  }
+  return GangState::kQueued;
+}
+
+}  // namespace
+
+std::string GangStateString(GangState state) {
+  switch (state) {
+    case GangState::kQueued:
+      return "QUEUED";
+    case GangState::kPending:
+      return "PENDING";
+    case GangState::kRunning:
+      return "RUNNING";
+    case GangState::kSucceeded:
+      return "SUCCEEDED";
+    case GangState::kFailed:
+      return "FAILED";
+    case GangState::kCancelling:
+      return "CANCELLING";
+    case GangState::kCancelled:
+      return "CANCELLED";
+  }
+  return "QUEUED";
+}
+
+std::string SerializeSlurmGang(const SlurmExecutor::Gang& g) {
+  Json j;
+  j["version"] = 1;
+  j["job_id"] = g.spec.job_id;
+  j["attempt"] = g.attempt;
+  j["slurm_job_id"] = g.slurm_job_id;
+  j["resubmit_pending"] = g.resubmit_pending;
+  j["state"] = GangStateString(g.state);
+  j["done"] = g.done;
+  j["restarts_used"] = g.restarts_used;
+  if (g.start_time) j["start_time_us"] = Micros(*g.start_time);
+  if (g.end_time) j["end_time_us"] = Micros(*g.end_time);
+  j["error_message"] = g.error_message;
+  j["stop_goal"] = static_cast<int>(g.stop_goal);
+  j["stop_message"] = g.stop_message;
+  j["stop_started_us"] = Micros(g.stop_started);
+  j["killed"] = g.killed;
+  j["slurm_state"] = g.slurm_state;
+  j["slurm_reason"] = g.slurm_reason;
+  j["log_cursors"] = g.log_cursors;
+  j["batch_out_offset"] = g.batch_out_offset;
+  Json replicas = Json::array();
+  for (const auto& r : g.replicas) {
+    Json rj{{"pool", r.pool_index},
+            {"replica", r.replica_index},
+            {"pid", r.pid},
+            {"end_time", r.end_time}};
+    rj["exit_code"] = r.exit_code ? Json(*r.exit_code) : Json(nullptr);
+    replicas.push_back(std::move(rj));
+  }
+  j["replicas"] = std::move(replicas);
+  return j.dump(1) + "\n";
+}
+
+Status SaveSlurmGang(const SlurmExecutor::Gang& gang) {
+  return WriteFileAtomic(gang.spec.job_dir / kStateFile, SerializeSlurmGang(gang));
+}
+
+StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
+  fs::path path = job_dir / kStateFile;
+  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  SlurmExecutor::Gang g;
+  try {
+    Json j = Json::parse(text);
+    g.spec.job_id = j.at("job_id").get<std::string>();
+    g.spec.job_dir = job_dir;
+    g.attempt = j.at("attempt").get<int>();
+    g.slurm_job_id = j.at("slurm_job_id").get<std::string>();
+    g.resubmit_pending = j.at("resubmit_pending").get<bool>();
+    g.state = StateFromString(j.at("state").get<std::string>());
+    g.done = j.at("done").get<bool>();
+    g.restarts_used = j.at("restarts_used").get<int>();
+    if (j.contains("start_time_us")) g.start_time = FromMicros(j["start_time_us"].get<int64_t>());
+    if (j.contains("end_time_us")) g.end_time = FromMicros(j["end_time_us"].get<int64_t>());
+    g.error_message = j.at("error_message").get<std::string>();
+    g.stop_goal = static_cast<StopGoal>(j.at("stop_goal").get<int>());
+    g.stop_message = j.at("stop_message").get<std::string>();
+    g.stop_started = FromMicros(j.at("stop_started_us").get<int64_t>());
+    g.killed = j.at("killed").get<bool>();
+    g.slurm_state = j.at("slurm_state").get<std::string>();
+    g.slurm_reason = j.at("slurm_reason").get<std::string>();
+    g.log_cursors = j.at("log_cursors").get<std::map<std::string, int64_t>>();
+    g.batch_out_offset = j.at("batch_out_offset").get<int64_t>();
+    for (const auto& rj : j.at("replicas")) {
+      SlurmReplica r;
+      r.pool_index = rj.at("pool").get<int>();
+      r.replica_index = rj.at("replica").get<int>();
+      r.pid = rj.at("pid").get<int64_t>();
+      r.end_time = rj.value("end_time", "");
+      if (!rj.at("exit_code").is_null()) r.exit_code = rj["exit_code"].get<int>();
+      g.replicas.push_back(r);
+    }
+  } catch (const std::exception& e) {
+    return DataLossError("corrupt Slurm executor state " + path.string() + ": " + e.what());
+  }
+  return g;
+}
+
+executor::GangStatus SlurmGangStatus(const SlurmExecutor::Gang& g) {
+  executor::GangStatus s;
+  s.job_id = g.spec.job_id;
+  s.state = g.state;
+  s.error_message = g.error_message;
+  s.start_time = g.start_time;
+  s.end_time = g.end_time;
+  for (const auto& r : g.replicas) {
+    executor::ReplicaStatus rs;
+    rs.pool_index = r.pool_index;
+    rs.replica_index = r.replica_index;
+    rs.pid = (r.exit_code || g.done) ? 0 : r.pid;
+    rs.exit_code = r.exit_code;
+    rs.restarts = g.restarts_used;
+    s.replicas.push_back(rs);
+  }
+  return s;
+}
+
+Status RegisterSlurmJobDir(const fs::path& data_dir, const std::string& job_id,
+                           const fs::path& job_dir) {
+  if (data_dir.empty()) return Status::Ok();
+  return WriteFileAtomic(data_dir / "slurm" / "jobs" / job_id, fs::absolute(job_dir).string());
+}
+
+StatusOr<fs::path> LookupSlurmJobDir(const fs::path& data_dir, const std::string& job_id) {
+  if (data_dir.empty() || job_id.empty() || job_id.find('/') != std::string::npos ||
+      job_id == "." || job_id == "..") {
+    return NotFoundError("job " + job_id + " is not known to this executor");
+  }
+  auto text = ReadFile(data_dir / "slurm" / "jobs" / job_id);
+  if (!text.ok()) return NotFoundError("job " + job_id + " is not known to this executor");
+  return fs::path(*text);
+}
+
+}  // namespace trainyard::slurm

@@ -1,0 +1,289 @@
+// SlurmExecutor against FakeSlurmClient: no Slurm, no sleeps; the test plays Slurm (job states)
+// and the tasks (their status and log files), then runs one monitor round with PollOnce().
+#include "slurm/slurm_executor.h"
+
+#include <gtest/gtest.h>
+
+#include "common/file_util.h"
+#include "executor/job_log.h"
+#include "slurm/fake_slurm_client.h"
+#include "slurm/slurm_script.h"
+#include "testing/test_util.h"
+
+namespace trainyard::slurm {
+namespace {
+
+namespace fs = std::filesystem;
+using executor::GangSpec;
+using executor::GangState;
+
+class FakeClock : public executor::Clock {
+ public:
+  std::chrono::system_clock::time_point Now() const override { return now; }
+  std::chrono::system_clock::time_point now{std::chrono::seconds(1'700'000'000)};
+};
+
+std::string Name(GangState s) {
+  const char* names[] = {"QUEUED", "PENDING",    "RUNNING",  "SUCCEEDED",
+                         "FAILED", "CANCELLING", "CANCELLED"};
+  return names[static_cast<int>(s)];
+}
+
+class SlurmExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = trainyard::testing::MakeTestDir();
+    SlurmNode n;
+    n.name = "n1";
+    n.partitions = {"debug"};
+    n.default_partition = true;
+    n.cpus = 8;
+    n.memory_mb = 32000;
+    n.state = "idle";
+    SlurmNode n2 = n;
+    n2.name = "n2";
+    client_.SetNodes({n, n2});
+    executor_ = Make();
+  }
+
+  std::unique_ptr<SlurmExecutor> Make() {
+    SlurmExecutorOptions o;
+    o.data_dir = dir_ / "data";
+    o.partition = "";
+    o.task_binary = "/bin/true";
+    o.client = &client_;
+    o.clock = &clock_;
+    o.start_monitor = false;
+    auto e = std::make_unique<SlurmExecutor>(o);
+    e->SetListener([this](const executor::GangStatus& s) { seen_ += Name(s.state) + " "; });
+    return e;
+  }
+
+  GangSpec Spec(const std::string& id, int max_restarts = 0) {
+    GangSpec g;
+    g.job_id = id;
+    g.job_dir = dir_ / "jobs" / id;
+    g.max_restarts = max_restarts;
+    g.kill_grace = std::chrono::seconds(10);
+    g.replicas.push_back({0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", "exit 0"}, {}});
+    g.replicas.push_back({1, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", "exit 0"}, {}});
+    return g;
+  }
+
+  // What a task writes when its replica ends (trainyard-exec-wrapper's status file).
+  void TaskExited(const std::string& id, int attempt, int pool, int code) {
+    fs::path f = TaskDir(AttemptDir(dir_ / "jobs" / id, attempt), pool, 0) / "status";
+    ASSERT_TRUE(WriteFileAtomic(f, "{\"exit_code\":" + std::to_string(code) + "}").ok());
+  }
+
+  std::string Status(const std::string& id) {
+    auto s = executor_->Get(id);
+    if (!s.ok()) return s.status().ToString();
+    return Name(s->state) + (s->error_message.empty() ? "" : ": " + s->error_message);
+  }
+
+  std::string LogText(const std::string& id) {
+    std::string text;
+    auto lines = executor_->ReadLogs(id, -1, 1000);
+    for (const auto& l : *lines) text += l.text + "\n";
+    return text;
+  }
+
+  fs::path dir_;
+  FakeSlurmClient client_;
+  FakeClock clock_;
+  std::string seen_;
+  std::unique_ptr<SlurmExecutor> executor_;
+};
+
+TEST_F(SlurmExecutorTest, RunsThroughSlurmStatesToSuccess) {
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  std::string id = client_.submissions().at(0).job_id;
+  client_.SetJob(id, "PENDING", "", "Resources");
+  executor_->PollOnce();
+  client_.SetJob(id, "RUNNING", "", "None", "n[1-2]");
+  executor_->PollOnce();
+  TaskExited("1", 1, 0, 0);
+  TaskExited("1", 1, 1, 0);
+  client_.SetJob(id, "COMPLETED", "0:0");
+  executor_->PollOnce();
+  EXPECT_EQ(seen_ + "| " + Status("1"), "QUEUED RUNNING RUNNING SUCCEEDED | SUCCEEDED");
+  EXPECT_NE(LogText("1").find("[trainyard] Slurm job 100: PENDING (Resources)"), std::string::npos)
+      << LogText("1");
+}
+
+TEST_F(SlurmExecutorTest, SubmitWritesScriptAndPlanAndRejectsDuplicates) {
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  auto sub = client_.submissions().at(0);
+  bool plan = fs::exists(sub.script_path.parent_path() / "plan.json");
+  EXPECT_EQ(sub.script_path.string().substr(dir_.string().size()) +
+                " plan=" + std::to_string(plan) + " " + executor_->Submit(Spec("1")).ToString(),
+            "/jobs/1/slurm/attempt-1/job.sbatch plan=1 ALREADY_EXISTS: job 1 was already "
+            "submitted");
+  EXPECT_NE(sub.script.find("#SBATCH --ntasks=2\n"), std::string::npos) << sub.script;
+}
+
+TEST_F(SlurmExecutorTest, SbatchFailureIsReturnedAndNothingIsKept) {
+  client_.SetSubmitError(UnavailableError("sbatch: error: Batch job submission failed"));
+  trainyard::Status s = executor_->Submit(Spec("1"));
+  EXPECT_EQ(s.ToString() + " | " + Status("1"),
+            "UNAVAILABLE: sbatch: error: Batch job submission failed | NOT_FOUND: job 1 is not "
+            "known to this executor");
+}
+
+TEST_F(SlurmExecutorTest, TerminalStatesMapToJobStatesWithReasons) {
+  struct Case {
+    std::string slurm, exit;
+    int worker_code;
+  };
+  std::vector<Case> cases = {
+      {"FAILED", "3:0", 3},     {"NODE_FAIL", "0:0", -1},  {"OUT_OF_MEMORY", "0:125", 137},
+      {"TIMEOUT", "0:15", 143}, {"PREEMPTED", "0:15", -1}, {"CANCELLED", "0:15", -1}};
+  std::string out;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string job = "m" + std::to_string(i);
+    GangSpec spec = Spec(job);
+    spec.timeout = std::chrono::seconds(600);
+    ASSERT_TRUE(executor_->Submit(spec).ok());
+    std::string id = client_.submissions().back().job_id;
+    client_.SetJob(id, "RUNNING");
+    executor_->PollOnce();
+    if (cases[i].worker_code >= 0) TaskExited(job, 1, 1, cases[i].worker_code);
+    client_.SetJob(id, cases[i].slurm, cases[i].exit);
+    executor_->PollOnce();
+    out += cases[i].slurm + " -> " + Status(job) + "\n";
+  }
+  EXPECT_EQ(out,
+            "FAILED -> FAILED: workerpool1 replica 0 exited with code 3 (Slurm job 100 FAILED, "
+            "exit code 3:0)\n"
+            "NODE_FAIL -> FAILED: workerpool0 replica 0 ended without a recorded exit code (Slurm "
+            "job 101 NODE_FAIL, exit code 0:0)\n"
+            "OUT_OF_MEMORY -> FAILED: workerpool1 replica 0 exited with code 137 (Slurm job 102 "
+            "OUT_OF_MEMORY, exit code 0:125)\n"
+            "TIMEOUT -> FAILED: timed out after 600s (Slurm job 103 TIMEOUT, exit code 0:15)\n"
+            "PREEMPTED -> FAILED: workerpool0 replica 0 ended without a recorded exit code (Slurm "
+            "job 104 PREEMPTED, exit code 0:15)\n"
+            "CANCELLED -> CANCELLED: cancelled outside Trainyard (scancel or a Slurm "
+            "administrator; Slurm job 105 CANCELLED, exit code 0:15)\n");
+}
+
+TEST_F(SlurmExecutorTest, FailureRestartsTheGangAsANewSlurmJobWhileBudgetLasts) {
+  ASSERT_TRUE(executor_->Submit(Spec("1", /*max_restarts=*/1)).ok());
+  client_.SetJob("100", "RUNNING");
+  executor_->PollOnce();
+  TaskExited("1", 1, 1, 2);
+  client_.SetJob("100", "PREEMPTED", "0:15");
+  executor_->PollOnce();  // restart: attempt 2 submitted in the same round
+  ASSERT_EQ(client_.submissions().size(), 2u);
+  client_.SetJob("101", "RUNNING");
+  executor_->PollOnce();
+  TaskExited("1", 2, 1, 4);
+  client_.SetJob("101", "FAILED", "4:0");
+  executor_->PollOnce();
+  EXPECT_EQ(Status("1") + " | attempt 2 dir: " +
+                client_.submissions().at(1).script_path.parent_path().filename().string(),
+            "FAILED: workerpool1 replica 0 exited with code 4 (Slurm job 101 FAILED, exit code "
+            "4:0) after 1 restart | attempt 2 dir: attempt-2");
+}
+
+TEST_F(SlurmExecutorTest, PrimarySuccessStopsTheOtherReplicas) {
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  client_.SetJob("100", "RUNNING");
+  executor_->PollOnce();
+  TaskExited("1", 1, 0, 0);
+  executor_->PollOnce();                     // chief done, worker still running: SIGTERM the steps
+  client_.SetJob("100", "FAILED", "143:0");  // the worker died of SIGTERM
+  executor_->PollOnce();
+  EXPECT_EQ(Status("1") + " | " + client_.cancels().at(0), "SUCCEEDED | 100:TERM");
+}
+
+TEST_F(SlurmExecutorTest, CancelSendsTermThenScancelAfterGrace) {
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  client_.SetJob("100", "RUNNING");
+  executor_->PollOnce();
+  ASSERT_TRUE(executor_->Cancel("1").ok());
+  std::string mid = Status("1");
+  clock_.now += std::chrono::seconds(5);
+  executor_->PollOnce();  // within kill_grace: nothing more
+  clock_.now += std::chrono::seconds(6);
+  executor_->PollOnce();  // grace over: plain scancel
+  client_.SetJob("100", "CANCELLED", "0:15");
+  executor_->PollOnce();
+  std::string cancels;
+  for (const auto& c : client_.cancels()) cancels += c + " ";
+  EXPECT_EQ(mid + " | " + cancels + "| " + Status("1") + " | " + executor_->Cancel("1").ToString() +
+                " " + executor_->Cancel("nope").ToString(),
+            "CANCELLING | 100:TERM 100 | CANCELLED: cancelled | OK NOT_FOUND: job nope is not "
+            "known to this executor");
+}
+
+TEST_F(SlurmExecutorTest, CancelWhileQueuedEndsAtOnce) {
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  ASSERT_TRUE(executor_->Cancel("1").ok());
+  EXPECT_EQ(Status("1") + " | " + client_.cancels().at(0),
+            "CANCELLED: cancelled before it started | 100");
+}
+
+TEST_F(SlurmExecutorTest, AdoptReattachesBySlurmJobIdAfterRestart) {
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  client_.SetJob("100", "RUNNING");
+  executor_->PollOnce();
+  executor_->Shutdown();
+  executor_ = Make();  // "server restart"
+  auto adopted = executor_->Adopt(Spec("1"));
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  std::string before = Name(adopted->state);
+  TaskExited("1", 1, 0, 0);
+  TaskExited("1", 1, 1, 0);
+  client_.SetJob("100", "COMPLETED", "0:0");
+  executor_->PollOnce();
+  EXPECT_EQ(
+      before + " " + Status("1") + " submissions=" + std::to_string(client_.submissions().size()),
+      "RUNNING SUCCEEDED submissions=1");
+  // A job that ended before the restart is answered from its state file.
+  executor_ = Make();
+  EXPECT_EQ(Status("1"), "SUCCEEDED");
+}
+
+TEST_F(SlurmExecutorTest, JobPurgedFromSlurmIsJudgedByItsTasks) {
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  client_.SetJob("100", "RUNNING");
+  executor_->PollOnce();
+  TaskExited("1", 1, 0, 1);
+  client_.SetJob("100", "");  // gone: no squeue entry, no accounting
+  for (int i = 0; i < 3; ++i) executor_->PollOnce();
+  EXPECT_EQ(Status("1"),
+            "FAILED: workerpool0 replica 0 exited with code 1 (Slurm job 100 is no longer known "
+            "to Slurm (squeue/sacct))");
+}
+
+TEST_F(SlurmExecutorTest, TaskLogsAreCopiedIntoTheJobLogWithCursors) {
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  client_.SetJob("100", "RUNNING");
+  fs::path task_log = TaskDir(AttemptDir(dir_ / "jobs" / "1", 1), 1, 0) / "log";
+  ASSERT_TRUE(executor::AppendJobLog(task_log, {}, {{clock_.now, 1, 0, false, "hello"}}).ok());
+  executor_->PollOnce();
+  ASSERT_TRUE(executor::AppendJobLog(task_log, {}, {{clock_.now, 1, 0, true, "world"}}).ok());
+  executor_->PollOnce();
+  executor_->PollOnce();  // nothing new: no duplicates
+  std::string replica_lines;
+  auto lines = executor_->ReadLogs("1", -1, 1000);
+  for (const auto& l : *lines) {
+    if (l.pool_index == 1) replica_lines += l.text + (l.is_stderr ? "(E) " : " ");
+  }
+  EXPECT_EQ(replica_lines, "hello world(E) ");
+}
+
+TEST_F(SlurmExecutorTest, ValidateUsesThePartitionsNodes) {
+  GangSpec gpu = Spec("g");
+  gpu.replicas[0].accelerator_type = "NVIDIA_TESLA_T4";
+  gpu.replicas[0].accelerator_count = 1;
+  GangSpec bad_id = Spec("a/b");
+  EXPECT_EQ(executor_->Validate(gpu).message() + "\n" + executor_->Validate(bad_id).message(),
+            "workerPoolSpecs[0]: NVIDIA_TESLA_T4 x1 requested but the largest node of the "
+            "default partition has no GPU (GRES gpu)\n"
+            "job id 'a/b' must be 1-200 characters of letters, digits, '-', '_' or '.'");
+}
+
+}  // namespace
+}  // namespace trainyard::slurm

@@ -1,0 +1,351 @@
+#include "slurm/slurm_script.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "executor/replica_env.h"
+
+namespace trainyard::slurm {
+namespace fs = std::filesystem;
+using executor::GangSpec;
+using executor::ReplicaSpec;
+
+namespace {
+
+std::string PoolField(int pool) { return "workerPoolSpecs[" + std::to_string(pool) + "]"; }
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", std::round(v * 10) / 10);
+  return buf;
+}
+
+struct Shape {
+  int cpus = 1;
+  int64_t mem_mb = 0;
+  int gpus = 0;
+  bool operator==(const Shape&) const = default;
+};
+
+// A gang larger than the whole partition would be rejected by sbatch ("Requested node
+// configuration is not available"); like the LocalExecutor on a small host, shrink every replica
+// evenly until the gang fits the partition's total CPUs and memory, and say so. (Placement on
+// individual nodes stays Slurm's job.)
+void FitIntoPartition(const std::vector<SlurmNode>& nodes, const std::string& partition,
+                      SlurmAllocation* alloc) {
+  int64_t total_cpus = 0, total_mem = 0, want_cpus = 0, want_mem = 0;
+  for (const auto& n : nodes) {
+    total_cpus += n.cpus;
+    total_mem += n.memory_mb;
+  }
+  for (const auto& c : alloc->components) {
+    want_cpus += int64_t{c.ntasks} * c.cpus_per_task;
+    want_mem += int64_t{c.ntasks} * c.cpus_per_task * c.mem_per_cpu_mb;
+  }
+  if (total_cpus <= 0 || (want_cpus <= total_cpus && (total_mem <= 0 || want_mem <= total_mem))) {
+    return;
+  }
+  double cpu_scale = std::min(1.0, static_cast<double>(total_cpus) / want_cpus);
+  double mem_scale = total_mem > 0 && want_mem > 0
+                         ? std::min(1.0, static_cast<double>(total_mem) / want_mem)
+                         : 1.0;
+  int64_t tasks = 0;
+  for (auto& c : alloc->components) {
+    int64_t task_mem = int64_t{c.cpus_per_task} * c.mem_per_cpu_mb;
+    c.cpus_per_task = std::max(1, static_cast<int>(c.cpus_per_task * cpu_scale));
+    task_mem = static_cast<int64_t>(task_mem * mem_scale);
+    c.mem_per_cpu_mb = std::max<int64_t>(1, task_mem / c.cpus_per_task);
+    tasks += c.ntasks;
+  }
+  alloc->warnings.push_back("the job's " + std::to_string(tasks) + " replicas together ask for " +
+                            std::to_string(want_cpus) + " CPUs / " + Num(want_mem / 1024.0) +
+                            " GiB but " + partition + " has " + std::to_string(total_cpus) +
+                            " CPUs / " + Num(total_mem / 1024.0) +
+                            " GiB in all; every replica is shrunk to fit (oversubscribed)");
+}
+
+}  // namespace
+
+StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
+                                         const executor::MachineCatalog& catalog,
+                                         const std::vector<SlurmNode>& nodes,
+                                         const std::string& partition_name) {
+  std::string partition =
+      partition_name.empty() ? "the default partition" : "partition " + partition_name;
+  std::vector<const SlurmNode*> usable;
+  for (const auto& n : nodes) {
+    if (n.Usable()) usable.push_back(&n);
+  }
+  if (nodes.empty()) {
+    return InvalidArgumentError(partition +
+                                " has no nodes (sinfo); set the Slurm executor's "
+                                "partition to one that exists");
+  }
+  // Down nodes may come back: size requests by every node, count usable ones for het jobs.
+  int max_cpus = 0, max_gpus = 0;
+  int64_t max_mem = 0;
+  for (const auto& n : nodes) {
+    max_cpus = std::max(max_cpus, n.cpus);
+    max_mem = std::max(max_mem, n.memory_mb);
+    max_gpus = std::max(max_gpus, n.gpus);
+  }
+  SlurmAllocation alloc;
+  for (size_t i = 0; i < spec.replicas.size(); ++i) alloc.rank_order.push_back(i);
+  std::stable_sort(alloc.rank_order.begin(), alloc.rank_order.end(), [&](size_t a, size_t b) {
+    return std::tie(spec.replicas[a].pool_index, spec.replicas[a].replica_index) <
+           std::tie(spec.replicas[b].pool_index, spec.replicas[b].replica_index);
+  });
+  std::vector<Shape> shapes;
+  std::vector<int> pools;
+  std::map<int, bool> warned;
+  for (size_t i : alloc.rank_order) {
+    const ReplicaSpec& r = spec.replicas[i];
+    std::string field = PoolField(r.pool_index);
+    const executor::MachineType* m = catalog.FindMachine(r.machine_type);
+    if (m == nullptr) {
+      std::string names;
+      for (const auto& n : catalog.MachineNames()) names += (names.empty() ? "" : ", ") + n;
+      return InvalidArgumentError(field + ".machineSpec.machineType: unknown machine type '" +
+                                  r.machine_type + "'; use one of " + names);
+    }
+    int gpus = r.accelerator_count > 0 ? r.accelerator_count : m->bundled_accelerator_count;
+    if (!r.accelerator_type.empty() && catalog.FindAccelerator(r.accelerator_type) == nullptr) {
+      return InvalidArgumentError(field + ".machineSpec.acceleratorType: unknown accelerator '" +
+                                  r.accelerator_type + "'");
+    }
+    if (gpus > max_gpus) {
+      std::string accel = r.accelerator_type.empty() ? m->bundled_accelerator : r.accelerator_type;
+      return InvalidArgumentError(
+          field + ": " + accel + " x" + std::to_string(gpus) +
+          " requested but the largest node of " + partition + " has " +
+          (max_gpus == 0 ? std::string("no GPU (GRES gpu)") : std::to_string(max_gpus) + " GPUs"));
+    }
+    if (r.argv.empty() || r.argv[0].empty()) {
+      return InvalidArgumentError(field +
+                                  ": no command to run (containerSpec.command/args or an "
+                                  "image mapped to a command)");
+    }
+    Shape s;
+    s.cpus = std::max(1, std::min(m->vcpus, max_cpus));
+    int64_t want_mb = static_cast<int64_t>(std::ceil(m->memory_gib * 1024));
+    int64_t mem_mb = max_mem > 0 ? std::min(want_mb, max_mem) : want_mb;
+    s.mem_mb = mem_mb;
+    s.gpus = gpus;
+    if ((m->vcpus > max_cpus || (max_mem > 0 && want_mb > max_mem)) && !warned[r.pool_index]) {
+      warned[r.pool_index] = true;
+      alloc.warnings.push_back(field + ": " + m->name + " asks for " + std::to_string(m->vcpus) +
+                               " vCPUs / " + Num(m->memory_gib) + " GiB but the largest node of " +
+                               partition + " has " + std::to_string(max_cpus) + " CPUs / " +
+                               Num(max_mem / 1024.0) + " GiB; each replica gets " +
+                               std::to_string(s.cpus) + " CPUs / " + Num(mem_mb / 1024.0) + " GiB");
+    }
+    shapes.push_back(s);
+    pools.push_back(r.pool_index);
+  }
+  // GPU replicas take a node each.
+  std::map<int, int> gpu_replicas_by_need;
+  for (const auto& s : shapes) {
+    if (s.gpus > 0) gpu_replicas_by_need[s.gpus] += 1;
+  }
+  for (const auto& [need, count] : gpu_replicas_by_need) {
+    int fitting = 0;
+    int gpu_total = 0;
+    for (const auto& [n2, c2] : gpu_replicas_by_need) {
+      if (n2 >= need) gpu_total += c2;
+    }
+    for (const auto& n : nodes) fitting += n.gpus >= need ? 1 : 0;
+    if (gpu_total > fitting) {
+      return InvalidArgumentError("workerPoolSpecs: the job needs " + std::to_string(gpu_total) +
+                                  " nodes with >= " + std::to_string(need) + " GPUs at once " +
+                                  "(one GPU replica per node) but " + partition + " has " +
+                                  std::to_string(fitting));
+    }
+  }
+  // Merge consecutive replicas (rank order) of the same shape into components.
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    if (k > 0 && shapes[k] == shapes[k - 1]) {
+      alloc.components.back().ntasks += 1;
+      continue;
+    }
+    SlurmComponent c;
+    c.ntasks = 1;
+    c.cpus_per_task = shapes[k].cpus;
+    c.mem_per_cpu_mb = shapes[k].mem_mb / c.cpus_per_task;
+    c.gpus_per_task = shapes[k].gpus;
+    alloc.components.push_back(c);
+  }
+  if (alloc.components.size() > 1 && usable.size() < 2) {
+    SlurmComponent big;
+    for (const auto& c : alloc.components) {
+      big.ntasks += c.ntasks;
+      big.cpus_per_task = std::max(big.cpus_per_task, c.cpus_per_task);
+      big.gpus_per_task = std::max(big.gpus_per_task, c.gpus_per_task);
+    }
+    int64_t mem_mb = 0;
+    for (const auto& s : shapes) mem_mb = std::max(mem_mb, s.mem_mb);
+    big.mem_per_cpu_mb = mem_mb / big.cpus_per_task;
+    alloc.warnings.push_back(
+        "the worker pools have different machine shapes, which needs a heterogeneous Slurm job, "
+        "but Slurm starts those only across 2 or more nodes and " +
+        partition + " has " + std::to_string(usable.size()) +
+        " usable node; every replica gets the largest pool's " + "shape instead (" +
+        std::to_string(big.cpus_per_task) + " CPUs, " + Num(mem_mb / 1024.0) + " GiB" +
+        (big.gpus_per_task > 0 ? ", " + std::to_string(big.gpus_per_task) + " GPUs" : "") + ")");
+    alloc.components = {big};
+  }
+  FitIntoPartition(nodes, partition, &alloc);
+  return alloc;
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string FormatSlurmTime(std::chrono::seconds s) {
+  long long total = std::max<long long>(1, s.count());
+  long long days = total / 86400, h = (total % 86400) / 3600, m = (total % 3600) / 60,
+            sec = total % 60;
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%lld-%02lld:%02lld:%02lld", days, h, m, sec);
+  return buf;
+}
+
+fs::path AttemptDir(const fs::path& job_dir, int attempt) {
+  return job_dir / "slurm" / ("attempt-" + std::to_string(attempt));
+}
+fs::path TaskDir(const fs::path& attempt_dir, int pool, int replica) {
+  return attempt_dir / executor::TaskName(pool, replica);
+}
+fs::path TaskWorkDir(const fs::path& job_dir, int pool, int replica) {
+  return job_dir / "work" / executor::TaskName(pool, replica);
+}
+fs::path TaskHpMetricFile(const fs::path& job_dir, int pool, int replica) {
+  return job_dir / "replicas" / executor::TaskName(pool, replica) / "hypertune" / "output.metrics";
+}
+
+namespace {
+
+void ComponentLines(const SlurmComponent& c, std::string* out) {
+  *out += "#SBATCH --ntasks=" + std::to_string(c.ntasks) + "\n";
+  *out += "#SBATCH --cpus-per-task=" + std::to_string(c.cpus_per_task) + "\n";
+  if (c.mem_per_cpu_mb > 0)
+    *out += "#SBATCH --mem-per-cpu=" + std::to_string(c.mem_per_cpu_mb) + "M\n";
+  if (c.gpus_per_task > 0) {
+    *out += "#SBATCH --nodes=" + std::to_string(c.ntasks) + "\n";
+    *out += "#SBATCH --ntasks-per-node=1\n";
+    *out += "#SBATCH --gres=gpu:" + std::to_string(c.gpus_per_task) + "\n";
+  }
+}
+
+std::string SrunComponent(const SlurmComponent& c) {
+  // Explicit per-step sizes: srun in Slurm 22.05+ no longer inherits --cpus-per-task from the
+  // batch allocation.
+  std::string s = "--ntasks=" + std::to_string(c.ntasks) +
+                  " --cpus-per-task=" + std::to_string(c.cpus_per_task);
+  if (c.gpus_per_task > 0) s += " --ntasks-per-node=1";
+  return s;
+}
+
+}  // namespace
+
+std::string RenderSbatchScript(const GangSpec& spec, const SlurmAllocation& alloc,
+                               const SbatchSettings& settings, const fs::path& attempt_dir) {
+  std::string s = "#!/bin/bash\n";
+  s += "# Written by Trainyard's SlurmExecutor for job " + spec.job_id + "; do not edit.\n";
+  s += "#SBATCH --job-name=trainyard-" + spec.job_id + "\n";
+  s += "#SBATCH --output=" + (attempt_dir / "batch.out").string() + "\n";
+  s += "#SBATCH --chdir=" + attempt_dir.string() + "\n";
+  // Retries are the executor's (GangSpec::max_restarts), with a fresh attempt directory.
+  s += "#SBATCH --no-requeue\n";
+  if (!settings.partition.empty()) s += "#SBATCH --partition=" + settings.partition + "\n";
+  if (!settings.account.empty()) s += "#SBATCH --account=" + settings.account + "\n";
+  if (!settings.qos.empty()) s += "#SBATCH --qos=" + settings.qos + "\n";
+  if (settings.time_limit) s += "#SBATCH --time=" + FormatSlurmTime(*settings.time_limit) + "\n";
+  for (const auto& a : settings.extra_args) s += "#SBATCH " + a + "\n";
+  for (size_t i = 0; i < alloc.components.size(); ++i) {
+    if (i > 0) {
+      s += "#SBATCH hetjob\n";
+      // Partition/account/QoS are per component in a heterogeneous job.
+      if (!settings.partition.empty()) s += "#SBATCH --partition=" + settings.partition + "\n";
+      if (!settings.account.empty()) s += "#SBATCH --account=" + settings.account + "\n";
+      if (!settings.qos.empty()) s += "#SBATCH --qos=" + settings.qos + "\n";
+    }
+    ComponentLines(alloc.components[i], &s);
+  }
+  s += "\n";
+  s += "ATTEMPT_DIR=" + ShellQuote(attempt_dir.string()) + "\n";
+  s += "TASK=" + ShellQuote(settings.task_binary.string()) + "\n";
+  s += "# Node names need not resolve (and on clusters with a separate fabric they are the wrong\n"
+       "# address): map every node of the allocation to its NodeAddr once, for MASTER_ADDR and\n"
+       "# CLUSTER_SPEC. A heterogeneous job lists each component's nodes separately.\n"
+       "for list in \"${SLURM_JOB_NODELIST:-}\" $(env | sed -n "
+       "'s/^SLURM_JOB_NODELIST_HET_GROUP_[0-9]*=//p'); do\n"
+       "  [ -n \"$list\" ] || continue\n"
+       "  for node in $(scontrol show hostnames \"$list\"); do\n"
+       "    addr=$(scontrol show node -o \"$node\" 2>/dev/null | sed -n "
+       "'s/.*NodeAddr=\\([^ ]*\\).*/\\1/p')\n"
+       "    echo \"$node ${addr:-$node}\"\n"
+       "  done\n"
+       "done | sort -u > \"$ATTEMPT_DIR/nodes.tmp\" && mv \"$ATTEMPT_DIR/nodes.tmp\" "
+       "\"$ATTEMPT_DIR/nodes\"\n";
+  s += "echo \"[trainyard] Slurm job $SLURM_JOB_ID on $(tr '\\n' ' ' < \"$ATTEMPT_DIR/nodes\")\"\n";
+  // --kill-on-bad-exit: one replica failing ends the gang at once (the executor restarts it).
+  s += "srun --kill-on-bad-exit=1";
+  for (size_t i = 0; i < alloc.components.size(); ++i) {
+    if (i > 0) s += " :";
+    s += " " + SrunComponent(alloc.components[i]) + " \"$TASK\" --plan \"$ATTEMPT_DIR/plan.json\"";
+  }
+  s += "\nrc=$?\n";
+  s += "echo \"[trainyard] srun exited with code $rc\"\n";
+  s += "exit $rc\n";
+  return s;
+}
+
+std::string RenderLaunchPlan(const GangSpec& spec, const SlurmAllocation& alloc,
+                             const LaunchPlanSettings& settings, int attempt,
+                             const fs::path& attempt_dir) {
+  using OJson = nlohmann::ordered_json;
+  OJson j;
+  j["version"] = 1;
+  j["job_id"] = spec.job_id;
+  j["attempt"] = attempt;
+  j["attempt_dir"] = attempt_dir.string();
+  j["job_spec_json"] = spec.job_spec_json;
+  j["base_output_dir"] = spec.base_output_dir;
+  auto trial = spec.extra_env.find("CLOUD_ML_TRIAL_ID");
+  j["trial_id"] = trial == spec.extra_env.end() ? "" : trial->second;
+  j["extra_env"] = spec.extra_env;
+  j["env_overrides"] = settings.env_overrides;
+  j["path_append"] = settings.path_append;
+  j["rendezvous_timeout_s"] = settings.rendezvous_timeout.count();
+  j["segment_bytes"] = settings.log_limits.segment_bytes;
+  j["max_segments"] = settings.log_limits.max_segments;
+  fs::path job_dir = spec.job_dir;
+  OJson tasks = OJson::array();
+  for (size_t i : alloc.rank_order) {
+    const ReplicaSpec& r = spec.replicas[i];
+    tasks.push_back(OJson{
+        {"pool", r.pool_index},
+        {"replica", r.replica_index},
+        {"argv", r.argv},
+        {"env", r.env},
+        {"dir", TaskDir(attempt_dir, r.pool_index, r.replica_index).string()},
+        {"work_dir", TaskWorkDir(job_dir, r.pool_index, r.replica_index).string()},
+        {"hp_metric_file", TaskHpMetricFile(job_dir, r.pool_index, r.replica_index).string()}});
+  }
+  j["tasks"] = std::move(tasks);
+  return j.dump(1) + "\n";
+}
+
+}  // namespace trainyard::slurm

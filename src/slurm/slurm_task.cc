@@ -1,0 +1,203 @@
+#include "slurm/slurm_task.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "common/file_util.h"
+#include "executor/exec_wrapper.h"
+#include "executor/local_executor.h"
+
+namespace trainyard::slurm {
+namespace fs = std::filesystem;
+using executor::EnvMap;
+
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "trainyard-slurm-task: %s\n", message.c_str());
+  return 2;
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+bool ParseInt(const std::string& s, int* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (*end != '\0' || v < 0) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+}  // namespace
+
+std::string NodeAddress(const std::string& text, const std::string& node) {
+  std::istringstream in(text);
+  std::string name, addr;
+  while (in >> name >> addr) {
+    if (name == node) return addr;
+  }
+  return node;
+}
+
+std::vector<int> ParseDeviceList(const std::string& value) {
+  std::vector<int> out;
+  std::stringstream ss(value);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    int v = 0;
+    if (ParseInt(item, &v)) out.push_back(v);
+  }
+  return out;
+}
+
+int SlurmTaskMain(int argc, char** argv) {
+  std::string plan_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--plan" && i + 1 < argc) {
+      plan_path = argv[++i];
+    } else {
+      return Fail("unknown argument '" + a + "'; usage: trainyard-slurm-task --plan PLAN.json");
+    }
+  }
+  if (plan_path.empty()) return Fail("--plan PLAN.json is required");
+  auto text = ReadFile(plan_path);
+  if (!text.ok()) return Fail(text.status().ToString());
+  nlohmann::json plan;
+  try {
+    plan = nlohmann::json::parse(*text);
+  } catch (const std::exception& e) {
+    return Fail("corrupt plan " + plan_path + ": " + e.what());
+  }
+  int rank = 0, world = 0;
+  if (!ParseInt(Env("SLURM_PROCID"), &rank) || !ParseInt(Env("SLURM_NTASKS"), &world)) {
+    return Fail("SLURM_PROCID / SLURM_NTASKS are not set: run me under srun");
+  }
+  try {
+    const auto& tasks = plan.at("tasks");
+    if (world != static_cast<int>(tasks.size()) || rank >= world) {
+      return Fail("Slurm started " + std::to_string(world) + " tasks (this is rank " +
+                  std::to_string(rank) + ") but the plan has " + std::to_string(tasks.size()));
+    }
+    fs::path attempt_dir = plan.at("attempt_dir").get<std::string>();
+    const auto& self = tasks.at(rank);
+
+    // Address and port, published for the others.
+    std::string node = Env("SLURMD_NODENAME");
+    std::string addr = node;
+    if (auto nodes = ReadFile(attempt_dir / "nodes"); nodes.ok() && !node.empty()) {
+      addr = NodeAddress(*nodes, node);
+    }
+    if (addr.empty()) {
+      char host[256] = {};
+      ::gethostname(host, sizeof(host) - 1);
+      addr = host;
+    }
+    auto port = executor::PickFreeTcpPort(addr);
+    if (!port.ok()) return Fail(port.status().ToString());
+    fs::path rdv = attempt_dir / "rendezvous";
+    std::string me = addr + ":" + std::to_string(*port);
+    if (Status s = WriteFileAtomic(rdv / std::to_string(rank), me); !s.ok()) {
+      return Fail(s.ToString() + " (the job directory must be on a file system every node shares)");
+    }
+    std::vector<std::string> addresses(world);
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::seconds(plan.value("rendezvous_timeout_s", 300));
+    while (true) {
+      std::string missing;
+      for (int r = 0; r < world; ++r) {
+        if (!addresses[r].empty()) continue;
+        auto a = ReadFile(rdv / std::to_string(r));
+        if (a.ok() && !a->empty()) {
+          addresses[r] = *a;
+        } else {
+          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        }
+      }
+      if (missing.empty()) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Fail("rank(s) " + missing + " did not publish their address in " + rdv.string() +
+                    " within " + std::to_string(plan.value("rendezvous_timeout_s", 300)) +
+                    "s (did they start? is the directory shared between nodes?)");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+
+    executor::ReplicaEnvInput in;
+    in.job_id = plan.at("job_id").get<std::string>();
+    in.job_spec_json = plan.value("job_spec_json", "");
+    in.base_output_dir = plan.value("base_output_dir", "");
+    in.trial_id = plan.value("trial_id", "");
+    for (int r = 0; r < world; ++r) {
+      in.members.push_back(
+          {tasks[r].at("pool").get<int>(), tasks[r].at("replica").get<int>(), addresses[r]});
+    }
+    in.self = static_cast<size_t>(rank);
+    std::string slurm_devices = Env("CUDA_VISIBLE_DEVICES");
+    in.gpus = ParseDeviceList(slurm_devices);
+    in.hp_metric_file = self.at("hp_metric_file").get<std::string>();
+
+    EnvMap inherited = executor::CurrentEnvironment();
+    for (const auto& [k, v] : plan.value("env_overrides", EnvMap{})) inherited[k] = v;
+    std::string path_append = plan.value("path_append", "");
+    if (!path_append.empty()) {
+      std::string& path = inherited["PATH"];
+      path = (path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path) + ":" + path_append;
+    }
+    EnvMap env = executor::BuildReplicaEnv(inherited, self.value("env", EnvMap{}), in,
+                                           plan.value("extra_env", EnvMap{}));
+    // Slurm's value verbatim: it may name devices by UUID, which ParseDeviceList drops.
+    env["CUDA_VISIBLE_DEVICES"] = slurm_devices;
+
+    fs::path work = self.at("work_dir").get<std::string>();
+    fs::path task_dir = self.at("dir").get<std::string>();
+    for (const fs::path& d : {work, in.hp_metric_file.parent_path(), task_dir}) {
+      if (Status s = MakeDirs(d); !s.ok()) return Fail(s.ToString());
+    }
+    if (::chdir(work.c_str()) != 0) return Fail("cannot enter work dir " + work.string());
+    ::clearenv();
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+
+    std::vector<std::string> args = {"trainyard-slurm-task",
+                                     "--log-dir",
+                                     (task_dir / "log").string(),
+                                     "--pool",
+                                     std::to_string(tasks[rank].at("pool").get<int>()),
+                                     "--replica",
+                                     std::to_string(tasks[rank].at("replica").get<int>()),
+                                     "--pid-file",
+                                     (task_dir / "pid").string(),
+                                     "--status-file",
+                                     (task_dir / "status").string(),
+                                     "--segment-bytes",
+                                     std::to_string(plan.value("segment_bytes", int64_t{8} << 20)),
+                                     "--max-segments",
+                                     std::to_string(plan.value("max_segments", 8)),
+                                     "--"};
+    for (const auto& a : self.at("argv")) args.push_back(a.get<std::string>());
+    std::vector<char*> cargs;
+    for (auto& a : args) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    int rc = executor::ExecWrapperMain(static_cast<int>(args.size()), cargs.data());
+    if (rc != 0) return rc;
+    auto status = ReadFile(task_dir / "status");
+    if (!status.ok()) return Fail(status.status().ToString());
+    int code = nlohmann::json::parse(*status).at("exit_code").get<int>();
+    return code > 255 ? 255 : code;
+  } catch (const std::exception& e) {
+    return Fail("bad plan " + plan_path + ": " + e.what());
+  }
+}
+
+}  // namespace trainyard::slurm

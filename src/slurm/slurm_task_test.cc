@@ -1,0 +1,99 @@
+// trainyard-slurm-task without Slurm: the test sets the SLURM_* variables srun would and runs
+// two ranks at once, so their rendezvous, environment, logs and exit codes are real.
+#include "slurm/slurm_task.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <nlohmann/json.hpp>
+
+#include "common/file_util.h"
+#include "executor/job_log.h"
+#include "executor/machine_catalog.h"
+#include "slurm/slurm_script.h"
+#include "testing/test_util.h"
+
+namespace trainyard::slurm {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(SlurmTaskTest, NodeAddressAndDeviceList) {
+  std::string nodes = "n1 10.0.0.1\nn2 10.0.0.2\n";
+  std::vector<int> devices = ParseDeviceList("0,3,GPU-abc");
+  EXPECT_EQ(NodeAddress(nodes, "n2") + " " + NodeAddress(nodes, "n9") + " " +
+                std::to_string(devices.size()) + std::to_string(devices[1]),
+            "10.0.0.2 n9 23");
+}
+
+TEST(SlurmTaskTest, TwoRanksRendezvousAndGetTheVertexEnvironment) {
+  fs::path dir = trainyard::testing::MakeTestDir();
+  executor::GangSpec spec;
+  spec.job_id = "77";
+  spec.job_dir = dir / "job";
+  std::string cmd =
+      "echo \"RANK=$RANK WORLD_SIZE=$WORLD_SIZE MASTER_ADDR=$MASTER_ADDR "
+      "CUDA=[$CUDA_VISIBLE_DEVICES] PWD=$(basename $PWD) X=$X\"; "
+      "echo \"$CLUSTER_SPEC\" > cluster.json; exit $((RANK * 3))";
+  spec.replicas.push_back(
+      {0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", cmd}, {{"X", "$(RANK)"}}});
+  spec.replicas.push_back({1, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", cmd}, {}});
+  SlurmNode node;
+  node.name = "n1";
+  node.cpus = 4;
+  node.memory_mb = 16000;
+  node.state = "idle";
+  auto alloc = PlanAllocation(spec, executor::MachineCatalog::Default(), {node}, "");
+  ASSERT_TRUE(alloc.ok());
+  fs::path attempt = AttemptDir(spec.job_dir, 1);
+  LaunchPlanSettings settings;
+  settings.rendezvous_timeout = std::chrono::seconds(20);
+  ASSERT_TRUE(
+      WriteFileAtomic(attempt / "plan.json", RenderLaunchPlan(spec, *alloc, settings, 1, attempt))
+          .ok());
+  ASSERT_TRUE(WriteFileAtomic(attempt / "nodes", "n1 127.0.0.1\nn2 127.0.0.2\n").ok());
+  auto run = [&](int rank, const std::string& node_name) {
+    return trainyard::testing::RunProcess(
+        {trainyard::testing::ToolPath("trainyard-slurm-task").string(), "--plan",
+         (attempt / "plan.json").string()},
+        "",
+        {"SLURM_PROCID=" + std::to_string(rank), "SLURM_NTASKS=2", "SLURMD_NODENAME=" + node_name,
+         "CUDA_VISIBLE_DEVICES="});
+  };
+  auto r1 = std::async(std::launch::async, run, 1, "n2");
+  auto r0 = run(0, "n1");
+  auto p1 = r1.get();
+  std::string out;
+  for (const char* task : {"workerpool0-0", "workerpool1-0"}) {
+    auto lines = executor::ReadJobLog(attempt / task / "log", -1, 10);
+    for (const auto& l : *lines) out += l.text + "\n";
+  }
+  auto cluster = nlohmann::json::parse(
+      trainyard::testing::ReadFileOrDie(spec.job_dir / "work" / "workerpool1-0" / "cluster.json"));
+  std::string master = cluster["cluster"]["workerpool0"][0].get<std::string>();
+  std::string worker = cluster["cluster"]["workerpool1"][0].get<std::string>();
+  EXPECT_EQ(out + "exit " + std::to_string(r0.exit_code) + " " + std::to_string(p1.exit_code) +
+                " " + master.substr(0, master.find(':')) + " " +
+                worker.substr(0, worker.find(':')) + " " +
+                cluster["task"]["type"].get<std::string>(),
+            "RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 CUDA=[] PWD=workerpool0-0 X=0\n"
+            "RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 CUDA=[] PWD=workerpool1-0 X=\n"
+            "exit 0 3 127.0.0.1 127.0.0.2 workerpool1")
+      << r0.err << p1.err;
+}
+
+TEST(SlurmTaskTest, WrongTaskCountIsAClearError) {
+  fs::path dir = trainyard::testing::MakeTestDir();
+  ASSERT_TRUE(WriteFileAtomic(dir / "plan.json",
+                              "{\"attempt_dir\":\"" + dir.string() + "\",\"tasks\":[{}]}")
+                  .ok());
+  auto r =
+      trainyard::testing::RunProcess({trainyard::testing::ToolPath("trainyard-slurm-task").string(),
+                                      "--plan", (dir / "plan.json").string()},
+                                     "", {"SLURM_PROCID=0", "SLURM_NTASKS=3"});
+  EXPECT_EQ(std::to_string(r.exit_code) + " " + r.err,
+            "2 trainyard-slurm-task: Slurm started 3 tasks (this is rank 0) but the plan has 1\n");
+}
+
+}  // namespace
+}  // namespace trainyard::slurm

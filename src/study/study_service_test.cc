@@ -1,0 +1,249 @@
+#include "study/study_service.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "executor/fake_executor.h"
+#include "store/memory_job_store.h"
+#include "study/memory_study_store.h"
+#include "testing/test_util.h"
+
+namespace trainyard::study {
+namespace {
+
+using executor::GangState;
+using nlohmann::json;
+
+constexpr const char* kParent = "projects/p/locations/l";
+
+json StudyBody(int max_trials, int parallel, int max_failed = 0) {
+  json body = json::parse(R"({
+    "displayName": "toy",
+    "studySpec": {
+      "metrics": [{"metricId": "objective", "goal": "MAXIMIZE"}],
+      "parameters": [
+        {"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}},
+        {"parameterId": "opt", "categoricalValueSpec": {"values": ["adam", "sgd"]}}],
+      "algorithm": "RANDOM_SEARCH"},
+    "trialJobSpec": {
+      "workerPoolSpecs": [{"machineSpec": {"machineType": "n1-standard-4"}, "replicaCount": 1,
+                           "containerSpec": {"imageUri": "local", "command": ["obj"],
+                                             "args": ["--fixed=1"]}}],
+      "baseOutputDirectory": {"outputUriPrefix": "/tmp/out"}}})");
+  body["maxTrialCount"] = max_trials;
+  body["parallelTrialCount"] = parallel;
+  body["maxFailedTrialCount"] = max_failed;
+  return body;
+}
+
+class StudyServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Restart(); }
+
+  // A new controller and service over the same stores, as after a server restart. Jobs that
+  // the previous executor had running are re-adopted as running.
+  void Restart() {
+    std::vector<std::string> running;
+    if (executor_) {
+      for (const auto& g : executor_->submitted()) {
+        auto st = executor_->Get(g.job_id);
+        if (st.ok() && st->state == GangState::kRunning) running.push_back(g.job_id);
+      }
+    }
+    service_.reset();
+    controller_.reset();
+    executor_ = std::make_unique<executor::FakeExecutor>();
+    for (const auto& id : running) executor_->SetAdoptResult(id, GangState::kRunning);
+    controller_ = std::make_unique<controller::JobController>(
+        &jobs_, executor_.get(), &images_, nullptr,
+        controller::JobControllerOptions{dir_ / "jobs"});
+    ASSERT_TRUE(controller_->Start().ok());
+    StudyServiceOptions o;
+    o.poll_interval = std::chrono::milliseconds(0);
+    o.seed = 7;
+    o.metric_file = [this](const spec::CustomJob& job) { return MetricFile(job.Id()); };
+    service_ = std::make_unique<StudyService>(&studies_, controller_.get(), o);
+    ASSERT_TRUE(service_->Start().ok());
+  }
+
+  std::filesystem::path MetricFile(const std::string& job_id) {
+    return dir_ / (job_id + ".metrics");
+  }
+
+  std::string CreateStudy(const json& body) {
+    auto job = service_->Create(kParent, body);
+    EXPECT_TRUE(job.ok()) << job.status();
+    return job.ok() ? (*job)["name"].get<std::string>() : "";
+  }
+
+  json Describe(const std::string& name) {
+    auto j = service_->Get(name);
+    EXPECT_TRUE(j.ok()) << j.status();
+    return j.ok() ? *j : json();
+  }
+
+  // Job id of trial `trial_id` (from its customJob name).
+  std::string TrialJob(const std::string& name, const std::string& trial_id) {
+    for (const auto& t : Describe(name).value("trials", json::array())) {
+      if (t["id"] == trial_id) {
+        std::string job = t.value("customJob", "");
+        return job.substr(job.rfind('/') + 1);
+      }
+    }
+    return "";
+  }
+
+  void WriteMetrics(const std::string& job_id, const std::vector<double>& values) {
+    std::ofstream out(MetricFile(job_id));
+    for (size_t i = 0; i < values.size(); ++i) {
+      out << json{{"global_step", std::to_string(i + 1)},
+                  {"objective", std::to_string(values[i])},
+                  {"timestamp", 1.8e9 + i},
+                  {"trial", "1"}}
+                 .dump()
+          << "\n";
+    }
+  }
+
+  // "id:STATE:final" for every trial, then the job state.
+  std::string Summary(const std::string& name) {
+    json j = Describe(name);
+    std::string out;
+    for (const auto& t : j.value("trials", json::array())) {
+      out += t["id"].get<std::string>() + ":" + t["state"].get<std::string>();
+      if (t.contains("finalMeasurement")) {
+        out += ":" + t["finalMeasurement"]["metrics"][0]["value"].dump();
+      }
+      out += " ";
+    }
+    return out + j["state"].get<std::string>();
+  }
+
+  std::filesystem::path dir_ = testing::MakeTestDir();
+  store::MemoryJobStore jobs_;
+  MemoryStudyStore studies_;
+  spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
+  std::unique_ptr<executor::FakeExecutor> executor_;
+  std::unique_ptr<controller::JobController> controller_;
+  std::unique_ptr<StudyService> service_;
+};
+
+TEST_F(StudyServiceTest, TrialJobsGetParameterArgsTrialEnvAndPerTrialOutputDir) {
+  CreateStudy(StudyBody(4, 2));
+  auto gangs = executor_->submitted();
+  ASSERT_EQ(gangs.size(), 2u);
+  std::string got;
+  for (const auto& g : gangs) {
+    const auto& argv = g.replicas[0].argv;
+    std::string args;
+    for (size_t i = 1; i < argv.size(); ++i) {
+      args += argv[i].substr(0, argv[i].find('=') + 1) + " ";
+    }
+    auto job = controller_->Get(g.job_name);
+    ASSERT_TRUE(job.ok());
+    got += args + "trial=" + g.replicas[0].env.at("CLOUD_ML_TRIAL_ID") +
+           " out=" + job->job_spec.base_output_directory +
+           " label=" + job->labels["trainyard-trial"] + "\n";
+  }
+  EXPECT_EQ(got,
+            "--fixed= --x= --opt= trial=1 out=/tmp/out/1/ label=1\n"
+            "--fixed= --x= --opt= trial=2 out=/tmp/out/2/ label=2\n");
+}
+
+TEST_F(StudyServiceTest, MetricsFromFileAndStdoutEndTheStudy) {
+  std::string name = CreateStudy(StudyBody(2, 2));
+  std::string job1 = TrialJob(name, "1"), job2 = TrialJob(name, "2");
+  ASSERT_TRUE(executor_->Advance(job1, GangState::kRunning).ok());
+  ASSERT_TRUE(executor_->Advance(job2, GangState::kRunning).ok());
+  WriteMetrics(job1, {0.25, 0.75});
+  ASSERT_TRUE(executor_->AppendLog(job2, 0, 0, "epoch=1 objective=0.5").ok());
+  service_->PollOnce();
+  EXPECT_EQ(Summary(name), "1:ACTIVE 2:ACTIVE JOB_STATE_RUNNING");
+  ASSERT_TRUE(executor_->Advance(job1, GangState::kSucceeded).ok());
+  ASSERT_TRUE(executor_->Advance(job2, GangState::kSucceeded).ok());
+  service_->PollOnce();
+  EXPECT_EQ(Summary(name), "1:SUCCEEDED:0.75 2:SUCCEEDED:0.5 JOB_STATE_SUCCEEDED");
+}
+
+TEST_F(StudyServiceTest, FailedTrialsFailTheStudyWithTheReason) {
+  std::string name = CreateStudy(StudyBody(4, 1, /*max_failed=*/1));
+  std::string job1 = TrialJob(name, "1");
+  ASSERT_TRUE(executor_->Advance(job1, GangState::kRunning).ok());
+  ASSERT_TRUE(
+      executor_->Advance(job1, GangState::kFailed, "workerpool0 replica 0 exited with code 3")
+          .ok());
+  service_->PollOnce();
+  json j = Describe(name);
+  EXPECT_EQ(j["state"].get<std::string>() + " | " + j["error"]["message"].get<std::string>(),
+            "JOB_STATE_FAILED | 1 trials failed (maxFailedTrialCount=1); last: trial 1: "
+            "workerpool0 replica 0 exited with code 3");
+}
+
+TEST_F(StudyServiceTest, CancelStopsRunningTrials) {
+  std::string name = CreateStudy(StudyBody(4, 2));
+  for (const auto& g : executor_->submitted()) {
+    ASSERT_TRUE(executor_->Advance(g.job_id, GangState::kRunning).ok());
+  }
+  ASSERT_TRUE(service_->Cancel(name).ok());
+  service_->PollOnce();
+  EXPECT_EQ(executor_->cancelled().size(), 2u);
+  EXPECT_EQ(Summary(name), "1:INFEASIBLE 2:INFEASIBLE JOB_STATE_CANCELLED");
+  EXPECT_EQ(service_->Cancel(name).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(StudyServiceTest, RestartResumesTheStudyAndReattachesToRunningTrials) {
+  std::string name = CreateStudy(StudyBody(3, 2));
+  std::string job1 = TrialJob(name, "1"), job2 = TrialJob(name, "2");
+  ASSERT_TRUE(executor_->Advance(job1, GangState::kRunning).ok());
+  ASSERT_TRUE(executor_->Advance(job2, GangState::kRunning).ok());
+  WriteMetrics(job1, {0.5});
+  ASSERT_TRUE(executor_->AppendLog(job2, 0, 0, "objective=0.125").ok());
+  service_->PollOnce();
+  Restart();  // both trial jobs keep running and are re-adopted
+  WriteMetrics(job1, {0.5, 0.625});
+  ASSERT_TRUE(executor_->Advance(job1, GangState::kSucceeded).ok());
+  ASSERT_TRUE(executor_->Advance(job2, GangState::kSucceeded).ok());
+  service_->PollOnce();  // trial 3 starts
+  std::string job3 = TrialJob(name, "3");
+  ASSERT_FALSE(job3.empty());
+  ASSERT_TRUE(executor_->Advance(job3, GangState::kRunning).ok());
+  WriteMetrics(job3, {0.25});
+  ASSERT_TRUE(executor_->Advance(job3, GangState::kSucceeded).ok());
+  service_->PollOnce();
+  EXPECT_EQ(Summary(name),
+            "1:SUCCEEDED:0.625 2:SUCCEEDED:0.125 3:SUCCEEDED:0.25 JOB_STATE_SUCCEEDED");
+}
+
+TEST_F(StudyServiceTest, InvalidRequestsNameTheField) {
+  json bad_trial = StudyBody(2, 1);
+  bad_trial["trialJobSpec"]["workerPoolSpecs"][0]["replicaCount"] = 3;
+  json bad_study = StudyBody(2, 1);
+  bad_study["studySpec"]["parameters"][0]["doubleValueSpec"]["minValue"] = 5;
+  std::string got;
+  for (const json& body : {bad_trial, bad_study}) {
+    auto r = service_->Create(kParent, body);
+    got += r.ok() ? "ok" : r.status().message().substr(0, r.status().message().find(':'));
+    got += "\n";
+  }
+  EXPECT_EQ(got,
+            "trialJobSpec.workerPoolSpecs[0].replicaCount\n"
+            "studySpec.parameters[0].doubleValueSpec.minValue\n");
+}
+
+TEST_F(StudyServiceTest, DeleteRemovesEndedStudyAndItsTrialJobs) {
+  std::string name = CreateStudy(StudyBody(1, 1));
+  std::string job1 = TrialJob(name, "1");
+  EXPECT_EQ(service_->Delete(name).status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(executor_->Advance(job1, GangState::kRunning).ok());
+  WriteMetrics(job1, {0.5});
+  ASSERT_TRUE(executor_->Advance(job1, GangState::kSucceeded).ok());
+  service_->PollOnce();
+  ASSERT_TRUE(service_->Delete(name).ok());
+  EXPECT_EQ(service_->Get(name).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(controller_->Get(std::string(kParent) + "/customJobs/" + job1).status().code(),
+            StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace trainyard::study

@@ -1,0 +1,511 @@
+// trainyard ai hp-tuning-jobs create|list|describe|cancel|delete|stream-logs: gcloud's
+// `ai hp-tuning-jobs` over the HyperparameterTuningJob REST API (docs/hp-tuning.md).
+#include <httplib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "api_client.h"
+#include "commands.h"
+#include "hp_tuning_jobs.h"
+#include "output_format.h"
+#include "spec/job_config_yaml.h"
+
+namespace trainyard::cli {
+
+using nlohmann::json;
+
+namespace {
+
+struct Common {
+  std::string endpoint;
+  std::string region;
+  std::string project;
+  std::string format;
+};
+
+std::string EnvOr(std::initializer_list<const char*> names, const std::string& fallback) {
+  for (const char* n : names) {
+    if (const char* v = std::getenv(n); v && *v) return v;
+  }
+  return fallback;
+}
+
+void AddCommon(CLI::App* cmd, Common* c, const std::string& default_format) {
+  cmd->add_option("--endpoint", c->endpoint,
+                  "Server URL (default $TRAINYARD_ENDPOINT or http://127.0.0.1:8080)");
+  cmd->add_option("--region", c->region,
+                  "Location of the job (default $TRAINYARD_REGION, $CLOUDSDK_AI_REGION or "
+                  "us-central1)");
+  cmd->add_option("--project", c->project,
+                  "Project (default $TRAINYARD_PROJECT, $CLOUDSDK_CORE_PROJECT or local)");
+  c->format = default_format;
+  cmd->add_option("--format", c->format, "Output format: json, yaml or table");
+}
+
+std::string Parent(const Common& c) {
+  std::string project = c.project.empty()
+                            ? EnvOr({"TRAINYARD_PROJECT", "CLOUDSDK_CORE_PROJECT"}, "local")
+                            : c.project;
+  std::string region = c.region.empty()
+                           ? EnvOr({"TRAINYARD_REGION", "CLOUDSDK_AI_REGION"}, "us-central1")
+                           : c.region;
+  return "projects/" + project + "/locations/" + region;
+}
+
+std::string JobName(const Common& c, const std::string& job) {
+  return job.starts_with("projects/") ? job : Parent(c) + "/hyperparameterTuningJobs/" + job;
+}
+
+StatusOr<std::unique_ptr<ApiClient>> Client(const Common& c) {
+  TY_RETURN_IF_ERROR(CheckFormat(c.format));
+  return ApiClient::Connect(ResolveEndpoint(c.endpoint));
+}
+
+template <typename Fn>
+std::function<void()> Command(const std::string& name, int* exit_code, Fn body) {
+  return [name, exit_code, body] {
+    Status s = body();
+    if (!s.ok()) {
+      PrintError(name, s.ToString());
+      *exit_code =
+          s.code() == StatusCode::kInvalidArgument && s.message().starts_with("--") ? 2 : 1;
+    }
+  };
+}
+
+std::string Render(const json& j, const std::string& format) {
+  if (format == "json") return j.dump(2) + "\n";
+  return spec::JsonToYaml(j);
+}
+
+std::string Id(const std::string& name) { return name.substr(name.rfind('/') + 1); }
+
+struct CreateFlags {
+  std::string display_name;
+  std::string config_path;
+  std::optional<int> max_trial_count;
+  std::optional<int> parallel_trial_count;
+  std::optional<int> max_failed_trial_count;
+  std::string algorithm;
+  std::string labels;
+};
+
+// The request: the --config file (studySpec, trialJobSpec and optionally the counts), with the
+// flags on top, as gcloud does.
+StatusOr<json> BuildCreateRequest(const CreateFlags& f) {
+  std::ifstream in(f.config_path, std::ios::binary);
+  if (!in) {
+    return InvalidArgumentError("--config: cannot read '" + f.config_path +
+                                "'; give a YAML or JSON file with studySpec and trialJobSpec");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  TY_ASSIGN_OR_RETURN(json config, spec::YamlToJson(text.str()));  // JSON is YAML too
+  if (!config.is_object()) {
+    return InvalidArgumentError("--config " + f.config_path +
+                                ": expected a mapping with studySpec and trialJobSpec");
+  }
+  for (const char* key : {"studySpec", "trialJobSpec"}) {
+    if (!config.contains(key)) {
+      return InvalidArgumentError("--config " + f.config_path + ": missing " + key +
+                                  " (see docs/hp-tuning.md for an example)");
+    }
+  }
+  json req = config;
+  req["displayName"] = f.display_name;
+  if (f.max_trial_count) req["maxTrialCount"] = *f.max_trial_count;
+  if (f.parallel_trial_count) req["parallelTrialCount"] = *f.parallel_trial_count;
+  if (f.max_failed_trial_count) req["maxFailedTrialCount"] = *f.max_failed_trial_count;
+  if (!req.contains("maxTrialCount")) req["maxTrialCount"] = 1;  // gcloud's defaults
+  if (!req.contains("parallelTrialCount")) req["parallelTrialCount"] = 1;
+  if (!f.algorithm.empty()) {
+    static const std::map<std::string, std::string> kAlgorithms = {
+        {"algorithm-unspecified", "ALGORITHM_UNSPECIFIED"},
+        {"grid-search", "GRID_SEARCH"},
+        {"random-search", "RANDOM_SEARCH"}};
+    std::string key = f.algorithm;
+    std::transform(key.begin(), key.end(), key.begin(),
+                   [](unsigned char ch) { return ch == '_' ? '-' : std::tolower(ch); });
+    auto it = kAlgorithms.find(key);
+    if (it == kAlgorithms.end()) {
+      return InvalidArgumentError("--algorithm: '" + f.algorithm +
+                                  "' is not one of algorithm-unspecified (Bayesian), grid-search, "
+                                  "random-search");
+    }
+    req["studySpec"]["algorithm"] = it->second;
+  }
+  if (!f.labels.empty()) {
+    json labels = req.value("labels", json::object());
+    std::stringstream ss(f.labels);
+    std::string kv;
+    while (std::getline(ss, kv, ',')) {
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos) {
+        return InvalidArgumentError("--labels: '" + kv + "' is not KEY=VALUE");
+      }
+      labels[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    req["labels"] = labels;
+  }
+  return req;
+}
+
+std::string ListTable(const std::vector<json>& jobs) {
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "DISPLAY_NAME", "STATE", "TRIALS", "BEST", "CREATE_TIME"}};
+  for (const auto& j : jobs) {
+    auto trials = j.value("trials", json::array());
+    int done = 0;
+    for (const auto& t : trials) {
+      std::string st = t.value("state", "");
+      done += st == "SUCCEEDED" || st == "INFEASIBLE";
+    }
+    std::string best;
+    auto sorted = TrialsBestFirst(j);
+    if (!sorted.empty()) {
+      if (auto v = TrialFinalValue(j, sorted[0])) {
+        std::ostringstream os;
+        os << *v << " (trial " << sorted[0].value("id", "") << ")";
+        best = os.str();
+      }
+    }
+    rows.push_back({Id(j.value("name", "")), j.value("displayName", ""), j.value("state", ""),
+                    std::to_string(done) + "/" + std::to_string(j.value("maxTrialCount", 0)), best,
+                    j.value("createTime", "")});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  std::string out;
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) {
+      out += r[i];
+      if (i + 1 < r.size()) out += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+bool IsTerminalJobState(const std::string& state) {
+  return state == "JOB_STATE_SUCCEEDED" || state == "JOB_STATE_FAILED" ||
+         state == "JOB_STATE_CANCELLED" || state == "JOB_STATE_EXPIRED" ||
+         state == "JOB_STATE_PARTIALLY_SUCCEEDED";
+}
+
+std::optional<double> TrialFinalValue(const json& job, const json& trial) {
+  std::string metric;
+  try {
+    metric = job.at("studySpec").at("metrics").at(0).at("metricId").get<std::string>();
+  } catch (...) {
+    return std::nullopt;
+  }
+  if (!trial.contains("finalMeasurement")) return std::nullopt;
+  for (const auto& m : trial["finalMeasurement"].value("metrics", json::array())) {
+    if (m.value("metricId", "") == metric && m.contains("value") && m["value"].is_number()) {
+      return m["value"].get<double>();
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<json> TrialsBestFirst(const json& job) {
+  std::vector<json> trials;
+  for (const auto& t : job.value("trials", json::array())) trials.push_back(t);
+  bool maximize = true;
+  try {
+    maximize = job.at("studySpec").at("metrics").at(0).value("goal", "MAXIMIZE") != "MINIMIZE";
+  } catch (...) {
+  }
+  auto id_num = [](const json& t) { return std::atoll(t.value("id", "0").c_str()); };
+  std::stable_sort(trials.begin(), trials.end(), [&](const json& a, const json& b) {
+    auto va = a.value("state", "") == "SUCCEEDED" ? TrialFinalValue(job, a) : std::nullopt;
+    auto vb = b.value("state", "") == "SUCCEEDED" ? TrialFinalValue(job, b) : std::nullopt;
+    if (va && vb && *va != *vb) return maximize ? *va > *vb : *va < *vb;
+    if (va.has_value() != vb.has_value()) return va.has_value();
+    return id_num(a) < id_num(b);
+  });
+  return trials;
+}
+
+std::string TrialParameters(const json& trial) {
+  std::string out;
+  for (const auto& p : trial.value("parameters", json::array())) {
+    if (!out.empty()) out += " ";
+    const json& v = p.contains("value") ? p["value"] : json();
+    std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    if (v.is_number_float()) {
+      // As the trial received it (FormatParameterValue): 16, not 16.0.
+      std::ostringstream os;
+      os.precision(17);
+      double d = v.get<double>();
+      if (std::floor(d) == d && std::fabs(d) < 1e15) {
+        os << static_cast<int64_t>(d);
+        text = os.str();
+      }
+    }
+    out += p.value("parameterId", "") + "=" + text;
+  }
+  return out;
+}
+
+std::string FormatTuningJobTable(const json& job) {
+  std::string metric = "METRIC";
+  try {
+    metric = job.at("studySpec").at("metrics").at(0).at("metricId").get<std::string>();
+  } catch (...) {
+  }
+  std::ostringstream out;
+  out << "name: " << job.value("name", "") << "\n"
+      << "displayName: " << job.value("displayName", "") << "\n"
+      << "state: " << job.value("state", "") << "\n";
+  if (job.contains("error")) out << "error: " << job["error"].value("message", "") << "\n";
+  out << "\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"TRIAL", "STATE", metric, "STEPS", "PARAMETERS", "NOTE"}};
+  for (const auto& t : TrialsBestFirst(job)) {
+    std::string value;
+    if (auto v = TrialFinalValue(job, t)) {
+      std::ostringstream os;
+      os << *v;
+      value = os.str();
+    }
+    std::string note = t.value("infeasibleReason", "");
+    if (t.value("earlyStopped", false)) note = "early stopped";
+    if (note.empty()) note = t.value("stopReason", "");
+    rows.push_back({t.value("id", ""), t.value("state", ""), value,
+                    std::to_string(t.value("measurements", json::array()).size()),
+                    TrialParameters(t), note});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) {
+      out << r[i];
+      if (i + 1 < r.size()) out << std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+StatusOr<json> WaitForTuningJob(ApiClient& client, const std::string& name, double interval_s,
+                                bool print_progress) {
+  std::string last;
+  while (true) {
+    TY_ASSIGN_OR_RETURN(json job, client.Call("GET", "/v1/" + name));
+    std::string state = job.value("state", "");
+    if (print_progress) {
+      int done = 0, running = 0;
+      for (const auto& t : job.value("trials", json::array())) {
+        std::string st = t.value("state", "");
+        done += st == "SUCCEEDED" || st == "INFEASIBLE";
+        running += st == "ACTIVE" || st == "STOPPING";
+      }
+      std::string line = state + ": " + std::to_string(done) + "/" +
+                         std::to_string(job.value("maxTrialCount", 0)) + " trials done, " +
+                         std::to_string(running) + " running";
+      if (line != last) std::cerr << line << "\n";
+      last = line;
+    }
+    if (IsTerminalJobState(state)) return job;
+    std::this_thread::sleep_for(std::chrono::duration<double>(interval_s));
+  }
+}
+
+void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code) {
+  CLI::App* jobs =
+      ai.add_subcommand("hp-tuning-jobs", "Create and manage hyperparameter tuning jobs");
+  jobs->require_subcommand(1);
+
+  {
+    auto* cmd = jobs->add_subcommand("create", "Create a hyperparameter tuning job");
+    auto c = std::make_shared<Common>();
+    auto f = std::make_shared<CreateFlags>();
+    AddCommon(cmd, c.get(), "");
+    cmd->add_option("--display-name", f->display_name, "Display name of the job")->required();
+    cmd->add_option("--config", f->config_path,
+                    "YAML or JSON file with studySpec and trialJobSpec (Vertex's shape)")
+        ->required();
+    cmd->add_option("--max-trial-count", f->max_trial_count, "Trials to run in total (default 1)")
+        ->check(CLI::Range(1, 100000));
+    cmd->add_option("--parallel-trial-count", f->parallel_trial_count,
+                    "Trials running at once (default 1)")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--max-failed-trial-count", f->max_failed_trial_count,
+                    "Failed trials before the job fails (0: trainyard decides)")
+        ->check(CLI::Range(0, 100000));
+    cmd->add_option("--algorithm", f->algorithm,
+                    "algorithm-unspecified (Bayesian optimisation), grid-search or random-search");
+    cmd->add_option("--labels", f->labels, "Comma-separated KEY=VALUE labels");
+    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.create", exit_code, [c, f]() -> Status {
+      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
+      TY_ASSIGN_OR_RETURN(json request, BuildCreateRequest(*f));
+      std::cerr << "Using endpoint [" << client->endpoint() << "]\n";
+      TY_ASSIGN_OR_RETURN(
+          json job,
+          client->Call("POST", "/v1/" + Parent(*c) + "/hyperparameterTuningJobs", request.dump()));
+      std::string name = job.value("name", "");
+      std::cerr << "Hyperparameter tuning job [" << name << "] submitted successfully.\n\n"
+                << "Your job is still active. You may view the status of your job with the "
+                   "command\n\n  $ trainyard ai hp-tuning-jobs describe "
+                << Id(name) << "\n";
+      if (c->format.empty()) {
+        std::cout << name << "\n";
+      } else if (c->format == "table") {
+        std::cout << FormatTuningJobTable(job);
+      } else {
+        std::cout << Render(job, c->format);
+      }
+      return Status::Ok();
+    }));
+  }
+
+  {
+    auto* cmd = jobs->add_subcommand("describe", "Show a tuning job and its trials, best first");
+    auto c = std::make_shared<Common>();
+    auto ref = std::make_shared<std::string>();
+    AddCommon(cmd, c.get(), "table");
+    cmd->add_option("JOB", *ref, "Job id or full name")->required();
+    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.describe", exit_code, [c, ref]() -> Status {
+      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
+      TY_ASSIGN_OR_RETURN(json job, client->Call("GET", "/v1/" + JobName(*c, *ref)));
+      std::cout << (c->format == "table" ? FormatTuningJobTable(job) : Render(job, c->format));
+      return Status::Ok();
+    }));
+  }
+
+  {
+    auto* cmd = jobs->add_subcommand("list", "List tuning jobs, newest first");
+    auto c = std::make_shared<Common>();
+    AddCommon(cmd, c.get(), "table");
+    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.list", exit_code, [c]() -> Status {
+      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
+      std::vector<json> all;
+      std::string token;
+      do {
+        std::string path = "/v1/" + Parent(*c) + "/hyperparameterTuningJobs?pageSize=100";
+        if (!token.empty()) path += "&pageToken=" + httplib::detail::encode_query_param(token);
+        TY_ASSIGN_OR_RETURN(json page, client->Call("GET", path));
+        for (const auto& j : page.value("hyperparameterTuningJobs", json::array()))
+          all.push_back(j);
+        token = page.value("nextPageToken", "");
+      } while (!token.empty());
+      if (c->format == "table") {
+        std::cout << ListTable(all);
+      } else {
+        std::cout << (c->format == "json" ? json(all).dump(2) + "\n" : spec::JsonToYaml(all));
+      }
+      return Status::Ok();
+    }));
+  }
+
+  {
+    auto* cmd = jobs->add_subcommand("cancel", "Cancel a running tuning job and its trials");
+    auto c = std::make_shared<Common>();
+    auto ref = std::make_shared<std::string>();
+    AddCommon(cmd, c.get(), "");
+    cmd->add_option("JOB", *ref, "Job id or full name")->required();
+    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.cancel", exit_code, [c, ref]() -> Status {
+      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
+      std::string name = JobName(*c, *ref);
+      TY_RETURN_IF_ERROR(client->Call("POST", "/v1/" + name + ":cancel", "{}").status());
+      std::cerr << "Request to cancel hyperparameter tuning job [" << name << "] has been sent.\n";
+      return Status::Ok();
+    }));
+  }
+
+  {
+    auto* cmd = jobs->add_subcommand("delete", "Delete an ended tuning job and its trial jobs");
+    auto c = std::make_shared<Common>();
+    auto ref = std::make_shared<std::string>();
+    AddCommon(cmd, c.get(), "");
+    cmd->add_option("JOB", *ref, "Job id or full name")->required();
+    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.delete", exit_code, [c, ref]() -> Status {
+      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
+      std::string name = JobName(*c, *ref);
+      TY_RETURN_IF_ERROR(client->Call("DELETE", "/v1/" + name).status());
+      std::cerr << "Deleted hyperparameter tuning job [" << name << "].\n";
+      return Status::Ok();
+    }));
+  }
+
+  {
+    auto* cmd = jobs->add_subcommand(
+        "stream-logs", "Stream the logs of a tuning job's trials (or one trial) until it ends");
+    auto c = std::make_shared<Common>();
+    auto ref = std::make_shared<std::string>();
+    auto trial_id = std::make_shared<std::string>();
+    auto interval = std::make_shared<double>(1.0);
+    AddCommon(cmd, c.get(), "");
+    cmd->add_option("JOB", *ref, "Job id or full name")->required();
+    cmd->add_option("--trial-id", *trial_id, "Only this trial's logs");
+    cmd->add_option("--polling-interval", *interval, "Seconds between polls")
+        ->check(CLI::Range(0.1, 3600.0));
+    cmd->callback(Command(
+        "trainyard.ai.hp-tuning-jobs.stream-logs", exit_code,
+        [c, ref, trial_id, interval, exit_code]() -> Status {
+          TY_ASSIGN_OR_RETURN(auto client, Client(*c));
+          const std::string name = JobName(*c, *ref);
+          std::map<std::string, std::string> cursors;  // trial job -> cursor
+          std::set<std::string> finished;              // trial jobs fully read
+          bool found_trial = trial_id->empty();
+          while (true) {
+            TY_ASSIGN_OR_RETURN(json job, client->Call("GET", "/v1/" + name));
+            bool job_ended = IsTerminalJobState(job.value("state", ""));
+            bool all_read = true;
+            for (const auto& t : job.value("trials", json::array())) {
+              std::string id = t.value("id", "");
+              std::string trial_job = t.value("customJob", "");
+              if ((!trial_id->empty() && id != *trial_id) || trial_job.empty()) continue;
+              found_trial = true;
+              if (finished.count(trial_job)) continue;
+              std::string& after = cursors.try_emplace(trial_job, "-1").first->second;
+              TY_ASSIGN_OR_RETURN(json page,
+                                  client->Call("GET", "/v1/" + trial_job + ":logs?after=" + after +
+                                                          "&pageSize=1000&waitSeconds=0"));
+              for (const auto& e : page["entries"]) {
+                std::cout << "[trial " << id << " " << e.value("taskName", "") << "] "
+                          << e.value("text", "") << "\n";
+              }
+              std::cout << std::flush;
+              after = page.value("nextCursor", after);
+              if (page.value("done", false)) {
+                finished.insert(trial_job);
+              } else {
+                all_read = false;
+              }
+            }
+            if (!found_trial && job_ended) {
+              return NotFoundError("--trial-id: trial '" + *trial_id + "' is not in " + name);
+            }
+            if (job_ended && all_read) {
+              std::string state = job.value("state", "");
+              std::cerr << "Hyperparameter tuning job [" << name << "] ended in state " << state;
+              if (job.contains("error")) std::cerr << ": " << job["error"].value("message", "");
+              std::cerr << "\n";
+              if (state != "JOB_STATE_SUCCEEDED") *exit_code = 1;
+              return Status::Ok();
+            }
+            if (!trial_id->empty() && found_trial && all_read) {
+              // The one trial ended; the study may go on without it.
+              return Status::Ok();
+            }
+            std::this_thread::sleep_for(std::chrono::duration<double>(*interval));
+          }
+        }));
+  }
+}
+
+}  // namespace trainyard::cli
