@@ -84,10 +84,17 @@ struct GradientSynchronizer::State {
       }
       return;
     }
-    b.flat.narrow(0, p.offset, p.tensor.numel()).copy_(grad.reshape({-1}));
-    p.ready = true;
-    --b.pending;
-    LaunchReady(/*force=*/false, /*from_hook=*/true);
+    // An exception must not escape into the autograd engine: it becomes FinishStep's Status.
+    try {
+      b.flat.narrow(0, p.offset, p.tensor.numel()).copy_(grad.reshape({-1}));
+      p.ready = true;
+      --b.pending;
+      LaunchReady(/*force=*/false, /*from_hook=*/true);
+    } catch (const std::exception& e) {
+      if (hook_error.ok()) {
+        hook_error = InternalError("gradient hook for '" + p.name + "' failed: " + e.what());
+      }
+    }
   }
 };
 
@@ -186,6 +193,14 @@ void GradientSynchronizer::BeginStep() {
 }
 
 Status GradientSynchronizer::FinishStep() {
+  try {
+    return FinishStepOrThrow();
+  } catch (const std::exception& e) {
+    return InternalError(std::string("gradient synchronization failed: ") + e.what());
+  }
+}
+
+Status GradientSynchronizer::FinishStepOrThrow() {
   State& s = *state_;
   std::unique_lock<std::mutex> lock(s.mu);
   if (!s.armed) {
