@@ -58,7 +58,8 @@ Json Summary(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   double sum = 0;
   for (double x : v) sum += x;
-  return Json{{"median_ms", v[v.size() / 2] * 1e3}, {"mean_ms", sum / v.size() * 1e3},
+  return Json{{"median_ms", v[v.size() / 2] * 1e3},
+              {"mean_ms", sum / v.size() * 1e3},
               {"min_ms", v.front() * 1e3}};
 }
 
@@ -201,12 +202,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   Json allreduce = RunRanks(2, [&](int r, int w, int p) { return AllReduceRank(r, w, p, iters); });
-  Json one = RunRanks(1, [&](int r, int w, int p) {
-    return TrainRank(r, w, p, steps, batch, seq, threads);
-  });
-  Json two = RunRanks(2, [&](int r, int w, int p) {
-    return TrainRank(r, w, p, steps, batch, seq, threads);
-  });
+  Json one = RunRanks(
+      1, [&](int r, int w, int p) { return TrainRank(r, w, p, steps, batch, seq, threads); });
+  Json two = RunRanks(
+      2, [&](int r, int w, int p) { return TrainRank(r, w, p, steps, batch, seq, threads); });
   if (allreduce.is_null() || one.is_null() || two.is_null()) {
     std::cerr << "a configuration failed (see messages above)\n";
     return 1;
@@ -214,8 +213,8 @@ int main(int argc, char** argv) {
   std::printf("BERT-Tiny gradients: %lld floats (%.1f MB), %d bucket(s) of <= 25 MB\n",
               static_cast<long long>(allreduce["numel"].get<int64_t>()),
               allreduce["megabytes"].get<double>(), allreduce["buckets"].get<int>());
-  std::printf("%-44s %10s %10s %10s\n", "2 processes, gloo over 127.0.0.1", "median ms",
-              "mean ms", "min ms");
+  std::printf("%-44s %10s %10s %10s\n", "2 processes, gloo over 127.0.0.1", "median ms", "mean ms",
+              "min ms");
   for (const char* key : {"flat", "synchronizer"}) {
     const Json& j = allreduce[key];
     std::printf("%-44s %10.1f %10.1f %10.1f\n",
@@ -226,20 +225,20 @@ int main(int argc, char** argv) {
   }
   std::printf("\nBERT-Tiny training step, global batch %d x %d tokens, %d CPU threads in total\n",
               batch, seq, threads);
-  std::printf("%-28s %12s %12s %14s %14s\n", "workers", "step ms", "samples/s",
-              "sync wait ms", "threads/worker");
+  std::printf("%-28s %12s %12s %14s %14s\n", "workers", "step ms", "samples/s", "sync wait ms",
+              "threads/worker");
   for (auto [name, j] : {std::pair{"1 (batch 128)", &one}, std::pair{"2 (batch 64 each)", &two}}) {
     std::printf("%-28s %12.1f %12.1f %14.1f %14d\n", name, (*j)["median_ms"].get<double>(),
                 (*j)["samples_per_s"].get<double>(), (*j)["sync_wait_ms"].get<double>(),
                 (*j)["threads_per_worker"].get<int>());
   }
-  Json row{{"bench", "distributed"},
-           {"machine_threads", threads},
-           {"allreduce", allreduce},
-           {"train_1_worker", one},
-           {"train_2_workers", two},
-           {"speedup_2_vs_1", two["samples_per_s"].get<double>() /
-                                  one["samples_per_s"].get<double>()}};
+  Json row{
+      {"bench", "distributed"},
+      {"machine_threads", threads},
+      {"allreduce", allreduce},
+      {"train_1_worker", one},
+      {"train_2_workers", two},
+      {"speedup_2_vs_1", two["samples_per_s"].get<double>() / one["samples_per_s"].get<double>()}};
   std::printf("%s\n", row.dump().c_str());
   return 0;
 }

@@ -43,8 +43,10 @@ Status ApplyTimeoutFromEnvironment(const EnvMap& env, CommunicatorOptions& optio
   char* end = nullptr;
   double seconds = std::strtod(it->second.c_str(), &end);
   if (end == it->second.c_str() || *end != '\0' || !(seconds > 0) || seconds > 86400 * 7) {
-    return InvalidArgumentError("TRAINYARD_COLLECTIVE_TIMEOUT_S: expected seconds > 0 (e.g. 300), "
-                                "got \"" + it->second + "\"");
+    return InvalidArgumentError(
+        "TRAINYARD_COLLECTIVE_TIMEOUT_S: expected seconds > 0 (e.g. 300), "
+        "got \"" +
+        it->second + "\"");
   }
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   return Status::Ok();
@@ -53,7 +55,9 @@ Status ApplyTimeoutFromEnvironment(const EnvMap& env, CommunicatorOptions& optio
 // ---------------------------------------------------------------------------------------------
 // PendingCollective
 
-PendingCollective::PendingCollective(PendingCollective&& other) noexcept { *this = std::move(other); }
+PendingCollective::PendingCollective(PendingCollective&& other) noexcept {
+  *this = std::move(other);
+}
 
 PendingCollective& PendingCollective::operator=(PendingCollective&& other) noexcept {
   if (this != &other) {
@@ -106,8 +110,8 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::Connect(const DistributedC
   }
   want_nccl = false;
 #endif
-  const std::string where = "rank " + std::to_string(config.rank) + "/" +
-                            std::to_string(config.world_size) + ": ";
+  const std::string where =
+      "rank " + std::to_string(config.rank) + "/" + std::to_string(config.world_size) + ": ";
   try {
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<uint16_t>(config.master_port);
@@ -118,22 +122,21 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::Connect(const DistributedC
     comm->store_ = c10::make_intrusive<c10d::TCPStore>(config.master_addr, store_options);
   } catch (const std::exception& e) {
     const std::string what = e.what();
-    std::string hint = config.rank == 0
-                           ? "is MASTER_PORT free and did every rank start? (waited " +
-                                 Seconds(options.rendezvous_timeout) + ")"
-                           : "is rank 0 running and reachable? (waited " +
-                                 Seconds(options.rendezvous_timeout) + ")";
+    std::string hint = config.rank == 0 ? "is MASTER_PORT free and did every rank start? (waited " +
+                                              Seconds(options.rendezvous_timeout) + ")"
+                                        : "is rank 0 running and reachable? (waited " +
+                                              Seconds(options.rendezvous_timeout) + ")";
     return UnavailableError(where + "rendezvous at " + config.master_addr + ":" +
-                            std::to_string(config.master_port) + " failed: " +
-                            what.substr(0, what.find('\n')) + " — " + hint);
+                            std::to_string(config.master_port) +
+                            " failed: " + what.substr(0, what.find('\n')) + " — " + hint);
   }
   try {
     if (want_nccl) {
 #ifdef USE_C10D_NCCL
       auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
       nccl_options->timeout = options.timeout;
-      comm->group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-          comm->store_, config.rank, config.world_size, nccl_options);
+      comm->group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(comm->store_, config.rank,
+                                                                 config.world_size, nccl_options);
       comm->nccl_ = true;
 #endif
     } else {
@@ -141,22 +144,22 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::Connect(const DistributedC
       // Bind where peers can reach us: the interface named like torch does, loopback for a
       // job on one machine, else the address this host's name resolves to.
       if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
-        gloo_options->devices.push_back(
-            c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
       } else if (IsLoopback(config.master_addr)) {
         gloo_options->devices.push_back(
             c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
       } else {
         gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
       }
-      comm->group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(
-          comm->store_, config.rank, config.world_size, gloo_options);
+      comm->group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(comm->store_, config.rank,
+                                                                 config.world_size, gloo_options);
     }
   } catch (const std::exception& e) {
     const std::string what = e.what();
-    return UnavailableError(where + "connecting to the other ranks failed: " +
-                            what.substr(0, what.find('\n')) + " (a peer died during startup, or "
-                            "GLOO_SOCKET_IFNAME names the wrong interface)");
+    return UnavailableError(
+        where + "connecting to the other ranks failed: " + what.substr(0, what.find('\n')) +
+        " (a peer died during startup, or "
+        "GLOO_SOCKET_IFNAME names the wrong interface)");
   }
   return comm;
 }
@@ -207,8 +210,7 @@ PendingCollective Communicator::StartAllReduce(torch::Tensor tensor, ReduceOp op
   }
 }
 
-Status Communicator::Finish(const std::string& what,
-                            const c10::intrusive_ptr<c10d::Work>& work) {
+Status Communicator::Finish(const std::string& what, const c10::intrusive_ptr<c10d::Work>& work) {
   std::string error;
   try {
     // Gloo enforces opts.timeout itself; the explicit bound also covers backends that do not.
@@ -225,15 +227,17 @@ Status Communicator::Finish(const std::string& what,
                                        " — a peer is dead or hung (" + error + ")"));
   } else if (Contains(error, "closed") || Contains(error, "reset") || Contains(error, "EOF") ||
              Contains(error, "Broken pipe") || Contains(error, "Connection")) {
-    s = UnavailableError(Describe(what + " failed: a peer closed its connection — it died or "
-                                         "was killed (" + error + ")"));
+    s = UnavailableError(Describe(what +
+                                  " failed: a peer closed its connection — it died or "
+                                  "was killed (" +
+                                  error + ")"));
   } else {
     s = UnavailableError(Describe(what + " failed: " + error));
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (broken_.ok()) {
-    broken_ = FailedPreconditionError(Describe("communicator unusable after an earlier failure: " +
-                                               s.message()));
+    broken_ = FailedPreconditionError(
+        Describe("communicator unusable after an earlier failure: " + s.message()));
   }
   return s;
 }
@@ -263,16 +267,16 @@ Status Communicator::Broadcast(torch::Tensor tensor, int root) {
 Status Communicator::Barrier() {
   // An all-reduce of one element rather than c10d's barrier: it obeys the same timeout and
   // error mapping on every backend.
-  torch::Tensor one = torch::ones({1}, torch::TensorOptions().device(
-                                           nccl_ ? torch::kCUDA : torch::kCPU));
+  torch::Tensor one =
+      torch::ones({1}, torch::TensorOptions().device(nccl_ ? torch::kCUDA : torch::kCPU));
   return AllReduce(one, ReduceOp::kSum);
 }
 
 StatusOr<bool> AgreeToStop(Communicator& comm, bool local_stop) {
   if (comm.world_size() == 1) return local_stop;
-  torch::Tensor flag = torch::full({1}, local_stop ? 1.0f : 0.0f,
-                                   torch::TensorOptions().device(
-                                       comm.backend_name() == "nccl" ? torch::kCUDA : torch::kCPU));
+  torch::Tensor flag = torch::full(
+      {1}, local_stop ? 1.0f : 0.0f,
+      torch::TensorOptions().device(comm.backend_name() == "nccl" ? torch::kCUDA : torch::kCPU));
   TY_RETURN_IF_ERROR(comm.AllReduce(flag, ReduceOp::kMax).WithPrefix("stop-flag agreement"));
   return flag.item<float>() > 0.5f;
 }

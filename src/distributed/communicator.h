@@ -14,15 +14,15 @@
 // operations; all ranks must start the same collectives in the same order.
 #pragma once
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#include <torch/csrc/distributed/c10d/Store.hpp>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/torch.h>
 
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
 #include "common/status.h"
@@ -74,7 +74,7 @@ class Communicator {
   // fails (rank 0 cannot bind MASTER_PORT, the master is unreachable, a rank never joins),
   // FAILED_PRECONDITION when the NCCL backend is asked for but not built in.
   static StatusOr<std::unique_ptr<Communicator>> Connect(const DistributedConfig& config,
-                                                        const CommunicatorOptions& options);
+                                                         const CommunicatorOptions& options);
   ~Communicator();
 
   int rank() const { return rank_; }

@@ -44,13 +44,12 @@ StatusOr<DistributedConfig> FromTorchVariables(const EnvMap& env) {
     }
   }
   config.master_addr = *Find(env, "MASTER_ADDR");
-  TY_RETURN_IF_ERROR(ParseInt(*Find(env, "MASTER_PORT"), "MASTER_PORT", 1, 65535,
-                              &config.master_port));
+  TY_RETURN_IF_ERROR(
+      ParseInt(*Find(env, "MASTER_PORT"), "MASTER_PORT", 1, 65535, &config.master_port));
   TY_RETURN_IF_ERROR(
       ParseInt(*Find(env, "WORLD_SIZE"), "WORLD_SIZE", 1, 1 << 20, &config.world_size));
-  TY_RETURN_IF_ERROR(
-      ParseInt(*Find(env, "RANK"), "RANK", 0, config.world_size - 1, &config.rank).WithPrefix(
-          "WORLD_SIZE=" + std::to_string(config.world_size)));
+  TY_RETURN_IF_ERROR(ParseInt(*Find(env, "RANK"), "RANK", 0, config.world_size - 1, &config.rank)
+                         .WithPrefix("WORLD_SIZE=" + std::to_string(config.world_size)));
   if (const std::string* local = Find(env, "LOCAL_RANK")) {
     TY_RETURN_IF_ERROR(ParseInt(*local, "LOCAL_RANK", 0, 1 << 20, &config.local_rank));
   }
@@ -111,8 +110,7 @@ StatusOr<ClusterView> ParseCluster(const std::string& variable, const std::strin
       if (view.task_index >= static_cast<int>(addresses.size())) {
         return InvalidArgumentError(variable + ": task " + type + " index " +
                                     std::to_string(view.task_index) + " is outside cluster." +
-                                    type + " (" + std::to_string(addresses.size()) +
-                                    " replicas)");
+                                    type + " (" + std::to_string(addresses.size()) + " replicas)");
       }
     }
     view.pools.push_back(std::move(addresses));
@@ -150,8 +148,7 @@ StatusOr<DistributedConfig> FromCluster(const std::string& variable, const Clust
       master_what = variable + " cluster pool " + std::to_string(p) + "[0]";
     }
   }
-  TY_RETURN_IF_ERROR(
-      ParseHostPort(*master, master_what, &config.master_addr, &config.master_port));
+  TY_RETURN_IF_ERROR(ParseHostPort(*master, master_what, &config.master_addr, &config.master_port));
   config.world_size = world;
   config.rank = rank;
   config.source = variable;
@@ -195,18 +192,17 @@ StatusOr<DistributedConfig> ConfigFromEnvironment(const EnvMap& env) {
           return InvalidArgumentError(
               "WORLD_SIZE/RANK (" + std::to_string(config.world_size) + "/" +
               std::to_string(config.rank) + ") contradict CLUSTER_SPEC (world " +
-              std::to_string(from_spec->world_size) + ", rank " +
-              std::to_string(from_spec->rank) + "): unset the overridden variables");
+              std::to_string(from_spec->world_size) + ", rank " + std::to_string(from_spec->rank) +
+              "): unset the overridden variables");
         }
       }
     }
     return config;
   }
   if (const std::string* spec = Find(env, "CLUSTER_SPEC")) {
-    TY_ASSIGN_OR_RETURN(
-        ClusterView view,
-        ParseCluster("CLUSTER_SPEC", *spec,
-                     {"workerpool0", "workerpool1", "workerpool2", "workerpool3"}));
+    TY_ASSIGN_OR_RETURN(ClusterView view,
+                        ParseCluster("CLUSTER_SPEC", *spec,
+                                     {"workerpool0", "workerpool1", "workerpool2", "workerpool3"}));
     return FromCluster("CLUSTER_SPEC", view);
   }
   if (const std::string* tf = Find(env, "TF_CONFIG")) {

@@ -7,8 +7,8 @@ namespace {
 
 std::string Render(const StatusOr<DistributedConfig>& c) {
   if (!c.ok()) return c.status().ToString();
-  return c->source + " rank=" + std::to_string(c->rank) + " world=" +
-         std::to_string(c->world_size) + " master=" + c->master_addr + ":" +
+  return c->source + " rank=" + std::to_string(c->rank) +
+         " world=" + std::to_string(c->world_size) + " master=" + c->master_addr + ":" +
          std::to_string(c->master_port);
 }
 
@@ -32,14 +32,14 @@ TEST(DistributedConfigTest, TorchVariables) {
 TEST(DistributedConfigTest, PartialTorchVariablesNameTheMissingOne) {
   auto c = ConfigFromEnvironment({{"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}, {"RANK", "0"}});
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(c.status().message().find("WORLD_SIZE is not set"), std::string::npos)
-      << c.status();
+  EXPECT_NE(c.status().message().find("WORLD_SIZE is not set"), std::string::npos) << c.status();
 }
 
 TEST(DistributedConfigTest, RankOutsideWorldIsAnError) {
   auto c = ConfigFromEnvironment(
       {{"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}, {"WORLD_SIZE", "2"}, {"RANK", "2"}});
-  EXPECT_EQ(c.status().ToString(), "INVALID_ARGUMENT: WORLD_SIZE=2: RANK: must be in [0, 1], got 2");
+  EXPECT_EQ(c.status().ToString(),
+            "INVALID_ARGUMENT: WORLD_SIZE=2: RANK: must be in [0, 1], got 2");
 }
 
 TEST(DistributedConfigTest, BadPortIsAnError) {
@@ -55,9 +55,8 @@ TEST(DistributedConfigTest, ClusterSpecRanksPoolZeroFirst) {
 }
 
 TEST(DistributedConfigTest, ClusterSpecChiefIsRankZero) {
-  std::string spec =
-      R"({"cluster":{"workerpool0":["[::1]:2222"],"workerpool1":["h:1"]},)"
-      R"("task":{"type":"workerpool0","index":0}})";
+  std::string spec = R"({"cluster":{"workerpool0":["[::1]:2222"],"workerpool1":["h:1"]},)"
+                     R"("task":{"type":"workerpool0","index":0}})";
   EXPECT_EQ(Render(ConfigFromEnvironment({{"CLUSTER_SPEC", spec}})),
             "CLUSTER_SPEC rank=0 world=2 master=::1:2222");
 }

@@ -13,15 +13,15 @@ struct GradientSynchronizer::State {
     std::string name;
     torch::Tensor tensor;
     int bucket = 0;
-    int64_t offset = 0;  // in elements, within the bucket
-    bool ready = false;  // its gradient is in the bucket this step
+    int64_t offset = 0;                                  // in elements, within the bucket
+    bool ready = false;                                  // its gradient is in the bucket this step
     std::shared_ptr<torch::autograd::Node> accumulator;  // kept alive so the hook stays on it
     uintptr_t hook_key = 0;
   };
   struct Bucket {
-    torch::Tensor flat;        // (numel,) same dtype/device as its parameters
-    std::vector<int> params;   // indices into `params`
-    int pending = 0;           // parameters whose gradient has not arrived yet this step
+    torch::Tensor flat;       // (numel,) same dtype/device as its parameters
+    std::vector<int> params;  // indices into `params`
+    int pending = 0;          // parameters whose gradient has not arrived yet this step
     bool launched = false;
     PendingCollective op;
   };
@@ -68,9 +68,10 @@ struct GradientSynchronizer::State {
     Bucket& b = buckets[p.bucket];
     if (p.ready || b.launched) {
       if (hook_error.ok()) {
-        hook_error = FailedPreconditionError(
-            "parameter '" + p.name + "' received a second gradient after its bucket was sent; "
-            "call BeginStep() before each synchronized backward pass");
+        hook_error =
+            FailedPreconditionError("parameter '" + p.name +
+                                    "' received a second gradient after its bucket was sent; "
+                                    "call BeginStep() before each synchronized backward pass");
       }
       return;
     }
@@ -78,15 +79,22 @@ struct GradientSynchronizer::State {
     if (!grad.defined()) return;  // nothing accumulated (e.g. an undefined incoming grad)
     if (grad.is_sparse()) {
       if (hook_error.ok()) {
-        hook_error = InvalidArgumentError("parameter '" + p.name +
-                                          "' has a sparse gradient; not supported");
+        hook_error =
+            InvalidArgumentError("parameter '" + p.name + "' has a sparse gradient; not supported");
       }
       return;
     }
-    b.flat.narrow(0, p.offset, p.tensor.numel()).copy_(grad.reshape({-1}));
-    p.ready = true;
-    --b.pending;
-    LaunchReady(/*force=*/false, /*from_hook=*/true);
+    // An exception must not escape into the autograd engine: it becomes FinishStep's Status.
+    try {
+      b.flat.narrow(0, p.offset, p.tensor.numel()).copy_(grad.reshape({-1}));
+      p.ready = true;
+      --b.pending;
+      LaunchReady(/*force=*/false, /*from_hook=*/true);
+    } catch (const std::exception& e) {
+      if (hook_error.ok()) {
+        hook_error = InternalError("gradient hook for '" + p.name + "' failed: " + e.what());
+      }
+    }
   }
 };
 
@@ -158,8 +166,8 @@ StatusOr<std::unique_ptr<GradientSynchronizer>> GradientSynchronizer::Create(
                                     "' is not a leaf tensor; pass the model's parameters");
       }
       const int index = static_cast<int>(i);
-      p.hook_key = p.accumulator->add_post_hook(
-          std::make_unique<torch::autograd::utils::LambdaPostHook>(
+      p.hook_key =
+          p.accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
               [weak, index](const torch::autograd::variable_list& outputs,
                             const torch::autograd::variable_list&) {
                 if (auto s = weak.lock()) s->OnGradient(index);
@@ -185,6 +193,14 @@ void GradientSynchronizer::BeginStep() {
 }
 
 Status GradientSynchronizer::FinishStep() {
+  try {
+    return FinishStepOrThrow();
+  } catch (const std::exception& e) {
+    return InternalError(std::string("gradient synchronization failed: ") + e.what());
+  }
+}
+
+Status GradientSynchronizer::FinishStepOrThrow() {
   State& s = *state_;
   std::unique_lock<std::mutex> lock(s.mu);
   if (!s.armed) {
@@ -218,8 +234,8 @@ Status GradientSynchronizer::FinishStep() {
   for (size_t i = 0; i < s.params.size(); ++i) {
     State::Param& p = s.params[i];
     if (used[i] < 0.5f) continue;  // no rank has a gradient: leave it undefined everywhere
-    torch::Tensor avg = s.buckets[p.bucket].flat.narrow(0, p.offset, p.tensor.numel())
-                            .view(p.tensor.sizes());
+    torch::Tensor avg =
+        s.buckets[p.bucket].flat.narrow(0, p.offset, p.tensor.numel()).view(p.tensor.sizes());
     if (p.tensor.grad().defined()) {
       p.tensor.mutable_grad().copy_(avg);
     } else {
@@ -229,9 +245,7 @@ Status GradientSynchronizer::FinishStep() {
   return Status::Ok();
 }
 
-int GradientSynchronizer::bucket_count() const {
-  return static_cast<int>(state_->buckets.size());
-}
+int GradientSynchronizer::bucket_count() const { return static_cast<int>(state_->buckets.size()); }
 
 std::vector<std::vector<std::string>> GradientSynchronizer::BucketLayout() const {
   std::vector<std::vector<std::string>> out;
@@ -305,7 +319,8 @@ Status CheckReplicasIdentical(Communicator& comm,
     }
   }
   // Which rank diverged (the highest one holding the maximum).
-  torch::Tensor who = torch::full({1}, -1.0, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  torch::Tensor who =
+      torch::full({1}, -1.0, torch::TensorOptions().dtype(torch::kDouble).device(device));
   if (first >= 0 && diff[first].item<double>() == global[first].item<double>()) {
     who.fill_(comm.rank());
   }

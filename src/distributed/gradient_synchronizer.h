@@ -75,6 +75,7 @@ class GradientSynchronizer {
 
  private:
   explicit GradientSynchronizer(std::shared_ptr<State> state);
+  Status FinishStepOrThrow();
   std::shared_ptr<State> state_;
 };
 

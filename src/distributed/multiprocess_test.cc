@@ -245,8 +245,10 @@ std::string Prefix(const std::string& line) { return line.substr(0, line.find(" 
 
 void ExpectTwoWorkersMatchOne(bool freeze_l1) {
   const int steps = 5;
-  std::string single = RunRanks(1, [&](const DistributedConfig& c) { return TrainNet(c, freeze_l1, steps); });
-  std::string pair = RunRanks(2, [&](const DistributedConfig& c) { return TrainNet(c, freeze_l1, steps); });
+  std::string single =
+      RunRanks(1, [&](const DistributedConfig& c) { return TrainNet(c, freeze_l1, steps); });
+  std::string pair =
+      RunRanks(2, [&](const DistributedConfig& c) { return TrainNet(c, freeze_l1, steps); });
   std::string r0 = pair.substr(0, pair.find(" || "));
   std::string r1 = pair.substr(pair.find(" || ") + 4);
   ASSERT_NE(single.find("w="), std::string::npos) << single;
@@ -254,12 +256,14 @@ void ExpectTwoWorkersMatchOne(bool freeze_l1) {
   ASSERT_NE(r1.find("w="), std::string::npos) << pair;
   const std::string expected = std::string("check=OK buckets=") + (freeze_l1 ? "2" : "3") +
                                " overlapped=1 l1_unchanged=" + (freeze_l1 ? "1" : "0");
-  EXPECT_EQ(Prefix(r0) + " | " + Prefix(r1) + " | " +
-                CompareWeights(single, r0, 1e-6) + CompareWeights(r0, r1, 0.0),
+  EXPECT_EQ(Prefix(r0) + " | " + Prefix(r1) + " | " + CompareWeights(single, r0, 1e-6) +
+                CompareWeights(r0, r1, 0.0),
             expected + " | " + expected + " | ");
 }
 
-TEST(MultiProcessTest, TwoWorkersMatchOneWorkerWithTheGlobalBatch) { ExpectTwoWorkersMatchOne(false); }
+TEST(MultiProcessTest, TwoWorkersMatchOneWorkerWithTheGlobalBatch) {
+  ExpectTwoWorkersMatchOne(false);
+}
 
 TEST(MultiProcessTest, FrozenLayersStayFrozenAndIdentical) { ExpectTwoWorkersMatchOne(true); }
 
@@ -323,8 +327,9 @@ std::string SurvivorOfPeer(int peer_signal, Launch* launch_out, const fs::path& 
         double waited = std::chrono::duration<double>(Clock::now() - start).count();
         Status after = comm->AllReduce(t, ReduceOp::kSum);
         std::ostringstream out;
-        out << warmup.ToString() << " | " << s.ToString() << " | within_limit="
-            << (waited < 3.0 + 2.0) << " | later: " << StatusCodeName(after.code());
+        out << warmup.ToString() << " | " << s.ToString()
+            << " | within_limit=" << (waited < 3.0 + 2.0)
+            << " | later: " << StatusCodeName(after.code());
         return out.str();
       },
       dir);
@@ -356,9 +361,11 @@ TEST(MultiProcessTest, KilledPeerBecomesAnErrorNotAHang) {
   // A killed peer's sockets are closed by the kernel: reported at once as a lost peer (or, if
   // the close goes unseen, by the timeout). Either way: rank 0, the operation, and no hang.
   EXPECT_TRUE(r0.rfind("OK | UNAVAILABLE: rank 0/2: all-reduce of 1000 elements failed: a peer "
-                       "closed its connection", 0) == 0 ||
+                       "closed its connection",
+                       0) == 0 ||
               r0.rfind("OK | DEADLINE_EXCEEDED: rank 0/2: all-reduce of 1000 elements timed "
-                       "out after 3s", 0) == 0)
+                       "out after 3s",
+                       0) == 0)
       << r0;
   EXPECT_NE(r0.find("within_limit=1 | later: FAILED_PRECONDITION"), std::string::npos) << r0;
 }

@@ -33,9 +33,7 @@ TEST(ShardTest, PadsByWrappingSoEveryRankGetsTheSameCount) {
   EXPECT_EQ(Shards({10, 11, 12, 13, 14}, 3), "10,13 | 11,14 | 12,10");
 }
 
-TEST(ShardTest, WorldLargerThanData) {
-  EXPECT_EQ(Shards({4, 5}, 5), "4 | 5 | 4 | 5 | 4");
-}
+TEST(ShardTest, WorldLargerThanData) { EXPECT_EQ(Shards({4, 5}, 5), "4 | 5 | 4 | 5 | 4"); }
 
 TEST(ShardTest, InvalidRankOrWorld) {
   EXPECT_EQ(ShardIndices({1}, 2, 2).status().ToString(),
