@@ -7,9 +7,9 @@
 # Everything it writes lives under data/demo/ (DEMO_DIR overrides). DEMO_EPOCHS (default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/fetch-sample-data.sh
-scripts/build.sh
+bash scripts/install-deps.sh
+bash scripts/fetch-sample-data.sh
+bash scripts/build.sh
 
 ROOT=$PWD
 export PATH="$ROOT/build/tools:$PATH"
@@ -72,8 +72,11 @@ node -e '
   const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   console.log(`state: ${j.state}`);
   if (j.error) console.log(`error: ${j.error.message}`);
-  for (const k of Object.keys(j)) if (/cost/i.test(k)) console.log(`${k}: ${JSON.stringify(j[k])}`);
-  for (const k of Object.keys(j.labels || {})) if (/cost/i.test(k)) console.log(`${k}: ${j.labels[k]}`);
+  const info = j.trainyardInfo || {};
+  const secs = (Date.parse(j.endTime) - Date.parse(j.startTime)) / 1000;
+  console.log(`run time: ${secs.toFixed(1)} s on ${j.jobSpec.workerPoolSpecs[0].machineSpec.machineType}`);
+  console.log(`estimated cost: $${(info.estimatedCostUsd || 0).toFixed(6)} ` +
+              `(at $${info.hourlyCostUsd}/h, the cloud price of the requested machines)`);
 ' "$DEMO/job.json"
 grep -q '"JOB_STATE_SUCCEEDED"' "$DEMO/job.json" || { echo "the job did not succeed" >&2; exit 1; }
 

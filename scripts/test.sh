@@ -4,7 +4,7 @@
 # e.g. scripts/test.sh -L unit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --test
-scripts/fetch-sample-data.sh
-scripts/build.sh
+bash scripts/install-deps.sh --test
+bash scripts/fetch-sample-data.sh
+bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" "$@"
