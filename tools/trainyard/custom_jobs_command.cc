@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "api_client.h"
+#include "command_common.h"
 #include "commands.h"
 #include "gcloud_flags.h"
 #include "output_format.h"
@@ -18,61 +19,16 @@ namespace {
 
 using nlohmann::json;
 
-struct Common {
-  std::string endpoint;
-  std::string region;
-  std::string project;
-  std::string format;
-};
-
-std::string EnvOr(std::initializer_list<const char*> names, const std::string& fallback) {
-  for (const char* n : names) {
-    if (const char* v = std::getenv(n); v && *v) return v;
-  }
-  return fallback;
-}
+using Common = CommonFlags;
 
 void AddCommon(CLI::App* cmd, Common* c, const std::string& default_format) {
-  cmd->add_option("--endpoint", c->endpoint,
-                  "Server URL (default $TRAINYARD_ENDPOINT or http://127.0.0.1:8080)");
-  cmd->add_option("--region", c->region,
-                  "Location of the job (default $TRAINYARD_REGION, $CLOUDSDK_AI_REGION or "
-                  "us-central1)");
-  cmd->add_option("--project", c->project,
-                  "Project of the job (default $TRAINYARD_PROJECT, $CLOUDSDK_CORE_PROJECT or local)");
-  c->format = default_format;
-  cmd->add_option("--format", c->format, "Output format: json, yaml or table");
+  AddCommonFlags(cmd, c, default_format);
 }
-
-std::string Parent(const Common& c) {
-  std::string project =
-      c.project.empty() ? EnvOr({"TRAINYARD_PROJECT", "CLOUDSDK_CORE_PROJECT"}, "local") : c.project;
-  std::string region =
-      c.region.empty() ? EnvOr({"TRAINYARD_REGION", "CLOUDSDK_AI_REGION"}, "us-central1") : c.region;
-  return "projects/" + project + "/locations/" + region;
-}
-
-// JOB is an id or a full name, as for gcloud.
+std::string Parent(const Common& c) { return ParentName(c); }
 std::string JobName(const Common& c, const std::string& job) {
-  return job.starts_with("projects/") ? job : Parent(c) + "/customJobs/" + job;
+  return ResourceName(c, "customJobs", job);
 }
-
-StatusOr<std::unique_ptr<ApiClient>> Client(const Common& c) {
-  TY_RETURN_IF_ERROR(CheckFormat(c.format));
-  return ApiClient::Connect(ResolveEndpoint(c.endpoint));
-}
-
-// Runs `body`, turning an error Status into the gcloud-style message and exit code 1.
-template <typename Fn>
-std::function<void()> Command(const std::string& name, int* exit_code, Fn body) {
-  return [name, exit_code, body] {
-    Status s = body();
-    if (!s.ok()) {
-      PrintError(name, s.ToString());
-      *exit_code = s.code() == StatusCode::kInvalidArgument && s.message().starts_with("--") ? 2 : 1;
-    }
-  };
-}
+StatusOr<std::unique_ptr<ApiClient>> Client(const Common& c) { return ConnectClient(c); }
 
 }  // namespace
 

@@ -1,0 +1,47 @@
+#include "command_common.h"
+
+#include <cstdlib>
+
+#include "output_format.h"
+
+namespace trainyard::cli {
+
+std::string EnvOr(std::initializer_list<const char*> names, const std::string& fallback) {
+  for (const char* n : names) {
+    if (const char* v = std::getenv(n); v && *v) return v;
+  }
+  return fallback;
+}
+
+void AddCommonFlags(CLI::App* cmd, CommonFlags* c, const std::string& default_format) {
+  cmd->add_option("--endpoint", c->endpoint,
+                  "Server URL (default $TRAINYARD_ENDPOINT or http://127.0.0.1:8080)");
+  cmd->add_option("--region", c->region,
+                  "Location of the job (default $TRAINYARD_REGION, $CLOUDSDK_AI_REGION or "
+                  "us-central1)");
+  cmd->add_option("--project", c->project,
+                  "Project of the job (default $TRAINYARD_PROJECT, $CLOUDSDK_CORE_PROJECT or local)");
+  c->format = default_format;
+  cmd->add_option("--format", c->format, "Output format: json, yaml or table");
+}
+
+std::string ParentName(const CommonFlags& c) {
+  std::string project =
+      c.project.empty() ? EnvOr({"TRAINYARD_PROJECT", "CLOUDSDK_CORE_PROJECT"}, "local") : c.project;
+  std::string region =
+      c.region.empty() ? EnvOr({"TRAINYARD_REGION", "CLOUDSDK_AI_REGION"}, "us-central1") : c.region;
+  return "projects/" + project + "/locations/" + region;
+}
+
+std::string ResourceName(const CommonFlags& c, const std::string& collection,
+                         const std::string& id_or_name) {
+  return id_or_name.starts_with("projects/") ? id_or_name
+                                             : ParentName(c) + "/" + collection + "/" + id_or_name;
+}
+
+StatusOr<std::unique_ptr<ApiClient>> ConnectClient(const CommonFlags& c) {
+  TY_RETURN_IF_ERROR(CheckFormat(c.format));
+  return ApiClient::Connect(ResolveEndpoint(c.endpoint));
+}
+
+}  // namespace trainyard::cli

@@ -1,0 +1,56 @@
+// Flags and helpers shared by the `trainyard ai ...` command families (custom-jobs,
+// hp-tuning-jobs): --endpoint/--region/--project/--format, resource names, error exit codes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+
+#include "api_client.h"
+#include "commands.h"
+#include "common/status.h"
+
+namespace trainyard::cli {
+
+struct CommonFlags {
+  std::string endpoint;
+  std::string region;
+  std::string project;
+  std::string format;
+};
+
+// The first non-empty variable of `names`, else `fallback`.
+std::string EnvOr(std::initializer_list<const char*> names, const std::string& fallback);
+
+// Adds --endpoint, --region, --project and --format (defaulting to `default_format`).
+void AddCommonFlags(CLI::App* cmd, CommonFlags* c, const std::string& default_format);
+
+// "projects/P/locations/L": flags first, then $TRAINYARD_PROJECT/$CLOUDSDK_CORE_PROJECT (default
+// "local") and $TRAINYARD_REGION/$CLOUDSDK_AI_REGION (default "us-central1"), as gcloud does.
+std::string ParentName(const CommonFlags& c);
+
+// An id or a full name, as gcloud accepts: a full "projects/..." name is returned unchanged,
+// else ParentName(c) + "/" + collection + "/" + id.
+std::string ResourceName(const CommonFlags& c, const std::string& collection,
+                         const std::string& id_or_name);
+
+// Checks --format and connects to the resolved endpoint.
+StatusOr<std::unique_ptr<ApiClient>> ConnectClient(const CommonFlags& c);
+
+// Wraps `body` as a CLI11 callback: an error Status is printed gcloud-style and becomes exit
+// code 2 for flag errors (INVALID_ARGUMENT whose message starts with "--"), else 1.
+template <typename Fn>
+std::function<void()> Command(const std::string& name, int* exit_code, Fn body) {
+  return [name, exit_code, body] {
+    Status s = body();
+    if (!s.ok()) {
+      PrintError(name, s.ToString());
+      *exit_code =
+          s.code() == StatusCode::kInvalidArgument && s.message().starts_with("--") ? 2 : 1;
+    }
+  };
+}
+
+}  // namespace trainyard::cli
