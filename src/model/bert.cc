@@ -80,13 +80,18 @@ BertSelfAttentionImpl::BertSelfAttentionImpl(const BertConfig& c)
 }
 
 torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& keep) {
-  const int64_t B = x.size(0), T = x.size(1), NH = num_heads_, HS = head_size_;
+  return Attend(query(x), key(x), value(x), keep);  // (B, T, H)
+}
+
+torch::Tensor BertSelfAttentionImpl::Attend(const torch::Tensor& q_in, const torch::Tensor& k_in,
+                                            const torch::Tensor& v_in, const torch::Tensor& keep) {
+  const int64_t B = q_in.size(0), T = q_in.size(1), NH = num_heads_, HS = head_size_;
   const double p = is_training() ? dropout_ : 0.0;
   // (B, T, H) -> (B, NH, T, HS)
   auto heads = [&](const torch::Tensor& t) { return t.view({B, T, NH, HS}).transpose(1, 2); };
-  auto q = heads(query(x));                                            // (B, NH, T, HS)
-  auto k = heads(key(x));                                              // (B, NH, T, HS)
-  auto v = heads(value(x));                                            // (B, NH, T, HS)
+  auto q = heads(q_in);                                                // (B, NH, T, HS)
+  auto k = heads(k_in);                                                // (B, NH, T, HS)
+  auto v = heads(v_in);                                                // (B, NH, T, HS)
   auto mask = AdditiveMask(keep, q.scalar_type()).view({B, 1, 1, T});  // (B, 1, 1, T)
   torch::Tensor context;                                               // (B, NH, T, HS)
 #if TORCH_VERSION_MAJOR >= 2
@@ -167,8 +172,32 @@ BertEncoderImpl::BertEncoderImpl(const BertConfig& c) {
 }
 
 torch::Tensor BertEncoderImpl::forward(torch::Tensor x, const torch::Tensor& keep) {
-  for (auto& l : layers) x = l(x, keep);  // (B, T, H)
-  return x;
+  if (keep.all().item<bool>()) {
+    for (auto& l : layers) x = l(x, keep);  // (B, T, H)
+    return x;
+  }
+  // Unpadded path: every token-wise op (Q/K/V, attention output, feed-forward, LayerNorms,
+  // dropout) runs on the N real tokens only; just the attention scores need the (B, T) layout.
+  // With short texts padded to a fixed length most of the work was on padding: real tokens get
+  // the same values as on the padded path (padding only ever enters as masked keys), padding
+  // positions of the returned sequence are zero instead of unused garbage.
+  const int64_t B = x.size(0), T = x.size(1), H = x.size(2);
+  auto idx = keep.reshape({B * T}).nonzero().squeeze(1);  // (N) flat positions of real tokens
+  auto pad = [&](const torch::Tensor& t) {                 // (N, H) -> (B, T, H)
+    return torch::zeros({B * T, t.size(1)}, t.options()).index_copy(0, idx, t).view({B, T, -1});
+  };
+  auto unpad = [&](const torch::Tensor& t) {  // (B, T, H) -> (N, H)
+    return t.reshape({B * T, t.size(2)}).index_select(0, idx);
+  };
+  auto h = x.reshape({B * T, H}).index_select(0, idx);  // (N, H)
+  for (auto& l : layers) {
+    auto& self = l->attention->self;
+    auto context = unpad(self->Attend(pad(self->query(h)), pad(self->key(h)),
+                                      pad(self->value(h)), keep));  // (N, H)
+    auto a = l->attention->output(context, h);                      // (N, H)
+    h = l->output(l->intermediate(a), a);                           // (N, H)
+  }
+  return pad(h);  // (B, T, H)
 }
 
 // ---------------------------------------------------------------------------------------------

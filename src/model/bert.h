@@ -47,6 +47,12 @@ class BertSelfAttentionImpl : public torch::nn::Module {
   // x: (B, T, H); keep: (B, T) bool, true for real tokens -> context (B, T, H)
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& keep);
 
+  // softmax(q k^T / sqrt(HS) + mask) v with attention dropout, on already projected
+  // q, k, v: (B, T, H) each; keep: (B, T) bool -> context (B, T, H). forward() = this after the
+  // projections; the encoder's unpadded path projects only real tokens and calls it directly.
+  torch::Tensor Attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                       const torch::Tensor& keep);
+
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
 
  private:
