@@ -111,7 +111,7 @@ std::string Absolute(const std::string& path) {
 
 // The preset search space (documented in docs/hp-tuning.md).
 json PresetStudySpec(const AutomlFlags& f) {
-  return json{
+  json spec = json{
       {"metrics", {{{"metricId", "accuracy"}, {"goal", "MAXIMIZE"}}}},
       {"parameters",
        {{{"parameterId", "learning-rate"},
@@ -127,6 +127,14 @@ json PresetStudySpec(const AutomlFlags& f) {
           {{"minValue", "0"}, {"maxValue", std::to_string(f.max_trainable_layers)}}}}}},
       {"algorithm", f.algorithm},
       {"measurementSelectionType", "BEST_MEASUREMENT"}};
+  // Freezing layers is transfer learning: it only makes sense on top of pretrained weights. A
+  // randomly initialised encoder must train whole, so without --model-dir the parameter is left
+  // out (the trainer's default, all layers trainable).
+  if (f.model_dir.empty()) {
+    auto& params = spec["parameters"];
+    params.erase(params.end() - 1);
+  }
+  return spec;
 }
 
 Status CopyTree(const fs::path& from, const fs::path& to) {
