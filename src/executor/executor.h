@@ -57,6 +57,11 @@ struct GangSpec {
 
 enum class GangState { kQueued, kPending, kRunning, kSucceeded, kFailed, kCancelling, kCancelled };
 
+// "QUEUED", "PENDING", ... : the stable spelling used in executors' state files and logs.
+std::string GangStateName(GangState state);
+// Inverse of GangStateName; nullopt for an unknown name.
+std::optional<GangState> GangStateFromName(const std::string& name);
+
 struct ReplicaStatus {
   int pool_index = 0;
   int replica_index = 0;

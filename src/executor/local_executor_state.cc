@@ -46,35 +46,10 @@ Phase PhaseFromName(const std::string& s) {
 }
 
 GangState StateFromName(const std::string& s) {
-  for (GangState st :
-       {GangState::kQueued, GangState::kPending, GangState::kRunning, GangState::kSucceeded,
-        GangState::kFailed, GangState::kCancelling, GangState::kCancelled}) {
-    if (GangStateName(st) == s) return st;
-  }
-  return GangState::kQueued;
+  return GangStateFromName(s).value_or(GangState::kQueued);
 }
 
 }  // namespace
-
-std::string GangStateName(GangState state) {
-  switch (state) {
-    case GangState::kQueued:
-      return "QUEUED";
-    case GangState::kPending:
-      return "PENDING";
-    case GangState::kRunning:
-      return "RUNNING";
-    case GangState::kSucceeded:
-      return "SUCCEEDED";
-    case GangState::kFailed:
-      return "FAILED";
-    case GangState::kCancelling:
-      return "CANCELLING";
-    case GangState::kCancelled:
-      return "CANCELLED";
-  }
-  return "QUEUED";
-}
 
 GangStatus StatusFromGang(const LocalExecutor::Gang& gang) {
   GangStatus s;

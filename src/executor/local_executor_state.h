@@ -83,7 +83,6 @@ Status RegisterJobDir(const std::filesystem::path& data_dir, const std::string& 
 StatusOr<std::filesystem::path> LookupJobDir(const std::filesystem::path& data_dir,
                                              const std::string& job_id);
 
-std::string GangStateName(GangState state);
 GangStatus StatusFromGang(const LocalExecutor::Gang& gang);
 
 }  // namespace trainyard::executor

@@ -594,7 +594,7 @@ void SlurmExecutor::Finish(Gang& g, GangState state, std::string message) {
   g.state = state;
   g.error_message = std::move(message);
   g.end_time = clock_.Now();
-  SystemLog(g, "job ended: " + GangStateString(state) +
+  SystemLog(g, "job ended: " + executor::GangStateName(state) +
                    (g.error_message.empty() ? "" : ": " + g.error_message));
   Persist(g);
   Notify(g);

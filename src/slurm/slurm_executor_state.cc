@@ -21,35 +21,10 @@ std::chrono::system_clock::time_point FromMicros(int64_t us) {
 }
 
 GangState StateFromString(const std::string& s) {
-  for (GangState st :
-       {GangState::kQueued, GangState::kPending, GangState::kRunning, GangState::kSucceeded,
-        GangState::kFailed, GangState::kCancelling, GangState::kCancelled}) {
-    if (GangStateString(st) == s) return st;
-  }
-  return GangState::kQueued;
+  return executor::GangStateFromName(s).value_or(GangState::kQueued);
 }
 
 }  // namespace
-
-std::string GangStateString(GangState state) {
-  switch (state) {
-    case GangState::kQueued:
-      return "QUEUED";
-    case GangState::kPending:
-      return "PENDING";
-    case GangState::kRunning:
-      return "RUNNING";
-    case GangState::kSucceeded:
-      return "SUCCEEDED";
-    case GangState::kFailed:
-      return "FAILED";
-    case GangState::kCancelling:
-      return "CANCELLING";
-    case GangState::kCancelled:
-      return "CANCELLED";
-  }
-  return "QUEUED";
-}
 
 std::string SerializeSlurmGang(const SlurmExecutor::Gang& g) {
   Json j;
@@ -58,7 +33,7 @@ std::string SerializeSlurmGang(const SlurmExecutor::Gang& g) {
   j["attempt"] = g.attempt;
   j["slurm_job_id"] = g.slurm_job_id;
   j["resubmit_pending"] = g.resubmit_pending;
-  j["state"] = GangStateString(g.state);
+  j["state"] = executor::GangStateName(g.state);
   j["done"] = g.done;
   j["restarts_used"] = g.restarts_used;
   if (g.start_time) j["start_time_us"] = Micros(*g.start_time);

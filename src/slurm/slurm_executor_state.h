@@ -51,7 +51,6 @@ std::string SerializeSlurmGang(const SlurmExecutor::Gang& gang);
 StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const std::filesystem::path& job_dir);
 Status SaveSlurmGang(const SlurmExecutor::Gang& gang);
 executor::GangStatus SlurmGangStatus(const SlurmExecutor::Gang& gang);
-std::string GangStateString(executor::GangState state);
 
 // <data_dir>/slurm/jobs/<job_id> remembers each job's dir (Get/ReadLogs after a restart).
 Status RegisterSlurmJobDir(const std::filesystem::path& data_dir, const std::string& job_id,
