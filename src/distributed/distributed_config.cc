@@ -215,14 +215,16 @@ StatusOr<DistributedConfig> ConfigFromEnvironment(const EnvMap& env) {
   return single;
 }
 
-StatusOr<DistributedConfig> FromEnvironment() {
+EnvMap CurrentEnvironment() {
   EnvMap env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string entry(*e);
     size_t eq = entry.find('=');
     if (eq != std::string::npos && eq > 0) env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
-  return ConfigFromEnvironment(env);
+  return env;
 }
+
+StatusOr<DistributedConfig> FromEnvironment() { return ConfigFromEnvironment(CurrentEnvironment()); }
 
 }  // namespace trainyard::distributed

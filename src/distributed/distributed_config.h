@@ -40,6 +40,9 @@ struct DistributedConfig {
 // Parses `env` (see the file comment). Errors are INVALID_ARGUMENT naming the variable.
 StatusOr<DistributedConfig> ConfigFromEnvironment(const EnvMap& env);
 
+// The calling process's environment as a map.
+EnvMap CurrentEnvironment();
+
 // The same, on the calling process's environment.
 StatusOr<DistributedConfig> FromEnvironment();
 

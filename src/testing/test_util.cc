@@ -1,17 +1,22 @@
 #include "testing/test_util.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -82,7 +87,10 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string
       }
       ssize_t n = ::read(p.fd, buf, sizeof buf);
       if (n <= 0) {
-        if (p.fd == out_pipe[0]) out_open = false; else err_open = false;
+        if (p.fd == out_pipe[0])
+          out_open = false;
+        else
+          err_open = false;
         continue;
       }
       (p.fd == out_pipe[0] ? result.out : result.err).append(buf, static_cast<size_t>(n));
@@ -97,11 +105,101 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string
   return result;
 }
 
+BackgroundProcess StartProcess(const std::vector<std::string>& argv,
+                               const std::vector<std::string>& extra_env, const fs::path& out,
+                               const fs::path& err) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+  for (const auto& kv : extra_env) env_strings.push_back(kv);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+  BackgroundProcess process{-1, out, err};
+  process.pid = ::fork();
+  if (process.pid == 0) {
+    int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int null_fd = ::open("/dev/null", O_RDONLY);
+    if (out_fd < 0 || err_fd < 0 || null_fd < 0) ::_exit(126);
+    ::dup2(null_fd, 0);
+    ::dup2(out_fd, 1);
+    ::dup2(err_fd, 2);
+    ::execvpe(args[0], args.data(), envp.data());
+    std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  return process;
+}
+
+int WaitProcess(const BackgroundProcess& process, double timeout_s) {
+  if (process.pid <= 0) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int status = 0;
+  while (true) {
+    pid_t r = ::waitpid(process.pid, &status, WNOHANG);
+    if (r == process.pid) break;
+    if (r < 0 && errno != EINTR) return -1;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(process.pid, SIGKILL);
+      ::waitpid(process.pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool WaitForText(const BackgroundProcess& process, const fs::path& path, const std::string& needle,
+                 double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream content;
+    content << in.rdbuf();
+    if (content.str().find(needle) != std::string::npos) return true;
+    // Ended without printing it? (kill 0 only probes; a zombie still counts as alive, so also
+    // look at /proc's state.)
+    std::ifstream stat("/proc/" + std::to_string(process.pid) + "/stat");
+    std::string stat_line;
+    std::getline(stat, stat_line);
+    const size_t paren = stat_line.rfind(')');
+    if (stat_line.empty() || (paren != std::string::npos && paren + 2 < stat_line.size() &&
+                              stat_line[paren + 2] == 'Z')) {
+      std::ifstream again(path, std::ios::binary);
+      std::stringstream last;
+      last << again.rdbuf();
+      return last.str().find(needle) != std::string::npos;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+int FreeTcpPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
 fs::path MakeTestDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "test";
-  fs::path dir = fs::temp_directory_path() / ("trainyard_test_" + std::to_string(::getuid())) /
-                 name;
+  fs::path dir =
+      fs::temp_directory_path() / ("trainyard_test_" + std::to_string(::getuid())) / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -18,6 +18,26 @@ struct ProcessResult {
 ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string& stdin_data = "",
                          const std::vector<std::string>& extra_env = {});
 
+// A child process running in the background with stdout/stderr redirected to files (so a test
+// can watch its progress and signal it). Start returns -1 when fork fails.
+struct BackgroundProcess {
+  int pid = -1;
+  std::filesystem::path out, err;  // its stdout and stderr
+};
+BackgroundProcess StartProcess(const std::vector<std::string>& argv,
+                               const std::vector<std::string>& extra_env,
+                               const std::filesystem::path& out, const std::filesystem::path& err);
+// Waits for it (at most `timeout_s`, then SIGKILL) and returns its exit code (128+signal when
+// killed by a signal).
+int WaitProcess(const BackgroundProcess& process, double timeout_s = 600);
+// Polls `path` until it contains `needle` (true) or `timeout_s` passes / the process ended
+// without printing it (false).
+bool WaitForText(const BackgroundProcess& process, const std::filesystem::path& path,
+                 const std::string& needle, double timeout_s = 300);
+
+// A TCP port on 127.0.0.1 that was free a moment ago (for MASTER_PORT, server ports).
+int FreeTcpPort();
+
 // A fresh empty directory under $TMPDIR named after the running gtest test; removed first if
 // left over from an earlier run.
 std::filesystem::path MakeTestDir();

@@ -1,9 +1,10 @@
 // Training checkpoints: everything needed to continue a run bit-for-bit.
 //
 // A checkpoint is a directory <checkpoint_dir>/checkpoint-<global step, 8 digits>/ holding
-//   state.pt            model parameters ("model.<name>"), AdamW moments ("optim.<name>.exp_avg",
-//                       "optim.<name>.exp_avg_sq") and RNG states ("rng.cpu", "rng.cuda"), a
-//                       torch.save-compatible pickle (torch::pickle_save);
+//   state.pt            model parameters ("model.<name>") and AdamW moments
+//                       ("optim.<name>.exp_avg", "optim.<name>.exp_avg_sq"), a
+//                       torch.save-compatible pickle (torch::pickle_save); no RNG state: the
+//                       trainer derives dropout masks from (seed, global step, rank);
 //   trainer_state.json  format/version, position (epoch, next batch, global step), the current
 //                       epoch's batch plan, the run's fingerprint and progress counters;
 //   DONE                the completion marker, written last.
@@ -33,7 +34,7 @@ struct TrainingState {
   BatchPlan plan;           // this epoch's data order; empty = not started (rebuild from seed)
   nlohmann::json fingerprint;  // settings that must match to resume (see trainer.cc)
   nlohmann::json progress;     // counters and per-epoch history, opaque here
-  std::map<std::string, torch::Tensor> tensors;  // model.*, optim.*, rng.*
+  std::map<std::string, torch::Tensor> tensors;  // model.*, optim.*
 };
 
 class CheckpointManager {

@@ -13,6 +13,9 @@ void ApplyEnvironmentDefaults(TrainOptions& options,
   fill(options.job_dir, "AIP_MODEL_DIR");
   fill(options.checkpoint_dir, "AIP_CHECKPOINT_DIR");
   fill(options.tensorboard_dir, "AIP_TENSORBOARD_LOG_DIR");
+  if (const char* check = getenv("TRAINYARD_CHECK_REPLICAS"); check && std::string(check) == "1") {
+    options.check_replicas = true;
+  }
 }
 
 Status ValidateOptions(const TrainOptions& o) {
@@ -26,6 +29,10 @@ Status ValidateOptions(const TrainOptions& o) {
   }
   if (o.max_length < 2) {
     return bad("--max-length: must be >= 2 ([CLS] and [SEP]), got " + std::to_string(o.max_length));
+  }
+  if (!(o.collective_timeout_s >= 0) || o.collective_timeout_s > 7 * 86400) {
+    return bad("--collective-timeout: seconds in [0, 604800] (0 = TRAINYARD_COLLECTIVE_TIMEOUT_S or "
+               "300), got " + std::to_string(o.collective_timeout_s));
   }
   if (o.threads < 0) return bad("--threads: must be >= 0 (0 = all cores), got " + std::to_string(o.threads));
   if (o.warmup_steps < 0) return bad("--warmup-steps: must be >= 0, got " + std::to_string(o.warmup_steps));

@@ -39,10 +39,15 @@ struct TrainOptions {
   std::string tensorboard_dir;  // AIP_TENSORBOARD_LOG_DIR on Vertex
   bool bf16 = false;            // CUDA autocast to bfloat16 (LibTorch >= 2 with CUDA)
   int eval_batch_size = 0;      // 0 = 2 x batch_size
+
+  // Data parallelism (the role comes from MASTER_ADDR/WORLD_SIZE/RANK, CLUSTER_SPEC or TF_CONFIG).
+  bool check_replicas = false;      // compare weights with rank 0 after every step (debug)
+  double collective_timeout_s = 0;  // 0 = TRAINYARD_COLLECTIVE_TIMEOUT_S or 300 s
 };
 
 // Fills job_dir / checkpoint_dir / tensorboard_dir from AIP_MODEL_DIR / AIP_CHECKPOINT_DIR /
-// AIP_TENSORBOARD_LOG_DIR when the flags were not given (Vertex sets these for custom jobs).
+// AIP_TENSORBOARD_LOG_DIR when the flags were not given (Vertex sets these for custom jobs), and
+// check_replicas from TRAINYARD_CHECK_REPLICAS=1.
 void ApplyEnvironmentDefaults(TrainOptions& options,
                               const std::function<const char*(const char*)>& getenv);
 

@@ -12,6 +12,7 @@
 
 #include "common/bucket_path.h"
 #include "common/file_util.h"
+#include "distributed/distributed_config.h"
 #include "model/bert.h"
 #include "model/hf_checkpoint.h"
 #include "text/bert_tokenizer.h"
@@ -20,6 +21,7 @@
 #include "train/batch_builder.h"
 #include "train/batch_plan.h"
 #include "train/checkpoint.h"
+#include "train/data_parallel.h"
 #include "train/hypertune_reporter.h"
 #include "train/label_map.h"
 #include "train/labeled_dataset.h"
@@ -94,11 +96,13 @@ class Trainer {
 
   StatusOr<TrainResult> Run() {
     TY_RETURN_IF_ERROR(ValidateOptions(o_));
+    TY_RETURN_IF_ERROR(JoinReplicas());
     TY_RETURN_IF_ERROR(ResolvePaths());
     TY_RETURN_IF_ERROR(SetUpRuntime());
     TY_RETURN_IF_ERROR(LoadData());
     TY_RETURN_IF_ERROR(BuildModel());
     TY_RETURN_IF_ERROR(MaybeResume());
+    TY_RETURN_IF_ERROR(dp_->Attach(model_->named_parameters(), model_->named_buffers()));
     TY_RETURN_IF_ERROR(TrainEpochs());
     if (result_.outcome == TrainOutcome::kPreempted) return result_;
     TY_RETURN_IF_ERROR(Finish());
@@ -107,6 +111,32 @@ class Trainer {
 
  private:
   // ---- setup ---------------------------------------------------------------------------------
+
+  // Role from MASTER_ADDR/.../RANK, CLUSTER_SPEC or TF_CONFIG (what the platform injects); a
+  // single process when none is set. Joins the other ranks before anything else so that every
+  // later failure of one rank shows up on the others as a closed connection, not a long wait.
+  Status JoinReplicas() {
+    env_ = distributed::CurrentEnvironment();
+    DataParallelOptions options;
+    options.collective_timeout_s = o_.collective_timeout_s;
+    options.check_replicas = o_.check_replicas;
+    auto dp = DataParallel::Connect(env_, options);
+    if (!dp.ok()) return dp.status().WithPrefix("joining the data-parallel job");
+    dp_ = std::move(dp).value();
+    if (dp_->distributed()) {
+      console_.Info("Data-parallel replica: " + dp_->Describe());
+      console_.Info("Global batch size: " + std::to_string(o_.batch_size) + " per replica x " +
+                    std::to_string(dp_->world_size()) + " replicas = " +
+                    std::to_string(GlobalBatchSize()));
+      if (!dp_->is_chief()) {
+        console_.Info("Not the chief (rank 0): this replica writes no model, metrics, "
+                      "checkpoints or hypertune lines");
+      }
+    }
+    return Status::Ok();
+  }
+
+  int GlobalBatchSize() const { return o_.batch_size * dp_->world_size(); }
 
   StatusOr<fs::path> Resolve(const std::string& flag, const std::string& value) {
     auto path = ResolveStoragePath(value);
@@ -151,7 +181,7 @@ class Trainer {
           std::string(model_dir_.empty() ? "" : ", or a --model-dir that contains vocab.txt (" +
                                                     model_dir_.string() + " has none)"));
     }
-    if (!job_dir_.empty() && !o_.dry_run) {
+    if (!job_dir_.empty() && !o_.dry_run && dp_->is_chief()) {
       std::error_code ec;
       if (fs::exists(job_dir_, ec) && !fs::is_directory(job_dir_, ec)) {
         return InvalidArgumentError("--job-dir " + job_dir_.string() +
@@ -183,8 +213,7 @@ class Trainer {
   }
 
   Status SetUpRuntime() {
-    int threads = o_.threads;
-    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = o_.threads > 0 ? o_.threads : dp_->DefaultThreadCount(env_);
     torch::set_num_threads(threads);
     threads_ = threads;
     if (device_.is_cuda()) {
@@ -314,8 +343,7 @@ class Trainer {
     BatchPlanOptions plan_options = TrainPlanOptions();
     steps_per_epoch_ = static_cast<int64_t>(PlanBatches(train_lengths_, plan_options, o_.seed, 1).size());
     total_steps_ = o_.dry_run ? 1 : steps_per_epoch_ * o_.epochs;
-    const int64_t builder_batch = std::max(o_.batch_size, EvalBatchSize());
-    builder_.emplace(builder_batch, o_.max_length, tokenizer_->pad_id(), device_);
+    EnsureBuilderCapacity(std::max(o_.batch_size, EvalBatchSize()));
     return Status::Ok();
   }
 
@@ -342,7 +370,7 @@ class Trainer {
   }
 
   Status SaveCheckpoint(int64_t epoch, int64_t next_batch, const BatchPlan& plan) {
-    if (checkpoint_dir_.empty()) return Status::Ok();
+    if (checkpoint_dir_.empty() || !dp_->is_chief()) return Status::Ok();
     const auto t0 = Clock::now();
     TrainingState state;
     state.epoch = epoch;
@@ -352,15 +380,13 @@ class Trainer {
     state.fingerprint = Fingerprint();
     EpochCounters counters = counters_;
     counters.seconds += SecondsSince(epoch_start_);
-    state.progress = {{"counters", counters.ToJson()}, {"history", history_}};
+    state.progress = {{"counters", counters.ToJson()},
+                      {"history", history_},
+                      {"world_size", dp_->world_size()}};
     for (const auto& item : model_->named_parameters()) {
       state.tensors["model." + item.key()] = item.value();
     }
     for (const auto& [name, tensor] : optimizer_->StateTensors()) state.tensors["optim." + name] = tensor;
-    state.tensors["rng.cpu"] = at::globalContext().defaultGenerator(at::kCPU).get_state();
-    if (device_.is_cuda()) {
-      state.tensors["rng.cuda"] = at::globalContext().defaultGenerator(device_).get_state();
-    }
     Status s = CheckpointManager(checkpoint_dir_).Save(state);
     if (s.ok()) {
       console_.Info("Checkpoint written: " + checkpoint_dir_.string() + " (epoch " +
@@ -381,6 +407,14 @@ class Trainer {
     }
     fs::path from;
     TY_ASSIGN_OR_RETURN(auto state, CheckpointManager(checkpoint_dir_).LoadLatest(&from));
+    // Every rank reads the checkpoint itself (the directory must be on storage all replicas
+    // share, as AIP_CHECKPOINT_DIR is on Vertex); a rank that sees another one would train on
+    // other weights and data positions, so that is an error rather than a silent divergence.
+    TY_RETURN_IF_ERROR(dp_->CheckSameOnAllRanks(
+        state ? std::vector<int64_t>{1, state->global_step, state->epoch, state->next_batch}
+              : std::vector<int64_t>{0, 0, 0, 0},
+        "the newest complete checkpoint in --checkpoint-dir " + checkpoint_dir_.string() +
+            " (is it on storage every replica shares?)"));
     if (!state) {
       console_.Info("No checkpoint in " + checkpoint_dir_.string() + "; starting a new run");
       return Status::Ok();
@@ -416,18 +450,6 @@ class Trainer {
     }
     TY_RETURN_IF_ERROR(optimizer_->LoadState(optim, state->global_step)
                            .WithPrefix("checkpoint " + from.string()));
-    auto rng = state->tensors.find("rng.cpu");
-    if (rng != state->tensors.end()) {
-      auto gen = at::globalContext().defaultGenerator(at::kCPU);
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      gen.set_state(rng->second);
-    }
-    rng = state->tensors.find("rng.cuda");
-    if (rng != state->tensors.end() && device_.is_cuda()) {
-      auto gen = at::globalContext().defaultGenerator(device_);
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      gen.set_state(rng->second);
-    }
     start_epoch_ = state->epoch;
     start_batch_ = state->next_batch;
     resumed_plan_ = std::move(state->plan);
@@ -435,18 +457,54 @@ class Trainer {
     counters_ = EpochCounters::FromJson(state->progress.value("counters", nlohmann::json::object()));
     history_ = state->progress.value("history", nlohmann::json::array());
     result_.resumed = true;
+    const int64_t saved_world = state->progress.value("world_size", int64_t{1});
+    // The rest of the interrupted epoch keeps its global batches (each now split over this run's
+    // replicas, so the per-replica batch may differ); later epochs plan batch x world size. The
+    // learning-rate schedule ends where this run will end.
+    const int64_t rest_of_epoch =
+        resumed_plan_.empty() ? steps_per_epoch_
+                              : static_cast<int64_t>(resumed_plan_.size()) - start_batch_;
+    if (!o_.dry_run) {
+      total_steps_ = global_step_ + rest_of_epoch + steps_per_epoch_ * (o_.epochs - start_epoch_);
+    }
+    for (const auto& batch : resumed_plan_) {
+      EnsureBuilderCapacity(static_cast<int64_t>(dp_->LocalBatch(batch).size()));
+    }
     console_.Info("Resuming from checkpoint " + from.string() + " (epoch " +
                   std::to_string(start_epoch_) + ", batch " + std::to_string(start_batch_) + "/" +
-                  std::to_string(steps_per_epoch_) + ", global step " +
-                  std::to_string(global_step_) + ")");
+                  std::to_string(resumed_plan_.empty() ? steps_per_epoch_
+                                                       : static_cast<int64_t>(resumed_plan_.size())) +
+                  ", global step " + std::to_string(global_step_) + ")");
+    if (saved_world != dp_->world_size()) {
+      console_.Info("The checkpoint was written by " + std::to_string(saved_world) +
+                    " replica(s), this run has " + std::to_string(dp_->world_size()) +
+                    ": the current epoch's remaining global batches are re-sharded over " +
+                    std::to_string(dp_->world_size()) + " replica(s); later epochs use a global "
+                    "batch of " + std::to_string(GlobalBatchSize()));
+    }
     return Status::Ok();
+  }
+
+  void EnsureBuilderCapacity(int64_t batch) {
+    if (builder_ && batch <= builder_capacity_) return;
+    builder_capacity_ = std::max(builder_capacity_, batch);
+    builder_.emplace(builder_capacity_, o_.max_length, tokenizer_->pad_id(), device_);
+  }
+
+  // Dropout masks are a pure function of (seed, global step, rank): a resumed run, at any world
+  // size, draws exactly what an uninterrupted one would, with no generator state to carry, and
+  // replicas draw different masks for their different examples.
+  void SeedDropout() const {
+    SplitMix64 mix(o_.seed ^ (static_cast<uint64_t>(global_step_) * 0x9E3779B97F4A7C15ull) ^
+                   (static_cast<uint64_t>(dp_->rank()) * 0xD1B54A32D192ED03ull));
+    torch::manual_seed(mix.Next());
   }
 
   // ---- training ------------------------------------------------------------------------------
 
   BatchPlanOptions TrainPlanOptions() const {
     BatchPlanOptions options;
-    options.batch_size = o_.batch_size;
+    options.batch_size = GlobalBatchSize();  // each rank trains on its shard of every batch
     options.shuffle = true;
     options.length_grouping = o_.length_grouping;
     return options;
@@ -461,8 +519,10 @@ class Trainer {
   Status TrainEpochs() {
     const int epochs = o_.dry_run ? 1 : o_.epochs;
     if (o_.dry_run) console_.Info("Dry run mode: one step of one epoch, no test, no export");
-    hypertune_.emplace(HypertuneReporter::FromEnvironment(o_.hypertune_metric, result_.resumed));
-    if (!tensorboard_dir_.empty()) {
+    if (dp_->is_chief()) {
+      hypertune_.emplace(HypertuneReporter::FromEnvironment(o_.hypertune_metric, result_.resumed));
+    }
+    if (!tensorboard_dir_.empty() && dp_->is_chief()) {
       TY_ASSIGN_OR_RETURN(auto writer, TensorBoardWriter::Create(tensorboard_dir_));
       tensorboard_.emplace(std::move(writer));
     }
@@ -483,7 +543,10 @@ class Trainer {
         for (int64_t b = first; b < steps; ++b) {
           const auto step_start = Clock::now();
           const double step_cpu_start = ThreadCpuSeconds();
-          Batch batch = builder_->Build(train_.tokens, plan[b], pad_to);
+          const std::vector<int32_t> local = dp_->LocalBatch(plan[b]);
+          EnsureBuilderCapacity(static_cast<int64_t>(local.size()));
+          Batch batch = builder_->Build(train_.tokens, local, pad_to);
+          SeedDropout();
           torch::Tensor logits;  // (B, C)
           {
             AutocastScope autocast(o_.bf16);
@@ -492,19 +555,31 @@ class Trainer {
           logits = logits.to(torch::kFloat);
           torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.labels);  // ()
           optimizer_->ZeroGrad();
+          dp_->BeginStep();
           loss.backward();
+          TY_RETURN_IF_ERROR(dp_->FinishStep());
           const double lr =
               o_.learning_rate * LinearWarmupDecay(global_step_, o_.warmup_steps, total_steps_);
           optimizer_->Step(lr);
+          TY_RETURN_IF_ERROR(dp_->CheckReplicas(model_->named_parameters()));
           ++global_step_;
-          const double loss_value = loss.item<double>();
-          const int64_t correct = logits.argmax(1).eq(batch.labels).sum().item<int64_t>();
-          counters_.loss_sum += loss_value * static_cast<double>(batch.size);
-          counters_.correct += correct;
-          counters_.count += batch.size;
-          counters_.window_correct += correct;
-          counters_.window_count += batch.size;
+          const double local_loss = loss.item<double>();
+          DataParallel::StepStats stats;
+          stats.loss_sum = local_loss * static_cast<double>(batch.size);
+          stats.correct = logits.argmax(1).eq(batch.labels).sum().item<int64_t>();
+          stats.count = batch.size;
+          stats.stop = StopRequested();
+          // All replicas' counters and stop requests, so every rank logs and stops alike.
+          TY_ASSIGN_OR_RETURN(stats, dp_->ReduceStep(stats));
+          const double loss_value =
+              dp_->distributed() ? stats.loss_sum / std::max<int64_t>(1, stats.count) : local_loss;
+          counters_.loss_sum += stats.loss_sum;
+          counters_.correct += stats.correct;
+          counters_.count += stats.count;
+          counters_.window_correct += stats.correct;
+          counters_.window_count += stats.count;
           counters_.last_loss = loss_value;
+          global_samples_ += stats.count;
           const double step_seconds = SecondsSince(step_start);
           result_.train_seconds += step_seconds;
           result_.train_thread_cpu_seconds += ThreadCpuSeconds() - step_cpu_start;
@@ -517,22 +592,23 @@ class Trainer {
             counters_.window_correct = counters_.window_count = 0;
             window_start = Clock::now();
           }
-          const double rate = result_.train_samples / std::max(1e-9, result_.train_seconds);
+          const double rate = global_samples_ / std::max(1e-9, result_.train_seconds);
           console_.Progress(static_cast<int>(epoch), b + 1, steps, rate,
-                            (steps - b - 1) * static_cast<double>(o_.batch_size) / std::max(1e-9, rate));
+                            (steps - b - 1) * static_cast<double>(GlobalBatchSize()) /
+                                std::max(1e-9, rate));
           if (tensorboard_ && global_step_ % 10 == 0) {
             tensorboard_->AddScalar("train/loss", loss_value, global_step_);
             tensorboard_->AddScalar("train/learning_rate", lr, global_step_);
           }
           if (io_.after_step) io_.after_step(global_step_);
-          if (StopRequested()) return Preempt(epoch, b + 1, plan);
+          if (stats.stop) return Preempt(epoch, b + 1, plan);
           if (o_.checkpoint_every_steps > 0 && global_step_ % o_.checkpoint_every_steps == 0 &&
               b + 1 < steps && !o_.dry_run) {
             TY_RETURN_IF_ERROR(SaveCheckpoint(epoch, b + 1, plan));
           }
         }
         console_.ClearProgress();
-        EvalMetrics valid = Evaluate(valid_);
+        TY_ASSIGN_OR_RETURN(EvalMetrics valid, Evaluate(valid_));
         const double epoch_seconds = counters_.seconds + SecondsSince(epoch_start_);
         result_.train_loss = counters_.loss_sum / std::max<int64_t>(1, counters_.count);
         result_.train_accuracy = static_cast<double>(counters_.correct) / std::max<int64_t>(1, counters_.count);
@@ -547,8 +623,10 @@ class Trainer {
                             {"valid_accuracy", valid.accuracy},
                             {"valid_macro_f1", valid.macro_f1},
                             {"seconds", epoch_seconds}});
-        Status hs = hypertune_->Report(valid.accuracy, epoch);
-        if (!hs.ok()) console_.Warning(hs.message());
+        if (hypertune_) {
+          Status hs = hypertune_->Report(valid.accuracy, epoch);
+          if (!hs.ok()) console_.Warning(hs.message());
+        }
         if (tensorboard_) {
           tensorboard_->AddScalar("epoch/train_loss", result_.train_loss, epoch);
           tensorboard_->AddScalar("epoch/train_accuracy", result_.train_accuracy, epoch);
@@ -562,7 +640,11 @@ class Trainer {
         counters_ = EpochCounters();
         epoch_start_ = Clock::now();
         if (!o_.dry_run) TY_RETURN_IF_ERROR(SaveCheckpoint(epoch + 1, 0, {}));
-        if (StopRequested() && epoch < epochs) return Preempt(epoch + 1, 0, {});
+        if (epoch < epochs) {
+          TY_ASSIGN_OR_RETURN(bool stop, dp_->AgreeToStop(StopRequested()));
+          // The epoch-end checkpoint is already written: stop without another one.
+          if (stop) return Preempt(epoch + 1, 0, {}, /*checkpoint_written=*/!o_.dry_run);
+        }
       }
     } catch (const std::exception& e) {
       return InternalError(std::string("training step failed: ") + FirstLine(e.what()));
@@ -571,7 +653,11 @@ class Trainer {
     return Status::Ok();
   }
 
-  Status Preempt(int64_t epoch, int64_t next_batch, const BatchPlan& plan) {
+  // All ranks stop after the same step (agreed in ReduceStep/AgreeToStop); rank 0 writes the
+  // checkpoint and the others wait for it at a barrier, so when every replica has exited the
+  // checkpoint is complete and a gang restart resumes from it.
+  Status Preempt(int64_t epoch, int64_t next_batch, const BatchPlan& plan,
+                 bool checkpoint_written = false) {
     console_.ClearProgress();
     result_.outcome = TrainOutcome::kPreempted;
     result_.global_step = global_step_;
@@ -580,19 +666,25 @@ class Trainer {
                        "; no --checkpoint-dir, so this run's progress is lost");
       return Status::Ok();
     }
-    TY_RETURN_IF_ERROR(SaveCheckpoint(epoch, next_batch, plan));
-    console_.Info("Stop requested (SIGTERM): checkpoint written after global step " +
-                  std::to_string(global_step_) + "; rerun the same command to resume");
+    if (!checkpoint_written) TY_RETURN_IF_ERROR(SaveCheckpoint(epoch, next_batch, plan));
+    TY_RETURN_IF_ERROR(dp_->Barrier().WithPrefix("waiting for rank 0's checkpoint"));
+    console_.Info(std::string("Stop requested (SIGTERM): ") +
+                  (dp_->is_chief() ? "checkpoint written" : "rank 0 wrote the checkpoint") +
+                  " after global step " + std::to_string(global_step_) +
+                  "; rerun the same command to resume");
     return Status::Ok();
   }
 
-  EvalMetrics Evaluate(Split& split) {
+  // Each rank evaluates every world-size-th batch and the counts are summed, so evaluation
+  // takes 1/W of the time and every rank ends with the same metrics.
+  StatusOr<EvalMetrics> Evaluate(Split& split) {
     torch::NoGradGuard no_grad;
     model_->eval();
     ConfusionMatrix confusion(labels_.size());
     double loss_sum = 0;
-    for (const auto& indices : split.eval_plan) {
-      Batch batch = builder_->Build(split.tokens, indices, 0);
+    const int64_t batches = static_cast<int64_t>(split.eval_plan.size());
+    for (int64_t i = dp_->rank(); i < batches; i += dp_->world_size()) {
+      Batch batch = builder_->Build(split.tokens, split.eval_plan[i], 0);
       torch::Tensor logits;
       {
         AutocastScope autocast(o_.bf16);
@@ -607,31 +699,57 @@ class Trainer {
       torch::Tensor truth = batch.labels.to(torch::kCPU);
       const int64_t* p = predicted.data_ptr<int64_t>();
       const int64_t* t = truth.data_ptr<int64_t>();
-      for (int64_t i = 0; i < batch.size; ++i) confusion.Add(t[i], p[i]);
+      for (int64_t row = 0; row < batch.size; ++row) confusion.Add(t[row], p[row]);
     }
     model_->train();
+    if (dp_->distributed()) {
+      const int k = labels_.size();
+      std::vector<double> sums = {loss_sum};
+      for (int t = 0; t < k; ++t) {
+        for (int p = 0; p < k; ++p) sums.push_back(static_cast<double>(confusion.at(t, p)));
+      }
+      TY_RETURN_IF_ERROR(dp_->SumOverRanks(sums).WithPrefix("evaluation counts"));
+      loss_sum = sums[0];
+      confusion = ConfusionMatrix(k);
+      for (int t = 0; t < k; ++t) {
+        for (int p = 0; p < k; ++p) {
+          confusion.Add(t, p, static_cast<int64_t>(sums[1 + t * k + p] + 0.5));
+        }
+      }
+    }
     return ComputeMetrics(confusion, loss_sum, labels_.names());
   }
 
   // ---- end of training -----------------------------------------------------------------------
 
   Status Finish() {
-    if (!result_.validation) result_.validation = Evaluate(valid_);  // resumed after the last epoch
+    if (!result_.validation) {  // resumed after the last epoch
+      TY_ASSIGN_OR_RETURN(result_.validation, Evaluate(valid_));
+    }
     if (o_.dry_run) {
       console_.Info("Dry run done: no test evaluation, nothing exported");
       return Status::Ok();
     }
     try {
-      if (!test_path_.empty()) result_.test = Evaluate(test_);
+      if (!test_path_.empty()) {
+        TY_ASSIGN_OR_RETURN(result_.test, Evaluate(test_));
+      }
     } catch (const std::exception& e) {
       return InternalError(std::string("test evaluation failed: ") + FirstLine(e.what()));
     }
     console_.Print(FormatMetrics("validation", *result_.validation));
     if (result_.test) console_.Print(FormatMetrics("test", *result_.test));
-    console_.Info("Trained " + std::to_string(result_.train_samples) + " samples in " +
+    console_.Info("Trained " + std::to_string(global_samples_) + " samples in " +
                   FormatSeconds(result_.train_seconds) + " (" +
-                  FormatDouble(result_.train_samples / std::max(1e-9, result_.train_seconds), 1) +
-                  " samples/s)");
+                  FormatDouble(global_samples_ / std::max(1e-9, result_.train_seconds), 1) +
+                  " samples/s" +
+                  (dp_->distributed() ? " over " + std::to_string(dp_->world_size()) + " replicas"
+                                      : std::string()) +
+                  ")");
+    if (!dp_->is_chief()) {
+      console_.Info("Rank " + std::to_string(dp_->rank()) + " done; rank 0 exports the model");
+      return Status::Ok();
+    }
     if (job_dir_.empty()) {
       console_.Warning("No job dir provided, model will not be saved");
       return Status::Ok();
@@ -719,7 +837,11 @@ class Trainer {
   std::optional<BatchBuilder> builder_;
   std::optional<HypertuneReporter> hypertune_;
   std::optional<TensorBoardWriter> tensorboard_;
+  int64_t builder_capacity_ = 0;
   int64_t steps_per_epoch_ = 0, total_steps_ = 0;
+  distributed::EnvMap env_;
+  std::unique_ptr<DataParallel> dp_;
+  int64_t global_samples_ = 0;  // examples trained on by all replicas (this run)
 
   int64_t start_epoch_ = 1, start_batch_ = 0, global_step_ = 0;
   BatchPlan resumed_plan_;

@@ -7,6 +7,12 @@
 // padded batches with AdamW + linear warmup/decay -> validation each epoch (hypertune line,
 // checkpoint) -> test -> export model.safetensors, config.json, vocab.txt, labels.json,
 // metrics.json to the job dir in one atomic directory commit.
+//
+// Data parallelism (train/data_parallel.h): when the environment names a multi-process job
+// (MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK, CLUSTER_SPEC or TF_CONFIG, as the platform injects),
+// every process trains on its shard of each global batch (--batch-size per replica x world
+// size), gradients are all-reduced, and only rank 0 writes checkpoints, the export, the
+// hypertune file and TensorBoard events. A checkpoint resumes at any world size.
 #pragma once
 
 #include <atomic>
@@ -42,7 +48,7 @@ struct TrainResult {
   double train_loss = 0, train_accuracy = 0;  // the last epoch's means
   std::optional<EvalMetrics> validation;      // after the last epoch
   std::optional<EvalMetrics> test;            // when a testing file was given (not on dry runs)
-  int64_t train_samples = 0;                  // examples trained on by this process
+  int64_t train_samples = 0;                  // examples trained on by this process (its shards)
   double train_seconds = 0;                   // time in training steps (no evaluation)
   // CPU time of the calling thread in training steps: with --threads 1 all compute runs there,
   // so this measures the work independently of other load on the machine (the benchmark's

@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 
+#include "cli_test_data.h"
 #include "testing/test_util.h"
 
 namespace trainyard {
@@ -21,39 +22,16 @@ using testing::RunProcess;
 using testing::ToolPath;
 using testing::WriteFileOrDie;
 
-// Two-class synthetic data (label = sentiment word present); varied lengths.
-std::string Csv(int rows, unsigned seed) {
-  const char* pos[] = {"good", "great", "fine", "love"};
-  const char* neg[] = {"bad", "awful", "poor", "hate"};
-  const char* filler[] = {"the", "movie", "phone", "food", "was", "is", "very", "a", "really"};
-  std::string out = "bodyText,Target\n";
-  unsigned s = seed * 2654435761u + 7;
-  auto next = [&] { return s = s * 1664525u + 1013904223u, s >> 8; };
-  for (int i = 0; i < rows; ++i) {
-    int label = next() % 2, len = 2 + next() % 12, key = next() % len;
-    std::string text;
-    for (int w = 0; w < len; ++w) {
-      text += (text.empty() ? "" : " ");
-      text += w == key ? (label ? pos[next() % 4] : neg[next() % 4]) : filler[next() % 9];
-    }
-    out += "\"" + text + "\"," + std::to_string(label) + "\n";
-  }
-  return out;
-}
+using cli_test::SentimentCsv;
 
 class TrainCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTestDir();
-    std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
-    for (const char* w : {"good", "great", "fine", "love", "bad", "awful", "poor", "hate", "the",
-                          "movie", "phone", "food", "was", "is", "very", "a", "really"}) {
-      vocab += std::string(w) + "\n";
-    }
-    WriteFileOrDie(dir_ / "vocab.txt", vocab);
-    WriteFileOrDie(dir_ / "train.csv", Csv(400, 1));
-    WriteFileOrDie(dir_ / "eval.csv", Csv(48, 2));
-    WriteFileOrDie(dir_ / "test.csv", Csv(48, 3));
+    WriteFileOrDie(dir_ / "vocab.txt", cli_test::SentimentVocab());
+    WriteFileOrDie(dir_ / "train.csv", SentimentCsv(400, 1));
+    WriteFileOrDie(dir_ / "eval.csv", SentimentCsv(48, 2));
+    WriteFileOrDie(dir_ / "test.csv", SentimentCsv(48, 3));
     WriteFileOrDie(dir_ / "labels.json", R"({"id2label": {"0": "negative", "1": "positive"}})");
   }
   std::vector<std::string> Args(const std::string& job, const std::string& ckpt,

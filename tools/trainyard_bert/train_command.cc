@@ -1,8 +1,11 @@
 // trainyard-bert train: fine-tune BERT for text classification (train/trainer.h).
 //
 // Flags are the article's main.py flags plus the trainer's own; AIP_MODEL_DIR,
-// AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR provide defaults as on Vertex. Exit codes: 0 done,
-// 2 bad flags/input, 1 other errors, 143 stopped by SIGTERM after writing a checkpoint.
+// AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR provide defaults as on Vertex. Data parallelism
+// needs no flag: the role comes from MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK, CLUSTER_SPEC or
+// TF_CONFIG, as the platform sets them for every replica. Exit codes: 0 done, 2 bad
+// flags/input, 1 other errors (including a dead or hung peer), 143 stopped by SIGTERM after
+// writing a checkpoint (all replicas stop together).
 #include "command_registry.h"
 
 #if defined(TRAINYARD_HAVE_TRAINER)
@@ -110,6 +113,13 @@ const bool kRegistered = RegisterCommand({
       sub.add_flag("--bf16", o->bf16, "bfloat16 autocast on CUDA (needs a CUDA LibTorch >= 2.0)");
       sub.add_option("--eval-batch-size", o->eval_batch_size,
                      "Examples per evaluation batch (0 = 2 x --batch-size)")
+          ->capture_default_str();
+      sub.add_flag("--check-replicas", o->check_replicas,
+                   "Data parallel: compare every replica's weights with rank 0's after each step "
+                   "(debug) [env TRAINYARD_CHECK_REPLICAS=1]");
+      sub.add_option("--collective-timeout", o->collective_timeout_s,
+                     "Data parallel: seconds before a collective with a dead or hung peer fails "
+                     "(0 = env TRAINYARD_COLLECTIVE_TIMEOUT_S or 300)")
           ->capture_default_str();
       return [o] { return RunTrain(*o); };
     }});

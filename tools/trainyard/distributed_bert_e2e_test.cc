@@ -1,0 +1,127 @@
+// A 2-worker data-parallel BERT job through the real server: worker pools 0 and 1 (one chief,
+// one worker, as in the Vertex article seeds/004) run `trainyard-bert train` (image
+// trainyard/bert-sentiment) as one gang; the replicas find each other through the environment the
+// executor injects (MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK, CLUSTER_SPEC, TF_CONFIG), all-reduce
+// gradients over Gloo, and the chief exports the model to AIP_MODEL_DIR. Once with the local
+// executor, once with `--executor slurm` on a real local Slurm cluster (skipped without one:
+// bash scripts/slurm-local.sh start --nodes 2).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "e2e_harness.h"
+
+namespace trainyard::e2e {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Two-class data: label 1 when a positive word is present (varied lengths).
+std::string Csv(int rows, unsigned seed) {
+  const char* pos[] = {"good", "great", "fine", "love"};
+  const char* neg[] = {"bad", "awful", "poor", "hate"};
+  const char* filler[] = {"the", "movie", "phone", "food", "was", "is", "very", "a"};
+  std::string out = "bodyText,Target\n";
+  unsigned s = seed * 2654435761u + 7;
+  auto next = [&] { return s = s * 1664525u + 1013904223u, s >> 8; };
+  for (int i = 0; i < rows; ++i) {
+    int label = next() % 2, len = 2 + next() % 10, key = next() % len;
+    std::string text;
+    for (int w = 0; w < len; ++w) {
+      text += (text.empty() ? "" : " ");
+      text += w == key ? (label ? pos[next() % 4] : neg[next() % 4]) : filler[next() % 8];
+    }
+    out += "\"" + text + "\"," + std::to_string(label) + "\n";
+  }
+  return out;
+}
+
+bool SlurmAvailable() {
+  auto r = testing::RunProcess({"sinfo", "-h", "-o", "%T"});
+  return r.exit_code == 0 && r.out.find("idle") != std::string::npos;
+}
+
+class DistributedBertE2ETest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bert_ = testing::ToolPath("trainyard-bert");
+    if (!HaveLocalExecutor() || !fs::exists(bert_)) {
+      GTEST_SKIP() << "needs the local executor and trainyard-bert (a LibTorch build)";
+    }
+    dir_ = testing::MakeTestDir();
+    buckets_ = dir_ / "buckets";
+    fs::create_directories(buckets_ / "b" / "data");
+    testing::WriteFileOrDie(buckets_ / "b" / "data" / "train.csv", Csv(320, 1));
+    testing::WriteFileOrDie(buckets_ / "b" / "data" / "eval.csv", Csv(48, 2));
+    testing::WriteFileOrDie(buckets_ / "b" / "data" / "test.csv", Csv(48, 3));
+    std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
+    for (const char* w : {"good", "great", "fine", "love", "bad", "awful", "poor", "hate", "the",
+                          "movie", "phone", "food", "was", "is", "very", "a"}) {
+      vocab += std::string(w) + "\n";
+    }
+    testing::WriteFileOrDie(buckets_ / "b" / "data" / "vocab.txt", vocab);
+    env_ = {"TRAINYARD_BUCKET_ROOT=" + buckets_.string(),
+            "PATH=" + bert_.parent_path().string() + ":" + std::getenv("PATH")};
+  }
+
+  // CustomJob: pool 0 = chief, pool 1 = one worker, both the built-in BERT image.
+  static json TwoWorkerJob() {
+    json args = json::array({"--training-file=gs://b/data/train.csv",
+                             "--validation-file=gs://b/data/eval.csv",
+                             "--testing-file=gs://b/data/test.csv", "--vocab=gs://b/data/vocab.txt",
+                             "--epochs=2", "--batch-size=8", "--max-length=32", "--threads=1",
+                             "--learning-rate=0.001", "--check-replicas"});
+    json pool = {{"machineSpec", {{"machineType", "n1-standard-4"}}},
+                 {"replicaCount", 1},
+                 {"containerSpec", {{"imageUri", "trainyard/bert-sentiment"}, {"args", args}}}};
+    return {{"displayName", "bert-2-workers"},
+            {"jobSpec",
+             {{"workerPoolSpecs", json::array({pool, pool})},
+              {"baseOutputDirectory", {{"outputUriPrefix", "gs://b/out/"}}}}}};
+  }
+
+  // Submits the job, waits for it to end, and checks what both replicas logged and exported.
+  void RunAndCheck(const std::vector<std::string>& server_args) {
+    std::string error;
+    auto server = ServerProcess::Start(dir_ / "data", server_args, &error, env_);
+    ASSERT_NE(server, nullptr) << error;
+    auto created = Http(server->port(), "POST", "/v1/projects/p/locations/us-central1/customJobs",
+                        TwoWorkerJob().dump());
+    ASSERT_EQ(created.status, 200) << created.body.dump();
+    const std::string name = created.body.value("name", "");
+    json job = WaitForJob(server->port(), name, {}, 300);
+    auto logs = Cli(server->endpoint(), {"ai", "custom-jobs", "stream-logs", name}, env_);
+    ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED")
+        << job.dump(2) << "\n"
+        << logs.out << logs.err << server->Stderr();
+    for (const char* line :
+         {"Data-parallel replica: rank 0/2", "Data-parallel replica: rank 1/2",
+          "Global batch size: 8 per replica x 2 replicas = 16", "rank 0 exports the model"}) {
+      EXPECT_NE(logs.out.find(line), std::string::npos) << line << "\n" << logs.out;
+    }
+    // AIP_MODEL_DIR = <baseOutputDirectory>/model/, written by the chief only.
+    const fs::path model = buckets_ / "b" / "out" / "model";
+    EXPECT_TRUE(fs::exists(model / "model.safetensors")) << logs.out;
+    auto metrics = json::parse(testing::ReadFileOrDie(model / "metrics.json"), nullptr, false);
+    ASSERT_TRUE(metrics.is_object());
+    EXPECT_EQ(metrics["test"].value("examples", 0), 48);
+  }
+
+  fs::path bert_, dir_, buckets_;
+  std::vector<std::string> env_;
+};
+
+TEST_F(DistributedBertE2ETest, LocalExecutorRunsTwoWorkerPoolsAsOneDataParallelGang) {
+  RunAndCheck({"--executor", "local", "--gpus", "0", "--cpus", "64", "--memory-gib", "256"});
+}
+
+TEST_F(DistributedBertE2ETest, SlurmExecutorRunsTwoWorkerPoolsAsOneDataParallelGang) {
+  if (!SlurmAvailable()) {
+    GTEST_SKIP() << "no Slurm cluster with an idle node; start one with: bash "
+                    "scripts/slurm-local.sh start --nodes 2";
+  }
+  RunAndCheck({"--executor", "slurm"});
+}
+
+}  // namespace
+}  // namespace trainyard::e2e
