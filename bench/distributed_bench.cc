@@ -3,9 +3,13 @@
 //      one flat tensor (what one 25 MB bucket costs) and through GradientSynchronizer with the
 //      real BERT-Tiny parameter list (copy into buckets, all-reduce, average, copy back);
 //   2. samples/s of full BERT-Tiny training steps (forward, backward, sync, AdamW) with 1 worker
-//      (all threads) vs 2 workers (threads split between them) at the same global batch.
+//      (all threads) vs 2 workers (threads split between them) at the same global batch;
+//   3. the real `trainyard-bert train` on the UCI sample (2400 rows, length grouping): 1 process
+//      vs 2 data-parallel processes at the same global batch, as the platform would start them
+//      (MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK), with samples/s from the trainer's own log.
 //
 //   build/bench/distributed_bench [--iters 20] [--steps 8] [--batch 128] [--seq 64] [--threads N]
+//                                 [--trainer-epochs 1] [--csv data/sample/uci_sentiment.csv]
 //
 // Prints a table and one JSON line. Not a test: no thresholds. Each configuration runs in fresh
 // forked processes (the parent never touches torch, so nothing OpenMP-related crosses a fork).
@@ -188,6 +192,65 @@ Json RunRanks(int world, const std::function<Json(int, int, int)>& body) {
   return result;
 }
 
+// Runs `trainyard-bert train` on `csv` as `world` processes (global batch `batch`, `threads` CPU
+// threads in total); returns {"samples_per_s", "seconds"} from rank 0's "Trained N samples in T"
+// line, or null when a rank failed.
+Json TrainerRun(const fs::path& bert, const fs::path& csv, const fs::path& vocab, int world,
+                int batch, int threads, int epochs) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("distributed_bench_trainer." + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const int port = FreePort();
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < world; ++rank) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (world > 1) {
+        setenv("MASTER_ADDR", "127.0.0.1", 1);
+        setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+        setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+        setenv("RANK", std::to_string(rank).c_str(), 1);
+      }
+      setenv("CLOUD_ML_HP_METRIC_FILE", (dir / "hp").c_str(), 1);
+      const std::string log = (dir / ("rank" + std::to_string(rank) + ".log")).string();
+      freopen(log.c_str(), "w", stderr);
+      freopen("/dev/null", "w", stdout);
+      const std::string b = std::to_string(batch / world), t = std::to_string(
+                                                              std::max(1, threads / world));
+      const std::string e = std::to_string(epochs);
+      execl(bert.c_str(), bert.c_str(), "train", "--training-file", csv.c_str(),
+            "--validation-file", csv.c_str(), "--text-column", "text", "--label-column", "label",
+            "--vocab", vocab.c_str(), "--epochs", e.c_str(), "--batch-size", b.c_str(),
+            "--threads", t.c_str(), "--eval-batch-size", "512", nullptr);
+      _exit(127);
+    }
+    pids.push_back(pid);
+  }
+  bool ok = true;
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  std::ifstream in(dir / "rank0.log");
+  std::string line, found;
+  while (std::getline(in, line)) {
+    if (line.find("]: Trained ") != std::string::npos) found = line;
+  }
+  fs::remove_all(dir);
+  double samples = 0, seconds = 0, rate = 0;
+  const size_t at = found.find("Trained ");
+  if (!ok || at == std::string::npos ||
+      std::sscanf(found.c_str() + at, "Trained %lf samples in %lfs (%lf", &samples, &seconds,
+                  &rate) != 3) {
+    std::cerr << "trainyard-bert with " << world << " process(es) failed\n";
+    return Json();
+  }
+  return {{"samples", samples}, {"seconds", seconds}, {"samples_per_s", rate},
+          {"processes", world}, {"threads_per_process", std::max(1, threads / world)}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -199,6 +262,14 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "Global batch (split across workers)");
   app.add_option("--seq", seq, "Tokens per example");
   app.add_option("--threads", threads, "CPU threads in total (split across workers)");
+  int trainer_epochs = 1;
+  std::string csv = TRAINYARD_SOURCE_DIR "/data/sample/uci_sentiment.csv";
+  std::string vocab = TRAINYARD_SOURCE_DIR "/data/sample/vocab.txt";
+  std::string bert = TRAINYARD_BINARY_DIR "/tools/trainyard-bert";
+  app.add_option("--trainer-epochs", trainer_epochs, "Epochs of trainyard-bert (0 = skip part 3)");
+  app.add_option("--csv", csv, "UCI sample CSV (columns text,label)");
+  app.add_option("--vocab", vocab);
+  app.add_option("--trainyard-bert", bert);
   CLI11_PARSE(app, argc, argv);
 
   Json allreduce = RunRanks(2, [&](int r, int w, int p) { return AllReduceRank(r, w, p, iters); });
@@ -232,8 +303,25 @@ int main(int argc, char** argv) {
                 (*j)["samples_per_s"].get<double>(), (*j)["sync_wait_ms"].get<double>(),
                 (*j)["threads_per_worker"].get<int>());
   }
+  Json trainer_one, trainer_two;
+  if (trainer_epochs > 0) {
+    trainer_one = TrainerRun(bert, csv, vocab, 1, batch, threads, trainer_epochs);
+    trainer_two = TrainerRun(bert, csv, vocab, 2, batch, threads, trainer_epochs);
+    if (!trainer_one.is_null() && !trainer_two.is_null()) {
+      std::printf("\ntrainyard-bert train on %s, %d epoch(s), global batch %d, %d threads in total\n",
+                  fs::path(csv).filename().c_str(), trainer_epochs, batch, threads);
+      std::printf("%-28s %12s %12s %14s\n", "processes", "train s", "samples/s", "threads/proc");
+      for (const Json* j : {&trainer_one, &trainer_two}) {
+        std::printf("%-28d %12.2f %12.1f %14d\n", (*j)["processes"].get<int>(),
+                    (*j)["seconds"].get<double>(), (*j)["samples_per_s"].get<double>(),
+                    (*j)["threads_per_process"].get<int>());
+      }
+    }
+  }
   Json row{
       {"bench", "distributed"},
+      {"trainer_1_process", trainer_one},
+      {"trainer_2_processes", trainer_two},
       {"machine_threads", threads},
       {"allreduce", allreduce},
       {"train_1_worker", one},

@@ -1,6 +1,7 @@
 #include "common/file_util.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -63,8 +64,41 @@ Status MakeDirs(const fs::path& path) {
   return Status::Ok();
 }
 
+namespace {
+
+// Streams `content` into an existing special file (device, FIFO, socket). Renaming a temp file
+// over it would replace e.g. /dev/null with a regular file for the whole machine.
+Status WriteToSpecialFile(const fs::path& path, std::string_view content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(Errno(path, "cannot open"));
+  const char* p = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status s = IoError(Errno(path, "cannot write"));
+      ::close(fd);
+      return s;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status WriteFileAtomic(const fs::path& path_in, std::string_view content) {
   fs::path path = WithoutTrailingSlash(path_in);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      return FailedPreconditionError(path.string() + " is a directory; expected a file path");
+    }
+    return WriteToSpecialFile(path, content);
+  }
   fs::path parent = path.parent_path();
   if (parent.empty()) parent = ".";
   TY_RETURN_IF_ERROR(MakeDirs(parent));

@@ -17,7 +17,8 @@ StatusOr<std::string> ReadFile(const std::filesystem::path& path);
 
 // Writes `content` to `path` atomically: writes "<path>.tmp.<pid>.<n>", fsyncs it, renames it over
 // `path` and fsyncs the directory. Creates missing parent directories. On failure the temp file is
-// removed and `path` is untouched.
+// removed and `path` is untouched. An existing special file (/dev/null, a FIFO, a device) is
+// written to in place, never replaced; a directory at `path` is FAILED_PRECONDITION.
 Status WriteFileAtomic(const std::filesystem::path& path, std::string_view content);
 
 // fsyncs a file or directory (used after renames so the new name is durable).

@@ -1,6 +1,8 @@
 #include "common/file_util.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace trainyard {
@@ -8,9 +10,9 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path TempDir() {
-  fs::path d = fs::temp_directory_path() /
-               ("ty_file_util_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path d =
+      fs::temp_directory_path() / ("ty_file_util_" + std::to_string(::getpid()) + "_" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -23,6 +25,31 @@ TEST(FileUtilTest, AtomicWriteReplacesContentAndLeavesNoTemp) {
   int files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(d / "sub")) ++files;
   EXPECT_EQ(*ReadFile(d / "sub" / "a.txt") + "/" + std::to_string(files), "two/1");
+}
+
+// A special file (here a FIFO, like /dev/null a non-regular file) is written to, never replaced:
+// renaming over /dev/null would turn it into a regular file for the whole machine.
+TEST(FileUtilTest, AtomicWriteStreamsIntoSpecialFilesInsteadOfReplacingThem) {
+  fs::path d = TempDir();
+  const fs::path fifo = d / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  ASSERT_TRUE(WriteFileAtomic(fifo, "metrics").ok());
+  char buf[16] = {};
+  const ssize_t n = ::read(reader, buf, sizeof(buf) - 1);
+  ::close(reader);
+  struct stat st {};
+  ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+  EXPECT_EQ(std::string(buf, n > 0 ? n : 0) + (S_ISFIFO(st.st_mode) ? " fifo" : " replaced"),
+            "metrics fifo");
+}
+
+TEST(FileUtilTest, AtomicWriteOntoADirectoryIsRefused) {
+  fs::path d = TempDir();
+  fs::create_directories(d / "dir");
+  Status s = WriteFileAtomic(d / "dir", "x");
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.message();
 }
 
 TEST(FileUtilTest, ReadMissingFileIsNotFound) {

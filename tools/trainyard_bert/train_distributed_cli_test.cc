@@ -105,6 +105,11 @@ class TrainDistributedCliTest : public ::testing::Test {
     return ranks;
   }
 
+  // A single process's environment: its hypertune file apart from the gang's.
+  std::vector<std::string> SingleEnv() const {
+    return {"CLOUD_ML_HP_METRIC_FILE=" + (dir_ / "hp_single.metrics").string()};
+  }
+
   static std::string Output(const BackgroundProcess& p) {
     return ReadFileOrDie(p.out) + "\n--- stderr ---\n" + ReadFileOrDie(p.err);
   }
@@ -116,7 +121,7 @@ class TrainDistributedCliTest : public ::testing::Test {
 // 16 (same seed, dropout off so both draw no random numbers), and only rank 0 writes.
 TEST_F(TrainDistributedCliTest, TwoReplicasMatchOneWorkerWithTheGlobalBatch) {
   // A starting checkpoint with dropout disabled: export one epoch, then edit its config.json.
-  auto base = RunProcess(Args("base", 16, 1), "", {"CLOUD_ML_HP_METRIC_FILE=/dev/null"});
+  auto base = RunProcess(Args("base", 16, 1), "", SingleEnv());
   ASSERT_EQ(base.exit_code, 0) << base.err;
   auto config = nlohmann::json::parse(ReadFileOrDie(dir_ / "base" / "config.json"));
   config["hidden_dropout_prob"] = 0.0;
@@ -125,7 +130,7 @@ TEST_F(TrainDistributedCliTest, TwoReplicasMatchOneWorkerWithTheGlobalBatch) {
   WriteFileOrDie(dir_ / "base" / "config.json", config.dump(2));
   const std::vector<std::string> from_base = {"--model-dir", (dir_ / "base").string()};
 
-  auto one = RunProcess(Args("one", 16, 2, from_base), "", {"CLOUD_ML_HP_METRIC_FILE=/dev/null"});
+  auto one = RunProcess(Args("one", 16, 2, from_base), "", SingleEnv());
   ASSERT_EQ(one.exit_code, 0) << one.err;
 
   auto ranks = StartRanks("two", Args("two", 8, 2, from_base), 2, {"TRAINYARD_CHECK_REPLICAS=1"});
@@ -199,7 +204,7 @@ TEST_F(TrainDistributedCliTest, SigtermOnOneReplicaCheckpointsAndResumesAtAnyWor
 
   // The same checkpoint, continued by a single process (no MASTER_ADDR etc.).
   auto single = RunProcess(Args("job_c", 8, 3, {"--checkpoint-dir", (dir_ / "ckpt_c").string()}),
-                           "", {"CLOUD_ML_HP_METRIC_FILE=/dev/null"});
+                           "", SingleEnv());
   ASSERT_EQ(single.exit_code, 0) << single.err;
   EXPECT_NE(single.err.find("written by 2 replica(s), this run has 1"), std::string::npos)
       << single.err;
