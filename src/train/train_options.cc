@@ -34,7 +34,7 @@ Status ValidateOptions(const TrainOptions& o) {
     return bad("--collective-timeout: seconds in [0, 604800] (0 = TRAINYARD_COLLECTIVE_TIMEOUT_S or "
                "300), got " + std::to_string(o.collective_timeout_s));
   }
-  if (o.threads < 0) return bad("--threads: must be >= 0 (0 = all cores), got " + std::to_string(o.threads));
+  if (o.threads < 0) return bad("--threads: must be >= 0 (0 = automatic), got " + std::to_string(o.threads));
   if (o.warmup_steps < 0) return bad("--warmup-steps: must be >= 0, got " + std::to_string(o.warmup_steps));
   if (!(o.weight_decay >= 0)) return bad("--weight-decay: must be >= 0, got " + std::to_string(o.weight_decay));
   if (o.checkpoint_every_steps < 0) {

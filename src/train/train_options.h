@@ -25,7 +25,7 @@ struct TrainOptions {
   std::string vocab;      // vocab.txt; defaults to <model_dir>/vocab.txt
   int max_length = 100;
   uint64_t seed = 42;
-  int threads = 0;  // intra-op threads; 0 = all cores
+  int threads = 0;  // intra-op threads; 0 = DataParallel::DefaultThreadCount
   std::string text_column = "bodyText";
   std::string label_column = "Target";
   int warmup_steps = 0;

@@ -111,6 +111,56 @@ class DistributedBertE2ETest : public ::testing::Test {
   std::vector<std::string> env_;
 };
 
+// Rank 1 is killed (SIGKILL, no notice) after the first checkpoint: the survivor's collective
+// fails, the platform restarts the whole gang (a data-parallel job cannot continue with one member
+// replaced), both replicas resume from AIP_CHECKPOINT_DIR and the job succeeds.
+TEST_F(DistributedBertE2ETest, KilledReplicaRestartsTheGangFromTheLatestCheckpoint) {
+  const fs::path mark = dir_ / "rank1-crashed";
+  const std::string script = R"SH(#!/bin/sh
+# First attempt of rank 1: train until a checkpoint exists, then die without notice.
+if [ "$RANK" = 1 ] && [ ! -f ")SH" + mark.string() + R"SH(" ]; then
+  touch ")SH" + mark.string() + R"SH("
+  ckpt="${TRAINYARD_BUCKET_ROOT}/${AIP_CHECKPOINT_DIR#gs://}"
+  trainyard-bert train "$@" & pid=$!
+  until ls "$ckpt"/checkpoint-*/DONE >/dev/null 2>&1; do sleep 0.02; done
+  kill -9 $pid
+  exit 137
+fi
+exec trainyard-bert train "$@"
+)SH";
+  testing::WriteFileOrDie(dir_ / "crashy.sh", script);
+  testing::WriteFileOrDie(dir_ / "images.yaml", "images:\n  - uri: crashy/bert\n    command: [sh, " +
+                                                    (dir_ / "crashy.sh").string() + "]\n");
+  json job = TwoWorkerJob();
+  for (auto& pool : job["jobSpec"]["workerPoolSpecs"]) {
+    pool["containerSpec"]["imageUri"] = "crashy/bert";
+    pool["containerSpec"]["args"].push_back("--checkpoint-every-steps=3");
+    pool["containerSpec"]["args"].push_back("--collective-timeout=30");
+    pool["containerSpec"]["args"][4] = "--epochs=4";
+  }
+  std::string error;
+  auto server = ServerProcess::Start(dir_ / "data",
+                                     {"--executor", "local", "--gpus", "0", "--cpus", "64",
+                                      "--memory-gib", "256", "--image-catalog",
+                                      (dir_ / "images.yaml").string()},
+                                     &error, env_);
+  ASSERT_NE(server, nullptr) << error;
+  auto created = Http(server->port(), "POST", "/v1/projects/p/locations/us-central1/customJobs",
+                      job.dump());
+  ASSERT_EQ(created.status, 200) << created.body.dump();
+  const std::string name = created.body.value("name", "");
+  json done = WaitForJob(server->port(), name, {}, 300);
+  auto logs = Cli(server->endpoint(), {"ai", "custom-jobs", "stream-logs", name}, env_);
+  ASSERT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED")
+      << done.dump(2) << "\n" << logs.out << logs.err << server->Stderr();
+  EXPECT_TRUE(fs::exists(mark));
+  for (const char* line : {"exited with code 137", "restarting the whole job",
+                           "Resuming from checkpoint"}) {
+    EXPECT_NE(logs.out.find(line), std::string::npos) << line << "\n" << logs.out;
+  }
+  EXPECT_TRUE(fs::exists(buckets_ / "b" / "out" / "model" / "model.safetensors")) << logs.out;
+}
+
 TEST_F(DistributedBertE2ETest, LocalExecutorRunsTwoWorkerPoolsAsOneDataParallelGang) {
   RunAndCheck({"--executor", "local", "--gpus", "0", "--cpus", "64", "--memory-gib", "256"});
 }

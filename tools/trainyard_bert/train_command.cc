@@ -83,7 +83,10 @@ const bool kRegistered = RegisterCommand({
           ->capture_default_str();
       sub.add_option("--seed", o->seed, "Seed for initialization, dropout and data order")
           ->capture_default_str();
-      sub.add_option("--threads", o->threads, "CPU threads (0 = all cores)")->capture_default_str();
+      sub.add_option("--threads", o->threads,
+                     "CPU threads (0 = OMP_NUM_THREADS, else the CPUs this process may use, "
+                     "divided among the replicas on this host)")
+          ->capture_default_str();
       sub.add_option("--text-column", o->text_column, "CSV column with the text")->capture_default_str();
       sub.add_option("--label-column", o->label_column, "CSV column with the class id 0..K-1")
           ->capture_default_str();
