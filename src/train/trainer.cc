@@ -563,6 +563,7 @@ class Trainer {
           optimizer_->Step(lr);
           TY_RETURN_IF_ERROR(dp_->CheckReplicas(model_->named_parameters()));
           ++global_step_;
+          if (io_.after_step) io_.after_step(global_step_);
           const double local_loss = loss.item<double>();
           DataParallel::StepStats stats;
           stats.loss_sum = local_loss * static_cast<double>(batch.size);
@@ -600,7 +601,6 @@ class Trainer {
             tensorboard_->AddScalar("train/loss", loss_value, global_step_);
             tensorboard_->AddScalar("train/learning_rate", lr, global_step_);
           }
-          if (io_.after_step) io_.after_step(global_step_);
           if (stats.stop) return Preempt(epoch, b + 1, plan);
           if (o_.checkpoint_every_steps > 0 && global_step_ % o_.checkpoint_every_steps == 0 &&
               b + 1 < steps && !o_.dry_run) {
