@@ -170,6 +170,8 @@ TEST_F(HpTuningE2ETest, ListFiltersOnTheServer) {
   }
   ASSERT_EQ(Cli(server_->endpoint(), {"ai", "hp-tuning-jobs", "cancel", names[1]}, Env()).exit_code,
             0);
+  // CANCELLING until its running trial has stopped.
+  WaitUntil(names[1], [](const json& j) { return j.value("state", "") == "JOB_STATE_CANCELLED"; });
   auto list = [&](const std::string& filter) {
     auto r = Cli(server_->endpoint(),
                  {"ai", "hp-tuning-jobs", "list", "--format=json", "--filter=" + filter}, Env());
