@@ -116,8 +116,9 @@ StatusOr<fs::path> CgroupLimits::Create(const std::string& name, double memory_g
                                         double cpus) const {
   if (!enabled()) return FailedPreconditionError("cgroup limits are off: " + why_not_);
   fs::path dir = parent_ / name;
-  ::rmdir(dir.c_str());  // an empty leftover of a crashed server
-  if (::mkdir(dir.c_str(), 0755) != 0) {
+  // Names are unique per attempt, so an existing one is this attempt's, left by a server that
+  // died while starting it: reuse it.
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return IoError("cannot create cgroup " + dir.string() + ": " + Errno());
   }
   auto bytes = static_cast<int64_t>(std::floor(memory_gib * 1024 * 1024 * 1024));

@@ -50,8 +50,8 @@ class CgroupLimits {
   const std::string& why_not() const { return why_not_; }
   const std::filesystem::path& parent() const { return parent_; }
 
-  // Creates <parent>/<name> (replacing an empty leftover) with memory.max = memory_gib (rounded
-  // down to whole bytes) and cpu.max for `cpus` CPUs. IO error naming the file on failure.
+  // Creates <parent>/<name> (or reuses it) with memory.max = memory_gib (rounded down to whole
+  // bytes) and cpu.max for `cpus` CPUs. UNAVAILABLE naming the file on failure.
   StatusOr<std::filesystem::path> Create(const std::string& name, double memory_gib,
                                          double cpus) const;
 

@@ -355,6 +355,40 @@ TEST_F(LocalExecutorTest, ExitsAreNoticedWithoutPolling) {
       "SUCCEEDED SUCCEEDED");
 }
 
+// The cgroup path end to end on a directory tree standing in for /sys/fs/cgroup (this VM has
+// cgroup v1): the executor creates the replica's cgroup with its machine type's limits, the
+// replica joins it before it runs (the wrapper writes cgroup.procs), and it is removed after.
+TEST_F(LocalExecutorTest, EachReplicaJoinsItsOwnCgroupWithTheMachineTypesLimits) {
+  fs::path root = dir_ / "cgroupfs";
+  fs::path parent = root / "trainyard";
+  fs::create_directories(parent);
+  testing::WriteFileOrDie(parent / "cgroup.controllers", "cpu memory pids\n");
+  testing::WriteFileOrDie(parent / "cgroup.subtree_control", "");
+  testing::WriteFileOrDie(dir_ / "self_cgroup", "0::/\n");
+  // In a real cgroup the kernel provides cgroup.procs; here the test does.
+  fs::path replica_cgroup = parent / "trainyard-cg-workerpool0-0-1";
+  fs::create_directories(replica_cgroup);
+  testing::WriteFileOrDie(replica_cgroup / "cgroup.procs", "");
+  LocalExecutorOptions o = Options(HostInventory{4, 16, {}, {}});
+  o.cgroup.mount = root;
+  o.cgroup.proc_self_cgroup = dir_ / "self_cgroup";
+  o.cgroup.parent = "trainyard";
+  o.cgroup.check_filesystem = false;
+  LocalExecutor e(o);
+  ASSERT_NE(e.LimitNotes().at(1).find("enforced, replica cgroups under " + parent.string()),
+            std::string::npos)
+      << e.LimitNotes().at(1);
+  ASSERT_TRUE(e.Submit(Spec("cg", {"cd " + replica_cgroup.string() +
+                                   " && echo procs=$(cat cgroup.procs) mem=$(cat memory.max) "
+                                   "cpu=$(cat cpu.max)"}))
+                  .ok());
+  EXPECT_EQ(GangStateName(WaitDone(e, "cg").state), "SUCCEEDED");
+  // n1-standard-1: 1 vCPU, 3.75 GiB.
+  EXPECT_NE(Logs(e, "cg").find("0/0 O procs=0 mem=4026531840 cpu=100000 100000"), std::string::npos)
+      << Logs(e, "cg");
+  EXPECT_FALSE(fs::exists(replica_cgroup));
+}
+
 TEST_F(LocalExecutorTest, GpusAreAssignedThroughCudaVisibleDevices) {
   LocalExecutor e(Options(HostInventory{8, 32, {{0, "Tesla T4", 15}, {1, "Tesla T4", 15}}, {}}));
   std::string go = (dir_ / "go").string();
