@@ -88,9 +88,7 @@ Status WriteToSpecialFile(const fs::path& path, std::string_view content) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Status WriteFileAtomic(const fs::path& path_in, std::string_view content) {
+Status WriteThenRename(const fs::path& path_in, std::string_view content, bool sync) {
   fs::path path = WithoutTrailingSlash(path_in);
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -120,7 +118,7 @@ Status WriteFileAtomic(const fs::path& path_in, std::string_view content) {
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (sync && ::fsync(fd) != 0) {
     Status s = IoError(Errno(tmp, "fsync failed for"));
     ::close(fd);
     ::unlink(tmp.c_str());
@@ -132,7 +130,17 @@ Status WriteFileAtomic(const fs::path& path_in, std::string_view content) {
     ::unlink(tmp.c_str());
     return s;
   }
-  return FsyncPath(parent);
+  return sync ? FsyncPath(parent) : Status::Ok();
+}
+
+}  // namespace
+
+Status WriteFileAtomic(const fs::path& path, std::string_view content) {
+  return WriteThenRename(path, content, /*sync=*/true);
+}
+
+Status ReplaceFile(const fs::path& path, std::string_view content) {
+  return WriteThenRename(path, content, /*sync=*/false);
 }
 
 StatusOr<fs::path> MakeStagingDir(const fs::path& final_dir_in) {

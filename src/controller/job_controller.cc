@@ -13,13 +13,20 @@ using spec::JobState;
 
 JobState ToJobState(GangState s) {
   switch (s) {
-    case GangState::kQueued: return JobState::kQueued;
-    case GangState::kPending: return JobState::kPending;
-    case GangState::kRunning: return JobState::kRunning;
-    case GangState::kSucceeded: return JobState::kSucceeded;
-    case GangState::kFailed: return JobState::kFailed;
-    case GangState::kCancelling: return JobState::kCancelling;
-    case GangState::kCancelled: return JobState::kCancelled;
+    case GangState::kQueued:
+      return JobState::kQueued;
+    case GangState::kPending:
+      return JobState::kPending;
+    case GangState::kRunning:
+      return JobState::kRunning;
+    case GangState::kSucceeded:
+      return JobState::kSucceeded;
+    case GangState::kFailed:
+      return JobState::kFailed;
+    case GangState::kCancelling:
+      return JobState::kCancelling;
+    case GangState::kCancelled:
+      return JobState::kCancelled;
   }
   return JobState::kUnspecified;
 }
@@ -41,9 +48,8 @@ JobController::JobController(store::JobStore* store, executor::Executor* executo
 
 std::string JobController::NewJobId() {
   // Numeric like Vertex ids, increasing with time so ids sort by creation.
-  uint64_t now_us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                              clock_().time_since_epoch())
-                                              .count());
+  uint64_t now_us = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_().time_since_epoch()).count());
   std::lock_guard lock(mu_);
   last_id_ = std::max(last_id_ + 1, now_us * 1000);
   return std::to_string(last_id_);
@@ -88,8 +94,9 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   for (size_t i = 0; i < pools.size(); ++i) {
     const auto& pool = pools[i];
     if (pool.IsEmpty()) continue;
-    TY_ASSIGN_OR_RETURN(spec::ResolvedCommand cmd,
-                        images_->Resolve(pool, "jobSpec.workerPoolSpecs[" + std::to_string(i) + "]"));
+    TY_ASSIGN_OR_RETURN(
+        spec::ResolvedCommand cmd,
+        images_->Resolve(pool, "jobSpec.workerPoolSpecs[" + std::to_string(i) + "]"));
     for (int64_t r = 0; r < pool.replica_count; ++r) {
       executor::ReplicaSpec replica;
       replica.pool_index = static_cast<int>(i);
@@ -102,6 +109,12 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
       gang.replicas.push_back(std::move(replica));
     }
   }
+  // A gang of several replicas restarts as a whole when one of them fails: synchronous data
+  // parallelism (c10d, Horovod, MultiWorkerMirroredStrategy) cannot take back a single replaced
+  // member — the survivors' collectives fail and the new one would rendezvous alone. On Vertex
+  // this needs restartJobOnWorkerRestart; here it is the default for multi-replica jobs
+  // (docs/api.md). disableRetries still means no restart at all.
+  if (gang.replicas.size() > 1 && gang.max_restarts > 0) gang.restart_job_on_worker_restart = true;
   return gang;
 }
 
@@ -135,29 +148,75 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   job.update_time = now;
   spec::TrainyardInfo info;
   info.hourly_cost_usd = HourlyCost(job.job_spec);
-  for (const auto& r : gang.replicas) info.replicas.push_back({r.pool_index, r.replica_index, {}, 0});
+  for (const auto& r : gang.replicas)
+    info.replicas.push_back({r.pool_index, r.replica_index, {}, 0});
   job.trainyard_info = info;
 
-  Status created = store_->Create(job);
+  // The job is in submitting_ from before it becomes visible in the store until Submit has
+  // returned, so a Cancel in between is recorded instead of finding no gang (and being lost).
+  auto store_job = [&] {
+    {
+      std::lock_guard lock(mu_);
+      submitting_.insert(gang.job_id);
+    }
+    Status s = store_->Create(job);
+    if (!s.ok()) {
+      std::lock_guard lock(mu_);
+      submitting_.erase(gang.job_id);
+    }
+    return s;
+  };
+  Status created = store_job();
   for (int attempt = 0; created.code() == StatusCode::kAlreadyExists && attempt < 3; ++attempt) {
     job.name = parent + "/customJobs/" + NewJobId();
     gang.job_id = job.Id();
     gang.job_name = job.name;
     gang.job_dir = options_.jobs_dir / gang.job_id;
-    created = store_->Create(job);
+    created = store_job();
   }
   TY_RETURN_IF_ERROR(created);
 
+  bool cancelled_before_submit = false;
   {
     std::lock_guard lock(mu_);
     names_by_id_[gang.job_id] = job.name;
+    cancelled_before_submit = cancel_while_submitting_.count(gang.job_id) > 0;
   }
-  if (Status s = executor_->Submit(gang); !s.ok()) {
-    MarkFailed(job.name, static_cast<int>(s.code()), "the executor refused the job: " + s.message());
+  // A cancel that came before Submit: the gang is never handed over, so nothing ever runs.
+  Status submitted = cancelled_before_submit
+                         ? Status(StatusCode::kCancelled, "cancelled before it was submitted")
+                         : executor_->Submit(gang);
+  bool cancelled = false;
+  {
+    std::lock_guard lock(mu_);
+    submitting_.erase(gang.job_id);
+    cancelled = cancel_while_submitting_.erase(gang.job_id) > 0;
+  }
+  if (cancelled) {
+    // Cancel saw the job in submitting_ and left this to us. A submitted gang is cancelled now
+    // (if it was admitted meanwhile, it gets the normal SIGTERM/grace stop); the listener or
+    // the NOT_FOUND branch below brings the stored job to CANCELLED.
+    Status s = submitted.ok() ? executor_->Cancel(gang.job_id) : NotFoundError("not submitted");
+    if (s.code() == StatusCode::kNotFound) FinishCancelled(job.name, gang.job_id);
+  } else if (!submitted.ok()) {
+    MarkFailed(job.name, static_cast<int>(submitted.code()),
+               "the executor refused the job: " + submitted.message());
+  }
+  if (cancelled || !submitted.ok()) {
     auto stored = store_->Get(job.name);
     return stored.ok() ? Decorate(*stored) : stored;
   }
   return Decorate(job);
+}
+
+void JobController::FinishCancelled(const std::string& name, const std::string& id) {
+  executor::GangStatus cancelled;
+  cancelled.job_id = id;
+  cancelled.state = GangState::kCancelled;
+  cancelled.end_time = clock_();
+  ApplyStatus(name, cancelled);
+  std::lock_guard lock(mu_);
+  names_by_id_.erase(id);
 }
 
 StatusOr<CustomJob> JobController::Get(const std::string& name) {
@@ -185,14 +244,18 @@ Status JobController::Cancel(const std::string& name) {
   });
   if (!marked.ok() && marked.status().code() != StatusCode::kAborted) return marked.status();
   const std::string id = name.substr(name.rfind('/') + 1);
+  {
+    std::lock_guard lock(mu_);
+    if (submitting_.count(id) > 0) {
+      // Create has not finished handing the gang over; it cancels it once Submit returns.
+      cancel_while_submitting_.insert(id);
+      return Status::Ok();
+    }
+  }
   Status s = executor_->Cancel(id);
   if (s.code() == StatusCode::kNotFound) {
     // The executor never got the gang (or lost it): nothing runs, so the job ends here.
-    executor::GangStatus cancelled;
-    cancelled.job_id = id;
-    cancelled.state = GangState::kCancelled;
-    cancelled.end_time = clock_();
-    ApplyStatus(name, cancelled);
+    FinishCancelled(name, id);
     return Status::Ok();
   }
   return s;
@@ -255,9 +318,10 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
     if (spec::IsTerminal(next)) job.end_time = status.end_time.value_or(now);
     if (next == JobState::kFailed) {
       bool timed_out = status.error_message.find("timed out") != std::string::npos;
-      job.error = spec::RpcStatus{
-          static_cast<int>(timed_out ? StatusCode::kDeadlineExceeded : StatusCode::kInvalidArgument),
-          status.error_message.empty() ? "The job failed." : status.error_message};
+      job.error =
+          spec::RpcStatus{static_cast<int>(timed_out ? StatusCode::kDeadlineExceeded
+                                                     : StatusCode::kInvalidArgument),
+                          status.error_message.empty() ? "The job failed." : status.error_message};
     } else if (next == JobState::kCancelled) {
       job.error = spec::RpcStatus{static_cast<int>(StatusCode::kCancelled), "CANCELED"};
     }
@@ -297,7 +361,8 @@ Status JobController::Start() {
       std::lock_guard lock(mu_);
       names_by_id_[job.Id()] = job.name;
       uint64_t numeric = 0;
-      if (std::sscanf(job.Id().c_str(), "%lu", &numeric) == 1) last_id_ = std::max(last_id_, numeric);
+      if (std::sscanf(job.Id().c_str(), "%lu", &numeric) == 1)
+        last_id_ = std::max(last_id_, numeric);
     }
     auto gang = BuildGang(job);
     if (!gang.ok()) {

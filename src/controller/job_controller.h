@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "executor/executor.h"
 #include "spec/custom_job.h"
@@ -35,9 +36,9 @@ using PriceFn = std::function<std::optional<double>(const spec::MachineSpec&)>;
 using Clock = std::function<std::chrono::system_clock::time_point()>;
 
 struct JobControllerOptions {
-  std::filesystem::path jobs_dir;          // each job's GangSpec::job_dir is jobs_dir/<id>
-  std::chrono::seconds kill_grace{30};     // SIGTERM -> SIGKILL on cancel and timeout
-  int max_restarts = 3;                    // per job, unless scheduling.disableRetries
+  std::filesystem::path jobs_dir;       // each job's GangSpec::job_dir is jobs_dir/<id>
+  std::chrono::seconds kill_grace{30};  // SIGTERM -> SIGKILL on cancel and timeout
+  int max_restarts = 3;                 // per job, unless scheduling.disableRetries
   std::chrono::seconds default_timeout{7 * 24 * 3600};  // Vertex's default scheduling.timeout
 };
 
@@ -69,6 +70,9 @@ class JobController {
 
   // Best effort and asynchronous, as on Vertex: OK once the job is CANCELLING (or already
   // CANCELLED while queued). FAILED_PRECONDITION if it already ended; NOT_FOUND if unknown.
+  // A cancel that arrives while Create is still handing the job to the executor is not lost:
+  // Create cancels the gang right after Executor::Submit returns (or does not submit it), and
+  // the job ends CANCELLED.
   Status Cancel(const std::string& name);
 
   // Deletes a job in a terminal state with its logs and work dirs; returns the deleted job.
@@ -84,6 +88,8 @@ class JobController {
   // Writes an executor status into the stored job (one transaction), respecting the state rules.
   void ApplyStatus(const std::string& name, const executor::GangStatus& status);
   void MarkFailed(const std::string& name, int code, const std::string& message);
+  // Ends a job the executor has no gang for as CANCELLED.
+  void FinishCancelled(const std::string& name, const std::string& id);
   spec::CustomJob Decorate(spec::CustomJob job) const;
   double HourlyCost(const spec::CustomJobSpec& spec) const;
   std::string NewJobId();
@@ -97,6 +103,11 @@ class JobController {
 
   std::mutex mu_;
   std::map<std::string, std::string> names_by_id_;  // unfinished jobs known to the executor
+  // Ids of jobs Create is handing to the executor (from just before the job is stored until
+  // Executor::Submit has returned), and those of them a Cancel arrived for meanwhile: the
+  // executor cannot cancel a gang it has not got yet, so Create does it (see Cancel).
+  std::set<std::string> submitting_;
+  std::set<std::string> cancel_while_submitting_;
   uint64_t last_id_ = 0;
 };
 

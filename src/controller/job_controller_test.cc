@@ -83,9 +83,29 @@ TEST_F(JobControllerTest, CreateStoresQueuedJobAndSubmitsTheGang) {
                 r.argv[0] + " ";
   }
   EXPECT_EQ(std::string(spec::JobStateName(job.state)) + " " + State(job) + " " + g.job_id + " " +
-                std::to_string(g.timeout->count()) + "s " + replicas + g.job_dir.filename().string(),
+                std::to_string(g.timeout->count()) + "s " + replicas +
+                g.job_dir.filename().string(),
             "JOB_STATE_QUEUED JOB_STATE_QUEUED " + job.Id() +
                 " 91s 0-0:trainyard-bert 1-0:python3 1-1:python3 " + job.Id());
+}
+
+// One replica restarts alone; a gang of several restarts as a whole (data parallelism cannot
+// take back one replaced member); disableRetries means no restart at all.
+TEST_F(JobControllerTest, MultiReplicaJobsRestartAsAWholeGang) {
+  auto policy = [this](const std::string& json) {
+    MustCreate(json);
+    const auto& g = executor_->submitted().back();
+    return std::to_string(g.replicas.size()) + ":" + std::to_string(g.max_restarts) +
+           (g.restart_job_on_worker_restart ? ":gang" : ":replica");
+  };
+  const std::string single = R"({"displayName":"one","jobSpec":{"workerPoolSpecs":[
+      {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+       "containerSpec":{"imageUri":"local","command":["true"]}}]}})";
+  std::string no_retries = kJob;
+  no_retries.replace(no_retries.find(R"("timeout":"90.5s")"), 17,
+                     R"("timeout":"90.5s","disableRetries":true)");
+  EXPECT_EQ(policy(single) + " " + policy(kJob) + " " + policy(no_retries),
+            "1:3:replica 3:3:gang 3:0:replica");
 }
 
 TEST_F(JobControllerTest, InvalidSpecsAreRejectedWithPathAndNotStored) {
@@ -96,7 +116,8 @@ TEST_F(JobControllerTest, InvalidSpecsAreRejectedWithPathAndNotStored) {
       "jobSpec.workerPoolSpecs[0].containerSpec.imageUri: image 'eu.gcr.io/p/unknown:dev' is not "
       "in the image catalog"))
       << bad.status();
-  EXPECT_EQ(controller_->List({kParent, "", 0, ""})->jobs.size() + executor_->submitted().size(), 0u);
+  EXPECT_EQ(controller_->List({kParent, "", 0, ""})->jobs.size() + executor_->submitted().size(),
+            0u);
 }
 
 TEST_F(JobControllerTest, ExecutorValidationErrorsGetTheJobSpecPrefix) {
@@ -131,8 +152,9 @@ TEST_F(JobControllerTest, ListenerDrivesStateTimesAndCost) {
 TEST_F(JobControllerTest, FailureRecordsTheExecutorReason) {
   CustomJob job = MustCreate();
   ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());
-  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kFailed,
-                                 "workerpool1 replica 1 exited with code 2 after 3 restarts")
+  ASSERT_TRUE(executor_
+                  ->Advance(job.Id(), GangState::kFailed,
+                            "workerpool1 replica 1 exited with code 2 after 3 restarts")
                   .ok());
   auto got = controller_->Get(job.name);
   EXPECT_EQ(std::to_string(got->error->code) + " " + got->error->message,
@@ -148,10 +170,10 @@ TEST_F(JobControllerTest, CancelGoesThroughCancellingAndFinishedJobsCannotBeCanc
   ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kCancelled).ok());
   auto got = controller_->Get(job.name);
   Status again = controller_->Cancel(job.name);
-  EXPECT_EQ(mid + " " + State(job) + " " + std::to_string(got->error->code) + " " +
-                again.ToString(),
-            "JOB_STATE_CANCELLING JOB_STATE_CANCELLED 1 FAILED_PRECONDITION: The CustomJob \"" +
-                job.name + "\" is in state JOB_STATE_CANCELLED and cannot be cancelled.");
+  EXPECT_EQ(
+      mid + " " + State(job) + " " + std::to_string(got->error->code) + " " + again.ToString(),
+      "JOB_STATE_CANCELLING JOB_STATE_CANCELLED 1 FAILED_PRECONDITION: The CustomJob \"" +
+          job.name + "\" is in state JOB_STATE_CANCELLED and cannot be cancelled.");
 }
 
 TEST_F(JobControllerTest, StaleRunningUpdateDoesNotUndoCancelling) {
@@ -181,6 +203,33 @@ TEST_F(JobControllerTest, SubmitFailureAfterStoringMarksTheJobFailed) {
             "JOB_STATE_FAILED the executor refused the job: disk full");
 }
 
+// Issue #4: a cancel arriving between the job being stored and the executor having it must not
+// be lost (the executor answers NOT_FOUND then; the gang must still never run).
+TEST_F(JobControllerTest, CancelWhileTheJobIsBeingSubmittedCancelsTheGang) {
+  std::string cancel_result;
+  executor_->SetBeforeSubmitHook([&](const executor::GangSpec& gang) {
+    cancel_result = controller_->Cancel(gang.job_name).ToString();
+    cancel_result += " " + State(*controller_->Get(gang.job_name));
+  });
+  CustomJob job = MustCreate();
+  executor_->SetBeforeSubmitHook(nullptr);
+  auto gang = executor_->Get(job.Id());
+  std::string gang_state = !gang.ok()                             ? gang.status().ToString()
+                           : gang->state == GangState::kCancelled ? "cancelled"
+                                                                  : "NOT cancelled";
+  EXPECT_EQ(cancel_result + " -> " + std::string(spec::JobStateName(job.state)) + " " + State(job) +
+                " gang " + gang_state,
+            "OK JOB_STATE_CANCELLING -> JOB_STATE_CANCELLED JOB_STATE_CANCELLED gang cancelled");
+}
+
+TEST_F(JobControllerTest, CancelWhileSubmittingAJobTheExecutorRefusesEndsCancelled) {
+  executor_->SetSubmitError(UnavailableError("disk full"));
+  executor_->SetBeforeSubmitHook(
+      [&](const executor::GangSpec& gang) { (void)controller_->Cancel(gang.job_name); });
+  CustomJob job = MustCreate();
+  EXPECT_EQ(State(job) + " " + std::to_string(job.error->code), "JOB_STATE_CANCELLED 1");
+}
+
 TEST_F(JobControllerTest, RestartReadoptsRunningAndResubmitsQueued) {
   CustomJob running = MustCreate();
   CustomJob lost = MustCreate();
@@ -199,10 +248,10 @@ TEST_F(JobControllerTest, RestartReadoptsRunningAndResubmitsQueued) {
   std::string ids;
   for (const auto& g : fresh->submitted()) ids += g.job_id + " ";
   auto lost_job = controller_->Get(lost.name);
-  EXPECT_EQ(State(running) + " " + State(lost) + " " + lost_job->error->message + " " +
-                State(queued),
-            "JOB_STATE_RUNNING JOB_STATE_FAILED replicas not found after restart "
-            "JOB_STATE_QUEUED");
+  EXPECT_EQ(
+      State(running) + " " + State(lost) + " " + lost_job->error->message + " " + State(queued),
+      "JOB_STATE_RUNNING JOB_STATE_FAILED replicas not found after restart "
+      "JOB_STATE_QUEUED");
   EXPECT_EQ(ids, running.Id() + " " + lost.Id() + " " + queued.Id() + " ");
   // The re-adopted job keeps being driven by the new executor.
   ASSERT_TRUE(fresh->Advance(running.Id(), GangState::kSucceeded).ok());

@@ -2,13 +2,16 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,8 +36,35 @@ struct Args {
   std::string log_dir, pid_file, status_file;
   int pool = 0, replica = 0;
   LogLimits limits;
+  std::vector<int> cpus;  // --cpus: pin the replica to these CPU ids
+  std::string cgroup;     // --cgroup: a cgroup v2 directory the replica joins
   std::vector<std::string> command;
 };
+
+// "0,2,5" -> {0, 2, 5}; false for anything else.
+bool ParseCpuList(const std::string& text, std::vector<int>* out) {
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t comma = text.find(',', i);
+    std::string item = text.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
+    char* end = nullptr;
+    long id = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || id < 0 || id >= CPU_SETSIZE) return false;
+    out->push_back(static_cast<int>(id));
+    if (comma == std::string::npos) break;
+    i = comma + 1;
+  }
+  return !out->empty();
+}
+
+// A note from the forked child on its stderr (the pipe into the job log); plain write(2).
+void ChildNote(const char* what, const char* detail) {
+  const char* parts[] = {"[trainyard] ", what, detail, "\n"};
+  for (const char* p : parts) {
+    ssize_t ignored = ::write(2, p, std::strlen(p));
+    (void)ignored;
+  }
+}
 
 bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
   int i = 1;
@@ -63,6 +93,13 @@ bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
       a->limits.segment_bytes = std::atoll(value.c_str());
     } else if (flag == "--max-segments") {
       a->limits.max_segments = std::atoi(value.c_str());
+    } else if (flag == "--cpus") {
+      if (!ParseCpuList(value, &a->cpus)) {
+        *error = "--cpus: '" + value + "' is not a comma-separated list of CPU ids";
+        return false;
+      }
+    } else if (flag == "--cgroup") {
+      a->cgroup = value;
     } else {
       *error = "unknown flag " + flag;
       return false;
@@ -133,6 +170,11 @@ int ExecWrapperMain(int argc, char** argv) {
   std::vector<char*> cargv;
   for (auto& c : args.command) cargv.push_back(c.data());
   cargv.push_back(nullptr);
+  // Prepared before fork: the child only makes async-signal-safe calls.
+  cpu_set_t cpu_set;
+  CPU_ZERO(&cpu_set);
+  for (int id : args.cpus) CPU_SET(id, &cpu_set);
+  std::string cgroup_procs = args.cgroup.empty() ? "" : args.cgroup + "/cgroup.procs";
 
   pid_t child = ::fork();
   if (child < 0) {
@@ -145,6 +187,19 @@ int ExecWrapperMain(int argc, char** argv) {
     if (devnull >= 0) ::dup2(devnull, 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
+    // Limits apply to the replica (and what it starts), not to the wrapper: an OOM kill inside
+    // the cgroup cannot take the exit-code writer with it. A limit that cannot be applied is
+    // reported in the log and the replica runs without it.
+    if (!cgroup_procs.empty()) {
+      int fd = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || ::write(fd, "0\n", 2) != 2) {
+        ChildNote("cannot join cgroup (memory/CPU limits not applied): ", std::strerror(errno));
+      }
+      if (fd >= 0) ::close(fd);
+    }
+    if (!args.cpus.empty() && ::sched_setaffinity(0, sizeof(cpu_set), &cpu_set) != 0) {
+      ChildNote("cannot pin to CPUs (sched_setaffinity): ", std::strerror(errno));
+    }
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
@@ -181,6 +236,12 @@ int ExecWrapperMain(int argc, char** argv) {
     }
   }
 
+  // Readable when the replica exits, so its exit is handled at once even after both pipes
+  // closed (otherwise the poll below would sleep its full timeout). -1: rely on the timeout.
+  int exit_fd = -1;
+#ifdef SYS_pidfd_open
+  exit_fd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
+#endif
   LineSplitter splitters[2];
   int fds[2] = {out_pipe[0], err_pipe[0]};
   bool open_fds[2] = {true, true};
@@ -191,19 +252,23 @@ int ExecWrapperMain(int argc, char** argv) {
   std::vector<char> buf(64 * 1024);
   while (!exited ||
          ((open_fds[0] || open_fds[1]) && std::chrono::steady_clock::now() < drain_deadline)) {
-    pollfd pfds[2];
+    pollfd pfds[3];
     nfds_t n = 0;
-    int which[2];
+    int which[3];
     for (int s = 0; s < 2; ++s) {
       if (open_fds[s]) {
         pfds[n] = {fds[s], POLLIN, 0};
         which[n++] = s;
       }
     }
+    if (exit_fd >= 0 && !exited) {
+      pfds[n] = {exit_fd, POLLIN, 0};
+      which[n++] = 2;
+    }
     int rc = ::poll(pfds, n, 100);
     if (rc > 0) {
       for (nfds_t k = 0; k < n; ++k) {
-        if (pfds[k].revents == 0) continue;
+        if (pfds[k].revents == 0 || which[k] == 2) continue;  // exit: handled by waitid below
         int s = which[k];
         ssize_t got = ::read(fds[s], buf.data(), buf.size());
         if (got > 0) {
@@ -235,6 +300,7 @@ int ExecWrapperMain(int argc, char** argv) {
       }
     }
   }
+  if (exit_fd >= 0) ::close(exit_fd);
   for (int s = 0; s < 2; ++s) output.Add(s == 1, splitters[s].Flush());
   output.Flush();
   if (Status s = WriteStatus(args, exit_code); !s.ok()) {

@@ -61,7 +61,8 @@ void FakeExecutor::Notify(const GangStatus& status) {
 Status FakeExecutor::Validate(const GangSpec& spec) const {
   std::lock_guard lock(mu_);
   if (!validate_error_.ok()) return validate_error_;
-  if (spec.replicas.empty()) return InvalidArgumentError("gang " + spec.job_id + " has no replicas");
+  if (spec.replicas.empty())
+    return InvalidArgumentError("gang " + spec.job_id + " has no replicas");
   for (const auto& r : spec.replicas) {
     if (r.argv.empty()) {
       return InvalidArgumentError("workerPoolSpecs[" + std::to_string(r.pool_index) +
@@ -77,6 +78,12 @@ Status FakeExecutor::Validate(const GangSpec& spec) const {
 }
 
 Status FakeExecutor::Submit(const GangSpec& spec) {
+  std::function<void(const GangSpec&)> hook;
+  {
+    std::lock_guard lock(mu_);
+    hook = before_submit_;
+  }
+  if (hook) hook(spec);
   {
     std::lock_guard lock(mu_);
     if (!submit_error_.ok()) return submit_error_;
@@ -125,8 +132,7 @@ Status FakeExecutor::Cancel(const std::string& job_id) {
     Gang& g = it->second;
     if (IsTerminal(g.status.state)) return Status::Ok();
     bool started = g.status.state == GangState::kRunning || g.status.state == GangState::kPending;
-    GangState next =
-        hold_cancel_ && started ? GangState::kCancelling : GangState::kCancelled;
+    GangState next = hold_cancel_ && started ? GangState::kCancelling : GangState::kCancelled;
     TY_RETURN_IF_ERROR(AdvanceLocked(g, next, "cancelled by request"));
     status = g.status;
   }
@@ -174,6 +180,11 @@ void FakeExecutor::SetAdoptResult(const std::string& job_id, StatusOr<GangState>
 void FakeExecutor::SetHoldCancel(bool hold) {
   std::lock_guard lock(mu_);
   hold_cancel_ = hold;
+}
+
+void FakeExecutor::SetBeforeSubmitHook(std::function<void(const GangSpec&)> hook) {
+  std::lock_guard lock(mu_);
+  before_submit_ = std::move(hook);
 }
 
 Status FakeExecutor::AdvanceLocked(Gang& g, GangState state, std::string error_message) {
@@ -292,8 +303,12 @@ void FakeExecutor::AutoRunLoop() {
       for (const auto& r : g.spec.replicas) {
         std::string cmd;
         for (const auto& a : r.argv) cmd += (cmd.empty() ? "" : " ") + a;
-        LogLine line{next_log_offset_++, std::chrono::system_clock::now(), r.pool_index,
-                     r.replica_index, false, "fake executor: would run " + cmd};
+        LogLine line{next_log_offset_++,
+                     std::chrono::system_clock::now(),
+                     r.pool_index,
+                     r.replica_index,
+                     false,
+                     "fake executor: would run " + cmd};
         g.logs.push_back(std::move(line));
       }
     }

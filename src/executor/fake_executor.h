@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -58,6 +59,10 @@ class FakeExecutor : public Executor {
   void SetAdoptResult(const std::string& job_id, StatusOr<GangState> result);
   // When true, Cancel of a running gang stops at kCancelling until Advance(kCancelled).
   void SetHoldCancel(bool hold);
+  // Called at the start of every Submit, on the caller's thread and without the fake's lock held
+  // (so it may call back into the fake or into whoever submits): lets a test make something
+  // happen "while the job is being submitted". Empty = none.
+  void SetBeforeSubmitHook(std::function<void(const GangSpec&)> hook);
 
   // Moves a gang to `state` and notifies the listener. Sets start/end times like a real executor;
   // `error_message` is kept for kFailed/kCancelled. FAILED_PRECONDITION if the gang is terminal,
@@ -95,6 +100,7 @@ class FakeExecutor : public Executor {
   Status submit_error_;
   std::map<std::string, StatusOr<GangState>> adopt_results_;
   bool hold_cancel_ = false;
+  std::function<void(const GangSpec&)> before_submit_;
   int64_t next_log_offset_ = 0;
 
   std::optional<AutoRunOptions> auto_run_;

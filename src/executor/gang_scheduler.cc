@@ -1,12 +1,14 @@
 #include "executor/gang_scheduler.h"
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
 namespace trainyard::executor {
 
 int GangScheduler::Demand::TotalGpus() const {
   int total = 0;
-  for (int g : gpus_per_replica) total += g;
+  for (const auto& r : replicas) total += r.gpus;
   return total;
 }
 
@@ -14,7 +16,13 @@ GangScheduler::GangScheduler(SchedulerCapacity capacity)
     : capacity_(std::move(capacity)),
       free_cpus_(capacity_.cpus),
       free_memory_gib_(capacity_.memory_gib),
-      free_gpus_(capacity_.gpu_indices.begin(), capacity_.gpu_indices.end()) {}
+      free_gpus_(capacity_.gpu_indices.begin(), capacity_.gpu_indices.end()) {
+  if (capacity_.cpu_ids.empty()) {
+    capacity_.cpu_ids.resize(static_cast<size_t>(std::max(0.0, std::ceil(capacity_.cpus))));
+    std::iota(capacity_.cpu_ids.begin(), capacity_.cpu_ids.end(), 0);
+  }
+  for (int id : capacity_.cpu_ids) cpu_users_[id] = 0;
+}
 
 GangScheduler::Demand GangScheduler::Clamp(const std::vector<ReplicaDemand>& replicas,
                                            bool* clamped) const {
@@ -22,13 +30,67 @@ GangScheduler::Demand GangScheduler::Clamp(const std::vector<ReplicaDemand>& rep
   for (const auto& r : replicas) {
     d.cpus += r.cpus;
     d.memory_gib += r.memory_gib;
-    d.gpus_per_replica.push_back(r.gpus);
+    d.replicas.push_back(r);
   }
   bool c = false;
   if (d.cpus > capacity_.cpus) d.cpus = capacity_.cpus, c = true;
   if (d.memory_gib > capacity_.memory_gib) d.memory_gib = capacity_.memory_gib, c = true;
   if (clamped != nullptr) *clamped = c;
   return d;
+}
+
+bool GangScheduler::PickGpus(const Demand& d, std::set<int>* avail,
+                             std::vector<std::vector<int>>* out) {
+  out->assign(d.replicas.size(), {});
+  // Most constrained first, so a replica that can use any GPU does not take the only one of the
+  // model another replica asked for.
+  std::vector<size_t> order(d.replicas.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto choices = [&](size_t i) {
+    const auto& c = d.replicas[i].gpu_candidates;
+    return c.empty() ? avail->size() : c.size();
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return choices(a) < choices(b); });
+  bool complete = true;
+  for (size_t i : order) {
+    const ReplicaDemand& r = d.replicas[i];
+    for (auto it = avail->begin();
+         it != avail->end() && static_cast<int>((*out)[i].size()) < r.gpus;) {
+      bool ok = r.gpu_candidates.empty() ||
+                std::find(r.gpu_candidates.begin(), r.gpu_candidates.end(), *it) !=
+                    r.gpu_candidates.end();
+      if (ok) {
+        (*out)[i].push_back(*it);
+        it = avail->erase(it);
+      } else {
+        ++it;
+      }
+    }
+    complete = complete && static_cast<int>((*out)[i].size()) == r.gpus;
+  }
+  return complete;
+}
+
+std::vector<int> GangScheduler::TakeCpus(double vcpus) {
+  size_t want = static_cast<size_t>(std::max(1.0, std::ceil(vcpus - 1e-9)));
+  std::vector<std::pair<int, int>> by_use;  // (users, id)
+  for (const auto& [id, users] : cpu_users_) by_use.push_back({users, id});
+  std::sort(by_use.begin(), by_use.end());
+  std::vector<int> ids;
+  for (size_t i = 0; i < by_use.size() && ids.size() < want; ++i) ids.push_back(by_use[i].second);
+  std::sort(ids.begin(), ids.end());
+  for (int id : ids) cpu_users_[id] += 1;
+  return ids;
+}
+
+void GangScheduler::ReleaseCpus(const std::vector<std::vector<int>>& cpus) {
+  for (const auto& list : cpus) {
+    for (int id : list) {
+      auto it = cpu_users_.find(id);
+      if (it != cpu_users_.end() && it->second > 0) it->second -= 1;
+    }
+  }
 }
 
 Status GangScheduler::Enqueue(const std::string& job_id, const std::vector<ReplicaDemand>& replicas,
@@ -42,6 +104,12 @@ Status GangScheduler::Enqueue(const std::string& job_id, const std::vector<Repli
                                 " GPUs at once but this host has " +
                                 std::to_string(capacity_.gpu_indices.size()));
   }
+  std::set<int> all(capacity_.gpu_indices.begin(), capacity_.gpu_indices.end());
+  std::vector<std::vector<int>> unused;
+  if (!PickGpus(d, &all, &unused)) {
+    return InvalidArgumentError("job " + job_id +
+                                " asks for more GPUs of a model than this host has of it");
+  }
   queue_.emplace_back(job_id, std::move(d));
   return Status::Ok();
 }
@@ -52,60 +120,73 @@ std::vector<Admission> GangScheduler::Admit() {
   // earlier gang that is still waiting (its reservation).
   double avail_cpus = free_cpus_;
   double avail_mem = free_memory_gib_;
-  int avail_gpus = static_cast<int>(free_gpus_.size());
+  std::set<int> avail_gpus = free_gpus_;
   // Small tolerance so a gang of exactly the host's size fits despite float sums.
   constexpr double kEps = 1e-9;
   for (auto it = queue_.begin(); it != queue_.end();) {
     const Demand& d = it->second;
-    int gpus = d.TotalGpus();
-    if (d.cpus <= avail_cpus + kEps && d.memory_gib <= avail_mem + kEps && gpus <= avail_gpus) {
+    std::set<int> gpus_left = avail_gpus;
+    std::vector<std::vector<int>> picked;
+    bool gpus_fit = PickGpus(d, &gpus_left, &picked);
+    if (d.cpus <= avail_cpus + kEps && d.memory_gib <= avail_mem + kEps && gpus_fit) {
       Admission a;
       a.job_id = it->first;
-      Running run{d, {}};
-      for (int n : d.gpus_per_replica) {
-        std::vector<int> mine;
-        for (int i = 0; i < n; ++i) {
-          mine.push_back(*free_gpus_.begin());
-          free_gpus_.erase(free_gpus_.begin());
-        }
+      Running run{d, {}, {}};
+      for (const auto& mine : picked) {
+        for (int g : mine) free_gpus_.erase(g);
         run.gpus.insert(run.gpus.end(), mine.begin(), mine.end());
-        a.gpus.push_back(std::move(mine));
       }
+      // An oversized (clamped) gang runs alone: its replicas share the host's CPUs.
+      for (const auto& r : d.replicas) run.cpus.push_back(TakeCpus(r.cpus));
+      a.gpus = std::move(picked);
+      a.cpus = run.cpus;
       free_cpus_ -= d.cpus;
       free_memory_gib_ -= d.memory_gib;
       avail_cpus -= d.cpus;
       avail_mem -= d.memory_gib;
-      avail_gpus -= gpus;
+      avail_gpus = std::move(gpus_left);
       running_[it->first] = std::move(run);
       admitted.push_back(std::move(a));
       it = queue_.erase(it);
     } else {
       avail_cpus = std::max(0.0, avail_cpus - d.cpus);
       avail_mem = std::max(0.0, avail_mem - d.memory_gib);
-      avail_gpus = std::max(0, avail_gpus - gpus);
+      avail_gpus = std::move(gpus_left);  // the GPUs it would take are reserved for it
       ++it;
     }
   }
   return admitted;
 }
 
-Status GangScheduler::AddRunning(const std::string& job_id,
-                                 const std::vector<ReplicaDemand>& replicas,
-                                 const std::vector<std::vector<int>>& gpus) {
+StatusOr<std::vector<std::vector<int>>> GangScheduler::AddRunning(
+    const std::string& job_id, const std::vector<ReplicaDemand>& replicas,
+    const std::vector<std::vector<int>>& gpus, const std::vector<std::vector<int>>& cpus) {
   if (IsQueued(job_id) || running_.count(job_id) > 0) {
     return AlreadyExistsError("job " + job_id + " is already scheduled");
   }
-  Running run{Clamp(replicas, nullptr), {}};
+  Running run{Clamp(replicas, nullptr), {}, {}};
   for (const auto& list : gpus) {
     for (int g : list) {
       run.gpus.push_back(g);
       free_gpus_.erase(g);
     }
   }
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    if (i < cpus.size() && !cpus[i].empty()) {
+      // Ids the host no longer has are kept (the replica runs there) but not counted.
+      for (int id : cpus[i]) {
+        if (auto it = cpu_users_.find(id); it != cpu_users_.end()) it->second += 1;
+      }
+      run.cpus.push_back(cpus[i]);
+    } else {
+      run.cpus.push_back(TakeCpus(replicas[i].cpus));
+    }
+  }
   free_cpus_ -= run.demand.cpus;
   free_memory_gib_ -= run.demand.memory_gib;
+  std::vector<std::vector<int>> placed = run.cpus;
   running_[job_id] = std::move(run);
-  return Status::Ok();
+  return placed;
 }
 
 bool GangScheduler::Remove(const std::string& job_id) {
@@ -119,6 +200,7 @@ bool GangScheduler::Remove(const std::string& job_id) {
   if (it == running_.end()) return false;
   free_cpus_ += it->second.demand.cpus;
   free_memory_gib_ += it->second.demand.memory_gib;
+  ReleaseCpus(it->second.cpus);
   for (int g : it->second.gpus) {
     // Only GPUs the host has go back (an adopted gang may hold indices that vanished).
     if (std::find(capacity_.gpu_indices.begin(), capacity_.gpu_indices.end(), g) !=

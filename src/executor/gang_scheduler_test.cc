@@ -20,11 +20,11 @@ std::string Render(const std::vector<Admission>& admitted) {
   return out;
 }
 
-ReplicaDemand Cpu(double cpus, double mem = 1) { return {cpus, mem, 0}; }
-ReplicaDemand Gpu(int gpus, double cpus = 1) { return {cpus, 1, gpus}; }
+ReplicaDemand Cpu(double cpus, double mem = 1) { return {cpus, mem, 0, {}}; }
+ReplicaDemand Gpu(int gpus, double cpus = 1) { return {cpus, 1, gpus, {}}; }
 
 TEST(GangSchedulerTest, AdmitsAGangOnlyWhenAllReplicasFitAtOnce) {
-  GangScheduler s({4, 16, {}});
+  GangScheduler s({4, 16, {}, {}});
   ASSERT_TRUE(s.Enqueue("a", {Cpu(2)}).ok());
   ASSERT_TRUE(s.Enqueue("gang", {Cpu(1), Cpu(1), Cpu(1)}).ok());
   EXPECT_EQ(Render(s.Admit()), "a[]");  // 2 free, the gang needs 3
@@ -35,7 +35,7 @@ TEST(GangSchedulerTest, AdmitsAGangOnlyWhenAllReplicasFitAtOnce) {
 }
 
 TEST(GangSchedulerTest, FifoHeadIsNotOvertakenByLaterSmallJobs) {
-  GangScheduler s({4, 16, {}});
+  GangScheduler s({4, 16, {}, {}});
   ASSERT_TRUE(s.Enqueue("running", {Cpu(2)}).ok());
   EXPECT_EQ(Render(s.Admit()), "running[]");
   ASSERT_TRUE(s.Enqueue("big", {Cpu(4)}).ok());
@@ -51,7 +51,7 @@ TEST(GangSchedulerTest, FifoHeadIsNotOvertakenByLaterSmallJobs) {
 }
 
 TEST(GangSchedulerTest, LaterJobsMayUseWhatTheWaitingHeadDoesNotNeed) {
-  GangScheduler s({8, 32, {0, 1}});
+  GangScheduler s({8, 32, {0, 1}, {}});
   ASSERT_TRUE(s.Enqueue("gpu-run", {Gpu(2)}).ok());
   EXPECT_EQ(Render(s.Admit()), "gpu-run[0,1]");
   ASSERT_TRUE(s.Enqueue("gpu-wait", {Gpu(1, 2)}).ok());  // waits for a GPU, reserves 2 CPUs
@@ -67,7 +67,7 @@ TEST(GangSchedulerTest, LaterJobsMayUseWhatTheWaitingHeadDoesNotNeed) {
 }
 
 TEST(GangSchedulerTest, AssignsDistinctGpusPerReplica) {
-  GangScheduler s({16, 64, {0, 1, 2, 3}});
+  GangScheduler s({16, 64, {0, 1, 2, 3}, {}});
   ASSERT_TRUE(s.Enqueue("a", {Gpu(1)}).ok());
   ASSERT_TRUE(s.Enqueue("b", {Gpu(2), Gpu(1)}).ok());
   auto admitted = s.Admit();
@@ -78,7 +78,7 @@ TEST(GangSchedulerTest, AssignsDistinctGpusPerReplica) {
 }
 
 TEST(GangSchedulerTest, OversizedCpuAndMemoryTakeTheWholeHost) {
-  GangScheduler s({2, 8, {}});
+  GangScheduler s({2, 8, {}, {}});
   bool clamped = false;
   ASSERT_TRUE(s.Enqueue("huge", {Cpu(32, 120), Cpu(4, 15)}, &clamped).ok());
   EXPECT_TRUE(clamped);
@@ -92,7 +92,7 @@ TEST(GangSchedulerTest, OversizedCpuAndMemoryTakeTheWholeHost) {
 }
 
 TEST(GangSchedulerTest, RejectsMoreGpusThanTheHostHasAndDuplicates) {
-  GangScheduler s({8, 32, {0}});
+  GangScheduler s({8, 32, {0}, {}});
   Status st = s.Enqueue("x", {Gpu(1), Gpu(1)});
   EXPECT_EQ(st.ToString(), "INVALID_ARGUMENT: job x needs 2 GPUs at once but this host has 1");
   ASSERT_TRUE(s.Enqueue("y", {Cpu(1)}).ok());
@@ -101,13 +101,67 @@ TEST(GangSchedulerTest, RejectsMoreGpusThanTheHostHasAndDuplicates) {
 }
 
 TEST(GangSchedulerTest, AdoptedGangsHoldTheirResources) {
-  GangScheduler s({4, 16, {0, 1}});
+  GangScheduler s({4, 16, {0, 1}, {}});
   ASSERT_TRUE(s.AddRunning("old", {Gpu(1, 3)}, {{1}}).ok());
   ASSERT_TRUE(s.Enqueue("new", {Gpu(2)}).ok());
   EXPECT_EQ(Render(s.Admit()), "");
   EXPECT_EQ(s.QueuedIds(), std::vector<std::string>{"new"});
   EXPECT_TRUE(s.Remove("old"));
   EXPECT_EQ(Render(s.Admit()), "new[0,1]");
+}
+
+TEST(GangSchedulerTest, GpusComeOnlyFromTheReplicasModelAndWaitingGangsReserveTheirs) {
+  // GPUs 0 and 1 are T4s, 2 is an H200.
+  GangScheduler s({16, 64, {0, 1, 2}, {}});
+  auto t4 = [](int n) { return ReplicaDemand{1, 1, n, {0, 1}}; };
+  ASSERT_TRUE(s.Enqueue("t4", {t4(1)}).ok());
+  ASSERT_TRUE(s.Enqueue("h200", {ReplicaDemand{1, 1, 1, {2}}}).ok());
+  ASSERT_TRUE(s.Enqueue("t4x2", {t4(2)}).ok());  // waits for GPU 0, reserves GPU 1
+  ASSERT_TRUE(s.Enqueue("any", {Gpu(1)}).ok());  // nothing unreserved is left
+  EXPECT_EQ(Render(s.Admit()), "t4[0] h200[2]");
+  EXPECT_TRUE(s.Remove("t4"));
+  EXPECT_EQ(Render(s.Admit()), "t4x2[0,1]");
+  EXPECT_TRUE(s.Remove("h200"));
+  EXPECT_EQ(Render(s.Admit()), "any[2]");
+  EXPECT_EQ(s.Enqueue("h200x2", {ReplicaDemand{1, 1, 2, {2}}}).ToString(),
+            "INVALID_ARGUMENT: job h200x2 asks for more GPUs of a model than this host has of it");
+}
+
+// "0,2 4" : CPU ids per replica of each admitted gang, in admission order.
+std::string RenderCpus(const std::vector<Admission>& admitted) {
+  std::string out;
+  for (const auto& a : admitted) {
+    if (!out.empty()) out += " | ";
+    for (size_t i = 0; i < a.cpus.size(); ++i) {
+      if (i > 0) out += " ";
+      for (size_t k = 0; k < a.cpus[i].size(); ++k) {
+        out += (k ? "," : "") + std::to_string(a.cpus[i][k]);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(GangSchedulerTest, ReplicasGetTheirOwnCpusAndOversizedGangsShareTheHost) {
+  GangScheduler s({4, 64, {}, {0, 2, 4, 6}});
+  ASSERT_TRUE(s.Enqueue("a", {Cpu(2)}).ok());
+  ASSERT_TRUE(s.Enqueue("b", {Cpu(1)}).ok());
+  std::string first = RenderCpus(s.Admit());
+  EXPECT_TRUE(s.Remove("a"));
+  ASSERT_TRUE(s.Enqueue("c", {Cpu(1), Cpu(2)}).ok());
+  std::string second = RenderCpus(s.Admit());
+  EXPECT_TRUE(s.Remove("b"));
+  EXPECT_TRUE(s.Remove("c"));
+  ASSERT_TRUE(s.Enqueue("huge", {Cpu(4), Cpu(4)}).ok());  // 8 vCPUs on 4: runs alone
+  EXPECT_EQ(first + " | " + second + " | " + RenderCpus(s.Admit()),
+            "0,2 | 4 | 0 2,6 | 0,2,4,6 0,2,4,6");
+}
+
+TEST(GangSchedulerTest, AdoptedGangsKeepTheirCpusAndOldStateGetsSome) {
+  GangScheduler s({2, 8, {}, {0, 1}});
+  auto placed = s.AddRunning("old", {Cpu(1), Cpu(1)}, {{}, {}}, {{1}, {}});
+  ASSERT_TRUE(placed.ok());
+  EXPECT_EQ(*placed, (std::vector<std::vector<int>>{{1}, {0}}));
 }
 
 }  // namespace

@@ -4,11 +4,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "executor/gpu_model.h"
 
 namespace trainyard::executor {
 namespace {
@@ -109,6 +112,9 @@ HostInventory DetectHostInventory(const InventoryOverrides& overrides,
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof(set), &set) == 0) {
     inv.cpus = CPU_COUNT(&set);
+    for (int id = 0; id < CPU_SETSIZE; ++id) {
+      if (CPU_ISSET(id, &set)) inv.cpu_ids.push_back(id);
+    }
   } else {
     long n = ::sysconf(_SC_NPROCESSORS_ONLN);
     inv.cpus = n > 0 ? static_cast<int>(n) : 1;
@@ -142,14 +148,23 @@ HostInventory DetectHostInventory(const InventoryOverrides& overrides,
       }
     }
   }
-  if (overrides.cpus) inv.cpus = *overrides.cpus;
+  if (overrides.cpus) {
+    if (*overrides.cpus < static_cast<int>(inv.cpu_ids.size())) {
+      inv.cpu_ids.resize(std::max(0, *overrides.cpus));
+    } else if (*overrides.cpus > static_cast<int>(inv.cpu_ids.size())) {
+      warn("--cpus " + std::to_string(*overrides.cpus) + " is more than the " +
+           std::to_string(inv.cpu_ids.size()) +
+           " CPUs this process may run on; replicas are not pinned to CPUs");
+    }
+    inv.cpus = *overrides.cpus;
+  }
   if (overrides.memory_gib) inv.memory_gib = *overrides.memory_gib;
   if (overrides.gpus) {
     int want = *overrides.gpus;
     if (static_cast<int>(inv.gpus.size()) > want) inv.gpus.resize(want);
     while (static_cast<int>(inv.gpus.size()) < want) {
       int index = inv.gpus.empty() ? 0 : inv.gpus.back().index + 1;
-      inv.gpus.push_back({index, "configured GPU", 0});
+      inv.gpus.push_back({index, std::string(kAnyGpuModel), 0});
     }
   }
   return inv;

@@ -21,6 +21,10 @@ struct HostInventory {
   int cpus = 0;
   double memory_gib = 0;
   std::vector<GpuDevice> gpus;
+  // The CPU ids replicas can be pinned to (sched_getaffinity of the server). Detection fills
+  // `cpus` of them; empty, or fewer than `cpus` (a --cpus override larger than the CPUs this
+  // process may use), means replicas are not pinned.
+  std::vector<int> cpu_ids;
 
   std::string ToString() const;  // "8 vCPUs, 31.2 GiB, 1 GPU (0: Tesla T4 15.0 GiB)"
 };
@@ -40,9 +44,11 @@ struct InventoryOverrides {
 
 // Detects the host: CPUs usable by this process (sched_getaffinity), MemTotal from /proc/meminfo,
 // GPUs from nvidia-smi when it is on PATH (none otherwise). An override replaces the detected
-// value; a GPU override larger than the detected count adds placeholder devices named
-// "configured GPU" (for hosts whose nvidia-smi is missing from PATH). Never fails: an unreadable
-// source falls back to 1 CPU / 1 GiB / no GPUs and the problem is appended to `warnings`.
+// value (a CPU override keeps the first N CPU ids; one larger than the detected count leaves
+// replicas unpinned, with a warning); a GPU override larger than the detected count adds
+// placeholder devices named "configured GPU", which serve every acceleratorType (gpu_model.h;
+// for hosts whose nvidia-smi is missing from PATH). Never fails: an unreadable source falls back
+// to 1 CPU / 1 GiB / no GPUs and the problem is appended to `warnings`.
 HostInventory DetectHostInventory(const InventoryOverrides& overrides,
                                   std::vector<std::string>* warnings = nullptr);
 

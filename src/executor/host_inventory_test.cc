@@ -13,7 +13,7 @@ namespace {
 TEST(HostInventoryTest, ParsesNvidiaSmiCsv) {
   auto gpus = ParseNvidiaSmiCsv("0, Tesla T4, 15360 MiB\n1, NVIDIA H100 80GB HBM3, 81559 MiB\n");
   ASSERT_TRUE(gpus.ok()) << gpus.status();
-  HostInventory inv{8, 31.25, *gpus};
+  HostInventory inv{8, 31.25, *gpus, {}};
   EXPECT_EQ(inv.ToString(),
             "8 vCPUs, 31.2 GiB, 2 GPUs (0: Tesla T4 15.0 GiB, 1: NVIDIA H100 80GB HBM3 79.6 GiB)");
 }

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,9 +10,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "common/file_util.h"
+#include "executor/gang_record.h"
+#include "executor/gpu_model.h"
 #include "executor/local_executor_state.h"
 #include "executor/replica_env.h"
 
@@ -68,46 +73,16 @@ bool ResolvableCommand(const std::string& name, const EnvMap& env) {
   return false;
 }
 
-bool SafeJobId(const std::string& id) {
-  if (id.empty() || id == "." || id == ".." || id.size() > 200) return false;
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
-}
-
 }  // namespace
 
 StatusOr<fs::path> FindExecWrapper(const fs::path& configured) {
-  constexpr char kName[] = "trainyard-exec-wrapper";
-  std::vector<fs::path> tried;
-  auto usable = [&](const fs::path& p) {
-    tried.push_back(p);
-    return !p.empty() && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (!configured.empty()) {
-    if (usable(configured)) return configured;
-    return NotFoundError("exec wrapper " + configured.string() + " is not an executable file");
-  }
-  if (const char* env = std::getenv("TRAINYARD_EXEC_WRAPPER"); env && *env) {
-    if (usable(env)) return fs::path(env);
-  }
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && usable(self.parent_path() / kName)) return self.parent_path() / kName;
 #ifdef TRAINYARD_EXEC_WRAPPER_BUILD_PATH
-  if (usable(TRAINYARD_EXEC_WRAPPER_BUILD_PATH)) return fs::path(TRAINYARD_EXEC_WRAPPER_BUILD_PATH);
+  const fs::path build_path = TRAINYARD_EXEC_WRAPPER_BUILD_PATH;
+#else
+  const fs::path build_path;
 #endif
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream ss(path);
-    std::string dir;
-    while (std::getline(ss, dir, ':')) {
-      if (!dir.empty() && usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
-    }
-  }
-  std::string list;
-  for (const auto& p : tried) list += (list.empty() ? "" : ", ") + p.string();
-  return NotFoundError(std::string(kName) + " not found (tried " + list +
-                       "); build it or set TRAINYARD_EXEC_WRAPPER");
+  return FindHelperBinary("trainyard-exec-wrapper", configured, "TRAINYARD_EXEC_WRAPPER",
+                          build_path);
 }
 
 LocalExecutor::LocalExecutor(LocalExecutorOptions options)
@@ -119,13 +94,64 @@ LocalExecutor::LocalExecutor(LocalExecutorOptions options)
                      ? *options_.inventory
                      : DetectHostInventory({options_.cpus, options_.memory_gib, options_.gpus},
                                            &inventory_warnings_)),
+      cgroups_(CgroupLimits::Probe(options_.cgroup)),
       scheduler_([this] {
-        SchedulerCapacity cap{static_cast<double>(inventory_.cpus), inventory_.memory_gib, {}};
+        SchedulerCapacity cap{static_cast<double>(inventory_.cpus), inventory_.memory_gib, {}, {}};
         for (const auto& g : inventory_.gpus) cap.gpu_indices.push_back(g.index);
+        // Placement uses the real CPU ids when there is one per schedulable CPU; otherwise
+        // (--cpus larger than ours, or a hand-made inventory) ids 0..N-1 that are not pinned.
+        if (static_cast<int>(inventory_.cpu_ids.size()) == inventory_.cpus) {
+          cap.cpu_ids = inventory_.cpu_ids;
+        }
         return cap;
       }()) {
+  // Pin only to CPUs this process may run on: a replica cannot be given others.
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  bool known = ::sched_getaffinity(0, sizeof(mine), &mine) == 0;
+  bool all_ours = static_cast<int>(inventory_.cpu_ids.size()) == inventory_.cpus &&
+                  inventory_.cpus > 0 &&
+                  std::all_of(inventory_.cpu_ids.begin(), inventory_.cpu_ids.end(), [&](int id) {
+                    return known && id >= 0 && id < CPU_SETSIZE && CPU_ISSET(id, &mine);
+                  });
+  pin_cpus_ = options_.pin_cpus && all_ours;
+  if (!options_.pin_cpus) {
+    pin_note_ = "turned off by configuration";
+  } else if (!all_ours) {
+    pin_note_ = "the inventory's " + std::to_string(inventory_.cpus) +
+                " CPUs are not all CPUs this process may run on (--cpus larger than the host, "
+                "or an inventory given by hand)";
+  }
+  exit_watcher_ = std::make_unique<ExitWatcher>([this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_ = true;
+    cv_.notify_all();
+  });
   sync_thread_ = std::thread([this] { SyncLoop(); });
   thread_ = std::thread([this] { Loop(); });
+}
+
+std::vector<std::string> LocalExecutor::LimitNotes() const {
+  std::vector<std::string> notes;
+  std::string ids;
+  for (int id : inventory_.cpu_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  notes.push_back(pin_cpus_ ? "CPU pinning (sched_setaffinity): enforced; each replica runs on "
+                              "its own CPUs out of " +
+                                  ids
+                            : "CPU pinning (sched_setaffinity): not enforced: " + pin_note_);
+  notes.push_back(cgroups_.enabled()
+                      ? "memory/CPU limits (cgroup v2 memory.max, cpu.max of the machine type): "
+                        "enforced, replica cgroups under " +
+                            cgroups_.parent().string()
+                      : "memory/CPU limits (cgroup v2 memory.max, cpu.max): not enforced: " +
+                            cgroups_.why_not());
+  notes.push_back(
+      "OMP_NUM_THREADS/MKL_NUM_THREADS: set to each replica's CPU count unless its job sets them");
+  if (!exit_watcher_->usable()) {
+    notes.push_back("replica exits are noticed by polling only (no epoll); every " +
+                    std::to_string(options_.poll_interval.count()) + " ms");
+  }
+  return notes;
 }
 
 LocalExecutor::~LocalExecutor() { Shutdown(); }
@@ -143,6 +169,7 @@ void LocalExecutor::Shutdown() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  exit_watcher_.reset();  // no more wake-ups; its thread may be waiting for mu_, not holding it
   {
     std::lock_guard<std::mutex> lock(sync_mu_);
     sync_stop_ = true;
@@ -159,32 +186,12 @@ Status LocalExecutor::Validate(const GangSpec& spec) const {
 
 Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDemand>* demands,
                                      std::vector<std::string>* warnings) const {
-  if (!SafeJobId(spec.job_id)) {
-    return InvalidArgumentError("job id '" + spec.job_id +
-                                "' must be 1-200 characters of letters, digits, '-', '_' or '.'");
-  }
-  if (spec.job_dir.empty()) return InvalidArgumentError("job " + spec.job_id + ": empty job_dir");
-  if (spec.replicas.empty()) {
-    return InvalidArgumentError(
-        "workerPoolSpecs: the job has no replicas; workerPoolSpecs[0] "
-        "needs replicaCount 1");
-  }
-  if (spec.max_restarts < 0) return InvalidArgumentError("max_restarts must be >= 0");
-  if (spec.timeout && spec.timeout->count() <= 0) {
-    return InvalidArgumentError("scheduling.timeout must be positive");
-  }
+  TY_RETURN_IF_ERROR(ValidateGangBasics(spec));
   EnvMap env = InheritedReplicaEnv();
-  std::set<std::pair<int, int>> seen;
   int total_gpus = 0;
+  std::map<std::string, int> gpus_by_type;  // accelerator type -> GPUs the gang asks for
   for (const auto& r : spec.replicas) {
     std::string field = PoolField(r.pool_index);
-    if (r.pool_index < 0 || r.pool_index > 3) {
-      return InvalidArgumentError(field + ": Vertex has worker pools 0-3 only");
-    }
-    if (!seen.insert({r.pool_index, r.replica_index}).second || r.replica_index < 0) {
-      return InvalidArgumentError(field + ": replica index " + std::to_string(r.replica_index) +
-                                  " is negative or appears twice");
-    }
     const MachineType* machine = catalog_.FindMachine(r.machine_type);
     if (machine == nullptr) {
       std::string names;
@@ -243,6 +250,11 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
                                   "+ GPUs at once (gang) but this host has " +
                                   std::to_string(host_gpus));
     }
+    std::vector<int> candidates;
+    if (count > 0) {
+      TY_ASSIGN_OR_RETURN(candidates, GpuCandidates(field, accel, count, gpus_by_type[accel]));
+      gpus_by_type[accel] += count;
+    }
     if (r.argv.empty() || r.argv[0].empty()) {
       return InvalidArgumentError(field +
                                   ": no command to run (containerSpec.command/args or an "
@@ -262,9 +274,38 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
           std::to_string(inventory_.cpus) + " vCPUs / " + FormatNumber(inventory_.memory_gib) +
           " GiB; it runs taking the whole host (oversubscribed)");
     }
-    demands->push_back({static_cast<double>(machine->vcpus), machine->memory_gib, count});
+    demands->push_back(
+        {static_cast<double>(machine->vcpus), machine->memory_gib, count, std::move(candidates)});
   }
   return Status::Ok();
+}
+
+StatusOr<std::vector<int>> LocalExecutor::GpuCandidates(const std::string& field,
+                                                        const std::string& accel, int count,
+                                                        int already) const {
+  std::vector<int> candidates;
+  std::string have;
+  std::set<std::string> types;
+  for (const auto& g : inventory_.gpus) {
+    if (options_.any_gpu_model || GpuServes(accel, g.name)) candidates.push_back(g.index);
+    have += (have.empty() ? "" : ", ") + std::to_string(g.index) + ": " + g.name;
+    if (std::string t = AcceleratorTypeOf(g.name); !t.empty()) types.insert(t);
+  }
+  if (candidates.empty()) {
+    std::string use;
+    for (const auto& t : types) use += (use.empty() ? "" : " or ") + t;
+    return InvalidArgumentError(
+        field + ".machineSpec.acceleratorType: " + accel + " requested but this host's GPUs are " +
+        have + " (nvidia-smi)" + (use.empty() ? "" : "; ask for acceleratorType " + use) +
+        ", or start the server with --any-gpu-model to let any GPU serve any type");
+  }
+  if (already + count > static_cast<int>(candidates.size())) {
+    return InvalidArgumentError(field + ".machineSpec.acceleratorCount: the job needs " +
+                                std::to_string(already + count) + " x " + accel +
+                                " at once (gang) but this host has " +
+                                std::to_string(candidates.size()) + " (" + have + ")");
+  }
+  return candidates;
 }
 
 Status LocalExecutor::Submit(const GangSpec& spec) {
@@ -278,7 +319,7 @@ Status LocalExecutor::Submit(const GangSpec& spec) {
 
 Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper, bool readopting) {
   if (gangs_.count(spec.job_id) > 0 ||
-      (!readopting && LookupJobDir(options_.data_dir, spec.job_id).ok())) {
+      (!readopting && LookupJobDir(options_.data_dir, kLocalRegistry, spec.job_id).ok())) {
     return AlreadyExistsError("job " + spec.job_id + " was already submitted");
   }
   auto gang = std::make_unique<Gang>();
@@ -301,7 +342,8 @@ Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper
     rep.replica_index = r.replica_index;
     gang->replicas.push_back(std::move(rep));
   }
-  if (Status s = RegisterJobDir(options_.data_dir, spec.job_id, gang->spec.job_dir); !s.ok()) {
+  if (Status s = RegisterJobDir(options_.data_dir, kLocalRegistry, spec.job_id, gang->spec.job_dir);
+      !s.ok()) {
     scheduler_.Remove(spec.job_id);
     return s;
   }
@@ -319,7 +361,7 @@ Status LocalExecutor::Cancel(const std::string& job_id) {
   auto it = gangs_.find(job_id);
   if (it == gangs_.end()) {
     // An ended gang no longer held in memory: cancelling it is a no-op.
-    if (auto dir = LookupJobDir(options_.data_dir, job_id); dir.ok()) {
+    if (auto dir = LookupJobDir(options_.data_dir, kLocalRegistry, job_id); dir.ok()) {
       if (auto persisted = LoadGangState(*dir);
           persisted.ok() && persisted->gang.phase == Phase::kDone) {
         return Status::Ok();
@@ -359,7 +401,7 @@ StatusOr<GangStatus> LocalExecutor::Get(const std::string& job_id) const {
     if (it != gangs_.end()) return StatusOf(*it->second);
   }
   // Not adopted since a restart (e.g. it had ended): answer from its persisted state.
-  TY_ASSIGN_OR_RETURN(fs::path job_dir, LookupJobDir(options_.data_dir, job_id));
+  TY_ASSIGN_OR_RETURN(fs::path job_dir, LookupJobDir(options_.data_dir, kLocalRegistry, job_id));
   TY_ASSIGN_OR_RETURN(PersistedGang persisted, LoadGangState(job_dir));
   return persisted.status;
 }
@@ -373,7 +415,7 @@ StatusOr<std::vector<LogLine>> LocalExecutor::ReadLogs(const std::string& job_id
     if (it != gangs_.end()) job_dir = it->second->spec.job_dir;
   }
   if (job_dir.empty()) {
-    TY_ASSIGN_OR_RETURN(job_dir, LookupJobDir(options_.data_dir, job_id));
+    TY_ASSIGN_OR_RETURN(job_dir, LookupJobDir(options_.data_dir, kLocalRegistry, job_id));
   }
   return ReadJobLog(job_dir / "logs", after, limit);
 }
@@ -424,7 +466,7 @@ void LocalExecutor::Tick() {
   }
   for (const Admission& admission : scheduler_.Admit()) {
     auto it = gangs_.find(admission.job_id);
-    if (it != gangs_.end()) StartGang(*it->second, admission.gpus);
+    if (it != gangs_.end()) StartGang(*it->second, admission);
   }
 }
 

@@ -17,6 +17,17 @@
 // enough for the server crashes re-adoption is about; terminal states are also fsynced, off the
 // lock. Exit codes are fsynced by the wrapper. (Measured here: an fsync costs ~14 ms.)
 //
+// Waking up: the monitor thread runs at once when a gang is submitted or cancelled and when a
+// wrapper exits (ExitWatcher: a pidfd per wrapper, also for re-adopted ones that are not our
+// children), so a replica's end and the next admission take no poll tick; it also polls every
+// poll_interval as a fallback.
+//
+// Resource limits of a replica (src/executor/README.md): pinned to the CPU ids the scheduler
+// placed it on (sched_setaffinity, unless the inventory's CPUs are not all ours), its own cgroup
+// v2 with memory.max/cpu.max of its machine type where the host allows it (cgroup_limits.h),
+// and OMP_NUM_THREADS/MKL_NUM_THREADS = its CPU count unless the job's env sets them.
+// LimitNotes() says which of these are enforced here and why not.
+//
 // Lifecycle: Submit -> QUEUED; admitted by the GangScheduler (gang_scheduler.h: FIFO with
 // reservation) -> PENDING while replicas start -> RUNNING once all are started. The gang SUCCEEDS
 // when the primary replica (workerpool0; all replicas if the gang has no pool 0) exits 0; replicas
@@ -40,7 +51,9 @@
 #include <thread>
 #include <vector>
 
+#include "executor/cgroup_limits.h"
 #include "executor/executor.h"
+#include "executor/exit_watcher.h"
 #include "executor/gang_scheduler.h"
 #include "executor/host_inventory.h"
 #include "executor/job_log.h"
@@ -67,6 +80,11 @@ struct LocalExecutorOptions {
   Clock* clock = nullptr;                   // nullptr = Clock::Real()
   ProcessOps* process_ops = nullptr;        // nullptr = ProcessOps::Real()
   std::optional<HostInventory> inventory;   // set = use as is, skip detection and overrides
+  // Every GPU serves every acceleratorType (for hand-configured inventories whose device names
+  // are not nvidia-smi product names); default: only the requested model (gpu_model.h).
+  bool any_gpu_model = false;
+  bool pin_cpus = true;  // pin replicas to their CPUs when the inventory's CPU ids are ours
+  CgroupOptions cgroup;  // per-replica memory/CPU cgroups where possible
 };
 
 // A TCP port that is free on `host` right now (bind to port 0). UNAVAILABLE if none.
@@ -96,6 +114,10 @@ class LocalExecutor : public Executor {
   void Shutdown() override;
 
   const HostInventory& inventory() const { return inventory_; }
+  // One line per limit (CPU pinning, cgroup memory/CPU, thread counts): enforced, or not and why
+  // (e.g. "memory/CPU limits (cgroup v2): not enforced: /sys/fs/cgroup is not a cgroup v2
+  // mount ..."). The server logs them once at start.
+  std::vector<std::string> LimitNotes() const;
 
  private:
  public:  // defined in local_executor_state.h (implementation detail, not part of the API)
@@ -110,7 +132,12 @@ class LocalExecutor : public Executor {
   void Loop();
   void SyncLoop();
   void Tick();
-  void StartGang(Gang& gang, const std::vector<std::vector<int>>& gpus);
+  void StartGang(Gang& gang, const Admission& admission);
+  // Makes the monitor thread run as soon as `process` exits (or now, if it already has).
+  void WatchExit(const ProcessId& process);
+  // After a replica attempt ended: notes an OOM kill (when it `ended_now`) and removes its
+  // cgroup (kept in the replica's record while processes of it linger).
+  void ReleaseLimits(const Gang& gang, Replica& replica, bool ended_now);
   void LaunchReplica(Gang& gang, Replica& replica);
   void PollReplica(Gang& gang, Replica& replica);
   void AdvanceGang(Gang& gang);
@@ -122,13 +149,21 @@ class LocalExecutor : public Executor {
   void Notify(const Gang& gang);
   Status ValidateLocked(const GangSpec& spec, std::vector<ReplicaDemand>* demands,
                         std::vector<std::string>* warnings) const;
+  // The CUDA indices of the host's GPUs that serve `accel` (gpu_model.h); INVALID_ARGUMENT
+  // naming `field` and what the host has when there are none, or fewer than already + count.
+  StatusOr<std::vector<int>> GpuCandidates(const std::string& field, const std::string& accel,
+                                           int count, int already) const;
 
   LocalExecutorOptions options_;
   const MachineCatalog& catalog_;
   Clock& clock_;
   ProcessOps& ops_;
-  HostInventory inventory_;
+  // Before inventory_: detection appends to it while inventory_ is being initialized.
   std::vector<std::string> inventory_warnings_;
+  HostInventory inventory_;
+  bool pin_cpus_ = false;
+  std::string pin_note_;  // why replicas are (not) pinned
+  CgroupLimits cgroups_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -151,6 +186,8 @@ class LocalExecutor : public Executor {
   static constexpr size_t kMaxEndedInMemory = 1024;
   std::deque<std::string> ended_;
   std::thread thread_;
+  // Declared last: destroyed (its thread joined) before the members its callback uses.
+  std::unique_ptr<ExitWatcher> exit_watcher_;
 };
 
 }  // namespace trainyard::executor

@@ -2,6 +2,8 @@
 // checked in fake time, so they take milliseconds and no child process is started.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <thread>
@@ -57,6 +59,20 @@ class FakeProcessOps : public ProcessOps {
     return true;
   }
   bool Reap(const ProcessId&) override { return true; }
+  // An eventfd per process, signalled by Exit (the real one is a pidfd). The executor gets a
+  // dup it may close whenever it likes; the fake writes to its own copy.
+  StatusOr<int> OpenExitFd(const ProcessId& id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!exit_fds_enabled_) return ProcessOps::OpenExitFd(id);
+    if (!alive_.count(id.pid)) return NotFoundError("gone");
+    int fd = ::eventfd(0, EFD_CLOEXEC);
+    exit_fds_[id.pid] = fd;
+    return ::dup(fd);
+  }
+  void EnableExitFds() {
+    std::lock_guard<std::mutex> lock(mu_);
+    exit_fds_enabled_ = true;
+  }
 
   // The wrapper (pid) ends after recording `exit_code` for its replica.
   void Exit(int64_t pid, int exit_code) {
@@ -70,6 +86,12 @@ class FakeProcessOps : public ProcessOps {
       }
     }
     alive_.erase(pid);
+    if (auto it = exit_fds_.find(pid); it != exit_fds_.end()) {
+      uint64_t one = 1;
+      ASSERT_EQ(::write(it->second, &one, sizeof(one)), 8);
+      ::close(it->second);
+      exit_fds_.erase(it);
+    }
   }
   std::string signals() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -86,16 +108,23 @@ class FakeProcessOps : public ProcessOps {
   std::set<int64_t> alive_;
   std::vector<LaunchRequest> launches_;
   std::string signals_;
+  bool exit_fds_enabled_ = false;
+  std::map<int64_t, int> exit_fds_;
 };
 
 class LocalExecutorFakeWorldTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTestDir();
+    Make(1ms);
+  }
+
+  void Make(std::chrono::milliseconds poll_interval) {
+    executor_.reset();
     LocalExecutorOptions o;
     o.data_dir = dir_ / "data";
-    o.inventory = HostInventory{4, 16, {}};
-    o.poll_interval = 1ms;
+    o.inventory = HostInventory{4, 16, {}, {}};
+    o.poll_interval = poll_interval;
     o.wrapper_path = "/bin/true";  // never run: FakeProcessOps only records launches
     o.clock = &clock_;
     o.process_ops = &ops_;
@@ -169,6 +198,19 @@ TEST_F(LocalExecutorFakeWorldTest, ReplicaStopsWithinTheGraceWithoutKill) {
   EXPECT_EQ(StateWhen([](const GangStatus& s) { return s.state == GangState::kCancelled; }),
             "CANCELLED");
   EXPECT_EQ(ops_.signals(), "TERM 1000");
+}
+
+// Issue #4 (submit->RUNNING latency): a replica's exit is handled when its wrapper's exit fd
+// fires, not at the next poll. With an hour-long poll interval only that can end the job.
+TEST_F(LocalExecutorFakeWorldTest, WrapperExitWakesTheExecutorWithoutAPollTick) {
+  ops_.EnableExitFds();
+  Make(std::chrono::hours(1));
+  ASSERT_TRUE(executor_->Submit(Spec()).ok());  // Submit itself wakes the loop: no tick either
+  EXPECT_EQ(StateWhen([](const GangStatus& s) { return s.state == GangState::kRunning; }),
+            "RUNNING");
+  ops_.Exit(1000, 0);
+  EXPECT_EQ(StateWhen([](const GangStatus& s) { return s.state == GangState::kSucceeded; }),
+            "SUCCEEDED");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "common/file_util.h"
 #include "executor/local_executor.h"
@@ -13,6 +14,12 @@ namespace trainyard::executor {
 namespace fs = std::filesystem;
 
 namespace {
+
+std::string FormatGib(double gib) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", gib);
+  return buf;
+}
 
 std::string Describe(const LocalExecutor::Replica& r) {
   return "workerpool" + std::to_string(r.pool_index) + " replica " +
@@ -55,7 +62,31 @@ void LocalExecutor::SystemLog(const Gang& gang, const Replica* replica, const st
   (void)AppendJobLog(gang.spec.job_dir / "logs", options_.log_limits, {rec});
 }
 
-void LocalExecutor::StartGang(Gang& gang, const std::vector<std::vector<int>>& gpus) {
+void LocalExecutor::WatchExit(const ProcessId& process) {
+  auto fd = ops_.OpenExitFd(process);
+  if (fd.ok()) {
+    if (exit_watcher_->Add(*fd)) return;
+  } else if (fd.status().code() == StatusCode::kNotFound) {
+    wake_ = true;  // already gone: look at it on the next loop iteration, not the next tick
+    return;
+  }
+  // Not watchable: the poll every poll_interval notices the exit.
+}
+
+void LocalExecutor::ReleaseLimits(const Gang& gang, Replica& r, bool ended_now) {
+  if (r.cgroup.empty()) return;
+  if (ended_now && r.exit_code == 128 + SIGKILL && CgroupLimits::OomKills(r.cgroup) > 0) {
+    const ReplicaSpec& spec = gang.spec.replicas[&r - gang.replicas.data()];
+    SystemLog(gang, &r,
+              Describe(r) + " was killed by the kernel's OOM killer: it used more than the " +
+                  FormatGib(gang.demands[&r - gang.replicas.data()].memory_gib) + " GiB of " +
+                  spec.machine_type + " (memory.max of " + r.cgroup.string() +
+                  "); pick a machine type with more memory");
+  }
+  if (CgroupLimits::Remove(r.cgroup)) r.cgroup.clear();
+}
+
+void LocalExecutor::StartGang(Gang& gang, const Admission& admission) {
   gang.phase = Phase::kRunning;
   gang.state = GangState::kPending;
   Notify(gang);
@@ -63,7 +94,8 @@ void LocalExecutor::StartGang(Gang& gang, const std::vector<std::vector<int>>& g
   for (const auto& w : gang.warnings) SystemLog(gang, nullptr, "warning: " + w);
   for (size_t i = 0; i < gang.replicas.size(); ++i) {
     Replica& r = gang.replicas[i];
-    r.gpus = i < gpus.size() ? gpus[i] : std::vector<int>{};
+    r.gpus = i < admission.gpus.size() ? admission.gpus[i] : std::vector<int>{};
+    r.cpus = i < admission.cpus.size() ? admission.cpus[i] : std::vector<int>{};
     int port = 0;
     for (int attempt = 0; attempt < 20 && port == 0; ++attempt) {
       auto picked = PickFreeTcpPort(options_.host);
@@ -122,6 +154,7 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   in.self = self;
   in.gpus = r.gpus;
   in.hp_metric_file = HpMetricFile(spec.job_dir, r.pool_index, r.replica_index);
+  in.cpu_threads = static_cast<int>(r.cpus.size());
   const ReplicaSpec& rspec =
       *std::find_if(spec.replicas.begin(), spec.replicas.end(), [&](const ReplicaSpec& s) {
         return s.pool_index == r.pool_index && s.replica_index == r.replica_index;
@@ -157,8 +190,27 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
       "--segment-bytes",
       std::to_string(options_.log_limits.segment_bytes),
       "--max-segments",
-      std::to_string(options_.log_limits.max_segments),
-      "--"};
+      std::to_string(options_.log_limits.max_segments)};
+  if (pin_cpus_ && !r.cpus.empty()) {
+    std::string list;
+    for (int id : r.cpus) list += (list.empty() ? "" : ",") + std::to_string(id);
+    req.argv.insert(req.argv.end(), {"--cpus", list});
+  }
+  if (!r.cgroup.empty() && CgroupLimits::Remove(r.cgroup)) r.cgroup.clear();  // last attempt's
+  if (cgroups_.enabled() && dirs.ok()) {
+    const size_t i = &r - gang.replicas.data();
+    auto cgroup =
+        cgroups_.Create("trainyard-" + spec.job_id + "-" + TaskName(r.pool_index, r.replica_index) +
+                            "-" + std::to_string(r.attempt),
+                        gang.demands[i].memory_gib, gang.demands[i].cpus);
+    if (cgroup.ok()) {
+      r.cgroup = *cgroup;
+      req.argv.insert(req.argv.end(), {"--cgroup", r.cgroup.string()});
+    } else {
+      SystemLog(gang, &r, "runs without memory/CPU limits: " + cgroup.status().message());
+    }
+  }
+  req.argv.push_back("--");
   req.argv.insert(req.argv.end(), rspec.argv.begin(), rspec.argv.end());
   StatusOr<ProcessId> launched = dirs.ok() ? ops_.Launch(req) : StatusOr<ProcessId>(dirs);
   if (!launched.ok()) {
@@ -171,6 +223,7 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   }
   r.wrapper = *launched;
   unreaped_.push_back(r.wrapper);
+  WatchExit(r.wrapper);
   if (r.attempt > 1) {
     SystemLog(gang, &r,
               "starting " + Describe(r) + " again (attempt " + std::to_string(r.attempt) + ")");
@@ -196,6 +249,7 @@ void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
       r.running = false;
       r.lost_reason = "ended without a recorded exit code (its supervisor, pid " +
                       std::to_string(r.wrapper.pid) + ", is gone: " + code.status().message() + ")";
+      ReleaseLimits(gang, r, /*ended_now=*/true);
       Persist(gang);
       return;
     }
@@ -203,6 +257,7 @@ void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
   if (code.ok()) {
     r.running = false;
     r.exit_code = *code;
+    ReleaseLimits(gang, r, /*ended_now=*/true);
     Persist(gang);
     Notify(gang);
   }
@@ -349,6 +404,7 @@ void LocalExecutor::Finish(Gang& gang, GangState state, std::string message) {
   for (auto& r : gang.replicas) {
     ports_in_use_.erase(r.port);
     r.running = false;
+    ReleaseLimits(gang, r, /*ended_now=*/false);  // retries what PollReplica could not remove
   }
   if (state != GangState::kSucceeded)
     SystemLog(gang, nullptr,
@@ -394,32 +450,34 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   gang->spec.job_dir = fs::absolute(spec.job_dir);
   gang->wrapper = wrapper;
   gang->demands = DemandsOf(spec);
-  bool same_shape = gang->replicas.size() == spec.replicas.size();
-  for (size_t i = 0; same_shape && i < spec.replicas.size(); ++i) {
-    same_shape = gang->replicas[i].pool_index == spec.replicas[i].pool_index &&
-                 gang->replicas[i].replica_index == spec.replicas[i].replica_index;
-  }
-  if (!same_shape) {
-    return DataLossError("job " + spec.job_id + ": the replicas in " + spec.job_dir.string() +
-                         "/executor_state.json do not match the job's worker pools");
-  }
-  TY_RETURN_IF_ERROR(RegisterJobDir(options_.data_dir, spec.job_id, spec.job_dir));
+  std::vector<std::pair<int, int>> replicas;
+  for (const auto& r : gang->replicas) replicas.push_back({r.pool_index, r.replica_index});
+  TY_RETURN_IF_ERROR(CheckSameReplicas(spec, replicas, kLocalStateFile));
+  TY_RETURN_IF_ERROR(RegisterJobDir(options_.data_dir, kLocalRegistry, spec.job_id, spec.job_dir));
   Gang& g = *gang;
   gangs_[spec.job_id] = std::move(gang);
   if (g.phase == Phase::kDone) {
     ended_.push_back(spec.job_id);
     return StatusOf(g);
   }
-  std::vector<std::vector<int>> gpus;
+  std::vector<std::vector<int>> gpus, cpus;
   for (auto& r : g.replicas) {
     gpus.push_back(r.gpus);
+    cpus.push_back(r.cpus);
     ports_in_use_.insert(r.port);
     if (r.attempt == 0 && !r.done) {
       r.lost_reason = "was never started (the server stopped while starting the job)";
     }
   }
-  (void)scheduler_.AddRunning(spec.job_id, g.demands, gpus);
+  if (auto placed = scheduler_.AddRunning(spec.job_id, g.demands, gpus, cpus); placed.ok()) {
+    for (size_t i = 0; i < g.replicas.size() && i < placed->size(); ++i) {
+      g.replicas[i].cpus = (*placed)[i];  // restarts of older-state replicas get pinned too
+    }
+  }
   SystemLog(g, nullptr, "server restarted; re-adopting the job");
+  for (auto& r : g.replicas) {
+    if (r.running) WatchExit(r.wrapper);
+  }
   for (auto& r : g.replicas) PollReplica(g, r);
   AdvanceGang(g);
   Persist(g);

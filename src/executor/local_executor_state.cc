@@ -1,6 +1,5 @@
 #include "executor/local_executor_state.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/bucket_path.h"
@@ -14,15 +13,6 @@ using Phase = LocalExecutor::Phase;
 using StopGoal = LocalExecutor::StopGoal;
 
 namespace {
-
-constexpr char kStateFile[] = "executor_state.json";
-
-int64_t ToMicros(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-}
-std::chrono::system_clock::time_point FromMicros(int64_t us) {
-  return std::chrono::system_clock::time_point(std::chrono::microseconds(us));
-}
 
 const char* PhaseName(Phase p) {
   switch (p) {
@@ -43,10 +33,6 @@ Phase PhaseFromName(const std::string& s) {
   if (s == "stopping") return Phase::kStopping;
   if (s == "done") return Phase::kDone;
   return Phase::kQueued;
-}
-
-GangState StateFromName(const std::string& s) {
-  return GangStateFromName(s).value_or(GangState::kQueued);
 }
 
 }  // namespace
@@ -125,20 +111,15 @@ std::string SerializeGang(const LocalExecutor::Gang& g) {
   j["version"] = 1;
   j["job_id"] = g.spec.job_id;
   j["phase"] = PhaseName(g.phase);
-  j["state"] = GangStateName(g.state);
-  j["restarts_used"] = g.restarts_used;
-  if (g.start_time) j["start_time_us"] = ToMicros(*g.start_time);
-  if (g.end_time) j["end_time_us"] = ToMicros(*g.end_time);
-  j["error_message"] = g.error_message;
+  GangRecordToJson(g, &j);
   j["stop_goal"] = static_cast<int>(g.stop_goal);
-  j["stop_message"] = g.stop_message;
-  j["stop_started_us"] = ToMicros(g.stop_started);
-  j["killed"] = g.killed;
   Json replicas = Json::array();
   for (const auto& r : g.replicas) {
     Json rj{{"pool", r.pool_index},
             {"replica", r.replica_index},
             {"gpus", r.gpus},
+            {"cpus", r.cpus},
+            {"cgroup", r.cgroup.string()},
             {"port", r.port},
             {"attempt", r.attempt},
             {"restarts", r.restarts},
@@ -156,35 +137,14 @@ std::string SerializeGang(const LocalExecutor::Gang& g) {
   return j.dump(1) + "\n";
 }
 
-namespace {
-
-// Write-temp-then-rename without fsync (see SaveGangState).
-Status ReplaceFile(const fs::path& path, const std::string& content) {
-  TY_RETURN_IF_ERROR(MakeDirs(path.parent_path()));
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) return IoError("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return IoError("cannot rename " + tmp.string() + ": " + ec.message());
-  return Status::Ok();
-}
-
-}  // namespace
-
 Status SaveGangState(const LocalExecutor::Gang& gang, bool durable) {
-  fs::path path = gang.spec.job_dir / kStateFile;
+  fs::path path = gang.spec.job_dir / kLocalStateFile;
   return durable ? WriteFileAtomic(path, SerializeGang(gang))
                  : ReplaceFile(path, SerializeGang(gang));
 }
 
 StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
-  fs::path path = job_dir / kStateFile;
+  fs::path path = job_dir / kLocalStateFile;
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   PersistedGang out;
   LocalExecutor::Gang& g = out.gang;
@@ -193,20 +153,16 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
     g.spec.job_id = j.at("job_id").get<std::string>();
     g.spec.job_dir = job_dir;
     g.phase = PhaseFromName(j.at("phase").get<std::string>());
-    g.state = StateFromName(j.at("state").get<std::string>());
-    g.restarts_used = j.at("restarts_used").get<int>();
-    if (j.contains("start_time_us")) g.start_time = FromMicros(j["start_time_us"].get<int64_t>());
-    if (j.contains("end_time_us")) g.end_time = FromMicros(j["end_time_us"].get<int64_t>());
-    g.error_message = j.at("error_message").get<std::string>();
+    GangRecordFromJson(j, &g);
     g.stop_goal = static_cast<StopGoal>(j.at("stop_goal").get<int>());
-    g.stop_message = j.at("stop_message").get<std::string>();
-    g.stop_started = FromMicros(j.at("stop_started_us").get<int64_t>());
-    g.killed = j.at("killed").get<bool>();
     for (const auto& rj : j.at("replicas")) {
       LocalExecutor::Replica r;
       r.pool_index = rj.at("pool").get<int>();
       r.replica_index = rj.at("replica").get<int>();
       r.gpus = rj.at("gpus").get<std::vector<int>>();
+      // Absent in state files written before CPUs were placed and cgroups were used.
+      r.cpus = rj.value("cpus", std::vector<int>{});
+      r.cgroup = rj.value("cgroup", std::string());
       r.port = rj.at("port").get<int>();
       r.attempt = rj.at("attempt").get<int>();
       r.restarts = rj.at("restarts").get<int>();
@@ -223,26 +179,6 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
   }
   out.status = StatusFromGang(g);
   return out;
-}
-
-Status RegisterJobDir(const fs::path& data_dir, const std::string& job_id,
-                      const fs::path& job_dir) {
-  if (data_dir.empty()) return Status::Ok();  // nothing to remember across restarts
-  fs::path abs = fs::absolute(job_dir);
-  fs::path entry = data_dir / "executor" / "jobs" / job_id;
-  if (auto existing = ReadFile(entry); existing.ok() && *existing == abs.string())
-    return Status::Ok();
-  return ReplaceFile(entry, abs.string());
-}
-
-StatusOr<fs::path> LookupJobDir(const fs::path& data_dir, const std::string& job_id) {
-  if (data_dir.empty() || job_id.empty() || job_id.find('/') != std::string::npos ||
-      job_id == "." || job_id == "..") {
-    return NotFoundError("job " + job_id + " is not known to this executor");
-  }
-  auto text = ReadFile(data_dir / "executor" / "jobs" / job_id);
-  if (!text.ok()) return NotFoundError("job " + job_id + " is not known to this executor");
-  return fs::path(*text);
 }
 
 }  // namespace trainyard::executor

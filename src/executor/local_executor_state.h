@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/gang_record.h"
 #include "executor/local_executor.h"
 #include "executor/replica_env.h"
 
@@ -18,6 +19,7 @@ struct LocalExecutor::Replica {
   int pool_index = 0;
   int replica_index = 0;
   std::vector<int> gpus;
+  std::vector<int> cpus;  // CPU ids it is placed on (pinned to when pinning is on)
   int port = 0;
   int attempt = 0;               // launches so far; attempt-<n>.* files belong to launch n
   int restarts = 0;              // restarts of this replica (own or as part of a gang restart)
@@ -27,23 +29,19 @@ struct LocalExecutor::Replica {
   bool done = false;             // ended and its end handled (exit 0, or the gang is stopping)
   std::optional<int> exit_code;  // of the latest attempt
   std::string lost_reason;       // ended without a recorded exit code
+  std::filesystem::path cgroup;  // the current attempt's cgroup (cgroup_limits.h); empty = none
 };
 
-struct LocalExecutor::Gang {
+// The lifecycle fields (state, restarts_used, times, error/stop message, killed) come from
+// GangRecord, persisted the same way as the SlurmExecutor's.
+struct LocalExecutor::Gang : GangRecord {
   GangSpec spec;
   std::filesystem::path wrapper;
   std::vector<ReplicaDemand> demands;
   std::vector<std::string> warnings;  // logged when the gang starts
   Phase phase = Phase::kQueued;
-  GangState state = GangState::kQueued;
   std::vector<Replica> replicas;
-  int restarts_used = 0;
-  std::optional<std::chrono::system_clock::time_point> start_time, end_time;
-  std::string error_message;
   StopGoal stop_goal = StopGoal::kNone;
-  std::string stop_message;
-  std::chrono::system_clock::time_point stop_started;
-  bool killed = false;  // SIGKILL sent in the current stop
 };
 
 // Paths of one replica attempt.
@@ -63,10 +61,11 @@ StatusOr<ProcessId> ReadPidFile(const std::filesystem::path& path);
 StatusOr<int> ReadStatusFile(const std::filesystem::path& path);
 
 // <job_dir>/executor_state.json.
-// `durable` = fsync (WriteFileAtomic). Otherwise write-temp-then-rename without fsync: readers
-// never see a torn file and it survives a crash of the server process (the case re-adoption is
-// for), but not necessarily a power loss — after which no replica is running anyway. Only
-// terminal states are written durably; an fsync costs ~10 ms and runs under the executor's lock.
+// `durable` = fsync (WriteFileAtomic). Otherwise write-temp-then-rename without fsync
+// (ReplaceFile): readers never see a torn file and it survives a crash of the server process
+// (the case re-adoption is for), but not necessarily a power loss — after which no replica is
+// running anyway. Only terminal states are written durably.
+inline constexpr char kLocalStateFile[] = "executor_state.json";
 std::string SerializeGang(const LocalExecutor::Gang& gang);
 Status SaveGangState(const LocalExecutor::Gang& gang, bool durable);
 struct PersistedGang {
@@ -76,12 +75,9 @@ struct PersistedGang {
 // NOT_FOUND if the gang never got that far, DATA_LOSS if the file is corrupt.
 StatusOr<PersistedGang> LoadGangState(const std::filesystem::path& job_dir);
 
-// <data_dir>/executor/jobs/<job_id>: remembers each job's dir so Get/ReadLogs work for jobs that
-// ended before a server restart.
-Status RegisterJobDir(const std::filesystem::path& data_dir, const std::string& job_id,
-                      const std::filesystem::path& job_dir);
-StatusOr<std::filesystem::path> LookupJobDir(const std::filesystem::path& data_dir,
-                                             const std::string& job_id);
+// <data_dir>/executor/jobs/<job_id> remembers each job's dir (gang_record.h), so Get/ReadLogs
+// work for jobs that ended before a server restart.
+inline constexpr char kLocalRegistry[] = "executor";
 
 GangStatus StatusFromGang(const LocalExecutor::Gang& gang);
 

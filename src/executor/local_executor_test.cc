@@ -4,6 +4,7 @@
 #include "executor/local_executor.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,12 +29,19 @@ class LocalExecutorTest : public ::testing::Test {
  protected:
   void SetUp() override { dir_ = testing::MakeTestDir(); }
 
-  std::unique_ptr<LocalExecutor> MakeExecutor(int cpus = 4, LogLimits limits = {}) {
+  // Options for an executor over `inventory` with the real wrapper.
+  LocalExecutorOptions Options(HostInventory inventory,
+                               std::chrono::milliseconds poll_interval = 20ms) {
     LocalExecutorOptions o;
     o.data_dir = dir_ / "data";
-    o.inventory = HostInventory{cpus, 16, {}};
-    o.poll_interval = 20ms;
+    o.inventory = std::move(inventory);
+    o.poll_interval = poll_interval;
     o.wrapper_path = testing::ToolPath("trainyard-exec-wrapper");
+    return o;
+  }
+
+  std::unique_ptr<LocalExecutor> MakeExecutor(int cpus = 4, LogLimits limits = {}) {
+    LocalExecutorOptions o = Options(HostInventory{cpus, 16, {}, {}});
     o.log_limits = limits;
     auto e = std::make_unique<LocalExecutor>(o);
     e->SetListener([this](const GangStatus& s) {
@@ -287,13 +295,102 @@ TEST_F(LocalExecutorTest, GangWaitsInQueueUntilItFitsAndQueuedCancelIsImmediate)
   EXPECT_EQ(GangStateName(WaitDone(*e, "b").state), "SUCCEEDED");
 }
 
-TEST_F(LocalExecutorTest, GpusAreAssignedThroughCudaVisibleDevices) {
-  LocalExecutorOptions o;
-  o.data_dir = dir_ / "data";
-  o.inventory = HostInventory{8, 32, {{0, "Tesla T4", 15}, {1, "Tesla T4", 15}}};
-  o.poll_interval = 20ms;
-  o.wrapper_path = testing::ToolPath("trainyard-exec-wrapper");
+// Issue #4: replicas run on the CPUs the scheduler placed them on, with matching OpenMP/MKL
+// thread counts (what keeps two replicas on a 2-core host from oversubscribing it).
+TEST_F(LocalExecutorTest, ReplicasArePinnedToTheirOwnCpusWithMatchingThreadCounts) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(mine), &mine), 0);
+  std::vector<int> ids;
+  for (int id = 0; id < CPU_SETSIZE && ids.size() < 2; ++id) {
+    if (CPU_ISSET(id, &mine)) ids.push_back(id);
+  }
+  if (ids.size() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  LocalExecutor e(Options(HostInventory{2, 16, {}, ids}));
+  const std::string script =
+      "grep Cpus_allowed_list /proc/self/status; echo omp=$OMP_NUM_THREADS mkl=$MKL_NUM_THREADS";
+  const std::string done = (dir_ / "worker-done").string();
+  // Two n1-standard-1 replicas on 2 CPUs; the chief ends only after the worker has printed
+  // (the chief's success stops the worker).
+  GangSpec spec = Spec("pin", {script + "; while [ ! -f " + done + " ]; do sleep 0.02; done",
+                               script + "; touch " + done});
+  spec.replicas[1].env["OMP_NUM_THREADS"] = "3";  // the job's own setting wins
+  ASSERT_TRUE(e.Submit(spec).ok());
+  EXPECT_EQ(GangStateName(WaitDone(e, "pin").state), "SUCCEEDED");
+  std::string logs = Logs(e, "pin");
+  std::string got;
+  for (const char* line : {"0/0 O Cpus_allowed_list:\t", "0/0 O omp=1 mkl=1",
+                           "1/0 O Cpus_allowed_list:\t", "1/0 O omp=3 mkl=1"}) {
+    size_t at = logs.find(line);
+    got += at == std::string::npos ? std::string("missing ") + line
+                                   : logs.substr(at, logs.find('\n', at) - at);
+    got += "\n";
+  }
+  EXPECT_EQ(got, "0/0 O Cpus_allowed_list:\t" + std::to_string(ids[0]) +
+                     "\n0/0 O omp=1 mkl=1\n1/0 O Cpus_allowed_list:\t" + std::to_string(ids[1]) +
+                     "\n1/0 O omp=3 mkl=1\n")
+      << logs;
+}
+
+// Issue #4: a T4 job gets the host's T4, not the first free GPU.
+TEST_F(LocalExecutorTest, GpuJobsGetADeviceOfTheRequestedModel) {
+  LocalExecutor e(Options(HostInventory{8, 32, {{0, "NVIDIA L4", 22}, {1, "Tesla T4", 15}}, {}}));
+  GangSpec spec = Spec("t4", {"echo gpus=[$CUDA_VISIBLE_DEVICES]"});
+  spec.replicas[0].accelerator_type = "NVIDIA_TESLA_T4";
+  spec.replicas[0].accelerator_count = 1;
+  ASSERT_TRUE(e.Submit(spec).ok());
+  EXPECT_EQ(GangStateName(WaitDone(e, "t4").state), "SUCCEEDED");
+  EXPECT_NE(Logs(e, "t4").find("0/0 O gpus=[1]"), std::string::npos) << Logs(e, "t4");
+}
+
+// Issue #4 (submit->RUNNING latency): with an hour-long poll interval, only the wrapper's exit
+// notification (pidfd) can end a job and admit the one queued behind it.
+TEST_F(LocalExecutorTest, ExitsAreNoticedWithoutPolling) {
+  // One CPU: the second job waits for the first.
+  LocalExecutor e(Options(HostInventory{1, 16, {}, {}}, std::chrono::hours(1)));
+  ASSERT_TRUE(e.Submit(Spec("first", {"true"})).ok());
+  ASSERT_TRUE(e.Submit(Spec("second", {"true"})).ok());
+  EXPECT_EQ(
+      GangStateName(WaitDone(e, "first").state) + " " + GangStateName(WaitDone(e, "second").state),
+      "SUCCEEDED SUCCEEDED");
+}
+
+// The cgroup path end to end on a directory tree standing in for /sys/fs/cgroup (this VM has
+// cgroup v1): the executor creates the replica's cgroup with its machine type's limits, the
+// replica joins it before it runs (the wrapper writes cgroup.procs), and it is removed after.
+TEST_F(LocalExecutorTest, EachReplicaJoinsItsOwnCgroupWithTheMachineTypesLimits) {
+  fs::path root = dir_ / "cgroupfs";
+  fs::path parent = root / "trainyard";
+  fs::create_directories(parent);
+  testing::WriteFileOrDie(parent / "cgroup.controllers", "cpu memory pids\n");
+  testing::WriteFileOrDie(parent / "cgroup.subtree_control", "");
+  testing::WriteFileOrDie(dir_ / "self_cgroup", "0::/\n");
+  // In a real cgroup the kernel provides cgroup.procs; here the test does.
+  fs::path replica_cgroup = parent / "trainyard-cg-workerpool0-0-1";
+  fs::create_directories(replica_cgroup);
+  testing::WriteFileOrDie(replica_cgroup / "cgroup.procs", "");
+  LocalExecutorOptions o = Options(HostInventory{4, 16, {}, {}});
+  o.cgroup.mount = root;
+  o.cgroup.proc_self_cgroup = dir_ / "self_cgroup";
+  o.cgroup.parent = "trainyard";
+  o.cgroup.check_filesystem = false;
   LocalExecutor e(o);
+  ASSERT_NE(e.LimitNotes().at(1).find("enforced, replica cgroups under " + parent.string()),
+            std::string::npos)
+      << e.LimitNotes().at(1);
+  ASSERT_TRUE(e.Submit(Spec("cg", {"cd " + replica_cgroup.string() +
+                                   " && echo procs=$(cat cgroup.procs) mem=$(cat memory.max) "
+                                   "cpu=$(cat cpu.max)"}))
+                  .ok());
+  EXPECT_EQ(GangStateName(WaitDone(e, "cg").state), "SUCCEEDED");
+  // n1-standard-1: 1 vCPU, 3.75 GiB.
+  EXPECT_NE(Logs(e, "cg").find("0/0 O procs=0 mem=4026531840 cpu=100000 100000"), std::string::npos)
+      << Logs(e, "cg");
+  EXPECT_FALSE(fs::exists(replica_cgroup));
+}
+
+TEST_F(LocalExecutorTest, GpusAreAssignedThroughCudaVisibleDevices) {
+  LocalExecutor e(Options(HostInventory{8, 32, {{0, "Tesla T4", 15}, {1, "Tesla T4", 15}}, {}}));
   std::string go = (dir_ / "go").string();
   std::string script =
       "echo gpus=[$CUDA_VISIBLE_DEVICES]; while [ ! -f " + go + " ]; do sleep 0.05; done";

@@ -20,11 +20,13 @@ GangSpec OneReplica(std::string machine, std::string accel = "", int count = 0) 
   return spec;
 }
 
-std::unique_ptr<LocalExecutor> Executor(int gpus) {
+std::unique_ptr<LocalExecutor> Executor(int gpus, const std::string& model = "Tesla T4",
+                                        bool any_gpu_model = false) {
   LocalExecutorOptions o;
-  HostInventory inv{2, 8, {}};
-  for (int i = 0; i < gpus; ++i) inv.gpus.push_back({i, "Tesla T4", 15});
+  HostInventory inv{2, 8, {}, {}};
+  for (int i = 0; i < gpus; ++i) inv.gpus.push_back({i, model, 15});
   o.inventory = inv;
+  o.any_gpu_model = any_gpu_model;
   return std::make_unique<LocalExecutor>(o);
 }
 
@@ -67,7 +69,7 @@ TEST(LocalExecutorValidateTest, UnknownTypesNameTheField) {
 }
 
 TEST(LocalExecutorValidateTest, BundledGpusMustMatchTheMachineType) {
-  auto e = Executor(8);
+  auto e = Executor(8, "NVIDIA A100-SXM4-40GB");
   EXPECT_TRUE(e->Validate(OneReplica("a2-highgpu-2g")).ok());
   EXPECT_TRUE(e->Validate(OneReplica("a2-highgpu-2g", "NVIDIA_TESLA_A100", 2)).ok());
   EXPECT_EQ(e->Validate(OneReplica("a2-highgpu-2g", "NVIDIA_TESLA_T4", 2)).message(),
@@ -75,6 +77,40 @@ TEST(LocalExecutorValidateTest, BundledGpusMustMatchTheMachineType) {
             "acceleratorType NVIDIA_TESLA_A100 and acceleratorCount 2 (or leave both unset)");
   EXPECT_EQ(Executor(1)->Validate(OneReplica("a2-highgpu-2g")).message(),
             "workerPoolSpecs[0]: NVIDIA_TESLA_A100 x2 requested but this host has only 1 GPU");
+}
+
+// Issue #4: a T4 job must not be admitted onto an H200, nor wait forever for a T4 that this
+// host does not have: it is rejected at create time, naming the field and the host's GPUs.
+TEST(LocalExecutorValidateTest, RequestedGpuModelMustBeOnTheHost) {
+  auto h200 = Executor(2, "NVIDIA H200");
+  EXPECT_EQ(h200->Validate(OneReplica("n1-standard-4", "NVIDIA_TESLA_T4", 1)).ToString(),
+            "INVALID_ARGUMENT: workerPoolSpecs[0].machineSpec.acceleratorType: NVIDIA_TESLA_T4 "
+            "requested but this host's GPUs are 0: NVIDIA H200, 1: NVIDIA H200 (nvidia-smi); ask "
+            "for acceleratorType NVIDIA_H200_141GB, or start the server with --any-gpu-model to "
+            "let any GPU serve any type");
+  EXPECT_TRUE(h200->Validate(OneReplica("n1-standard-4", "NVIDIA_H200_141GB", 2)).ok());
+  // Escape hatches: placeholders from --gpus N without nvidia-smi, and --any-gpu-model.
+  EXPECT_TRUE(Executor(1, "configured GPU")
+                  ->Validate(OneReplica("n1-standard-4", "NVIDIA_TESLA_T4", 1))
+                  .ok());
+  EXPECT_TRUE(Executor(1, "NVIDIA H200", /*any_gpu_model=*/true)
+                  ->Validate(OneReplica("n1-standard-4", "NVIDIA_TESLA_T4", 1))
+                  .ok());
+}
+
+TEST(LocalExecutorValidateTest, GangMayNotNeedMoreGpusOfAModelThanTheHostHas) {
+  LocalExecutorOptions o;
+  o.inventory = HostInventory{2, 8, {{0, "Tesla T4", 15}, {1, "NVIDIA L4", 22}}, {}};
+  LocalExecutor e(o);
+  GangSpec spec = OneReplica("n1-standard-4", "NVIDIA_TESLA_T4", 1);
+  ReplicaSpec w = spec.replicas[0];
+  w.pool_index = 1;
+  spec.replicas.push_back(w);
+  EXPECT_EQ(e.Validate(spec).ToString(),
+            "INVALID_ARGUMENT: workerPoolSpecs[1].machineSpec.acceleratorCount: the job needs 2 x "
+            "NVIDIA_TESLA_T4 at once (gang) but this host has 1 (0: Tesla T4, 1: NVIDIA L4)");
+  spec.replicas[1].accelerator_type = "NVIDIA_L4";
+  EXPECT_TRUE(e.Validate(spec).ok());
 }
 
 TEST(LocalExecutorValidateTest, OversizedMachinesAreAccepted) {

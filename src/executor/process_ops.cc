@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,6 +129,27 @@ class RealProcessOps : public ProcessOps {
     if (!id.valid()) return true;
     return ::waitpid(static_cast<pid_t>(id.pid), nullptr, WNOHANG) != 0;  // pid, or -1 ECHILD
   }
+
+  StatusOr<int> OpenExitFd(const ProcessId& id) override {
+    if (!id.valid()) return NotFoundError("no process");
+#ifdef SYS_pidfd_open
+    int fd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(id.pid), 0));
+    if (fd < 0) {
+      if (errno == ESRCH) return NotFoundError("process " + std::to_string(id.pid) + " is gone");
+      return UnimplementedError(std::string("pidfd_open: ") + std::strerror(errno));
+    }
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    // Checked after opening: the pidfd now pins this pid, so if the start time still matches it
+    // refers to our process and not to a later one that reused the pid.
+    if (!IsAlive(id)) {
+      ::close(fd);
+      return NotFoundError("process " + std::to_string(id.pid) + " is gone");
+    }
+    return fd;
+#else
+    return UnimplementedError("pidfd_open is not available on this system");
+#endif
+  }
 };
 
 }  // namespace
@@ -135,6 +157,10 @@ class RealProcessOps : public ProcessOps {
 Clock& Clock::Real() {
   static RealClock* clock = new RealClock();
   return *clock;
+}
+
+StatusOr<int> ProcessOps::OpenExitFd(const ProcessId&) {
+  return UnimplementedError("exit notification is not supported by this ProcessOps");
 }
 
 ProcessOps& ProcessOps::Real() {

@@ -53,6 +53,11 @@ class ProcessOps {
   // avoids zombies). True once nothing is left to collect (reaped now or earlier, or not our
   // child); false while it still runs.
   virtual bool Reap(const ProcessId& id) = 0;
+  // An fd that becomes readable (poll/epoll) once the process has exited; the caller owns it.
+  // Works for any process, not only children (Linux pidfd). NOT_FOUND if the process is already
+  // gone (or its pid now belongs to another process); UNIMPLEMENTED where the OS cannot do it
+  // (the caller then notices exits by polling). The default is UNIMPLEMENTED.
+  virtual StatusOr<int> OpenExitFd(const ProcessId& id);
   static ProcessOps& Real();
 };
 

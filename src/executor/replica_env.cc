@@ -159,6 +159,12 @@ EnvMap BuildReplicaEnv(const EnvMap& inherited, const EnvMap& user, const Replic
   for (const auto& [k, v] : platform) refs[k] = v;
   for (const auto& [k, v] : user) env[k] = ExpandEnvReferences(v, refs);
   if (!env.count("PYTHONUNBUFFERED")) env["PYTHONUNBUFFERED"] = "1";
+  if (in.cpu_threads > 0) {
+    // The server's own setting (inherited) is not the job's: only the job's env wins.
+    for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
+      if (!user.count(name)) env[name] = std::to_string(in.cpu_threads);
+    }
+  }
   for (const auto& [k, v] : platform) env[k] = v;
   return env;
 }

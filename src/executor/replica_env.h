@@ -17,6 +17,9 @@
 //   CUDA_VISIBLE_DEVICES  the assigned GPUs ("" = none, so CPU replicas never touch a GPU)
 //   PYTHONUNBUFFERED=1    unless the user sets it: Python output would otherwise reach the log
 //                         only when the process ends.
+//   OMP_NUM_THREADS, MKL_NUM_THREADS  the replica's CPU count (the CPUs it is pinned to) unless
+//                         the user's env sets them: OpenMP/MKL (LibTorch, NumPy) otherwise start
+//                         one thread per host core in every replica and oversubscribe the host.
 //
 // Precedence: the server's own environment (minus any inherited platform variables) < the
 // replica's user env (containerSpec.env, with $(VAR) expanded Kubernetes-style) < the platform
@@ -50,6 +53,7 @@ struct ReplicaEnvInput {
   size_t self = 0;                     // this replica's position in `members`
   std::vector<int> gpus;               // CUDA indices assigned to this replica
   std::filesystem::path hp_metric_file;
+  int cpu_threads = 0;  // > 0: OMP_NUM_THREADS/MKL_NUM_THREADS unless the user env sets them
 };
 
 std::string ClusterSpecJson(const ReplicaEnvInput& in);

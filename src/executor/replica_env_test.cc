@@ -102,6 +102,21 @@ TEST(ReplicaEnvTest, PrecedenceInheritedUserPlatformExtra) {
   EXPECT_EQ(env["PYTHONUNBUFFERED"], "1");
 }
 
+// OMP/MKL threads follow the replica's CPUs unless the job sets them; the server's own setting
+// does not leak into replicas.
+TEST(ReplicaEnvTest, ThreadCountsFollowTheReplicasCpusUnlessTheJobSetsThem) {
+  ReplicaEnvInput in = FivePools(1);
+  in.cpu_threads = 2;
+  EnvMap inherited{{"OMP_NUM_THREADS", "64"}};
+  EnvMap env = BuildReplicaEnv(inherited, {{"MKL_NUM_THREADS", "1"}}, in, {});
+  in.cpu_threads = 0;
+  EnvMap unpinned = BuildReplicaEnv(inherited, {}, in, {});
+  EXPECT_EQ(env["OMP_NUM_THREADS"] + " " + env["MKL_NUM_THREADS"] + " | " +
+                unpinned["OMP_NUM_THREADS"] + " " +
+                std::to_string(unpinned.count("MKL_NUM_THREADS")),
+            "2 1 | 64 0");
+}
+
 TEST(ReplicaEnvTest, TaskNames) { EXPECT_EQ(TaskName(1, 3), "workerpool1-3"); }
 
 }  // namespace

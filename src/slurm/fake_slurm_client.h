@@ -1,11 +1,14 @@
 // FakeSlurmClient: an in-memory SlurmClient for unit tests (STYLE.md §3). Tests set the nodes and
-// each job's state; the fake records every sbatch script and scancel. Thread-safe.
+// each job's state; the fake records every sbatch script (and its #SBATCH --job-name, for
+// FindByName) and scancel. Thread-safe.
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/file_util.h"
@@ -22,13 +25,38 @@ class FakeSlurmClient : public SlurmClient {
   };
 
   StatusOr<std::string> Submit(const std::filesystem::path& script) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!submit_error_.ok()) return submit_error_;
-    std::string id = std::to_string(next_id_++);
-    auto text = ReadFile(script);
-    submissions_.push_back({id, script, text.ok() ? *text : ""});
-    jobs_[id] = {id, "PENDING", "Priority", "", ""};
+    std::string id;
+    std::function<void()> after;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!submit_error_.ok()) return submit_error_;
+      id = std::to_string(next_id_++);
+      auto text = ReadFile(script);
+      submissions_.push_back({id, script, text.ok() ? *text : ""});
+      jobs_[id] = {id, "PENDING", "Priority", "", ""};
+      // sbatch reads #SBATCH --job-name from the script; the fake does the same for FindByName.
+      std::string body = text.ok() ? *text : "";
+      constexpr std::string_view kName = "#SBATCH --job-name=";
+      if (size_t at = body.find(kName); at != std::string::npos) {
+        size_t start = at + kName.size();
+        names_[id] = body.substr(start, body.find('\n', start) - start);
+      }
+      after = after_submit_;
+    }
+    // The job exists in "Slurm" now; the hook sees the submitter's files as a crash would leave
+    // them (before the submitter learned the id).
+    if (after) after();
     return id;
+  }
+  StatusOr<std::map<std::string, SlurmJobInfo>> FindByName(const std::string& name) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!query_error_.ok()) return query_error_;
+    std::map<std::string, SlurmJobInfo> out;
+    for (const auto& [id, job_name] : names_) {
+      auto it = jobs_.find(id);
+      if (job_name == name && it != jobs_.end()) out[id] = it->second;
+    }
+    return out;
   }
   StatusOr<std::map<std::string, SlurmJobInfo>> Query(
       const std::vector<std::string>& ids) override {
@@ -67,6 +95,11 @@ class FakeSlurmClient : public SlurmClient {
       jobs_[id] = {id, state, reason, exit_code, nodes};
     }
   }
+  // Runs after each successful submission, outside the fake's lock (nullptr = none).
+  void SetAfterSubmitHook(std::function<void()> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    after_submit_ = std::move(hook);
+  }
   void SetSubmitError(Status s) {
     std::lock_guard<std::mutex> lock(mu_);
     submit_error_ = std::move(s);
@@ -90,6 +123,8 @@ class FakeSlurmClient : public SlurmClient {
   int next_id_ = 100;
   std::vector<SlurmNode> nodes_;
   std::map<std::string, SlurmJobInfo> jobs_;
+  std::map<std::string, std::string> names_;  // job id -> job name
+  std::function<void()> after_submit_;
   std::vector<Submission> submissions_;
   std::vector<std::string> cancels_;
   Status submit_error_, query_error_, nodes_error_;

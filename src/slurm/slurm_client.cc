@@ -266,6 +266,31 @@ StatusOr<std::map<std::string, SlurmJobInfo>> CliSlurmClient::Query(
   return jobs;
 }
 
+StatusOr<std::map<std::string, SlurmJobInfo>> CliSlurmClient::FindByName(const std::string& name) {
+  TY_ASSIGN_OR_RETURN(CommandResult q, Run({Tool("squeue"), "--noheader", "-t", "all",
+                                            "--name=" + name, "-o", "%i|%T|%r|%N"}));
+  if (q.exit_code != 0) {
+    return UnavailableError("squeue --name=" + name + " failed (exit code " +
+                            std::to_string(q.exit_code) + "): " + Trim(q.err));
+  }
+  std::map<std::string, SlurmJobInfo> jobs = ParseSqueue(q.out);
+  if (!jobs.empty() || !sacct_enabled_) return jobs;
+  // squeue forgets finished jobs after MinJobAge; accounting remembers them. Without -j, sacct
+  // only looks at today unless given a start time.
+  auto a = Run({Tool("sacct"), "--noheader", "--parsable2", "-X", "--name=" + name,
+                "--starttime=now-30days", "--format", "JobID,State,ExitCode,NodeList,Reason"});
+  if (!a.ok()) return a.status();
+  if (a->exit_code != 0) {
+    if (a->err.find("accounting storage is disabled") != std::string::npos) {
+      sacct_enabled_ = false;
+      return jobs;
+    }
+    return UnavailableError("sacct --name=" + name + " failed (exit code " +
+                            std::to_string(a->exit_code) + "): " + Trim(a->err));
+  }
+  return ParseSacct(a->out);
+}
+
 Status CliSlurmClient::Cancel(const std::string& id, const std::string& signal) {
   std::vector<std::string> argv{Tool("scancel")};
   if (!signal.empty()) argv.push_back("--signal=" + signal);

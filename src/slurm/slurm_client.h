@@ -8,6 +8,8 @@
 //           finished jobs, sacct --noheader --parsable2 -X -j ids -o
 //           JobID,State,ExitCode,NodeList,Reason when accounting is enabled. Heterogeneous
 //           components ("12+0", "12+1") are folded into one entry per job (AggregateComponents).
+//   FindByName  squeue --noheader -t all --name=<name> -o '%i|%T|%r|%N', then (accounting on)
+//           sacct --noheader --parsable2 -X --name=<name> --starttime=now-30days -o ...
 //   Cancel  scancel [--signal=TERM] <id>   (with a signal: only the job's steps are signalled and
 //           the job keeps running until they exit; without: Slurm's own TERM, KillWait, KILL)
 //   Nodes   sinfo --noheader -N -o '%N|%P|%c|%m|%G|%T'
@@ -60,6 +62,9 @@ class SlurmClient {
   // (purged from squeue and not in accounting). UNAVAILABLE if Slurm cannot be asked.
   virtual StatusOr<std::map<std::string, SlurmJobInfo>> Query(
       const std::vector<std::string>& ids) = 0;
+  // The jobs named `name` (#SBATCH --job-name) that Slurm knows, live or (from accounting, up to
+  // 30 days back) finished, by id. Empty when there is none; UNAVAILABLE if Slurm cannot be asked.
+  virtual StatusOr<std::map<std::string, SlurmJobInfo>> FindByName(const std::string& name) = 0;
   // scancel; `signal` set = send only that signal to the job's steps (e.g. "TERM").
   virtual Status Cancel(const std::string& id, const std::string& signal) = 0;
   // Nodes of `partition` ("" = the cluster's default partition).
@@ -80,6 +85,7 @@ class CliSlurmClient : public SlurmClient {
 
   StatusOr<std::string> Submit(const std::filesystem::path& script) override;
   StatusOr<std::map<std::string, SlurmJobInfo>> Query(const std::vector<std::string>& ids) override;
+  StatusOr<std::map<std::string, SlurmJobInfo>> FindByName(const std::string& name) override;
   Status Cancel(const std::string& id, const std::string& signal) override;
   StatusOr<std::vector<SlurmNode>> Nodes(const std::string& partition) override;
 

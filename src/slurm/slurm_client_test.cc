@@ -79,6 +79,24 @@ TEST(SlurmClientTest, UnknownIdsAndDisabledAccountingAreNotErrors) {
             "0 calls=3");
 }
 
+TEST(SlurmClientTest, FindByNameAsksSqueueThenAccounting) {
+  FakeRunner live;
+  live.results["squeue"] = {0, "21+0|PENDING|Priority|\n21+1|PENDING|Priority|\n", ""};
+  CliSlurmClient a(live);
+  auto found = a.FindByName("trainyard-7-2");
+  FakeRunner finished;  // squeue forgot it (MinJobAge); accounting still knows it
+  finished.results["squeue"] = {0, "", ""};
+  finished.results["sacct"] = {0, "20|COMPLETED|0:0|n1|None\n", ""};
+  CliSlurmClient b(finished);
+  auto old = b.FindByName("trainyard-7-1");
+  ASSERT_TRUE(found.ok() && old.ok());
+  EXPECT_EQ(
+      Render(*found) + "| " + live.calls.at(0) + " | " + Render(*old) + "| " + finished.calls.at(1),
+      "21=PENDING/Priority// | squeue --noheader -t all --name=trainyard-7-2 -o %i|%T|%r|%N "
+      "| 20=COMPLETED/None/0:0/n1 | sacct --noheader --parsable2 -X --name=trainyard-7-1 "
+      "--starttime=now-30days --format JobID,State,ExitCode,NodeList,Reason");
+}
+
 TEST(SlurmClientTest, SqueueFailureIsUnavailable) {
   FakeRunner runner;
   runner.results["squeue"] = {1, "", "squeue: error: Unable to contact slurm controller\n"};

@@ -23,13 +23,6 @@ using executor::GangStatus;
 
 namespace {
 
-bool SafeJobId(const std::string& id) {
-  if (id.empty() || id == "." || id == ".." || id.size() > 200) return false;
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
-}
-
 std::string Describe(int pool, int replica) {
   return "workerpool" + std::to_string(pool) + " replica " + std::to_string(replica);
 }
@@ -54,37 +47,13 @@ bool PrimarySucceeded(const SlurmExecutor::Gang& g) {
 }  // namespace
 
 StatusOr<fs::path> FindSlurmTaskBinary(const fs::path& configured) {
-  constexpr char kName[] = "trainyard-slurm-task";
-  std::vector<fs::path> tried;
-  auto usable = [&](const fs::path& p) {
-    tried.push_back(p);
-    return !p.empty() && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (!configured.empty()) {
-    if (usable(configured)) return fs::absolute(configured);
-    return NotFoundError("Slurm task launcher " + configured.string() +
-                         " is not an executable file");
-  }
-  if (const char* env = std::getenv("TRAINYARD_SLURM_TASK"); env && *env) {
-    if (usable(env)) return fs::absolute(env);
-  }
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && usable(self.parent_path() / kName)) return self.parent_path() / kName;
 #ifdef TRAINYARD_SLURM_TASK_BUILD_PATH
-  if (usable(TRAINYARD_SLURM_TASK_BUILD_PATH)) return fs::path(TRAINYARD_SLURM_TASK_BUILD_PATH);
+  const fs::path build_path = TRAINYARD_SLURM_TASK_BUILD_PATH;
+#else
+  const fs::path build_path;
 #endif
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream ss(path);
-    std::string dir;
-    while (std::getline(ss, dir, ':')) {
-      if (!dir.empty() && usable(fs::path(dir) / kName)) return fs::path(dir) / kName;
-    }
-  }
-  std::string list;
-  for (const auto& p : tried) list += (list.empty() ? "" : ", ") + p.string();
-  return NotFoundError(std::string(kName) + " not found (tried " + list +
-                       "); build it or set TRAINYARD_SLURM_TASK");
+  return executor::FindHelperBinary("trainyard-slurm-task", configured, "TRAINYARD_SLURM_TASK",
+                                    build_path);
 }
 
 SlurmExecutor::SlurmExecutor(SlurmExecutorOptions options)
@@ -125,36 +94,12 @@ Status SlurmExecutor::Validate(const GangSpec& spec) const {
 
 Status SlurmExecutor::ValidateWith(const GangSpec& spec,
                                    const std::vector<SlurmNode>& nodes) const {
-  if (!SafeJobId(spec.job_id)) {
-    return InvalidArgumentError("job id '" + spec.job_id +
-                                "' must be 1-200 characters of letters, digits, '-', '_' or '.'");
-  }
-  if (spec.job_dir.empty()) return InvalidArgumentError("job " + spec.job_id + ": empty job_dir");
-  if (spec.replicas.empty()) {
-    return InvalidArgumentError(
-        "workerPoolSpecs: the job has no replicas; workerPoolSpecs[0] "
-        "needs replicaCount 1");
-  }
-  if (spec.max_restarts < 0) return InvalidArgumentError("max_restarts must be >= 0");
-  if (spec.timeout && spec.timeout->count() <= 0) {
-    return InvalidArgumentError("scheduling.timeout must be positive");
-  }
-  std::set<std::pair<int, int>> seen;
-  for (const auto& r : spec.replicas) {
-    std::string field = "workerPoolSpecs[" + std::to_string(r.pool_index) + "]";
-    if (r.pool_index < 0 || r.pool_index > 3) {
-      return InvalidArgumentError(field + ": Vertex has worker pools 0-3 only");
-    }
-    if (!seen.insert({r.pool_index, r.replica_index}).second || r.replica_index < 0) {
-      return InvalidArgumentError(field + ": replica index " + std::to_string(r.replica_index) +
-                                  " is negative or appears twice");
-    }
-  }
+  TY_RETURN_IF_ERROR(executor::ValidateGangBasics(spec));
   return PlanAllocation(spec, catalog_, nodes, options_.partition).status();
 }
 
-StatusOr<std::string> SlurmExecutor::LaunchAttempt(const GangSpec& spec, int attempt,
-                                                   std::vector<std::string>* warnings) const {
+StatusOr<fs::path> SlurmExecutor::PrepareAttempt(const GangSpec& spec, int attempt,
+                                                 std::vector<std::string>* warnings) const {
   TY_ASSIGN_OR_RETURN(fs::path task_binary, FindSlurmTaskBinary(options_.task_binary));
   TY_ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, client_.Nodes(options_.partition));
   TY_RETURN_IF_ERROR(ValidateWith(spec, nodes));
@@ -184,10 +129,11 @@ StatusOr<std::string> SlurmExecutor::LaunchAttempt(const GangSpec& spec, int att
   settings.extra_args = options_.extra_sbatch_args;
   settings.time_limit = spec.timeout;
   settings.task_binary = task_binary;
+  settings.job_name = SlurmJobName(spec.job_id, attempt);
   fs::path script = attempt_dir / "job.sbatch";
   TY_RETURN_IF_ERROR(
       WriteFileAtomic(script, RenderSbatchScript(spec, alloc, settings, attempt_dir)));
-  return client_.Submit(script);
+  return script;
 }
 
 Status SlurmExecutor::Submit(const GangSpec& input) {
@@ -202,17 +148,36 @@ Status SlurmExecutor::Submit(const GangSpec& input) {
   auto gang = std::make_unique<Gang>();
   gang->spec = spec;
   gang->attempt = 1;
+  gang->submitting = true;
   for (const auto& r : spec.replicas)
     gang->replicas.push_back({r.pool_index, r.replica_index, 0, std::nullopt, ""});
   std::vector<std::string> warnings;
-  TY_ASSIGN_OR_RETURN(gang->slurm_job_id, LaunchAttempt(spec, gang->attempt, &warnings));
+  TY_ASSIGN_OR_RETURN(fs::path script, PrepareAttempt(spec, gang->attempt, &warnings));
+  // The marker goes to disk before sbatch runs: if the server dies after sbatch but before the
+  // job id below is persisted, Adopt finds the job by name instead of submitting it again.
+  TY_RETURN_IF_ERROR(SaveSlurmGang(*gang));
+  StatusOr<std::string> slurm_id = client_.Submit(script);
+  if (!slurm_id.ok()) {
+    // Usually nothing was submitted. But an sbatch that timed out may have reached slurmctld:
+    // the job is refused, so nothing of it may run.
+    if (auto found = client_.FindByName(SlurmJobName(spec.job_id, 1)); found.ok()) {
+      for (const auto& [id, info] : *found) (void)client_.Cancel(id, "");
+    }
+    std::error_code ec;
+    fs::remove(spec.job_dir / kSlurmStateFile, ec);
+    return slurm_id.status();
+  }
+  gang->slurm_job_id = *slurm_id;
+  gang->submitting = false;
   std::unique_lock<std::mutex> lock(mu_);
   if (gangs_.count(spec.job_id) > 0) {  // a concurrent Submit of the same id won
     lock.unlock();
     (void)client_.Cancel(gang->slurm_job_id, "");
     return AlreadyExistsError("job " + spec.job_id + " was already submitted");
   }
-  if (Status s = RegisterSlurmJobDir(options_.data_dir, spec.job_id, spec.job_dir); !s.ok()) {
+  if (Status s =
+          executor::RegisterJobDir(options_.data_dir, kSlurmRegistry, spec.job_id, spec.job_dir);
+      !s.ok()) {
     lock.unlock();
     (void)client_.Cancel(gang->slurm_job_id, "");
     return s;
@@ -247,25 +212,23 @@ StatusOr<GangStatus> SlurmExecutor::Adopt(const GangSpec& input) {
   }
   auto gang = std::make_unique<Gang>(std::move(*persisted));
   gang->spec = spec;
-  bool same_shape = gang->replicas.size() == spec.replicas.size();
-  for (size_t i = 0; same_shape && i < spec.replicas.size(); ++i) {
-    same_shape = gang->replicas[i].pool_index == spec.replicas[i].pool_index &&
-                 gang->replicas[i].replica_index == spec.replicas[i].replica_index;
-  }
-  if (!same_shape) {
-    return DataLossError("job " + spec.job_id + ": the replicas in " + spec.job_dir.string() +
-                         "/slurm_state.json do not match the job's worker pools");
-  }
-  TY_RETURN_IF_ERROR(RegisterSlurmJobDir(options_.data_dir, spec.job_id, spec.job_dir));
+  std::vector<std::pair<int, int>> replicas;
+  for (const auto& r : gang->replicas) replicas.push_back({r.pool_index, r.replica_index});
+  TY_RETURN_IF_ERROR(executor::CheckSameReplicas(spec, replicas, kSlurmStateFile));
+  TY_RETURN_IF_ERROR(
+      executor::RegisterJobDir(options_.data_dir, kSlurmRegistry, spec.job_id, spec.job_dir));
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = gangs_.find(spec.job_id); it != gangs_.end()) return SlurmGangStatus(*it->second);
   Gang& g = *gang;
   gangs_[spec.job_id] = std::move(gang);
   if (!g.done) {
-    SystemLog(
-        g, "server restarted; re-attaching to Slurm job " +
-               (g.slurm_job_id.empty() ? std::string("(resubmission pending)") : g.slurm_job_id));
-    if (g.slurm_job_id.empty()) g.resubmit_pending = true;
+    std::string what = !g.slurm_job_id.empty() ? g.slurm_job_id
+                       : g.submitting ? "(looking up attempt " + std::to_string(g.attempt) +
+                                            " as " + SlurmJobName(g.spec.job_id, g.attempt) + ")"
+                                      : std::string("(resubmission pending)");
+    SystemLog(g, "server restarted; re-attaching to Slurm job " + what);
+    // No id and no marker: the server stopped between attempts, before the next one's marker.
+    if (g.slurm_job_id.empty() && !g.submitting) g.resubmit_pending = true;
     g.missing_polls = 0;
     Persist(g);
     wake_ = true;
@@ -284,7 +247,9 @@ Status SlurmExecutor::Cancel(const std::string& job_id) {
     if (g.done) return Status::Ok();
     if (g.stop_goal == StopGoal::kCancel) return Status::Ok();
     if (g.slurm_job_id.empty()) {
-      // Between attempts: nothing runs in Slurm.
+      // Between attempts. If the attempt's sbatch may have run (in flight, or a marker left by a
+      // crash), whatever it submitted is cancelled by name once known (RunCancels).
+      if (g.submitting) pending_cancels_.push_back({"", "", job_id, g.attempt});
       Finish(g, GangState::kCancelled, "cancelled");
     } else if (g.state == GangState::kQueued) {
       // Still waiting in Slurm's queue: nothing to let checkpoint, cancel at once.
@@ -307,7 +272,8 @@ StatusOr<GangStatus> SlurmExecutor::Get(const std::string& job_id) const {
     auto it = gangs_.find(job_id);
     if (it != gangs_.end()) return SlurmGangStatus(*it->second);
   }
-  TY_ASSIGN_OR_RETURN(fs::path job_dir, LookupSlurmJobDir(options_.data_dir, job_id));
+  TY_ASSIGN_OR_RETURN(fs::path job_dir,
+                      executor::LookupJobDir(options_.data_dir, kSlurmRegistry, job_id));
   TY_ASSIGN_OR_RETURN(Gang g, LoadSlurmGang(job_dir));
   return SlurmGangStatus(g);
 }
@@ -321,7 +287,7 @@ StatusOr<std::vector<executor::LogLine>> SlurmExecutor::ReadLogs(const std::stri
     if (it != gangs_.end()) job_dir = it->second->spec.job_dir;
   }
   if (job_dir.empty()) {
-    TY_ASSIGN_OR_RETURN(job_dir, LookupSlurmJobDir(options_.data_dir, job_id));
+    TY_ASSIGN_OR_RETURN(job_dir, executor::LookupJobDir(options_.data_dir, kSlurmRegistry, job_id));
   }
   return executor::ReadJobLog(job_dir / "logs", after, limit);
 }
@@ -376,53 +342,121 @@ void SlurmExecutor::RunCancels() {
     actions.swap(pending_cancels_);
   }
   for (const auto& a : actions) {
-    Status s = client_.Cancel(a.slurm_id, a.signal);
-    if (!s.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = gangs_.find(a.job_id); it != gangs_.end()) {
-        SystemLog(*it->second, "scancel failed: " + s.message());
-        it->second->killed = false;  // escalate again on the next poll
+    std::vector<std::string> ids = {a.slurm_id};
+    if (a.slurm_id.empty()) {
+      // A cancelled attempt whose sbatch may have run without its id being recorded.
+      auto found = client_.FindByName(SlurmJobName(a.job_id, a.attempt));
+      ids.clear();
+      if (found.ok()) {
+        for (const auto& [id, info] : *found) ids.push_back(id);
+      }
+    }
+    for (const auto& id : ids) {
+      Status s = client_.Cancel(id, a.signal);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (auto it = gangs_.find(a.job_id); it != gangs_.end()) {
+          SystemLog(*it->second, "scancel failed: " + s.message());
+          it->second->killed = false;  // escalate again on the next poll
+        }
       }
     }
   }
 }
 
 void SlurmExecutor::RunResubmissions() {
-  std::vector<std::pair<GangSpec, int>> work;
+  // (spec, attempt, look up first): a new attempt after a restart of the gang, or an attempt
+  // whose marker survived a crash and may already be in Slurm.
+  struct Work {
+    GangSpec spec;
+    int attempt;
+    bool lookup;
+  };
+  std::vector<Work> work;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, g] : gangs_) {
-      if (g->done || !g->resubmit_pending) continue;
-      work.push_back({g->spec, g->attempt + 1});
+      if (g->done || g->in_flight) continue;
+      if (g->resubmit_pending) {
+        g->resubmit_pending = false;
+        g->attempt += 1;
+        g->slurm_job_id.clear();
+        g->slurm_state.clear();
+        g->slurm_reason.clear();
+        g->missing_polls = 0;
+        g->log_cursors.clear();
+        g->batch_out_offset = 0;
+        for (auto& r : g->replicas) r = {r.pool_index, r.replica_index, 0, std::nullopt, ""};
+        g->submitting = true;
+        g->in_flight = true;
+        Persist(*g);  // the marker, before sbatch (see Submit)
+        work.push_back({g->spec, g->attempt, false});
+      } else if (g->submitting && g->slurm_job_id.empty()) {
+        g->in_flight = true;
+        work.push_back({g->spec, g->attempt, true});
+      }
     }
   }
-  for (const auto& [spec, attempt] : work) {
+  for (const auto& [spec, attempt, lookup] : work) {
+    const std::string name = SlurmJobName(spec.job_id, attempt);
+    std::optional<std::string> found_id;
+    if (lookup) {
+      auto found = client_.FindByName(name);
+      if (!found.ok()) {
+        // Submitting again could run the job twice: wait until Slurm can be asked.
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = gangs_.find(spec.job_id);
+        if (it == gangs_.end()) continue;
+        it->second->in_flight = false;
+        if (it->second->slurm_state != "?") {
+          SystemLog(*it->second, "cannot ask Slurm whether " + name +
+                                     " was submitted before the restart: " +
+                                     found.status().message() + " (will keep trying)");
+          it->second->slurm_state = "?";
+        }
+        continue;
+      }
+      // Several only if someone else submitted under our name too; the newest is ours.
+      for (const auto& [id, info] : *found) {
+        if (!found_id || std::stoll(id) > std::stoll(*found_id)) found_id = id;
+      }
+    }
     std::vector<std::string> warnings;
-    StatusOr<std::string> slurm_id = LaunchAttempt(spec, attempt, &warnings);
+    StatusOr<std::string> slurm_id = std::string();
+    if (found_id) {
+      slurm_id = *found_id;
+    } else {
+      auto script = PrepareAttempt(spec, attempt, &warnings);
+      slurm_id = script.ok() ? client_.Submit(*script) : StatusOr<std::string>(script.status());
+    }
     std::unique_lock<std::mutex> lock(mu_);
     auto it = gangs_.find(spec.job_id);
     if (it == gangs_.end()) continue;
     Gang& g = *it->second;
+    g.in_flight = false;
     if (g.done) {  // cancelled meanwhile
       if (slurm_id.ok()) pending_cancels_.push_back({*slurm_id, "", g.spec.job_id});
       continue;
     }
     if (!slurm_id.ok()) {
+      g.submitting = false;
+      // As in Submit: an sbatch that timed out may still have queued the job.
+      if (!found_id) pending_cancels_.push_back({"", "", g.spec.job_id, attempt});
       Finish(g, GangState::kFailed,
              "could not resubmit the job to Slurm: " + slurm_id.status().message());
       continue;
     }
-    g.resubmit_pending = false;
-    g.attempt = attempt;
+    g.submitting = false;
     g.slurm_job_id = *slurm_id;
     g.slurm_state.clear();
-    g.slurm_reason.clear();
     g.missing_polls = 0;
-    g.log_cursors.clear();
-    g.batch_out_offset = 0;
-    for (auto& r : g.replicas) r = {r.pool_index, r.replica_index, 0, std::nullopt, ""};
-    SystemLog(g, "submitted to Slurm as job " + g.slurm_job_id + " (attempt " +
-                     std::to_string(attempt) + ")");
+    if (found_id) {
+      SystemLog(g, "found Slurm job " + g.slurm_job_id + " (" + name +
+                       ") submitted before the restart; not submitting it again");
+    } else {
+      SystemLog(g, "submitted to Slurm as job " + g.slurm_job_id + " (attempt " +
+                       std::to_string(attempt) + ")");
+    }
     for (const auto& w : warnings) SystemLog(g, "warning: " + w);
     Persist(g);
     Notify(g);

@@ -23,7 +23,10 @@
 // <job_dir>/logs (job_log.h) by the monitor, so ReadLogs has one cursor space, survives
 // restarts, and only the server writes the job log.
 // State: <job_dir>/slurm_state.json (atomic), with the Slurm job id: Adopt() after a server
-// restart re-attaches by that id.
+// restart re-attaches by that id. Each attempt is submitted under a unique job name
+// (trainyard-<job id>-<attempt>) after a "submitting attempt N" marker is persisted; if the
+// server dies between sbatch and recording the id, Adopt finds the job by that name (squeue,
+// then sacct) instead of submitting it twice, and submits it only if Slurm has no such job.
 //
 // Thread-safety: as executor.h. Slurm commands run without the executor's lock held.
 #pragma once
@@ -95,10 +98,10 @@ class SlurmExecutor : public executor::Executor {
 
  private:
   Status ValidateWith(const executor::GangSpec& spec, const std::vector<SlurmNode>& nodes) const;
-  // Plans the allocation, writes attempt-<n>/{plan.json,job.sbatch} and runs sbatch; touches no
-  // executor state (runs without the lock). Returns the Slurm job id.
-  StatusOr<std::string> LaunchAttempt(const executor::GangSpec& spec, int attempt,
-                                      std::vector<std::string>* warnings) const;
+  // Plans the allocation and writes attempt-<n>/{plan.json,job.sbatch} (a fresh directory);
+  // touches no executor state (runs without the lock). Returns the script to sbatch.
+  StatusOr<std::filesystem::path> PrepareAttempt(const executor::GangSpec& spec, int attempt,
+                                                 std::vector<std::string>* warnings) const;
   void Loop();
   void Apply(Gang& gang, const SlurmJobInfo* info, bool query_ok);
   void FinishFromSlurm(Gang& gang, const std::string& slurm_state, const std::string& exit_code);
@@ -110,8 +113,10 @@ class SlurmExecutor : public executor::Executor {
   void SystemLog(const Gang& gang, const std::string& text);
   void Persist(const Gang& gang);
   void Notify(const Gang& gang);
-  void RunCancels();            // pending_cancels_, without the lock
-  void RunResubmissions();      // gangs with resubmit_pending, sbatch without the lock
+  void RunCancels();  // pending_cancels_, without the lock
+  // Gangs with resubmit_pending (a new attempt) or a submit marker left by a crash (looked up by
+  // name first); sbatch and the lookup run without the lock.
+  void RunResubmissions();
   void DeliverNotifications();  // listener calls, without the lock
 
   SlurmExecutorOptions options_;
@@ -130,8 +135,9 @@ class SlurmExecutor : public executor::Executor {
   std::vector<executor::GangStatus> pending_notifications_;
   // Slurm actions decided under the lock, run after it is released.
   struct CancelAction {
-    std::string slurm_id, signal;
+    std::string slurm_id, signal;  // slurm_id "": the job named SlurmJobName(job_id, attempt)
     std::string job_id;
+    int attempt = 0;
   };
   std::vector<CancelAction> pending_cancels_;
   std::thread thread_;

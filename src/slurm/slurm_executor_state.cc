@@ -6,25 +6,7 @@
 
 namespace trainyard::slurm {
 namespace fs = std::filesystem;
-using executor::GangState;
 using Json = nlohmann::json;
-
-namespace {
-
-constexpr char kStateFile[] = "slurm_state.json";
-
-int64_t Micros(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-}
-std::chrono::system_clock::time_point FromMicros(int64_t us) {
-  return std::chrono::system_clock::time_point(std::chrono::microseconds(us));
-}
-
-GangState StateFromString(const std::string& s) {
-  return executor::GangStateFromName(s).value_or(GangState::kQueued);
-}
-
-}  // namespace
 
 std::string SerializeSlurmGang(const SlurmExecutor::Gang& g) {
   Json j;
@@ -33,16 +15,10 @@ std::string SerializeSlurmGang(const SlurmExecutor::Gang& g) {
   j["attempt"] = g.attempt;
   j["slurm_job_id"] = g.slurm_job_id;
   j["resubmit_pending"] = g.resubmit_pending;
-  j["state"] = executor::GangStateName(g.state);
+  j["submitting"] = g.submitting;
   j["done"] = g.done;
-  j["restarts_used"] = g.restarts_used;
-  if (g.start_time) j["start_time_us"] = Micros(*g.start_time);
-  if (g.end_time) j["end_time_us"] = Micros(*g.end_time);
-  j["error_message"] = g.error_message;
+  executor::GangRecordToJson(g, &j);
   j["stop_goal"] = static_cast<int>(g.stop_goal);
-  j["stop_message"] = g.stop_message;
-  j["stop_started_us"] = Micros(g.stop_started);
-  j["killed"] = g.killed;
   j["slurm_state"] = g.slurm_state;
   j["slurm_reason"] = g.slurm_reason;
   j["log_cursors"] = g.log_cursors;
@@ -61,11 +37,11 @@ std::string SerializeSlurmGang(const SlurmExecutor::Gang& g) {
 }
 
 Status SaveSlurmGang(const SlurmExecutor::Gang& gang) {
-  return WriteFileAtomic(gang.spec.job_dir / kStateFile, SerializeSlurmGang(gang));
+  return WriteFileAtomic(gang.spec.job_dir / kSlurmStateFile, SerializeSlurmGang(gang));
 }
 
 StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
-  fs::path path = job_dir / kStateFile;
+  fs::path path = job_dir / kSlurmStateFile;
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   SlurmExecutor::Gang g;
   try {
@@ -75,16 +51,10 @@ StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
     g.attempt = j.at("attempt").get<int>();
     g.slurm_job_id = j.at("slurm_job_id").get<std::string>();
     g.resubmit_pending = j.at("resubmit_pending").get<bool>();
-    g.state = StateFromString(j.at("state").get<std::string>());
+    g.submitting = j.value("submitting", false);  // absent in state files of older versions
     g.done = j.at("done").get<bool>();
-    g.restarts_used = j.at("restarts_used").get<int>();
-    if (j.contains("start_time_us")) g.start_time = FromMicros(j["start_time_us"].get<int64_t>());
-    if (j.contains("end_time_us")) g.end_time = FromMicros(j["end_time_us"].get<int64_t>());
-    g.error_message = j.at("error_message").get<std::string>();
+    executor::GangRecordFromJson(j, &g);
     g.stop_goal = static_cast<StopGoal>(j.at("stop_goal").get<int>());
-    g.stop_message = j.at("stop_message").get<std::string>();
-    g.stop_started = FromMicros(j.at("stop_started_us").get<int64_t>());
-    g.killed = j.at("killed").get<bool>();
     g.slurm_state = j.at("slurm_state").get<std::string>();
     g.slurm_reason = j.at("slurm_reason").get<std::string>();
     g.log_cursors = j.at("log_cursors").get<std::map<std::string, int64_t>>();
@@ -121,22 +91,6 @@ executor::GangStatus SlurmGangStatus(const SlurmExecutor::Gang& g) {
     s.replicas.push_back(rs);
   }
   return s;
-}
-
-Status RegisterSlurmJobDir(const fs::path& data_dir, const std::string& job_id,
-                           const fs::path& job_dir) {
-  if (data_dir.empty()) return Status::Ok();
-  return WriteFileAtomic(data_dir / "slurm" / "jobs" / job_id, fs::absolute(job_dir).string());
-}
-
-StatusOr<fs::path> LookupSlurmJobDir(const fs::path& data_dir, const std::string& job_id) {
-  if (data_dir.empty() || job_id.empty() || job_id.find('/') != std::string::npos ||
-      job_id == "." || job_id == "..") {
-    return NotFoundError("job " + job_id + " is not known to this executor");
-  }
-  auto text = ReadFile(data_dir / "slurm" / "jobs" / job_id);
-  if (!text.ok()) return NotFoundError("job " + job_id + " is not known to this executor");
-  return fs::path(*text);
 }
 
 }  // namespace trainyard::slurm

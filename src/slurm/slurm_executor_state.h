@@ -3,13 +3,13 @@
 // jobs that ended before a server restart). Not for use outside src/slurm/.
 #pragma once
 
-#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "executor/gang_record.h"
 #include "slurm/slurm_executor.h"
 
 namespace trainyard::slurm {
@@ -24,20 +24,20 @@ struct SlurmReplica {
   std::string end_time;          // its "end_time" (ISO 8601 UTC, sortable as text)
 };
 
-struct SlurmExecutor::Gang {
+// The lifecycle fields (state, restarts_used, times, error/stop message, killed) come from
+// executor::GangRecord, persisted the same way as the LocalExecutor's.
+struct SlurmExecutor::Gang : executor::GangRecord {
   executor::GangSpec spec;
   int attempt = 0;           // attempt-<n> directory of the current Slurm job
   std::string slurm_job_id;  // "" while a (re)submission is in flight
   bool resubmit_pending = false;
-  executor::GangState state = executor::GangState::kQueued;
+  // Persisted before sbatch runs for `attempt` and cleared once its job id is recorded: after a
+  // crash in between, the attempt is looked up in Slurm by its job name (SlurmJobName) instead
+  // of being submitted a second time.
+  bool submitting = false;
+  bool in_flight = false;  // not persisted: this process is submitting or looking up `attempt`
   bool done = false;
-  int restarts_used = 0;
-  std::optional<std::chrono::system_clock::time_point> start_time, end_time;
-  std::string error_message;
   StopGoal stop_goal = StopGoal::kNone;
-  std::string stop_message;
-  std::chrono::system_clock::time_point stop_started;
-  bool killed = false;                    // the plain scancel (after kill_grace) was sent
   std::string slurm_state, slurm_reason;  // as last seen
   int missing_polls = 0;
   std::map<std::string, int64_t> log_cursors;  // task name -> cursor in its attempt log
@@ -53,9 +53,8 @@ Status SaveSlurmGang(const SlurmExecutor::Gang& gang);
 executor::GangStatus SlurmGangStatus(const SlurmExecutor::Gang& gang);
 
 // <data_dir>/slurm/jobs/<job_id> remembers each job's dir (Get/ReadLogs after a restart).
-Status RegisterSlurmJobDir(const std::filesystem::path& data_dir, const std::string& job_id,
-                           const std::filesystem::path& job_dir);
-StatusOr<std::filesystem::path> LookupSlurmJobDir(const std::filesystem::path& data_dir,
-                                                  const std::string& job_id);
+inline constexpr char kSlurmRegistry[] = "slurm";
+// <job_dir>/slurm_state.json
+inline constexpr char kSlurmStateFile[] = "slurm_state.json";
 
 }  // namespace trainyard::slurm

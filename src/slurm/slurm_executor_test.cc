@@ -245,6 +245,94 @@ TEST_F(SlurmExecutorTest, AdoptReattachesBySlurmJobIdAfterRestart) {
   EXPECT_EQ(Status("1"), "SUCCEEDED");
 }
 
+// Issue #4: the server dies after sbatch returned but before the Slurm job id was persisted. The
+// hook copies the job dir at that instant; the "restarted server" sees exactly that copy.
+class SlurmCrashTest : public SlurmExecutorTest {
+ protected:
+  void CrashAtNextSbatch(const std::string& job) {
+    client_.SetAfterSubmitHook([this, job] {
+      fs::remove_all(dir_ / "crash-image");
+      fs::copy(dir_ / "jobs" / job, dir_ / "crash-image", fs::copy_options::recursive);
+    });
+  }
+  // Stops the old executor, puts the job dir back as it was at the crash, starts a new one.
+  void Restart(const std::string& job) {
+    client_.SetAfterSubmitHook(nullptr);
+    executor_->Shutdown();
+    executor_.reset();
+    fs::remove_all(dir_ / "jobs" / job);
+    fs::rename(dir_ / "crash-image", dir_ / "jobs" / job);
+    executor_ = Make();
+  }
+  std::string Submissions() {
+    std::string out;
+    for (const auto& s : client_.submissions()) {
+      out += s.job_id + ":" + s.script_path.parent_path().filename().string() + " ";
+    }
+    return out;
+  }
+};
+
+TEST_F(SlurmCrashTest, CrashAfterSbatchFindsTheJobInsteadOfSubmittingAgain) {
+  CrashAtNextSbatch("1");
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  Restart("1");
+  auto adopted = executor_->Adopt(Spec("1"));
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  client_.SetJob("100", "RUNNING");
+  executor_->PollOnce();
+  EXPECT_EQ(Submissions() + "| " + Status("1"), "100:attempt-1 | RUNNING");
+  EXPECT_NE(LogText("1").find("found Slurm job 100 (trainyard-1-1) submitted before the restart"),
+            std::string::npos)
+      << LogText("1");
+}
+
+TEST_F(SlurmCrashTest, CrashAfterSbatchOfARestartFindsThatAttempt) {
+  ASSERT_TRUE(executor_->Submit(Spec("1", /*max_restarts=*/1)).ok());
+  client_.SetJob("100", "RUNNING");
+  executor_->PollOnce();
+  TaskExited("1", 1, 1, 2);
+  client_.SetJob("100", "FAILED", "2:0");
+  CrashAtNextSbatch("1");
+  executor_->PollOnce();  // attempt 2 goes to sbatch; the server dies right after
+  Restart("1");
+  ASSERT_TRUE(executor_->Adopt(Spec("1", 1)).ok());
+  client_.SetJob("101", "RUNNING");
+  executor_->PollOnce();
+  TaskExited("1", 2, 0, 0);
+  TaskExited("1", 2, 1, 0);
+  client_.SetJob("101", "COMPLETED", "0:0");
+  executor_->PollOnce();
+  EXPECT_EQ(Submissions() + "| " + Status("1"), "100:attempt-1 101:attempt-2 | SUCCEEDED");
+}
+
+TEST_F(SlurmCrashTest, MarkerWithoutASlurmJobSubmitsThatAttemptOnce) {
+  CrashAtNextSbatch("1");
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  client_.SetJob("100", "");  // sbatch never reached slurmctld: Slurm knows no such job
+  Restart("1");
+  ASSERT_TRUE(executor_->Adopt(Spec("1")).ok());
+  executor_->PollOnce();
+  executor_->PollOnce();
+  EXPECT_EQ(Submissions() + "| " + Status("1"), "100:attempt-1 101:attempt-1 | QUEUED");
+}
+
+TEST_F(SlurmCrashTest, SlurmUnreachableAfterTheCrashKeepsAskingAndNeverResubmits) {
+  CrashAtNextSbatch("1");
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  Restart("1");
+  client_.SetQueryError(UnavailableError("squeue: error: slurm_load_jobs: Unable to contact"));
+  ASSERT_TRUE(executor_->Adopt(Spec("1")).ok());
+  executor_->PollOnce();
+  executor_->PollOnce();
+  std::string while_down = Submissions();
+  client_.SetQueryError(trainyard::Status::Ok());
+  client_.SetJob("100", "RUNNING");
+  executor_->PollOnce();
+  EXPECT_EQ(while_down + "| " + Submissions() + "| " + Status("1"),
+            "100:attempt-1 | 100:attempt-1 | RUNNING");
+}
+
 TEST_F(SlurmExecutorTest, JobPurgedFromSlurmIsJudgedByItsTasks) {
   ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
   client_.SetJob("100", "RUNNING");

@@ -259,11 +259,16 @@ std::string SrunComponent(const SlurmComponent& c) {
 
 }  // namespace
 
+std::string SlurmJobName(const std::string& job_id, int attempt) {
+  return "trainyard-" + job_id + "-" + std::to_string(attempt);
+}
+
 std::string RenderSbatchScript(const GangSpec& spec, const SlurmAllocation& alloc,
                                const SbatchSettings& settings, const fs::path& attempt_dir) {
   std::string s = "#!/bin/bash\n";
   s += "# Written by Trainyard's SlurmExecutor for job " + spec.job_id + "; do not edit.\n";
-  s += "#SBATCH --job-name=trainyard-" + spec.job_id + "\n";
+  s += "#SBATCH --job-name=" +
+       (settings.job_name.empty() ? "trainyard-" + spec.job_id : settings.job_name) + "\n";
   s += "#SBATCH --output=" + (attempt_dir / "batch.out").string() + "\n";
   s += "#SBATCH --chdir=" + attempt_dir.string() + "\n";
   // Retries are the executor's (GangSpec::max_restarts), with a fresh attempt directory.

@@ -59,7 +59,13 @@ struct SbatchSettings {
   std::vector<std::string> extra_args;  // more #SBATCH options, e.g. "--constraint=ib"
   std::optional<std::chrono::seconds> time_limit;
   std::filesystem::path task_binary;  // absolute path of trainyard-slurm-task
+  std::string job_name;               // --job-name; empty = "trainyard-<job_id>"
 };
+
+// The Slurm job name of one attempt of a job: "trainyard-<job_id>-<attempt>". Unique per
+// attempt, so after a crash between sbatch and persisting its answer the executor can ask
+// squeue/sacct whether that attempt was submitted (SlurmClient::FindByName).
+std::string SlurmJobName(const std::string& job_id, int attempt);
 
 // The batch script of attempt `attempt_dir` (absolute; holds plan.json, batch.out, nodes).
 std::string RenderSbatchScript(const executor::GangSpec& spec, const SlurmAllocation& alloc,

@@ -185,7 +185,8 @@ class Parser {
                                   "update_time and labels.KEY");
     }
     const Token op_tok = Next();
-    if (op_tok.type != Token::Type::kOp) return Error(op_tok, "expected an operator after '" + f + "', got");
+    if (op_tok.type != Token::Type::kOp)
+      return Error(op_tok, "expected an operator after '" + f + "', got");
     static const std::pair<std::string_view, Op> kOps[] = {
         {"=", Op::kEq}, {"!=", Op::kNe}, {"<", Op::kLt}, {"<=", Op::kLe},
         {">", Op::kGt}, {">=", Op::kGe}, {":", Op::kHas}};
@@ -199,8 +200,8 @@ class Parser {
     n->text = value.text;
     auto op_error = [&](std::string_view allowed) {
       return InvalidArgumentError("filter: operator '" + op_tok.text + "' is not supported for '" +
-                                  f + "' (position " + std::to_string(op_tok.pos + 1) +
-                                  "); use " + std::string(allowed));
+                                  f + "' (position " + std::to_string(op_tok.pos + 1) + "); use " +
+                                  std::string(allowed));
     };
     switch (n->field) {
       case Field::kState: {
@@ -239,13 +240,20 @@ class Parser {
 
 bool CompareInts(int64_t a, Op op, int64_t b) {
   switch (op) {
-    case Op::kEq: return a == b;
-    case Op::kNe: return a != b;
-    case Op::kLt: return a < b;
-    case Op::kLe: return a <= b;
-    case Op::kGt: return a > b;
-    case Op::kGe: return a >= b;
-    case Op::kHas: return false;
+    case Op::kEq:
+      return a == b;
+    case Op::kNe:
+      return a != b;
+    case Op::kLt:
+      return a < b;
+    case Op::kLe:
+      return a <= b;
+    case Op::kGt:
+      return a > b;
+    case Op::kGe:
+      return a >= b;
+    case Op::kHas:
+      return false;
   }
   return false;
 }
@@ -257,7 +265,7 @@ bool MatchString(const std::string& value, Op op, const std::string& operand) {
   return value.find(operand) != std::string::npos;
 }
 
-bool Eval(const Node& n, const spec::CustomJob& job) {
+bool Eval(const Node& n, const FilterSubject& job) {
   switch (n.kind) {
     case Node::Kind::kAnd:
       for (const auto& c : n.children) {
@@ -278,7 +286,7 @@ bool Eval(const Node& n, const spec::CustomJob& job) {
     case Field::kState:
       return CompareInts(static_cast<int64_t>(job.state), n.op, n.number);
     case Field::kDisplayName:
-      return MatchString(job.display_name, n.op, n.text);
+      return MatchString(std::string(job.display_name), n.op, n.text);
     case Field::kCreateTime:
       return CompareInts(job.create_time ? spec::ToUnixMicros(*job.create_time) : 0, n.op,
                          n.number);
@@ -286,13 +294,14 @@ bool Eval(const Node& n, const spec::CustomJob& job) {
       return CompareInts(job.update_time ? spec::ToUnixMicros(*job.update_time) : 0, n.op,
                          n.number);
     case Field::kLabel: {
-      auto it = job.labels.find(n.label_key);
-      if (n.op == Op::kNe) return it == job.labels.end() || it->second != n.text;
-      if (it == job.labels.end()) return false;
+      static const std::map<std::string, std::string> kNoLabels;
+      const auto& labels = job.labels ? *job.labels : kNoLabels;
+      auto it = labels.find(n.label_key);
+      if (n.op == Op::kNe) return it == labels.end() || it->second != n.text;
+      if (it == labels.end()) return false;
       if (n.op == Op::kHas && n.text == "*") return true;
-      return MatchString(it->second, n.op == Op::kHas && n.text.find('*') == std::string::npos
-                                         ? Op::kEq
-                                         : n.op,
+      return MatchString(it->second,
+                         n.op == Op::kHas && n.text.find('*') == std::string::npos ? Op::kEq : n.op,
                          n.text);
     }
   }
@@ -316,13 +325,20 @@ std::string ToGlob(const std::string& pattern) {
 
 const char* SqlOp(Op op) {
   switch (op) {
-    case Op::kEq: return " = ";
-    case Op::kNe: return " != ";
-    case Op::kLt: return " < ";
-    case Op::kLe: return " <= ";
-    case Op::kGt: return " > ";
-    case Op::kGe: return " >= ";
-    case Op::kHas: return " = ";
+    case Op::kEq:
+      return " = ";
+    case Op::kNe:
+      return " != ";
+    case Op::kLt:
+      return " < ";
+    case Op::kLe:
+      return " <= ";
+    case Op::kGt:
+      return " > ";
+    case Op::kGe:
+      return " >= ";
+    case Op::kHas:
+      return " = ";
   }
   return " = ";
 }
@@ -390,8 +406,9 @@ void NodeSql(const Node& n, std::string* sql, std::vector<ListFilter::SqlParam>*
         return;
       }
       *sql += " AND ";
-      StringSql("l.value", n.op == Op::kHas && n.text.find('*') == std::string::npos ? Op::kEq : n.op,
-                n.text, sql, params);
+      StringSql("l.value",
+                n.op == Op::kHas && n.text.find('*') == std::string::npos ? Op::kEq : n.op, n.text,
+                sql, params);
       *sql += ")";
       return;
     }
@@ -432,7 +449,12 @@ StatusOr<ListFilter> ListFilter::Parse(std::string_view text) {
 }
 
 bool ListFilter::Matches(const spec::CustomJob& job) const {
-  return !root_ || Eval(*root_, job);
+  return Matches(
+      FilterSubject{job.state, job.display_name, job.create_time, job.update_time, &job.labels});
+}
+
+bool ListFilter::Matches(const FilterSubject& subject) const {
+  return !root_ || Eval(*root_, subject);
 }
 
 void ListFilter::ToSql(std::string* sql, std::vector<SqlParam>* params) const {

@@ -11,9 +11,14 @@
 //
 // The same parsed filter is evaluated in memory (Matches) or compiled to an SQL WHERE clause over
 // the SqliteJobStore schema (ToSql), so both stores agree (checked by the conformance suite).
+// Other Vertex job resources with the same list filter (HyperparameterTuningJobs) are matched
+// through FilterSubject.
 #pragma once
 
+#include <chrono>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -24,6 +29,15 @@
 
 namespace trainyard::store {
 
+// The fields a filter can test, for any job-like resource. Borrowed views: the subject must
+// outlive the Matches call.
+struct FilterSubject {
+  spec::JobState state = spec::JobState::kUnspecified;
+  std::string_view display_name;
+  std::optional<std::chrono::system_clock::time_point> create_time, update_time;
+  const std::map<std::string, std::string>* labels = nullptr;  // nullptr = no labels
+};
+
 class ListFilter {
  public:
   // An empty or all-blank filter matches everything. INVALID_ARGUMENT with "filter: ..." naming
@@ -31,6 +45,7 @@ class ListFilter {
   static StatusOr<ListFilter> Parse(std::string_view text);
 
   bool Matches(const spec::CustomJob& job) const;
+  bool Matches(const FilterSubject& subject) const;
 
   // Appends an SQL boolean expression to *sql ("1" when empty) with '?' placeholders whose values
   // are appended to *params (int64 or text). Column names: state, display_name, create_us,

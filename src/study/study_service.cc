@@ -8,6 +8,7 @@
 #include "spec/custom_job_json.h"
 #include "spec/custom_job_validation.h"
 #include "spec/time_util.h"
+#include "store/list_filter.h"
 #include "tuning/study_spec_json.h"
 #include "tuning/study_spec_validate.h"
 
@@ -222,7 +223,9 @@ StatusOr<json> StudyService::Get(const std::string& name) {
 }
 
 StatusOr<StudyListPage> StudyService::List(const std::string& parent, int page_size,
-                                           const std::string& page_token) {
+                                           const std::string& page_token,
+                                           const std::string& filter) {
+  TY_ASSIGN_OR_RETURN(store::ListFilter parsed, store::ListFilter::Parse(filter));
   if (page_size <= 0) page_size = 100;
   size_t offset = 0;
   if (!page_token.empty()) {
@@ -238,7 +241,13 @@ StatusOr<StudyListPage> StudyService::List(const std::string& parent, int page_s
   std::lock_guard lock(mu_);
   std::vector<const Study*> matching;
   for (const auto& [name, s] : studies_) {
-    if (s->parent == parent) matching.push_back(s.get());
+    if (s->parent != parent) continue;
+    std::string display_name =
+        s->runner ? s->runner->spec().display_name : s->request.value("displayName", std::string());
+    store::FilterSubject subject{
+        spec::ParseJobState(DisplayState(*s)).value_or(spec::JobState::kUnspecified), display_name,
+        s->create_time, s->update_time, &s->labels};
+    if (parsed.Matches(subject)) matching.push_back(s.get());
   }
   std::sort(matching.begin(), matching.end(), [](const Study* a, const Study* b) {
     return a->create_time != b->create_time ? a->create_time > b->create_time : a->id > b->id;

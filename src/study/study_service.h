@@ -82,9 +82,11 @@ class StudyService {
   // for invalid requests; nothing is stored then.
   StatusOr<nlohmann::json> Create(const std::string& parent, const nlohmann::json& body);
   StatusOr<nlohmann::json> Get(const std::string& name);
-  // Newest first; page_size 0 = 100; page_token from a previous page.
+  // Newest first; page_size 0 = 100; page_token from a previous page (of the same filter).
+  // `filter` has the syntax of ListCustomJobs' (store/list_filter.h: state, display_name,
+  // create_time, update_time, labels.KEY); INVALID_ARGUMENT "filter: ..." when it is malformed.
   StatusOr<StudyListPage> List(const std::string& parent, int page_size,
-                               const std::string& page_token);
+                               const std::string& page_token, const std::string& filter = "");
   // OK once the study is CANCELLING/CANCELLED; FAILED_PRECONDITION if it already ended.
   Status Cancel(const std::string& name);
   // Deletes an ended study and its trial jobs; returns the deleted job. FAILED_PRECONDITION

@@ -245,5 +245,35 @@ TEST_F(StudyServiceTest, DeleteRemovesEndedStudyAndItsTrialJobs) {
             StatusCode::kNotFound);
 }
 
+// hp-tuning-jobs list --filter: the ListCustomJobs filter syntax over tuning jobs.
+TEST_F(StudyServiceTest, ListFiltersByStateDisplayNameAndLabels) {
+  json a = StudyBody(1, 1);
+  a["displayName"] = "bert-lr";
+  a["labels"] = {{"team", "nlp"}};
+  json b = StudyBody(1, 1);
+  b["displayName"] = "resnet";
+  b["labels"] = {{"team", "cv"}};
+  std::string first = CreateStudy(a);
+  std::string second = CreateStudy(b);
+  ASSERT_TRUE(service_->Cancel(second).ok());
+  service_->PollOnce();  // its cancelled trial job is seen: CANCELLING -> CANCELLED
+  auto names = [&](const std::string& filter) {
+    auto page = service_->List(kParent, 0, "", filter);
+    if (!page.ok()) return page.status().ToString();
+    std::string out;
+    for (const auto& j : page->jobs) {
+      out += j["displayName"].get<std::string>() + "(" + j["state"].get<std::string>() + ") ";
+    }
+    return out;
+  };
+  EXPECT_EQ(names("") + "| " + names("state=JOB_STATE_CANCELLED") + "| " +
+                names("display_name:\"bert*\" AND labels.team=nlp") + "| " +
+                names("NOT labels.team:*") + "| " + names("statee=1"),
+            "resnet(JOB_STATE_CANCELLED) bert-lr(JOB_STATE_RUNNING) | resnet(JOB_STATE_CANCELLED) "
+            "| bert-lr(JOB_STATE_RUNNING) | | INVALID_ARGUMENT: filter: unknown field 'statee' at "
+            "position 1; filterable fields are state, display_name, create_time, update_time and "
+            "labels.KEY");
+}
+
 }  // namespace
 }  // namespace trainyard::study

@@ -155,6 +155,40 @@ TEST_F(HpTuningE2ETest, StudyWithFailureEarlyStoppingAndServerRestart) {
 namespace trainyard::e2e {
 namespace {
 
+// `hp-tuning-jobs list --filter` goes to the server, which applies the custom-jobs filter syntax.
+TEST_F(HpTuningE2ETest, ListFiltersOnTheServer) {
+  const auto config = dir_ / "study.yaml";
+  std::ofstream(config) << StudyYaml(testing::SourcePath("test/objectives/linear_objective.sh"));
+  std::vector<std::string> names;
+  for (std::string labels : {"team=nlp", "team=cv"}) {
+    auto created = Cli(server_->endpoint(),
+                       {"ai", "hp-tuning-jobs", "create", "--display-name=study-" + labels,
+                        "--labels=" + labels, "--config=" + config.string()},
+                       Env());
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+    names.push_back(created.out.substr(0, created.out.find('\n')));
+  }
+  ASSERT_EQ(Cli(server_->endpoint(), {"ai", "hp-tuning-jobs", "cancel", names[1]}, Env()).exit_code,
+            0);
+  // CANCELLING until its running trial has stopped.
+  WaitUntil(names[1], [](const json& j) { return j.value("state", "") == "JOB_STATE_CANCELLED"; });
+  auto list = [&](const std::string& filter) {
+    auto r = Cli(server_->endpoint(),
+                 {"ai", "hp-tuning-jobs", "list", "--format=json", "--filter=" + filter}, Env());
+    if (r.exit_code != 0) return "exit " + std::to_string(r.exit_code) + ": " + r.err;
+    std::string out;
+    for (const auto& j : json::parse(r.out)) out += j["displayName"].get<std::string>() + " ";
+    return out;
+  };
+  std::string bad = list("labels.team=nlp AND");
+  EXPECT_EQ(list("labels.team=nlp") + "| " + list("state=JOB_STATE_CANCELLED") + "| " +
+                list("display_name:\"study-*\"") + "| " + bad.substr(0, bad.find(" at ")),
+            "study-team=nlp | study-team=cv | study-team=cv study-team=nlp | exit 1: ERROR: "
+            "(trainyard.ai.hp-tuning-jobs.list) INVALID_ARGUMENT: filter: expected a field name, "
+            "got end of filter");
+  (void)Cli(server_->endpoint(), {"ai", "hp-tuning-jobs", "cancel", names[0]}, Env());
+}
+
 TEST_F(HpTuningE2ETest, InvalidRequestsNameTheFieldAndTheFix) {
   json body = {
       {"displayName", "bad"},

@@ -344,13 +344,18 @@ void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code) {
   {
     auto* cmd = jobs->add_subcommand("list", "List tuning jobs, newest first");
     auto c = std::make_shared<Common>();
+    auto filter = std::make_shared<std::string>();
     AddCommon(cmd, c.get(), "table");
-    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.list", exit_code, [c]() -> Status {
+    cmd->add_option("--filter", *filter,
+                    "Server-side filter (custom-jobs list syntax), e.g. "
+                    "state=\"JOB_STATE_RUNNING\" AND labels.team=nlp");
+    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.list", exit_code, [c, filter]() -> Status {
       TY_ASSIGN_OR_RETURN(auto client, Client(*c));
       std::vector<json> all;
       std::string token;
       do {
         std::string path = "/v1/" + Parent(*c) + "/hyperparameterTuningJobs?pageSize=100";
+        if (!filter->empty()) path += "&filter=" + httplib::detail::encode_query_param(*filter);
         if (!token.empty()) path += "&pageToken=" + httplib::detail::encode_query_param(token);
         TY_ASSIGN_OR_RETURN(json page, client->Call("GET", path));
         for (const auto& j : page.value("hyperparameterTuningJobs", json::array()))

@@ -47,6 +47,9 @@ struct ServerFlags {
   size_t max_request_bytes = 1 << 20;
   int fake_run_ms = 0;
   int executor_poll_ms = 100;
+  std::string cgroup_parent;  // --executor local: where replica cgroups go; empty = own cgroup
+  bool no_cgroups = false;
+  bool any_gpu_model = false;
   std::string slurm_partition;  // --executor slurm: empty = cluster defaults
   std::string slurm_account;
   std::string slurm_qos;
@@ -107,10 +110,10 @@ Status RunServer(const ServerFlags& f) {
 
   std::unique_ptr<store::JobStore> store;
   if (f.store == "sqlite") {
-    TY_ASSIGN_OR_RETURN(store, store::SqliteJobStore::Open(
-                                   data_dir / "jobs.db", f.sync == "full"
-                                                             ? store::SqliteJobStore::Sync::kFull
-                                                             : store::SqliteJobStore::Sync::kNormal));
+    TY_ASSIGN_OR_RETURN(
+        store, store::SqliteJobStore::Open(
+                   data_dir / "jobs.db", f.sync == "full" ? store::SqliteJobStore::Sync::kFull
+                                                          : store::SqliteJobStore::Sync::kNormal));
   } else if (f.store == "memory") {
     store = std::make_unique<store::MemoryJobStore>();
   } else {
@@ -139,7 +142,14 @@ Status RunServer(const ServerFlags& f) {
     options.gpus = f.gpus;
     options.host = "127.0.0.1";
     options.poll_interval = std::chrono::milliseconds(f.executor_poll_ms);
-    executor = std::make_unique<executor::LocalExecutor>(options);
+    options.cgroup.parent = f.cgroup_parent;
+    options.cgroup.enabled = !f.no_cgroups;
+    options.any_gpu_model = f.any_gpu_model;
+    auto local = std::make_unique<executor::LocalExecutor>(options);
+    // Once, at start: which resource limits replicas get on this host, and why not.
+    std::cerr << "local executor: " << local->inventory().ToString() << "\n";
+    for (const auto& note : local->LimitNotes()) std::cerr << "local executor: " << note << "\n";
+    executor = std::move(local);
 #else
     return UnimplementedError(
         "--executor local: this trainyard binary was built without the local executor; use "
@@ -195,8 +205,8 @@ Status RunServer(const ServerFlags& f) {
   TY_ASSIGN_OR_RETURN(int port, server.Bind());
   std::cout << "Trainyard server listening on http://" << f.host << ":" << port << std::endl;
   std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
-            << f.executor << (catalog_path.empty() ? "" : ", image catalog " + catalog_path.string())
-            << "\n";
+            << f.executor
+            << (catalog_path.empty() ? "" : ", image catalog " + catalog_path.string()) << "\n";
 
   std::atomic<bool> signalled{false};
   std::atomic<bool> served{false};
@@ -241,7 +251,8 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--slurm-partition", f->slurm_partition, "--executor slurm: partition");
   cmd->add_option("--slurm-account", f->slurm_account, "--executor slurm: account");
   cmd->add_option("--slurm-qos", f->slurm_qos, "--executor slurm: QoS");
-  cmd->add_option("--store", f->store, "sqlite (durable, default) or memory")->capture_default_str();
+  cmd->add_option("--store", f->store, "sqlite (durable, default) or memory")
+      ->capture_default_str();
   cmd->add_option("--sync", f->sync,
                   "SQLite commit durability: normal (survives process crashes) or full (also "
                   "power loss; slower)")
@@ -263,10 +274,20 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-request-bytes", f->max_request_bytes, "Largest accepted request body")
       ->capture_default_str();
   cmd->add_option("--executor-poll-ms", f->executor_poll_ms,
-                  "Local executor: how often replicas are checked; bounds submit->RUNNING latency "
-                  "(lower = faster starts, more idle CPU)")
+                  "Local executor: how often replicas are also polled (exits normally wake it at "
+                  "once through pidfds; this is the fallback)")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  cmd->add_option("--cgroup-parent", f->cgroup_parent,
+                  "Local executor: an empty cgroup v2 directory (absolute or below "
+                  "/sys/fs/cgroup) delegated to the server, in which each replica gets a cgroup "
+                  "with its machine type's memory.max and cpu.max (default: the server's own "
+                  "cgroup, usable only when it is the root cgroup)");
+  cmd->add_flag("--no-cgroups", f->no_cgroups,
+                "Local executor: do not put replicas in cgroups (no memory/CPU limits)");
+  cmd->add_flag("--any-gpu-model", f->any_gpu_model,
+                "Local executor: every GPU serves every acceleratorType (for GPUs whose "
+                "nvidia-smi names Trainyard does not know); default: only the requested model");
   cmd->add_option("--fake-run-ms", f->fake_run_ms,
                   "With --executor fake: how long each job stays RUNNING");
   cmd->callback([f, exit_code] {
