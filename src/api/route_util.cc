@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/http_status.h"
+#include "common/parse.h"
 #include "spec/time_util.h"
 
 namespace trainyard::api {
@@ -36,14 +37,9 @@ StatusOr<int64_t> IntParam(const httplib::Request& req, const std::string& name,
                            int64_t min, int64_t max) {
   if (!req.has_param(name)) return fallback;
   const std::string v = req.get_param_value(name);
-  size_t used = 0;
-  int64_t n = 0;
-  try {
-    n = std::stoll(v, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used == 0 || used != v.size() || n < min || n > max) {
+  const std::optional<int64_t> parsed = ParseInt64(v);
+  const int64_t n = parsed.value_or(0);
+  if (!parsed || n < min || n > max) {
     return InvalidArgumentError(name + ": '" + v + "' must be an integer between " +
                                 std::to_string(min) + " and " + std::to_string(max));
   }

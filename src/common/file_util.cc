@@ -64,6 +64,21 @@ Status MakeDirs(const fs::path& path) {
   return Status::Ok();
 }
 
+Status WriteAll(int fd, std::string_view data, const fs::path& path) {
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoError(Errno(path, "cannot write"));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 // Streams `content` into an existing special file (device, FIFO, socket). Renaming a temp file
@@ -71,21 +86,9 @@ namespace {
 Status WriteToSpecialFile(const fs::path& path, std::string_view content) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return IoError(Errno(path, "cannot open"));
-  const char* p = content.data();
-  size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status s = IoError(Errno(path, "cannot write"));
-      ::close(fd);
-      return s;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  Status s = WriteAll(fd, content, path);
   ::close(fd);
-  return Status::Ok();
+  return s;
 }
 
 Status WriteThenRename(const fs::path& path_in, std::string_view content, bool sync) {
@@ -104,19 +107,10 @@ Status WriteThenRename(const fs::path& path_in, std::string_view content, bool s
   tmp += UniqueSuffix();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return IoError(Errno(tmp, "cannot create"));
-  const char* p = content.data();
-  size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status s = IoError(Errno(tmp, "cannot write"));
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
+  if (Status s = WriteAll(fd, content, tmp); !s.ok()) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
   }
   if (sync && ::fsync(fd) != 0) {
     Status s = IoError(Errno(tmp, "fsync failed for"));

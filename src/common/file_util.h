@@ -26,6 +26,9 @@ Status WriteFileAtomic(const std::filesystem::path& path, std::string_view conte
 // rewritten often and only matters while processes run (an fsync costs ~10 ms).
 Status ReplaceFile(const std::filesystem::path& path, std::string_view content);
 
+// Writes all of `data` to `fd` (retrying short writes and EINTR); IO error naming `path`.
+Status WriteAll(int fd, std::string_view data, const std::filesystem::path& path);
+
 // fsyncs a file or directory (used after renames so the new name is durable).
 Status FsyncPath(const std::filesystem::path& path);
 

@@ -105,25 +105,13 @@ std::string FormatLogTime(std::chrono::system_clock::time_point t) {
 
 namespace {
 
-Status WriteAll(const fs::path& path, const std::string& data) {
+Status AppendToFile(const fs::path& path, const std::string& data) {
   if (data.empty()) return Status::Ok();
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return IoError(Errno("cannot open " + path.string()));
-  const char* p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status s = IoError(Errno("cannot write " + path.string()));
-      ::close(fd);
-      return s;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  Status s = trainyard::WriteAll(fd, data, path);
   ::close(fd);
-  return Status::Ok();
+  return s;
 }
 
 std::string FormatRecord(const LogRecord& r) {
@@ -164,7 +152,7 @@ Status AppendJobLog(const fs::path& log_dir, const LogLimits& limits,
   Status result = Status::Ok();
   for (const auto& record : records) {
     if (size + static_cast<int64_t>(pending.size()) >= limits.segment_bytes) {
-      result = WriteAll(current.path, pending);
+      result = AppendToFile(current.path, pending);
       if (!result.ok()) break;
       size += static_cast<int64_t>(pending.size());
       pending.clear();
@@ -180,7 +168,7 @@ Status AppendJobLog(const fs::path& log_dir, const LogLimits& limits,
     }
     pending += FormatRecord(record);
   }
-  if (result.ok()) result = WriteAll(current.path, pending);
+  if (result.ok()) result = AppendToFile(current.path, pending);
   ::flock(lock_fd, LOCK_UN);
   ::close(lock_fd);
   return result;

@@ -22,6 +22,25 @@ extern char** environ;
 
 namespace trainyard::testing {
 namespace fs = std::filesystem;
+namespace {
+
+// argv and the inherited environment plus `extra_env`, as the NULL-terminated arrays execvpe
+// takes (built before fork: the child must not allocate).
+struct ExecArgs {
+  ExecArgs(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env)
+      : argv_strings(argv) {
+    for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+    for (const auto& kv : extra_env) env_strings.push_back(kv);
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    for (auto& s : argv_strings) args.push_back(s.data());
+    args.push_back(nullptr);
+  }
+  std::vector<std::string> argv_strings, env_strings;
+  std::vector<char*> args, envp;
+};
+
+}  // namespace
 
 ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string& stdin_data,
                          const std::vector<std::string>& extra_env) {
@@ -29,23 +48,15 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string
   if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC)) {
     throw std::runtime_error("pipe failed");
   }
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
-  for (const auto& kv : extra_env) env_strings.push_back(kv);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
+  ExecArgs exec(argv, extra_env);
 
   pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(in_pipe[0], 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
-    ::execvpe(args[0], args.data(), envp.data());
-    std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
+    ::execvpe(exec.args[0], exec.args.data(), exec.envp.data());
+    std::fprintf(stderr, "exec %s: %s\n", exec.args[0], std::strerror(errno));
     ::_exit(127);
   }
   ::close(in_pipe[0]);
@@ -108,15 +119,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string
 BackgroundProcess StartProcess(const std::vector<std::string>& argv,
                                const std::vector<std::string>& extra_env, const fs::path& out,
                                const fs::path& err) {
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
-  for (const auto& kv : extra_env) env_strings.push_back(kv);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
+  ExecArgs exec(argv, extra_env);
   BackgroundProcess process{-1, out, err};
   process.pid = ::fork();
   if (process.pid == 0) {
@@ -127,8 +130,8 @@ BackgroundProcess StartProcess(const std::vector<std::string>& argv,
     ::dup2(null_fd, 0);
     ::dup2(out_fd, 1);
     ::dup2(err_fd, 2);
-    ::execvpe(args[0], args.data(), envp.data());
-    std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
+    ::execvpe(exec.args[0], exec.args.data(), exec.envp.data());
+    std::fprintf(stderr, "exec %s: %s\n", exec.args[0], std::strerror(errno));
     ::_exit(127);
   }
   return process;

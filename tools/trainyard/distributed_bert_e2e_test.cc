@@ -10,31 +10,12 @@
 #include <fstream>
 
 #include "e2e_harness.h"
+#include "testing/sentiment_data.h"
 
 namespace trainyard::e2e {
 namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// Two-class data: label 1 when a positive word is present (varied lengths).
-std::string Csv(int rows, unsigned seed) {
-  const char* pos[] = {"good", "great", "fine", "love"};
-  const char* neg[] = {"bad", "awful", "poor", "hate"};
-  const char* filler[] = {"the", "movie", "phone", "food", "was", "is", "very", "a"};
-  std::string out = "bodyText,Target\n";
-  unsigned s = seed * 2654435761u + 7;
-  auto next = [&] { return s = s * 1664525u + 1013904223u, s >> 8; };
-  for (int i = 0; i < rows; ++i) {
-    int label = next() % 2, len = 2 + next() % 10, key = next() % len;
-    std::string text;
-    for (int w = 0; w < len; ++w) {
-      text += (text.empty() ? "" : " ");
-      text += w == key ? (label ? pos[next() % 4] : neg[next() % 4]) : filler[next() % 8];
-    }
-    out += "\"" + text + "\"," + std::to_string(label) + "\n";
-  }
-  return out;
-}
 
 bool SlurmAvailable() {
   auto r = testing::RunProcess({"sinfo", "-h", "-o", "%T"});
@@ -51,15 +32,10 @@ class DistributedBertE2ETest : public ::testing::Test {
     dir_ = testing::MakeTestDir();
     buckets_ = dir_ / "buckets";
     fs::create_directories(buckets_ / "b" / "data");
-    testing::WriteFileOrDie(buckets_ / "b" / "data" / "train.csv", Csv(320, 1));
-    testing::WriteFileOrDie(buckets_ / "b" / "data" / "eval.csv", Csv(48, 2));
-    testing::WriteFileOrDie(buckets_ / "b" / "data" / "test.csv", Csv(48, 3));
-    std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
-    for (const char* w : {"good", "great", "fine", "love", "bad", "awful", "poor", "hate", "the",
-                          "movie", "phone", "food", "was", "is", "very", "a"}) {
-      vocab += std::string(w) + "\n";
-    }
-    testing::WriteFileOrDie(buckets_ / "b" / "data" / "vocab.txt", vocab);
+    testing::WriteFileOrDie(buckets_ / "b" / "data" / "train.csv", testing::SentimentCsv(320, 1));
+    testing::WriteFileOrDie(buckets_ / "b" / "data" / "eval.csv", testing::SentimentCsv(48, 2));
+    testing::WriteFileOrDie(buckets_ / "b" / "data" / "test.csv", testing::SentimentCsv(48, 3));
+    testing::WriteFileOrDie(buckets_ / "b" / "data" / "vocab.txt", testing::SentimentVocab());
     env_ = {"TRAINYARD_BUCKET_ROOT=" + buckets_.string(),
             "PATH=" + bert_.parent_path().string() + ":" + std::getenv("PATH")};
   }

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/file_util.h"
+#include "common/parse.h"
 #include "spec/job_config_yaml.h"
 
 namespace trainyard::cli {
@@ -13,14 +14,9 @@ constexpr const char* kPoolKeys =
     "executor-image-uri, python-module";
 
 StatusOr<int64_t> ParseCount(const std::string& key, const std::string& v, int64_t min) {
-  size_t used = 0;
-  int64_t n = 0;
-  try {
-    n = std::stoll(v, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used == 0 || used != v.size() || n < min) {
+  const std::optional<int64_t> parsed = ParseInt64(v);
+  const int64_t n = parsed.value_or(0);
+  if (!parsed || n < min) {
     return InvalidArgumentError("--worker-pool-spec: " + key + " must be an integer >= " +
                                 std::to_string(min) + ", got '" + v + "'");
   }

@@ -11,7 +11,7 @@
 #include <regex>
 #include <sstream>
 
-#include "cli_test_data.h"
+#include "testing/sentiment_data.h"
 #include "testing/test_util.h"
 
 namespace trainyard {
@@ -22,13 +22,13 @@ using testing::RunProcess;
 using testing::ToolPath;
 using testing::WriteFileOrDie;
 
-using cli_test::SentimentCsv;
+using testing::SentimentCsv;
 
 class TrainCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTestDir();
-    WriteFileOrDie(dir_ / "vocab.txt", cli_test::SentimentVocab());
+    WriteFileOrDie(dir_ / "vocab.txt", testing::SentimentVocab());
     WriteFileOrDie(dir_ / "train.csv", SentimentCsv(400, 1));
     WriteFileOrDie(dir_ / "eval.csv", SentimentCsv(48, 2));
     WriteFileOrDie(dir_ / "test.csv", SentimentCsv(48, 3));

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "cli_test_data.h"
+#include "testing/sentiment_data.h"
 #include "testing/test_util.h"
 
 namespace trainyard {
@@ -51,10 +51,10 @@ class TrainDistributedCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTestDir();
-    WriteFileOrDie(dir_ / "vocab.txt", cli_test::SentimentVocab());
-    WriteFileOrDie(dir_ / "train.csv", cli_test::SentimentCsv(800, 1));
-    WriteFileOrDie(dir_ / "eval.csv", cli_test::SentimentCsv(48, 2));
-    WriteFileOrDie(dir_ / "test.csv", cli_test::SentimentCsv(48, 3));
+    WriteFileOrDie(dir_ / "vocab.txt", testing::SentimentVocab());
+    WriteFileOrDie(dir_ / "train.csv", testing::SentimentCsv(800, 1));
+    WriteFileOrDie(dir_ / "eval.csv", testing::SentimentCsv(48, 2));
+    WriteFileOrDie(dir_ / "test.csv", testing::SentimentCsv(48, 3));
     WriteFileOrDie(dir_ / "labels.json", R"({"id2label": {"0": "negative", "1": "positive"}})");
   }
 

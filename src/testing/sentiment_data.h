@@ -1,10 +1,10 @@
-// Test data shared by the trainyard-bert CLI tests: a learnable two-class CSV (label 1 when a
+// Test data shared by the CLI and end-to-end tests: a learnable two-class CSV (label 1 when a
 // positive word is present, 0 for a negative one) of varied lengths, and its tiny vocabulary.
 #pragma once
 
 #include <string>
 
-namespace trainyard::cli_test {
+namespace trainyard::testing {
 
 inline std::string SentimentCsv(int rows, unsigned seed) {
   const char* pos[] = {"good", "great", "fine", "love"};
@@ -34,4 +34,4 @@ inline std::string SentimentVocab() {
   return vocab;
 }
 
-}  // namespace trainyard::cli_test
+}  // namespace trainyard::testing
