@@ -5,10 +5,11 @@
 #include <cmath>
 #include <limits>
 
+#include "model/dropout.h"
+#include "model/embedding_lookup.h"
+
 namespace trainyard::model {
 namespace {
-
-namespace F = torch::nn::functional;
 
 torch::nn::LayerNorm MakeLayerNorm(const BertConfig& c) {
   return torch::nn::LayerNorm(
@@ -56,17 +57,17 @@ BertEmbeddingsImpl::BertEmbeddingsImpl(const BertConfig& c) : dropout_(c.hidden_
   LayerNorm = register_module("LayerNorm", MakeLayerNorm(c));
 }
 
-torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids,
-                                          const torch::Tensor& token_type_ids) {
-  const int64_t T = input_ids.size(1);
-  TORCH_CHECK(T <= position_embeddings->weight.size(0), "sequence length ", T,
-              " exceeds max_position_embeddings ", position_embeddings->weight.size(0));
-  auto positions = torch::arange(T, input_ids.options());  // (T)
-  // Same summation order as HF: (word + token_type) + position.
-  auto x = word_embeddings(input_ids) + token_type_embeddings(token_type_ids);  // (B, T, H)
-  x = x + position_embeddings(positions);                                       // (B, T, H)
-  x = LayerNorm(x);                                                             // (B, T, H)
-  return F::dropout(x, F::DropoutFuncOptions().p(dropout_).training(is_training()));
+torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& ids,
+                                          const torch::Tensor& token_type_ids,
+                                          const torch::Tensor& position_ids) {
+  const int64_t padding_idx = word_embeddings->options.padding_idx().value_or(-1);
+  // Same summation order as HF: (word + token_type) + position. The word table's gradient only
+  // touches the rows in the batch (embedding_lookup.h).
+  auto x = EmbeddingLookup(word_embeddings->weight, ids, padding_idx) +
+           token_type_embeddings(token_type_ids);  // (N, H)
+  x = x + position_embeddings(position_ids);         // (N, H)
+  x = LayerNorm(x);                                  // (N, H)
+  return Dropout(x, dropout_, is_training());        // (N, H)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -79,37 +80,53 @@ BertSelfAttentionImpl::BertSelfAttentionImpl(const BertConfig& c)
   value = register_module("value", torch::nn::Linear(c.hidden_size, c.hidden_size));
 }
 
-torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& keep) {
-  return Attend(query(x), key(x), value(x), keep);  // (B, T, H)
+torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& x, const TokenLayout& layout) {
+  const int64_t B = layout.batch, T = layout.length, NH = num_heads_, HS = head_size_;
+  // One (N, H) x (H, 3H) GEMM instead of three (N, H) x (H, H) ones.
+  auto w = torch::cat({query->weight, key->weight, value->weight});  // (3H, H)
+  auto b = torch::cat({query->bias, key->bias, value->bias});        // (3H)
+  auto qkv = layout.Pad(at::linear(x, w, b))                         // (B, T, 3H)
+                 .view({B, T, 3, NH, HS})
+                 .permute({2, 0, 3, 1, 4});                                  // (3, B, NH, T, HS)
+  auto context = Attend(qkv[0], qkv[1], qkv[2], layout.keep);                // (B, NH, T, HS)
+  return layout.Unpad(context.transpose(1, 2).reshape({B, T, NH * HS}));  // (N, H)
 }
 
-torch::Tensor BertSelfAttentionImpl::Attend(const torch::Tensor& q_in, const torch::Tensor& k_in,
-                                            const torch::Tensor& v_in, const torch::Tensor& keep) {
-  const int64_t B = q_in.size(0), T = q_in.size(1), NH = num_heads_, HS = head_size_;
-  const double p = is_training() ? dropout_ : 0.0;
-  // (B, T, H) -> (B, NH, T, HS)
-  auto heads = [&](const torch::Tensor& t) { return t.view({B, T, NH, HS}).transpose(1, 2); };
-  auto q = heads(q_in);                                                // (B, NH, T, HS)
-  auto k = heads(k_in);                                                // (B, NH, T, HS)
-  auto v = heads(v_in);                                                // (B, NH, T, HS)
+torch::Tensor BertSelfAttentionImpl::ForwardFirstTokens(const torch::Tensor& x,
+                                                        const torch::Tensor& x_first,
+                                                        const TokenLayout& layout) {
+  const int64_t B = layout.batch, T = layout.length, NH = num_heads_, HS = head_size_;
+  auto w = torch::cat({key->weight, value->weight});  // (2H, H)
+  auto b = torch::cat({key->bias, value->bias});      // (2H)
+  auto kv = layout.Pad(at::linear(x, w, b))           // (B, T, 2H)
+                .view({B, T, 2, NH, HS})
+                .permute({2, 0, 3, 1, 4});                         // (2, B, NH, T, HS)
+  auto q = query(x_first).view({B, 1, NH, HS}).transpose(1, 2);  // (B, NH, 1, HS)
+  auto context = Attend(q, kv[0], kv[1], layout.keep);           // (B, NH, 1, HS)
+  return context.reshape({B, NH * HS});                          // (B, H)
+}
+
+torch::Tensor BertSelfAttentionImpl::Attend(const torch::Tensor& q, const torch::Tensor& k,
+                                            const torch::Tensor& v, const torch::Tensor& keep) {
+  const int64_t B = q.size(0), NH = q.size(1), Tq = q.size(2), HS = q.size(3), T = k.size(2);
   auto mask = AdditiveMask(keep, q.scalar_type()).view({B, 1, 1, T});  // (B, 1, 1, T)
-  torch::Tensor context;                                               // (B, NH, T, HS)
 #if TORCH_VERSION_MAJOR >= 2
-  // Fused kernel (flash / memory-efficient / math), same math as below; default scale 1/sqrt(HS).
-  context = at::scaled_dot_product_attention(q, k, v, mask, p, /*is_causal=*/false);
-#else
+  if (!q.device().is_cpu()) {
+    // Fused kernel (flash / memory-efficient / math), same math as below; default scale
+    // 1/sqrt(HS). CPU keeps the path below for its faster dropout.
+    return at::scaled_dot_product_attention(q, k, v, mask, is_training() ? dropout_ : 0.0,
+                                            /*is_causal=*/false);  // (B, NH, Tq, HS)
+  }
+#endif
   // scores = q k^T / sqrt(HS) + mask, as one baddbmm over B*NH batches.
-  auto q3 = q.reshape({B * NH, T, HS});                             // (B*NH, T, HS)
+  auto q3 = q.reshape({B * NH, Tq, HS});                            // (B*NH, Tq, HS)
   auto k3 = k.reshape({B * NH, T, HS});                             // (B*NH, T, HS)
   auto v3 = v.reshape({B * NH, T, HS});                             // (B*NH, T, HS)
   auto mask3 = mask.expand({B, NH, 1, T}).reshape({B * NH, 1, T});  // (B*NH, 1, T)
   auto scores = at::baddbmm(mask3, q3, k3.transpose(1, 2), /*beta=*/1.0,
-                            /*alpha=*/1.0 / std::sqrt(static_cast<double>(HS)));  // (B*NH, T, T)
-  auto probs = at::softmax(scores, -1);                                           // (B*NH, T, T)
-  if (p > 0) probs = at::dropout(probs, p, /*train=*/true);
-  context = at::bmm(probs, v3).view({B, NH, T, HS});  // (B, NH, T, HS)
-#endif
-  return context.transpose(1, 2).reshape({B, T, NH * HS});  // (B, T, H)
+                            /*alpha=*/1.0 / std::sqrt(static_cast<double>(HS)));  // (B*NH, Tq, T)
+  auto probs = Dropout(at::softmax(scores, -1), dropout_, is_training());         // (B*NH, Tq, T)
+  return at::bmm(probs, v3).view({B, NH, Tq, HS});                                // (B, NH, Tq, HS)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -121,9 +138,8 @@ BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertCo
 
 torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x,
                                               const torch::Tensor& residual) {
-  auto h = dense(x);  // (B, T, H)
-  h = F::dropout(h, F::DropoutFuncOptions().p(dropout_).training(is_training()));
-  return LayerNorm(h + residual);  // (B, T, H)
+  auto h = Dropout(dense(x), dropout_, is_training());  // (N, H)
+  return LayerNorm(h + residual);                        // (N, H)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -132,17 +148,13 @@ BertAttentionImpl::BertAttentionImpl(const BertConfig& c) {
   output = register_module("output", BertResidualOutput(c.hidden_size, c));
 }
 
-torch::Tensor BertAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& keep) {
-  return output(self(x, keep), x);  // (B, T, H)
-}
-
 // ---------------------------------------------------------------------------------------------
 BertIntermediateImpl::BertIntermediateImpl(const BertConfig& c) : act_(c.hidden_act) {
   dense = register_module("dense", torch::nn::Linear(c.hidden_size, c.intermediate_size));
 }
 
 torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& x) {
-  auto h = dense(x);                          // (B, T, I)
+  auto h = dense(x);                          // (N, I)
   if (act_ == "gelu") return torch::gelu(h);  // exact: x * 0.5 * (1 + erf(x / sqrt(2)))
   if (act_ == "gelu_new" || act_ == "gelu_pytorch_tanh") return torch::gelu(h, "tanh");
   if (act_ == "relu") return torch::relu(h);
@@ -156,10 +168,17 @@ BertLayerImpl::BertLayerImpl(const BertConfig& c) {
   output = register_module("output", BertResidualOutput(c.intermediate_size, c));
 }
 
-torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& keep) {
-  auto a = attention(x, keep);  // (B, T, H)
-  auto h = intermediate(a);     // (B, T, I)
-  return output(h, a);          // (B, T, H)
+torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const TokenLayout& layout) {
+  auto a = attention->output(attention->self(x, layout), x);  // (N, H)
+  return output(intermediate(a), a);                          // (N, H)
+}
+
+torch::Tensor BertLayerImpl::ForwardFirstTokens(const torch::Tensor& x,
+                                                const TokenLayout& layout) {
+  auto x_first = x.index_select(0, layout.first);                         // (B, H)
+  auto context = attention->self->ForwardFirstTokens(x, x_first, layout);  // (B, H)
+  auto a = attention->output(context, x_first);                           // (B, H)
+  return output(intermediate(a), a);                                      // (B, H)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,33 +190,15 @@ BertEncoderImpl::BertEncoderImpl(const BertConfig& c) {
   }
 }
 
-torch::Tensor BertEncoderImpl::forward(torch::Tensor x, const torch::Tensor& keep) {
-  if (keep.all().item<bool>()) {
-    for (auto& l : layers) x = l(x, keep);  // (B, T, H)
-    return x;
-  }
-  // Unpadded path: every token-wise op (Q/K/V, attention output, feed-forward, LayerNorms,
-  // dropout) runs on the N real tokens only; just the attention scores need the (B, T) layout.
-  // With short texts padded to a fixed length most of the work was on padding: real tokens get
-  // the same values as on the padded path (padding only ever enters as masked keys), padding
-  // positions of the returned sequence are zero instead of unused garbage.
-  const int64_t B = x.size(0), T = x.size(1), H = x.size(2);
-  auto idx = keep.reshape({B * T}).nonzero().squeeze(1);  // (N) flat positions of real tokens
-  auto pad = [&](const torch::Tensor& t) {                 // (N, H) -> (B, T, H)
-    return torch::zeros({B * T, t.size(1)}, t.options()).index_copy(0, idx, t).view({B, T, -1});
-  };
-  auto unpad = [&](const torch::Tensor& t) {  // (B, T, H) -> (N, H)
-    return t.reshape({B * T, t.size(2)}).index_select(0, idx);
-  };
-  auto h = x.reshape({B * T, H}).index_select(0, idx);  // (N, H)
-  for (auto& l : layers) {
-    auto& self = l->attention->self;
-    auto context = unpad(self->Attend(pad(self->query(h)), pad(self->key(h)),
-                                      pad(self->value(h)), keep));  // (N, H)
-    auto a = l->attention->output(context, h);                      // (N, H)
-    h = l->output(l->intermediate(a), a);                           // (N, H)
-  }
-  return pad(h);  // (B, T, H)
+torch::Tensor BertEncoderImpl::forward(torch::Tensor x, const TokenLayout& layout) {
+  for (auto& l : layers) x = l(x, layout);  // (N, H)
+  return x;
+}
+
+torch::Tensor BertEncoderImpl::ForwardFirstTokens(torch::Tensor x, const TokenLayout& layout) {
+  if (layers.empty()) return x.index_select(0, layout.first);  // (B, H)
+  for (size_t i = 0; i + 1 < layers.size(); ++i) x = layers[i](x, layout);  // (N, H)
+  return layers.back()->ForwardFirstTokens(x, layout);                     // (B, H)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -205,9 +206,8 @@ BertPoolerImpl::BertPoolerImpl(const BertConfig& c) {
   dense = register_module("dense", torch::nn::Linear(c.hidden_size, c.hidden_size));
 }
 
-torch::Tensor BertPoolerImpl::forward(const torch::Tensor& hidden) {
-  auto cls = hidden.select(1, 0);  // (B, H)
-  return torch::tanh(dense(cls));  // (B, H)
+torch::Tensor BertPoolerImpl::forward(const torch::Tensor& first_token) {
+  return torch::tanh(dense(first_token));  // (B, H)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -217,17 +217,35 @@ BertModelImpl::BertModelImpl(const BertConfig& c) {
   pooler = register_module("pooler", BertPooler(c));
 }
 
+std::pair<TokenLayout, torch::Tensor> BertModelImpl::Embed(const torch::Tensor& input_ids,
+                                                           const torch::Tensor& attention_mask,
+                                                           const torch::Tensor& token_type_ids) {
+  TORCH_CHECK(input_ids.dim() == 2, "input_ids must be (B, T), got ", input_ids.sizes());
+  const int64_t max_positions = embeddings->position_embeddings->weight.size(0);
+  TORCH_CHECK(input_ids.size(1) <= max_positions, "sequence length ", input_ids.size(1),
+              " exceeds max_position_embeddings ", max_positions);
+  TokenLayout layout = TokenLayout::FromMask(input_ids, attention_mask);
+  auto ids = layout.Gather(input_ids);  // (N)
+  auto types = token_type_ids.defined() ? layout.Gather(token_type_ids)
+                                        : torch::zeros_like(ids);  // (N)
+  auto x = embeddings(ids, types, layout.Positions());            // (N, H)
+  return {std::move(layout), x};
+}
+
 std::pair<torch::Tensor, torch::Tensor> BertModelImpl::forward(
     const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
     const torch::Tensor& token_type_ids) {
-  TORCH_CHECK(input_ids.dim() == 2, "input_ids must be (B, T), got ", input_ids.sizes());
-  auto types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
-  auto keep = attention_mask.defined() ? attention_mask.ne(0)
-                                       : torch::ones_like(input_ids, torch::kBool);  // (B, T)
-  auto x = embeddings(input_ids, types);                                             // (B, T, H)
-  x = encoder(x, keep);                                                              // (B, T, H)
-  auto pooled = pooler(x);                                                           // (B, H)
-  return {x, pooled};
+  auto [layout, x] = Embed(input_ids, attention_mask, token_type_ids);
+  x = encoder(x, layout);                                    // (N, H)
+  auto pooled = pooler(x.index_select(0, layout.first));     // (B, H)
+  return {layout.PadToInput(x), pooled};                     // (B, T, H), (B, H)
+}
+
+torch::Tensor BertModelImpl::Pooled(const torch::Tensor& input_ids,
+                                    const torch::Tensor& attention_mask,
+                                    const torch::Tensor& token_type_ids) {
+  auto [layout, x] = Embed(input_ids, attention_mask, token_type_ids);
+  return pooler(encoder->ForwardFirstTokens(x, layout));  // (B, H)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,9 +276,8 @@ void BertForSequenceClassificationImpl::InitWeights() {
 torch::Tensor BertForSequenceClassificationImpl::forward(const torch::Tensor& input_ids,
                                                          const torch::Tensor& attention_mask,
                                                          const torch::Tensor& token_type_ids) {
-  auto pooled = bert(input_ids, attention_mask, token_type_ids).second;  // (B, H)
-  pooled =
-      F::dropout(pooled, F::DropoutFuncOptions().p(config_.head_dropout()).training(is_training()));
+  auto pooled = bert->Pooled(input_ids, attention_mask, token_type_ids);  // (B, H)
+  pooled = Dropout(pooled, config_.head_dropout(), is_training());        // (B, H)
   return classifier(pooled);  // (B, C)
 }
 

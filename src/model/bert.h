@@ -8,8 +8,9 @@
 //   classifier.weight / classifier.bias               (C, H) / (C)
 // and a checkpoint is a plain name -> tensor copy (see hf_checkpoint.h).
 //
-// Shapes: B batch, T sequence length, H hidden, NH heads, HS head size (H / NH), I intermediate,
-// C classes. Dropout follows the module's train()/eval() mode.
+// Shapes: B batch, T sequence length, N computed tokens (real tokens + each row's position 0),
+// H hidden, NH heads, HS head size (H / NH), I intermediate, C classes. Dropout follows the
+// module's train()/eval() mode (model/dropout.h: HF's semantics, a faster CPU random stream).
 //
 // Thread-safety: a module is not safe to use from several threads while one of them changes
 // parameters (training); concurrent forward() calls in eval mode under NoGradGuard are fine.
@@ -21,15 +22,17 @@
 
 #include "common/status.h"
 #include "model/bert_config.h"
+#include "model/token_layout.h"
 
 namespace trainyard::model {
 
-// word + position + token-type embeddings, LayerNorm, dropout.
+// word + position + token-type embeddings, LayerNorm, dropout, on the computed tokens only.
 class BertEmbeddingsImpl : public torch::nn::Module {
  public:
   explicit BertEmbeddingsImpl(const BertConfig& config);
-  // input_ids, token_type_ids: (B, T) int64 -> (B, T, H)
-  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
+  // ids, token_type_ids, position_ids: (N) int64 -> (N, H)
+  torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& token_type_ids,
+                        const torch::Tensor& position_ids);
 
   torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr},
       token_type_embeddings{nullptr};
@@ -40,22 +43,27 @@ class BertEmbeddingsImpl : public torch::nn::Module {
 };
 TORCH_MODULE(BertEmbeddings);
 
-// Multi-head scaled dot-product self-attention (query/key/value projections).
+// Multi-head scaled dot-product self-attention (query/key/value projections). The three
+// projections run as one GEMM over the concatenated weights; the parameters stay HF's separate
+// query/key/value tensors.
 class BertSelfAttentionImpl : public torch::nn::Module {
  public:
   explicit BertSelfAttentionImpl(const BertConfig& config);
-  // x: (B, T, H); keep: (B, T) bool, true for real tokens -> context (B, T, H)
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& keep);
-
-  // softmax(q k^T / sqrt(HS) + mask) v with attention dropout, on already projected
-  // q, k, v: (B, T, H) each; keep: (B, T) bool -> context (B, T, H). forward() = this after the
-  // projections; the encoder's unpadded path projects only real tokens and calls it directly.
-  torch::Tensor Attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                       const torch::Tensor& keep);
+  // x: (N, H) computed tokens of `layout` -> context (N, H)
+  torch::Tensor forward(const torch::Tensor& x, const TokenLayout& layout);
+  // Only the queries at each sequence's position 0 (keys and values from all tokens):
+  // x: (N, H), x_first: (B, H) = x[layout.first] -> context (B, H)
+  torch::Tensor ForwardFirstTokens(const torch::Tensor& x, const torch::Tensor& x_first,
+                                   const TokenLayout& layout);
 
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};
 
  private:
+  // softmax(q k^T / sqrt(HS) + mask) v with attention dropout.
+  // q: (B, NH, Tq, HS); k, v: (B, NH, T, HS); keep: (B, T) -> (B, NH, Tq, HS)
+  torch::Tensor Attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                       const torch::Tensor& keep);
+
   int64_t num_heads_, head_size_;
   double dropout_;
 };
@@ -65,7 +73,7 @@ TORCH_MODULE(BertSelfAttention);
 class BertResidualOutputImpl : public torch::nn::Module {
  public:
   BertResidualOutputImpl(int64_t in_features, const BertConfig& config);
-  // x: (B, T, in_features), residual: (B, T, H) -> (B, T, H)
+  // x: (N, in_features), residual: (N, H) -> (N, H)
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& residual);
 
   torch::nn::Linear dense{nullptr};
@@ -79,8 +87,6 @@ TORCH_MODULE(BertResidualOutput);
 class BertAttentionImpl : public torch::nn::Module {
  public:
   explicit BertAttentionImpl(const BertConfig& config);
-  // x: (B, T, H), keep: (B, T) bool -> (B, T, H)
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& keep);
 
   BertSelfAttention self{nullptr};
   BertResidualOutput output{nullptr};
@@ -91,7 +97,7 @@ TORCH_MODULE(BertAttention);
 class BertIntermediateImpl : public torch::nn::Module {
  public:
   explicit BertIntermediateImpl(const BertConfig& config);
-  torch::Tensor forward(const torch::Tensor& x);  // (B, T, H) -> (B, T, I)
+  torch::Tensor forward(const torch::Tensor& x);  // (N, H) -> (N, I)
 
   torch::nn::Linear dense{nullptr};
 
@@ -103,8 +109,12 @@ TORCH_MODULE(BertIntermediate);
 class BertLayerImpl : public torch::nn::Module {
  public:
   explicit BertLayerImpl(const BertConfig& config);
-  // x: (B, T, H), keep: (B, T) bool -> (B, T, H)
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& keep);
+  // x: (N, H) -> (N, H)
+  torch::Tensor forward(const torch::Tensor& x, const TokenLayout& layout);
+  // The layer's output at each sequence's position 0 only: x: (N, H) -> (B, H). Everything
+  // after the attention scores is token-wise, so the other positions' outputs are not needed
+  // when nothing reads them (the classifier reads [CLS] only).
+  torch::Tensor ForwardFirstTokens(const torch::Tensor& x, const TokenLayout& layout);
 
   BertAttention attention{nullptr};
   BertIntermediate intermediate{nullptr};
@@ -116,7 +126,7 @@ TORCH_MODULE(BertLayer);
 class BertPoolerImpl : public torch::nn::Module {
  public:
   explicit BertPoolerImpl(const BertConfig& config);
-  torch::Tensor forward(const torch::Tensor& hidden);  // (B, T, H) -> (B, H)
+  torch::Tensor forward(const torch::Tensor& first_token);  // hidden[:, 0]: (B, H) -> (B, H)
 
   torch::nn::Linear dense{nullptr};
 };
@@ -126,8 +136,10 @@ TORCH_MODULE(BertPooler);
 class BertEncoderImpl : public torch::nn::Module {
  public:
   explicit BertEncoderImpl(const BertConfig& config);
-  // x: (B, T, H), keep: (B, T) bool -> (B, T, H)
-  torch::Tensor forward(torch::Tensor x, const torch::Tensor& keep);
+  // x: (N, H) -> (N, H)
+  torch::Tensor forward(torch::Tensor x, const TokenLayout& layout);
+  // The last layer's output at each sequence's position 0: x: (N, H) -> (B, H)
+  torch::Tensor ForwardFirstTokens(torch::Tensor x, const TokenLayout& layout);
 
   torch::nn::ModuleList layer{nullptr};  // HF's name: encoder.layer.N
   std::vector<BertLayer> layers;         // the same modules, typed
@@ -135,17 +147,30 @@ class BertEncoderImpl : public torch::nn::Module {
 TORCH_MODULE(BertEncoder);
 
 // HF BertModel: embeddings, encoder, pooler.
+//
+// Inputs are a padded (B, T) batch; internally only the real tokens (and each row's position 0)
+// are computed, packed as (N, H), with T trimmed to the longest row (see token_layout.h).
 class BertModelImpl : public torch::nn::Module {
  public:
   explicit BertModelImpl(const BertConfig& config);
-  // -> {sequence_output (B, T, H), pooled_output (B, H)}
+  // -> {sequence_output (B, T, H) (zero at padding positions), pooled_output (B, H)}
   std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& input_ids,
                                                   const torch::Tensor& attention_mask,
                                                   const torch::Tensor& token_type_ids);
+  // pooled_output (B, H) alone, the same values as forward()'s; the last layer runs only at
+  // position 0 (what BertForSequenceClassification needs).
+  torch::Tensor Pooled(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                       const torch::Tensor& token_type_ids);
 
   BertEmbeddings embeddings{nullptr};
   BertEncoder encoder{nullptr};
   BertPooler pooler{nullptr};
+
+ private:
+  // -> {layout, embedded computed tokens (N, H)}
+  std::pair<TokenLayout, torch::Tensor> Embed(const torch::Tensor& input_ids,
+                                              const torch::Tensor& attention_mask,
+                                              const torch::Tensor& token_type_ids);
 };
 TORCH_MODULE(BertModel);
 

@@ -158,6 +158,50 @@ TEST(BertTest, PaddingDoesNotChangeLogits) {
   EXPECT_TRUE(torch::equal(defaults, short_logits));
 }
 
+// The article pads every batch to 100; the model computes only the real tokens and trims T, so
+// a training step (dropout on, same seed) gives the same logits and gradients, bit for bit, as
+// the batch padded to its longest row only.
+TEST(BertTest, FixedPaddingTrainsExactlyLikeDynamicPadding) {
+  torch::manual_seed(6);
+  BertForSequenceClassification model(SmallConfig());
+  Roughen(model, 0.3);
+  model->train();
+  auto ids = torch::tensor({{2, 7, 9, 4, 5}, {3, 8, 0, 0, 0}}, torch::kLong);
+  auto mask = torch::tensor({{1, 1, 1, 1, 1}, {1, 1, 0, 0, 0}}, torch::kLong);
+  auto step = [&](const torch::Tensor& i, const torch::Tensor& m) {
+    torch::manual_seed(11);
+    model->zero_grad();
+    auto logits = model->forward(i, m, torch::zeros_like(i));
+    logits.sum().backward();
+    std::vector<torch::Tensor> out = {logits.detach()};
+    for (const auto& p : model->parameters()) out.push_back(p.grad().clone());
+    return out;
+  };
+  auto dynamic = step(ids, mask);
+  auto fixed = step(torch::constant_pad_nd(ids, {0, 4}), torch::constant_pad_nd(mask, {0, 4}));
+  ASSERT_EQ(dynamic.size(), fixed.size());
+  int differing = 0;
+  for (size_t i = 0; i < dynamic.size(); ++i) differing += !torch::equal(dynamic[i], fixed[i]);
+  EXPECT_EQ(differing, 0);
+}
+
+// BertModel::forward (full sequence) and Pooled (last layer at [CLS] only) agree, and the
+// sequence output is zero at padding.
+TEST(BertTest, PooledOnlyPathMatchesFullForward) {
+  torch::manual_seed(8);
+  BertForSequenceClassification model(SmallConfig());
+  Roughen(model, 0.5);
+  model->eval();
+  auto ids = torch::tensor({{2, 7, 9, 4, 0, 0}, {3, 8, 1, 0, 0, 0}}, torch::kLong);
+  auto mask = ids.ne(0).to(torch::kLong);
+  auto types = torch::zeros_like(ids);
+  auto [sequence, pooled] = model->bert(ids, mask, types);
+  EXPECT_EQ(sequence.sizes(), (std::vector<int64_t>{2, 6, 8}));
+  EXPECT_LT((pooled - model->bert->Pooled(ids, mask, types)).abs().max().item<float>(), 1e-6);
+  EXPECT_TRUE(torch::equal(sequence.index({0, torch::indexing::Slice(4)}), torch::zeros({2, 8})));
+  EXPECT_GT(sequence.index({1, 2}).abs().sum().item<float>(), 0);
+}
+
 TEST(BertTest, DropoutOnlyInTrainMode) {
   torch::manual_seed(4);
   BertForSequenceClassification model(SmallConfig());

@@ -2,9 +2,66 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+
+#include "model/simd.h"
 
 namespace trainyard::train {
+
+struct AdamWConstants {
+  float b1, b2, one_b1, one_b2;  // beta1, beta2, 1 - beta1, 1 - beta2
+  float keep;                    // 1 - lr * weight_decay
+  float step_size;               // lr / (1 - beta1^t)
+  float bc2_sqrt;                // sqrt(1 - beta2^t)
+  float eps;
+};
+
+namespace {
+
+// The kernels below are this file's hot loops (src/train/CMakeLists.txt compiles it with
+// trainyard_vector_kernels: vectorised, no FMA contraction, so all ISA variants round alike and
+// exactly as the scalar formula). Bit tests use memcpy: float and uint32_t must not alias.
+
+// Whether any element of g[0..n) has a bit set (is anything but +0.0).
+TRAINYARD_MULTIVERSION
+bool RowHasBits(const float* __restrict g, int64_t n) {
+  uint32_t bits = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t b;
+    std::memcpy(&b, g + i, sizeof(b));
+    bits |= b;
+  }
+  return bits != 0;
+}
+
+TRAINYARD_MULTIVERSION
+void ScaleRow(float* __restrict p, int64_t n, float keep) {
+  for (int64_t i = 0; i < n; ++i) p[i] = p[i] * keep;
+}
+
+// The AdamW update of n elements, in torch.optim.AdamW's operation order; returns whether any
+// gradient element has a bit set.
+TRAINYARD_MULTIVERSION
+bool UpdateRow(float* __restrict p, const float* __restrict g, float* __restrict m,
+               float* __restrict v, int64_t n, AdamWConstants c) {
+  uint32_t bits = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    uint32_t b;
+    std::memcpy(&b, &gi, sizeof(b));
+    bits |= b;
+    const float mi = c.b1 * m[i] + c.one_b1 * gi;
+    const float vi = c.b2 * v[i] + c.one_b2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = p[i] * c.keep - c.step_size * mi / (std::sqrt(vi) / c.bc2_sqrt + c.eps);
+  }
+  return bits != 0;
+}
+
+}  // namespace
 
 AdamW::AdamW(const std::vector<std::pair<std::string, torch::Tensor>>& params,
              AdamWOptions options)
@@ -32,8 +89,94 @@ int64_t AdamW::num_trainable_elements() const {
 void AdamW::ZeroGrad() {
   for (auto& s : params_) {
     auto& g = s.param.mutable_grad();
-    if (g.defined()) g.zero_();
+    if (!g.defined()) continue;
+    const bool rows_known = s.dirty_known && g.data_ptr() == s.grad_data &&
+                            g._version() == s.grad_version && FusedPath(s, g);
+    s.dirty_known = false;
+    if (!rows_known) {
+      g.zero_();
+      std::fill(s.dirty.begin(), s.dirty.end(), 0);
+      continue;
+    }
+    const int64_t rows = static_cast<int64_t>(s.dirty.size()), cols = g.numel() / rows;
+    float* data = g.data_ptr<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      if (!s.dirty[r]) continue;
+      std::memset(data + r * cols, 0, sizeof(float) * cols);
+      s.dirty[r] = 0;
+    }
   }
+}
+
+bool AdamW::FusedPath(const Slot& s, const torch::Tensor& grad) {
+  return s.param.device().is_cpu() && s.param.scalar_type() == torch::kFloat &&
+         s.param.is_contiguous() && grad.device().is_cpu() && grad.layout() == torch::kStrided &&
+         grad.scalar_type() == torch::kFloat && grad.is_contiguous() &&
+         grad.numel() == s.param.numel();
+}
+
+void AdamW::RebuildLiveRows(Slot& s) {
+  const int64_t rows = s.param.dim() >= 2 ? s.param.size(0) : 1;
+  const int64_t cols = rows > 0 ? s.param.numel() / rows : 0;
+  s.live.assign(rows, 0);
+  s.dirty.assign(rows, 0);
+  // Bit patterns, not values: a stored -0.0 moment counts as live, so a shortcut row's moments
+  // are all +0.0 bits, exactly what the full update would leave there.
+  const uint32_t* m = static_cast<const uint32_t*>(s.exp_avg.data_ptr());
+  const uint32_t* v = static_cast<const uint32_t*>(s.exp_avg_sq.data_ptr());
+  for (int64_t r = 0; r < rows; ++r) {
+    uint32_t bits = 0;
+    for (int64_t i = r * cols; i < (r + 1) * cols; ++i) bits |= m[i] | v[i];
+    s.live[r] = bits != 0;
+  }
+}
+
+void AdamW::FusedStep(Slot& s, const torch::Tensor& grad, double decay, double step_size,
+                      double bc2_sqrt) {
+  if (static_cast<int64_t>(s.live.size()) != (s.param.dim() >= 2 ? s.param.size(0) : 1)) {
+    RebuildLiveRows(s);
+  }
+  const int64_t rows = static_cast<int64_t>(s.live.size());
+  const int64_t cols = rows > 0 ? s.param.numel() / rows : 0;
+  AdamWConstants c;
+  c.b1 = static_cast<float>(options_.beta1);
+  c.b2 = static_cast<float>(options_.beta2);
+  c.one_b1 = static_cast<float>(1 - options_.beta1);
+  c.one_b2 = static_cast<float>(1 - options_.beta2);
+  c.keep = static_cast<float>(1 - decay);
+  c.step_size = static_cast<float>(step_size);
+  c.bc2_sqrt = static_cast<float>(bc2_sqrt);
+  c.eps = static_cast<float>(options_.eps);
+  // When a row with m = v = g = +0 provably ends with m = v = +0 and p = p * keep (header).
+  const bool shortcut = c.eps > 0 && std::isfinite(c.eps) && c.bc2_sqrt > 0 &&
+                        std::isfinite(c.bc2_sqrt) && std::isfinite(c.step_size) &&
+                        std::isfinite(c.b1) && std::isfinite(c.b2) && std::isfinite(c.one_b1) &&
+                        std::isfinite(c.one_b2);
+  float* p = s.param.data_ptr<float>();
+  const float* g = grad.data_ptr<float>();
+  float* m = s.exp_avg.data_ptr<float>();
+  float* v = s.exp_avg_sq.data_ptr<float>();
+  uint8_t* live = s.live.data();
+  uint8_t* dirty = s.dirty.data();
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, cols));
+  at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t o = r * cols;
+      if (shortcut && !live[r]) {
+        if (!RowHasBits(g + o, cols)) {
+          // p * 1.0f == p, so without decay there is nothing to write.
+          if (c.keep != 1.0f) ScaleRow(p + o, cols, c.keep);
+          dirty[r] = 0;
+          continue;
+        }
+      }
+      live[r] = 1;
+      dirty[r] = UpdateRow(p + o, g + o, m + o, v + o, cols, c);
+    }
+  });
+  s.dirty_known = true;
+  s.grad_data = grad.data_ptr();
+  s.grad_version = grad._version();
 }
 
 void AdamW::Step(double lr) {
@@ -48,27 +191,11 @@ void AdamW::Step(double lr) {
     const torch::Tensor& grad = s.param.grad();
     if (!grad.defined()) continue;
     const double decay = s.decay ? lr * options_.weight_decay : 0.0;
-    const bool fused = s.param.device().is_cpu() && s.param.scalar_type() == torch::kFloat &&
-                       s.param.is_contiguous() && grad.is_contiguous() &&
-                       grad.scalar_type() == torch::kFloat;
-    if (fused) {
-      float* p = s.param.data_ptr<float>();
-      const float* g = grad.data_ptr<float>();
-      float* m = s.exp_avg.data_ptr<float>();
-      float* v = s.exp_avg_sq.data_ptr<float>();
-      const float fb1 = b1, fb2 = b2, one_b1 = 1 - b1, one_b2 = 1 - b2;
-      const float keep = 1 - decay, fstep = step_size, fbc2 = bc2_sqrt, feps = eps;
-      at::parallel_for(0, s.param.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          const float gi = g[i];
-          const float mi = fb1 * m[i] + one_b1 * gi;
-          const float vi = fb2 * v[i] + one_b2 * gi * gi;
-          m[i] = mi;
-          v[i] = vi;
-          p[i] = p[i] * keep - fstep * mi / (std::sqrt(vi) / fbc2 + feps);
-        }
-      });
+    if (FusedPath(s, grad)) {
+      FusedStep(s, grad, decay, step_size, bc2_sqrt);
     } else {
+      s.live.clear();  // moments change outside the row bookkeeping: rebuild it if needed
+      s.dirty_known = false;
       if (decay != 0) s.param.mul_(1 - decay);
       s.exp_avg.mul_(b1).add_(grad, 1 - b1);
       s.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1 - b2);
@@ -105,6 +232,8 @@ Status AdamW::LoadState(const std::map<std::string, torch::Tensor>& tensors, int
       }
       dst->copy_(it->second);
     }
+    s.live.clear();  // rebuilt from the loaded moments at the next Step
+    s.dirty_known = false;
   }
   step_ = step;
   return Status::Ok();

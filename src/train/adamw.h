@@ -6,10 +6,21 @@
 // recipe). The state (step count, first and second moments) is exposed by name so checkpoints
 // store it as plain tensors and a resumed run continues bit-for-bit.
 //
-// For contiguous float32 CPU parameters the update is one fused pass over memory (at::parallel_for)
-// instead of the ~6 tensor ops of torch.optim.AdamW; the arithmetic is the same:
+// For contiguous float32 CPU parameters the update is one fused, vectorised pass over memory
+// (at::parallel_for over rows) instead of the ~6 tensor ops of torch.optim.AdamW; the arithmetic
+// is the same, element by element:
 //   p *= 1 - lr*wd;  m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g*g;
 //   p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
+// Rows that never had a gradient (most of a word-embedding table) are shortcut, exactly: while a
+// row's m, v and g are all +0.0, the update above leaves m = v = 0 and reduces to p *= 1 - lr*wd
+// (the m / (...) term is +0 / (0 + eps) = +0), so such a row only gets its weight decay. The
+// optimizer remembers which rows ever had a non-zero moment ("live" rows, rebuilt from the moments
+// on LoadState) and checks the gradient row; the shortcut is only taken while eps > 0 and the
+// step's constants are finite, i.e. exactly when it is provably identical to the full update.
+//
+// ZeroGrad after Step zeroes only the gradient rows Step saw non-zero (an embedding gradient
+// touched by one batch is a few hundred of 30522 rows); if the gradient tensor was replaced or
+// modified in place since Step (its version counter moved), or Step did not run, it zeroes all.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +51,8 @@ class AdamW {
 
   // One update with learning rate `lr`. Parameters without a gradient are left alone.
   void Step(double lr);
-  // Zeroes gradients in place (keeps their memory: no allocation per step).
+  // Zeroes gradients in place (keeps their memory: no allocation per step). Afterwards every
+  // defined .grad is all +0.0, as with grad.zero_().
   void ZeroGrad();
 
   int64_t step_count() const { return step_; }
@@ -58,7 +70,17 @@ class AdamW {
     std::string name;
     torch::Tensor param, exp_avg, exp_avg_sq;
     bool decay;
+    // Row bookkeeping of the fused CPU path; the parameter is viewed as (rows, numel / rows).
+    std::vector<uint8_t> live;   // rows whose m or v may be non-zero; empty = to rebuild
+    std::vector<uint8_t> dirty;  // rows whose gradient was non-zero at the last Step
+    bool dirty_known = false;    // dirty describes .grad as of grad_version
+    const void* grad_data = nullptr;
+    int64_t grad_version = -1;
   };
+  static bool FusedPath(const Slot& s, const torch::Tensor& grad);
+  static void RebuildLiveRows(Slot& s);
+  void FusedStep(Slot& s, const torch::Tensor& grad, double decay, double step_size,
+                 double bc2_sqrt);
   AdamWOptions options_;
   std::vector<Slot> params_;
   int64_t step_ = 0;
