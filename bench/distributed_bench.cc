@@ -33,6 +33,7 @@
 #include "distributed/gradient_synchronizer.h"
 #include "model/bert.h"
 #include "model/bert_config.h"
+#include "model/cpu_runtime.h"
 
 namespace fs = std::filesystem;
 using namespace trainyard;
@@ -88,7 +89,7 @@ model::BertForSequenceClassification TinyBert() {
 
 // Phase 1 on one rank: all-reduce timings.
 Json AllReduceRank(int rank, int world, int port, int iters) {
-  torch::set_num_threads(1);
+  model::ConfigureCpuRuntime(1);
   auto comm = Connect(rank, world, port);
   auto bert = TinyBert();
   int64_t numel = 0;
@@ -123,7 +124,7 @@ Json AllReduceRank(int rank, int world, int port, int iters) {
 
 // Phase 2 on one rank: training steps at global batch `batch`.
 Json TrainRank(int rank, int world, int port, int steps, int batch, int seq, int threads) {
-  torch::set_num_threads(std::max(1, threads / world));
+  model::ConfigureCpuRuntime(std::max(1, threads / world));  // as the trainer does
   auto comm = Connect(rank, world, port);
   torch::manual_seed(42);
   auto bert = TinyBert();

@@ -7,6 +7,7 @@
 
 #include "model/dropout.h"
 #include "model/embedding_lookup.h"
+#include "model/parallel_linear.h"
 
 namespace trainyard::model {
 namespace {
@@ -85,10 +86,13 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& x, const Token
   // One (N, H) x (H, 3H) GEMM instead of three (N, H) x (H, H) ones.
   auto w = torch::cat({query->weight, key->weight, value->weight});  // (3H, H)
   auto b = torch::cat({query->bias, key->bias, value->bias});        // (3H)
-  auto qkv = layout.Pad(at::linear(x, w, b))                         // (B, T, 3H)
+  // unbind, not qkv[i]: its backward stacks the three gradients into one buffer, where three
+  // selects would each scatter into a zero-filled (3, B, NH, T, HS) tensor.
+  auto qkv = layout.Pad(ParallelLinear(x, w, b))  // (B, T, 3H)
                  .view({B, T, 3, NH, HS})
-                 .permute({2, 0, 3, 1, 4});                                  // (3, B, NH, T, HS)
-  auto context = Attend(qkv[0], qkv[1], qkv[2], layout.keep);                // (B, NH, T, HS)
+                 .permute({2, 0, 3, 1, 4})
+                 .unbind(0);                                         // 3 x (B, NH, T, HS)
+  auto context = Attend(qkv[0], qkv[1], qkv[2], layout.keep);  // (B, NH, T, HS)
   return layout.Unpad(context.transpose(1, 2).reshape({B, T, NH * HS}));  // (N, H)
 }
 
@@ -98,10 +102,13 @@ torch::Tensor BertSelfAttentionImpl::ForwardFirstTokens(const torch::Tensor& x,
   const int64_t B = layout.batch, T = layout.length, NH = num_heads_, HS = head_size_;
   auto w = torch::cat({key->weight, value->weight});  // (2H, H)
   auto b = torch::cat({key->bias, value->bias});      // (2H)
-  auto kv = layout.Pad(at::linear(x, w, b))           // (B, T, 2H)
+  auto kv = layout.Pad(ParallelLinear(x, w, b))  // (B, T, 2H)
                 .view({B, T, 2, NH, HS})
-                .permute({2, 0, 3, 1, 4});                         // (2, B, NH, T, HS)
-  auto q = query(x_first).view({B, 1, NH, HS}).transpose(1, 2);  // (B, NH, 1, HS)
+                .permute({2, 0, 3, 1, 4})
+                .unbind(0);                                        // 2 x (B, NH, T, HS)
+  auto q = ParallelLinear(x_first, query->weight, query->bias)  // (B, H)
+               .view({B, 1, NH, HS})
+               .transpose(1, 2);  // (B, NH, 1, HS)
   auto context = Attend(q, kv[0], kv[1], layout.keep);           // (B, NH, 1, HS)
   return context.reshape({B, NH * HS});                          // (B, H)
 }
@@ -138,7 +145,7 @@ BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertCo
 
 torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x,
                                               const torch::Tensor& residual) {
-  auto h = Dropout(dense(x), dropout_, is_training());  // (N, H)
+  auto h = Dropout(ParallelLinear(x, dense->weight, dense->bias), dropout_, is_training());  // (N, H)
   return LayerNorm(h + residual);                        // (N, H)
 }
 
@@ -154,7 +161,7 @@ BertIntermediateImpl::BertIntermediateImpl(const BertConfig& c) : act_(c.hidden_
 }
 
 torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& x) {
-  auto h = dense(x);                          // (N, I)
+  auto h = ParallelLinear(x, dense->weight, dense->bias);  // (N, I)
   if (act_ == "gelu") return torch::gelu(h);  // exact: x * 0.5 * (1 + erf(x / sqrt(2)))
   if (act_ == "gelu_new" || act_ == "gelu_pytorch_tanh") return torch::gelu(h, "tanh");
   if (act_ == "relu") return torch::relu(h);

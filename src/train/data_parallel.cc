@@ -1,12 +1,10 @@
 #include "train/data_parallel.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include "distributed/shard.h"
+#include "model/cpu_runtime.h"
 
 namespace trainyard::train {
 namespace {
@@ -50,11 +48,7 @@ std::string DataParallel::Describe() const {
 
 int DataParallel::DefaultThreadCount(const distributed::EnvMap& env) const {
   if (int omp = PositiveInt(env, "OMP_NUM_THREADS"); omp > 0) return omp;
-  int cpus = 0;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
-  if (cpus <= 0) cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cpus = model::UsableCpuCount();
   int sharing = PositiveInt(env, "LOCAL_WORLD_SIZE");
   if (sharing == 0 && distributed() && IsLoopback(config_.master_addr)) sharing = world_size();
   return std::max(1, cpus / std::max(1, sharing));

@@ -14,6 +14,7 @@
 #include "common/file_util.h"
 #include "distributed/distributed_config.h"
 #include "model/bert.h"
+#include "model/cpu_runtime.h"
 #include "model/hf_checkpoint.h"
 #include "text/bert_tokenizer.h"
 #include "train/adamw.h"
@@ -214,7 +215,12 @@ class Trainer {
 
   Status SetUpRuntime() {
     const int threads = o_.threads > 0 ? o_.threads : dp_->DefaultThreadCount(env_);
-    torch::set_num_threads(threads);
+    // One compute pool, not ATen's OpenMP pool plus OpenBLAS's: see model/cpu_runtime.h.
+    const int blas_threads = model::ConfigureCpuRuntime(threads);
+    if (blas_threads > 1) {
+      console_.Warning("OpenBLAS still runs " + std::to_string(blas_threads) +
+                    " threads (openblas_set_num_threads unavailable); set OPENBLAS_NUM_THREADS=1 for full speed");
+    }
     threads_ = threads;
     if (device_.is_cuda()) {
       console_.Info("GPU: CUDA device 0 is available (" + std::to_string(torch::cuda::device_count()) +

@@ -89,6 +89,34 @@ TEST_F(PredictCliTest, CsvAndTxtInputsAgree) {
   }
 }
 
+// Two threads split the encoder's GEMMs over the compute pool (model/parallel_linear.h) once a
+// batch has >= 64 token rows; the result must not depend on it.
+TEST_F(PredictCliTest, ThreadCountsAgree) {
+  std::string texts;
+  for (int i = 0; i < 100; ++i) texts += i % 3 ? "good movie the good\n" : "the bad bad movie\n";
+  WriteFileOrDie(*dir_ / "many.txt", texts);
+  std::vector<std::vector<nlohmann::json>> runs;
+  for (const char* threads : {"1", "2"}) {
+    auto r = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir", (*dir_ / "model").string(),
+                         "--input-file", (*dir_ / "many.txt").string(), "--batch-size", "50",
+                         "--threads", threads});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    runs.push_back(Lines(r.out));
+    ASSERT_EQ(runs.back().size(), 100u) << r.out;
+  }
+  for (size_t i = 0; i < 100; ++i) {
+    EXPECT_EQ(runs[0][i]["label"], runs[1][i]["label"]);
+    for (size_t c = 0; c < 2; ++c) {
+      EXPECT_NEAR(runs[0][i]["probabilities"][c].get<double>(),
+                  runs[1][i]["probabilities"][c].get<double>(), 1e-6);
+    }
+  }
+  auto bad = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir", (*dir_ / "model").string(),
+                         "--text", "good", "--threads", "-1"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--threads: must be >= 0"), std::string::npos) << bad.err;
+}
+
 TEST_F(PredictCliTest, BadInputsAreClearErrors) {
   WriteFileOrDie(*dir_ / "in.csv", "id,review\n1,good movie\n");
   auto r = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir",

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/bucket_path.h"
+#include "model/cpu_runtime.h"
 #include "train/labeled_dataset.h"
 #include "train/predictor.h"
 
@@ -21,6 +22,7 @@ struct Options {
   std::string text_column = "bodyText";
   int batch_size = 64;
   int max_length = 100;
+  int threads = 0;
 };
 
 int Fail(const Status& s) {
@@ -33,6 +35,8 @@ int RunPredict(const Options& o) {
     return Fail(InvalidArgumentError("pass either --text \"...\" or --input-file F.csv|F.txt"));
   }
   if (o.batch_size < 1) return Fail(InvalidArgumentError("--batch-size: must be >= 1"));
+  if (o.threads < 0) return Fail(InvalidArgumentError("--threads: must be >= 0 (0 = every usable CPU)"));
+  model::ConfigureCpuRuntime(o.threads > 0 ? o.threads : model::UsableCpuCount());
   auto model_dir = ResolveStoragePath(o.model_dir);
   if (!model_dir.ok()) return Fail(model_dir.status().WithPrefix("--model-dir"));
   std::vector<std::string> texts = o.texts;
@@ -73,6 +77,8 @@ const bool kRegistered = RegisterCommand({
       sub.add_option("--text-column", o->text_column, "CSV column with the text")->capture_default_str();
       sub.add_option("--batch-size", o->batch_size, "Texts per forward pass")->capture_default_str();
       sub.add_option("--max-length", o->max_length, "Max tokens per text incl. [CLS]/[SEP]")
+          ->capture_default_str();
+      sub.add_option("--threads", o->threads, "CPU threads (0 = every CPU this process may use)")
           ->capture_default_str();
       return [o] { return RunPredict(*o); };
     }});
