@@ -28,8 +28,9 @@ class ComputePool {
   // The process-wide pool; starts with 1 thread (the caller only, no workers).
   static ComputePool& Get();
 
-  // Total threads including the calling one (values < 1 mean 1). Starts or stops workers; must
-  // not be called from inside a job.
+  // Total threads including the calling one (values < 1 mean 1). Starts or stops workers and
+  // returns once every worker is parked (so the process may exit at once); must not be called
+  // from inside a job.
   void SetThreads(int threads);
   int threads() const { return threads_; }
 
@@ -53,6 +54,7 @@ class ComputePool {
   uint64_t generation_ = 0;  // bumped per job; workers run each generation once
   bool stop_ = false;
   int pending_ = 0;  // worker blocks of the current job not yet finished
+  int ready_ = 0;    // workers past their start-up, parked or working
   int64_t n_ = 0, blocks_ = 0;
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   const at::ThreadLocalState* state_ = nullptr;  // the caller's, applied in the workers

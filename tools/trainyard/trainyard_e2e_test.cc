@@ -233,10 +233,16 @@ TEST_F(TrainyardE2ETest, CreateRunsToSucceededWithVertexEnvInTheLogs) {
 
 TEST_F(TrainyardE2ETest, MultiPoolJobGetsTfConfigRoles) {
   REQUIRE_LOCAL_EXECUTOR();
+  // The job succeeds when the chief exits 0 and stops the replicas still running (as on Vertex),
+  // so the chief waits until both workers have printed (each touches a file afterwards).
+  const std::string marks = (dir_ / "marks").string();
+  std::filesystem::create_directories(marks);
   auto r = Run({"ai", "custom-jobs", "create", "--display-name=dist", "--format=json",
                 "--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=local",
                 "--worker-pool-spec=machine-type=n1-standard-4,replica-count=2,container-image-uri=local",
-                "--command=^|^sh|-c|echo TF=$TF_CONFIG RANK=$RANK"});
+                "--command=^|^sh|-c|echo TF=$TF_CONFIG RANK=$RANK; touch " + marks +
+                    "/$RANK; i=0; while [ $RANK = 0 ] && [ $i -lt 600 ] && ! { [ -e " + marks +
+                    "/1 ] && [ -e " + marks + "/2 ]; }; do sleep 0.05; i=$((i+1)); done"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string name = json::parse(r.out)["name"];
   auto job = WaitForJob(server_->port(), name, {});
