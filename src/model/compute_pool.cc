@@ -58,8 +58,10 @@ void ComputePool::StopWorkers() {
 void ComputePool::WorkerLoop(int index) {
   at::init_num_threads();  // ATen's thread settings (one intra-op thread) in this new thread
   in_job = true;
-  uint64_t seen = 0;
   std::unique_lock<std::mutex> lock(mutex_);
+  // Jobs before this worker existed are not its own (SetThreads holds call_mutex_, so none runs
+  // now); starting from 0 would re-run the last job's stale fn_ after a second SetThreads.
+  uint64_t seen = generation_;
   ++ready_;
   done_cv_.notify_all();
   while (true) {
@@ -86,14 +88,16 @@ void ComputePool::WorkerLoop(int index) {
   }
 }
 
-void ComputePool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+void ComputePool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                              int64_t grain) {
   if (n <= 0) return;
+  grain = std::max<int64_t>(1, grain);
   if (in_job) {
     fn(0, n);
     return;
   }
   std::lock_guard<std::mutex> call(call_mutex_);
-  const int64_t blocks = std::min<int64_t>(threads_, n);
+  const int64_t blocks = std::min<int64_t>(threads_, (n + grain - 1) / grain);
   if (blocks == 1) {
     fn(0, n);
     return;

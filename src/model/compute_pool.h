@@ -5,7 +5,8 @@
 // spinning at every barrier. On the loaded 2-core CI machine one fused-linear forward + backward
 // (2200 x 128 x 512) took 58 ms with 2 OpenMP threads against 12 ms with one; with
 // OMP_WAIT_POLICY=passive it was back to 11 ms. The trainer therefore keeps ATen single-threaded
-// and splits only the big GEMMs (model/parallel_linear.h) over this pool, whose waits block.
+// (model/cpu_runtime.h) and splits the big GEMMs (model/parallel_linear.h) and its own element
+// loops (dropout masks, AdamW) over this pool, whose waits block.
 //
 // Thread-safe: concurrent ParallelFor calls are serialised; a call from inside a job runs inline.
 #pragma once
@@ -34,10 +35,11 @@ class ComputePool {
   void SetThreads(int threads);
   int threads() const { return threads_; }
 
-  // Calls fn(begin, end) on min(threads, n) contiguous blocks covering [0, n), the caller taking
-  // the first block, and returns when all are done. An exception from a block is rethrown here
-  // (the first one, after every block finished).
-  void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+  // Calls fn(begin, end) on min(threads, ceil(n / grain)) contiguous blocks covering [0, n), the
+  // caller taking the first block, and returns when all are done (so no block is smaller than
+  // about `grain` items: below that, waking a worker costs more than it saves). An exception from
+  // a block is rethrown here (the first one, after every block finished).
+  void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain = 1);
 
   ~ComputePool();
 

@@ -1,11 +1,11 @@
 #include "model/dropout.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
 
 #include <cmath>
 #include <mutex>
 
+#include "model/compute_pool.h"
 #include "model/simd.h"
 
 namespace trainyard::model {
@@ -42,9 +42,9 @@ uint64_t NextSeed() {
 
 void FillDropoutMask(float* out, int64_t n, uint64_t seed, uint32_t keep_threshold, float scale) {
   const uint32_t s0 = static_cast<uint32_t>(seed), s1 = static_cast<uint32_t>(seed >> 32);
-  at::parallel_for(0, n, 1 << 16, [&](int64_t begin, int64_t end) {
-    FillMaskRange(out, begin, end, s0, s1, keep_threshold, scale);
-  });
+  ComputePool::Get().ParallelFor(
+      n, [&](int64_t begin, int64_t end) { FillMaskRange(out, begin, end, s0, s1, keep_threshold, scale); },
+      int64_t{1} << 16);
 }
 
 torch::Tensor Dropout(const torch::Tensor& x, double p, bool training) {

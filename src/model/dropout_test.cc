@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <ATen/Parallel.h>
+#include "model/compute_pool.h"
 
 namespace trainyard::model {
 namespace {
@@ -21,14 +21,15 @@ TEST(DropoutTest, KeepsOneMinusPScaledAndRoutesTheGradientThroughTheMask) {
 }
 
 TEST(DropoutTest, ReproducibleFromTheSeedAndIndependentOfThreads) {
-  const int threads = at::get_num_threads();
-  auto draw = [](int n_threads) {
-    at::set_num_threads(n_threads);
+  ComputePool& pool = ComputePool::Get();
+  const int threads = pool.threads();
+  auto draw = [&](int n_threads) {
+    pool.SetThreads(n_threads);
     torch::manual_seed(7);
     return Dropout(torch::ones({300, 1000}), 0.25, true);
   };
   torch::Tensor one = draw(1), two = draw(2);
-  at::set_num_threads(threads);
+  pool.SetThreads(threads);
   EXPECT_TRUE(torch::equal(one, two));
   EXPECT_FALSE(torch::equal(one, Dropout(torch::ones({300, 1000}), 0.25, true)));  // seed moved
 }

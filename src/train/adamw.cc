@@ -1,11 +1,10 @@
 #include "train/adamw.h"
 
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "model/compute_pool.h"
 #include "model/simd.h"
 
 namespace trainyard::train {
@@ -69,9 +68,13 @@ AdamW::AdamW(const std::vector<std::pair<std::string, torch::Tensor>>& params,
   torch::NoGradGuard no_grad;
   for (const auto& [name, p] : params) {
     if (!p.requires_grad()) continue;
-    params_.push_back({name, p, torch::zeros_like(p, torch::MemoryFormat::Contiguous),
-                       torch::zeros_like(p, torch::MemoryFormat::Contiguous),
-                       DecaysByName(name)});
+    Slot slot;
+    slot.name = name;
+    slot.param = p;
+    slot.exp_avg = torch::zeros_like(p, torch::MemoryFormat::Contiguous);
+    slot.exp_avg_sq = torch::zeros_like(p, torch::MemoryFormat::Contiguous);
+    slot.decay = DecaysByName(name);
+    params_.push_back(std::move(slot));
   }
 }
 
@@ -159,7 +162,7 @@ void AdamW::FusedStep(Slot& s, const torch::Tensor& grad, double decay, double s
   uint8_t* live = s.live.data();
   uint8_t* dirty = s.dirty.data();
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, cols));
-  at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+  model::ComputePool::Get().ParallelFor(rows, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t o = r * cols;
       if (shortcut && !live[r]) {
@@ -173,7 +176,7 @@ void AdamW::FusedStep(Slot& s, const torch::Tensor& grad, double decay, double s
       live[r] = 1;
       dirty[r] = UpdateRow(p + o, g + o, m + o, v + o, cols, c);
     }
-  });
+  }, grain);
   s.dirty_known = true;
   s.grad_data = grad.data_ptr();
   s.grad_version = grad._version();

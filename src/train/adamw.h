@@ -7,8 +7,8 @@
 // store it as plain tensors and a resumed run continues bit-for-bit.
 //
 // For contiguous float32 CPU parameters the update is one fused, vectorised pass over memory
-// (at::parallel_for over rows) instead of the ~6 tensor ops of torch.optim.AdamW; the arithmetic
-// is the same, element by element:
+// (rows split over model::ComputePool) instead of the ~6 tensor ops of torch.optim.AdamW; the
+// arithmetic is the same, element by element:
 //   p *= 1 - lr*wd;  m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g*g;
 //   p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
 // Rows that never had a gradient (most of a word-embedding table) are shortcut, exactly: while a

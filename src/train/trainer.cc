@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cmath>
 #include <thread>
 
@@ -34,12 +33,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -548,7 +541,6 @@ class Trainer {
         model_->train();
         for (int64_t b = first; b < steps; ++b) {
           const auto step_start = Clock::now();
-          const double step_cpu_start = ThreadCpuSeconds();
           const std::vector<int32_t> local = dp_->LocalBatch(plan[b]);
           EnsureBuilderCapacity(static_cast<int64_t>(local.size()));
           Batch batch = builder_->Build(train_.tokens, local, pad_to);
@@ -589,7 +581,6 @@ class Trainer {
           global_samples_ += stats.count;
           const double step_seconds = SecondsSince(step_start);
           result_.train_seconds += step_seconds;
-          result_.train_thread_cpu_seconds += ThreadCpuSeconds() - step_cpu_start;
           result_.train_samples += batch.size;
           if (b % kLogInterval == 0) {
             console_.Print(FormatBatchLine(

@@ -50,10 +50,6 @@ struct TrainResult {
   std::optional<EvalMetrics> test;            // when a testing file was given (not on dry runs)
   int64_t train_samples = 0;                  // examples trained on by this process (its shards)
   double train_seconds = 0;                   // time in training steps (no evaluation)
-  // CPU time of the calling thread in training steps: with --threads 1 all compute runs there,
-  // so this measures the work independently of other load on the machine (the benchmark's
-  // contention-robust figure).
-  double train_thread_cpu_seconds = 0;
   std::filesystem::path exported_to;          // empty when nothing was exported
 };
 
