@@ -218,13 +218,13 @@ Json TrainerRun(const fs::path& bert, const fs::path& csv, const fs::path& vocab
       const std::string log = (dir / ("rank" + std::to_string(rank) + ".log")).string();
       freopen(log.c_str(), "w", stderr);
       freopen("/dev/null", "w", stdout);
-      const std::string b = std::to_string(batch / world), t = std::to_string(
-                                                              std::max(1, threads / world));
+      const std::string b = std::to_string(batch / world),
+                        t = std::to_string(std::max(1, threads / world));
       const std::string e = std::to_string(epochs);
       execl(bert.c_str(), bert.c_str(), "train", "--training-file", csv.c_str(),
             "--validation-file", csv.c_str(), "--text-column", "text", "--label-column", "label",
-            "--vocab", vocab.c_str(), "--epochs", e.c_str(), "--batch-size", b.c_str(),
-            "--threads", t.c_str(), "--eval-batch-size", "512", nullptr);
+            "--vocab", vocab.c_str(), "--epochs", e.c_str(), "--batch-size", b.c_str(), "--threads",
+            t.c_str(), "--eval-batch-size", "512", nullptr);
       _exit(127);
     }
     pids.push_back(pid);
@@ -249,8 +249,11 @@ Json TrainerRun(const fs::path& bert, const fs::path& csv, const fs::path& vocab
     std::cerr << "trainyard-bert with " << world << " process(es) failed\n";
     return Json();
   }
-  return {{"samples", samples}, {"seconds", seconds}, {"samples_per_s", rate},
-          {"processes", world}, {"threads_per_process", std::max(1, threads / world)}};
+  return {{"samples", samples},
+          {"seconds", seconds},
+          {"samples_per_s", rate},
+          {"processes", world},
+          {"threads_per_process", std::max(1, threads / world)}};
 }
 
 }  // namespace
@@ -310,11 +313,13 @@ int main(int argc, char** argv) {
     trainer_one = TrainerRun(bert, csv, vocab, 1, batch, threads, trainer_epochs);
     // One process with the threads of one of the two workers: tells oversubscription artefacts
     // (OpenMP threads pre-empted on a busy machine) from real data-parallel gains.
-    trainer_one_half = TrainerRun(bert, csv, vocab, 1, batch, std::max(1, threads / 2), trainer_epochs);
+    trainer_one_half =
+        TrainerRun(bert, csv, vocab, 1, batch, std::max(1, threads / 2), trainer_epochs);
     trainer_two = TrainerRun(bert, csv, vocab, 2, batch, threads, trainer_epochs);
     if (!trainer_one.is_null() && !trainer_one_half.is_null() && !trainer_two.is_null()) {
-      std::printf("\ntrainyard-bert train on %s, %d epoch(s), global batch %d, %d threads in total\n",
-                  fs::path(csv).filename().c_str(), trainer_epochs, batch, threads);
+      std::printf(
+          "\ntrainyard-bert train on %s, %d epoch(s), global batch %d, %d threads in total\n",
+          fs::path(csv).filename().c_str(), trainer_epochs, batch, threads);
       std::printf("%-28s %12s %12s %14s\n", "processes", "train s", "samples/s", "threads/proc");
       for (const Json* j : {&trainer_one, &trainer_one_half, &trainer_two}) {
         std::printf("%-28d %12.2f %12.1f %14d\n", (*j)["processes"].get<int>(),

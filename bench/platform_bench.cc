@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
   const std::string poll_ms = Arg(argc, argv, "--executor-poll-ms", "");
   std::vector<std::string> server_args = {"--executor", executor};
   if (!poll_ms.empty()) server_args.insert(server_args.end(), {"--executor-poll-ms", poll_ms});
-  const fs::path root = fs::temp_directory_path() / ("platform_bench_" + std::to_string(::getpid()));
+  const fs::path root =
+      fs::temp_directory_path() / ("platform_bench_" + std::to_string(::getpid()));
   fs::remove_all(root);
 
   // 1 + 2: idle RSS, then submit->RUNNING latency one job at a time.
@@ -191,8 +192,8 @@ int main(int argc, char** argv) {
       trainyard::spec::CustomJob job;
       job.name = "projects/bench/locations/local/customJobs/" + std::to_string(1000000000 + i);
       job.display_name = "job-" + std::to_string(i);
-      job.state = i % 10 == 0 ? trainyard::spec::JobState::kFailed
-                              : trainyard::spec::JobState::kSucceeded;
+      job.state =
+          i % 10 == 0 ? trainyard::spec::JobState::kFailed : trainyard::spec::JobState::kSucceeded;
       job.create_time = base + std::chrono::seconds(i * 20);
       job.update_time = job.create_time;
       job.start_time = job.create_time;
@@ -201,8 +202,8 @@ int main(int argc, char** argv) {
       trainyard::spec::WorkerPoolSpec pool;
       pool.machine_spec = trainyard::spec::MachineSpec{"n1-standard-4", "", 0};
       pool.replica_count = 1;
-      pool.container_spec = trainyard::spec::ContainerSpec{"trainyard/bert-sentiment", {},
-                                                           {"--epochs=3", "--batch-size=32"}, {}};
+      pool.container_spec = trainyard::spec::ContainerSpec{
+          "trainyard/bert-sentiment", {}, {"--epochs=3", "--batch-size=32"}, {}};
       job.job_spec.worker_pool_specs.push_back(pool);
       batch.push_back(std::move(job));
       if (batch.size() == 10000 || i + 1 == list_jobs) {
@@ -230,16 +231,18 @@ int main(int argc, char** argv) {
     return ms;
   };
   std::vector<double> first_page, deep_page, state_filter, label_filter;
-  for (int i = 0; i < 100; ++i) first_page.push_back(time_get(std::string(kJobs) + "?pageSize=100", nullptr));
+  for (int i = 0; i < 100; ++i)
+    first_page.push_back(time_get(std::string(kJobs) + "?pageSize=100", nullptr));
   std::string token;
   time_get(std::string(kJobs) + "?pageSize=100", &token);
   for (int i = 0; i < 100 && !token.empty(); ++i) {
     deep_page.push_back(time_get(std::string(kJobs) + "?pageSize=100&pageToken=" + token, &token));
   }
   for (int i = 0; i < 50; ++i) {
-    state_filter.push_back(time_get(std::string(kJobs) + "?pageSize=100&filter=" +
-                                        httplib::detail::encode_query_param("state=\"JOB_STATE_FAILED\""),
-                                    nullptr));
+    state_filter.push_back(
+        time_get(std::string(kJobs) + "?pageSize=100&filter=" +
+                     httplib::detail::encode_query_param("state=\"JOB_STATE_FAILED\""),
+                 nullptr));
     label_filter.push_back(time_get(std::string(kJobs) + "?pageSize=100&filter=" +
                                         httplib::detail::encode_query_param("labels.team=speech"),
                                     nullptr));

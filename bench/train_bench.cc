@@ -4,7 +4,8 @@
 // main.py pipeline (bench/train_article_pipeline.py) run in the same process tree.
 //
 //   build/bench/train_bench [--csv data/sample/uci_sentiment.csv] [--vocab data/sample/vocab.txt]
-//                           [--threads 2] [--epochs 2] [--python-steps 12] [--python /usr/bin/python3]
+//                           [--threads 2] [--epochs 2] [--python-steps 12] [--python
+//                           /usr/bin/python3]
 //                           [--configs fixed,grouping]
 //
 // The Python pipeline runs twice: as users run it (Debian's torch on OpenBLAS, whose own thread
@@ -68,8 +69,9 @@ int main(int argc, char** argv) {
   app.add_option("--epochs", epochs, "Epochs per trainyard configuration");
   app.add_option("--python-steps", python_steps, "Timed steps of the Python pipeline (0 = skip)");
   app.add_option("--python", python);
-  app.add_option("--configs", configs,
-                 "Comma-separated trainyard configurations to run: fixed (padding to 100), grouping");
+  app.add_option(
+      "--configs", configs,
+      "Comma-separated trainyard configurations to run: fixed (padding to 100), grouping");
   CLI11_PARSE(app, argc, argv);
 
   auto table = data::ReadCsv(csv);
@@ -82,7 +84,8 @@ int main(int argc, char** argv) {
     std::cerr << "train_bench: " << csv << " needs columns text,label\n";
     return 1;
   }
-  const fs::path dir = fs::temp_directory_path() / ("trainyard_train_bench." + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("trainyard_train_bench." + std::to_string(getpid()));
   fs::create_directories(dir);
   data::CsvTable out;
   out.header = {"bodyText", "Target"};
@@ -137,11 +140,10 @@ int main(int argc, char** argv) {
   nlohmann::json python_runs = nlohmann::json::array();
   for (const std::string env : {"", "OPENBLAS_NUM_THREADS=1 "}) {
     if (python_steps <= 0) break;
-    const std::string cmd = env + python + " " + Quote(script) + " --csv " +
-                            Quote((dir / "train.csv").string()) + " --vocab " + Quote(vocab) +
-                            " --batch-size " + std::to_string(batch) + " --steps " +
-                            std::to_string(python_steps) + " --threads " + std::to_string(threads) +
-                            " 2>&1";
+    const std::string cmd =
+        env + python + " " + Quote(script) + " --csv " + Quote((dir / "train.csv").string()) +
+        " --vocab " + Quote(vocab) + " --batch-size " + std::to_string(batch) + " --steps " +
+        std::to_string(python_steps) + " --threads " + std::to_string(threads) + " 2>&1";
     const std::string output = Shell(cmd);
     const size_t brace = output.rfind("{\"pipeline\"");
     if (brace == std::string::npos) {
@@ -171,22 +173,23 @@ int main(int argc, char** argv) {
                 ratio(r.cpu_samples_per_second, python_cpu_sps));
   }
   std::printf("(ratios against the faster Python run%s)\n", python_sps > 0 ? "" : ": none ran");
-  nlohmann::json j = {{"bench", "train"},
-                      {"batch_size", batch},
-                      {"threads", threads},
-                      {"examples", out.rows.size()},
-                      {"fixed_padding_samples_per_second", fixed_row.samples_per_second},
-                      {"length_grouping_samples_per_second", grouping_row.samples_per_second},
-                      {"python_samples_per_second", python_sps},
-                      {"fixed_padding_cpu_samples_per_second", fixed_row.cpu_samples_per_second},
-                      {"length_grouping_cpu_samples_per_second", grouping_row.cpu_samples_per_second},
-                      {"python_cpu_samples_per_second", python_cpu_sps},
-                      {"python_runs", python_runs},
-                      {"cpu_ratio_fixed_padding", ratio(fixed_row.cpu_samples_per_second, python_cpu_sps)},
-                      {"cpu_ratio_length_grouping", ratio(grouping_row.cpu_samples_per_second, python_cpu_sps)},
-                      {"ratio_fixed_padding", ratio(fixed_row.samples_per_second, python_sps)},
-                      {"ratio_length_grouping", ratio(grouping_row.samples_per_second, python_sps)},
-                      {"hardware_concurrency", std::thread::hardware_concurrency()}};
+  nlohmann::json j = {
+      {"bench", "train"},
+      {"batch_size", batch},
+      {"threads", threads},
+      {"examples", out.rows.size()},
+      {"fixed_padding_samples_per_second", fixed_row.samples_per_second},
+      {"length_grouping_samples_per_second", grouping_row.samples_per_second},
+      {"python_samples_per_second", python_sps},
+      {"fixed_padding_cpu_samples_per_second", fixed_row.cpu_samples_per_second},
+      {"length_grouping_cpu_samples_per_second", grouping_row.cpu_samples_per_second},
+      {"python_cpu_samples_per_second", python_cpu_sps},
+      {"python_runs", python_runs},
+      {"cpu_ratio_fixed_padding", ratio(fixed_row.cpu_samples_per_second, python_cpu_sps)},
+      {"cpu_ratio_length_grouping", ratio(grouping_row.cpu_samples_per_second, python_cpu_sps)},
+      {"ratio_fixed_padding", ratio(fixed_row.samples_per_second, python_sps)},
+      {"ratio_length_grouping", ratio(grouping_row.samples_per_second, python_sps)},
+      {"hardware_concurrency", std::thread::hardware_concurrency()}};
   std::cout << j.dump() << "\n";
   return 0;
 }

@@ -13,7 +13,7 @@ pkgs=(
 )
 if [[ "${1:-}" == "--test" ]]; then
   # python3-torch: the independent reference implementation in parity tests and benchmarks.
-  pkgs+=(python3 python3-torch python3-numpy procps curl)
+  pkgs+=(python3 python3-torch python3-numpy procps curl clang-format)
   # Slurm executor integration tests: scripts/slurm-local.sh runs a real cluster on localhost.
   pkgs+=(slurmctld slurmd slurm-client munge)
 fi

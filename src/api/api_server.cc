@@ -26,9 +26,9 @@ ApiServer::ApiServer(controller::JobController* controller, ApiServerOptions opt
       body = ErrorBody(413, StatusCode::kInvalidArgument,
                        "request body exceeds the limit of " + std::to_string(limit) + " bytes");
     } else if (res.status == 404) {
-      body = ErrorBody(404, StatusCode::kNotFound,
-                       "no such method: " + req.method + " " + req.path +
-                           " (see docs/api.md for the routes)");
+      body = ErrorBody(
+          404, StatusCode::kNotFound,
+          "no such method: " + req.method + " " + req.path + " (see docs/api.md for the routes)");
     } else {
       body = ErrorBody(res.status, StatusCode::kInvalidArgument,
                        "malformed HTTP request (status " + std::to_string(res.status) + ")");

@@ -20,10 +20,10 @@ namespace trainyard::api {
 
 struct ApiServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;                        // 0 = any free port (see Bind)
-  size_t max_request_bytes = 1 << 20;     // 1 MiB; a CustomJob is a few KiB
-  int threads = 32;                       // includes long-polling log readers
-  int max_log_wait_seconds = 20;          // cap of :logs?waitSeconds=
+  int port = 8080;                     // 0 = any free port (see Bind)
+  size_t max_request_bytes = 1 << 20;  // 1 MiB; a CustomJob is a few KiB
+  int threads = 32;                    // includes long-polling log readers
+  int max_log_wait_seconds = 20;       // cap of :logs?waitSeconds=
 };
 
 class ApiServer {

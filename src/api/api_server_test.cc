@@ -16,7 +16,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kJobs = "/v1/projects/p/locations/us-central1/customJobs";
-constexpr const char* kJob = R"({"displayName":"d","labels":{"team":"nlp"},"jobSpec":{"workerPoolSpecs":[
+constexpr const char* kJob =
+    R"({"displayName":"d","labels":{"team":"nlp"},"jobSpec":{"workerPoolSpecs":[
   {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
    "containerSpec":{"imageUri":"local","command":["echo","hi"]}}]}})";
 
@@ -119,9 +120,9 @@ TEST_F(ApiServerTest, ListPagesAndFilters) {
   auto [s1, page1] = Call("GET", std::string(kJobs) + "?pageSize=2");
   auto [s2, page2] = Call("GET", std::string(kJobs) + "?pageSize=2&pageToken=" +
                                      page1["nextPageToken"].get<std::string>());
-  auto [s3, filtered] =
-      Call("GET", std::string(kJobs) + "?filter=" +
-                      httplib::detail::encode_query_param("state=\"JOB_STATE_RUNNING\" AND labels.team=nlp"));
+  auto [s3, filtered] = Call("GET", std::string(kJobs) + "?filter=" +
+                                        httplib::detail::encode_query_param(
+                                            "state=\"JOB_STATE_RUNNING\" AND labels.team=nlp"));
   auto [s4, bad] = Call("GET", std::string(kJobs) + "?filter=colour%3Dred");
   EXPECT_EQ(std::to_string(page1["customJobs"].size()) + " " +
                 std::to_string(page2["customJobs"].size()) + " " +

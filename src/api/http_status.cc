@@ -4,22 +4,38 @@ namespace trainyard::api {
 
 int HttpStatusFor(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kCancelled: return 499;
-    case StatusCode::kUnknown: return 500;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kDeadlineExceeded: return 504;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kAlreadyExists: return 409;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kResourceExhausted: return 429;
-    case StatusCode::kFailedPrecondition: return 400;
-    case StatusCode::kAborted: return 409;
-    case StatusCode::kOutOfRange: return 400;
-    case StatusCode::kUnimplemented: return 501;
-    case StatusCode::kInternal: return 500;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kDataLoss: return 500;
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kCancelled:
+      return 499;
+    case StatusCode::kUnknown:
+      return 500;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+      return 409;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kResourceExhausted:
+      return 429;
+    case StatusCode::kFailedPrecondition:
+      return 400;
+    case StatusCode::kAborted:
+      return 409;
+    case StatusCode::kOutOfRange:
+      return 400;
+    case StatusCode::kUnimplemented:
+      return 501;
+    case StatusCode::kInternal:
+      return 500;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kDataLoss:
+      return 500;
   }
   return 500;
 }

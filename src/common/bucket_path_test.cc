@@ -15,8 +15,7 @@ TEST(BucketPathTest, MapsGcsUriUnderBucketRoot) {
 }
 
 TEST(BucketPathTest, RejectsEscapesAndMissingBucket) {
-  EXPECT_EQ(ResolveStoragePath("gs://b/../../etc").status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ResolveStoragePath("gs://b/../../etc").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ResolveStoragePath("gs:///x").status().code(), StatusCode::kInvalidArgument);
 }
 

@@ -102,8 +102,8 @@ inline Status DataLossError(std::string m) { return Status(StatusCode::kDataLoss
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(const T& value) : value_(value) {}  // NOLINT(google-explicit-constructor)
-  StatusOr(T&& value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  StatusOr(const T& value) : value_(value) {}             // NOLINT(google-explicit-constructor)
+  StatusOr(T&& value) : value_(std::move(value)) {}       // NOLINT(google-explicit-constructor)
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!status_.ok() && "StatusOr built from an OK Status has no value");
     if (status_.ok()) status_ = InternalError("StatusOr constructed from OK status without value");
@@ -144,10 +144,10 @@ class [[nodiscard]] StatusOr {
 #define TY_CONCAT_(a, b) TY_CONCAT_INNER_(a, b)
 
 // Returns the Status from the enclosing function if `expr` is not OK.
-#define TY_RETURN_IF_ERROR(expr)                          \
-  do {                                                    \
-    ::trainyard::Status ty_status_ = (expr);              \
-    if (!ty_status_.ok()) return ty_status_;              \
+#define TY_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::trainyard::Status ty_status_ = (expr); \
+    if (!ty_status_.ok()) return ty_status_; \
   } while (0)
 
 // TY_ASSIGN_OR_RETURN(auto x, MakeX()); declares/assigns x or returns the error.

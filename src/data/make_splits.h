@@ -67,7 +67,8 @@ struct MakeSplitsReport {
 };
 
 // Runs make-splits. Errors (nothing written in any case):
-//   INVALID_ARGUMENT: no inputs; the same input twice; bad fractions; empty output dir name; a CSV error (csv.h, with
+//   INVALID_ARGUMENT: no inputs; the same input twice; bad fractions; empty output dir name; a CSV
+//   error (csv.h, with
 //     file:line); a missing --text-column/--label-column (lists the columns there are); inputs with
 //     different columns (names the file and the differing columns); a non-numeric sentiment score
 //     (file:line); a label not in label_order (file:line); no usable rows after dropping.

@@ -225,6 +225,8 @@ EnvMap CurrentEnvironment() {
   return env;
 }
 
-StatusOr<DistributedConfig> FromEnvironment() { return ConfigFromEnvironment(CurrentEnvironment()); }
+StatusOr<DistributedConfig> FromEnvironment() {
+  return ConfigFromEnvironment(CurrentEnvironment());
+}
 
 }  // namespace trainyard::distributed

@@ -35,21 +35,21 @@ struct ReplicaSpec {
   std::string machine_type;      // e.g. "n1-standard-4"; resources come from the machine catalog
   std::string accelerator_type;  // e.g. "NVIDIA_TESLA_T4"; empty = none
   int accelerator_count = 0;
-  std::vector<std::string> argv;              // resolved command + args; argv[0] is looked up in PATH
-  std::map<std::string, std::string> env;     // user env (containerSpec.env); platform env is added
+  std::vector<std::string> argv;           // resolved command + args; argv[0] is looked up in PATH
+  std::map<std::string, std::string> env;  // user env (containerSpec.env); platform env is added
 };
 
 struct GangSpec {
-  std::string job_id;                 // unique; e.g. "1234"
-  std::string job_name;               // "projects/p/locations/l/customJobs/1234"
-  std::filesystem::path job_dir;      // executor-owned: logs, work dirs, state files live here
-  std::string base_output_dir;        // baseOutputDirectory.outputUriPrefix (gs:// or path); may be empty
-  std::vector<ReplicaSpec> replicas;  // all pools, pool 0 first
-  std::optional<std::chrono::seconds> timeout;        // scheduling.timeout
-  std::chrono::seconds kill_grace{30};                // SIGTERM -> SIGKILL grace
-  int max_restarts = 3;                               // per job; 0 when disableRetries
-  bool restart_job_on_worker_restart = false;         // restart the whole gang on one failure
-  std::map<std::string, std::string> extra_env;       // e.g. CLOUD_ML_TRIAL_ID for HP tuning trials
+  std::string job_id;             // unique; e.g. "1234"
+  std::string job_name;           // "projects/p/locations/l/customJobs/1234"
+  std::filesystem::path job_dir;  // executor-owned: logs, work dirs, state files live here
+  std::string base_output_dir;  // baseOutputDirectory.outputUriPrefix (gs:// or path); may be empty
+  std::vector<ReplicaSpec> replicas;             // all pools, pool 0 first
+  std::optional<std::chrono::seconds> timeout;   // scheduling.timeout
+  std::chrono::seconds kill_grace{30};           // SIGTERM -> SIGKILL grace
+  int max_restarts = 3;                          // per job; 0 when disableRetries
+  bool restart_job_on_worker_restart = false;    // restart the whole gang on one failure
+  std::map<std::string, std::string> extra_env;  // e.g. CLOUD_ML_TRIAL_ID for HP tuning trials
   // The CustomJobSpec as proto3 JSON. Vertex puts it, as a string, in the "job" field of
   // CLUSTER_SPEC and TF_CONFIG; empty = the field is left out.
   std::string job_spec_json;
@@ -65,8 +65,8 @@ std::optional<GangState> GangStateFromName(const std::string& name);
 struct ReplicaStatus {
   int pool_index = 0;
   int replica_index = 0;
-  int64_t pid = 0;                 // 0 when not running
-  std::optional<int> exit_code;    // set once it exited; 128+signal when killed by a signal
+  int64_t pid = 0;               // 0 when not running
+  std::optional<int> exit_code;  // set once it exited; 128+signal when killed by a signal
   int restarts = 0;
 };
 

@@ -4,13 +4,20 @@ namespace trainyard::executor {
 
 std::string GangStateName(GangState state) {
   switch (state) {
-    case GangState::kQueued: return "QUEUED";
-    case GangState::kPending: return "PENDING";
-    case GangState::kRunning: return "RUNNING";
-    case GangState::kSucceeded: return "SUCCEEDED";
-    case GangState::kFailed: return "FAILED";
-    case GangState::kCancelling: return "CANCELLING";
-    case GangState::kCancelled: return "CANCELLED";
+    case GangState::kQueued:
+      return "QUEUED";
+    case GangState::kPending:
+      return "PENDING";
+    case GangState::kRunning:
+      return "RUNNING";
+    case GangState::kSucceeded:
+      return "SUCCEEDED";
+    case GangState::kFailed:
+      return "FAILED";
+    case GangState::kCancelling:
+      return "CANCELLING";
+    case GangState::kCancelled:
+      return "CANCELLED";
   }
   return "QUEUED";
 }

@@ -66,9 +66,9 @@ torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& ids,
   // touches the rows in the batch (embedding_lookup.h).
   auto x = EmbeddingLookup(word_embeddings->weight, ids, padding_idx) +
            token_type_embeddings(token_type_ids);  // (N, H)
-  x = x + position_embeddings(position_ids);         // (N, H)
-  x = LayerNorm(x);                                  // (N, H)
-  return Dropout(x, dropout_, is_training());        // (N, H)
+  x = x + position_embeddings(position_ids);       // (N, H)
+  x = LayerNorm(x);                                // (N, H)
+  return Dropout(x, dropout_, is_training());      // (N, H)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -88,11 +88,12 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& x, const Token
   auto b = torch::cat({query->bias, key->bias, value->bias});        // (3H)
   // unbind, not qkv[i]: its backward stacks the three gradients into one buffer, where three
   // selects would each scatter into a zero-filled (3, B, NH, T, HS) tensor.
-  auto qkv = layout.Pad(ParallelLinear(x, w, b))  // (B, T, 3H)
+  auto qkv = layout
+                 .Pad(ParallelLinear(x, w, b))  // (B, T, 3H)
                  .view({B, T, 3, NH, HS})
                  .permute({2, 0, 3, 1, 4})
-                 .unbind(0);                                         // 3 x (B, NH, T, HS)
-  auto context = Attend(qkv[0], qkv[1], qkv[2], layout.keep);  // (B, NH, T, HS)
+                 .unbind(0);                                              // 3 x (B, NH, T, HS)
+  auto context = Attend(qkv[0], qkv[1], qkv[2], layout.keep);             // (B, NH, T, HS)
   return layout.Unpad(context.transpose(1, 2).reshape({B, T, NH * HS}));  // (N, H)
 }
 
@@ -102,15 +103,16 @@ torch::Tensor BertSelfAttentionImpl::ForwardFirstTokens(const torch::Tensor& x,
   const int64_t B = layout.batch, T = layout.length, NH = num_heads_, HS = head_size_;
   auto w = torch::cat({key->weight, value->weight});  // (2H, H)
   auto b = torch::cat({key->bias, value->bias});      // (2H)
-  auto kv = layout.Pad(ParallelLinear(x, w, b))  // (B, T, 2H)
+  auto kv = layout
+                .Pad(ParallelLinear(x, w, b))  // (B, T, 2H)
                 .view({B, T, 2, NH, HS})
                 .permute({2, 0, 3, 1, 4})
-                .unbind(0);                                        // 2 x (B, NH, T, HS)
+                .unbind(0);                                     // 2 x (B, NH, T, HS)
   auto q = ParallelLinear(x_first, query->weight, query->bias)  // (B, H)
                .view({B, 1, NH, HS})
-               .transpose(1, 2);  // (B, NH, 1, HS)
-  auto context = Attend(q, kv[0], kv[1], layout.keep);           // (B, NH, 1, HS)
-  return context.reshape({B, NH * HS});                          // (B, H)
+               .transpose(1, 2);                        // (B, NH, 1, HS)
+  auto context = Attend(q, kv[0], kv[1], layout.keep);  // (B, NH, 1, HS)
+  return context.reshape({B, NH * HS});                 // (B, H)
 }
 
 torch::Tensor BertSelfAttentionImpl::Attend(const torch::Tensor& q, const torch::Tensor& k,
@@ -145,8 +147,9 @@ BertResidualOutputImpl::BertResidualOutputImpl(int64_t in_features, const BertCo
 
 torch::Tensor BertResidualOutputImpl::forward(const torch::Tensor& x,
                                               const torch::Tensor& residual) {
-  auto h = Dropout(ParallelLinear(x, dense->weight, dense->bias), dropout_, is_training());  // (N, H)
-  return LayerNorm(h + residual);                        // (N, H)
+  auto h =
+      Dropout(ParallelLinear(x, dense->weight, dense->bias), dropout_, is_training());  // (N, H)
+  return LayerNorm(h + residual);                                                       // (N, H)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,12 +183,11 @@ torch::Tensor BertLayerImpl::forward(const torch::Tensor& x, const TokenLayout& 
   return output(intermediate(a), a);                          // (N, H)
 }
 
-torch::Tensor BertLayerImpl::ForwardFirstTokens(const torch::Tensor& x,
-                                                const TokenLayout& layout) {
-  auto x_first = x.index_select(0, layout.first);                         // (B, H)
+torch::Tensor BertLayerImpl::ForwardFirstTokens(const torch::Tensor& x, const TokenLayout& layout) {
+  auto x_first = x.index_select(0, layout.first);                          // (B, H)
   auto context = attention->self->ForwardFirstTokens(x, x_first, layout);  // (B, H)
-  auto a = attention->output(context, x_first);                           // (B, H)
-  return output(intermediate(a), a);                                      // (B, H)
+  auto a = attention->output(context, x_first);                            // (B, H)
+  return output(intermediate(a), a);                                       // (B, H)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -203,9 +205,9 @@ torch::Tensor BertEncoderImpl::forward(torch::Tensor x, const TokenLayout& layou
 }
 
 torch::Tensor BertEncoderImpl::ForwardFirstTokens(torch::Tensor x, const TokenLayout& layout) {
-  if (layers.empty()) return x.index_select(0, layout.first);  // (B, H)
+  if (layers.empty()) return x.index_select(0, layout.first);               // (B, H)
   for (size_t i = 0; i + 1 < layers.size(); ++i) x = layers[i](x, layout);  // (N, H)
-  return layers.back()->ForwardFirstTokens(x, layout);                     // (B, H)
+  return layers.back()->ForwardFirstTokens(x, layout);                      // (B, H)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -233,9 +235,9 @@ std::pair<TokenLayout, torch::Tensor> BertModelImpl::Embed(const torch::Tensor& 
               " exceeds max_position_embeddings ", max_positions);
   TokenLayout layout = TokenLayout::FromMask(input_ids, attention_mask);
   auto ids = layout.Gather(input_ids);  // (N)
-  auto types = token_type_ids.defined() ? layout.Gather(token_type_ids)
-                                        : torch::zeros_like(ids);  // (N)
-  auto x = embeddings(ids, types, layout.Positions());            // (N, H)
+  auto types =
+      token_type_ids.defined() ? layout.Gather(token_type_ids) : torch::zeros_like(ids);  // (N)
+  auto x = embeddings(ids, types, layout.Positions());                                    // (N, H)
   return {std::move(layout), x};
 }
 
@@ -243,9 +245,9 @@ std::pair<torch::Tensor, torch::Tensor> BertModelImpl::forward(
     const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
     const torch::Tensor& token_type_ids) {
   auto [layout, x] = Embed(input_ids, attention_mask, token_type_ids);
-  x = encoder(x, layout);                                    // (N, H)
-  auto pooled = pooler(x.index_select(0, layout.first));     // (B, H)
-  return {layout.PadToInput(x), pooled};                     // (B, T, H), (B, H)
+  x = encoder(x, layout);                                 // (N, H)
+  auto pooled = pooler(x.index_select(0, layout.first));  // (B, H)
+  return {layout.PadToInput(x), pooled};                  // (B, T, H), (B, H)
 }
 
 torch::Tensor BertModelImpl::Pooled(const torch::Tensor& input_ids,
@@ -285,7 +287,7 @@ torch::Tensor BertForSequenceClassificationImpl::forward(const torch::Tensor& in
                                                          const torch::Tensor& token_type_ids) {
   auto pooled = bert->Pooled(input_ids, attention_mask, token_type_ids);  // (B, H)
   pooled = Dropout(pooled, config_.head_dropout(), is_training());        // (B, H)
-  return classifier(pooled);  // (B, C)
+  return classifier(pooled);                                              // (B, C)
 }
 
 Status BertForSequenceClassificationImpl::SetTrainableLayers(int k) {

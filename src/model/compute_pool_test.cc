@@ -18,10 +18,13 @@ std::vector<std::pair<int64_t, int64_t>> Blocks(int threads, int64_t n, int64_t 
   pool.SetThreads(threads);
   std::mutex mu;
   std::vector<std::pair<int64_t, int64_t>> blocks;
-  pool.ParallelFor(n, [&](int64_t begin, int64_t end) {
-    std::lock_guard<std::mutex> lock(mu);
-    blocks.emplace_back(begin, end);
-  }, grain);
+  pool.ParallelFor(
+      n,
+      [&](int64_t begin, int64_t end) {
+        std::lock_guard<std::mutex> lock(mu);
+        blocks.emplace_back(begin, end);
+      },
+      grain);
   pool.SetThreads(before);
   std::sort(blocks.begin(), blocks.end());
   return blocks;
@@ -42,9 +45,11 @@ TEST(ComputePoolTest, AWorkersExceptionReachesTheCallerAndThePoolStaysUsable) {
   ComputePool& pool = ComputePool::Get();
   const int before = pool.threads();
   pool.SetThreads(2);
-  EXPECT_THROW(pool.ParallelFor(2, [](int64_t begin, int64_t) {
-    if (begin == 1) throw std::runtime_error("block 1");
-  }), std::runtime_error);
+  EXPECT_THROW(pool.ParallelFor(2,
+                                [](int64_t begin, int64_t) {
+                                  if (begin == 1) throw std::runtime_error("block 1");
+                                }),
+               std::runtime_error);
   int64_t sum = 0;
   std::mutex mu;
   pool.ParallelFor(100, [&](int64_t begin, int64_t end) {

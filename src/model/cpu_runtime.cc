@@ -1,9 +1,9 @@
 #include "model/cpu_runtime.h"
 
-#include "model/compute_pool.h"
-
 #include <dlfcn.h>
 #include <sched.h>
+
+#include "model/compute_pool.h"
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif

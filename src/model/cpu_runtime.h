@@ -23,7 +23,8 @@ namespace trainyard::model {
 // OpenBLAS's thread count afterwards, or 0 when no OpenBLAS is loaded.
 int ConfigureCpuRuntime(int threads);
 
-// The CPUs this process may run on (sched_getaffinity; hardware_concurrency where that fails), >= 1.
+// The CPUs this process may run on (sched_getaffinity; hardware_concurrency where that fails),
+// >= 1.
 int UsableCpuCount();
 
 }  // namespace trainyard::model

@@ -27,7 +27,8 @@ void FillMaskRange(float* __restrict out, int64_t begin, int64_t end, uint32_t s
                    uint32_t keep_threshold, float scale) {
   for (int64_t i = begin; i < end; ++i) {
     const uint64_t c = static_cast<uint64_t>(i);
-    const uint32_t h = Mix32(Mix32(static_cast<uint32_t>(c) ^ s0) + (static_cast<uint32_t>(c >> 32) ^ s1));
+    const uint32_t h =
+        Mix32(Mix32(static_cast<uint32_t>(c) ^ s0) + (static_cast<uint32_t>(c >> 32) ^ s1));
     out[i] = h < keep_threshold ? scale : 0.0f;
   }
 }
@@ -43,7 +44,10 @@ uint64_t NextSeed() {
 void FillDropoutMask(float* out, int64_t n, uint64_t seed, uint32_t keep_threshold, float scale) {
   const uint32_t s0 = static_cast<uint32_t>(seed), s1 = static_cast<uint32_t>(seed >> 32);
   ComputePool::Get().ParallelFor(
-      n, [&](int64_t begin, int64_t end) { FillMaskRange(out, begin, end, s0, s1, keep_threshold, scale); },
+      n,
+      [&](int64_t begin, int64_t end) {
+        FillMaskRange(out, begin, end, s0, s1, keep_threshold, scale);
+      },
       int64_t{1} << 16);
 }
 
@@ -54,7 +58,8 @@ torch::Tensor Dropout(const torch::Tensor& x, double p, bool training) {
   }
   // keep element when hash < threshold: P(keep) = threshold / 2^32 = 1 - p (to 2^-32).
   const double keep = 1.0 - p;
-  const uint32_t threshold = static_cast<uint32_t>(std::min(4294967295.0, std::round(keep * 4294967296.0)));
+  const uint32_t threshold =
+      static_cast<uint32_t>(std::min(4294967295.0, std::round(keep * 4294967296.0)));
   // The scale as at::dropout computes it: float(1) / float(1 - p).
   const float scale = 1.0f / static_cast<float>(keep);
   torch::Tensor mask = torch::empty(x.sizes(), x.options().requires_grad(false));  // like x

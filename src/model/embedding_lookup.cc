@@ -19,7 +19,7 @@ template <typename scalar_t>
 torch::Tensor CoalescedRows(const torch::Tensor& grad, const torch::Tensor& ids, int64_t num_rows,
                             int64_t padding_idx) {
   const int64_t D = grad.size(-1);
-  const torch::Tensor g = grad.reshape({-1, D}).contiguous();             // (N, D)
+  const torch::Tensor g = grad.reshape({-1, D}).contiguous();                // (N, D)
   const torch::Tensor id = ids.reshape({-1}).to(torch::kLong).contiguous();  // (N)
   const int64_t N = id.numel();
   const int64_t* id_data = id.data_ptr<int64_t>();
@@ -34,8 +34,8 @@ torch::Tensor CoalescedRows(const torch::Tensor& grad, const torch::Tensor& ids,
   for (size_t k = 0; k < order.size(); ++k) {
     if (k == 0 || id_data[order[k]] != id_data[order[k - 1]]) ++unique;
   }
-  torch::Tensor indices = torch::empty({1, unique}, id.options());   // (1, U)
-  torch::Tensor values = torch::zeros({unique, D}, g.options());     // (U, D)
+  torch::Tensor indices = torch::empty({1, unique}, id.options());  // (1, U)
+  torch::Tensor values = torch::zeros({unique, D}, g.options());    // (U, D)
   int64_t* out_ids = indices.data_ptr<int64_t>();
   scalar_t* out = values.data_ptr<scalar_t>();
   const scalar_t* in = g.data_ptr<scalar_t>();
@@ -47,8 +47,8 @@ torch::Tensor CoalescedRows(const torch::Tensor& grad, const torch::Tensor& ids,
     const scalar_t* src = in + i * D;
     for (int64_t d = 0; d < D; ++d) row[d] += src[d];
   }
-  torch::Tensor sparse =
-      at::_sparse_coo_tensor_unsafe(indices, values, {num_rows, D}, values.options().layout(torch::kSparse));
+  torch::Tensor sparse = at::_sparse_coo_tensor_unsafe(indices, values, {num_rows, D},
+                                                       values.options().layout(torch::kSparse));
   sparse._coalesced_(true);  // ids are unique and sorted
   return sparse;
 }
@@ -70,10 +70,10 @@ class EmbeddingLookupFunction : public torch::autograd::Function<EmbeddingLookup
     const int64_t padding_idx = ctx->saved_data["padding_idx"].toInt();
     const torch::Tensor& grad = grads[0];
     const torch::Tensor& existing = weight.grad();
-    const bool in_place = existing.defined() && existing.layout() == torch::kStrided &&
-                          existing.device().is_cpu() && grad.device().is_cpu() &&
-                          existing.scalar_type() == grad.scalar_type() &&
-                          (grad.scalar_type() == torch::kFloat || grad.scalar_type() == torch::kDouble);
+    const bool in_place =
+        existing.defined() && existing.layout() == torch::kStrided && existing.device().is_cpu() &&
+        grad.device().is_cpu() && existing.scalar_type() == grad.scalar_type() &&
+        (grad.scalar_type() == torch::kFloat || grad.scalar_type() == torch::kDouble);
     torch::Tensor out;
     if (!in_place) {
       out = at::embedding_dense_backward(grad, ids, weight.size(0), padding_idx,

@@ -1,7 +1,5 @@
 #include "model/parallel_linear.h"
 
-#include "model/compute_pool.h"
-
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -9,6 +7,8 @@
 
 #include <algorithm>
 #include <functional>
+
+#include "model/compute_pool.h"
 
 namespace trainyard::model {
 namespace {
@@ -31,8 +31,8 @@ void ForRowBlocks(int64_t rows, const std::function<void(int64_t, int64_t)>& fn)
 
 class ParallelLinearFunction : public torch::autograd::Function<ParallelLinearFunction> {
  public:
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
-                               const torch::Tensor& w, const torch::Tensor& b) {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& w,
+                               const torch::Tensor& b) {
     ctx->save_for_backward({x, w});
     ctx->saved_data["has_bias"] = b.defined();
     const int64_t N = x.size(0), M = w.size(0);
@@ -52,8 +52,8 @@ class ParallelLinearFunction : public torch::autograd::Function<ParallelLinearFu
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const torch::Tensor& x = saved[0];  // (N, K)
-    const torch::Tensor& w = saved[1];  // (M, K)
+    const torch::Tensor& x = saved[0];               // (N, K)
+    const torch::Tensor& w = saved[1];               // (M, K)
     const torch::Tensor dy = grads[0].contiguous();  // (N, M)
     torch::Tensor dx, dw, db;
     if (ctx->needs_input_grad(0)) {
@@ -83,8 +83,7 @@ torch::Tensor ParallelLinear(const torch::Tensor& x, const torch::Tensor& w,
   const bool use = threads > 1 && !at::in_parallel_region() && x.dim() == 2 &&
                    x.size(0) >= 32 * threads && x.device().is_cpu() &&
                    x.scalar_type() == torch::kFloat && w.scalar_type() == torch::kFloat &&
-                   (!b.defined() || b.scalar_type() == torch::kFloat) &&
-                   !CpuAutocastEnabled();
+                   (!b.defined() || b.scalar_type() == torch::kFloat) && !CpuAutocastEnabled();
   if (!use) return at::linear(x, w, b);
   return ParallelLinearFunction::apply(x.contiguous(), w, b);
 }

@@ -17,6 +17,7 @@
 namespace trainyard::model {
 
 // x: (N, K), w: (M, K), b: (M) or undefined -> (N, M)
-torch::Tensor ParallelLinear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b);
+torch::Tensor ParallelLinear(const torch::Tensor& x, const torch::Tensor& w,
+                             const torch::Tensor& b);
 
 }  // namespace trainyard::model

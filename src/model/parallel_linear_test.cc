@@ -28,8 +28,8 @@ TEST(ParallelLinearTest, MatchesLinearAndItsGradients) {
   pool.SetThreads(threads);
   double worst = 0;
   for (size_t i = 0; i < ours.size(); ++i) {
-    worst = std::max(worst, ((ours[i] - ref[i]).abs().max() /
-                             (ref[i].abs().max() + 1e-12)).item<double>());
+    worst = std::max(
+        worst, ((ours[i] - ref[i]).abs().max() / (ref[i].abs().max() + 1e-12)).item<double>());
   }
   EXPECT_LT(worst, 1e-6);
   EXPECT_NE(node.find("ParallelLinear"), std::string::npos) << node;  // the split path ran

@@ -23,7 +23,7 @@ TokenLayout TokenLayout::FromMask(const torch::Tensor& input_ids,
     compute = compute.narrow(1, 0, T);
   }
   l.length = T;
-  l.keep = keep.narrow(1, 0, T);                           // (B, T)
+  l.keep = keep.narrow(1, 0, T);                               // (B, T)
   torch::Tensor counts = compute.sum(1, false, torch::kLong);  // (B)
   l.tokens = counts.sum().item<int64_t>();
   if (l.tokens == B * T) {

@@ -18,10 +18,10 @@
 namespace trainyard::model {
 
 struct TokenLayout {
-  int64_t batch = 0;    // B
-  int64_t length = 0;   // T after trimming: 1 + the last column any row computes
+  int64_t batch = 0;          // B
+  int64_t length = 0;         // T after trimming: 1 + the last column any row computes
   int64_t padded_length = 0;  // T of the input batch
-  int64_t tokens = 0;   // N computed positions
+  int64_t tokens = 0;         // N computed positions
   torch::Tensor index;  // (N) int64 flat positions b * T + t, ascending; undefined when N == B * T
   torch::Tensor keep;   // (B, T) bool, true for real tokens (the attention keys)
   torch::Tensor first;  // (B) int64: row in the (N, D) form of each sequence's position 0

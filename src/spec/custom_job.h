@@ -51,7 +51,7 @@ struct MachineSpec {
 };
 
 struct DiskSpec {
-  std::string boot_disk_type;  // "" = default (pd-ssd)
+  std::string boot_disk_type;     // "" = default (pd-ssd)
   int32_t boot_disk_size_gb = 0;  // 0 = default (100)
 };
 

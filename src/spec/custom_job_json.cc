@@ -67,8 +67,8 @@ class Fields {
                                     "': Cannot find field.");
       }
       if (f.values_.count(camel)) {
-        return InvalidArgumentError("Invalid JSON payload received. Field '" +
-                                    Join(path, camel) + "' is given twice (as \"" + camel +
+        return InvalidArgumentError("Invalid JSON payload received. Field '" + Join(path, camel) +
+                                    "' is given twice (as \"" + camel +
                                     "\" and its snake_case form).");
       }
       if (is_known && !value.is_null()) f.values_[camel] = &value;
@@ -184,8 +184,8 @@ Status DecodeEnv(const Fields& f, std::vector<EnvVar>* out) {
   if (!v) return Status::Ok();
   if (!v->is_array()) return BadValue(f.PathOf("env"), "google.cloud.aiplatform.v1.EnvVar", *v);
   for (size_t i = 0; i < v->size(); ++i) {
-    TY_ASSIGN_OR_RETURN(Fields ef, Fields::Of((*v)[i], Index(f.PathOf("env"), i),
-                                              {"name", "value"}));
+    TY_ASSIGN_OR_RETURN(Fields ef,
+                        Fields::Of((*v)[i], Index(f.PathOf("env"), i), {"name", "value"}));
     EnvVar e;
     TY_RETURN_IF_ERROR(ef.String("name", &e.name));
     TY_RETURN_IF_ERROR(ef.String("value", &e.value));
@@ -195,10 +195,10 @@ Status DecodeEnv(const Fields& f, std::vector<EnvVar>* out) {
 }
 
 StatusOr<WorkerPoolSpec> DecodePool(const json& j, const std::string& path) {
-  TY_ASSIGN_OR_RETURN(Fields f, Fields::Of(j, path,
-                                           {"containerSpec", "pythonPackageSpec", "machineSpec",
-                                            "replicaCount", "diskSpec", "nfsMounts",
-                                            "lustreMounts"}));
+  TY_ASSIGN_OR_RETURN(
+      Fields f, Fields::Of(j, path,
+                           {"containerSpec", "pythonPackageSpec", "machineSpec", "replicaCount",
+                            "diskSpec", "nfsMounts", "lustreMounts"}));
   WorkerPoolSpec pool;
   if (const json* c = f.Get("containerSpec")) {
     TY_ASSIGN_OR_RETURN(Fields cf, Fields::Of(*c, f.PathOf("containerSpec"),
@@ -211,10 +211,9 @@ StatusOr<WorkerPoolSpec> DecodePool(const json& j, const std::string& path) {
     pool.container_spec = std::move(spec);
   }
   if (const json* p = f.Get("pythonPackageSpec")) {
-    TY_ASSIGN_OR_RETURN(Fields pf,
-                        Fields::Of(*p, f.PathOf("pythonPackageSpec"),
-                                   {"executorImageUri", "packageUris", "pythonModule", "args",
-                                    "env"}));
+    TY_ASSIGN_OR_RETURN(
+        Fields pf, Fields::Of(*p, f.PathOf("pythonPackageSpec"),
+                              {"executorImageUri", "packageUris", "pythonModule", "args", "env"}));
     PythonPackageSpec spec;
     TY_RETURN_IF_ERROR(pf.String("executorImageUri", &spec.executor_image_uri));
     TY_RETURN_IF_ERROR(pf.Strings("packageUris", &spec.package_uris));
@@ -224,11 +223,12 @@ StatusOr<WorkerPoolSpec> DecodePool(const json& j, const std::string& path) {
     pool.python_package_spec = std::move(spec);
   }
   if (const json* m = f.Get("machineSpec")) {
-    TY_ASSIGN_OR_RETURN(Fields mf, Fields::Of(*m, f.PathOf("machineSpec"),
-                                              {"machineType", "acceleratorType",
-                                               "acceleratorCount", "gpuPartitionSize",
-                                               "tpuTopology", "reservationAffinity"}));
-    for (std::string_view unsupported : {"gpuPartitionSize", "tpuTopology", "reservationAffinity"}) {
+    TY_ASSIGN_OR_RETURN(Fields mf,
+                        Fields::Of(*m, f.PathOf("machineSpec"),
+                                   {"machineType", "acceleratorType", "acceleratorCount",
+                                    "gpuPartitionSize", "tpuTopology", "reservationAffinity"}));
+    for (std::string_view unsupported :
+         {"gpuPartitionSize", "tpuTopology", "reservationAffinity"}) {
       if (mf.Get(unsupported)) {
         return InvalidArgumentError("'" + mf.PathOf(unsupported) +
                                     "' is not supported by Trainyard executors; remove it");
@@ -245,11 +245,10 @@ StatusOr<WorkerPoolSpec> DecodePool(const json& j, const std::string& path) {
     pool.machine_spec = std::move(spec);
   }
   TY_RETURN_IF_ERROR(f.Int("replicaCount", std::numeric_limits<int64_t>::min(),
-                           std::numeric_limits<int64_t>::max(), "TYPE_INT64",
-                           &pool.replica_count));
+                           std::numeric_limits<int64_t>::max(), "TYPE_INT64", &pool.replica_count));
   if (const json* d = f.Get("diskSpec")) {
-    TY_ASSIGN_OR_RETURN(Fields df, Fields::Of(*d, f.PathOf("diskSpec"),
-                                              {"bootDiskType", "bootDiskSizeGb"}));
+    TY_ASSIGN_OR_RETURN(Fields df,
+                        Fields::Of(*d, f.PathOf("diskSpec"), {"bootDiskType", "bootDiskSizeGb"}));
     DiskSpec spec;
     TY_RETURN_IF_ERROR(df.String("bootDiskType", &spec.boot_disk_type));
     int64_t size = 0;
@@ -306,8 +305,10 @@ json PoolToJson(const WorkerPoolSpec& pool) {
   if (pool.replica_count != 0) j["replicaCount"] = std::to_string(pool.replica_count);
   if (pool.disk_spec) {
     json dj = json::object();
-    if (!pool.disk_spec->boot_disk_type.empty()) dj["bootDiskType"] = pool.disk_spec->boot_disk_type;
-    if (pool.disk_spec->boot_disk_size_gb != 0) dj["bootDiskSizeGb"] = pool.disk_spec->boot_disk_size_gb;
+    if (!pool.disk_spec->boot_disk_type.empty())
+      dj["bootDiskType"] = pool.disk_spec->boot_disk_type;
+    if (pool.disk_spec->boot_disk_size_gb != 0)
+      dj["bootDiskSizeGb"] = pool.disk_spec->boot_disk_size_gb;
     j["diskSpec"] = dj;
   }
   return j;
@@ -385,12 +386,12 @@ json CustomJobToJson(const CustomJob& job) {
 
 StatusOr<CustomJobSpec> CustomJobSpecFromJson(const json& j, const std::string& path) {
   TY_ASSIGN_OR_RETURN(
-      Fields f, Fields::Of(j, path,
-                           {"workerPoolSpecs", "scheduling", "serviceAccount", "network",
-                            "reservedIpRanges", "baseOutputDirectory", "tensorboard",
-                            "enableWebAccess", "enableDashboardAccess", "experiment",
-                            "experimentRun", "persistentResourceId", "models",
-                            "protectedArtifactLocationId", "pscInterfaceConfig"}));
+      Fields f,
+      Fields::Of(j, path,
+                 {"workerPoolSpecs", "scheduling", "serviceAccount", "network", "reservedIpRanges",
+                  "baseOutputDirectory", "tensorboard", "enableWebAccess", "enableDashboardAccess",
+                  "experiment", "experimentRun", "persistentResourceId", "models",
+                  "protectedArtifactLocationId", "pscInterfaceConfig"}));
   CustomJobSpec spec;
   if (const json* pools = f.Get("workerPoolSpecs")) {
     if (!pools->is_array()) {
@@ -405,9 +406,8 @@ StatusOr<CustomJobSpec> CustomJobSpecFromJson(const json& j, const std::string& 
   }
   if (const json* s = f.Get("scheduling")) {
     TY_ASSIGN_OR_RETURN(Fields sf, Fields::Of(*s, f.PathOf("scheduling"),
-                                              {"timeout", "restartJobOnWorkerRestart",
-                                               "strategy", "disableRetries",
-                                               "maxWaitDuration"}));
+                                              {"timeout", "restartJobOnWorkerRestart", "strategy",
+                                               "disableRetries", "maxWaitDuration"}));
     Scheduling sched;
     TY_RETURN_IF_ERROR(sf.Duration("timeout", &sched.timeout));
     TY_RETURN_IF_ERROR(sf.Bool("restartJobOnWorkerRestart", &sched.restart_job_on_worker_restart));
@@ -442,14 +442,14 @@ StatusOr<CustomJobSpec> CustomJobSpecFromJson(const json& j, const std::string& 
 StatusOr<CustomJob> CustomJobFromJson(const json& j, DecodeMode mode) {
   const bool stored = mode == DecodeMode::kStored;
   std::initializer_list<std::string_view> output_only = {
-      "name", "state", "createTime", "startTime", "endTime", "updateTime", "error",
-      "trainyardInfo", "webAccessUris", "satisfiesPzs", "satisfiesPzi", "encryptionSpec"};
+      "name",  "state",         "createTime",    "startTime",    "endTime",      "updateTime",
+      "error", "trainyardInfo", "webAccessUris", "satisfiesPzs", "satisfiesPzi", "encryptionSpec"};
   TY_ASSIGN_OR_RETURN(
-      Fields f, stored ? Fields::Of(j, "",
-                                    {"name", "state", "createTime", "startTime", "endTime",
-                                     "updateTime", "error", "trainyardInfo", "displayName",
-                                     "jobSpec", "labels"})
-                       : Fields::Of(j, "", {"displayName", "jobSpec", "labels"}, output_only));
+      Fields f,
+      stored ? Fields::Of(j, "",
+                          {"name", "state", "createTime", "startTime", "endTime", "updateTime",
+                           "error", "trainyardInfo", "displayName", "jobSpec", "labels"})
+             : Fields::Of(j, "", {"displayName", "jobSpec", "labels"}, output_only));
   CustomJob job;
   TY_RETURN_IF_ERROR(f.String("displayName", &job.display_name));
   TY_RETURN_IF_ERROR(f.StringMap("labels", &job.labels));

@@ -38,14 +38,15 @@ TEST(CustomJobJsonTest, AcceptsSnakeCaseAndNumbersForInt64) {
       R"({"display_name":"x","job_spec":{"worker_pool_specs":[{"replica_count":2}]}})",
       DecodeMode::kRequest);
   ASSERT_TRUE(job.ok()) << job.status();
-  EXPECT_EQ(job->display_name + "/" + std::to_string(job->job_spec.worker_pool_specs[0].replica_count),
-            "x/2");
+  EXPECT_EQ(
+      job->display_name + "/" + std::to_string(job->job_spec.worker_pool_specs[0].replica_count),
+      "x/2");
 }
 
 TEST(CustomJobJsonTest, RejectsUnknownFieldWithPath) {
-  auto job = ParseCustomJob(
-      R"({"displayName":"x","jobSpec":{"workerPoolSpecs":[{},{"replicaCnt":2}]}})",
-      DecodeMode::kRequest);
+  auto job =
+      ParseCustomJob(R"({"displayName":"x","jobSpec":{"workerPoolSpecs":[{},{"replicaCnt":2}]}})",
+                     DecodeMode::kRequest);
   EXPECT_EQ(job.status().message(),
             "Invalid JSON payload received. Unknown name \"replicaCnt\" at "
             "'jobSpec.workerPoolSpecs[1]': Cannot find field.");
@@ -78,7 +79,8 @@ TEST(CustomJobJsonTest, StoredModeKeepsOutputFields) {
   job.name = "projects/p/locations/l/customJobs/42";
   job.display_name = "d";
   job.state = JobState::kFailed;
-  job.create_time = std::chrono::system_clock::time_point(std::chrono::microseconds(1700000000123456));
+  job.create_time =
+      std::chrono::system_clock::time_point(std::chrono::microseconds(1700000000123456));
   job.error = RpcStatus{13, "boom"};
   job.trainyard_info = TrainyardInfo{0.64, 0.01, {{0, 0, 2, 1}}};
   auto back = CustomJobFromJson(CustomJobToJson(job), DecodeMode::kStored);

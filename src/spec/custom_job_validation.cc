@@ -51,8 +51,9 @@ Status ValidateEnv(const std::vector<EnvVar>& env, const std::string& path) {
 Status ValidatePool(const WorkerPoolSpec& pool, size_t index, const std::string& path) {
   if (pool.IsEmpty()) {
     if (index == 0) {
-      return Invalid(path, "the primary pool (workerPoolSpecs[0]) must not be empty; give it a "
-                           "machineSpec, replicaCount 1 and a containerSpec or pythonPackageSpec");
+      return Invalid(path,
+                     "the primary pool (workerPoolSpecs[0]) must not be empty; give it a "
+                     "machineSpec, replicaCount 1 and a containerSpec or pythonPackageSpec");
     }
     return Status::Ok();
   }
@@ -70,9 +71,9 @@ Status ValidatePool(const WorkerPoolSpec& pool, size_t index, const std::string&
                    "must be >= 1 when acceleratorType is set (" + m.accelerator_type + ")");
   }
   if (m.accelerator_type.empty() && m.accelerator_count > 0) {
-    return Invalid(path + ".machineSpec.acceleratorType",
-                   "required when acceleratorCount is " + std::to_string(m.accelerator_count) +
-                       "; e.g. \"NVIDIA_TESLA_T4\"");
+    return Invalid(path + ".machineSpec.acceleratorType", "required when acceleratorCount is " +
+                                                              std::to_string(m.accelerator_count) +
+                                                              "; e.g. \"NVIDIA_TESLA_T4\"");
   }
   if (index == 0 && pool.replica_count != 1) {
     return Invalid(path + ".replicaCount",
@@ -107,16 +108,17 @@ Status ValidatePool(const WorkerPoolSpec& pool, size_t index, const std::string&
       return Invalid(pp + ".packageUris", "at least one package URI is required");
     }
     if (p.package_uris.size() > 100) return Invalid(pp + ".packageUris", "at most 100 allowed");
-    if (p.python_module.empty()) return Invalid(pp + ".pythonModule", "required; e.g. trainer.task");
+    if (p.python_module.empty())
+      return Invalid(pp + ".pythonModule", "required; e.g. trainer.task");
     TY_RETURN_IF_ERROR(ValidateEnv(p.env, pp + ".env"));
   }
   if (pool.disk_spec) {
     const DiskSpec& d = *pool.disk_spec;
     if (!d.boot_disk_type.empty() && d.boot_disk_type != "pd-ssd" &&
         d.boot_disk_type != "pd-standard" && d.boot_disk_type != "hyperdisk-balanced") {
-      return Invalid(path + ".diskSpec.bootDiskType",
-                     "'" + d.boot_disk_type +
-                         "' is not one of pd-ssd, pd-standard, hyperdisk-balanced");
+      return Invalid(
+          path + ".diskSpec.bootDiskType",
+          "'" + d.boot_disk_type + "' is not one of pd-ssd, pd-standard, hyperdisk-balanced");
     }
     if (d.boot_disk_size_gb != 0 && (d.boot_disk_size_gb < 10 || d.boot_disk_size_gb > 65536)) {
       return Invalid(path + ".diskSpec.bootDiskSizeGb",
@@ -136,12 +138,15 @@ Status ValidateLabels(const std::map<std::string, std::string>& labels, const st
     const std::string p = path + "." + key;
     if (key.empty() || Utf8Length(key) > 63 || !(key[0] >= 'a' && key[0] <= 'z') ||
         !IsLabelText(key)) {
-      return Invalid(p, "label keys must be 1-63 characters of lowercase letters, digits, '_' "
-                        "and '-', starting with a lowercase letter");
+      return Invalid(p,
+                     "label keys must be 1-63 characters of lowercase letters, digits, '_' "
+                     "and '-', starting with a lowercase letter");
     }
     if (Utf8Length(value) > 63 || !IsLabelText(value)) {
-      return Invalid(p, "label values must be at most 63 characters of lowercase letters, "
-                        "digits, '_' and '-', got '" + value + "'");
+      return Invalid(p,
+                     "label values must be at most 63 characters of lowercase letters, "
+                     "digits, '_' and '-', got '" +
+                         value + "'");
     }
   }
   return Status::Ok();
@@ -153,9 +158,10 @@ Status ValidateCustomJobSpec(const CustomJobSpec& spec, const std::string& path)
     return Invalid(pools, "at least one worker pool is required");
   }
   if (spec.worker_pool_specs.size() > kMaxWorkerPools) {
-    return Invalid(pools, "at most 4 worker pools (primary, workers, parameter servers, "
-                          "evaluators) are allowed, got " +
-                              std::to_string(spec.worker_pool_specs.size()));
+    return Invalid(pools,
+                   "at most 4 worker pools (primary, workers, parameter servers, "
+                   "evaluators) are allowed, got " +
+                       std::to_string(spec.worker_pool_specs.size()));
   }
   for (size_t i = 0; i < spec.worker_pool_specs.size(); ++i) {
     TY_RETURN_IF_ERROR(
@@ -169,8 +175,8 @@ Status ValidateCustomJobSpec(const CustomJobSpec& spec, const std::string& path)
     if (s.max_wait_duration && s.max_wait_duration->count() < 0) {
       return Invalid(path + ".scheduling.maxWaitDuration", "must not be negative");
     }
-    static const char* kStrategies[] = {"STRATEGY_UNSPECIFIED", "ON_DEMAND", "LOW_COST",
-                                        "STANDARD", "SPOT", "FLEX_START"};
+    static const char* kStrategies[] = {
+        "STRATEGY_UNSPECIFIED", "ON_DEMAND", "LOW_COST", "STANDARD", "SPOT", "FLEX_START"};
     bool known = s.strategy.empty();
     for (const char* k : kStrategies) known |= (s.strategy == k);
     if (!known) {

@@ -144,7 +144,8 @@ StatusOr<ResolvedCommand> ImageCatalog::Resolve(const WorkerPoolSpec& pool,
         out.env.count("PYTHONPATH") ? pythonpath + ":" + out.env["PYTHONPATH"] : pythonpath;
     return out;
   }
-  return InvalidArgumentError(pool_path + ": one of containerSpec or pythonPackageSpec is required");
+  return InvalidArgumentError(pool_path +
+                              ": one of containerSpec or pythonPackageSpec is required");
 }
 
 }  // namespace trainyard::spec

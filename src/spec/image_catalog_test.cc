@@ -49,16 +49,21 @@ TEST(ImageCatalogTest, UserFileWithWildcardsWinsAndCommandOverridesEntrypoint) {
 TEST(ImageCatalogTest, RejectsUnknownKeysInFile) {
   auto dir = testing::MakeTestDir();
   testing::WriteFileOrDie(dir / "images.yaml", "images:\n  - uri: a\n    comand: [b]\n");
-  EXPECT_NE(ImageCatalog::LoadFile(dir / "images.yaml").status().message().find(
-                "images[0]: unknown key 'comand'"),
+  EXPECT_NE(ImageCatalog::LoadFile(dir / "images.yaml")
+                .status()
+                .message()
+                .find("images[0]: unknown key 'comand'"),
             std::string::npos);
 }
 
 TEST(ImageCatalogTest, PythonPackageRunsModuleWithPythonPath) {
   WorkerPoolSpec p;
-  p.python_package_spec = PythonPackageSpec{
-      "us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-2:latest", {"/pkgs/trainer"},
-      "trainer.task", {"--lr=1"}, {}};
+  p.python_package_spec =
+      PythonPackageSpec{"us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-2:latest",
+                        {"/pkgs/trainer"},
+                        "trainer.task",
+                        {"--lr=1"},
+                        {}};
   auto r = ImageCatalog::BuiltIn().Resolve(p, "p");
   EXPECT_EQ(Argv(r) + " PYTHONPATH=" + r->env["PYTHONPATH"],
             "python3 -m trainer.task --lr=1 PYTHONPATH=/pkgs/trainer");

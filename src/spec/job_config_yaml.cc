@@ -72,8 +72,8 @@ Status CheckCamelCase(const json& j, const std::string& path) {
     for (const auto& [k, v] : j.items()) {
       std::string p = path.empty() ? k : path + "." + k;
       if (k.find('_') != std::string::npos) {
-        return InvalidArgumentError(p + ": keys must be lowerCamelCase; write '" +
-                                    SnakeToCamel(k) + "' instead of '" + k + "'");
+        return InvalidArgumentError(p + ": keys must be lowerCamelCase; write '" + SnakeToCamel(k) +
+                                    "' instead of '" + k + "'");
       }
       if (k == "labels") continue;
       TY_RETURN_IF_ERROR(CheckCamelCase(v, p));
@@ -154,8 +154,9 @@ StatusOr<CustomJobSpec> ParseJobConfigYaml(std::string_view yaml_text, const std
   auto j = YamlToJson(yaml_text);
   if (!j.ok()) return j.status().WithPrefix(source);
   if (!j->is_object()) {
-    return InvalidArgumentError(source + ": expected a YAML map holding a CustomJobSpec "
-                                         "(workerPoolSpecs: [...])");
+    return InvalidArgumentError(source +
+                                ": expected a YAML map holding a CustomJobSpec "
+                                "(workerPoolSpecs: [...])");
   }
   if (Status s = CheckCamelCase(*j, ""); !s.ok()) return s.WithPrefix(source);
   auto spec = CustomJobSpecFromJson(*j, "");

@@ -49,8 +49,8 @@ StatusOr<std::chrono::system_clock::time_point> ParseTimestamp(std::string_view 
                                 "' is not an RFC 3339 time; expected e.g. 2021-05-18T00:00:00Z");
   };
   int year, mon, day, hour, min, sec;
-  if (s.size() < 20 || !ParseDigits(s, 0, 4, &year) || s[4] != '-' ||
-      !ParseDigits(s, 5, 2, &mon) || s[7] != '-' || !ParseDigits(s, 8, 2, &day) ||
+  if (s.size() < 20 || !ParseDigits(s, 0, 4, &year) || s[4] != '-' || !ParseDigits(s, 5, 2, &mon) ||
+      s[7] != '-' || !ParseDigits(s, 8, 2, &day) ||
       (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !ParseDigits(s, 11, 2, &hour) ||
       s[13] != ':' || !ParseDigits(s, 14, 2, &min) || s[16] != ':' ||
       !ParseDigits(s, 17, 2, &sec)) {

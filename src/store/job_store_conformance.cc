@@ -15,8 +15,8 @@ void JobStoreConformanceTest::SetUp() {
   ASSERT_NE(store_, nullptr);
 }
 
-CustomJob JobStoreConformanceTest::MakeJob(const std::string& id, int64_t created_s,
-                                           JobState state, const std::string& display_name,
+CustomJob JobStoreConformanceTest::MakeJob(const std::string& id, int64_t created_s, JobState state,
+                                           const std::string& display_name,
                                            std::map<std::string, std::string> labels) {
   CustomJob job;
   job.name = "projects/p/locations/l/customJobs/" + id;
@@ -83,11 +83,14 @@ TEST_P(JobStoreConformanceTest, MissingJobsAreNotFound) {
 TEST_P(JobStoreConformanceTest, MutateWritesAndAFailedMutateWritesNothing) {
   CustomJob job = MakeJob("1", 100);
   ASSERT_TRUE(store_->Create(job).ok());
-  ASSERT_TRUE(store_->Mutate(job.name, [](CustomJob& j) {
-                       j.state = JobState::kRunning;
-                       j.labels["phase"] = "train";
-                       return Status::Ok();
-                     }).ok());
+  ASSERT_TRUE(store_
+                  ->Mutate(job.name,
+                           [](CustomJob& j) {
+                             j.state = JobState::kRunning;
+                             j.labels["phase"] = "train";
+                             return Status::Ok();
+                           })
+                  .ok());
   auto failed = store_->Mutate(job.name, [](CustomJob& j) {
     j.state = JobState::kFailed;
     return FailedPreconditionError("no");
@@ -130,10 +133,14 @@ TEST_P(JobStoreConformanceTest, ListIsScopedToParent) {
 }
 
 TEST_P(JobStoreConformanceTest, FiltersFollowTheVertexSyntax) {
-  ASSERT_TRUE(store_->Create(MakeJob("1", 1000, JobState::kSucceeded, "my_job_a", {{"team", "nlp"}})).ok());
-  ASSERT_TRUE(store_->Create(MakeJob("2", 2000, JobState::kFailed, "my_job_b", {{"team", "cv"}})).ok());
+  ASSERT_TRUE(
+      store_->Create(MakeJob("1", 1000, JobState::kSucceeded, "my_job_a", {{"team", "nlp"}})).ok());
+  ASSERT_TRUE(
+      store_->Create(MakeJob("2", 2000, JobState::kFailed, "my_job_b", {{"team", "cv"}})).ok());
   ASSERT_TRUE(store_->Create(MakeJob("3", 3000, JobState::kRunning, "other", {})).ok());
-  ASSERT_TRUE(store_->Create(MakeJob("4", 4000, JobState::kSucceeded, "x[my_job]?", {{"env", "dev"}})).ok());
+  ASSERT_TRUE(
+      store_->Create(MakeJob("4", 4000, JobState::kSucceeded, "x[my_job]?", {{"env", "dev"}}))
+          .ok());
   std::vector<std::pair<std::string, std::string>> cases = {
       {R"(state="JOB_STATE_SUCCEEDED")", "4 1"},
       {R"(state!=JOB_STATE_SUCCEEDED)", "3 2"},
@@ -165,9 +172,9 @@ TEST_P(JobStoreConformanceTest, FiltersFollowTheVertexSyntax) {
 
 TEST_P(JobStoreConformanceTest, BadFiltersAndTokensAreInvalidArgument) {
   std::string report;
-  for (std::string filter : {"state=RUNNING", "colour=red", "state<JOB_STATE_RUNNING",
-                             "(state=JOB_STATE_RUNNING", "create_time>yesterday",
-                             "display_name=\"x", "state="}) {
+  for (std::string filter :
+       {"state=RUNNING", "colour=red", "state<JOB_STATE_RUNNING", "(state=JOB_STATE_RUNNING",
+        "create_time>yesterday", "display_name=\"x", "state="}) {
     auto r = store_->List({"projects/p/locations/l", filter, 0, ""});
     if (r.ok() || r.status().code() != StatusCode::kInvalidArgument ||
         !r.status().message().starts_with("filter: ")) {
@@ -178,8 +185,8 @@ TEST_P(JobStoreConformanceTest, BadFiltersAndTokensAreInvalidArgument) {
   EXPECT_EQ(bad_token.status().code(), StatusCode::kInvalidArgument);
   for (int i = 1; i <= 3; ++i) ASSERT_TRUE(store_->Create(MakeJob(std::to_string(i), i)).ok());
   auto page = store_->List({"projects/p/locations/l", "", 1, ""});
-  auto replay = store_->List({"projects/p/locations/l", "state=JOB_STATE_QUEUED", 1,
-                              page->next_page_token});
+  auto replay =
+      store_->List({"projects/p/locations/l", "state=JOB_STATE_QUEUED", 1, page->next_page_token});
   EXPECT_EQ(replay.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(report, "");
 }

@@ -14,8 +14,7 @@
 
 namespace trainyard::store {
 
-using JobStoreFactory =
-    std::function<std::unique_ptr<JobStore>(const std::filesystem::path& dir)>;
+using JobStoreFactory = std::function<std::unique_ptr<JobStore>(const std::filesystem::path& dir)>;
 
 class JobStoreConformanceTest : public ::testing::TestWithParam<JobStoreFactory> {
  protected:

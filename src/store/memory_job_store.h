@@ -13,8 +13,8 @@ class MemoryJobStore : public JobStore {
  public:
   Status Create(const spec::CustomJob& job) override;
   StatusOr<spec::CustomJob> Get(const std::string& name) override;
-  StatusOr<spec::CustomJob> Mutate(
-      const std::string& name, const std::function<Status(spec::CustomJob&)>& mutate) override;
+  StatusOr<spec::CustomJob> Mutate(const std::string& name,
+                                   const std::function<Status(spec::CustomJob&)>& mutate) override;
   Status Delete(const std::string& name) override;
   StatusOr<ListResult> List(const ListQuery& query) override;
   StatusOr<std::vector<spec::CustomJob>> ListUnfinished() override;

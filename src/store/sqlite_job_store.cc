@@ -46,8 +46,8 @@ class Stmt {
   Stmt& operator=(const Stmt&) = delete;
 
   Status Prepared() const {
-    return rc_ == SQLITE_OK ? Status::Ok() : InternalError(std::string("sqlite prepare: ") +
-                                                           sqlite3_errmsg(db_));
+    return rc_ == SQLITE_OK ? Status::Ok()
+                            : InternalError(std::string("sqlite prepare: ") + sqlite3_errmsg(db_));
   }
   void Reset() {
     sqlite3_reset(stmt_);
@@ -107,7 +107,8 @@ class Transaction {
     if (ok_ && !committed_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
   Status Began() const {
-    return ok_ ? Status::Ok() : UnavailableError(std::string("sqlite BEGIN: ") + sqlite3_errmsg(db_));
+    return ok_ ? Status::Ok()
+               : UnavailableError(std::string("sqlite BEGIN: ") + sqlite3_errmsg(db_));
   }
   Status Commit() {
     if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
@@ -128,9 +129,8 @@ class Transaction {
 StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::filesystem::path& path,
                                                                Sync sync) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
@@ -142,8 +142,8 @@ StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::filesy
   if (Status s = store->Exec("PRAGMA journal_mode=WAL"); !s.ok()) {
     return DataLossError(path.string() + " is not a Trainyard job database: " + s.message());
   }
-  TY_RETURN_IF_ERROR(store->Exec(sync == Sync::kFull ? "PRAGMA synchronous=FULL"
-                                                     : "PRAGMA synchronous=NORMAL"));
+  TY_RETURN_IF_ERROR(
+      store->Exec(sync == Sync::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   Stmt version(db, "PRAGMA user_version");
   TY_RETURN_IF_ERROR(version.Prepared());
   int64_t v = version.Step() == SQLITE_ROW ? version.Int(0) : 0;
@@ -153,8 +153,8 @@ StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::filesy
                                    "); upgrade trainyard");
   }
   TY_RETURN_IF_ERROR(store->Exec(kSchema));
-  TY_RETURN_IF_ERROR(store->Exec(
-      ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()));
+  TY_RETURN_IF_ERROR(
+      store->Exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()));
   return store;
 }
 
@@ -204,7 +204,8 @@ Status SqliteJobStore::InsertLocked(const spec::CustomJob& job) {
   ins.Bind(6, UpdateUs(job));
   ins.Bind(7, spec::CustomJobToJson(job).dump());
   int rc = ins.Step();
-  if (rc == SQLITE_CONSTRAINT) return AlreadyExistsError("CustomJob " + job.name + " already exists");
+  if (rc == SQLITE_CONSTRAINT)
+    return AlreadyExistsError("CustomJob " + job.name + " already exists");
   if (rc != SQLITE_DONE) return ins.Error("insert " + job.name);
   return WriteLabelsLocked(job);
 }

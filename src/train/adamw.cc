@@ -62,8 +62,7 @@ bool UpdateRow(float* __restrict p, const float* __restrict g, float* __restrict
 
 }  // namespace
 
-AdamW::AdamW(const std::vector<std::pair<std::string, torch::Tensor>>& params,
-             AdamWOptions options)
+AdamW::AdamW(const std::vector<std::pair<std::string, torch::Tensor>>& params, AdamWOptions options)
     : options_(options) {
   torch::NoGradGuard no_grad;
   for (const auto& [name, p] : params) {
@@ -162,21 +161,24 @@ void AdamW::FusedStep(Slot& s, const torch::Tensor& grad, double decay, double s
   uint8_t* live = s.live.data();
   uint8_t* dirty = s.dirty.data();
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, cols));
-  model::ComputePool::Get().ParallelFor(rows, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t o = r * cols;
-      if (shortcut && !live[r]) {
-        if (!RowHasBits(g + o, cols)) {
-          // p * 1.0f == p, so without decay there is nothing to write.
-          if (c.keep != 1.0f) ScaleRow(p + o, cols, c.keep);
-          dirty[r] = 0;
-          continue;
+  model::ComputePool::Get().ParallelFor(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t o = r * cols;
+          if (shortcut && !live[r]) {
+            if (!RowHasBits(g + o, cols)) {
+              // p * 1.0f == p, so without decay there is nothing to write.
+              if (c.keep != 1.0f) ScaleRow(p + o, cols, c.keep);
+              dirty[r] = 0;
+              continue;
+            }
+          }
+          live[r] = 1;
+          dirty[r] = UpdateRow(p + o, g + o, m + o, v + o, cols, c);
         }
-      }
-      live[r] = 1;
-      dirty[r] = UpdateRow(p + o, g + o, m + o, v + o, cols, c);
-    }
-  }, grain);
+      },
+      grain);
   s.dirty_known = true;
   s.grad_data = grad.data_ptr();
   s.grad_version = grad._version();

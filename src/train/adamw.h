@@ -23,12 +23,12 @@
 // modified in place since Step (its version counter moved), or Step did not run, it zeroes all.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "common/status.h"
 

@@ -70,8 +70,8 @@ TEST(AdamWTest, UntouchedRowShortcutIsBitIdenticalToTheDenseUpdate) {
   torch::Tensor init = torch::randn({V, D});
   torch::Tensor ours = init.clone().requires_grad_(true);
   torch::Tensor ref = init.clone(), m = torch::zeros({V, D}), v = torch::zeros({V, D});
-  auto opt = std::make_unique<AdamW>(std::vector<std::pair<std::string, torch::Tensor>>{{"emb.weight", ours}},
-                                     AdamWOptions{});
+  auto opt = std::make_unique<AdamW>(
+      std::vector<std::pair<std::string, torch::Tensor>>{{"emb.weight", ours}}, AdamWOptions{});
   ours.mutable_grad() = torch::zeros({V, D});
   std::string problems;
   for (int64_t t = 1; t <= 8; ++t) {
@@ -81,15 +81,15 @@ TEST(AdamWTest, UntouchedRowShortcutIsBitIdenticalToTheDenseUpdate) {
     for (int64_t row : {t % 5, 7 * t % V, int64_t{33}}) {
       if (t <= 3 || row != 33) g[row] = torch::randn({D});  // row 33: touched, then quiet
     }
-    g[50][3] = -0.0f;  // a signed zero is not "no gradient": the full update runs
+    g[50][3] = -0.0f;              // a signed zero is not "no gradient": the full update runs
     ours.mutable_grad().copy_(g);  // (zeroed before: copy keeps the -0.0)
     const double lr = 1e-2 * (1.0 - 0.1 * t);
     opt->Step(lr);
     ReferenceStep(ref, g, m, v, lr, 0.01, t);
     if (t == 4) {  // resume from the saved state into a fresh optimizer
       auto state = opt->StateTensors();
-      opt = std::make_unique<AdamW>(std::vector<std::pair<std::string, torch::Tensor>>{{"emb.weight", ours}},
-                                    AdamWOptions{});
+      opt = std::make_unique<AdamW>(
+          std::vector<std::pair<std::string, torch::Tensor>>{{"emb.weight", ours}}, AdamWOptions{});
       EXPECT_TRUE(opt->LoadState(state, t).ok());
     }
     if (!torch::equal(ours.detach(), ref)) problems += "step " + std::to_string(t) + " differs; ";

@@ -14,11 +14,13 @@ constexpr bool kHasBf16Autocast = false;
 Status CheckAutocastSupported(bool enabled, const torch::Device& device) {
   if (!enabled) return Status::Ok();
   if (!kHasBf16Autocast) {
-    return InvalidArgumentError(std::string("--bf16 needs a CUDA LibTorch >= 2.0; this build uses LibTorch ") +
-                                TORCH_VERSION + " (drop --bf16 to train in float32)");
+    return InvalidArgumentError(
+        std::string("--bf16 needs a CUDA LibTorch >= 2.0; this build uses LibTorch ") +
+        TORCH_VERSION + " (drop --bf16 to train in float32)");
   }
   if (!device.is_cuda()) {
-    return InvalidArgumentError("--bf16 needs a CUDA device; none is available (drop --bf16 on CPU)");
+    return InvalidArgumentError(
+        "--bf16 needs a CUDA device; none is available (drop --bf16 on CPU)");
   }
   return Status::Ok();
 }

@@ -6,10 +6,10 @@
 // (dynamic padding) or a fixed `pad_to` (the article's pad-to-100).
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "train/labeled_dataset.h"
 

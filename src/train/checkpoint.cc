@@ -57,7 +57,8 @@ Status CheckpointManager::Save(const TrainingState& state) {
   };
   try {
     c10::Dict<std::string, at::Tensor> dict;
-    for (const auto& [key, tensor] : state.tensors) dict.insert(key, tensor.detach().to(torch::kCPU));
+    for (const auto& [key, tensor] : state.tensors)
+      dict.insert(key, tensor.detach().to(torch::kCPU));
     std::vector<char> bytes = torch::pickle_save(dict);
     Status s = WritePlain(staging / kStateFile, bytes.data(), bytes.size());
     if (!s.ok()) return fail(s);
@@ -95,8 +96,9 @@ StatusOr<std::optional<TrainingState>> CheckpointManager::LoadLatest(fs::path* f
   const fs::path dir = complete.back();
   if (from) *from = dir;
   auto corrupt = [&](const std::string& why) {
-    return DataLossError("checkpoint " + dir.string() + " is unreadable (" + why +
-                         "); delete it to resume from the one before, or use a new --checkpoint-dir");
+    return DataLossError(
+        "checkpoint " + dir.string() + " is unreadable (" + why +
+        "); delete it to resume from the one before, or use a new --checkpoint-dir");
   };
   auto json_text = ReadFile(dir / kJsonFile);
   if (!json_text.ok()) return corrupt(json_text.status().message());
@@ -106,8 +108,8 @@ StatusOr<std::optional<TrainingState>> CheckpointManager::LoadLatest(fs::path* f
     return corrupt(std::string(kJsonFile) + " is not a trainyard-bert checkpoint");
   }
   if (j.value("version", 0) != kFormatVersion) {
-    return corrupt("format version " + std::to_string(j.value("version", 0)) + ", this build reads " +
-                   std::to_string(kFormatVersion));
+    return corrupt("format version " + std::to_string(j.value("version", 0)) +
+                   ", this build reads " + std::to_string(kFormatVersion));
   }
   TrainingState state;
   try {

@@ -13,14 +13,14 @@
 // is never loaded. The newest `keep` complete checkpoints are kept.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include "common/status.h"
 #include "train/batch_plan.h"
@@ -28,10 +28,10 @@
 namespace trainyard::train {
 
 struct TrainingState {
-  int64_t epoch = 1;        // 1-based epoch the run continues in
-  int64_t next_batch = 0;   // index in `plan` of the next batch to train on
-  int64_t global_step = 0;  // optimizer steps taken so far
-  BatchPlan plan;           // this epoch's data order; empty = not started (rebuild from seed)
+  int64_t epoch = 1;           // 1-based epoch the run continues in
+  int64_t next_batch = 0;      // index in `plan` of the next batch to train on
+  int64_t global_step = 0;     // optimizer steps taken so far
+  BatchPlan plan;              // this epoch's data order; empty = not started (rebuild from seed)
   nlohmann::json fingerprint;  // settings that must match to resume (see trainer.cc)
   nlohmann::json progress;     // counters and per-epoch history, opaque here
   std::map<std::string, torch::Tensor> tensors;  // model.*, optim.*

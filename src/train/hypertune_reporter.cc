@@ -4,9 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common/file_util.h"
 

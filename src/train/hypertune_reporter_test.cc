@@ -28,8 +28,10 @@ TEST(HypertuneReporterTest, WritesSortedKeysNewestLast) {
   now += 1;
   ASSERT_TRUE(r.Report(0.85, 4).ok());
   EXPECT_EQ(testing::ReadFileOrDie(dir / "out.metrics"),
-            "{\"accuracy\": \"0.8123\", \"global_step\": \"3\", \"timestamp\": 1732200000.5, \"trial\": \"7\"}\n"
-            "{\"accuracy\": \"0.85\", \"global_step\": \"4\", \"timestamp\": 1732200001.5, \"trial\": \"7\"}\n");
+            "{\"accuracy\": \"0.8123\", \"global_step\": \"3\", \"timestamp\": 1732200000.5, "
+            "\"trial\": \"7\"}\n"
+            "{\"accuracy\": \"0.85\", \"global_step\": \"4\", \"timestamp\": 1732200001.5, "
+            "\"trial\": \"7\"}\n");
 }
 
 TEST(HypertuneReporterTest, KeepsAtMostHundredLines) {
@@ -48,11 +50,13 @@ TEST(HypertuneReporterTest, ResumedRunContinuesHistoryFreshRunReplacesIt) {
   HypertuneReporter resumed(dir / "m", "0", "accuracy", true, [] { return 2.0; });
   ASSERT_TRUE(resumed.Report(0.25, 2).ok());
   EXPECT_EQ(testing::ReadFileOrDie(dir / "m"),
-            "{\"old\": 1}\n{\"accuracy\": \"0.25\", \"global_step\": \"2\", \"timestamp\": 2.0, \"trial\": \"0\"}\n");
+            "{\"old\": 1}\n{\"accuracy\": \"0.25\", \"global_step\": \"2\", \"timestamp\": 2.0, "
+            "\"trial\": \"0\"}\n");
   HypertuneReporter fresh(dir / "m", "0", "accuracy", false, [] { return 2.0; });
   ASSERT_TRUE(fresh.Report(0.25, 1).ok());
-  EXPECT_EQ(testing::ReadFileOrDie(dir / "m"),
-            "{\"accuracy\": \"0.25\", \"global_step\": \"1\", \"timestamp\": 2.0, \"trial\": \"0\"}\n");
+  EXPECT_EQ(
+      testing::ReadFileOrDie(dir / "m"),
+      "{\"accuracy\": \"0.25\", \"global_step\": \"1\", \"timestamp\": 2.0, \"trial\": \"0\"}\n");
 }
 
 }  // namespace

@@ -2,9 +2,8 @@
 
 #include <charconv>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/file_util.h"
 
@@ -52,8 +51,9 @@ StatusOr<LabelMap> FromIdToName(const nlohmann::json& obj, std::string_view sour
   for (const auto& [key, value] : obj.items()) {
     auto id = ParseId(key);
     if (!id || !value.is_string()) {
-      return InvalidArgumentError(std::string(source) + ": expected \"<class id>\": \"<name>\", got \"" +
-                                  key + "\": " + value.dump());
+      return InvalidArgumentError(std::string(source) +
+                                  ": expected \"<class id>\": \"<name>\", got \"" + key +
+                                  "\": " + value.dump());
     }
     by_id[*id] = value.get<std::string>();
   }
@@ -73,8 +73,10 @@ StatusOr<LabelMap> LabelMap::FromJson(std::string_view json_text, std::string_vi
   if (j.is_discarded()) {
     return InvalidArgumentError(std::string(source) + ": not valid JSON");
   }
-  if (j.is_object() && j.contains("id2label")) j = j["id2label"];
-  else if (j.is_object() && j.contains("labels")) j = j["labels"];
+  if (j.is_object() && j.contains("id2label"))
+    j = j["id2label"];
+  else if (j.is_object() && j.contains("labels"))
+    j = j["labels"];
   if (j.is_array()) {
     std::map<int, std::string> by_id;
     for (size_t i = 0; i < j.size(); ++i) {
@@ -96,8 +98,9 @@ StatusOr<LabelMap> LabelMap::FromJson(std::string_view json_text, std::string_vi
   std::map<int, std::string> by_id;
   for (const auto& [key, value] : j.items()) {
     if (!value.is_number_integer() || value.get<int64_t>() < 0) {
-      return InvalidArgumentError(std::string(source) + ": expected \"<name>\": <class id>, got \"" +
-                                  key + "\": " + value.dump());
+      return InvalidArgumentError(std::string(source) +
+                                  ": expected \"<name>\": <class id>, got \"" + key +
+                                  "\": " + value.dump());
     }
     const int id = value.get<int>();
     if (by_id.count(id)) {

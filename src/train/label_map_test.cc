@@ -15,7 +15,8 @@ std::string Names(const StatusOr<LabelMap>& m) {
 TEST(LabelMapTest, ReadsEveryAcceptedShape) {
   EXPECT_EQ(Names(LabelMap::FromJson(R"(["neg","pos"])", "f")), "neg,pos");
   EXPECT_EQ(Names(LabelMap::FromJson(R"({"id2label":{"1":"pos","0":"neg"}})", "f")), "neg,pos");
-  EXPECT_EQ(Names(LabelMap::FromJson(R"({"schema":"labels","labels":["a","b","c"],"num_labels":3})", "f")),
+  EXPECT_EQ(Names(LabelMap::FromJson(R"({"schema":"labels","labels":["a","b","c"],"num_labels":3})",
+                                     "f")),
             "a,b,c");
   EXPECT_EQ(Names(LabelMap::FromJson(R"({"0":"neg","1":"pos"})", "f")), "neg,pos");
   EXPECT_EQ(Names(LabelMap::FromJson(R"({"pos":1,"neg":0})", "f")), "neg,pos");
@@ -31,7 +32,8 @@ TEST(LabelMapTest, RejectsGapsDuplicatesAndGarbage) {
             "INVALID_ARGUMENT: labels.json: class ids must be 0..1 without gaps; id 1 is missing");
   EXPECT_EQ(Names(LabelMap::FromJson(R"(["a","a"])", "labels.json")),
             "INVALID_ARGUMENT: labels.json: class name 'a' is used twice; names must be unique");
-  EXPECT_EQ(Names(LabelMap::FromJson("{", "labels.json")), "INVALID_ARGUMENT: labels.json: not valid JSON");
+  EXPECT_EQ(Names(LabelMap::FromJson("{", "labels.json")),
+            "INVALID_ARGUMENT: labels.json: not valid JSON");
   EXPECT_FALSE(LabelMap::FromJson("[]", "f").ok());
   EXPECT_FALSE(LabelMap::FromJson("3", "f").ok());
 }

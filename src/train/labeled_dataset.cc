@@ -34,7 +34,8 @@ StatusOr<LabeledTexts> ReadLabeledCsv(const std::filesystem::path& path,
     return InvalidArgumentError(path.string() + ": empty file; expected a header line with '" +
                                 text_column + "' and '" + label_column + "' columns and data rows");
   }
-  TY_ASSIGN_OR_RETURN(const int text_index, RequireColumn(table, text_column, "--text-column", path));
+  TY_ASSIGN_OR_RETURN(const int text_index,
+                      RequireColumn(table, text_column, "--text-column", path));
   int label_index = -1;
   if (!label_column.empty()) {
     TY_ASSIGN_OR_RETURN(label_index, RequireColumn(table, label_column, "--label-column", path));
@@ -56,10 +57,10 @@ StatusOr<LabeledTexts> ReadLabeledCsv(const std::filesystem::path& path,
     int64_t id = -1;
     auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), id);
     if (cell.empty() || ec != std::errc() || ptr != cell.data() + cell.size() || id < 0) {
-      return InvalidArgumentError(path.string() + ":" + std::to_string(line) + ": " +
-                                  label_column + " '" + cell +
-                                  "' is not a class id (an integer 0..K-1); map label names to " +
-                                  "ids first (trainyard-bert make-splits writes ids and labels.json)");
+      return InvalidArgumentError(
+          path.string() + ":" + std::to_string(line) + ": " + label_column + " '" + cell +
+          "' is not a class id (an integer 0..K-1); map label names to " +
+          "ids first (trainyard-bert make-splits writes ids and labels.json)");
     }
     out.labels.push_back(id);
   }
@@ -94,9 +95,8 @@ Status CheckLabelsInRange(const LabeledTexts& data, int num_classes, const std::
     if (data.labels[i] >= num_classes) {
       return InvalidArgumentError(data.source + ":" + std::to_string(data.line_numbers[i]) +
                                   ": class id " + std::to_string(data.labels[i]) +
-                                  " is out of range: the model has " +
-                                  std::to_string(num_classes) + " classes (0.." +
-                                  std::to_string(num_classes - 1) + ")" + hint);
+                                  " is out of range: the model has " + std::to_string(num_classes) +
+                                  " classes (0.." + std::to_string(num_classes - 1) + ")" + hint);
     }
   }
   return Status::Ok();

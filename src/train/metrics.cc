@@ -62,9 +62,8 @@ EvalMetrics ComputeMetrics(const ConfusionMatrix& confusion, double loss_sum,
     cm.support = confusion.TruthCount(c);
     cm.precision = predicted > 0 ? static_cast<double>(tp) / predicted : 0.0;
     cm.recall = cm.support > 0 ? static_cast<double>(tp) / cm.support : 0.0;
-    cm.f1 = cm.precision + cm.recall > 0
-                ? 2 * cm.precision * cm.recall / (cm.precision + cm.recall)
-                : 0.0;
+    cm.f1 = cm.precision + cm.recall > 0 ? 2 * cm.precision * cm.recall / (cm.precision + cm.recall)
+                                         : 0.0;
     if (cm.support > 0 || predicted > 0) {
       f1_sum += cm.f1;
       ++present;
@@ -90,15 +89,16 @@ nlohmann::json MetricsToJson(const EvalMetrics& m) {
     for (int p = 0; p < m.confusion.num_classes(); ++p) row.push_back(m.confusion.at(r, p));
     matrix.push_back(std::move(row));
   }
-  return {{"examples", m.examples}, {"loss", m.loss},          {"accuracy", m.accuracy},
+  return {{"examples", m.examples}, {"loss", m.loss},         {"accuracy", m.accuracy},
           {"macro_f1", m.macro_f1}, {"per_class", per_class}, {"confusion_matrix", matrix}};
 }
 
 std::string FormatMetrics(const std::string& title, const EvalMetrics& m) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof(line), "%s: examples %lld | loss %.4f | accuracy %.4f | macro-F1 %.4f\n",
-                title.c_str(), static_cast<long long>(m.examples), m.loss, m.accuracy, m.macro_f1);
+  std::snprintf(line, sizeof(line),
+                "%s: examples %lld | loss %.4f | accuracy %.4f | macro-F1 %.4f\n", title.c_str(),
+                static_cast<long long>(m.examples), m.loss, m.accuracy, m.macro_f1);
   out << line;
   size_t width = 5;
   for (const auto& c : m.per_class) width = std::max(width, c.label.size());

@@ -8,10 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace trainyard::train {
 
@@ -27,7 +26,7 @@ class ConfusionMatrix {
   int num_classes() const { return num_classes_; }
   int64_t at(int truth, int predicted) const { return counts_[truth * num_classes_ + predicted]; }
   int64_t total() const;
-  int64_t correct() const;  // trace
+  int64_t correct() const;              // trace
   int64_t TruthCount(int c) const;      // row sum: examples of class c
   int64_t PredictedCount(int c) const;  // column sum
 

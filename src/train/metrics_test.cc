@@ -14,8 +14,11 @@ namespace {
 // f1_0 = 2*(5/7)(5/6)/((5/7)+(5/6)) = 10/13; f1_1 = 2*(3/4)(1/2)/(5/4) = 3/5; f1_2 = 8/9
 TEST(MetricsTest, ThreeClassHandComputed) {
   ConfusionMatrix cm(3);
-  cm.Add(0, 0, 5); cm.Add(0, 1, 1);
-  cm.Add(1, 0, 2); cm.Add(1, 1, 3); cm.Add(1, 2, 1);
+  cm.Add(0, 0, 5);
+  cm.Add(0, 1, 1);
+  cm.Add(1, 0, 2);
+  cm.Add(1, 1, 3);
+  cm.Add(1, 2, 1);
   cm.Add(2, 2, 4);
   EvalMetrics m = ComputeMetrics(cm, /*loss_sum=*/8.0, {"neg", "neu", "pos"});
   EXPECT_EQ(m.examples, 16);

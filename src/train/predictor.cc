@@ -1,7 +1,6 @@
 #include "train/predictor.h"
 
 #include <charconv>
-
 #include <nlohmann/json.hpp>
 
 #include "model/hf_checkpoint.h"
@@ -63,8 +62,8 @@ StatusOr<torch::Tensor> Predictor::Logits(const std::vector<std::string>& texts,
   plan_options.shuffle = false;
   const BatchPlan plan = PlanBatches(set.Lengths(), plan_options, 0, 0);
   BatchBuilder builder(batch_size, max_length_, tokenizer_.pad_id(), device_);
-  torch::Tensor out = torch::empty({static_cast<int64_t>(texts.size()), model_->config().num_labels()},
-                                   torch::kFloat);
+  torch::Tensor out = torch::empty(
+      {static_cast<int64_t>(texts.size()), model_->config().num_labels()}, torch::kFloat);
   try {
     torch::NoGradGuard no_grad;
     for (const auto& indices : plan) {
@@ -99,9 +98,10 @@ StatusOr<std::vector<Prediction>> Predictor::Predict(const std::vector<std::stri
 
 std::string PredictionJsonLine(const std::string& text, const std::string& label,
                                const std::vector<float>& probabilities) {
-  std::string line = "{\"text\": " +
-                     nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                     ", \"label\": " + nlohmann::json(label).dump() + ", \"probabilities\": [";
+  std::string line =
+      "{\"text\": " +
+      nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+      ", \"label\": " + nlohmann::json(label).dump() + ", \"probabilities\": [";
   for (size_t i = 0; i < probabilities.size(); ++i) {
     char buf[32];
     auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), probabilities[i]);

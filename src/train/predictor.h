@@ -2,12 +2,12 @@
 // pytorch_model.bin + vocab.txt. Used by `trainyard-bert predict`.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "common/status.h"
 #include "model/bert.h"

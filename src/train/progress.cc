@@ -44,8 +44,9 @@ void TrainConsole::Progress(int epoch, int64_t batch, int64_t batches, double sa
   if (filled < kWidth) bar += '>' + std::string(kWidth - filled - 1, ' ');
   const long long eta = eta_seconds > 0 ? static_cast<long long>(eta_seconds + 0.5) : 0;
   char line[200];
-  std::snprintf(line, sizeof(line), "\r\033[Kepoch %d [%s] %lld/%lld | %.0f samples/s | ETA %lld:%02lld",
-                epoch, bar.c_str(), static_cast<long long>(batch), static_cast<long long>(batches),
+  std::snprintf(line, sizeof(line),
+                "\r\033[Kepoch %d [%s] %lld/%lld | %.0f samples/s | ETA %lld:%02lld", epoch,
+                bar.c_str(), static_cast<long long>(batch), static_cast<long long>(batches),
                 samples_per_second, eta / 60, eta % 60);
   log_ << line;
   log_.flush();
@@ -62,8 +63,9 @@ void TrainConsole::ClearProgress() {
 std::string FormatBatchLine(int epoch, int64_t batch, int64_t batches, double accuracy, double loss,
                             double seconds) {
   char line[200];
-  std::snprintf(line, sizeof(line), "Epoch %3d | %5lld/%5lld batches | accuracy %8.3f | loss %8.3f (%.3fs)",
-                epoch, static_cast<long long>(batch), static_cast<long long>(batches), accuracy, loss,
+  std::snprintf(line, sizeof(line),
+                "Epoch %3d | %5lld/%5lld batches | accuracy %8.3f | loss %8.3f (%.3fs)", epoch,
+                static_cast<long long>(batch), static_cast<long long>(batches), accuracy, loss,
                 seconds);
   return line;
 }
@@ -71,10 +73,11 @@ std::string FormatBatchLine(int epoch, int64_t batch, int64_t batches, double ac
 std::string FormatEpochLine(int epoch, double seconds, double loss, double accuracy,
                             double valid_loss, double valid_accuracy) {
   char line[256];
-  std::snprintf(line, sizeof(line),
-                "End of epoch %3d - time: %5.2fs - loss: %.4f - accuracy: %.4f - valid_loss: %.4f - "
-                "valid accuracy %.4f ",
-                epoch, seconds, loss, accuracy, valid_loss, valid_accuracy);
+  std::snprintf(
+      line, sizeof(line),
+      "End of epoch %3d - time: %5.2fs - loss: %.4f - accuracy: %.4f - valid_loss: %.4f - "
+      "valid accuracy %.4f ",
+      epoch, seconds, loss, accuracy, valid_loss, valid_accuracy);
   return line;
 }
 

@@ -35,7 +35,8 @@ class TrainConsole {
   std::chrono::steady_clock::time_point last_draw_{};
 };
 
-// The article's line: "Epoch   1 |    50/ 1283 batches | accuracy    0.512 | loss    0.981 (12.300s)".
+// The article's line: "Epoch   1 |    50/ 1283 batches | accuracy    0.512 | loss    0.981
+// (12.300s)".
 std::string FormatBatchLine(int epoch, int64_t batch, int64_t batches, double accuracy, double loss,
                             double seconds);
 // "End of epoch   1 - time: 12.34s - loss: 0.9810 - accuracy: 0.5120 - valid_loss: 0.9000 -

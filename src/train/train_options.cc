@@ -20,10 +20,13 @@ void ApplyEnvironmentDefaults(TrainOptions& options,
 
 Status ValidateOptions(const TrainOptions& o) {
   auto bad = [](const std::string& m) { return InvalidArgumentError(m); };
-  if (o.training_file.empty()) return bad("--training-file is required (a CSV with the text and class-id columns)");
-  if (o.validation_file.empty()) return bad("--validation-file is required (a CSV like the training file)");
+  if (o.training_file.empty())
+    return bad("--training-file is required (a CSV with the text and class-id columns)");
+  if (o.validation_file.empty())
+    return bad("--validation-file is required (a CSV like the training file)");
   if (o.epochs < 1) return bad("--epochs: must be >= 1, got " + std::to_string(o.epochs));
-  if (o.batch_size < 1) return bad("--batch-size: must be >= 1, got " + std::to_string(o.batch_size));
+  if (o.batch_size < 1)
+    return bad("--batch-size: must be >= 1, got " + std::to_string(o.batch_size));
   if (!(o.learning_rate > 0) || o.learning_rate > 10) {
     return bad("--learning-rate: must be in (0, 10], got " + std::to_string(o.learning_rate));
   }
@@ -31,18 +34,24 @@ Status ValidateOptions(const TrainOptions& o) {
     return bad("--max-length: must be >= 2 ([CLS] and [SEP]), got " + std::to_string(o.max_length));
   }
   if (!(o.collective_timeout_s >= 0) || o.collective_timeout_s > 7 * 86400) {
-    return bad("--collective-timeout: seconds in [0, 604800] (0 = TRAINYARD_COLLECTIVE_TIMEOUT_S or "
-               "300), got " + std::to_string(o.collective_timeout_s));
+    return bad(
+        "--collective-timeout: seconds in [0, 604800] (0 = TRAINYARD_COLLECTIVE_TIMEOUT_S or "
+        "300), got " +
+        std::to_string(o.collective_timeout_s));
   }
-  if (o.threads < 0) return bad("--threads: must be >= 0 (0 = automatic), got " + std::to_string(o.threads));
-  if (o.warmup_steps < 0) return bad("--warmup-steps: must be >= 0, got " + std::to_string(o.warmup_steps));
-  if (!(o.weight_decay >= 0)) return bad("--weight-decay: must be >= 0, got " + std::to_string(o.weight_decay));
+  if (o.threads < 0)
+    return bad("--threads: must be >= 0 (0 = automatic), got " + std::to_string(o.threads));
+  if (o.warmup_steps < 0)
+    return bad("--warmup-steps: must be >= 0, got " + std::to_string(o.warmup_steps));
+  if (!(o.weight_decay >= 0))
+    return bad("--weight-decay: must be >= 0, got " + std::to_string(o.weight_decay));
   if (o.checkpoint_every_steps < 0) {
     return bad("--checkpoint-every-steps: must be >= 0 (0 = at each epoch end only), got " +
                std::to_string(o.checkpoint_every_steps));
   }
   if (o.trainable_layers < -1) {
-    return bad("--trainable-layers: must be -1 (all) or >= 0, got " + std::to_string(o.trainable_layers));
+    return bad("--trainable-layers: must be -1 (all) or >= 0, got " +
+               std::to_string(o.trainable_layers));
   }
   if (o.freeze_encoder && o.trainable_layers > 0) {
     return bad("--freeze-encoder and --trainable-layers " + std::to_string(o.trainable_layers) +
@@ -51,8 +60,10 @@ Status ValidateOptions(const TrainOptions& o) {
   if (o.eval_batch_size < 0) return bad("--eval-batch-size: must be >= 0");
   if (o.hypertune_metric.empty() || o.hypertune_metric == "global_step" ||
       o.hypertune_metric == "timestamp" || o.hypertune_metric == "trial") {
-    return bad("--hypertune-metric: must be a metric name other than global_step, timestamp, trial; got '" +
-               o.hypertune_metric + "'");
+    return bad(
+        "--hypertune-metric: must be a metric name other than global_step, timestamp, trial; got "
+        "'" +
+        o.hypertune_metric + "'");
   }
   return Status::Ok();
 }

@@ -30,7 +30,7 @@ struct TrainOptions {
   std::string label_column = "Target";
   int warmup_steps = 0;
   double weight_decay = 0.01;
-  std::string checkpoint_dir;  // AIP_CHECKPOINT_DIR on Vertex
+  std::string checkpoint_dir;      // AIP_CHECKPOINT_DIR on Vertex
   int checkpoint_every_steps = 0;  // 0 = only at the end of each epoch
   bool freeze_encoder = false;
   int trainable_layers = -1;  // -1 all; K = last K encoder layers (+ pooler, head)

@@ -55,9 +55,12 @@ struct EpochCounters {
   double seconds = 0;  // training + evaluation time spent in this epoch before a resume
 
   nlohmann::json ToJson() const {
-    return {{"loss_sum", loss_sum},         {"correct", correct},
-            {"count", count},               {"window_correct", window_correct},
-            {"window_count", window_count}, {"last_loss", last_loss},
+    return {{"loss_sum", loss_sum},
+            {"correct", correct},
+            {"count", count},
+            {"window_correct", window_correct},
+            {"window_count", window_count},
+            {"last_loss", last_loss},
             {"seconds", seconds}};
   }
   static EpochCounters FromJson(const nlohmann::json& j) {
@@ -120,11 +123,12 @@ class Trainer {
     if (dp_->distributed()) {
       console_.Info("Data-parallel replica: " + dp_->Describe());
       console_.Info("Global batch size: " + std::to_string(o_.batch_size) + " per replica x " +
-                    std::to_string(dp_->world_size()) + " replicas = " +
-                    std::to_string(GlobalBatchSize()));
+                    std::to_string(dp_->world_size()) +
+                    " replicas = " + std::to_string(GlobalBatchSize()));
       if (!dp_->is_chief()) {
-        console_.Info("Not the chief (rank 0): this replica writes no model, metrics, "
-                      "checkpoints or hypertune lines");
+        console_.Info(
+            "Not the chief (rank 0): this replica writes no model, metrics, "
+            "checkpoints or hypertune lines");
       }
     }
     return Status::Ok();
@@ -152,9 +156,9 @@ class Trainer {
       const std::string ext = job_dir_.extension().string();
       if (ext == ".pt" || ext == ".pth" || ext == ".bin") {
         // The article's job.sh passes --job-dir=gs://BUCKET/model/model.pt (a file).
-        console_.Warning("--job-dir " + o_.job_dir +
-                         " names a file; exporting to its directory " +
-                         job_dir_.parent_path().string() + " (model.safetensors, config.json, ...)");
+        console_.Warning("--job-dir " + o_.job_dir + " names a file; exporting to its directory " +
+                         job_dir_.parent_path().string() +
+                         " (model.safetensors, config.json, ...)");
         job_dir_ = job_dir_.parent_path();
       }
     }
@@ -172,8 +176,9 @@ class Trainer {
       return InvalidArgumentError(
           "--vocab is required: pass the WordPiece vocab.txt the model uses (e.g. "
           "data/sample/vocab.txt, BERT's uncased 30522-token vocabulary)" +
-          std::string(model_dir_.empty() ? "" : ", or a --model-dir that contains vocab.txt (" +
-                                                    model_dir_.string() + " has none)"));
+          std::string(model_dir_.empty() ? ""
+                                         : ", or a --model-dir that contains vocab.txt (" +
+                                               model_dir_.string() + " has none)"));
     }
     if (!job_dir_.empty() && !o_.dry_run && dp_->is_chief()) {
       std::error_code ec;
@@ -212,12 +217,13 @@ class Trainer {
     const int blas_threads = model::ConfigureCpuRuntime(threads);
     if (blas_threads > 1) {
       console_.Warning("OpenBLAS still runs " + std::to_string(blas_threads) +
-                    " threads (openblas_set_num_threads unavailable); set OPENBLAS_NUM_THREADS=1 for full speed");
+                       " threads (openblas_set_num_threads unavailable); set "
+                       "OPENBLAS_NUM_THREADS=1 for full speed");
     }
     threads_ = threads;
     if (device_.is_cuda()) {
-      console_.Info("GPU: CUDA device 0 is available (" + std::to_string(torch::cuda::device_count()) +
-                    " visible).");
+      console_.Info("GPU: CUDA device 0 is available (" +
+                    std::to_string(torch::cuda::device_count()) + " visible).");
     } else {
       console_.Info("No GPU available. Training will run on CPU (" + std::to_string(threads) +
                     " threads).");
@@ -279,7 +285,8 @@ class Trainer {
                   std::to_string(test_.tokens.size()) + " test examples in " +
                   FormatSeconds(SecondsSince(t0)) + " (mean length " +
                   FormatDouble(static_cast<double>(train_.tokens.total_tokens()) /
-                               std::max<size_t>(1, train_.tokens.size()), 1) +
+                                   std::max<size_t>(1, train_.tokens.size()),
+                               1) +
                   " tokens, max_length " + std::to_string(o_.max_length) + ")");
     return Status::Ok();
   }
@@ -302,16 +309,16 @@ class Trainer {
         config.vocab_size = static_cast<int64_t>(tokenizer_->vocab_size());
         TY_RETURN_IF_ERROR(config.Validate());
         model_ = model::BertForSequenceClassification(config);
-        console_.Info("No --model-dir: training BERT-Tiny (2 layers, hidden 128, 2 heads) from a "
-                      "random initialization");
+        console_.Info(
+            "No --model-dir: training BERT-Tiny (2 layers, hidden 128, 2 heads) from a "
+            "random initialization");
       }
       const auto& config = model_->config();
       if (static_cast<int64_t>(tokenizer_->vocab_size()) > config.vocab_size) {
-        return InvalidArgumentError("--vocab " + vocab_path_.string() + " has " +
-                                    std::to_string(tokenizer_->vocab_size()) +
-                                    " tokens but the model's vocab_size is " +
-                                    std::to_string(config.vocab_size) +
-                                    "; use the vocab.txt the model was trained with");
+        return InvalidArgumentError(
+            "--vocab " + vocab_path_.string() + " has " + std::to_string(tokenizer_->vocab_size()) +
+            " tokens but the model's vocab_size is " + std::to_string(config.vocab_size) +
+            "; use the vocab.txt the model was trained with");
       }
       if (o_.max_length > config.max_position_embeddings) {
         return InvalidArgumentError("--max-length " + std::to_string(o_.max_length) +
@@ -331,8 +338,8 @@ class Trainer {
       }
       optimizer_.emplace(named, AdamWOptions{.weight_decay = o_.weight_decay});
       const int64_t trainable_count = optimizer_->num_trainable_elements();
-      console_.Info("Total params : " + std::to_string(total) + " - Trainable : " +
-                    std::to_string(trainable_count) + " (" +
+      console_.Info("Total params : " + std::to_string(total) +
+                    " - Trainable : " + std::to_string(trainable_count) + " (" +
                     FormatDouble(100.0 * trainable_count / std::max<int64_t>(1, total), 2) +
                     "% of total)");
     } catch (const std::exception& e) {
@@ -340,7 +347,8 @@ class Trainer {
     }
 
     BatchPlanOptions plan_options = TrainPlanOptions();
-    steps_per_epoch_ = static_cast<int64_t>(PlanBatches(train_lengths_, plan_options, o_.seed, 1).size());
+    steps_per_epoch_ =
+        static_cast<int64_t>(PlanBatches(train_lengths_, plan_options, o_.seed, 1).size());
     total_steps_ = o_.dry_run ? 1 : steps_per_epoch_ * o_.epochs;
     EnsureBuilderCapacity(std::max(o_.batch_size, EvalBatchSize()));
     return Status::Ok();
@@ -379,13 +387,13 @@ class Trainer {
     state.fingerprint = Fingerprint();
     EpochCounters counters = counters_;
     counters.seconds += SecondsSince(epoch_start_);
-    state.progress = {{"counters", counters.ToJson()},
-                      {"history", history_},
-                      {"world_size", dp_->world_size()}};
+    state.progress = {
+        {"counters", counters.ToJson()}, {"history", history_}, {"world_size", dp_->world_size()}};
     for (const auto& item : model_->named_parameters()) {
       state.tensors["model." + item.key()] = item.value();
     }
-    for (const auto& [name, tensor] : optimizer_->StateTensors()) state.tensors["optim." + name] = tensor;
+    for (const auto& [name, tensor] : optimizer_->StateTensors())
+      state.tensors["optim." + name] = tensor;
     Status s = CheckpointManager(checkpoint_dir_).Save(state);
     if (s.ok()) {
       console_.Info("Checkpoint written: " + checkpoint_dir_.string() + " (epoch " +
@@ -399,8 +407,9 @@ class Trainer {
   Status MaybeResume() {
     if (checkpoint_dir_.empty()) {
       if (!o_.dry_run) {
-        console_.Info("No --checkpoint-dir (or AIP_CHECKPOINT_DIR): a preempted run restarts "
-                      "from scratch");
+        console_.Info(
+            "No --checkpoint-dir (or AIP_CHECKPOINT_DIR): a preempted run restarts "
+            "from scratch");
       }
       return Status::Ok();
     }
@@ -422,11 +431,13 @@ class Trainer {
     std::string diffs;
     for (const auto& [key, value] : expected.items()) {
       if (!state->fingerprint.contains(key) || state->fingerprint[key] != value) {
-        std::string theirs = state->fingerprint.contains(key) ? state->fingerprint[key].dump() : "none";
+        std::string theirs =
+            state->fingerprint.contains(key) ? state->fingerprint[key].dump() : "none";
         if (theirs.size() > 80) theirs = theirs.substr(0, 77) + "...";
         std::string ours = value.dump();
         if (ours.size() > 80) ours = ours.substr(0, 77) + "...";
-        diffs += (diffs.empty() ? "" : "; ") + key + ": checkpoint " + theirs + ", this run " + ours;
+        diffs +=
+            (diffs.empty() ? "" : "; ") + key + ": checkpoint " + theirs + ", this run " + ours;
       }
     }
     if (!diffs.empty()) {
@@ -439,7 +450,8 @@ class Trainer {
       auto it = state->tensors.find("model." + item.key());
       if (it == state->tensors.end() || !it->second.sizes().equals(item.value().sizes())) {
         return FailedPreconditionError("checkpoint " + from.string() + " lacks parameter '" +
-                                       item.key() + "' of the right shape; use a new --checkpoint-dir");
+                                       item.key() +
+                                       "' of the right shape; use a new --checkpoint-dir");
       }
       item.value().copy_(it->second);
     }
@@ -447,22 +459,23 @@ class Trainer {
     for (const auto& [name, tensor] : state->tensors) {
       if (name.rfind("optim.", 0) == 0) optim[name.substr(6)] = tensor;
     }
-    TY_RETURN_IF_ERROR(optimizer_->LoadState(optim, state->global_step)
-                           .WithPrefix("checkpoint " + from.string()));
+    TY_RETURN_IF_ERROR(
+        optimizer_->LoadState(optim, state->global_step).WithPrefix("checkpoint " + from.string()));
     start_epoch_ = state->epoch;
     start_batch_ = state->next_batch;
     resumed_plan_ = std::move(state->plan);
     global_step_ = state->global_step;
-    counters_ = EpochCounters::FromJson(state->progress.value("counters", nlohmann::json::object()));
+    counters_ =
+        EpochCounters::FromJson(state->progress.value("counters", nlohmann::json::object()));
     history_ = state->progress.value("history", nlohmann::json::array());
     result_.resumed = true;
     const int64_t saved_world = state->progress.value("world_size", int64_t{1});
     // The rest of the interrupted epoch keeps its global batches (each now split over this run's
     // replicas, so the per-replica batch may differ); later epochs plan batch x world size. The
     // learning-rate schedule ends where this run will end.
-    const int64_t rest_of_epoch =
-        resumed_plan_.empty() ? steps_per_epoch_
-                              : static_cast<int64_t>(resumed_plan_.size()) - start_batch_;
+    const int64_t rest_of_epoch = resumed_plan_.empty()
+                                      ? steps_per_epoch_
+                                      : static_cast<int64_t>(resumed_plan_.size()) - start_batch_;
     if (!o_.dry_run) {
       total_steps_ = global_step_ + rest_of_epoch + steps_per_epoch_ * (o_.epochs - start_epoch_);
     }
@@ -471,15 +484,18 @@ class Trainer {
     }
     console_.Info("Resuming from checkpoint " + from.string() + " (epoch " +
                   std::to_string(start_epoch_) + ", batch " + std::to_string(start_batch_) + "/" +
-                  std::to_string(resumed_plan_.empty() ? steps_per_epoch_
-                                                       : static_cast<int64_t>(resumed_plan_.size())) +
+                  std::to_string(resumed_plan_.empty()
+                                     ? steps_per_epoch_
+                                     : static_cast<int64_t>(resumed_plan_.size())) +
                   ", global step " + std::to_string(global_step_) + ")");
     if (saved_world != dp_->world_size()) {
       console_.Info("The checkpoint was written by " + std::to_string(saved_world) +
                     " replica(s), this run has " + std::to_string(dp_->world_size()) +
                     ": the current epoch's remaining global batches are re-sharded over " +
-                    std::to_string(dp_->world_size()) + " replica(s); later epochs use a global "
-                    "batch of " + std::to_string(GlobalBatchSize()));
+                    std::to_string(dp_->world_size()) +
+                    " replica(s); later epochs use a global "
+                    "batch of " +
+                    std::to_string(GlobalBatchSize()));
     }
     return Status::Ok();
   }
@@ -509,7 +525,9 @@ class Trainer {
     return options;
   }
 
-  int EvalBatchSize() const { return o_.eval_batch_size > 0 ? o_.eval_batch_size : 2 * o_.batch_size; }
+  int EvalBatchSize() const {
+    return o_.eval_batch_size > 0 ? o_.eval_batch_size : 2 * o_.batch_size;
+  }
 
   bool StopRequested() const {
     return io_.stop_requested && io_.stop_requested->load(std::memory_order_relaxed);
@@ -583,17 +601,17 @@ class Trainer {
           result_.train_seconds += step_seconds;
           result_.train_samples += batch.size;
           if (b % kLogInterval == 0) {
-            console_.Print(FormatBatchLine(
-                static_cast<int>(epoch), b, batches,
-                static_cast<double>(counters_.window_correct) / std::max<int64_t>(1, counters_.window_count),
-                loss_value, SecondsSince(window_start)));
+            console_.Print(FormatBatchLine(static_cast<int>(epoch), b, batches,
+                                           static_cast<double>(counters_.window_correct) /
+                                               std::max<int64_t>(1, counters_.window_count),
+                                           loss_value, SecondsSince(window_start)));
             counters_.window_correct = counters_.window_count = 0;
             window_start = Clock::now();
           }
           const double rate = global_samples_ / std::max(1e-9, result_.train_seconds);
-          console_.Progress(static_cast<int>(epoch), b + 1, steps, rate,
-                            (steps - b - 1) * static_cast<double>(GlobalBatchSize()) /
-                                std::max(1e-9, rate));
+          console_.Progress(
+              static_cast<int>(epoch), b + 1, steps, rate,
+              (steps - b - 1) * static_cast<double>(GlobalBatchSize()) / std::max(1e-9, rate));
           if (tensorboard_ && global_step_ % 10 == 0) {
             tensorboard_->AddScalar("train/loss", loss_value, global_step_);
             tensorboard_->AddScalar("train/learning_rate", lr, global_step_);
@@ -608,7 +626,8 @@ class Trainer {
         TY_ASSIGN_OR_RETURN(EvalMetrics valid, Evaluate(valid_));
         const double epoch_seconds = counters_.seconds + SecondsSince(epoch_start_);
         result_.train_loss = counters_.loss_sum / std::max<int64_t>(1, counters_.count);
-        result_.train_accuracy = static_cast<double>(counters_.correct) / std::max<int64_t>(1, counters_.count);
+        result_.train_accuracy =
+            static_cast<double>(counters_.correct) / std::max<int64_t>(1, counters_.count);
         console_.Print(std::string(59, '-'));
         console_.Print(FormatEpochLine(static_cast<int>(epoch), epoch_seconds, result_.train_loss,
                                        result_.train_accuracy, valid.loss, valid.accuracy));
@@ -659,7 +678,8 @@ class Trainer {
     result_.outcome = TrainOutcome::kPreempted;
     result_.global_step = global_step_;
     if (checkpoint_dir_.empty()) {
-      console_.Warning("Stop requested (SIGTERM) after global step " + std::to_string(global_step_) +
+      console_.Warning("Stop requested (SIGTERM) after global step " +
+                       std::to_string(global_step_) +
                        "; no --checkpoint-dir, so this run's progress is lost");
       return Status::Ok();
     }
@@ -755,20 +775,21 @@ class Trainer {
   }
 
   nlohmann::json MetricsJson() const {
-    nlohmann::json j = {{"train", {{"loss", result_.train_loss}, {"accuracy", result_.train_accuracy}}},
-                        {"validation", MetricsToJson(*result_.validation)},
-                        {"history", history_},
-                        {"global_step", global_step_},
-                        {"labels", labels_.names()},
-                        {"hyperparameters",
-                         {{"epochs", o_.epochs},
-                          {"batch_size", o_.batch_size},
-                          {"learning_rate", o_.learning_rate},
-                          {"warmup_steps", o_.warmup_steps},
-                          {"weight_decay", o_.weight_decay},
-                          {"max_length", o_.max_length},
-                          {"seed", o_.seed},
-                          {"length_grouping", o_.length_grouping}}}};
+    nlohmann::json j = {
+        {"train", {{"loss", result_.train_loss}, {"accuracy", result_.train_accuracy}}},
+        {"validation", MetricsToJson(*result_.validation)},
+        {"history", history_},
+        {"global_step", global_step_},
+        {"labels", labels_.names()},
+        {"hyperparameters",
+         {{"epochs", o_.epochs},
+          {"batch_size", o_.batch_size},
+          {"learning_rate", o_.learning_rate},
+          {"warmup_steps", o_.warmup_steps},
+          {"weight_decay", o_.weight_decay},
+          {"max_length", o_.max_length},
+          {"seed", o_.seed},
+          {"length_grouping", o_.length_grouping}}}};
     if (result_.test) j["test"] = MetricsToJson(*result_.test);
     return j;
   }
@@ -791,18 +812,19 @@ class Trainer {
     }
     auto vocab = ReadFile(vocab_path_);
     if (!vocab.ok()) return fail(vocab.status());
-    for (const auto& [name, content] :
-         std::vector<std::pair<std::string, std::string>>{{"vocab.txt", *vocab},
-                                                          {"labels.json", labels_.ToJson()},
-                                                          {"metrics.json", MetricsJson().dump(2) + "\n"}}) {
+    for (const auto& [name, content] : std::vector<std::pair<std::string, std::string>>{
+             {"vocab.txt", *vocab},
+             {"labels.json", labels_.ToJson()},
+             {"metrics.json", MetricsJson().dump(2) + "\n"}}) {
       Status s = WriteFileAtomic(staging / name, content);
       if (!s.ok()) return fail(s);
     }
     Status s = CommitDirectory(staging, job_dir_);
     if (!s.ok()) return fail(s);
     result_.exported_to = job_dir_;
-    console_.Info("Exported model.safetensors, config.json, vocab.txt, labels.json, metrics.json to " +
-                  job_dir_.string());
+    console_.Info(
+        "Exported model.safetensors, config.json, vocab.txt, labels.json, metrics.json to " +
+        job_dir_.string());
     return Status::Ok();
   }
 

@@ -44,7 +44,8 @@ TEST(TrainerSlowTest, LossDecreasesOnSampleData) {
   std::istringstream out(run.out.str());
   while (std::getline(out, line)) {
     auto at = line.find("- loss: ");
-    if (line.rfind("End of epoch", 0) == 0 && at != std::string::npos) losses.push_back(std::stod(line.substr(at + 8)));
+    if (line.rfind("End of epoch", 0) == 0 && at != std::string::npos)
+      losses.push_back(std::stod(line.substr(at + 8)));
   }
   ASSERT_EQ(losses.size(), 3u) << run.out.str();
   EXPECT_LT(losses[2], losses[0] - 0.02) << run.out.str();
@@ -79,7 +80,9 @@ TEST(TrainerSlowTest, StopAndResumeIsBitIdenticalToUninterrupted) {
   for (int64_t stop_at : {7, 13}) {
     std::atomic<bool> stop{false};
     CapturedRun interrupted;
-    auto b = interrupted.Run(o, &stop, [&](int64_t step) { if (step == stop_at) stop = true; });
+    auto b = interrupted.Run(o, &stop, [&](int64_t step) {
+      if (step == stop_at) stop = true;
+    });
     ASSERT_TRUE(b.ok()) << b.status();
     ASSERT_EQ(b->outcome, TrainOutcome::kPreempted);
     ASSERT_EQ(b->global_step, stop_at);

@@ -45,18 +45,21 @@ TEST_F(TrainerTest, MissingColumnNamesColumnsAndFlag) {
 TEST_F(TrainerTest, EmptyCsvIsAnError) {
   TrainOptions o = BaseOptions(splits_);
   trainyard::testing::WriteFileOrDie(splits_.valid, "bodyText,Target\n");
-  EXPECT_NE(ErrorOf(o).find(splits_.valid.string() + ": no data rows"), std::string::npos) << ErrorOf(o);
+  EXPECT_NE(ErrorOf(o).find(splits_.valid.string() + ": no data rows"), std::string::npos)
+      << ErrorOf(o);
   trainyard::testing::WriteFileOrDie(splits_.valid, "");
   EXPECT_NE(ErrorOf(o).find("INVALID_ARGUMENT: " + splits_.valid.string()), std::string::npos)
       << ErrorOf(o);
 }
 
 TEST_F(TrainerTest, LabelOutOfRangeNamesLine) {
-  trainyard::testing::WriteFileOrDie(splits_.train.parent_path() / "labels.json", R"(["neg","pos"])");
+  trainyard::testing::WriteFileOrDie(splits_.train.parent_path() / "labels.json",
+                                     R"(["neg","pos"])");
   trainyard::testing::WriteFileOrDie(splits_.test, "bodyText,Target\ngood,1\nbad,2\n");
-  EXPECT_NE(ErrorOf(BaseOptions(splits_))
-                .find(splits_.test.string() + ":3: class id 2 is out of range: the model has 2 classes"),
-            std::string::npos)
+  EXPECT_NE(
+      ErrorOf(BaseOptions(splits_))
+          .find(splits_.test.string() + ":3: class id 2 is out of range: the model has 2 classes"),
+      std::string::npos)
       << ErrorOf(BaseOptions(splits_));
 }
 
@@ -88,10 +91,11 @@ TEST_F(TrainerTest, MismatchedCheckpointIsAClearError) {
   CapturedRun first;
   ASSERT_TRUE(first.Run(o).ok());
   o.batch_size = 8;
-  EXPECT_NE(ErrorOf(o).find("FAILED_PRECONDITION: checkpoint " + (dir_ / "ckpt").string() +
-                            "/checkpoint-00000006 does not match this run (batch_size: checkpoint 16, "
-                            "this run 8)"),
-            std::string::npos)
+  EXPECT_NE(
+      ErrorOf(o).find("FAILED_PRECONDITION: checkpoint " + (dir_ / "ckpt").string() +
+                      "/checkpoint-00000006 does not match this run (batch_size: checkpoint 16, "
+                      "this run 8)"),
+      std::string::npos)
       << ErrorOf(o);
 }
 
@@ -125,16 +129,19 @@ TEST_F(TrainerTest, ExportThenPredictReproducesLogitsAndMetrics) {
   fs::copy_file(splits_.vocab, out / "vocab.txt");
   auto predictor = Predictor::Load(out, 32);
   ASSERT_TRUE(predictor.ok()) << predictor.status();
-  std::vector<std::string> texts = {"good movie .", "the food was really very awful poor .", "hate"};
+  std::vector<std::string> texts = {"good movie .", "the food was really very awful poor .",
+                                    "hate"};
   auto logits = predictor->Logits(texts, 2);
   ASSERT_TRUE(logits.ok()) << logits.status();
   auto tokenizer = text::BertTokenizer::FromFile(splits_.vocab);
   for (size_t i = 0; i < texts.size(); ++i) {
     text::Encoding e = tokenizer->Encode(texts[i], 32);
-    torch::Tensor ids = torch::tensor(std::vector<int64_t>(e.input_ids.begin(), e.input_ids.end())).unsqueeze(0);
+    torch::Tensor ids =
+        torch::tensor(std::vector<int64_t>(e.input_ids.begin(), e.input_ids.end())).unsqueeze(0);
     torch::NoGradGuard no_grad;
     torch::Tensor expected = model->forward(ids, torch::ones_like(ids), torch::zeros_like(ids));
-    EXPECT_LT((logits->index({static_cast<int64_t>(i)}) - expected[0]).abs().max().item<double>(), 1e-5);
+    EXPECT_LT((logits->index({static_cast<int64_t>(i)}) - expected[0]).abs().max().item<double>(),
+              1e-5);
   }
 }
 
@@ -145,7 +152,8 @@ TEST_F(TrainerTest, TrainedExportMatchesReportedTestAccuracy) {
   CapturedRun run;
   auto r = run.Run(o);
   ASSERT_TRUE(r.ok()) << r.status();
-  for (const char* f : {"model.safetensors", "config.json", "vocab.txt", "labels.json", "metrics.json"}) {
+  for (const char* f :
+       {"model.safetensors", "config.json", "vocab.txt", "labels.json", "metrics.json"}) {
     EXPECT_TRUE(fs::exists(dir_ / "job" / f)) << f;
   }
   auto predictor = Predictor::Load(dir_ / "job", 32);
@@ -154,9 +162,11 @@ TEST_F(TrainerTest, TrainedExportMatchesReportedTestAccuracy) {
   auto predictions = predictor->Predict(data->texts, 7);
   ASSERT_TRUE(predictions.ok());
   int correct = 0;
-  for (size_t i = 0; i < data->texts.size(); ++i) correct += (*predictions)[i].label == data->labels[i];
+  for (size_t i = 0; i < data->texts.size(); ++i)
+    correct += (*predictions)[i].label == data->labels[i];
   EXPECT_EQ(correct, r->test->confusion.correct());
-  auto metrics = nlohmann::json::parse(trainyard::testing::ReadFileOrDie(dir_ / "job" / "metrics.json"));
+  auto metrics =
+      nlohmann::json::parse(trainyard::testing::ReadFileOrDie(dir_ / "job" / "metrics.json"));
   EXPECT_EQ(metrics["test"]["accuracy"].get<double>(), r->test->accuracy);
 }
 

@@ -19,17 +19,20 @@ void AddCommonFlags(CLI::App* cmd, CommonFlags* c, const std::string& default_fo
   cmd->add_option("--region", c->region,
                   "Location of the job (default $TRAINYARD_REGION, $CLOUDSDK_AI_REGION or "
                   "us-central1)");
-  cmd->add_option("--project", c->project,
-                  "Project of the job (default $TRAINYARD_PROJECT, $CLOUDSDK_CORE_PROJECT or local)");
+  cmd->add_option(
+      "--project", c->project,
+      "Project of the job (default $TRAINYARD_PROJECT, $CLOUDSDK_CORE_PROJECT or local)");
   c->format = default_format;
   cmd->add_option("--format", c->format, "Output format: json, yaml or table");
 }
 
 std::string ParentName(const CommonFlags& c) {
-  std::string project =
-      c.project.empty() ? EnvOr({"TRAINYARD_PROJECT", "CLOUDSDK_CORE_PROJECT"}, "local") : c.project;
-  std::string region =
-      c.region.empty() ? EnvOr({"TRAINYARD_REGION", "CLOUDSDK_AI_REGION"}, "us-central1") : c.region;
+  std::string project = c.project.empty()
+                            ? EnvOr({"TRAINYARD_PROJECT", "CLOUDSDK_CORE_PROJECT"}, "local")
+                            : c.project;
+  std::string region = c.region.empty()
+                           ? EnvOr({"TRAINYARD_REGION", "CLOUDSDK_AI_REGION"}, "us-central1")
+                           : c.region;
   return "projects/" + project + "/locations/" + region;
 }
 

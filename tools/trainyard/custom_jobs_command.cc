@@ -53,7 +53,8 @@ void RegisterCustomJobsCommands(CLI::App& ai, int* exit_code) {
         ->allow_extra_args(false);
     cmd->add_option("--config", f->config_path, "YAML CustomJobSpec; flags override it");
     cmd->add_option("--args", f->args, "Comma-separated arguments for every pool's program");
-    cmd->add_option("--command", f->command, "Comma-separated command replacing the image entrypoint");
+    cmd->add_option("--command", f->command,
+                    "Comma-separated command replacing the image entrypoint");
     cmd->add_option("--labels", f->labels, "Comma-separated KEY=VALUE labels");
     cmd->add_option("--python-package-uris", f->python_package_uris,
                     "Comma-separated package URIs for executor-image-uri pools");
@@ -109,8 +110,10 @@ void RegisterCustomJobsCommands(CLI::App& ai, int* exit_code) {
     AddCommon(cmd, c.get(), "table");
     cmd->add_option("--filter", l->filter,
                     "Server-side filter, e.g. state=\"JOB_STATE_RUNNING\" AND labels.team=nlp");
-    cmd->add_option("--limit", l->limit, "Maximum number of jobs to list")->check(CLI::NonNegativeNumber);
-    cmd->add_option("--page-size", l->page_size, "Jobs fetched per request")->check(CLI::Range(1, 1000));
+    cmd->add_option("--limit", l->limit, "Maximum number of jobs to list")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--page-size", l->page_size, "Jobs fetched per request")
+        ->check(CLI::Range(1, 1000));
     cmd->add_option("--sort-by", l->sort_by,
                     "Field to sort by (displayName, state, createTime); prefix ~ for descending");
     cmd->add_flag("--uri", l->uri, "Print only the job names");
@@ -189,7 +192,8 @@ void RegisterCustomJobsCommands(CLI::App& ai, int* exit_code) {
 
   // --- stream-logs ---
   {
-    auto* cmd = jobs->add_subcommand("stream-logs", "Stream the logs of a custom job until it ends");
+    auto* cmd =
+        jobs->add_subcommand("stream-logs", "Stream the logs of a custom job until it ends");
     auto c = std::make_shared<Common>();
     struct StreamFlags {
       std::string job;
@@ -205,36 +209,36 @@ void RegisterCustomJobsCommands(CLI::App& ai, int* exit_code) {
         ->check(CLI::Range(1, 3600));
     cmd->add_option("--task-name", s->task_name, "Only this task's logs, e.g. workerpool1-0");
     cmd->add_flag("--allow-multiline-logs", s->allow_multiline, "Accepted for compatibility");
-    cmd->callback(Command("trainyard.ai.custom-jobs.stream-logs", exit_code,
-                          [c, s, exit_code]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      const std::string name = JobName(*c, s->job);
-      const int wait = std::min(s->polling_interval, 15);
-      std::string after = "-1";
-      while (true) {
-        std::string path = "/v1/" + name + ":logs?after=" + after +
-                           "&waitSeconds=" + std::to_string(wait) + "&pageSize=1000";
-        if (!s->task_name.empty()) {
-          path += "&taskName=" + httplib::detail::encode_query_param(s->task_name);
-        }
-        TY_ASSIGN_OR_RETURN(json page, client->Call("GET", path, "", wait + 30));
-        for (const auto& e : page["entries"]) {
-          std::cout << "[" << e.value("taskName", "") << "] " << e.value("text", "") << "\n";
-        }
-        std::cout << std::flush;
-        after = page.value("nextCursor", after);
-        if (page.value("done", false)) break;
-      }
-      TY_ASSIGN_OR_RETURN(json job, client->Call("GET", "/v1/" + name));
-      std::string state = job.value("state", "");
-      std::cerr << "CustomJob [" << name << "] ended in state " << state;
-      if (job.contains("error") && job["error"].contains("message")) {
-        std::cerr << ": " << job["error"]["message"].get<std::string>();
-      }
-      std::cerr << "\n";
-      if (state != "JOB_STATE_SUCCEEDED") *exit_code = 1;
-      return Status::Ok();
-    }));
+    cmd->callback(
+        Command("trainyard.ai.custom-jobs.stream-logs", exit_code, [c, s, exit_code]() -> Status {
+          TY_ASSIGN_OR_RETURN(auto client, Client(*c));
+          const std::string name = JobName(*c, s->job);
+          const int wait = std::min(s->polling_interval, 15);
+          std::string after = "-1";
+          while (true) {
+            std::string path = "/v1/" + name + ":logs?after=" + after +
+                               "&waitSeconds=" + std::to_string(wait) + "&pageSize=1000";
+            if (!s->task_name.empty()) {
+              path += "&taskName=" + httplib::detail::encode_query_param(s->task_name);
+            }
+            TY_ASSIGN_OR_RETURN(json page, client->Call("GET", path, "", wait + 30));
+            for (const auto& e : page["entries"]) {
+              std::cout << "[" << e.value("taskName", "") << "] " << e.value("text", "") << "\n";
+            }
+            std::cout << std::flush;
+            after = page.value("nextCursor", after);
+            if (page.value("done", false)) break;
+          }
+          TY_ASSIGN_OR_RETURN(json job, client->Call("GET", "/v1/" + name));
+          std::string state = job.value("state", "");
+          std::cerr << "CustomJob [" << name << "] ended in state " << state;
+          if (job.contains("error") && job["error"].contains("message")) {
+            std::cerr << ": " << job["error"]["message"].get<std::string>();
+          }
+          std::cerr << "\n";
+          if (state != "JOB_STATE_SUCCEEDED") *exit_code = 1;
+          return Status::Ok();
+        }));
   }
 
   RegisterLocalRunCommand(*jobs, exit_code);

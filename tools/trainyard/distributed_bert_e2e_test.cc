@@ -94,8 +94,10 @@ TEST_F(DistributedBertE2ETest, KilledReplicaRestartsTheGangFromTheLatestCheckpoi
   const fs::path mark = dir_ / "rank1-crashed";
   const std::string script = R"SH(#!/bin/sh
 # First attempt of rank 1: train until a checkpoint exists, then die without notice.
-if [ "$RANK" = 1 ] && [ ! -f ")SH" + mark.string() + R"SH(" ]; then
-  touch ")SH" + mark.string() + R"SH("
+if [ "$RANK" = 1 ] && [ ! -f ")SH" +
+                             mark.string() + R"SH(" ]; then
+  touch ")SH" + mark.string() +
+                             R"SH("
   ckpt="${TRAINYARD_BUCKET_ROOT}/${AIP_CHECKPOINT_DIR#gs://}"
   trainyard-bert train "$@" & pid=$!
   until ls "$ckpt"/checkpoint-*/DONE >/dev/null 2>&1; do sleep 0.02; done
@@ -105,8 +107,9 @@ fi
 exec trainyard-bert train "$@"
 )SH";
   testing::WriteFileOrDie(dir_ / "crashy.sh", script);
-  testing::WriteFileOrDie(dir_ / "images.yaml", "images:\n  - uri: crashy/bert\n    command: [sh, " +
-                                                    (dir_ / "crashy.sh").string() + "]\n");
+  testing::WriteFileOrDie(
+      dir_ / "images.yaml",
+      "images:\n  - uri: crashy/bert\n    command: [sh, " + (dir_ / "crashy.sh").string() + "]\n");
   json job = TwoWorkerJob();
   for (auto& pool : job["jobSpec"]["workerPoolSpecs"]) {
     pool["containerSpec"]["imageUri"] = "crashy/bert";
@@ -115,23 +118,24 @@ exec trainyard-bert train "$@"
     pool["containerSpec"]["args"][4] = "--epochs=4";
   }
   std::string error;
-  auto server = ServerProcess::Start(dir_ / "data",
-                                     {"--executor", "local", "--gpus", "0", "--cpus", "64",
-                                      "--memory-gib", "256", "--image-catalog",
-                                      (dir_ / "images.yaml").string()},
-                                     &error, env_);
+  auto server =
+      ServerProcess::Start(dir_ / "data",
+                           {"--executor", "local", "--gpus", "0", "--cpus", "64", "--memory-gib",
+                            "256", "--image-catalog", (dir_ / "images.yaml").string()},
+                           &error, env_);
   ASSERT_NE(server, nullptr) << error;
-  auto created = Http(server->port(), "POST", "/v1/projects/p/locations/us-central1/customJobs",
-                      job.dump());
+  auto created =
+      Http(server->port(), "POST", "/v1/projects/p/locations/us-central1/customJobs", job.dump());
   ASSERT_EQ(created.status, 200) << created.body.dump();
   const std::string name = created.body.value("name", "");
   json done = WaitForJob(server->port(), name, {}, 300);
   auto logs = Cli(server->endpoint(), {"ai", "custom-jobs", "stream-logs", name}, env_);
   ASSERT_EQ(done.value("state", ""), "JOB_STATE_SUCCEEDED")
-      << done.dump(2) << "\n" << logs.out << logs.err << server->Stderr();
+      << done.dump(2) << "\n"
+      << logs.out << logs.err << server->Stderr();
   EXPECT_TRUE(fs::exists(mark));
-  for (const char* line : {"exited with code 137", "restarting the whole job",
-                           "Resuming from checkpoint"}) {
+  for (const char* line :
+       {"exited with code 137", "restarting the whole job", "Resuming from checkpoint"}) {
     EXPECT_NE(logs.out.find(line), std::string::npos) << line << "\n" << logs.out;
   }
   EXPECT_TRUE(fs::exists(buckets_ / "b" / "out" / "model" / "model.safetensors")) << logs.out;

@@ -32,8 +32,12 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::filesystem::path&
   auto server = std::unique_ptr<ServerProcess>(new ServerProcess());
   std::filesystem::create_directories(data_dir);
   server->stderr_path_ = data_dir.parent_path() / (data_dir.filename().string() + ".server.err");
-  std::vector<std::string> argv = {testing::ToolPath("trainyard").string(), "server", "--port",
-                                   "0", "--data-dir", data_dir.string()};
+  std::vector<std::string> argv = {testing::ToolPath("trainyard").string(),
+                                   "server",
+                                   "--port",
+                                   "0",
+                                   "--data-dir",
+                                   data_dir.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return nullptr;

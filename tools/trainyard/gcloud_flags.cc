@@ -74,11 +74,11 @@ StatusOr<spec::WorkerPoolSpec> ParseWorkerPoolSpec(
     }
     std::string key = item.substr(0, eq);
     static const std::set<std::string> kKnown = {
-        "machine-type", "replica-count", "accelerator-type", "accelerator-count",
+        "machine-type",        "replica-count",      "accelerator-type", "accelerator-count",
         "container-image-uri", "executor-image-uri", "python-module"};
-    static const std::set<std::string> kAutopackaging = {
-        "local-package-path", "script", "requirements", "extra-packages", "extra-dirs",
-        "output-image-uri"};
+    static const std::set<std::string> kAutopackaging = {"local-package-path", "script",
+                                                         "requirements",       "extra-packages",
+                                                         "extra-dirs",         "output-image-uri"};
     if (kAutopackaging.count(key)) {
       return InvalidArgumentError("--worker-pool-spec: key '" + key +
                                   "' (autopackaging into a container image) is not supported by "
@@ -87,8 +87,8 @@ StatusOr<spec::WorkerPoolSpec> ParseWorkerPoolSpec(
                                   "image catalog and use container-image-uri");
     }
     if (!kKnown.count(key)) {
-      return InvalidArgumentError("unknown key '" + key + "' in --worker-pool-spec; valid keys are " +
-                                  kPoolKeys);
+      return InvalidArgumentError("unknown key '" + key +
+                                  "' in --worker-pool-spec; valid keys are " + kPoolKeys);
     }
     if (!kv.emplace(key, item.substr(eq + 1)).second) {
       return InvalidArgumentError("--worker-pool-spec: key '" + key + "' is given twice");
@@ -141,9 +141,8 @@ StatusOr<spec::WorkerPoolSpec> ParseWorkerPoolSpec(
       return InvalidArgumentError(
           "--python-package-uris is required with executor-image-uri and python-module");
     }
-    pool.python_package_spec = spec::PythonPackageSpec{kv["executor-image-uri"],
-                                                       python_package_uris,
-                                                       kv["python-module"], {}, {}};
+    pool.python_package_spec = spec::PythonPackageSpec{
+        kv["executor-image-uri"], python_package_uris, kv["python-module"], {}, {}};
   } else {
     return InvalidArgumentError(
         "--worker-pool-spec: give container-image-uri=IMAGE, or executor-image-uri=IMAGE with "
@@ -165,9 +164,9 @@ StatusOr<spec::CustomJob> BuildCreateRequest(const CreateFlags& flags) {
         "one of --worker-pool-spec or --config is required, e.g. --worker-pool-spec="
         "machine-type=n1-standard-4,replica-count=1,container-image-uri=trainyard/bert-sentiment");
   }
-  std::vector<std::string> package_uris =
-      flags.python_package_uris ? ParseArgList(*flags.python_package_uris)
-                                : std::vector<std::string>{};
+  std::vector<std::string> package_uris = flags.python_package_uris
+                                              ? ParseArgList(*flags.python_package_uris)
+                                              : std::vector<std::string>{};
   if (!flags.worker_pool_specs.empty()) {
     job.job_spec.worker_pool_specs.clear();
     for (const auto& value : flags.worker_pool_specs) {
@@ -191,10 +190,12 @@ StatusOr<spec::CustomJob> BuildCreateRequest(const CreateFlags& flags) {
   }
   if (flags.command) {
     bool any_container = false;
-    for (const auto& pool : job.job_spec.worker_pool_specs) any_container |= pool.container_spec.has_value();
+    for (const auto& pool : job.job_spec.worker_pool_specs)
+      any_container |= pool.container_spec.has_value();
     if (!any_container) {
-      return InvalidArgumentError("--command applies to container pools only; use "
-                                  "container-image-uri in --worker-pool-spec");
+      return InvalidArgumentError(
+          "--command applies to container pools only; use "
+          "container-image-uri in --worker-pool-spec");
     }
   }
   if (flags.labels) {
@@ -204,7 +205,8 @@ StatusOr<spec::CustomJob> BuildCreateRequest(const CreateFlags& flags) {
   if (flags.network) job.job_spec.network = *flags.network;
   if (flags.enable_web_access) job.job_spec.enable_web_access = true;
   if (flags.enable_dashboard_access) job.job_spec.enable_dashboard_access = true;
-  if (flags.persistent_resource_id) job.job_spec.persistent_resource_id = *flags.persistent_resource_id;
+  if (flags.persistent_resource_id)
+    job.job_spec.persistent_resource_id = *flags.persistent_resource_id;
   return job;
 }
 

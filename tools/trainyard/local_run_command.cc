@@ -60,9 +60,9 @@ StatusOr<int> Run(const LocalRunFlags& f) {
     argv = entry->command;
     env = entry->env;
   }
-  std::filesystem::path workdir =
-      f.local_package_path.empty() ? std::filesystem::current_path()
-                                   : std::filesystem::path(f.local_package_path);
+  std::filesystem::path workdir = f.local_package_path.empty()
+                                      ? std::filesystem::current_path()
+                                      : std::filesystem::path(f.local_package_path);
   if (!std::filesystem::is_directory(workdir)) {
     return InvalidArgumentError("--local-package-path: '" + workdir.string() +
                                 "' is not a directory");

@@ -9,8 +9,9 @@
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
-  CLI::App app{"trainyard: run training jobs on your own machines with the Vertex AI CustomJob "
-               "API and gcloud-style commands"};
+  CLI::App app{
+      "trainyard: run training jobs on your own machines with the Vertex AI CustomJob "
+      "API and gcloud-style commands"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainyard " TRAINYARD_VERSION);
   int exit_code = 0;

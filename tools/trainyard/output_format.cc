@@ -11,7 +11,8 @@ Status CheckFormat(const std::string& format) {
   if (format.empty() || format == "json" || format == "yaml" || format == "table") {
     return Status::Ok();
   }
-  return InvalidArgumentError("--format: '" + format + "' is not supported; use json, yaml or table");
+  return InvalidArgumentError("--format: '" + format +
+                              "' is not supported; use json, yaml or table");
 }
 
 std::string FormatJobs(const std::vector<nlohmann::json>& jobs, const std::string& format,

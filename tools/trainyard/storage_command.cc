@@ -63,10 +63,10 @@ Status Copy(const CpFlags& f) {
       return NotFoundError("storage cp: '" + src_arg + "' does not exist" +
                            (IsGcsUri(src_arg) ? " (looked in " + src.string() + ")" : ""));
     }
-    std::string name = fs::path(src_arg.ends_with("/") ? src_arg.substr(0, src_arg.size() - 1)
-                                                       : src_arg)
-                           .filename()
-                           .string();
+    std::string name =
+        fs::path(src_arg.ends_with("/") ? src_arg.substr(0, src_arg.size() - 1) : src_arg)
+            .filename()
+            .string();
     fs::path target = dst_is_dir ? dst / name : dst;
     if (fs::is_directory(src)) {
       if (!f.recursive) {

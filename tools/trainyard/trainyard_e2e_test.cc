@@ -22,8 +22,8 @@ class TrainyardE2ETest : public ::testing::Test {
   }
 
   void StartServer(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--executor", DefaultExecutor(), "--kill-grace-seconds", "1",
-                                     "--gpus", "0"};
+    std::vector<std::string> args = {"--executor", DefaultExecutor(), "--kill-grace-seconds",
+                                     "1",          "--gpus",          "0"};
     if (!HaveLocalExecutor()) args = {"--executor", "fake", "--fake-run-ms", "300"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::string error;
@@ -45,7 +45,8 @@ class TrainyardE2ETest : public ::testing::Test {
                                      "--format=json"};
     if (config.empty()) {
       args.push_back(
-          "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,container-image-uri=local");
+          "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,container-image-uri="
+          "local");
       args.push_back("--command=^|^sh|-c|" + script);
     } else {
       testing::WriteFileOrDie(dir_ / "job.yaml", config);
@@ -62,16 +63,18 @@ class TrainyardE2ETest : public ::testing::Test {
   std::unique_ptr<ServerProcess> server_;
 };
 
-#define REQUIRE_LOCAL_EXECUTOR()                                                        \
-  if (!HaveLocalExecutor()) GTEST_SKIP() << "built without the LocalExecutor; needs real " \
-                                            "processes"
+#define REQUIRE_LOCAL_EXECUTOR()                                 \
+  if (!HaveLocalExecutor())                                      \
+  GTEST_SKIP() << "built without the LocalExecutor; needs real " \
+                  "processes"
 
 // ---------- Runs with any executor ----------
 
 TEST_F(TrainyardE2ETest, EveryInvalidSpecNamesItsFieldPath) {
   auto pool = [](const std::string& extra) {
     return R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",)"
-           R"("containerSpec":{"imageUri":"local","command":["true"]})" + extra + "}";
+           R"("containerSpec":{"imageUri":"local","command":["true"]})" +
+           extra + "}";
   };
   auto job = [](const std::string& pools, const std::string& extra = "") {
     return R"({"displayName":"d","jobSpec":{"workerPoolSpecs":[)" + pools + "]" + extra + "}}";
@@ -119,7 +122,8 @@ TEST_F(TrainyardE2ETest, EveryInvalidSpecNamesItsFieldPath) {
   }
   std::string report;
   for (const auto& [body, path] : cases) {
-    HttpResult r = Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body);
+    HttpResult r =
+        Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body);
     std::string msg = r.body.is_object() ? r.body["error"].value("message", "") : "";
     if (r.status != 400 || r.body["error"].value("status", "") != "INVALID_ARGUMENT" ||
         msg.find(path) == std::string::npos) {
@@ -166,8 +170,10 @@ TEST_F(TrainyardE2ETest, ListFiltersAndPagesThroughTheCli) {
                   "--command=true"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-  auto nlp = Run({"ai", "custom-jobs", "list", "--filter=labels.team=nlp", "--uri", "--page-size=1"});
-  auto named = Run({"ai", "custom-jobs", "list", "--filter=display_name:\"job-c*\"", "--format=json"});
+  auto nlp =
+      Run({"ai", "custom-jobs", "list", "--filter=labels.team=nlp", "--uri", "--page-size=1"});
+  auto named =
+      Run({"ai", "custom-jobs", "list", "--filter=display_name:\"job-c*\"", "--format=json"});
   auto limited = Run({"ai", "custom-jobs", "list", "--limit=2", "--uri"});
   auto bad = Run({"ai", "custom-jobs", "list", "--filter=colour=red"});
   auto count = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
@@ -221,12 +227,11 @@ TEST_F(TrainyardE2ETest, CreateRunsToSucceededWithVertexEnvInTheLogs) {
   auto logs = Run({"ai", "custom-jobs", "stream-logs", name});
   auto job = WaitForJob(server_->port(), name, {});
   std::string id = name.substr(name.rfind('/') + 1);
-  EXPECT_EQ(job.value("state", "") + " " + std::to_string(logs.exit_code),
-            "JOB_STATE_SUCCEEDED 0");
+  EXPECT_EQ(job.value("state", "") + " " + std::to_string(logs.exit_code), "JOB_STATE_SUCCEEDED 0");
   for (const std::string& want :
        {std::string("[workerpool0-0] CLUSTER_SPEC={"), std::string("\"workerpool0\""),
-        std::string("RANK=0 WORLD_SIZE=1"), std::string("AIP_MODEL_DIR="),
-        "JOB=" + id, std::string("[workerpool0-0] err")}) {
+        std::string("RANK=0 WORLD_SIZE=1"), std::string("AIP_MODEL_DIR="), "JOB=" + id,
+        std::string("[workerpool0-0] err")}) {
     EXPECT_NE(logs.out.find(want), std::string::npos) << want << " not in:\n" << logs.out;
   }
 }
@@ -237,12 +242,13 @@ TEST_F(TrainyardE2ETest, MultiPoolJobGetsTfConfigRoles) {
   // so the chief waits until both workers have printed (each touches a file afterwards).
   const std::string marks = (dir_ / "marks").string();
   std::filesystem::create_directories(marks);
-  auto r = Run({"ai", "custom-jobs", "create", "--display-name=dist", "--format=json",
-                "--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=local",
-                "--worker-pool-spec=machine-type=n1-standard-4,replica-count=2,container-image-uri=local",
-                "--command=^|^sh|-c|echo TF=$TF_CONFIG RANK=$RANK; touch " + marks +
-                    "/$RANK; i=0; while [ $RANK = 0 ] && [ $i -lt 600 ] && ! { [ -e " + marks +
-                    "/1 ] && [ -e " + marks + "/2 ]; }; do sleep 0.05; i=$((i+1)); done"});
+  auto r = Run(
+      {"ai", "custom-jobs", "create", "--display-name=dist", "--format=json",
+       "--worker-pool-spec=machine-type=n1-standard-4,container-image-uri=local",
+       "--worker-pool-spec=machine-type=n1-standard-4,replica-count=2,container-image-uri=local",
+       "--command=^|^sh|-c|echo TF=$TF_CONFIG RANK=$RANK; touch " + marks +
+           "/$RANK; i=0; while [ $RANK = 0 ] && [ $i -lt 600 ] && ! { [ -e " + marks +
+           "/1 ] && [ -e " + marks + "/2 ]; }; do sleep 0.05; i=$((i+1)); done"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string name = json::parse(r.out)["name"];
   auto job = WaitForJob(server_->port(), name, {});
@@ -266,7 +272,8 @@ scheduling: {disableRetries: true}
   auto job = WaitForJob(server_->port(), name, {});
   EXPECT_EQ(job.value("state", "") + " " + std::to_string(logs.exit_code) + " " +
                 job["trainyardInfo"]["replicas"][0]["exitCode"].dump(),
-            "JOB_STATE_FAILED 1 3") << job.dump();
+            "JOB_STATE_FAILED 1 3")
+      << job.dump();
   EXPECT_NE(job["error"].value("message", "").find("code 3"), std::string::npos) << job.dump();
 }
 
@@ -276,9 +283,10 @@ TEST_F(TrainyardE2ETest, FailedReplicaIsRetried) {
   std::string name = CreateShellJob(
       "if [ -f attempted ]; then echo second-try-ok; exit 0; fi; touch attempted; exit 1");
   auto job = WaitForJob(server_->port(), name, {});
-  EXPECT_EQ(job.value("state", "") + " restarts=" +
-                job["trainyardInfo"]["replicas"][0]["restarts"].dump(),
-            "JOB_STATE_SUCCEEDED restarts=1") << job.dump();
+  EXPECT_EQ(job.value("state", "") +
+                " restarts=" + job["trainyardInfo"]["replicas"][0]["restarts"].dump(),
+            "JOB_STATE_SUCCEEDED restarts=1")
+      << job.dump();
 }
 
 TEST_F(TrainyardE2ETest, TimeoutFailsTheJob) {

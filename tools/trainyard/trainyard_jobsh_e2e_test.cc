@@ -80,10 +80,10 @@ TEST(JobShE2ETest, ArticleJobShRunsUnchanged) {
   // Upload the data as the article does with make_splits --output-dir gs://bucket/data.
   for (const char* split : {"train", "eval", "test"}) {
     testing::WriteFileOrDie(dir / (std::string(split) + ".csv"), "text,label\ngood,2\nbad,0\n");
-    auto cp = Cli(server->endpoint(),
-                  {"storage", "cp", (dir / (std::string(split) + ".csv")).string(),
-                   "gs://my-bucket/data/"},
-                  env);
+    auto cp = Cli(
+        server->endpoint(),
+        {"storage", "cp", (dir / (std::string(split) + ".csv")).string(), "gs://my-bucket/data/"},
+        env);
     ASSERT_EQ(cp.exit_code, 0) << cp.err;
   }
 
@@ -97,31 +97,31 @@ TEST(JobShE2ETest, ArticleJobShRunsUnchanged) {
   std::string name = run.err.substr(open + 11, run.err.find(']', open) - open - 11);
 
   auto logs = Cli(server->endpoint(), {"ai", "custom-jobs", "stream-logs", name}, env);
-  auto describe = Cli(server->endpoint(),
-                      {"ai", "custom-jobs", "describe", name, "--format=json"}, env);
+  auto describe =
+      Cli(server->endpoint(), {"ai", "custom-jobs", "describe", name, "--format=json"}, env);
   json job = json::parse(describe.out, nullptr, false);
   ASSERT_TRUE(job.is_object()) << describe.err;
   const json& pool = job["jobSpec"]["workerPoolSpecs"][0];
-  EXPECT_EQ(job.value("state", "") + " " + job.value("displayName", "") + " " +
-                name.substr(0, name.rfind('/')) + " " + pool["machineSpec"].dump() + " " +
-                job["jobSpec"].value("serviceAccount", "") + " " +
-                pool["containerSpec"]["args"].dump(),
-            "JOB_STATE_SUCCEEDED pytorch_bert_training "
-            "projects/local/locations/europe-west4/customJobs "
-            R"({"acceleratorCount":1,"acceleratorType":"NVIDIA_TESLA_T4","machineType":"n1-standard-4"} )"
-            "trainer@my-project.iam.gserviceaccount.com "
-            R"(["--training-file=gs://my-bucket/data/train.csv","--validation-file=gs://my-bucket/data/eval.csv",)"
-            R"("--testing-file=gs://my-bucket/data/test.csv","--job-dir=gs://my-bucket/model/model.pt",)"
-            R"("--epochs=10","--batch-size=128","--learning-rate=0.0001"])")
+  EXPECT_EQ(
+      job.value("state", "") + " " + job.value("displayName", "") + " " +
+          name.substr(0, name.rfind('/')) + " " + pool["machineSpec"].dump() + " " +
+          job["jobSpec"].value("serviceAccount", "") + " " + pool["containerSpec"]["args"].dump(),
+      "JOB_STATE_SUCCEEDED pytorch_bert_training "
+      "projects/local/locations/europe-west4/customJobs "
+      R"({"acceleratorCount":1,"acceleratorType":"NVIDIA_TESLA_T4","machineType":"n1-standard-4"} )"
+      "trainer@my-project.iam.gserviceaccount.com "
+      R"(["--training-file=gs://my-bucket/data/train.csv","--validation-file=gs://my-bucket/data/eval.csv",)"
+      R"("--testing-file=gs://my-bucket/data/test.csv","--job-dir=gs://my-bucket/model/model.pt",)"
+      R"("--epochs=10","--batch-size=128","--learning-rate=0.0001"])")
       << logs.out << logs.err << server->Stderr();
   EXPECT_EQ(logs.exit_code, 0) << logs.out << logs.err;
   if (HaveLocalExecutor()) {
     // The article's price: n1-standard-4 $0.24/h + T4 $0.40/h.
     EXPECT_NEAR(job["trainyardInfo"].value("hourlyCostUsd", 0.0), 0.64, 1e-9);
     EXPECT_NE(logs.out.find("Epoch 1/10 accuracy=0.94"), std::string::npos) << logs.out;
-    auto model = Cli(server->endpoint(),
-                     {"storage", "cp", "gs://my-bucket/model/model.pt", (dir / "model.pt").string()},
-                     env);
+    auto model =
+        Cli(server->endpoint(),
+            {"storage", "cp", "gs://my-bucket/model/model.pt", (dir / "model.pt").string()}, env);
     EXPECT_EQ(model.exit_code, 0) << model.err;
   }
 }

@@ -29,12 +29,12 @@ class PredictCliTest : public ::testing::Test {
     for (int i = 0; i < 64; ++i) csv += i % 2 ? "good movie,1\n" : "the bad movie,0\n";
     WriteFileOrDie(*dir_ / "train.csv", csv);
     WriteFileOrDie(*dir_ / "labels.json", R"(["negative","positive"])");
-    auto r = RunProcess({ToolPath("trainyard-bert"), "train", "--training-file",
-                         (*dir_ / "train.csv").string(), "--validation-file",
-                         (*dir_ / "train.csv").string(), "--vocab", (*dir_ / "vocab.txt").string(),
-                         "--job-dir", (*dir_ / "model").string(), "--epochs", "10", "--batch-size",
-                         "8", "--learning-rate", "5e-4", "--threads", "1"},
-                        "", {"CLOUD_ML_HP_METRIC_FILE=" + (*dir_ / "hp").string()});
+    auto r = RunProcess(
+        {ToolPath("trainyard-bert"), "train", "--training-file", (*dir_ / "train.csv").string(),
+         "--validation-file", (*dir_ / "train.csv").string(), "--vocab",
+         (*dir_ / "vocab.txt").string(), "--job-dir", (*dir_ / "model").string(), "--epochs", "10",
+         "--batch-size", "8", "--learning-rate", "5e-4", "--threads", "1"},
+        "", {"CLOUD_ML_HP_METRIC_FILE=" + (*dir_ / "hp").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() { fs::remove_all(*dir_); }
@@ -51,8 +51,9 @@ std::vector<nlohmann::json> Lines(const std::string& out) {
 }
 
 TEST_F(PredictCliTest, TextsGiveJsonLinesInInputOrder) {
-  auto r = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir", (*dir_ / "model").string(),
-                       "--text", "good movie", "--text", "the bad movie", "--text", "good"});
+  auto r =
+      RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir", (*dir_ / "model").string(),
+                  "--text", "good movie", "--text", "the bad movie", "--text", "good"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 3u) << r.out;
@@ -84,7 +85,8 @@ TEST_F(PredictCliTest, CsvAndTxtInputsAgree) {
     EXPECT_EQ(a[i]["text"], b[i]["text"]);
     EXPECT_EQ(a[i]["label"], b[i]["label"]);
     for (size_t c = 0; c < 2; ++c) {
-      EXPECT_NEAR(a[i]["probabilities"][c].get<double>(), b[i]["probabilities"][c].get<double>(), 1e-5);
+      EXPECT_NEAR(a[i]["probabilities"][c].get<double>(), b[i]["probabilities"][c].get<double>(),
+                  1e-5);
     }
   }
 }
@@ -97,9 +99,9 @@ TEST_F(PredictCliTest, ThreadCountsAgree) {
   WriteFileOrDie(*dir_ / "many.txt", texts);
   std::vector<std::vector<nlohmann::json>> runs;
   for (const char* threads : {"1", "2"}) {
-    auto r = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir", (*dir_ / "model").string(),
-                         "--input-file", (*dir_ / "many.txt").string(), "--batch-size", "50",
-                         "--threads", threads});
+    auto r = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir",
+                         (*dir_ / "model").string(), "--input-file", (*dir_ / "many.txt").string(),
+                         "--batch-size", "50", "--threads", threads});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     runs.push_back(Lines(r.out));
     ASSERT_EQ(runs.back().size(), 100u) << r.out;
@@ -111,8 +113,8 @@ TEST_F(PredictCliTest, ThreadCountsAgree) {
                   runs[1][i]["probabilities"][c].get<double>(), 1e-6);
     }
   }
-  auto bad = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir", (*dir_ / "model").string(),
-                         "--text", "good", "--threads", "-1"});
+  auto bad = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir",
+                         (*dir_ / "model").string(), "--text", "good", "--threads", "-1"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--threads: must be >= 0"), std::string::npos) << bad.err;
 }
@@ -129,7 +131,8 @@ TEST_F(PredictCliTest, BadInputsAreClearErrors) {
                   "--text", "x"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("is not a directory"), std::string::npos) << r.err;
-  r = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir", (*dir_ / "model").string()});
+  r = RunProcess(
+      {ToolPath("trainyard-bert"), "predict", "--model-dir", (*dir_ / "model").string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("pass either --text"), std::string::npos) << r.err;
 }
@@ -149,8 +152,9 @@ TEST(PredictParityTest, MatchesIndependentReferenceWithin1e4) {
   for (const auto& t : expected["texts"]) texts += t.get<std::string>() + "\n";
   WriteFileOrDie(out / "texts.txt", texts);
   for (const char* format : {"safetensors", "bin"}) {
-    auto r = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir", (out / format).string(),
-                         "--input-file", (out / "texts.txt").string(), "--batch-size", "2"});
+    auto r =
+        RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir", (out / format).string(),
+                    "--input-file", (out / "texts.txt").string(), "--batch-size", "2"});
     ASSERT_EQ(r.exit_code, 0) << format << ": " << r.err;
     auto lines = Lines(r.out);
     ASSERT_EQ(lines.size(), expected["texts"].size()) << r.out;

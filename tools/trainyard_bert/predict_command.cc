@@ -35,7 +35,8 @@ int RunPredict(const Options& o) {
     return Fail(InvalidArgumentError("pass either --text \"...\" or --input-file F.csv|F.txt"));
   }
   if (o.batch_size < 1) return Fail(InvalidArgumentError("--batch-size: must be >= 1"));
-  if (o.threads < 0) return Fail(InvalidArgumentError("--threads: must be >= 0 (0 = every usable CPU)"));
+  if (o.threads < 0)
+    return Fail(InvalidArgumentError("--threads: must be >= 0 (0 = every usable CPU)"));
   model::ConfigureCpuRuntime(o.threads > 0 ? o.threads : model::UsableCpuCount());
   auto model_dir = ResolveStoragePath(o.model_dir);
   if (!model_dir.ok()) return Fail(model_dir.status().WithPrefix("--model-dir"));
@@ -62,26 +63,29 @@ int RunPredict(const Options& o) {
   return 0;
 }
 
-const bool kRegistered = RegisterCommand({
-    .name = "predict",
-    .description = "Classify texts with a trained model directory; JSON lines on stdout",
-    .order = 40,
-    .setup = [](CLI::App& sub) -> CommandRunner {
-      auto o = std::make_shared<Options>();
-      sub.add_option("--model-dir", o->model_dir,
-                     "Model directory: config.json, model.safetensors or pytorch_model.bin, vocab.txt")
-          ->required();
-      sub.add_option("--text", o->texts, "A text to classify (repeatable)");
-      sub.add_option("--input-file", o->input_file,
-                     "A .csv (column --text-column) or a text file with one text per line");
-      sub.add_option("--text-column", o->text_column, "CSV column with the text")->capture_default_str();
-      sub.add_option("--batch-size", o->batch_size, "Texts per forward pass")->capture_default_str();
-      sub.add_option("--max-length", o->max_length, "Max tokens per text incl. [CLS]/[SEP]")
-          ->capture_default_str();
-      sub.add_option("--threads", o->threads, "CPU threads (0 = every CPU this process may use)")
-          ->capture_default_str();
-      return [o] { return RunPredict(*o); };
-    }});
+const bool kRegistered = RegisterCommand(
+    {.name = "predict",
+     .description = "Classify texts with a trained model directory; JSON lines on stdout",
+     .order = 40,
+     .setup = [](CLI::App& sub) -> CommandRunner {
+       auto o = std::make_shared<Options>();
+       sub.add_option(
+              "--model-dir", o->model_dir,
+              "Model directory: config.json, model.safetensors or pytorch_model.bin, vocab.txt")
+           ->required();
+       sub.add_option("--text", o->texts, "A text to classify (repeatable)");
+       sub.add_option("--input-file", o->input_file,
+                      "A .csv (column --text-column) or a text file with one text per line");
+       sub.add_option("--text-column", o->text_column, "CSV column with the text")
+           ->capture_default_str();
+       sub.add_option("--batch-size", o->batch_size, "Texts per forward pass")
+           ->capture_default_str();
+       sub.add_option("--max-length", o->max_length, "Max tokens per text incl. [CLS]/[SEP]")
+           ->capture_default_str();
+       sub.add_option("--threads", o->threads, "CPU threads (0 = every CPU this process may use)")
+           ->capture_default_str();
+       return [o] { return RunPredict(*o); };
+     }});
 
 }  // namespace
 }  // namespace trainyard::tools

@@ -1,11 +1,10 @@
 // End-to-end tests of `trainyard-bert train` through the real binary: the article's log format,
 // flag errors, export, hypertune file, and SIGTERM -> exit 143 -> resume to identical metrics.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <regex>
@@ -36,12 +35,32 @@ class TrainCliTest : public ::testing::Test {
   }
   std::vector<std::string> Args(const std::string& job, const std::string& ckpt,
                                 const std::string& epochs = "2") {
-    return {ToolPath("trainyard-bert"), "train", "--training-file", (dir_ / "train.csv").string(),
-            "--validation-file", (dir_ / "eval.csv").string(), "--testing-file",
-            (dir_ / "test.csv").string(), "--vocab", (dir_ / "vocab.txt").string(), "--job-dir",
-            (dir_ / job).string(), "--checkpoint-dir", (dir_ / ckpt).string(), "--epochs", epochs,
-            "--batch-size", "8", "--learning-rate", "1e-3", "--max-length", "32", "--threads", "1",
-            "--checkpoint-every-steps", "20"};
+    return {ToolPath("trainyard-bert"),
+            "train",
+            "--training-file",
+            (dir_ / "train.csv").string(),
+            "--validation-file",
+            (dir_ / "eval.csv").string(),
+            "--testing-file",
+            (dir_ / "test.csv").string(),
+            "--vocab",
+            (dir_ / "vocab.txt").string(),
+            "--job-dir",
+            (dir_ / job).string(),
+            "--checkpoint-dir",
+            (dir_ / ckpt).string(),
+            "--epochs",
+            epochs,
+            "--batch-size",
+            "8",
+            "--learning-rate",
+            "1e-3",
+            "--max-length",
+            "32",
+            "--threads",
+            "1",
+            "--checkpoint-every-steps",
+            "20"};
   }
   std::vector<std::string> Env() {
     return {"CLOUD_ML_HP_METRIC_FILE=" + (dir_ / "hp" / "output.metrics").string(),
@@ -54,17 +73,27 @@ TEST_F(TrainCliTest, TrainsExportsAndReportsLikeTheArticle) {
   auto r = RunProcess(Args("job", "ckpt", "1"), "", Env());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // main.py's lines, to the character layout.
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(Epoch   1 \|     0/   50 batches \| accuracy +[0-9.]{5} \| loss +[0-9.]{5} \([0-9.]+s\)\n)")))
+  EXPECT_TRUE(std::regex_search(
+      r.out,
+      std::regex(
+          R"(Epoch   1 \|     0/   50 batches \| accuracy +[0-9.]{5} \| loss +[0-9.]{5} \([0-9.]+s\)\n)")))
       << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(End of epoch   1 - time: +[0-9.]+s - loss: [0-9.]{6} - accuracy: [0-9.]{6} - valid_loss: [0-9.]{6} - valid accuracy [0-9.]{6} \n)")))
+  EXPECT_TRUE(std::regex_search(
+      r.out,
+      std::regex(
+          R"(End of epoch   1 - time: +[0-9.]+s - loss: [0-9.]{6} - accuracy: [0-9.]{6} - valid_loss: [0-9.]{6} - valid accuracy [0-9.]{6} \n)")))
       << r.out;
   EXPECT_NE(r.out.find("confusion matrix"), std::string::npos);
-  for (const char* f : {"model.safetensors", "config.json", "vocab.txt", "labels.json", "metrics.json"}) {
+  for (const char* f :
+       {"model.safetensors", "config.json", "vocab.txt", "labels.json", "metrics.json"}) {
     EXPECT_TRUE(fs::exists(dir_ / "job" / f)) << f;
   }
   EXPECT_NE(ReadFileOrDie(dir_ / "job" / "config.json").find("\"positive\""), std::string::npos);
   const std::string hp = ReadFileOrDie(dir_ / "hp" / "output.metrics");
-  EXPECT_TRUE(std::regex_match(hp, std::regex(R"(\{"accuracy": "[0-9.e-]+", "global_step": "1", "timestamp": [0-9.]+, "trial": "7"\}\n)")))
+  EXPECT_TRUE(std::regex_match(
+      hp,
+      std::regex(
+          R"(\{"accuracy": "[0-9.e-]+", "global_step": "1", "timestamp": [0-9.]+, "trial": "7"\}\n)")))
       << hp;
 }
 
