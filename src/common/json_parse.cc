@@ -1,6 +1,9 @@
 #include "common/json_parse.h"
 
+#include <set>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace trainyard {
 namespace {
@@ -12,8 +15,8 @@ using nlohmann::json;
 // json::sax_parse stop at once, so the remaining text is never read.
 class DepthLimitedBuilder {
  public:
-  DepthLimitedBuilder(json& root, int max_depth)
-      : dom_(root, /*allow_exceptions=*/false), max_depth_(max_depth) {}
+  DepthLimitedBuilder(json& root, const JsonLimits& limits)
+      : dom_(root, /*allow_exceptions=*/false), limits_(limits) {}
 
   bool null() { return dom_.null(); }
   bool boolean(bool v) { return dom_.boolean(v); }
@@ -24,9 +27,19 @@ class DepthLimitedBuilder {
   }
   bool string(json::string_t& v) { return dom_.string(v); }
   bool binary(json::binary_t& v) { return dom_.binary(v); }
-  bool key(json::string_t& v) { return dom_.key(v); }
-  bool start_object(std::size_t n) { return Enter() && dom_.start_object(n); }
+  bool key(json::string_t& v) {
+    if (limits_.reject_duplicate_keys && !keys_.back().insert(v).second) {
+      error_ = "duplicate key \"" + v + "\" in a JSON object";
+      return false;
+    }
+    return dom_.key(v);
+  }
+  bool start_object(std::size_t n) {
+    if (limits_.reject_duplicate_keys) keys_.emplace_back();
+    return Enter() && dom_.start_object(n);
+  }
   bool end_object() {
+    if (limits_.reject_duplicate_keys) keys_.pop_back();
     --depth_;
     return dom_.end_object();
   }
@@ -45,7 +58,7 @@ class DepthLimitedBuilder {
 
  private:
   bool Enter() {
-    if (++depth_ > max_depth_) {
+    if (++depth_ > limits_.max_depth) {
       too_deep_ = true;
       return false;
     }
@@ -53,7 +66,8 @@ class DepthLimitedBuilder {
   }
 
   nlohmann::detail::json_sax_dom_parser<json> dom_;
-  int max_depth_;
+  const JsonLimits& limits_;
+  std::vector<std::set<std::string>> keys_;  // keys seen per open object (duplicate check)
   int depth_ = 0;
   bool too_deep_ = false;
   std::string error_;
@@ -68,7 +82,7 @@ StatusOr<json> ParseJson(std::string_view text, JsonLimits limits) {
                                 " bytes");
   }
   json root;
-  DepthLimitedBuilder builder(root, limits.max_depth);
+  DepthLimitedBuilder builder(root, limits);
   bool ok = false;
   try {
     ok = json::sax_parse(text.begin(), text.end(), &builder);
@@ -82,10 +96,17 @@ StatusOr<json> ParseJson(std::string_view text, JsonLimits limits) {
                                 " levels; flatten the value (the limit is protobuf's)");
   }
   if (!ok) {
-    return InvalidArgumentError(builder.error().empty() ? std::string("invalid JSON")
-                                                        : "invalid JSON: " + builder.error());
+    const std::string& why = builder.error();
+    if (why.rfind("duplicate key", 0) == 0) return InvalidArgumentError(why);
+    return InvalidArgumentError(why.empty() ? std::string("invalid JSON") : "invalid JSON: " + why);
   }
   return root;
+}
+
+json ParseJsonOrThrow(std::string_view text, JsonLimits limits) {
+  StatusOr<json> parsed = ParseJson(text, limits);
+  if (!parsed.ok()) throw std::invalid_argument(parsed.status().message());
+  return std::move(*parsed);
 }
 
 }  // namespace trainyard

@@ -22,12 +22,20 @@ struct JsonLimits {
   int max_depth = 100;
   // Largest accepted text, in bytes.
   size_t max_bytes = size_t{64} << 20;
+  // Refuse an object that names a key twice (by default the last one wins, as in nlohmann).
+  bool reject_duplicate_keys = false;
 };
 
 // Parses `text` as one strict JSON value (RFC 8259, UTF-8, no comments, nothing after it).
 // INVALID_ARGUMENT with nlohmann's position message for malformed JSON, and with the limit and
 // how to stay within it when the text is larger than limits.max_bytes or nests deeper than
-// limits.max_depth. Never throws. Thread-safe.
+// limits.max_depth, or that repeats a key when limits.reject_duplicate_keys (the message then
+// reads `duplicate key "K" in a JSON object`). Never throws. Thread-safe.
 StatusOr<nlohmann::json> ParseJson(std::string_view text, JsonLimits limits = {});
+
+// ParseJson for code that already reads a document inside a try block (state files read field
+// by field with .at()): the same limits, but a refusal throws std::invalid_argument carrying the
+// Status message.
+nlohmann::json ParseJsonOrThrow(std::string_view text, JsonLimits limits = {});
 
 }  // namespace trainyard

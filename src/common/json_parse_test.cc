@@ -76,5 +76,22 @@ TEST(JsonParseTest, RefusesTrailingTextCommentsAndBadUtf8) {
   EXPECT_FALSE(ParseJson("").ok());
 }
 
+TEST(JsonParseTest, DuplicateKeysRefusedOnlyWhenAsked) {
+  EXPECT_EQ(Outcome(R"({"a": 1, "a": 2})"), R"(ok {"a":2})");
+  EXPECT_EQ(Outcome(R"({"a": {"b": 1}, "c": {"b": 2, "b": 3}})", {.reject_duplicate_keys = true}),
+            "INVALID_ARGUMENT: duplicate key \"b\" in a JSON object");
+  EXPECT_TRUE(ParseJson(R"([{"a": 1}, {"a": 2}])", {.reject_duplicate_keys = true}).ok());
+}
+
+TEST(JsonParseTest, OrThrowThrowsTheMessage) {
+  EXPECT_EQ(ParseJsonOrThrow("[1]").dump(), "[1]");
+  try {
+    ParseJsonOrThrow(std::string(200, '['));
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("deeper than 100"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace trainyard
