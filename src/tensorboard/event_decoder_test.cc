@@ -72,13 +72,14 @@ TEST(EventDecoderTest, DecodesTensorScalarsOfEveryEncoding) {
   Bytes(vector_tensor, 2, shape3);
   Bytes(vector_tensor, 4, Raw(1.0f) + Raw(2.0f) + Raw(3.0f));
 
-  const std::string event = EventWith(
-      1.7e9, 7,
-      {TensorValue("a", Tensor(1, packed_float), "scalars"),
-       TensorValue("b", Tensor(2, content_double), "scalars"),
-       TensorValue("c", Tensor(9, int64_val), ""), TensorValue("d", Tensor(19, half_val), "scalars"),
-       TensorValue("hist", vector_tensor, "histograms"),
-       TensorValue("text", Tensor(1, packed_float), "text"), SimpleValue("e", -3.5f)});
+  const std::string event =
+      EventWith(1.7e9, 7,
+                {TensorValue("a", Tensor(1, packed_float), "scalars"),
+                 TensorValue("b", Tensor(2, content_double), "scalars"),
+                 TensorValue("c", Tensor(9, int64_val), ""),
+                 TensorValue("d", Tensor(19, half_val), "scalars"),
+                 TensorValue("hist", vector_tensor, "histograms"),
+                 TensorValue("text", Tensor(1, packed_float), "text"), SimpleValue("e", -3.5f)});
   std::vector<ScalarEvent> events;
   ASSERT_TRUE(DecodeEventScalars(event, &events).ok());
   EXPECT_EQ(Render(events), "a@7=0.5 b@7=2.25 c@7=42 d@7=1 e@7=-3.5 ");

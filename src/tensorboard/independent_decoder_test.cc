@@ -31,7 +31,7 @@ class IndependentDecoderTest : public ::testing::Test {
         RunProcess({"sh", "-c",
                     "command -v protoc >/dev/null && " + Python3() +
                         " -c 'import google.protobuf' && "
-                    "protoc --proto_path=" +
+                        "protoc --proto_path=" +
                         SourcePath("src/tensorboard/testdata").string() +
                         " --python_out=" + dir_.string() + " event_subset.proto"});
     if (protoc.exit_code != 0) {

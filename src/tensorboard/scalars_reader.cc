@@ -108,8 +108,7 @@ StatusOr<std::vector<std::string>> ListEventFiles(const fs::path& dir,
   return files;
 }
 
-StatusOr<std::string> ReadRange(int fd, uint64_t offset, uint64_t length,
-                                const fs::path& path) {
+StatusOr<std::string> ReadRange(int fd, uint64_t offset, uint64_t length, const fs::path& path) {
   std::string data(length, '\0');
   uint64_t done = 0;
   while (done < length) {

@@ -32,7 +32,8 @@ std::string Raw(T v) {
 }
 
 // Event{wall_time, step, summary{value[...]}} with already-encoded Summary.Value messages.
-inline std::string EventWith(double wall_time, int64_t step, std::initializer_list<std::string> values) {
+inline std::string EventWith(double wall_time, int64_t step,
+                             std::initializer_list<std::string> values) {
   std::string summary;
   for (const std::string& v : values) Bytes(summary, 1, v);
   std::string event;

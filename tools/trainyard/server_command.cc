@@ -15,6 +15,8 @@
 #include "common/file_util.h"
 #include "controller/job_controller.h"
 #include "executor/fake_executor.h"
+#include "observability/console_routes.h"
+#include "observability/scalars_route.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
 #include "study/memory_study_store.h"
@@ -93,6 +95,23 @@ std::optional<double> CatalogPrice(const spec::MachineSpec& m) {
   (void)m;
   return std::nullopt;
 #endif
+}
+
+observability::ReplicaResources MachineResources(const spec::MachineSpec& m) {
+  observability::ReplicaResources r;
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+  const auto& catalog = executor::MachineCatalog::Default();
+  if (const auto* machine = catalog.FindMachine(m.machine_type)) {
+    r.cpus = machine->vcpus;
+    r.gpus = machine->bundled_accelerator_count;
+    r.gpu_type = machine->bundled_accelerator;
+  }
+#endif
+  if (m.accelerator_count > 0) {
+    r.gpus = m.accelerator_count;
+    r.gpu_type = m.accelerator_type;
+  }
+  return r;
 }
 
 Status RunServer(const ServerFlags& f) {
@@ -202,8 +221,17 @@ Status RunServer(const ServerFlags& f) {
   aopts.max_request_bytes = f.max_request_bytes;
   api::ApiServer server(&controller, aopts);
   study::RegisterStudyRoutes(server.http(), &studies);
+  // Training curves, Prometheus metrics and the web console (src/observability, docs/console.md).
+  observability::ServerMetrics metrics(store.get(), MachineResources);
+  metrics.StartPolling(std::chrono::seconds(1));
+  observability::RegisterScalarsRoute(server.http(), &controller);
+  observability::RegisterMetricsRoute(server.http(), &metrics);
+  observability::RegisterConsoleRoutes(server.http(), observability::ConsoleAssets());
   TY_ASSIGN_OR_RETURN(int port, server.Bind());
   std::cout << "Trainyard server listening on http://" << f.host << ":" << port << std::endl;
+  std::cerr << "console at http://" << f.host << ":" << port << "/"
+            << (observability::ConsoleAssets().empty() ? " (not built: no npm at build time)" : "")
+            << ", metrics at /metrics\n";
   std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
             << f.executor
             << (catalog_path.empty() ? "" : ", image catalog " + catalog_path.string()) << "\n";
@@ -228,6 +256,7 @@ Status RunServer(const ServerFlags& f) {
   // Serve also returns if the listener fails; wake the signal thread so it can be joined.
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
+  metrics.StopPolling();
   studies.Stop();
   executor->Shutdown();
   return Status::Ok();
