@@ -9,6 +9,15 @@ if(NOT EXISTS "${stamp}" OR "${WEB_DIR}/package-lock.json" IS_NEWER_THAN "${stam
   execute_process(COMMAND "${NPM}" ci --no-audit --no-fund --prefer-offline
                   WORKING_DIRECTORY "${WEB_DIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    # Some npm releases write lock files without other platforms' optional packages (rollup's
+    # native builds), which `npm ci` then rejects; `npm install --no-save` installs the locked
+    # versions without rewriting package-lock.json.
+    execute_process(COMMAND "${NPM}" install --no-save --no-audit --no-fund --prefer-offline
+                    WORKING_DIRECTORY "${WEB_DIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out2
+                    ERROR_VARIABLE out2)
+    string(APPEND out "\n${out2}")
+  endif()
   if(rc EQUAL 0)
     file(TOUCH "${stamp}")
   else()
