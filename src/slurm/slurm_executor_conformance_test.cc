@@ -18,6 +18,7 @@ namespace trainyard::slurm {
 namespace {
 
 namespace fs = std::filesystem;
+using executor::ExecutorConformanceTest;
 using executor::ReplicaPlan;
 using Json = nlohmann::json;
 
