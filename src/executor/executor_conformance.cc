@@ -35,6 +35,16 @@ std::optional<ReplicaPlan> DecodeReplicaPlan(const std::vector<std::string>& arg
   return plan;
 }
 
+std::chrono::system_clock::time_point SteppedClock::Now() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return now_;
+}
+
+void SteppedClock::Advance() {
+  std::lock_guard<std::mutex> lock(mu_);
+  now_ += std::chrono::seconds(1);
+}
+
 int PlannedExit(const ReplicaPlan& plan, int attempt) {
   size_t i = std::min<size_t>(attempt < 1 ? 0 : attempt - 1, plan.attempts.size() - 1);
   return plan.attempts[i];

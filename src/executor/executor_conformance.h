@@ -19,11 +19,13 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "executor/executor.h"
+#include "executor/process_ops.h"
 
 namespace trainyard::executor {
 
@@ -40,6 +42,17 @@ std::vector<std::string> EncodeReplicaPlan(const ReplicaPlan& plan);
 std::optional<ReplicaPlan> DecodeReplicaPlan(const std::vector<std::string>& argv);
 // What attempt `attempt` (from 1) of `plan` does: its exit code, or kUntilStopped.
 int PlannedExit(const ReplicaPlan& plan, int attempt);
+
+// A fake clock for harnesses that move time themselves: one second per Advance(). Thread-safe.
+class SteppedClock : public Clock {
+ public:
+  std::chrono::system_clock::time_point Now() const override;
+  void Advance();
+
+ private:
+  mutable std::mutex mu_;
+  std::chrono::system_clock::time_point now_{std::chrono::seconds(1800000000)};
+};
 
 class ExecutorHarness {
  public:

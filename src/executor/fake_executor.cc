@@ -39,13 +39,7 @@ Status RegisterFakeExecutor(ExecutorRegistry* registry) {
 }
 
 GangStatus FakeExecutor::StatusOf(const Gang& g) {
-  GangStatus st;
-  st.job_id = g.spec.job_id;
-  st.state = g.record.state;
-  st.failure = g.record.failure;
-  st.error_message = g.record.error_message;
-  st.start_time = g.record.start_time;
-  st.end_time = g.record.end_time;
+  GangStatus st = StatusOfRecord(g.spec.job_id, g.record);
   st.replicas = g.replicas;
   return st;
 }

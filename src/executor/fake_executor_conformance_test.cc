@@ -1,29 +1,12 @@
 // The executor conformance suite against the FakeExecutor with simulated replicas on a fake
 // clock (one second per step).
 #include <map>
-#include <mutex>
 
 #include "executor/executor_conformance.h"
 #include "executor/fake_executor.h"
 
 namespace trainyard::executor {
-namespace {
-
-class SteppedClock : public Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return now_;
-  }
-  void Advance() {
-    std::lock_guard<std::mutex> lock(mu_);
-    now_ += std::chrono::seconds(1);
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::chrono::system_clock::time_point now_{std::chrono::seconds(1800000000)};
-};
+namespace {};
 
 FakeReplicaRun Run(const ReplicaSpec& replica, int attempt) {
   auto plan = DecodeReplicaPlan(replica.argv);

@@ -43,6 +43,17 @@ std::optional<StopGoal> StopGoalFromName(const std::string& name) {
   return std::nullopt;
 }
 
+GangStatus StatusOfRecord(const std::string& job_id, const GangRecord& record) {
+  GangStatus s;
+  s.job_id = job_id;
+  s.state = record.state;
+  s.failure = record.failure;
+  s.error_message = record.error_message;
+  s.start_time = record.start_time;
+  s.end_time = record.end_time;
+  return s;
+}
+
 LifecyclePolicy LifecyclePolicy::From(const GangSpec& spec) {
   LifecyclePolicy p;
   p.max_restarts = spec.max_restarts;

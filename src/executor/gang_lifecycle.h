@@ -57,6 +57,9 @@ struct GangRecord {
   bool killed = false;  // SIGKILL / the final scancel was sent in the current stop
 };
 
+// The gang-level part of a GangStatus (id, state, failure, message, times); replicas left empty.
+GangStatus StatusOfRecord(const std::string& job_id, const GangRecord& record);
+
 // What an executor does next. `log` (may be empty) is a line for the job's log.
 struct LifecycleAction {
   enum class Kind {

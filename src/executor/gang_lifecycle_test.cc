@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "executor/gang_record.h"
+
 namespace trainyard::executor {
 namespace {
 
@@ -259,6 +261,32 @@ TEST_F(GangLifecycleTest, EventsDuringAStopDoNotChangeItsGoal) {
             "none | RUNNING SUCCEED NONE 0\n"
             "none | RUNNING SUCCEED NONE 0\n"
             "none | RUNNING SUCCEED NONE 0");
+}
+
+TEST(GangRecordTest, RoundTripsAndReadsStateFilesOfTheOldPerExecutorGoals) {
+  GangRecord r;
+  r.state = GangState::kFailed;
+  r.failure = GangFailure::kTimeout;
+  r.stop_goal = StopGoal::kTimeout;
+  r.stop_failure = GangFailure::kTimeout;
+  r.error_message = "timed out after 5s";
+  nlohmann::json j;
+  GangRecordToJson(r, &j);
+  GangRecord back;
+  GangRecordFromJson(j, {}, &back);
+  // An old Slurm file: goal 1 meant cancel there, no failure fields.
+  nlohmann::json old = j;
+  old["stop_goal"] = 1;
+  old["state"] = "CANCELLED";
+  old.erase("failure");
+  old.erase("stop_failure");
+  GangRecord legacy;
+  GangRecordFromJson(old, {StopGoal::kNone, StopGoal::kCancel}, &legacy);
+  EXPECT_EQ(j["stop_goal"].dump() + " " + GangFailureName(back.failure) + " " +
+                StopGoalName(back.stop_goal) + " " + back.error_message + " | " +
+                StopGoalName(legacy.stop_goal) + " " + GangFailureName(legacy.failure) + " " +
+                GangFailureName(legacy.stop_failure),
+            "\"TIMEOUT\" TIMEOUT TIMEOUT timed out after 5s | CANCEL CANCELLED CANCELLED");
 }
 
 TEST(PrimarySucceededTest, PoolZeroDecidesElseEveryReplica) {

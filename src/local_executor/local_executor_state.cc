@@ -13,20 +13,14 @@ using Json = nlohmann::json;
 namespace {
 
 // What "stop_goal" numbers meant in state files written before the one StopGoal enum.
-const std::vector<StopGoal> kLegacyGoals = {StopGoal::kNone,   StopGoal::kSucceed,
-                                            StopGoal::kFail,   StopGoal::kCancel,
+const std::vector<StopGoal> kLegacyGoals = {StopGoal::kNone,    StopGoal::kSucceed,
+                                            StopGoal::kFail,    StopGoal::kCancel,
                                             StopGoal::kTimeout, StopGoal::kRestartGang};
 
 }  // namespace
 
 GangStatus StatusFromGang(const LocalExecutor::Gang& gang) {
-  GangStatus s;
-  s.job_id = gang.spec.job_id;
-  s.state = gang.state;
-  s.error_message = gang.error_message;
-  s.failure = gang.failure;
-  s.start_time = gang.start_time;
-  s.end_time = gang.end_time;
+  GangStatus s = StatusOfRecord(gang.spec.job_id, gang);
   for (const auto& r : gang.replicas) {
     ReplicaStatus rs;
     rs.pool_index = r.pool_index;

@@ -4,7 +4,6 @@
 // scancel (TERM stops tasks that run until stopped; a plain scancel ends the job), ends jobs as
 // srun --kill-on-bad-exit would, advances a fake clock by one second and runs one monitor round.
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -22,20 +21,6 @@ using executor::ExecutorConformanceTest;
 using executor::ReplicaPlan;
 using Json = nlohmann::json;
 
-class SteppedClock : public executor::Clock {
- public:
-  std::chrono::system_clock::time_point Now() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return now_;
-  }
-  void Advance() {
-    std::lock_guard<std::mutex> lock(mu_);
-    now_ += std::chrono::seconds(1);
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::chrono::system_clock::time_point now_{std::chrono::seconds(1800000000)};
 };
 
 class SlurmHarness : public executor::ExecutorHarness {
@@ -175,7 +160,7 @@ class SlurmHarness : public executor::ExecutorHarness {
 
   fs::path dir_;
   FakeSlurmClient client_;
-  SteppedClock clock_;
+  executor::SteppedClock clock_;
   SlurmExecutor* current_ = nullptr;
   std::map<std::string, Job> jobs_;
   std::set<std::string> never_start_;

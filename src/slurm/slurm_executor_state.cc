@@ -77,13 +77,7 @@ StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
 }
 
 executor::GangStatus SlurmGangStatus(const SlurmExecutor::Gang& g) {
-  executor::GangStatus s;
-  s.job_id = g.spec.job_id;
-  s.state = g.state;
-  s.error_message = g.error_message;
-  s.failure = g.failure;
-  s.start_time = g.start_time;
-  s.end_time = g.end_time;
+  executor::GangStatus s = executor::StatusOfRecord(g.spec.job_id, g);
   for (const auto& r : g.replicas) {
     executor::ReplicaStatus rs;
     rs.pool_index = r.pool_index;
