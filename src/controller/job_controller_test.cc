@@ -97,7 +97,7 @@ TEST_F(JobControllerTest, TheGangCarriesTheStoredJobSpecForTheReplicaEnv) {
   const auto& pool = spec["workerPoolSpecs"][1];
   EXPECT_EQ(pool["replicaCount"].dump() + " " + pool["diskSpec"]["bootDiskType"].dump() + " " +
                 spec["scheduling"]["timeout"].dump(),
-            R"("2" "pd-ssd" "90.500s")");
+            R"("2" "pd-ssd" "90.5s")");
 }
 
 // One replica restarts alone; a gang of several restarts as a whole (data parallelism cannot
