@@ -2,6 +2,7 @@
 
 #include <system_error>
 
+#include "spec/custom_job_json.h"
 #include "spec/custom_job_validation.h"
 
 namespace trainyard::controller {
@@ -80,6 +81,9 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   gang.job_name = job.name;
   gang.job_dir = options_.jobs_dir / gang.job_id;
   gang.base_output_dir = job.job_spec.base_output_directory;
+  // Vertex hands every replica its job's spec, as a string in CLUSTER_SPEC's and TF_CONFIG's
+  // "job" field (replica_contract.h); this is the spec as stored, defaults filled in.
+  gang.job_spec_json = spec::CustomJobSpecToJson(job.job_spec).dump();
   gang.kill_grace = options_.kill_grace;
   gang.max_restarts = options_.max_restarts;
   gang.timeout = options_.default_timeout;
