@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 
+#include "storage/object_hash.h"
 #include "storage/object_store.h"
 
 namespace trainyard::storage {
@@ -97,7 +98,11 @@ class FsObjectStore : public ObjectStore {
   std::mutex commit_mu_;  // precondition check + rename + sidecar, per store
   std::mutex sessions_mu_;
   std::array<std::mutex, 64> session_mu_;  // striped by session id: one request per session
-  struct LiveHash;  // incremental hashes of a session's part file, while this process saw it all
+  // The hashes of a session's part file, valid while they cover exactly `hasher.bytes()` bytes
+  // of it (a failed chunk or a restart makes FinishUpload hash the file again).
+  struct LiveHash {
+    ObjectHasher hasher;
+  };
   std::map<std::string, std::unique_ptr<LiveHash>> live_hashes_;  // guarded by sessions_mu_
 };
 

@@ -79,7 +79,8 @@ TEST_F(FsObjectStoreTest, HashMismatchCommitsNothing) {
 }
 
 TEST_F(FsObjectStoreTest, NamesCannotLeaveTheBucket) {
-  for (std::string name : {"../escape", "a/../../b", "a//b", "./a", "dir/", std::string("a\nb")}) {
+  for (const std::string& name :
+       std::vector<std::string>{"../escape", "a/../../b", "a//b", "./a", "dir/", "a\nb"}) {
     EXPECT_EQ(store_->NewWriter("bk", name).status().code(), StatusCode::kInvalidArgument) << name;
   }
   EXPECT_EQ(store_->CreateBucket("..").status().code(), StatusCode::kInvalidArgument);

@@ -18,12 +18,6 @@ namespace trainyard::storage {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// The hashes of a session's part file, valid while they cover exactly `hasher.bytes()` bytes of
-// it (a failed chunk or a restart makes FinishUpload hash the file again).
-struct FsObjectStore::LiveHash {
-  ObjectHasher hasher;
-};
-
 namespace {
 
 constexpr size_t kIoBlock = 1 << 20;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace trainyard::storage {
 namespace {
 
@@ -28,7 +30,8 @@ TEST(ObjectHashTest, HasherGivesGcsEncodings) {
 }
 
 TEST(ObjectHashTest, Base64RoundTrips) {
-  for (std::string s : {"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
     std::string back;
     ASSERT_TRUE(Base64Decode(Base64Encode(s), &back));
     EXPECT_EQ(back, s);

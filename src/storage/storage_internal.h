@@ -3,6 +3,7 @@
 
 #include <httplib.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
