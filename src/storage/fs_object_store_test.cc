@@ -15,15 +15,15 @@ class FsObjectStoreTest : public ::testing::Test {
   void SetUp() override {
     root_ = testing::MakeTestDir();
     store_ = std::move(FsObjectStore::Open(root_).value());
-    ASSERT_TRUE(store_->CreateBucket("bk").ok());
+    ASSERT_TRUE(store_->CreateBucket("bkt").ok());
   }
   Status Put(const std::string& name, const std::string& data, Preconditions pre = {}) {
-    TY_ASSIGN_OR_RETURN(auto w, store_->NewWriter("bk", name));
+    TY_ASSIGN_OR_RETURN(auto w, store_->NewWriter("bkt", name));
     TY_RETURN_IF_ERROR(w->Append(data));
     return w->Commit({}, pre).status();
   }
   std::string Read(const std::string& name) {
-    auto r = store_->OpenObject("bk", name);
+    auto r = store_->OpenObject("bkt", name);
     if (!r.ok()) return r.status().ToString();
     std::string out((*r)->info().size, '\0');
     (void)(*r)->ReadAt(0, out.data(), out.size());
@@ -31,7 +31,7 @@ class FsObjectStoreTest : public ::testing::Test {
   }
   // "name,name,prefix/|token" of one list call.
   std::string List(ListOptions o) {
-    auto r = store_->ListObjects("bk", o);
+    auto r = store_->ListObjects("bkt", o);
     if (!r.ok()) return r.status().ToString();
     std::string out;
     for (const auto& obj : r->objects) out += obj.name + ",";
@@ -44,44 +44,44 @@ class FsObjectStoreTest : public ::testing::Test {
 
 TEST_F(FsObjectStoreTest, WriteThenReadWithHashesAsPlainFile) {
   ASSERT_TRUE(Put("dir/a.txt", "hello world").ok());
-  auto info = store_->GetObject("bk", "dir/a.txt");
+  auto info = store_->GetObject("bkt", "dir/a.txt");
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->md5_base64 + " " + info->crc32c_base64 + " " + std::to_string(info->size),
             "XrY7u+Ae7tCTyyK7j1rNww== yZRlqg== 11");
-  EXPECT_EQ(testing::ReadFileOrDie(root_ / "bk" / "dir" / "a.txt"), "hello world");
+  EXPECT_EQ(testing::ReadFileOrDie(root_ / "bkt" / "dir" / "a.txt"), "hello world");
 }
 
 TEST_F(FsObjectStoreTest, FileWrittenOutsideTheApiGetsHashedOnRead) {
-  testing::WriteFileOrDie(root_ / "bk" / "job-output.txt", "hello world");
-  auto info = store_->GetObject("bk", "job-output.txt");
+  testing::WriteFileOrDie(root_ / "bkt" / "job-output.txt", "hello world");
+  auto info = store_->GetObject("bkt", "job-output.txt");
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->crc32c_base64, "yZRlqg==");
   // Rewritten outside the API again: the cached hashes are stale and recomputed.
-  testing::WriteFileOrDie(root_ / "bk" / "job-output.txt", "hello world, again");
-  EXPECT_NE(store_->GetObject("bk", "job-output.txt")->md5_base64, info->md5_base64);
+  testing::WriteFileOrDie(root_ / "bkt" / "job-output.txt", "hello world, again");
+  EXPECT_NE(store_->GetObject("bkt", "job-output.txt")->md5_base64, info->md5_base64);
 }
 
 TEST_F(FsObjectStoreTest, UncommittedWriterLeavesNothing) {
   {
-    auto w = store_->NewWriter("bk", "x");
+    auto w = store_->NewWriter("bkt", "x");
     ASSERT_TRUE((*w)->Append("partial").ok());
   }
-  EXPECT_EQ(Read("x"), "NOT_FOUND: No such object: bk/x");
+  EXPECT_EQ(Read("x"), "NOT_FOUND: No such object: bkt/x");
   EXPECT_TRUE(fs::is_empty(root_ / ".trainyard-tmp"));
 }
 
 TEST_F(FsObjectStoreTest, HashMismatchCommitsNothing) {
-  auto w = store_->NewWriter("bk", "x");
+  auto w = store_->NewWriter("bkt", "x");
   ASSERT_TRUE((*w)->Append("hello world").ok());
   auto info = (*w)->Commit({}, {}, "AAAAAAAAAAAAAAAAAAAAAA==");
   EXPECT_EQ(info.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(Read("x"), "NOT_FOUND: No such object: bk/x");
+  EXPECT_EQ(Read("x"), "NOT_FOUND: No such object: bkt/x");
 }
 
 TEST_F(FsObjectStoreTest, NamesCannotLeaveTheBucket) {
   for (const std::string& name :
        std::vector<std::string>{"../escape", "a/../../b", "a//b", "./a", "dir/", "a\nb"}) {
-    EXPECT_EQ(store_->NewWriter("bk", name).status().code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_EQ(store_->NewWriter("bkt", name).status().code(), StatusCode::kInvalidArgument) << name;
   }
   EXPECT_EQ(store_->CreateBucket("..").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->CreateBucket(".trainyard-meta").status().code(), StatusCode::kInvalidArgument);
@@ -99,9 +99,9 @@ TEST_F(FsObjectStoreTest, FileAndDirectoryNamesClash) {
 TEST_F(FsObjectStoreTest, GenerationPreconditions) {
   ASSERT_TRUE(Put("x", "1", {.if_generation_match = 0}).ok());
   EXPECT_EQ(Put("x", "2", {.if_generation_match = 0}).code(), StatusCode::kAborted);
-  int64_t gen = store_->GetObject("bk", "x")->generation;
+  int64_t gen = store_->GetObject("bkt", "x")->generation;
   ASSERT_TRUE(Put("x", "3", {.if_generation_match = gen}).ok());
-  EXPECT_EQ(store_->DeleteObject("bk", "x", {.if_generation_match = gen}).code(),
+  EXPECT_EQ(store_->DeleteObject("bkt", "x", {.if_generation_match = gen}).code(),
             StatusCode::kAborted);
   EXPECT_EQ(Read("x"), "3");
 }
@@ -119,16 +119,16 @@ TEST_F(FsObjectStoreTest, ListWithPrefixDelimiterAndPages) {
 
 TEST_F(FsObjectStoreTest, DeleteRemovesEmptyFoldersAndBucketNeedsToBeEmpty) {
   ASSERT_TRUE(Put("d/e/f", "x").ok());
-  EXPECT_EQ(store_->DeleteBucket("bk").code(), StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(store_->DeleteObject("bk", "d/e/f", {}).ok());
-  EXPECT_FALSE(fs::exists(root_ / "bk" / "d"));
-  ASSERT_TRUE(store_->DeleteBucket("bk").ok());
-  EXPECT_EQ(store_->GetBucket("bk").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->DeleteBucket("bkt").code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(store_->DeleteObject("bkt", "d/e/f", {}).ok());
+  EXPECT_FALSE(fs::exists(root_ / "bkt" / "d"));
+  ASSERT_TRUE(store_->DeleteBucket("bkt").ok());
+  EXPECT_EQ(store_->GetBucket("bkt").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(FsObjectStoreTest, ResumableUploadSurvivesFailedChunkAndRestart) {
   UploadSession s;
-  s.bucket = "bk";
+  s.bucket = "bkt";
   s.name = "big";
   s.total_size = 11;
   auto started = store_->StartUpload(s);
@@ -154,7 +154,7 @@ TEST_F(FsObjectStoreTest, ResumableUploadSurvivesFailedChunkAndRestart) {
 }
 
 TEST_F(FsObjectStoreTest, UploadLongerThanDeclaredIsRolledBack) {
-  UploadSession s{.bucket = "bk", .name = "x", .total_size = 3};
+  UploadSession s{.bucket = "bkt", .name = "x", .total_size = 3};
   auto id = store_->StartUpload(s)->id;
   auto r = store_->AppendUpload(id, 0,
                                 [](const ObjectStore::ChunkSink& sink) { return sink("abcd", 4); });

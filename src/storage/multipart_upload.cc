@@ -96,9 +96,8 @@ Status MultipartUploadParser::ParseHeaders(std::string_view headers) {
   return Status::Ok();
 }
 
-// `pos` is where delimiter_ starts in buffer_; decides what follows it ("--" closes the body).
-Status MultipartUploadParser::AfterDelimiter(size_t pos, bool* progressed) {
-  size_t after = pos + delimiter_.size();
+Status MultipartUploadParser::AfterDelimiter(bool* progressed) {
+  size_t after = delimiter_.size();
   if (buffer_.size() < after + 2) return Status::Ok();  // need to see "--" or the line end
   const bool closing = buffer_.compare(after, 2, "--") == 0;
   size_t eol = buffer_.find('\n', after);
@@ -136,8 +135,13 @@ Status MultipartUploadParser::Step(bool* progressed) {
         return Status::Ok();
       }
       part_ = -1;  // AfterDelimiter counts the part it opens
-      return AfterDelimiter(pos, progressed);
+      buffer_.erase(0, pos);
+      state_ = State::kDelimiter;
+      *progressed = true;
+      return Status::Ok();
     }
+    case State::kDelimiter:
+      return AfterDelimiter(progressed);
     case State::kHeaders: {
       size_t end = HeaderBlockEnd(buffer_);
       if (end == std::string::npos) {
@@ -175,7 +179,9 @@ Status MultipartUploadParser::Step(bool* progressed) {
       size_t end = pos > 0 && buffer_[pos - 1] == '\r' ? pos - 1 : pos;
       metadata_ = buffer_.substr(1, end > 0 ? end - 1 : 0);
       buffer_.erase(0, pos);
-      return AfterDelimiter(0, progressed);
+      state_ = State::kDelimiter;
+      *progressed = true;
+      return Status::Ok();
     }
     case State::kMedia: {
       size_t pos = buffer_.find(delimiter_);
@@ -193,7 +199,9 @@ Status MultipartUploadParser::Step(bool* progressed) {
       size_t end = pos > 0 && buffer_[pos - 1] == '\r' ? pos - 1 : pos;
       if (end > 1) TY_RETURN_IF_ERROR(sink_(std::string_view(buffer_).substr(1, end - 1)));
       buffer_.erase(0, pos);
-      return AfterDelimiter(0, progressed);
+      state_ = State::kDelimiter;
+      *progressed = true;
+      return Status::Ok();
     }
     case State::kEpilogue:
       buffer_.clear();

@@ -36,10 +36,11 @@ class MultipartUploadParser {
   const std::string& media_content_type() const { return media_type_; }
 
  private:
-  enum class State { kPreamble, kHeaders, kMetadata, kMedia, kEpilogue };
+  enum class State { kPreamble, kDelimiter, kHeaders, kMetadata, kMedia, kEpilogue };
   Status Step(bool* progressed);
   Status ParseHeaders(std::string_view headers);
-  Status AfterDelimiter(size_t pos, bool* progressed);
+  // At a delimiter (buffer_ starts with it): decides what follows it ("--" closes the body).
+  Status AfterDelimiter(bool* progressed);
 
   std::string boundary_;
   std::string delimiter_;  // "\n--" + boundary
