@@ -64,9 +64,10 @@ class GcloudE2ETest : public ::testing::Test {
     if (!HaveLocalExecutor()) GTEST_SKIP() << "needs the local executor";
     dir_ = testing::MakeTestDir();
     testing::WriteFileOrDie(dir_ / "trainer.sh", kTrainer);
-    testing::WriteFileOrDie(dir_ / "images.yaml",
-                            "images:\n  - uri: eu.gcr.io/*/pt_bert_sentiment:*\n    command: [sh, " +
-                                (dir_ / "trainer.sh").string() + "]\n");
+    testing::WriteFileOrDie(
+        dir_ / "images.yaml",
+        "images:\n  - uri: eu.gcr.io/*/pt_bert_sentiment:*\n    command: [sh, " +
+            (dir_ / "trainer.sh").string() + "]\n");
     std::string error;
     server_ = ServerProcess::Start(
         dir_ / "data",
@@ -94,7 +95,8 @@ class GcloudE2ETest : public ::testing::Test {
   std::string WaitDone(const std::string& kind, const std::string& id) {
     std::string state;
     for (int i = 0; i < 120; ++i) {
-      auto r = Gcloud({"ai", kind, "describe", id, "--region=europe-west4", "--format=value(state)"});
+      auto r =
+          Gcloud({"ai", kind, "describe", id, "--region=europe-west4", "--format=value(state)"});
       state = r.out.substr(0, r.out.find('\n'));
       if (state == "JOB_STATE_SUCCEEDED" || state == "JOB_STATE_FAILED" ||
           state == "JOB_STATE_CANCELLED") {
@@ -134,15 +136,16 @@ TEST_F(GcloudE2ETest, ArticleJobShWithGcloudStorageAiAndLogging) {
   const std::string id = m[1];
 
   EXPECT_EQ(WaitDone("custom-jobs", id), "JOB_STATE_SUCCEEDED") << server_->Stderr();
-  auto logs = Gcloud({"ai", "custom-jobs", "stream-logs", id, "--region=europe-west4",
-                      "--polling-interval=1"});
+  auto logs = Gcloud(
+      {"ai", "custom-jobs", "stream-logs", id, "--region=europe-west4", "--polling-interval=1"});
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_NE(logs.out.find("workerpool0-0\tEpoch 2/2 loss=0.3 accuracy=0.92"), std::string::npos)
       << logs.out << logs.err;
   EXPECT_NE(logs.out.find("read 3 lines from gs://my-bucket/data/train.csv"), std::string::npos)
       << logs.out;
-  auto read = Gcloud({"logging", "read", "resource.labels.job_id=\"" + id + "\" AND textPayload:Epoch",
-                      "--limit=1", "--format=value(textPayload)"});
+  auto read =
+      Gcloud({"logging", "read", "resource.labels.job_id=\"" + id + "\" AND textPayload:Epoch",
+              "--limit=1", "--format=value(textPayload)"});
   EXPECT_EQ(read.out, "Epoch 2/2 loss=0.3 accuracy=0.92\n") << read.err;
   auto cat = Gcloud({"storage", "cat", "gs://my-bucket/model/metrics.json"});
   EXPECT_EQ(cat.out, "{\"accuracy\": 0.92}\n") << cat.err;
@@ -170,8 +173,8 @@ TEST_F(GcloudE2ETest, HpTuningJobThroughGcloud) {
   ASSERT_TRUE(std::regex_search(created, m, std::regex(R"(hyperparameterTuningJobs/(\d+))")))
       << created;
   EXPECT_EQ(WaitDone("hp-tuning-jobs", m[1]), "JOB_STATE_SUCCEEDED") << server_->Stderr();
-  auto describe = Gcloud({"ai", "hp-tuning-jobs", "describe", m[1], "--region=europe-west4",
-                          "--format=json"});
+  auto describe =
+      Gcloud({"ai", "hp-tuning-jobs", "describe", m[1], "--region=europe-west4", "--format=json"});
   json job = json::parse(describe.out, nullptr, false);
   ASSERT_TRUE(job.is_object()) << describe.err;
   std::string trials;
@@ -179,8 +182,8 @@ TEST_F(GcloudE2ETest, HpTuningJobThroughGcloud) {
     trials += t.value("state", "") + " x=" + t["parameters"][0]["value"].dump() + "; ";
   }
   EXPECT_EQ(trials, "SUCCEEDED x=1.0; SUCCEEDED x=2.0; ");
-  auto list = Gcloud({"ai", "hp-tuning-jobs", "list", "--region=europe-west4",
-                      "--format=value(displayName)"});
+  auto list = Gcloud(
+      {"ai", "hp-tuning-jobs", "list", "--region=europe-west4", "--format=value(displayName)"});
   EXPECT_EQ(list.out, "gcloud-study\n") << list.err;
 }
 
