@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/http_status.h"
+#include "common/json_parse.h"
 #include "common/parse.h"
 #include "spec/time_util.h"
 
@@ -29,8 +30,9 @@ void SendResult(httplib::Response& res, const ResponseFormat& format, json body)
 }
 
 StatusOr<httplib::Request> WithEnumNames(const httplib::Request& req) {
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded()) return req;  // the handler reports the malformed JSON
+  StatusOr<json> parsed = ParseJson(req.body);
+  if (!parsed.ok()) return req;  // the handler reports the malformed JSON
+  json body = std::move(parsed).value();
   TY_RETURN_IF_ERROR(EnumsToNames(body));
   httplib::Request named = req;
   named.body = body.dump();

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "spec/time_util.h"
+#include "common/time.h"
 
 namespace trainyard::cloud_logging {
 namespace {
@@ -146,7 +146,7 @@ StatusOr<LogFilter> LogFilter::Parse(const std::string& filter) {
     }
     i += 3;
     if (t.field == "timestamp") {
-      TY_ASSIGN_OR_RETURN(t.time, spec::ParseTimestamp(t.value));
+      TY_ASSIGN_OR_RETURN(t.time, ParseTimestamp(t.value));
     } else if (t.field == "severity") {
       auto rank = SeverityRank(t.value);
       if (!rank) return InvalidArgumentError("filter: severity '" + t.value + "' is not a level");

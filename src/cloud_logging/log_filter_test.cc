@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "spec/time_util.h"
+#include "common/time.h"
 
 namespace trainyard::cloud_logging {
 namespace {
@@ -12,7 +12,7 @@ EntryView Entry(const std::string& task, const std::string& time, bool err = fal
           task,
           "projects/p/logs/" + task,
           err ? "ERROR" : "INFO",
-          *spec::ParseTimestamp(time),
+          *ParseTimestamp(time),
           "epoch 1 loss=0.5"};
 }
 

@@ -4,8 +4,9 @@
 
 #include "api/route_util.h"
 #include "cloud_logging/log_filter.h"
+#include "common/json_parse.h"
 #include "common/parse.h"
-#include "spec/time_util.h"
+#include "common/time.h"
 
 namespace trainyard::cloud_logging {
 namespace {
@@ -88,7 +89,7 @@ EntryView ViewOf(const Query& q, const executor::LogLine& line) {
 
 json EntryJson(const Query& q, const executor::LogLine& line) {
   const EntryView v = ViewOf(q, line);
-  const std::string time = spec::FormatTimestamp(line.time);
+  const std::string time = FormatTimestamp(line.time);
   return json{
       {"logName", v.log_name},
       {"resource",
@@ -154,16 +155,14 @@ StatusOr<json> ListEntries(controller::JobController* controller, const Query& q
 }  // namespace
 
 void RegisterLoggingRoutes(httplib::Server& server, controller::JobController* controller) {
-  server.Post(
-      "/v2/entries:list", api::Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
-        TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
-        json body = req.body.empty() ? json::object() : json::parse(req.body, nullptr, false);
-        if (body.is_discarded()) {
-          return InvalidArgumentError("Invalid JSON payload received.");
-        }
-        TY_ASSIGN_OR_RETURN(Query q, ParseQuery(body));
-        return ListEntries(controller, q);
-      }));
+  server.Post("/v2/entries:list",
+              api::Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
+                TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+                json body = json::object();
+                if (!req.body.empty()) TY_ASSIGN_OR_RETURN(body, ParseJson(req.body));
+                TY_ASSIGN_OR_RETURN(Query q, ParseQuery(body));
+                return ListEntries(controller, q);
+              }));
 }
 
 }  // namespace trainyard::cloud_logging

@@ -163,12 +163,11 @@ class ObjectStore {
   virtual Status CancelUpload(const std::string& id) = 0;
 };
 
-// GCS bucket naming rules: 3-63 characters of lowercase letters, digits, '-', '_' and '.',
-// starting and ending with a letter or digit.
+// trainyard::ValidateBucketName (common/bucket_path.h: Cloud Storage's bucket naming rules).
 Status ValidateBucketName(std::string_view bucket);
-// GCS object naming rules plus what a directory tree needs: 1-1024 bytes of valid UTF-8, no
-// control characters, no empty, "." or ".." path segment, no segment longer than 255 bytes, no
-// trailing '/' (folder placeholder objects cannot be files).
+// trainyard::ValidateObjectName (Cloud Storage's rules, no "."/".."/empty segment) plus what a
+// file needs: no trailing '/' (a folder placeholder cannot also be a directory), no segment
+// longer than 255 bytes (NAME_MAX).
 Status ValidateObjectName(std::string_view name);
 
 }  // namespace trainyard::storage

@@ -1,7 +1,7 @@
 #include "storage/storage_json.h"
 
 #include "common/parse.h"
-#include "spec/time_util.h"
+#include "common/time.h"
 
 namespace trainyard::storage {
 using nlohmann::json;
@@ -122,7 +122,7 @@ StatusOr<std::string> UrlDecode(std::string_view s) {
 }
 
 json BucketJson(const BucketInfo& b, const std::string& base_url) {
-  const std::string time = spec::FormatTimestamp(b.created);
+  const std::string time = FormatTimestamp(b.created);
   return json{{"kind", "storage#bucket"},
               {"id", b.name},
               {"name", b.name},
@@ -153,9 +153,9 @@ json ObjectJson(const ObjectInfo& o, const std::string& base_url) {
       {"storageClass", "STANDARD"},
       {"size", std::to_string(o.size)},
       {"etag", gen},
-      {"timeCreated", spec::FormatTimestamp(o.created)},
-      {"updated", spec::FormatTimestamp(o.updated)},
-      {"timeStorageClassUpdated", spec::FormatTimestamp(o.created)}};
+      {"timeCreated", FormatTimestamp(o.created)},
+      {"updated", FormatTimestamp(o.updated)},
+      {"timeStorageClassUpdated", FormatTimestamp(o.created)}};
   if (!o.md5_base64.empty()) j["md5Hash"] = o.md5_base64;
   if (!o.crc32c_base64.empty()) j["crc32c"] = o.crc32c_base64;
   if (!o.content_encoding.empty()) j["contentEncoding"] = o.content_encoding;

@@ -1,5 +1,6 @@
 #include "storage/storage_routes.h"
 
+#include "common/json_parse.h"
 #include "common/parse.h"
 #include "storage/object_hash.h"
 #include "storage/storage_internal.h"
@@ -341,9 +342,7 @@ StatusOr<json> ReadJsonBody(const Call& c) {
   }
   if (!ok) return InvalidArgumentError("the request body was not received completely");
   if (text.empty()) return json(nullptr);
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return InvalidArgumentError("the request body is not valid JSON");
-  return j;
+  return ParseJson(text);
 }
 
 }  // namespace internal

@@ -137,9 +137,9 @@ TEST_F(StorageRoutesTest, CopyRewriteComposeDelete) {
                    R"({"sourceObjects":[{"name":"p1"},{"name":"p2"}]})", "application/json"),
             "200");
   EXPECT_EQ(json::parse(last_.body)["crc32c"], "yZRlqg==");
-  ASSERT_EQ(
-      Status("POST", "/storage/v1/b/bkt/o/all/rewriteTo/b/bkt/o/c%2Fcopy", "{}", "application/json"),
-      "200");
+  ASSERT_EQ(Status("POST", "/storage/v1/b/bkt/o/all/rewriteTo/b/bkt/o/c%2Fcopy", "{}",
+                   "application/json"),
+            "200");
   EXPECT_EQ(json::parse(last_.body)["resource"]["name"], "c/copy");
   ASSERT_EQ(Status("POST", "/storage/v1/b/bkt/o/all/copyTo/b/bkt/o/copy2"), "200");
   EXPECT_EQ(Status("DELETE", "/storage/v1/b/bkt/o/p1"), "204");
@@ -166,7 +166,8 @@ TEST_F(StorageRoutesTest, HostileInputGetsClear4xxAndNothingHalfWritten) {
   EXPECT_EQ(Status("GET", "/storage/v1/b/bkt/o/..%2F..%2Fetc%2Fpasswd?alt=media"), "400");
   EXPECT_EQ(Status("GET", "/storage/v1/b/..%2F..%2Fetc/o/passwd?alt=media"), "400");
   // Malformed Content-Range.
-  ASSERT_EQ(Status("POST", "/upload/storage/v1/b/bkt/o?uploadType=resumable&name=z", "", ""), "200");
+  ASSERT_EQ(Status("POST", "/upload/storage/v1/b/bkt/o?uploadType=resumable&name=z", "", ""),
+            "200");
   std::string loc = last_.get_header_value("Location");
   EXPECT_EQ(Status("PUT", loc.substr(loc.find("/upload/")), "abc", "",
                    {{"Content-Range", "bytes 2-0/3"}}),

@@ -5,6 +5,7 @@
 // nothing behind.
 #include <optional>
 
+#include "common/json_parse.h"
 #include "common/parse.h"
 #include "storage/multipart_upload.h"
 #include "storage/storage_internal.h"
@@ -60,9 +61,11 @@ void MultipartUpload(const Call& c, const std::string& bucket, const Preconditio
   MultipartUploadParser* parser_ptr = nullptr;
   open_writer = [&]() -> Status {
     if (writer) return Status::Ok();
-    metadata = parser_ptr->metadata_json().empty()
-                   ? json::object()
-                   : json::parse(parser_ptr->metadata_json(), nullptr, false);
+    if (parser_ptr->metadata_json().empty()) {
+      metadata = json::object();
+    } else {
+      TY_ASSIGN_OR_RETURN(metadata, ParseJson(parser_ptr->metadata_json()));
+    }
     if (!metadata.is_object())
       return InvalidArgumentError("the multipart metadata part is not a JSON object");
     TY_RETURN_IF_ERROR(ParseWriteMetadata(metadata, &meta));
