@@ -14,9 +14,13 @@
 // fewer entries), as Cloud Logging does for long scans.
 #pragma once
 
-#include <httplib.h>
-
 #include "controller/job_controller.h"
+
+// Forward declared: this header is included next to Eigen (src/study), which breaks when
+// cpp-httplib's header comes first.
+namespace httplib {
+class Server;
+}
 
 namespace trainyard::cloud_logging {
 

@@ -19,11 +19,15 @@
 // allow object-sized bodies on these paths (ApiServer exempts them; see IsStoragePath).
 #pragma once
 
-#include <httplib.h>
-
 #include <string_view>
 
 #include "storage/object_store.h"
+
+// Forward declared: this header is included next to Eigen (src/study), which breaks when
+// cpp-httplib's header comes first.
+namespace httplib {
+class Server;
+}
 
 namespace trainyard::storage {
 
