@@ -94,6 +94,8 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
     gang.restart_job_on_worker_restart = s->restart_job_on_worker_restart && !s->disable_retries;
     if (s->disable_retries) gang.max_restarts = 0;
   }
+  const std::map<std::string, std::string> service_env =
+      options_.service_env ? options_.service_env() : std::map<std::string, std::string>{};
   const auto& pools = job.job_spec.worker_pool_specs;
   for (size_t i = 0; i < pools.size(); ++i) {
     const auto& pool = pools[i];
@@ -110,6 +112,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
       replica.accelerator_count = pool.machine_spec->accelerator_count;
       replica.argv = cmd.argv;
       replica.env = cmd.env;
+      for (auto& [key, value] : service_env) replica.env.emplace(key, value);  // user env wins
       gang.replicas.push_back(std::move(replica));
     }
   }
@@ -292,6 +295,15 @@ StatusOr<LogPage> JobController::ReadLogs(const std::string& name, int64_t after
   page.lines = std::move(lines).value();
   if (!page.lines.empty()) page.next_cursor = page.lines.back().offset;
   return page;
+}
+
+StatusOr<std::vector<executor::LogLine>> JobController::ReadLogsById(const std::string& id,
+                                                                     int64_t after, int limit) {
+  auto lines = executor_->ReadLogs(id, after, limit);
+  if (!lines.ok() && lines.status().code() == StatusCode::kNotFound) {
+    return std::vector<executor::LogLine>{};
+  }
+  return lines;
 }
 
 void JobController::OnGangStatus(const executor::GangStatus& status) {

@@ -11,13 +11,17 @@
 #include <thread>
 
 #include "api/api_server.h"
+#include "cloud_logging/logging_routes.h"
 #include "commands.h"
+#include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "controller/job_controller.h"
 #include "executor/executor_registry.h"
 #include "executor/fake_executor.h"
 #include "executor/gang_record.h"
 #include "executor/machine_catalog.h"
+#include "storage/fs_object_store.h"
+#include "storage/storage_routes.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
 #include "study/memory_study_store.h"
@@ -92,6 +96,15 @@ std::optional<double> CatalogPrice(const spec::MachineSpec& m) {
   return price;
 }
 
+// The address replicas use to reach the server: the listening host, or this machine's name when
+// the server listens on every interface.
+std::string ReachableHost(const std::string& host) {
+  if (host != "0.0.0.0" && host != "::" && !host.empty()) return host;
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0') return name;
+  return "127.0.0.1";
+}
+
 Status RunServer(const ServerFlags& f) {
   // Signals are taken by a dedicated thread (sigwait), so block them before any thread starts.
   sigset_t signals;
@@ -157,8 +170,12 @@ Status RunServer(const ServerFlags& f) {
   copts.jobs_dir = data_dir / "jobs";
   copts.kill_grace = std::chrono::seconds(f.kill_grace_seconds);
   copts.max_restarts = f.max_restarts;
+  // Replicas reach this server's Cloud Storage API (gs:// through the official clients, gcsfs).
+  auto storage_host = std::make_shared<std::string>();
+  copts.service_env = [storage_host] {
+    return std::map<std::string, std::string>{{"STORAGE_EMULATOR_HOST", *storage_host}};
+  };
   controller::JobController controller(store.get(), executor.get(), &images, CatalogPrice, copts);
-  TY_RETURN_IF_ERROR(controller.Start());
 
   // HP tuning (src/study): trials are custom jobs of the controller above.
   std::unique_ptr<study::StudyStore> study_store;
@@ -173,15 +190,23 @@ Status RunServer(const ServerFlags& f) {
     return executor::ReplicaHpMetricFile(jobs_dir / job.Id(), 0, 0);
   };
   study::StudyService studies(study_store.get(), &controller, sopts);
-  TY_RETURN_IF_ERROR(studies.Start());
 
   api::ApiServerOptions aopts;
   aopts.host = f.host;
   aopts.port = f.port;
   aopts.max_request_bytes = f.max_request_bytes;
+  aopts.is_streaming_path = storage::IsStoragePath;
   api::ApiServer server(&controller, aopts);
   study::RegisterStudyRoutes(server.http(), &studies);
+  // Cloud Storage JSON API over the bucket root (src/storage).
+  TY_ASSIGN_OR_RETURN(auto object_store, storage::FsObjectStore::Open(BucketRoot()));
+  storage::RegisterStorageRoutes(server.http(), object_store.get());
+  cloud_logging::RegisterLoggingRoutes(server.http(), &controller);  // Cloud Logging entries:list
   TY_ASSIGN_OR_RETURN(int port, server.Bind());
+  *storage_host = "http://" + ReachableHost(f.host) + ":" + std::to_string(port);
+  // Started once the port is known: recovered jobs are resubmitted with STORAGE_EMULATOR_HOST.
+  TY_RETURN_IF_ERROR(controller.Start());
+  TY_RETURN_IF_ERROR(studies.Start());
   std::cout << "Trainyard server listening on http://" << f.host << ":" << port << std::endl;
   std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
             << f.executor
