@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake pkg-config git ca-certificates
   libtorch-dev libopenblas-dev libgloo-dev
-  libsqlite3-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
+  libsqlite3-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libssl-dev
   libspdlog-dev libfmt-dev libutf8proc-dev libeigen3-dev libcsv-dev
   libgtest-dev libgmock-dev
 )
