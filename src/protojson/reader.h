@@ -194,11 +194,4 @@ class ObjectReader {
   std::map<std::string, const json*, std::less<>> values_;
 };
 
-// ---- Writers ----------------------------------------------------------------------------------
-
-// int64 as proto3 JSON writes it: a decimal string.
-inline json Int64Value(int64_t v) { return std::to_string(v); }
-inline json DurationValue(trainyard::Duration d) { return FormatDuration(d); }
-inline json TimestampValue(TimePoint t) { return FormatTimestamp(t); }
-
 }  // namespace trainyard::protojson
