@@ -15,15 +15,15 @@ TEST(ParseJsonTest, ParsesDocuments) {
 
 TEST(ParseJsonTest, MalformedInputNamesThePosition) {
   auto j = ParseJson(R"({"displayName": )");
-  EXPECT_TRUE(j.status().message().starts_with("Invalid JSON payload received. [json.exception."))
-      << j.status();
+  EXPECT_TRUE(j.status().message().starts_with("Invalid JSON payload received. ")) << j.status();
   EXPECT_NE(j.status().message().find("line 1, column 17"), std::string::npos) << j.status();
 }
 
 TEST(ParseJsonTest, RefusesNestingPastTheLimit) {
   EXPECT_TRUE(ParseJson(Nested(kMaxDepth)).ok());
   EXPECT_EQ(ParseJson(Nested(kMaxDepth + 1)).status().message(),
-            "Invalid JSON payload received. Nesting is deeper than 100 levels.");
+            "Invalid JSON payload received. JSON nests arrays/objects deeper than 100 levels; "
+            "flatten the value (the limit is protobuf's)");
   // Deep enough to overflow the stack of a recursive reader, and refused without building it.
   EXPECT_FALSE(ParseJson(Nested(1000000)).ok());
 }
