@@ -1,5 +1,6 @@
 #include "tuning/metric_collector.h"
 
+#include <charconv>
 #include <cmath>
 
 #include "protojson/reader.h"
