@@ -18,8 +18,7 @@ constexpr const char* kParentPattern = "/v1/projects/([^/]+)/locations/([^/]+)/c
 constexpr const char* kJobPattern = "/v1/projects/([^/]+)/locations/([^/]+)/customJobs/([^/:]+)";
 
 std::string JobName(const httplib::Request& req) {
-  return spec::ResourceName{
-      {req.matches[1], req.matches[2]}, std::string(spec::kCustomJobs), req.matches[3]}
+  return spec::ResourceName::Of({req.matches[1], req.matches[2]}, spec::kCustomJobs, req.matches[3])
       .ToString();
 }
 

@@ -135,7 +135,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
     if (pool.disk_spec->boot_disk_size_gb == 0) pool.disk_spec->boot_disk_size_gb = 100;
   }
   const auto name_for = [&location](std::string id) {
-    return spec::ResourceName{location, std::string(spec::kCustomJobs), std::move(id)}.ToString();
+    return spec::ResourceName::Of(location, spec::kCustomJobs, std::move(id)).ToString();
   };
   job.name = name_for(NewJobId());
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));

@@ -46,7 +46,7 @@ std::string ParentName(const CommonFlags& c) { return LocationOf(c).ToString(); 
 std::string ResourceName(const CommonFlags& c, const std::string& collection,
                          const std::string& id_or_name) {
   if (id_or_name.starts_with("projects/")) return id_or_name;
-  return spec::ResourceName{LocationOf(c), collection, id_or_name}.ToString();
+  return spec::ResourceName::Of(LocationOf(c), collection, id_or_name).ToString();
 }
 
 StatusOr<std::unique_ptr<ApiClient>> ConnectClient(const CommonFlags& c) {
