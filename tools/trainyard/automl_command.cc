@@ -21,6 +21,7 @@
 #include "api_client.h"
 #include "commands.h"
 #include "common/bucket_path.h"
+#include "common/exit_code.h"
 #include "common/file_util.h"
 #include "hp_tuning_jobs.h"
 #include "spec/resource_name.h"
@@ -286,7 +287,7 @@ void RegisterAutomlCommands(CLI::App& app, int* exit_code) {
     Status s = RunAutoml(*f, exit_code);
     if (!s.ok()) {
       PrintError("trainyard.automl.text-classification", s.ToString());
-      *exit_code = s.code() == StatusCode::kInvalidArgument ? 2 : 1;
+      *exit_code = ExitCodeFor(s);
     }
   });
 }
