@@ -5,7 +5,9 @@
 #include "api/http_status.h"
 #include "common/json_parse.h"
 #include "common/parse.h"
-#include "spec/time_util.h"
+#include "common/time.h"
+#include "protojson/parse.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::api {
 
@@ -70,13 +72,13 @@ StatusOr<int64_t> IntParam(const httplib::Request& req, const std::string& name,
 }
 
 std::string ParentOf(const httplib::Request& req) {
-  return "projects/" + std::string(req.matches[1]) + "/locations/" + std::string(req.matches[2]);
+  return spec::LocationName{req.matches[1], req.matches[2]}.ToString();
 }
 
 Status CheckEmptyBody(const httplib::Request& req) {
   if (req.body.empty()) return Status::Ok();
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
+  StatusOr<json> body = protojson::ParseJson(req.body);
+  if (!body.ok() || !body->is_object()) {
     return InvalidArgumentError(
         "Invalid JSON payload received: the cancel body must be {} or empty");
   }
@@ -84,7 +86,7 @@ Status CheckEmptyBody(const httplib::Request& req) {
 }
 
 json DoneDeleteOperation(const std::string& resource_name) {
-  std::string now = spec::FormatTimestamp(std::chrono::system_clock::now());
+  std::string now = FormatTimestamp(std::chrono::system_clock::now());
   return json{{"name", resource_name + "/operations/delete"},
               {"metadata",
                {{"@type", "type.googleapis.com/google.cloud.aiplatform.v1.DeleteOperationMetadata"},

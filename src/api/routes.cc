@@ -5,8 +5,9 @@
 #include <thread>
 
 #include "api/route_util.h"
+#include "common/time.h"
 #include "spec/custom_job_json.h"
-#include "spec/time_util.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::api {
 namespace {
@@ -17,7 +18,8 @@ constexpr const char* kParentPattern = "/v1/projects/([^/]+)/locations/([^/]+)/c
 constexpr const char* kJobPattern = "/v1/projects/([^/]+)/locations/([^/]+)/customJobs/([^/:]+)";
 
 std::string JobName(const httplib::Request& req) {
-  return ParentOf(req) + "/customJobs/" + std::string(req.matches[3]);
+  return spec::ResourceName::Of({req.matches[1], req.matches[2]}, spec::kCustomJobs, req.matches[3])
+      .ToString();
 }
 
 std::string TaskName(const executor::LogLine& line) {
@@ -104,7 +106,7 @@ void RegisterRoutes(httplib::Server& server, controller::JobController* controll
           for (const auto& line : page.lines) {
             if (!task.empty() && TaskName(line) != task) continue;
             entries.push_back({{"cursor", std::to_string(line.offset)},
-                               {"time", spec::FormatTimestamp(line.time)},
+                               {"time", FormatTimestamp(line.time)},
                                {"taskName", TaskName(line)},
                                {"stream", line.is_stderr ? "stderr" : "stdout"},
                                {"text", line.text}});

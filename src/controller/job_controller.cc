@@ -2,8 +2,10 @@
 
 #include <system_error>
 
+#include "common/time.h"
 #include "spec/custom_job_json.h"
 #include "spec/custom_job_validation.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::controller {
 namespace {
@@ -49,8 +51,7 @@ JobController::JobController(store::JobStore* store, executor::Executor* executo
 
 std::string JobController::NewJobId() {
   // Numeric like Vertex ids, increasing with time so ids sort by creation.
-  uint64_t now_us = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(clock_().time_since_epoch()).count());
+  uint64_t now_us = static_cast<uint64_t>(ToUnixMicros(clock_()));
   std::lock_guard lock(mu_);
   last_id_ = std::max(last_id_ + 1, now_us * 1000);
   return std::to_string(last_id_);
@@ -126,8 +127,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
 }
 
 StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request) {
-  std::string check_parent, check_id;
-  TY_RETURN_IF_ERROR(store::SplitJobName(parent + "/customJobs/x", &check_parent, &check_id));
+  TY_ASSIGN_OR_RETURN(spec::LocationName location, spec::LocationName::Parse(parent));
   TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
 
   CustomJob job;
@@ -141,7 +141,10 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
     if (pool.disk_spec->boot_disk_type.empty()) pool.disk_spec->boot_disk_type = "pd-ssd";
     if (pool.disk_spec->boot_disk_size_gb == 0) pool.disk_spec->boot_disk_size_gb = 100;
   }
-  job.name = parent + "/customJobs/" + NewJobId();
+  const auto name_for = [&location](std::string id) {
+    return spec::ResourceName::Of(location, spec::kCustomJobs, std::move(id)).ToString();
+  };
+  job.name = name_for(NewJobId());
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   if (Status v = executor_->Validate(gang); !v.ok()) {
     std::string msg = v.message();
@@ -175,7 +178,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   };
   Status created = store_job();
   for (int attempt = 0; created.code() == StatusCode::kAlreadyExists && attempt < 3; ++attempt) {
-    job.name = parent + "/customJobs/" + NewJobId();
+    job.name = name_for(NewJobId());
     gang.job_id = job.Id();
     gang.job_name = job.name;
     gang.job_dir = options_.jobs_dir / gang.job_id;
@@ -250,7 +253,7 @@ Status JobController::Cancel(const std::string& name) {
     return Status::Ok();
   });
   if (!marked.ok() && marked.status().code() != StatusCode::kAborted) return marked.status();
-  const std::string id = name.substr(name.rfind('/') + 1);
+  const std::string id(spec::LastSegment(name));
   {
     std::lock_guard lock(mu_);
     if (submitting_.count(id) > 0) {
@@ -366,7 +369,7 @@ void JobController::MarkFailed(const std::string& name, int code, const std::str
     return Status::Ok();
   });
   std::lock_guard lock(mu_);
-  names_by_id_.erase(name.substr(name.rfind('/') + 1));
+  names_by_id_.erase(std::string(spec::LastSegment(name)));
 }
 
 Status JobController::Start() {

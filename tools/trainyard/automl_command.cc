@@ -24,6 +24,7 @@
 #include "common/exit_code.h"
 #include "common/file_util.h"
 #include "hp_tuning_jobs.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::cli {
 namespace {
@@ -193,7 +194,7 @@ Status RunAutoml(const AutomlFlags& f, int* exit_code) {
            {"replicaCount", 1},
            {"containerSpec", {{"imageUri", "trainyard/bert-sentiment"}, {"args", args}}}}}},
         {"baseOutputDirectory", {{"outputUriPrefix", base + "/trials"}}}}}};
-  const std::string parent = "projects/" + f.project + "/locations/" + f.region;
+  const std::string parent = spec::LocationName{f.project, f.region}.ToString();
   TY_ASSIGN_OR_RETURN(json job, client->Call("POST", "/v1/" + parent + "/hyperparameterTuningJobs",
                                              request.dump()));
   const std::string name = job.value("name", "");
