@@ -214,7 +214,7 @@ TEST_F(JobControllerTest, SubmitFailureAfterStoringMarksTheJobFailed) {
             "JOB_STATE_FAILED the executor refused the job: disk full");
 }
 
-// Issue #4: a cancel arriving between the job being stored and the executor having it must not
+// A cancel arriving between the job being stored and the executor having it must not
 // be lost (the executor answers NOT_FOUND then; the gang must still never run).
 TEST_F(JobControllerTest, CancelWhileTheJobIsBeingSubmittedCancelsTheGang) {
   std::string cancel_result;

@@ -17,8 +17,8 @@
 #include "common/file_util.h"
 #include "executor/gang_record.h"
 #include "executor/gpu_model.h"
-#include "local_executor/local_executor_state.h"
 #include "executor/replica_env.h"
+#include "local_executor/local_executor_state.h"
 
 namespace trainyard::executor {
 namespace fs = std::filesystem;
@@ -81,8 +81,8 @@ LocalExecutor::LocalExecutor(LocalExecutorOptions options)
       catalog_(options_.catalog ? *options_.catalog : MachineCatalog::Default()),
       clock_(options_.clock ? *options_.clock : Clock::Real()),
       owned_runtime_(options_.runtime ? nullptr
-                                      : std::make_unique<HostProcessRuntime>(
-                                            options_.wrapper_path, options_.process_ops)),
+                                      : std::make_unique<HostProcessRuntime>(options_.wrapper_path,
+                                                                             options_.process_ops)),
       runtime_(options_.runtime ? *options_.runtime : *owned_runtime_),
       inventory_(options_.inventory
                      ? *options_.inventory

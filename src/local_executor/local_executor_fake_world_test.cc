@@ -200,7 +200,7 @@ TEST_F(LocalExecutorFakeWorldTest, ReplicaStopsWithinTheGraceWithoutKill) {
   EXPECT_EQ(ops_.signals(), "TERM 1000");
 }
 
-// Issue #4 (submit->RUNNING latency): a replica's exit is handled when its wrapper's exit fd
+// Submit->RUNNING latency: a replica's exit is handled when its wrapper's exit fd
 // fires, not at the next poll. With an hour-long poll interval only that can end the job.
 TEST_F(LocalExecutorFakeWorldTest, WrapperExitWakesTheExecutorWithoutAPollTick) {
   ops_.EnableExitFds();

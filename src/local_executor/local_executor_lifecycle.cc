@@ -8,10 +8,10 @@
 #include <cstdio>
 
 #include "common/file_util.h"
-#include "local_executor/local_executor.h"
-#include "local_executor/local_executor_state.h"
 #include "executor/replica_env.h"
 #include "executor/tcp_port.h"
+#include "local_executor/local_executor.h"
+#include "local_executor/local_executor_state.h"
 
 namespace trainyard::executor {
 namespace fs = std::filesystem;
@@ -214,8 +214,8 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
     r.done = true;
     r.lost_reason = "could not be started: " + started.status().message();
     SystemLog(gang, &r, Describe(r) + " " + r.lost_reason);
-    Perform(gang, Lifecycle(gang).Fail(Describe(r) + " " + r.lost_reason,
-                                       GangFailure::kStartFailed, AnyRunning(gang), clock_.Now()));
+    Perform(gang, Lifecycle(gang).Fail(Describe(r) + " " + r.lost_reason, GangFailure::kStartFailed,
+                                       AnyRunning(gang), clock_.Now()));
     return;
   }
   r.handle = *started;
@@ -260,8 +260,8 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
     if (r.running || r.done) continue;
     r.done = true;
     if (!r.lost_reason.empty()) {
-      return Perform(gang, lc.Fail(Describe(r) + " " + r.lost_reason, r.lost_failure,
-                                   AnyRunning(gang), now));
+      return Perform(
+          gang, lc.Fail(Describe(r) + " " + r.lost_reason, r.lost_failure, AnyRunning(gang), now));
     }
     int code = r.exit_code.value_or(-1);
     std::string what = Describe(r) + " exited with code " + std::to_string(code);

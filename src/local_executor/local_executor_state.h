@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "executor/gang_record.h"
-#include "local_executor/local_executor.h"
 #include "executor/replica_env.h"
+#include "local_executor/local_executor.h"
 
 namespace trainyard::executor {
 

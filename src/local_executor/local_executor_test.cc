@@ -295,7 +295,7 @@ TEST_F(LocalExecutorTest, GangWaitsInQueueUntilItFitsAndQueuedCancelIsImmediate)
   EXPECT_EQ(GangStateName(WaitDone(*e, "b").state), "SUCCEEDED");
 }
 
-// Issue #4: replicas run on the CPUs the scheduler placed them on, with matching OpenMP/MKL
+// Replicas run on the CPUs the scheduler placed them on, with matching OpenMP/MKL
 // thread counts (what keeps two replicas on a 2-core host from oversubscribing it).
 TEST_F(LocalExecutorTest, ReplicasArePinnedToTheirOwnCpusWithMatchingThreadCounts) {
   cpu_set_t mine;
@@ -332,7 +332,7 @@ TEST_F(LocalExecutorTest, ReplicasArePinnedToTheirOwnCpusWithMatchingThreadCount
       << logs;
 }
 
-// Issue #4: a T4 job gets the host's T4, not the first free GPU.
+// A T4 job gets the host's T4, not the first free GPU.
 TEST_F(LocalExecutorTest, GpuJobsGetADeviceOfTheRequestedModel) {
   LocalExecutor e(Options(HostInventory{8, 32, {{0, "NVIDIA L4", 22}, {1, "Tesla T4", 15}}, {}}));
   GangSpec spec = Spec("t4", {"echo gpus=[$CUDA_VISIBLE_DEVICES]"});
@@ -343,7 +343,7 @@ TEST_F(LocalExecutorTest, GpuJobsGetADeviceOfTheRequestedModel) {
   EXPECT_NE(Logs(e, "t4").find("0/0 O gpus=[1]"), std::string::npos) << Logs(e, "t4");
 }
 
-// Issue #4 (submit->RUNNING latency): with an hour-long poll interval, only the wrapper's exit
+// Submit->RUNNING latency: with an hour-long poll interval, only the wrapper's exit
 // notification (pidfd) can end a job and admit the one queued behind it.
 TEST_F(LocalExecutorTest, ExitsAreNoticedWithoutPolling) {
   // One CPU: the second job waits for the first.

@@ -79,7 +79,7 @@ TEST(LocalExecutorValidateTest, BundledGpusMustMatchTheMachineType) {
             "workerPoolSpecs[0]: NVIDIA_TESLA_A100 x2 requested but this host has only 1 GPU");
 }
 
-// Issue #4: a T4 job must not be admitted onto an H200, nor wait forever for a T4 that this
+// A T4 job must not be admitted onto an H200, nor wait forever for a T4 that this
 // host does not have: it is rejected at create time, naming the field and the host's GPUs.
 TEST(LocalExecutorValidateTest, RequestedGpuModelMustBeOnTheHost) {
   auto h200 = Executor(2, "NVIDIA H200");
