@@ -159,7 +159,9 @@ void RegisterLoggingRoutes(httplib::Server& server, controller::JobController* c
               api::Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
                 json body = json::object();
-                if (!req.body.empty()) TY_ASSIGN_OR_RETURN(body, ParseJson(req.body));
+                if (!req.body.empty()) {
+          TY_ASSIGN_OR_RETURN(body, ParseJson(req.body));
+        }
                 TY_ASSIGN_OR_RETURN(Query q, ParseQuery(body));
                 return ListEntries(controller, q);
               }));
