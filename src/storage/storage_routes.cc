@@ -37,6 +37,11 @@ StatusOr<Target> ParseTarget(const httplib::Request& req) {
       break;
     }
   }
+  // The Node client sends JSON API calls to $STORAGE_EMULATOR_HOST/b/... (no /storage/v1).
+  if (t.api.empty() && (raw == "/b" || raw.starts_with("/b/"))) {
+    t.api = "storage";
+    raw.remove_prefix(1);
+  }
   if (t.api.empty()) return NotFoundError("not a storage path: " + std::string(raw));
   while (!raw.empty()) {
     size_t slash = raw.find('/');
@@ -352,12 +357,12 @@ StatusOr<json> ReadJsonBody(const Call& c) {
 bool IsStoragePath(std::string_view path) {
   return path.starts_with("/storage/v1/") || path.starts_with("/upload/storage/v1/") ||
          path.starts_with("/resumable/upload/storage/v1/") ||
-         path.starts_with("/download/storage/v1/");
+         path.starts_with("/download/storage/v1/") || path == "/b" || path.starts_with("/b/");
 }
 
 void RegisterStorageRoutes(httplib::Server& server, ObjectStore* store,
                            StorageRoutesOptions options) {
-  const std::string pattern = R"(/(upload/|resumable/upload/|download/)?storage/v1/.*)";
+  const std::string pattern = R"(/(upload/|resumable/upload/|download/)?storage/v1/.*|/b(/.*)?)";
   auto plain = [store, options](const httplib::Request& req, httplib::Response& res) {
     Guarded(Call{req, res, nullptr, store, options, BaseUrl(req)});
   };
