@@ -108,6 +108,20 @@ Status Walk(json& j, const std::string& name, const Visit& visit) {
   return Status::Ok();
 }
 
+// The decoded value of query parameter `key` in `target` ("" when absent), up to the next '&'.
+std::string RawParam(const std::string& target, const std::string& key) {
+  const size_t q = target.find('?');
+  if (q == std::string::npos) return "";
+  std::string query = target.substr(q + 1);
+  for (size_t start = 0; start <= query.size();) {
+    size_t end = std::min(query.find('&', start), query.size());
+    std::string item = httplib::detail::decode_url(query.substr(start, end - start), true);
+    if (item.starts_with(key + "=")) return item.substr(key.size() + 1);
+    start = end + 1;
+  }
+  return "";
+}
+
 }  // namespace
 
 bool IsSystemParam(std::string_view key) {
@@ -142,7 +156,9 @@ StatusOr<ResponseFormat> ParseSystemParams(const httplib::Request& req) {
                                   "\": not a Google API system parameter");
     }
     if (bare == "alt") {
-      std::string_view v = value;
+      // cpp-httplib also splits the query at ';' and '=', so read alt's value from the raw target.
+      const std::string raw_alt = RawParam(req.target, key);
+      std::string_view v = raw_alt.empty() ? std::string_view(value) : std::string_view(raw_alt);
       std::string_view type = v.substr(0, v.find(';'));
       if (type != "json") {
         return InvalidArgumentError("alt: '" + value + "' is not supported; use alt=json");

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "storage/object_hash.h"
 
@@ -170,6 +171,16 @@ Status FsObjectStore::CheckBucket(const std::string& bucket) const {
   return Status::Ok();
 }
 
+// A name GCS allows but a file cannot have (a "folder/" placeholder) names no object here:
+// NOT_FOUND, as clients probing for folders (gcloud storage cp into "dir/") expect.
+Status FsObjectStore::CheckReadableName(const std::string& bucket, const std::string& name) const {
+  Status s = ValidateObjectName(name);
+  if (!s.ok() && trainyard::ValidateObjectName(name).ok()) {
+    return NotFoundError("No such object: " + bucket + "/" + name);
+  }
+  return s;
+}
+
 StatusOr<BucketInfo> FsObjectStore::CreateBucket(const std::string& bucket) {
   TY_RETURN_IF_ERROR(ValidateBucketName(bucket));
   if (::mkdir(BucketDir(bucket).c_str(), 0755) != 0) {
@@ -278,7 +289,7 @@ StatusOr<ObjectInfo> FsObjectStore::GetObject(const std::string& bucket, const s
 StatusOr<std::unique_ptr<ObjectReader>> FsObjectStore::OpenObject(const std::string& bucket,
                                                                   const std::string& name) {
   TY_RETURN_IF_ERROR(CheckBucket(bucket));
-  TY_RETURN_IF_ERROR(ValidateObjectName(name));
+  TY_RETURN_IF_ERROR(CheckReadableName(bucket, name));
   const fs::path path = DataPath(bucket, name);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st {};
@@ -389,7 +400,7 @@ void FsObjectStore::RemoveEmptyParents(fs::path dir, const fs::path& stop) {
 Status FsObjectStore::DeleteObject(const std::string& bucket, const std::string& name,
                                    const Preconditions& pre) {
   TY_RETURN_IF_ERROR(CheckBucket(bucket));
-  TY_RETURN_IF_ERROR(ValidateObjectName(name));
+  TY_RETURN_IF_ERROR(CheckReadableName(bucket, name));
   std::lock_guard lock(commit_mu_);
   const fs::path path = DataPath(bucket, name);
   struct stat st {};

@@ -79,6 +79,7 @@ class FsObjectStore : public ObjectStore {
   std::filesystem::path DataPath(const std::string& bucket, const std::string& name) const;
   std::filesystem::path MetaPath(const std::string& bucket, const std::string& name) const;
   Status CheckBucket(const std::string& bucket) const;
+  Status CheckReadableName(const std::string& bucket, const std::string& name) const;
   // Metadata of the open data file `fd`; hashes are computed (reading `fd`) and cached when
   // `want_hashes` and the sidecar is stale.
   StatusOr<ObjectInfo> Describe(const std::string& bucket, const std::string& name, int fd,

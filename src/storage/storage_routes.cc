@@ -26,14 +26,21 @@ StatusOr<Target> ParseTarget(const httplib::Request& req) {
   std::string_view raw = req.target;
   raw = raw.substr(0, raw.find('?'));
   Target t;
-  for (const char* api : {"storage", "upload", "download"}) {
-    std::string prefix = std::string("/") + (std::string_view(api) == "storage" ? "" : api) +
-                         (std::string_view(api) == "storage" ? "" : "/") + "storage/v1/";
+  // gcloud sends resumable uploads to /resumable/upload/storage/v1/..., the others to /upload/...
+  for (const auto& [prefix, api] :
+       {std::pair{"/storage/v1/", "storage"}, std::pair{"/upload/storage/v1/", "upload"},
+        std::pair{"/resumable/upload/storage/v1/", "upload"},
+        std::pair{"/download/storage/v1/", "download"}}) {
     if (raw.starts_with(prefix)) {
       t.api = api;
-      raw.remove_prefix(prefix.size());
+      raw.remove_prefix(std::string_view(prefix).size());
       break;
     }
+  }
+  // The Node client sends JSON API calls to $STORAGE_EMULATOR_HOST/b/... (no /storage/v1).
+  if (t.api.empty() && (raw == "/b" || raw.starts_with("/b/"))) {
+    t.api = "storage";
+    raw.remove_prefix(1);
   }
   if (t.api.empty()) return NotFoundError("not a storage path: " + std::string(raw));
   while (!raw.empty()) {
@@ -349,12 +356,13 @@ StatusOr<json> ReadJsonBody(const Call& c) {
 
 bool IsStoragePath(std::string_view path) {
   return path.starts_with("/storage/v1/") || path.starts_with("/upload/storage/v1/") ||
-         path.starts_with("/download/storage/v1/");
+         path.starts_with("/resumable/upload/storage/v1/") ||
+         path.starts_with("/download/storage/v1/") || path == "/b" || path.starts_with("/b/");
 }
 
 void RegisterStorageRoutes(httplib::Server& server, ObjectStore* store,
                            StorageRoutesOptions options) {
-  const std::string pattern = R"(/(upload/|download/)?storage/v1/.*)";
+  const std::string pattern = R"(/(upload/|resumable/upload/|download/)?storage/v1/.*|/b(/.*)?)";
   auto plain = [store, options](const httplib::Request& req, httplib::Response& res) {
     Guarded(Call{req, res, nullptr, store, options, BaseUrl(req)});
   };

@@ -27,7 +27,7 @@ run(async () => {
     metadata: {contentType: 'application/x-test', metadata: {origin: 'node'}},
   });
   assert.strictEqual(uploaded.metadata.md5Hash, md5(big), 'md5Hash of the uploaded object');
-  assert.strictEqual(uploaded.metadata.size, String(20 * 1024 * 1024));
+  assert.strictEqual(Number(uploaded.metadata.size), 20 * 1024 * 1024);
   // The object is the plain file under the bucket root.
   assert.strictEqual(md5(path.join(server.buckets, 'node-bucket', 'data', 'big.bin')), md5(big));
 
