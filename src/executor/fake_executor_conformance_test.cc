@@ -6,7 +6,7 @@
 #include "executor/fake_executor.h"
 
 namespace trainyard::executor {
-namespace {};
+namespace {
 
 FakeReplicaRun Run(const ReplicaSpec& replica, int attempt) {
   auto plan = DecodeReplicaPlan(replica.argv);

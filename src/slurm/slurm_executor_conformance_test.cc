@@ -21,8 +21,6 @@ using executor::ExecutorConformanceTest;
 using executor::ReplicaPlan;
 using Json = nlohmann::json;
 
-};
-
 class SlurmHarness : public executor::ExecutorHarness {
  public:
   explicit SlurmHarness(fs::path dir) : dir_(std::move(dir)) {
