@@ -42,11 +42,11 @@ class DistributedBertE2ETest : public ::testing::Test {
 
   // CustomJob: pool 0 = chief, pool 1 = one worker, both the built-in BERT image.
   static json TwoWorkerJob() {
-    json args = json::array({"--training-file=gs://bkt/data/train.csv",
-                             "--validation-file=gs://bkt/data/eval.csv",
-                             "--testing-file=gs://bkt/data/test.csv", "--vocab=gs://bkt/data/vocab.txt",
-                             "--epochs=2", "--batch-size=8", "--max-length=32", "--threads=1",
-                             "--learning-rate=0.001", "--check-replicas"});
+    json args = json::array(
+        {"--training-file=gs://bkt/data/train.csv", "--validation-file=gs://bkt/data/eval.csv",
+         "--testing-file=gs://bkt/data/test.csv", "--vocab=gs://bkt/data/vocab.txt", "--epochs=2",
+         "--batch-size=8", "--max-length=32", "--threads=1", "--learning-rate=0.001",
+         "--check-replicas"});
     json pool = {{"machineSpec", {{"machineType", "n1-standard-4"}}},
                  {"replicaCount", 1},
                  {"containerSpec", {{"imageUri", "trainyard/bert-sentiment"}, {"args", args}}}};
