@@ -25,9 +25,9 @@ class LoggingRoutesTest : public ::testing::Test {
     ASSERT_TRUE(controller_->Start().ok());
     auto request = spec::ParseCustomJob(
         R"({"displayName":"d","jobSpec":{"workerPoolSpecs":[{"machineSpec":{"machineType":
-        "n1-standard-4"},"replicaCount":"1","containerSpec":{"imageUri":"local"}},
+        "n1-standard-4"},"replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}},
         {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
-        "containerSpec":{"imageUri":"local"}}]}})",
+        "containerSpec":{"imageUri":"local","command":["true"]}}]}})",
         spec::DecodeMode::kRequest);
     ASSERT_TRUE(request.ok()) << request.status();
     auto job = controller_->Create("projects/p/locations/us-central1", *request);
