@@ -170,7 +170,8 @@ TEST_F(SlurmExecutorIntegrationTest, CancelDeliversSigtermThenEndsCancelled) {
 }
 
 TEST_F(SlurmExecutorIntegrationTest, DifferentMachineTypesRunAsAHeterogeneousJob) {
-  GangSpec spec = Spec("het", kShowEnv, kShowEnv);
+  // The chief lingers: its exit ends the gang, which would stop a worker that has not printed yet.
+  GangSpec spec = Spec("het", std::string(kShowEnv) + "; sleep 3", kShowEnv);
   spec.replicas[1].machine_type = "n1-standard-1";
   ASSERT_TRUE(executor_->Submit(spec).ok());
   auto end = WaitFor("het", Terminal);
