@@ -121,7 +121,8 @@ const char kShowEnv[] =
 
 TEST_F(SlurmExecutorIntegrationTest, TwoReplicaGangSeesItsRolesAndSucceeds) {
   auto submitted = Clock::now();
-  ASSERT_TRUE(executor_->Submit(Spec("ok", kShowEnv, kShowEnv)).ok());
+  // The chief lingers: its exit ends the gang, which would stop a worker that has not printed yet.
+  ASSERT_TRUE(executor_->Submit(Spec("ok", std::string(kShowEnv) + "; sleep 1", kShowEnv)).ok());
   auto end = WaitFor("ok", Terminal);
   {
     std::lock_guard<std::mutex> lock(mu_);
