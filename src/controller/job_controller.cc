@@ -113,6 +113,10 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
       replica.accelerator_count = pool.machine_spec->accelerator_count;
       replica.argv = cmd.argv;
       replica.env = cmd.env;
+      replica.image = cmd.image;
+      replica.image_field = cmd.image_field;
+      replica.command = cmd.command;
+      replica.args = cmd.args;
       for (auto& [key, value] : service_env) replica.env.emplace(key, value);  // user env wins
       gang.replicas.push_back(std::move(replica));
     }

@@ -119,13 +119,23 @@ TEST_F(JobControllerTest, MultiReplicaJobsRestartAsAWholeGang) {
             "1:3:replica 3:3:gang 3:0:replica");
 }
 
+TEST_F(JobControllerTest, AnImageOutsideTheCatalogReachesTheExecutorAsAContainer) {
+  auto job = Create(R"({"displayName":"x","jobSpec":{"workerPoolSpecs":[
+      {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+       "containerSpec":{"imageUri":"eu.gcr.io/p/own:dev","args":["--epochs=1"]}}]}})");
+  ASSERT_TRUE(job.ok()) << job.status();
+  const auto& r = executor_->submitted().at(0).replicas.at(0);
+  EXPECT_EQ(r.image + " " + r.image_field + " " + (r.command ? "command" : "-") + " " +
+                (r.args ? r.args->at(0) : "-") + " argv=" + std::to_string(r.argv.size()),
+            "eu.gcr.io/p/own:dev containerSpec.imageUri - --epochs=1 argv=0");
+}
+
 TEST_F(JobControllerTest, InvalidSpecsAreRejectedWithPathAndNotStored) {
   auto bad = Create(R"({"displayName":"x","jobSpec":{"workerPoolSpecs":[
       {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
-       "containerSpec":{"imageUri":"eu.gcr.io/p/unknown:dev"}}]}})");
+       "containerSpec":{"imageUri":"local"}}]}})");
   EXPECT_TRUE(bad.status().message().starts_with(
-      "jobSpec.workerPoolSpecs[0].containerSpec.imageUri: image 'eu.gcr.io/p/unknown:dev' is not "
-      "in the image catalog"))
+      "jobSpec.workerPoolSpecs[0].containerSpec.command: required when imageUri is \"local\""))
       << bad.status();
   EXPECT_EQ(controller_->List({kParent, "", 0, ""})->jobs.size() + executor_->submitted().size(),
             0u);

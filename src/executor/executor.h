@@ -37,6 +37,13 @@ struct ReplicaSpec {
   int accelerator_count = 0;
   std::vector<std::string> argv;           // resolved command + args; argv[0] is looked up in PATH
   std::map<std::string, std::string> env;  // user env (containerSpec.env); platform env is added
+  // The container image the replica runs in, as the job named it (containerSpec.imageUri); empty
+  // = argv runs as a host command. With an image, argv is unused and command/args apply: command
+  // replaces the image's ENTRYPOINT, args its CMD (unset = the image's own), as on Vertex.
+  std::string image;
+  std::string image_field;  // the job field that named it, for errors: "containerSpec.imageUri"
+  std::optional<std::vector<std::string>> command;
+  std::optional<std::vector<std::string>> args;
 };
 
 struct GangSpec {

@@ -21,6 +21,8 @@
 
 namespace trainyard::executor {
 
+class ReplicaRuntime;  // replica_runtime.h
+
 // What the server knows about the executor it starts; each implementation reads its part.
 struct ExecutorConfig {
   std::filesystem::path data_dir;  // the server's data dir (absolute)
@@ -33,6 +35,10 @@ struct ExecutorConfig {
   std::string cgroup_parent;  // empty = the server's own cgroup
   bool cgroups = true;
   bool any_gpu_model = false;
+  // local: runs replicas whose job names an image (ReplicaSpec::image); not owned, outlives the
+  // executor. nullptr = such jobs are refused at create with `no_container_reason`.
+  ReplicaRuntime* container_runtime = nullptr;
+  std::string no_container_reason = "this server was started without a container runtime";
   // slurm: where jobs go (empty = the cluster's defaults).
   std::string slurm_partition, slurm_account, slurm_qos;
   // fake: how long each job stays RUNNING.

@@ -82,7 +82,7 @@ StatusOr<ReplicaHandle> HostProcessRuntime::Start(const ReplicaLaunch& launch) {
   req.argv = {fs::absolute(*wrapper).string()};
   for (auto& a : ExecWrapperArgs(launch)) req.argv.push_back(std::move(a));
   TY_ASSIGN_OR_RETURN(ProcessId supervisor, ops_.Launch(req));
-  return ReplicaHandle{supervisor, {}, launch.pid_file, launch.status_file};
+  return ReplicaHandle{supervisor, {}, launch.pid_file, launch.status_file, {}};
 }
 
 int HostProcessRuntime::RunInForeground(const ReplicaLaunch& launch) {

@@ -19,12 +19,15 @@
 // Thread-safety: implementations are safe to call from one executor thread at a time.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "executor/executor.h"
 #include "executor/job_log.h"
 #include "executor/process_ops.h"
 
@@ -43,6 +46,16 @@ struct ReplicaLaunch {
   std::filesystem::path output_file;            // the supervisor's own stdout/stderr (Start only)
   std::vector<int> cpus;                        // pin to these CPU ids; empty = not pinned
   std::filesystem::path cgroup;                 // join this cgroup v2 directory; empty = none
+
+  // For runtimes that run an image (ReplicaSpec::image set); host processes ignore these.
+  std::string job_id;
+  std::string image;                                      // as the job named it
+  std::string image_field;                                // "containerSpec.imageUri", for messages
+  std::optional<std::vector<std::string>> command, args;  // ENTRYPOINT / CMD overrides
+  std::filesystem::path hp_metric_file;  // CLOUD_ML_HP_METRIC_FILE (its directory is shared)
+  double cpu_limit = 0;                  // the machine type's vCPUs; 0 = none
+  int64_t memory_bytes = 0;              // its memory; 0 = none
+  std::vector<int> gpus;                 // host GPU indices of this replica
 };
 
 // A started attempt, as the executor persists it to re-adopt it after a restart.
@@ -50,6 +63,7 @@ struct ReplicaHandle {
   ProcessId supervisor;  // what Start() launched (the wrapper); invalid for foreground runs
   ProcessId process;     // the replica itself, once its pid file is read
   std::filesystem::path pid_file, status_file;
+  std::string container;  // the replica's container name (container runtimes); empty otherwise
 };
 
 // What Observe() saw.
@@ -58,6 +72,9 @@ struct ReplicaObservation {
   Phase phase = Phase::kRunning;
   int exit_code = 0;        // kExited
   std::string lost_reason;  // kLost: ended without a recorded exit code, and why
+  // kLost: why, for machines. kImageUnavailable when the replica's image could not be pulled or
+  // run (no restart fixes that); kReplicaLost otherwise.
+  GangFailure failure = GangFailure::kReplicaLost;
 };
 
 class ReplicaRuntime {
@@ -68,6 +85,14 @@ class ReplicaRuntime {
   // OK when replicas can be started; FAILED_PRECONDITION naming what is missing and the fix
   // (e.g. the wrapper binary) otherwise. Executors refuse jobs with it before queueing them.
   virtual Status CheckAvailable() const = 0;
+  // Checks, without side effects, that `image` (ReplicaSpec::image) can be named to this runtime:
+  // INVALID_ARGUMENT starting with `field` for a malformed reference, FAILED_PRECONDITION when
+  // the runtime cannot run images at all. Runtimes without images (host processes) refuse every
+  // image with FAILED_PRECONDITION.
+  virtual Status CheckImage(const std::string& image, const std::string& field) const {
+    return FailedPreconditionError(field + ": the " + Name() + " runtime cannot run image '" +
+                                   image + "'");
+  }
   // Starts the attempt detached from the server. UNAVAILABLE (or the runtime's error) when it
   // cannot be started; nothing of it runs then.
   virtual StatusOr<ReplicaHandle> Start(const ReplicaLaunch& launch) = 0;
@@ -87,6 +112,9 @@ class ReplicaRuntime {
   // Collects a supervisor this runtime started so it does not stay a zombie; true once nothing is
   // left to collect.
   virtual bool Reap(const ReplicaHandle& handle) = 0;
+  // The attempt has ended and its end was recorded: removes what the runtime keeps for it (a
+  // container). Idempotent; best effort (failures are the runtime's to log).
+  virtual void Release(const ReplicaHandle& handle) { (void)handle; }
 };
 
 }  // namespace trainyard::executor

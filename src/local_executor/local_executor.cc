@@ -66,6 +66,8 @@ Status RegisterLocalExecutor(ExecutorRegistry* registry) {
     options.cgroup.parent = c.cgroup_parent;
     options.cgroup.enabled = c.cgroups;
     options.any_gpu_model = c.any_gpu_model;
+    options.container_runtime = c.container_runtime;
+    options.no_container_reason = c.no_container_reason;
     auto local = std::make_unique<LocalExecutor>(options);
     CreatedExecutor created;
     // Once, at start: which resource limits replicas get on this host, and why not.
@@ -172,6 +174,26 @@ void LocalExecutor::Shutdown() {
   if (sync_thread_.joinable()) sync_thread_.join();
 }
 
+Status LocalExecutor::ValidateImage(const std::string& field, const ReplicaSpec& r) const {
+  std::string image_field =
+      field + "." + (r.image_field.empty() ? "containerSpec.imageUri" : r.image_field);
+  if (options_.container_runtime == nullptr) {
+    return InvalidArgumentError(
+        image_field + ": image '" + r.image +
+        "' is not in the image catalog, and this server runs no containers (" +
+        options_.no_container_reason +
+        "); map the image to a local command in the catalog file (trainyard server "
+        "--image-catalog FILE, see docs/api.md), or use imageUri \"local\" with a command");
+  }
+  // A malformed reference is the job's fault (400) even where podman is missing.
+  TY_RETURN_IF_ERROR(options_.container_runtime->CheckImage(r.image, image_field));
+  if (Status s = options_.container_runtime->CheckAvailable(); !s.ok()) {
+    return Status(s.code(), image_field + ": image '" + r.image +
+                                "' needs a container runtime, but " + s.message());
+  }
+  return Status::Ok();
+}
+
 Status LocalExecutor::Validate(const GangSpec& spec) const {
   std::vector<ReplicaDemand> demands;
   std::vector<std::string> warnings;
@@ -249,16 +271,19 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
       TY_ASSIGN_OR_RETURN(candidates, GpuCandidates(field, accel, count, gpus_by_type[accel]));
       gpus_by_type[accel] += count;
     }
-    if (r.argv.empty() || r.argv[0].empty()) {
+    if (!r.image.empty()) {
+      TY_RETURN_IF_ERROR(ValidateImage(field, r));
+    } else if (r.argv.empty() || r.argv[0].empty()) {
       return InvalidArgumentError(field +
                                   ": no command to run (containerSpec.command/args or an "
                                   "image mapped to a command)");
-    }
-    EnvMap replica_env = env;
-    for (const auto& [k, v] : r.env) replica_env[k] = v;
-    if (!ResolvableCommand(r.argv[0], replica_env)) {
-      return InvalidArgumentError(field + ": command '" + r.argv[0] +
-                                  "' is not an executable on this host's PATH");
+    } else {
+      EnvMap replica_env = env;
+      for (const auto& [k, v] : r.env) replica_env[k] = v;
+      if (!ResolvableCommand(r.argv[0], replica_env)) {
+        return InvalidArgumentError(field + ": command '" + r.argv[0] +
+                                    "' is not an executable on this host's PATH");
+      }
     }
     std::string task = TaskName(r.pool_index, r.replica_index);
     if (machine->vcpus > inventory_.cpus || machine->memory_gib > inventory_.memory_gib) {
@@ -434,7 +459,7 @@ void LocalExecutor::SyncLoop() {
 
 void LocalExecutor::Tick() {
   // Wrappers end shortly after writing their status file; collect them so none stays a zombie.
-  std::erase_if(unreaped_, [this](const ReplicaHandle& h) { return runtime_.Reap(h); });
+  std::erase_if(unreaped_, [](const auto& started) { return started.first->Reap(started.second); });
   for (auto& [id, gang] : gangs_) {
     if (gang->state == GangState::kQueued || GangLifecycle::IsTerminal(gang->state)) continue;
     for (auto& replica : gang->replicas) PollReplica(*gang, replica);

@@ -79,6 +79,11 @@ struct LocalExecutorOptions {
   // Everything below has working defaults; tests and embedders may change it.
   // What runs replicas; nullptr = a HostProcessRuntime over wrapper_path and process_ops.
   ReplicaRuntime* runtime = nullptr;
+  // What runs replicas that name an image (ReplicaSpec::image): a container runtime, e.g.
+  // container::PodmanReplicaRuntime; not owned. nullptr = jobs with images are refused at create
+  // with `no_container_reason`.
+  ReplicaRuntime* container_runtime = nullptr;
+  std::string no_container_reason = "this executor was started without a container runtime";
   // The wrapper binary; empty = $TRAINYARD_EXEC_WRAPPER, then next to /proc/self/exe, then the
   // build tree, then PATH (see FindExecWrapper).
   std::filesystem::path wrapper_path;
@@ -134,11 +139,16 @@ class LocalExecutor : public Executor {
   void Tick();
   void StartGang(Gang& gang, const Admission& admission);
   // Makes the monitor thread run as soon as the attempt's supervisor exits (or now, if it has).
-  void WatchExit(const ReplicaHandle& handle);
+  void WatchExit(ReplicaRuntime& runtime, const ReplicaHandle& handle);
   // After a replica attempt ended: notes an OOM kill (when it `ended_now`) and removes its
   // cgroup (kept in the replica's record while processes of it linger).
   void ReleaseLimits(const Gang& gang, Replica& replica, bool ended_now);
   void LaunchReplica(Gang& gang, Replica& replica);
+  // The runtime that runs `replica` (the container runtime when its spec names an image).
+  ReplicaRuntime& RuntimeOf(const Gang& gang, const Replica& replica) const;
+  // Fills the container-only fields of `launch` (image, limits, env without the server's own).
+  void PrepareContainerLaunch(const Gang& gang, const Replica& replica, const ReplicaSpec& spec,
+                              ReplicaLaunch* launch) const;
   void PollReplica(Gang& gang, Replica& replica);
   void AdvanceGang(Gang& gang);
   // Does what the gang's state machine decided (signals, restarts, the end of the gang).
@@ -149,6 +159,8 @@ class LocalExecutor : public Executor {
   GangStatus StatusOf(const Gang& gang) const;
   void Persist(const Gang& gang, bool durable = false);
   void Notify(const Gang& gang);
+  // A replica that names an image: the container runtime exists, accepts the reference and works.
+  Status ValidateImage(const std::string& field, const ReplicaSpec& replica) const;
   Status ValidateLocked(const GangSpec& spec, std::vector<ReplicaDemand>* demands,
                         std::vector<std::string>* warnings) const;
   // The CUDA indices of the host's GPUs that serve `accel` (gpu_model.h); INVALID_ARGUMENT
@@ -183,7 +195,8 @@ class LocalExecutor : public Executor {
   bool sync_stop_ = false;                             // guarded by sync_mu_
   std::thread sync_thread_;
   std::set<int> ports_in_use_;
-  std::vector<ReplicaHandle> unreaped_;  // supervisors this instance started, until collected
+  // Supervisors this instance started, until collected, with the runtime that started them.
+  std::vector<std::pair<ReplicaRuntime*, ReplicaHandle>> unreaped_;
   // Ended gangs stay in memory for fast Get/Cancel up to this many; older ones are answered
   // from their executor_state.json through the job-dir registry.
   static constexpr size_t kMaxEndedInMemory = 1024;

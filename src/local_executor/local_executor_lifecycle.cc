@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "executor/replica_env.h"
 #include "executor/tcp_port.h"
@@ -73,8 +74,19 @@ void LocalExecutor::SystemLog(const Gang& gang, const Replica* replica, const st
   (void)AppendJobLog(gang.spec.job_dir / "logs", options_.log_limits, {rec});
 }
 
-void LocalExecutor::WatchExit(const ReplicaHandle& handle) {
-  auto fd = runtime_.OpenExitFd(handle);
+ReplicaRuntime& LocalExecutor::RuntimeOf(const Gang& gang, const Replica& r) const {
+  for (const auto& spec : gang.spec.replicas) {
+    if (spec.pool_index == r.pool_index && spec.replica_index == r.replica_index) {
+      // Validate refused image replicas without a container runtime before they were queued.
+      if (!spec.image.empty() && options_.container_runtime) return *options_.container_runtime;
+      break;
+    }
+  }
+  return runtime_;
+}
+
+void LocalExecutor::WatchExit(ReplicaRuntime& runtime, const ReplicaHandle& handle) {
+  auto fd = runtime.OpenExitFd(handle);
   if (fd.ok()) {
     if (exit_watcher_->Add(*fd)) return;
   } else if (fd.status().code() == StatusCode::kNotFound) {
@@ -169,7 +181,11 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
       *std::find_if(spec.replicas.begin(), spec.replicas.end(), [&](const ReplicaSpec& s) {
         return s.pool_index == r.pool_index && s.replica_index == r.replica_index;
       });
-  EnvMap inherited = InheritedReplicaEnv();
+  const bool in_container = !rspec.image.empty();
+  // A container gets the Vertex and user variables only: the server's PATH or HOME would break
+  // the image. TRAINYARD_BUCKET_ROOT becomes /gcs inside (the runtime mounts the bucket root).
+  EnvMap inherited = in_container ? EnvMap{} : InheritedReplicaEnv();
+  if (in_container) inherited["TRAINYARD_BUCKET_ROOT"] = fs::absolute(BucketRoot()).string();
 
   r.attempt += 1;
   r.running = true;
@@ -191,11 +207,14 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
       AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "status");
   launch.output_file =
       AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "wrapper.log");
-  if (pin_cpus_) launch.cpus = r.cpus;
+  launch.hp_metric_file = in.hp_metric_file;
+  if (in_container) PrepareContainerLaunch(gang, r, rspec, &launch);
+  if (pin_cpus_ && !in_container) launch.cpus = r.cpus;
   Status dirs = MakeDirs(launch.work_dir);
   if (dirs.ok()) dirs = MakeDirs(in.hp_metric_file.parent_path());
   if (!r.cgroup.empty() && CgroupLimits::Remove(r.cgroup)) r.cgroup.clear();  // last attempt's
-  if (cgroups_.enabled() && dirs.ok()) {
+  // A container gets its limits from the container runtime (podman --cpus/--memory).
+  if (cgroups_.enabled() && dirs.ok() && !in_container) {
     const size_t i = &r - gang.replicas.data();
     auto cgroup =
         cgroups_.Create("trainyard-" + spec.job_id + "-" + TaskName(r.pool_index, r.replica_index) +
@@ -208,7 +227,8 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
       SystemLog(gang, &r, "runs without memory/CPU limits: " + cgroup.status().message());
     }
   }
-  StatusOr<ReplicaHandle> started = dirs.ok() ? runtime_.Start(launch) : dirs;
+  ReplicaRuntime& runtime = RuntimeOf(gang, r);
+  StatusOr<ReplicaHandle> started = dirs.ok() ? runtime.Start(launch) : dirs;
   if (!started.ok()) {
     r.running = false;
     r.done = true;
@@ -219,8 +239,8 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
     return;
   }
   r.handle = *started;
-  unreaped_.push_back(r.handle);
-  WatchExit(r.handle);
+  unreaped_.push_back({&runtime, r.handle});
+  WatchExit(runtime, r.handle);
   if (r.attempt > 1) {
     SystemLog(gang, &r,
               "starting " + Describe(r) + " again (attempt " + std::to_string(r.attempt) + ")");
@@ -228,10 +248,25 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   Persist(gang);
 }
 
+void LocalExecutor::PrepareContainerLaunch(const Gang& gang, const Replica& r,
+                                           const ReplicaSpec& rspec, ReplicaLaunch* launch) const {
+  launch->job_id = gang.spec.job_id;
+  launch->image = rspec.image;
+  launch->image_field = rspec.image_field;
+  launch->command = rspec.command;
+  launch->args = rspec.args;
+  launch->gpus = r.gpus;
+  const ReplicaDemand& d = gang.demands[&r - gang.replicas.data()];
+  // podman refuses limits above the host (--cpus 4 on 2 CPUs); an oversized replica takes all.
+  launch->cpu_limit = std::min(d.cpus, static_cast<double>(inventory_.cpus));
+  launch->memory_bytes =
+      static_cast<int64_t>(std::min(d.memory_gib, inventory_.memory_gib) * (1LL << 30));
+}
+
 void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
   if (!r.running) return;
   bool had_pid = r.handle.process.valid();
-  ReplicaObservation seen = runtime_.Observe(&r.handle);
+  ReplicaObservation seen = RuntimeOf(gang, r).Observe(&r.handle);
   if (seen.phase == ReplicaObservation::Phase::kRunning) {
     if (!had_pid && r.handle.process.valid()) Persist(gang);
     return;
@@ -239,6 +274,7 @@ void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
   r.running = false;
   if (seen.phase == ReplicaObservation::Phase::kLost) {
     r.lost_reason = seen.lost_reason;
+    r.lost_failure = seen.failure;
   } else {
     r.exit_code = seen.exit_code;
   }
@@ -290,7 +326,7 @@ void LocalExecutor::Perform(Gang& gang, const LifecycleAction& action, const Rep
         SystemLog(gang, &r,
                   "stopping " + Describe(r) + ": SIGTERM, then SIGKILL after " +
                       std::to_string(gang.spec.kill_grace.count()) + "s");
-        runtime_.Terminate(r.handle);
+        RuntimeOf(gang, r).Terminate(r.handle);
       }
       if (gang.state == GangState::kCancelling) Notify(gang);
       Persist(gang);
@@ -299,7 +335,7 @@ void LocalExecutor::Perform(Gang& gang, const LifecycleAction& action, const Rep
       for (auto& r : gang.replicas) {
         if (!r.running) continue;
         SystemLog(gang, &r, action.log);
-        runtime_.Kill(r.handle);
+        RuntimeOf(gang, r).Kill(r.handle);
       }
       Persist(gang);
       return;
@@ -331,6 +367,7 @@ void LocalExecutor::Finished(Gang& gang) {
     ports_in_use_.erase(r.port);
     r.running = false;
     ReleaseLimits(gang, r, /*ended_now=*/false);  // retries what PollReplica could not remove
+    if (r.attempt > 0) RuntimeOf(gang, r).Release(r.handle);  // e.g. its container
   }
   if (gang.state != GangState::kSucceeded)
     SystemLog(gang, nullptr,
@@ -399,12 +436,14 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   }
   SystemLog(g, nullptr, "server restarted; re-adopting the job");
   for (auto& r : g.replicas) {
-    if (r.running) WatchExit(r.handle);
+    if (r.running) WatchExit(RuntimeOf(g, r), r.handle);
   }
   for (auto& r : g.replicas) {
     PollReplica(g, r);
     // Found gone now: lost with the server, not while it watched.
-    if (!r.lost_reason.empty() && !r.done) r.lost_failure = GangFailure::kLostOnAdopt;
+    if (!r.lost_reason.empty() && !r.done && r.lost_failure == GangFailure::kReplicaLost) {
+      r.lost_failure = GangFailure::kLostOnAdopt;
+    }
   }
   AdvanceGang(g);
   Persist(g);

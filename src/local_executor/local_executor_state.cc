@@ -79,6 +79,7 @@ std::string SerializeGang(const LocalExecutor::Gang& g) {
             {"wrapper_ticks", r.handle.supervisor.start_ticks},
             {"pid", r.handle.process.pid},
             {"ticks", r.handle.process.start_ticks},
+            {"container", r.handle.container},
             {"running", r.running},
             {"done", r.done},
             {"lost_reason", r.lost_reason}};
@@ -119,6 +120,7 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
       r.handle.supervisor = {rj.at("wrapper_pid").get<int64_t>(),
                              rj.at("wrapper_ticks").get<uint64_t>()};
       r.handle.process = {rj.at("pid").get<int64_t>(), rj.at("ticks").get<uint64_t>()};
+      r.handle.container = rj.value("container", std::string());  // absent before containers
       r.handle.pid_file = AttemptFile(job_dir, r.pool_index, r.replica_index, r.attempt, "pid");
       r.handle.status_file =
           AttemptFile(job_dir, r.pool_index, r.replica_index, r.attempt, "status");

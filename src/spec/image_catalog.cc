@@ -107,7 +107,15 @@ StatusOr<ResolvedCommand> ImageCatalog::Resolve(const WorkerPoolSpec& pool,
       out.argv = c.command;
     } else {
       const ImageEntry* e = Find(c.image_uri);
-      if (!e) return unknown_image("containerSpec.imageUri", c.image_uri);
+      if (!e) {
+        // The user's own image: run as a container, command/args as ENTRYPOINT/CMD overrides.
+        out.image = c.image_uri;
+        out.image_field = "containerSpec.imageUri";
+        if (!c.command.empty()) out.command = c.command;
+        if (!c.args.empty()) out.args = c.args;
+        for (const auto& v : c.env) out.env[v.name] = v.value;
+        return out;
+      }
       out.argv = c.command.empty() ? e->command : c.command;
       out.env = e->env;
     }

@@ -11,11 +11,14 @@
 //     - uri: eu.gcr.io/*/pt_bert_sentiment:*     # '*' matches any run of characters
 //       command: [python3, /home/me/bert/main.py]
 //       env: {PYTHONUNBUFFERED: "1"}           # optional
-// `imageUri: local` is reserved: it runs containerSpec.command as a plain host command.
+// `imageUri: local` is reserved: it runs containerSpec.command as a plain host command. Any other
+// image is the user's own: it runs as a container (docs/containers.md) where the executor has a
+// container runtime.
 #pragma once
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,10 +36,16 @@ struct ImageEntry {
   std::map<std::string, std::string> env;
 };
 
-// A replica's resolved program: argv (argv[0] looked up in PATH) and the env the image adds.
+// A replica's resolved program: argv (argv[0] looked up in PATH) and the env the image adds; or,
+// for an image that is neither `local` nor in the catalog, that image to run as a container with
+// the ENTRYPOINT/CMD overrides (argv empty).
 struct ResolvedCommand {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
+  std::string image;        // empty = host command
+  std::string image_field;  // "containerSpec.imageUri" or "pythonPackageSpec.executorImageUri"
+  std::optional<std::vector<std::string>> command;  // containerSpec.command, when given
+  std::optional<std::vector<std::string>> args;     // containerSpec.args, when given
 };
 
 class ImageCatalog {
@@ -55,7 +64,9 @@ class ImageCatalog {
   // Resolves a non-empty pool's command as Docker would: containerSpec.command replaces the
   // ENTRYPOINT, args follow. pythonPackageSpec runs `<entrypoint> -m <pythonModule> <args>` with
   // the package URIs (directories, .zip, .whl; gs:// resolved to the bucket root) on PYTHONPATH.
-  // INVALID_ARGUMENT naming `pool_path`'s field for an unknown image or a missing command.
+  // A containerSpec image that is not in the catalog comes back as ResolvedCommand::image (the
+  // executor checks the reference and runs it as a container). INVALID_ARGUMENT naming
+  // `pool_path`'s field for a missing command, or a pythonPackageSpec image not in the catalog.
   StatusOr<ResolvedCommand> Resolve(const WorkerPoolSpec& pool, const std::string& pool_path) const;
 
   const std::vector<ImageEntry>& entries() const { return entries_; }

@@ -27,8 +27,17 @@ TEST(ImageCatalogTest, BuiltInTrainerAndLocal) {
             "trainyard-bert train --epochs=1");
   EXPECT_EQ(Argv(c.Resolve(Pool("local", {"echo", "hi"}, {"x"}), "p")), "echo hi x");
   EXPECT_EQ(Argv(c.Resolve(Pool("local", {}, {}), "p")).substr(0, 24), "p.containerSpec.command:");
-  EXPECT_EQ(Argv(c.Resolve(Pool("eu.gcr.io/p/img:dev", {}, {}), "p")).substr(0, 25),
-            "p.containerSpec.imageUri:");
+}
+
+TEST(ImageCatalogTest, AnImageNotInTheCatalogIsRunAsAContainer) {
+  auto c = ImageCatalog::BuiltIn();
+  auto own = c.Resolve(Pool("eu.gcr.io/p/img:dev", {"sh", "-c"}, {"echo hi"}), "p");
+  auto plain = c.Resolve(Pool("eu.gcr.io/p/img:dev", {}, {}), "p");
+  ASSERT_TRUE(own.ok() && plain.ok());
+  EXPECT_EQ(own->image + " " + own->image_field + " " + (*own->command)[1] + " " + (*own->args)[0] +
+                " argv=" + std::to_string(own->argv.size()) +
+                " plain:" + std::to_string(plain->command.has_value() || plain->args.has_value()),
+            "eu.gcr.io/p/img:dev containerSpec.imageUri -c echo hi argv=0 plain:0");
 }
 
 TEST(ImageCatalogTest, UserFileWithWildcardsWinsAndCommandOverridesEntrypoint) {

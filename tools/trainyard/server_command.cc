@@ -35,6 +35,9 @@
 #ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
 #include "slurm/slurm_executor.h"
 #endif
+#ifdef TRAINYARD_HAVE_CONTAINERS
+#include "container/podman_replica_runtime.h"
+#endif
 
 namespace trainyard::cli {
 namespace {
@@ -61,6 +64,9 @@ struct ServerFlags {
   std::string slurm_partition;  // --executor slurm: empty = cluster defaults
   std::string slurm_account;
   std::string slurm_qos;
+  std::string registry;        // REGISTRY of the image rewrite table; empty = $TRAINYARD_REGISTRY
+  std::string image_rewrites;  // a rewrite file replacing the default rules
+  bool no_containers = false;
 };
 
 std::string DefaultDataDir() {
@@ -166,6 +172,26 @@ Status RunServer(const ServerFlags& f) {
   TY_RETURN_IF_ERROR(slurm::RegisterSlurmExecutor(&executors));
 #endif
   executor::ExecutorConfig econfig;
+  // Replicas whose job names an image (not `local`, not in the image catalog) run as podman
+  // containers; executors get the runtime through their config, never by linking container code.
+#ifdef TRAINYARD_HAVE_CONTAINERS
+  std::unique_ptr<container::PodmanReplicaRuntime> containers;
+  if (f.no_containers) {
+    econfig.no_container_reason = "started with --no-containers";
+  } else {
+    container::PodmanReplicaRuntimeOptions ropts;
+    ropts.registry = f.registry;
+    if (!f.image_rewrites.empty()) {
+      TY_ASSIGN_OR_RETURN(std::string text, ReadFile(f.image_rewrites));
+      TY_ASSIGN_OR_RETURN(ropts.rewrite_rules,
+                          container::ParseImageRewriteRules(text, f.image_rewrites));
+    }
+    containers = std::make_unique<container::PodmanReplicaRuntime>(std::move(ropts));
+    econfig.container_runtime = containers.get();
+  }
+#else
+  econfig.no_container_reason = "this build has no container support";
+#endif
   econfig.data_dir = data_dir;
   econfig.cpus = f.cpus;
   econfig.memory_gib = f.memory_gib;
@@ -319,6 +345,14 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--any-gpu-model", f->any_gpu_model,
                 "Local executor: every GPU serves every acceleratorType (for GPUs whose "
                 "nvidia-smi names Trainyard does not know); default: only the requested model");
+  cmd->add_option("--registry", f->registry,
+                  "Registry that cloud image names are rewritten to, e.g. 127.0.0.1:5000 "
+                  "(default $TRAINYARD_REGISTRY; docs/containers.md)");
+  cmd->add_option("--image-rewrites", f->image_rewrites,
+                  "File of image rewrite rules (PATTERN REPLACEMENT per line) replacing the "
+                  "defaults (docs/containers.md)");
+  cmd->add_flag("--no-containers", f->no_containers,
+                "Never run images as containers: only `local` and image-catalog entries run");
   cmd->add_option("--fake-run-ms", f->fake_run_ms,
                   "With --executor fake: how long each job stays RUNNING");
   cmd->callback([f, exit_code] {
