@@ -234,8 +234,13 @@ int ContainerRunMain(int argc, char** argv) {
   const std::string& image = spec.container.image;
   auto fail = [&](const std::string& failure, const Status& s) {
     if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);  // stopped, not failed
-    Say(s.message());
-    if (Status w = WriteContainerStartError(spec.error_file, {failure, s.message()}); !w.ok()) {
+    // Name the image as the job wrote it; the pull error names the reference actually pulled.
+    std::string message =
+        spec.requested_image == image
+            ? s.message()
+            : "image '" + spec.requested_image + "' (rewritten to '" + image + "'): " + s.message();
+    Say(message);
+    if (Status w = WriteContainerStartError(spec.error_file, {failure, message}); !w.ok()) {
       Say("cannot record the failure: " + w.message());
     }
     return kContainerStartFailedExit;

@@ -341,10 +341,14 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
     if (spec::IsTerminal(next)) job.end_time = status.end_time.value_or(now);
     if (next == JobState::kFailed) {
       bool timed_out = status.failure == executor::GangFailure::kTimeout;
-      job.error =
-          spec::RpcStatus{static_cast<int>(timed_out ? StatusCode::kDeadlineExceeded
-                                                     : StatusCode::kInvalidArgument),
-                          status.error_message.empty() ? "The job failed." : status.error_message};
+      std::string message = status.error_message.empty() ? "The job failed." : status.error_message;
+      StatusCode code = timed_out ? StatusCode::kDeadlineExceeded : StatusCode::kInvalidArgument;
+      if (status.failure == executor::GangFailure::kImageUnavailable) {
+        // The reason stays machine-readable in the job's error, as Vertex's console shows it.
+        code = StatusCode::kFailedPrecondition;
+        message = executor::GangFailureName(status.failure) + ": " + message;
+      }
+      job.error = spec::RpcStatus{static_cast<int>(code), message};
     } else if (next == JobState::kCancelled) {
       job.error = spec::RpcStatus{static_cast<int>(StatusCode::kCancelled), "CANCELED"};
     }
