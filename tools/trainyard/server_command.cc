@@ -67,6 +67,7 @@ struct ServerFlags {
   std::string registry;        // REGISTRY of the image rewrite table; empty = $TRAINYARD_REGISTRY
   std::string image_rewrites;  // a rewrite file replacing the default rules
   bool no_containers = false;
+  std::string podman_storage;  // private podman storage (--root/--runroot) under this dir
 };
 
 std::string DefaultDataDir() {
@@ -181,6 +182,11 @@ Status RunServer(const ServerFlags& f) {
   } else {
     container::PodmanReplicaRuntimeOptions ropts;
     ropts.registry = f.registry;
+    if (!f.podman_storage.empty()) {
+      const std::filesystem::path dir = std::filesystem::absolute(f.podman_storage);
+      ropts.podman.global_args = {"--root", (dir / "storage").string(), "--runroot",
+                                  (dir / "run").string()};
+    }
     if (!f.image_rewrites.empty()) {
       TY_ASSIGN_OR_RETURN(std::string text, ReadFile(f.image_rewrites));
       TY_ASSIGN_OR_RETURN(ropts.rewrite_rules,
@@ -351,6 +357,9 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--image-rewrites", f->image_rewrites,
                   "File of image rewrite rules (PATTERN REPLACEMENT per line) replacing the "
                   "defaults (docs/containers.md)");
+  cmd->add_option("--podman-storage", f->podman_storage,
+                  "Keep images and containers in DIR/storage and DIR/run (podman --root/--runroot) "
+                  "instead of podman's default storage");
   cmd->add_flag("--no-containers", f->no_containers,
                 "Never run images as containers: only `local` and image-catalog entries run");
   cmd->add_option("--fake-run-ms", f->fake_run_ms,

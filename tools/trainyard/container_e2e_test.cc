@@ -1,0 +1,285 @@
+// End-to-end: jobs that name a real image run as podman containers. The real `trainyard` server
+// (127.0.0.1, port 0) with private podman storage, a real Docker Registry v2 on loopback
+// (scripts/registry-local.sh), and the busybox image built FROM scratch and pushed by
+// scripts/build-images.sh; jobs are created with the real CLI (the article's
+// --worker-pool-spec=...,container-image-uri=...) and over REST. Skipped, with the reason, where
+// podman, runc, docker-registry or busybox-static is missing, or when not running as root.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "common/file_util.h"
+#include "e2e_harness.h"
+
+namespace trainyard::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kParent = "projects/local/locations/us-central1";
+
+bool OnPath(const std::string& program) {
+  return std::system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+std::string Slurp(const fs::path& p) {
+  auto text = ReadFile(p);
+  return text.ok() ? *text : "";
+}
+
+class ContainerE2ETest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string missing;
+    for (const char* p : {"podman", "runc", "docker-registry"}) {
+      if (!OnPath(p)) missing += std::string(" ") + p;
+    }
+    if (!fs::exists("/bin/busybox")) missing += " busybox-static";
+    if (!missing.empty()) {
+      skip_reason_ =
+          "container e2e tests need podman, runc, docker-registry and busybox-static "
+          "(scripts/install-deps.sh --test); missing:" +
+          missing;
+      return;
+    }
+    if (::geteuid() != 0) {
+      skip_reason_ = "container e2e tests need root (rootful podman; see docs/containers.md)";
+      return;
+    }
+    if (!HaveLocalExecutor()) {
+      skip_reason_ = "container e2e tests need the local executor";
+      return;
+    }
+    char tmpl[] = "/tmp/trainyard-container-e2e-XXXXXX";
+    suite_dir_ = ::mkdtemp(tmpl);
+    // Our own registry and our own trust file, so tests never touch /etc/containers.
+    std::string env = "REGISTRY_LOCAL_DIR=" + (suite_dir_ / "registry").string() +
+                      " REGISTRIES_CONF_D=" + (suite_dir_ / "conf.d").string() + " ";
+    const std::string source = std::getenv("TRAINYARD_SOURCE_DIR");
+    ASSERT_EQ(std::system((env + source + "/scripts/registry-local.sh start >" +
+                           (suite_dir_ / "registry.log").string() + " 2>&1")
+                              .c_str()),
+              0)
+        << Slurp(suite_dir_ / "registry.log");
+    registry_ = "127.0.0.1:" + Slurp(suite_dir_ / "registry" / "port");
+    while (!registry_.empty() && registry_.back() == '\n') registry_.pop_back();
+    registries_conf_ = suite_dir_ / "registries.conf";
+    ASSERT_TRUE(WriteFileAtomic(registries_conf_,
+                                "[[registry]]\nlocation = \"" + registry_ + "\"\ninsecure = true\n")
+                    .ok());
+    // Built in one podman storage and pushed; the server pulls it into another.
+    std::string build = "CONTAINERS_REGISTRIES_CONF=" + registries_conf_.string() +
+                        " TRAINYARD_REGISTRY=" + registry_ + " PODMAN='podman --root " +
+                        (suite_dir_ / "build" / "storage").string() + " --runroot " +
+                        (suite_dir_ / "build" / "run").string() + "' " + source +
+                        "/scripts/build-images.sh busybox >" + (suite_dir_ / "build.log").string() +
+                        " 2>&1";
+    ASSERT_EQ(std::system(build.c_str()), 0) << Slurp(suite_dir_ / "build.log");
+  }
+
+  static void TearDownTestSuite() {
+    if (suite_dir_.empty()) return;
+    std::string env = "REGISTRY_LOCAL_DIR=" + (suite_dir_ / "registry").string() +
+                      " REGISTRIES_CONF_D=" + (suite_dir_ / "conf.d").string() + " ";
+    std::system((env + std::getenv("TRAINYARD_SOURCE_DIR") +
+                 "/scripts/registry-local.sh stop >/dev/null 2>&1")
+                    .c_str());
+    for (const char* storage : {"build", "server"}) {
+      fs::path d = suite_dir_ / storage;
+      std::string p =
+          "podman --root " + (d / "storage").string() + " --runroot " + (d / "run").string();
+      std::system((p + " rm --all --force --time 0 >/dev/null 2>&1; " + p +
+                   " system reset --force >/dev/null 2>&1")
+                      .c_str());
+    }
+    fs::remove_all(suite_dir_);
+  }
+
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    dir_ = testing::MakeTestDir();
+    StartServer();
+  }
+
+  void StartServer() {
+    std::string error;
+    server_ = ServerProcess::Start(dir_ / "data",
+                                   {"--executor", "local", "--kill-grace-seconds", "5", "--gpus",
+                                    "0", "--podman-storage", (suite_dir_ / "server").string()},
+                                   &error, Env());
+    ASSERT_NE(server_, nullptr) << error;
+  }
+
+  std::vector<std::string> Env() const {
+    return {"TRAINYARD_BUCKET_ROOT=" + (dir_ / "buckets").string(),
+            "TRAINYARD_REGISTRY=" + registry_,
+            "CONTAINERS_REGISTRIES_CONF=" + registries_conf_.string()};
+  }
+
+  // Creates a job over REST from its jobSpec JSON; returns its name ("" on failure).
+  std::string CreateRest(const std::string& job_spec) {
+    auto r = Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
+                  R"({"displayName":"c","jobSpec":)" + job_spec + "}");
+    EXPECT_EQ(r.status, 200) << r.body.dump();
+    return r.body.value("name", "");
+  }
+
+  // A pool of `count` busybox replicas running `sh -c script`.
+  static std::string ShellPool(const std::string& script, int count = 1) {
+    return R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":")" +
+           std::to_string(count) + R"(","containerSpec":{"imageUri":"trainyard/busybox",)" +
+           R"("command":["sh","-c",)" + json(script).dump() + "]}}";
+  }
+
+  // The job's log as stored so far (stream-logs follows a running job until it ends).
+  std::string LogSoFar(const std::string& name) {
+    std::string text;
+    fs::path logs = dir_ / "data" / "jobs" / name.substr(name.rfind('/') + 1) / "logs";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(logs, ec)) text += Slurp(e.path());
+    return text;
+  }
+
+  // Waits (60 s) until the job's log contains `text`.
+  void WaitForLog(const std::string& name, const std::string& text) {
+    for (int i = 0; i < 600 && LogSoFar(name).find(text) == std::string::npos; ++i) {
+      ::usleep(100000);
+    }
+  }
+
+  std::string Logs(const std::string& name) {
+    return Cli(server_->endpoint(), {"ai", "custom-jobs", "stream-logs", name}, Env()).out;
+  }
+
+  static std::string State(const json& job) {
+    return job.value("state", "") +
+           (job.contains("error") ? " " + job["error"].value("message", "") : "");
+  }
+
+  static inline std::string skip_reason_;
+  static inline fs::path suite_dir_;
+  static inline std::string registry_;
+  static inline fs::path registries_conf_;
+  fs::path dir_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(ContainerE2ETest, TheArticlesCliJobRunsTheImageWithTheVertexEnvAndGcs) {
+  // The article's flags, with an Artifact-Registry-style name the rewrite table maps to ours.
+  auto r = Cli(server_->endpoint(),
+               {"ai", "custom-jobs", "create", "--region=us-central1", "--display-name=article",
+                "--format=json",
+                "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,"
+                "container-image-uri=eu.gcr.io/my-project/trainyard/busybox:latest",
+                "--command=^|^sh|-c|echo rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR; "
+                "echo spec=$CLUSTER_SPEC; mkdir -p /gcs/bkt && echo from-container > "
+                "/gcs/bkt/cli.txt"},
+               Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string name = json::parse(r.out).value("name", "");
+  json job = WaitForJob(server_->port(), name, {}, 120);
+  std::string logs = Logs(name);
+  EXPECT_EQ(State(job) + " | " + Slurp(dir_ / "buckets" / "bkt" / "cli.txt"),
+            "JOB_STATE_SUCCEEDED | from-container\n")
+      << logs;
+  EXPECT_NE(logs.find("rank=0 world=1 master=127.0.0.1"), std::string::npos) << logs;
+  EXPECT_NE(logs.find(R"(spec={"cluster":{"workerpool0":["127.0.0.1:)"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("pulling image " + registry_ + "/trainyard/busybox:latest"),
+            std::string::npos)
+      << logs;
+}
+
+TEST_F(ContainerE2ETest, RestJobWritesTheModelDirThroughGcsAndItsExitCodeFailsTheJob) {
+  std::string ok = CreateRest(
+      R"({"baseOutputDirectory":{"outputUriPrefix":"gs://bkt/run1"},"workerPoolSpecs":[)" +
+      ShellPool("mkdir -p $AIP_MODEL_DIR && echo weights > $AIP_MODEL_DIR/model.txt && "
+                "echo dir=$AIP_MODEL_DIR") +
+      "]}");
+  std::string bad = CreateRest(R"({"scheduling":{"disableRetries":true},"workerPoolSpecs":[)" +
+                               ShellPool("echo failing; exit 3") + "]}");
+  json ok_job = WaitForJob(server_->port(), ok, {}, 120);
+  json bad_job = WaitForJob(server_->port(), bad, {}, 120);
+  EXPECT_EQ(State(ok_job) + " | " + Slurp(dir_ / "buckets/bkt/run1/model/model.txt") + " | " +
+                State(bad_job),
+            "JOB_STATE_SUCCEEDED | weights\n | JOB_STATE_FAILED workerpool0 replica 0 exited "
+            "with code 3")
+      << Logs(ok);
+  EXPECT_NE(Logs(ok).find("dir=/gcs/bkt/run1/model"), std::string::npos) << Logs(ok);
+}
+
+TEST_F(ContainerE2ETest, CancelSendsSigtermToTheEntrypointAndLeavesNoContainer) {
+  std::string name = CreateRest(R"({"workerPoolSpecs":[)" +
+                                ShellPool("trap 'echo got-SIGTERM; exit 0' TERM; echo ready; "
+                                          "while true; do sleep 0.2; done") +
+                                "]}");
+  WaitForJob(server_->port(), name, {"JOB_STATE_RUNNING"}, 60);
+  WaitForLog(name, " O ready");
+  auto cancel = Http(server_->port(), "POST", "/v1/" + name + ":cancel", "{}");
+  ASSERT_EQ(cancel.status, 200) << cancel.body.dump();
+  json job = WaitForJob(server_->port(), name, {}, 60);
+  std::string ps =
+      testing::RunProcess({"podman", "--root", (suite_dir_ / "server" / "storage").string(),
+                           "--runroot", (suite_dir_ / "server" / "run").string(), "ps", "--all",
+                           "--format", "{{.Names}}"})
+          .out;
+  EXPECT_EQ(job.value("state", "") + " ps=[" + ps + "]", "JOB_STATE_CANCELLED ps=[]");
+  EXPECT_NE(Logs(name).find("got-SIGTERM"), std::string::npos) << Logs(name);
+}
+
+TEST_F(ContainerE2ETest, AMissingImageFailsFastNamingItAndAMalformedOneIsRefused) {
+  std::string name = CreateRest(
+      R"({"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",)"
+      R"("containerSpec":{"imageUri":"eu.gcr.io/my-project/no-such-image:dev"}}]})");
+  json job = WaitForJob(server_->port(), name, {}, 60);
+  EXPECT_EQ(job.value("state", "") + " " + std::to_string(job["error"].value("code", 0)),
+            "JOB_STATE_FAILED 9");
+  std::string message = job["error"].value("message", "");
+  EXPECT_TRUE(message.starts_with("IMAGE_UNAVAILABLE: ")) << message;
+  EXPECT_NE(message.find("image 'eu.gcr.io/my-project/no-such-image:dev' (rewritten to '" +
+                         registry_ + "/no-such-image:dev')"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("no such image in its registry"), std::string::npos) << message;
+
+  auto bad = Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
+                  R"({"displayName":"c","jobSpec":{"workerPoolSpecs":[{"machineSpec":)"
+                  R"({"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":)"
+                  R"({"imageUri":"eu.gcr.io/p/Trainer:dev"}}]}})");
+  EXPECT_EQ(
+      std::to_string(bad.status) + " " + bad.body["error"].value("message", "").substr(0, 107),
+      "400 jobSpec.workerPoolSpecs[0].containerSpec.imageUri: 'eu.gcr.io/p/Trainer:dev' is "
+      "not a valid image reference");
+}
+
+TEST_F(ContainerE2ETest, ChiefAndWorkerContainersTalkOverMasterAddr) {
+  std::string chief = "echo chief-listening; nc -l -p $MASTER_PORT";
+  std::string worker =
+      "until echo hello-from-rank-$RANK | nc $MASTER_ADDR $MASTER_PORT; do sleep 0.2; done";
+  std::string name =
+      CreateRest(R"({"workerPoolSpecs":[)" + ShellPool(chief) + "," + ShellPool(worker) + "]}");
+  json job = WaitForJob(server_->port(), name, {}, 120);
+  std::string logs = Logs(name);
+  EXPECT_EQ(State(job), "JOB_STATE_SUCCEEDED") << logs;
+  EXPECT_NE(logs.find("[workerpool0-0] hello-from-rank-1"), std::string::npos) << logs;
+}
+
+TEST_F(ContainerE2ETest, AContainerKeepsRunningThroughAServerKillAndIsReadopted) {
+  std::string name = CreateRest(R"({"scheduling":{"disableRetries":true},"workerPoolSpecs":[)" +
+                                ShellPool("echo before; sleep 6; echo after; exit 4") + "]}");
+  WaitForJob(server_->port(), name, {"JOB_STATE_RUNNING"}, 60);
+  WaitForLog(name, " O before");
+  server_->Kill(SIGKILL);
+  StartServer();
+  json job = WaitForJob(server_->port(), name, {}, 120);
+  std::string logs = Logs(name);
+  EXPECT_EQ(State(job), "JOB_STATE_FAILED workerpool0 replica 0 exited with code 4") << logs;
+  EXPECT_NE(logs.find("re-adopting the job"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("after"), std::string::npos) << logs;
+}
+
+}  // namespace
+}  // namespace trainyard::e2e
