@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/fetch-sample-data.sh
-bash scripts/build.sh
+bash scripts/build.sh --target trainyard trainyard-bert  # only what the demo runs
 
 ROOT=$PWD
 export PATH="$ROOT/build/tools:$PATH"

@@ -31,7 +31,8 @@ StatusOr<std::vector<Token>> Tokenize(const std::string& s) {
       ++i;
       out.push_back({value, true});
     } else if (c == '(' || c == ')') {
-      return InvalidArgumentError("filter: parentheses are not supported; join terms with AND");
+      out.push_back({std::string(1, c), false});
+      ++i;
     } else if (c == '<' || c == '>' || c == '!' || c == '=' || c == ':') {
       std::string op(1, c);
       if ((c == '<' || c == '>' || c == '!') && i + 1 < s.size() && s[i + 1] == '=') op += '=';
@@ -74,6 +75,7 @@ std::optional<std::string> CanonicalField(const std::string& f) {
   if (f == "severity") return "severity";
   if (f == "timestamp" || f == "receiveTimestamp") return "timestamp";
   if (f == "textPayload") return "text";
+  if (f == "insertId") return "insert_id";
   return std::nullopt;
 }
 
@@ -102,49 +104,124 @@ std::optional<int> SeverityRank(const std::string& name) {
   return std::nullopt;
 }
 
-StatusOr<LogFilter> LogFilter::Parse(const std::string& filter) {
-  TY_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(filter));
-  LogFilter out;
-  size_t i = 0;
-  while (i < tokens.size()) {
-    Term t;
-    if (!tokens[i].quoted && (tokens[i].text == "AND")) {
-      ++i;
-      continue;
+namespace {
+
+using Node = LogFilter::Node;
+using Term = LogFilter::Term;
+
+bool IsWord(const Token& t, const char* word) { return !t.quoted && t.text == word; }
+
+// Recursive descent over Cloud Logging's grammar; precedence NOT > OR > AND (see log_filter.h).
+//   conjunction := disjunction ( [AND] disjunction )*
+//   disjunction := unary ( OR unary )*
+//   unary       := ( NOT | '-' ) unary | '(' conjunction ')' | FIELD OP VALUE
+class Parser {
+ public:
+  Parser(std::vector<Token> tokens, const std::string& filter)
+      : tokens_(std::move(tokens)), filter_(filter) {}
+
+  StatusOr<Node> ParseAll() {
+    if (tokens_.empty()) return Incomplete();
+    TY_ASSIGN_OR_RETURN(Node root, Conjunction(0));
+    if (i_ < tokens_.size()) {
+      return InvalidArgumentError("filter: unexpected '" + tokens_[i_].text + "' in '" + filter_ +
+                                  "' (unbalanced parentheses?)");
     }
-    if (!tokens[i].quoted && tokens[i].text == "OR") {
-      return InvalidArgumentError("filter: OR is not supported; run one query per alternative");
+    return root;
+  }
+
+ private:
+  bool AtEnd() const { return i_ >= tokens_.size(); }
+  bool AtCloseParen() const { return !AtEnd() && IsWord(tokens_[i_], ")"); }
+  Status Incomplete() const {
+    return InvalidArgumentError("filter: incomplete expression at the end of '" + filter_ + "'");
+  }
+
+  StatusOr<Node> Conjunction(int depth) {
+    Node all{.kind = Node::Kind::kAnd};
+    while (!AtEnd() && !AtCloseParen()) {
+      if (IsWord(tokens_[i_], "AND")) {
+        ++i_;
+        if (AtEnd() || AtCloseParen()) return Incomplete();
+      }
+      TY_ASSIGN_OR_RETURN(Node next, Disjunction(depth));
+      all.children.push_back(std::move(next));
     }
-    if (!tokens[i].quoted && tokens[i].text == "NOT") {
-      t.negated = true;
-      ++i;
-    } else if (!tokens[i].quoted && tokens[i].text.starts_with("-") && tokens[i].text.size() > 1) {
-      t.negated = true;
-      tokens[i].text.erase(0, 1);
+    if (all.children.empty()) return Incomplete();
+    if (all.children.size() == 1) return std::move(all.children[0]);
+    return all;
+  }
+
+  StatusOr<Node> Disjunction(int depth) {
+    TY_ASSIGN_OR_RETURN(Node first, Unary(depth));
+    if (AtEnd() || !IsWord(tokens_[i_], "OR")) return first;
+    Node any{.kind = Node::Kind::kOr};
+    any.children.push_back(std::move(first));
+    while (!AtEnd() && IsWord(tokens_[i_], "OR")) {
+      ++i_;
+      if (AtEnd()) return Incomplete();
+      TY_ASSIGN_OR_RETURN(Node next, Unary(depth));
+      any.children.push_back(std::move(next));
     }
-    if (i >= tokens.size()) {
-      return InvalidArgumentError("filter: incomplete term at the end of '" + filter + "'");
+    return any;
+  }
+
+  StatusOr<Node> Unary(int depth) {
+    if (depth >= kMaxFilterDepth) {
+      return InvalidArgumentError("filter: nested deeper than " + std::to_string(kMaxFilterDepth) +
+                                  " levels");
     }
-    const std::string field = tokens[i].text;
+    if (AtEnd()) return Incomplete();
+    Token& t = tokens_[i_];
+    const bool dash_word = !t.quoted && t.text.starts_with("-") && t.text.size() > 1;
+    if (IsWord(t, "NOT") || IsWord(t, "-") || dash_word) {
+      if (dash_word) {
+        t.text.erase(0, 1);
+      } else {
+        ++i_;
+      }
+      TY_ASSIGN_OR_RETURN(Node inner, Unary(depth + 1));
+      Node negated{.kind = Node::Kind::kNot};
+      negated.children.push_back(std::move(inner));
+      return negated;
+    }
+    if (IsWord(t, "(")) {
+      ++i_;
+      TY_ASSIGN_OR_RETURN(Node inner, Conjunction(depth + 1));
+      if (!AtCloseParen()) {
+        return InvalidArgumentError("filter: '(' without a matching ')' in '" + filter_ + "'");
+      }
+      ++i_;
+      return inner;
+    }
+    if (IsWord(t, ")") || IsWord(t, "AND") || IsWord(t, "OR")) {
+      return InvalidArgumentError("filter: unexpected '" + t.text + "' in '" + filter_ + "'");
+    }
+    return ParseTerm();
+  }
+
+  StatusOr<Node> ParseTerm() {
+    const std::string field = tokens_[i_].text;
     auto canonical = CanonicalField(field);
     if (!canonical) {
       return InvalidArgumentError("filter: field '" + field +
                                   "' is not supported; use resource.labels.job_id, "
-                                  "resource.labels.task_name, timestamp, severity, logName or "
-                                  "textPayload");
+                                  "resource.labels.task_name, timestamp, severity, logName, "
+                                  "insertId or textPayload");
     }
-    if (i + 2 >= tokens.size()) {
+    if (i_ + 2 >= tokens_.size()) {
       return InvalidArgumentError("filter: '" + field + "' needs an operator and a value");
     }
-    t.field = *canonical;
-    t.op = tokens[i + 1].text;
-    t.value = tokens[i + 2].text;
-    if (t.op != "=" && t.op != "!=" && t.op != "<" && t.op != "<=" && t.op != ">" && t.op != ">=" &&
-        t.op != ":") {
+    Term t{.field = *canonical, .op = tokens_[i_ + 1].text, .value = tokens_[i_ + 2].text};
+    if (tokens_[i_ + 1].quoted || (t.op != "=" && t.op != "!=" && t.op != "<" && t.op != "<=" &&
+                                   t.op != ">" && t.op != ">=" && t.op != ":")) {
       return InvalidArgumentError("filter: '" + t.op + "' after '" + field +
                                   "' is not an operator (= != < <= > >= :)");
     }
-    i += 3;
+    if (!tokens_[i_ + 2].quoted && (t.value == "(" || t.value == ")")) {
+      return InvalidArgumentError("filter: '" + field + "' needs a value after '" + t.op + "'");
+    }
+    i_ += 3;
     if (t.field == "timestamp") {
       TY_ASSIGN_OR_RETURN(t.time, ParseTimestamp(t.value));
     } else if (t.field == "severity") {
@@ -152,20 +229,37 @@ StatusOr<LogFilter> LogFilter::Parse(const std::string& filter) {
       if (!rank) return InvalidArgumentError("filter: severity '" + t.value + "' is not a level");
       t.severity = *rank;
     }
-    if (t.field == "job_id" && t.op == "=" && !t.negated) out.job_id_ = t.value;
-    out.terms_.push_back(std::move(t));
+    return Node{.kind = Node::Kind::kTerm, .term = std::move(t)};
   }
-  if (out.job_id_.empty()) {
-    return InvalidArgumentError(
-        "filter: name the job with resource.labels.job_id=\"ID\" (Trainyard keeps logs per job)");
+
+  std::vector<Token> tokens_;
+  const std::string& filter_;
+  size_t i_ = 0;
+};
+
+// The job a top-level AND term pins (job_id = "ID", not negated, not under OR); "" if none.
+std::string PinnedJob(const Node& n) {
+  if (n.kind == Node::Kind::kTerm) {
+    return n.term.field == "job_id" && n.term.op == "=" ? n.term.value : "";
   }
-  return out;
+  if (n.kind != Node::Kind::kAnd) return "";
+  for (const Node& c : n.children) {
+    if (std::string id = PinnedJob(c); !id.empty()) return id;
+  }
+  return "";
 }
 
-bool LogFilter::TermMatches(const Term& t, const EntryView& e) const {
-  if (t.field == "timestamp") return Compare(e.timestamp, t.op == ":" ? "=" : t.op, *t.time);
+// Timestamps are sent with 6 fraction digits; a line's time is compared at that precision so
+// that `timestamp="T"` (stream-logs' resume point) finds the line T was printed from.
+std::chrono::system_clock::time_point Micros(std::chrono::system_clock::time_point t) {
+  return std::chrono::floor<std::chrono::microseconds>(t);
+}
+
+bool TermMatches(const Term& t, const EntryView& e) {
+  if (t.field == "timestamp")
+    return Compare(Micros(e.timestamp), t.op == ":" ? "=" : t.op, *t.time);
   if (t.field == "severity") {
-    return Compare(*SeverityRank(e.severity), t.op == ":" ? "=" : t.op, t.severity);
+    return Compare(SeverityRank(e.severity).value_or(0), t.op == ":" ? "=" : t.op, t.severity);
   }
   std::string actual;
   if (t.field == "type") actual = "ml_job";
@@ -173,16 +267,52 @@ bool LogFilter::TermMatches(const Term& t, const EntryView& e) const {
   if (t.field == "task_name") actual = e.task_name;
   if (t.field == "log_name") actual = e.log_name;
   if (t.field == "text") actual = e.text;
-  if (t.field == "project_id") return true;  // one project space per server
+  if (t.field == "insert_id") actual = e.insert_id;
+  if (t.field == "project_id") {
+    if (e.project == "-") return true;  // the request named no project: any matches
+    actual = e.project;
+  }
   if (t.op == ":") return actual.find(t.value) != std::string::npos;
   return Compare(actual, t.op, t.value);
 }
 
-bool LogFilter::Matches(const EntryView& e) const {
-  for (const auto& t : terms_) {
-    if (TermMatches(t, e) == t.negated) return false;
+bool NodeMatches(const Node& n, const EntryView& e) {
+  switch (n.kind) {
+    case Node::Kind::kTerm:
+      return TermMatches(n.term, e);
+    case Node::Kind::kNot:
+      return !NodeMatches(n.children[0], e);
+    case Node::Kind::kAnd:
+      for (const Node& c : n.children) {
+        if (!NodeMatches(c, e)) return false;
+      }
+      return true;
+    case Node::Kind::kOr:
+      for (const Node& c : n.children) {
+        if (NodeMatches(c, e)) return true;
+      }
+      return false;
   }
-  return true;
+  return false;
 }
+
+}  // namespace
+
+StatusOr<LogFilter> LogFilter::Parse(const std::string& filter) {
+  TY_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(filter));
+  Parser parser(std::move(tokens), filter);
+  TY_ASSIGN_OR_RETURN(Node root, parser.ParseAll());
+  LogFilter out;
+  out.job_id_ = PinnedJob(root);
+  if (out.job_id_.empty()) {
+    return InvalidArgumentError(
+        "filter: name the job with resource.labels.job_id=\"ID\" joined by AND to the rest "
+        "(Trainyard keeps logs per job)");
+  }
+  out.root_ = std::make_shared<const Node>(std::move(root));
+  return out;
+}
+
+bool LogFilter::Matches(const EntryView& e) const { return root_ && NodeMatches(*root_, e); }
 
 }  // namespace trainyard::cloud_logging

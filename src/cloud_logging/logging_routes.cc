@@ -76,14 +76,23 @@ std::string TaskName(const executor::LogLine& line) {
   return "workerpool" + std::to_string(line.pool_index) + "-" + std::to_string(line.replica_index);
 }
 
+// Unique per line and, zero-padded, ordered as the log is: stream-logs resumes with
+// insertId>"LAST" and Cloud Logging compares insertIds as strings.
+std::string InsertId(const std::string& job_id, int64_t offset) {
+  std::string digits = std::to_string(offset);
+  return job_id + "-" + std::string(digits.size() < 16 ? 16 - digits.size() : 0, '0') + digits;
+}
+
 EntryView ViewOf(const Query& q, const executor::LogLine& line) {
   EntryView v;
+  v.project = q.project;
   v.job_id = q.filter.job_id();
   v.task_name = TaskName(line);
   v.log_name = "projects/" + q.project + "/logs/" + v.task_name;
   v.severity = line.is_stderr ? "ERROR" : "INFO";
   v.timestamp = line.time;
   v.text = line.text;
+  v.insert_id = InsertId(v.job_id, line.offset);
   return v;
 }
 
@@ -99,7 +108,7 @@ json EntryJson(const Query& q, const executor::LogLine& line) {
       {"receiveTimestamp", time},
       {"severity", v.severity},
       {"textPayload", line.text},
-      {"insertId", v.job_id + "-" + std::to_string(line.offset)},
+      {"insertId", v.insert_id},
       {"labels", {{"ml.googleapis.com/task_name", v.task_name}}}};
 }
 

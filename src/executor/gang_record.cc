@@ -14,14 +14,6 @@ namespace trainyard::executor {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-int64_t ToUnixMicros(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-}
-
-std::chrono::system_clock::time_point FromUnixMicros(int64_t us) {
-  return std::chrono::system_clock::time_point(std::chrono::microseconds(us));
-}
-
 void GangRecordToJson(const GangRecord& g, Json* j) {
   (*j)["state"] = GangStateName(g.state);
   (*j)["restarts_used"] = g.restarts_used;

@@ -15,13 +15,14 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "executor/executor.h"
 #include "executor/gang_lifecycle.h"
 
 namespace trainyard::executor {
 
-int64_t ToUnixMicros(std::chrono::system_clock::time_point t);
-std::chrono::system_clock::time_point FromUnixMicros(int64_t us);
+using trainyard::FromUnixMicros;  // common/time.h
+using trainyard::ToUnixMicros;
 
 // Writes the GangRecord (gang_lifecycle.h) into `j` ("state", "failure", "restarts_used",
 // "start_time_us", "stop_goal", ...).

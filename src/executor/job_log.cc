@@ -55,19 +55,12 @@ fs::path SegmentPath(const fs::path& dir, int64_t start) {
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
+// Records carry FormatLogTime's fixed-width form; anything else is a malformed record.
 bool ParseLogTime(std::string_view s, std::chrono::system_clock::time_point* out) {
-  // 2026-11-22T02:41:52.123456Z
-  if (s.size() != 27 || s[4] != '-' || s[10] != 'T' || s[19] != '.' || s[26] != 'Z') return false;
-  std::tm tm{};
-  int micros = 0;
-  std::string str(s);
-  if (std::sscanf(str.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%6dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &micros) != 7) {
-    return false;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  *out = std::chrono::system_clock::from_time_t(::timegm(&tm)) + std::chrono::microseconds(micros);
+  if (s.size() != 27 || s[26] != 'Z') return false;
+  StatusOr<TimePoint> t = ParseTimestamp(s);
+  if (!t.ok()) return false;
+  *out = *t;
   return true;
 }
 
@@ -87,23 +80,6 @@ bool ParseRecord(std::string_view line, LogLine* out) {
   out->text = line.size() > p3 + 3 ? std::string(line.substr(p3 + 3)) : std::string();
   return true;
 }
-
-}  // namespace
-
-std::string FormatLogTime(std::chrono::system_clock::time_point t) {
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(micros / 1000000);
-  long frac = static_cast<long>(micros % 1000000);
-  if (frac < 0) frac += 1000000, --secs;
-  std::tm tm{};
-  ::gmtime_r(&secs, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-  return buf;
-}
-
-namespace {
 
 Status AppendToFile(const fs::path& path, const std::string& data) {
   if (data.empty()) return Status::Ok();

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "executor/executor.h"
 
 namespace trainyard::executor {
@@ -44,8 +45,10 @@ struct LogRecord {
   std::string text;  // one line, no '\n'
 };
 
-// "2026-11-22T02:41:52.123456Z" (UTC, microseconds).
-std::string FormatLogTime(std::chrono::system_clock::time_point t);
+// "2026-11-22T02:41:52.123456Z" (UTC, microseconds): common/time.h FormatTimestamp.
+inline std::string FormatLogTime(std::chrono::system_clock::time_point t) {
+  return FormatTimestamp(t);
+}
 
 // Appends records to a job's log under the lock, rotating as needed. Creates log_dir.
 Status AppendJobLog(const std::filesystem::path& log_dir, const LogLimits& limits,

@@ -4,6 +4,7 @@
 
 #include "api/route_util.h"
 #include "common/bucket_path.h"
+#include "spec/resource_name.h"
 #include "tensorboard/scalars_reader.h"
 
 namespace trainyard::observability {
@@ -65,31 +66,33 @@ std::optional<std::string> TensorBoardLogDir(const spec::CustomJob& job) {
 }
 
 void RegisterScalarsRoute(httplib::Server& server, controller::JobController* controller) {
-  server.Get(
-      kScalarsPattern, api::Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
-        TY_RETURN_IF_ERROR(api::CheckParams(req, {"after"}));
-        const std::string name = api::ParentOf(req) + "/customJobs/" + std::string(req.matches[3]);
-        TY_ASSIGN_OR_RETURN(spec::CustomJob job, controller->Get(name));
-        json out{{"jobState", std::string(spec::JobStateName(job.state))},
-                 {"series", json::array()},
-                 {"warnings", json::array()},
-                 {"more", false}};
-        const std::optional<std::string> dir = TensorBoardLogDir(job);
-        if (!dir) {
-          out["logDir"] = nullptr;
-          out["nextCursor"] = req.get_param_value("after");
-          return out;
-        }
-        out["logDir"] = *dir;
-        TY_ASSIGN_OR_RETURN(std::filesystem::path local, ResolveStoragePath(*dir));
-        TY_ASSIGN_OR_RETURN(tensorboard::ScalarsPage page,
-                            tensorboard::ReadScalars(local, req.get_param_value("after")));
-        for (const auto& s : page.series) out["series"].push_back(SeriesJson(s));
-        out["warnings"] = page.warnings;
-        out["more"] = page.more;
-        out["nextCursor"] = page.next_cursor;
-        return out;
-      }));
+  server.Get(kScalarsPattern,
+             api::Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
+               TY_RETURN_IF_ERROR(api::CheckParams(req, {"after"}));
+               const std::string name = spec::ResourceName::Of({req.matches[1], req.matches[2]},
+                                                               spec::kCustomJobs, req.matches[3])
+                                            .ToString();
+               TY_ASSIGN_OR_RETURN(spec::CustomJob job, controller->Get(name));
+               json out{{"jobState", std::string(spec::JobStateName(job.state))},
+                        {"series", json::array()},
+                        {"warnings", json::array()},
+                        {"more", false}};
+               const std::optional<std::string> dir = TensorBoardLogDir(job);
+               if (!dir) {
+                 out["logDir"] = nullptr;
+                 out["nextCursor"] = req.get_param_value("after");
+                 return out;
+               }
+               out["logDir"] = *dir;
+               TY_ASSIGN_OR_RETURN(std::filesystem::path local, ResolveStoragePath(*dir));
+               TY_ASSIGN_OR_RETURN(tensorboard::ScalarsPage page,
+                                   tensorboard::ReadScalars(local, req.get_param_value("after")));
+               for (const auto& s : page.series) out["series"].push_back(SeriesJson(s));
+               out["warnings"] = page.warnings;
+               out["more"] = page.more;
+               out["nextCursor"] = page.next_cursor;
+               return out;
+             }));
 }
 
 }  // namespace trainyard::observability

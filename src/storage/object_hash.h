@@ -8,11 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/crc32c.h"
+
 namespace trainyard::storage {
 
-// CRC32C of `data` continuing from `crc` (0 for a fresh checksum). Uses the SSE4.2 instruction
-// when the CPU has it, a table otherwise; both give the same value.
-uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t size);
+using trainyard::Crc32cExtend;  // common/crc32c.h
 
 // Standard base64 (with padding) of `bytes`.
 std::string Base64Encode(std::string_view bytes);

@@ -15,10 +15,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/crc32c.h"
+
 namespace trainyard::tensorboard {
 
-// CRC32C (Castagnoli polynomial, reflected 0x82F63B78) and TFRecord's masking of it.
-uint32_t Crc32c(std::string_view data);
+using trainyard::Crc32c;  // common/crc32c.h
+// TFRecord's masking of a CRC32C.
 uint32_t MaskCrc32c(uint32_t crc);
 
 // Frames `payload` as one TFRecord (for tests and tools that write event files).

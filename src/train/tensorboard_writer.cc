@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/crc32c.h"
 #include "common/file_util.h"
 
 namespace trainyard::train {
@@ -37,21 +38,6 @@ void PutLengthDelimited(std::string& out, int field, std::string_view bytes) {
 }
 
 }  // namespace
-
-uint32_t Crc32c(std::string_view data) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t crc = 0xFFFFFFFFu;
-  for (unsigned char ch : data) crc = table[(crc ^ ch) & 0xFF] ^ (crc >> 8);
-  return crc ^ 0xFFFFFFFFu;
-}
 
 uint32_t MaskedCrc32c(std::string_view data) {
   const uint32_t crc = Crc32c(data);

@@ -38,8 +38,7 @@ class TensorBoardWriter {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
 };
 
-// CRC32C (Castagnoli), and TFRecord's masking of it; exposed for tests.
-uint32_t Crc32c(std::string_view data);
+// TFRecord's masked CRC32C (common/crc32c.h) of `data`; exposed for tests.
 uint32_t MaskedCrc32c(std::string_view data);
 
 }  // namespace trainyard::train

@@ -75,8 +75,15 @@ Status TensorBoardObserver::OnStep(const StepEvent& e) {
   if (e.global_step % 10 == 0) {
     writer_.AddScalar("train/loss", e.loss, e.global_step);
     writer_.AddScalar("train/learning_rate", e.learning_rate, e.global_step);
+    if (std::chrono::steady_clock::now() - last_flush_ >= flush_interval_) Flush();
   }
   return Status::Ok();
+}
+
+void TensorBoardObserver::Flush() {
+  Status s = writer_.Flush();
+  if (!s.ok()) console_.Warning(s.message());
+  last_flush_ = std::chrono::steady_clock::now();
 }
 
 Status TensorBoardObserver::OnEpochEnd(const EpochEvent& e) {
@@ -85,8 +92,7 @@ Status TensorBoardObserver::OnEpochEnd(const EpochEvent& e) {
   writer_.AddScalar("epoch/valid_loss", e.validation->loss, e.epoch);
   writer_.AddScalar("epoch/valid_accuracy", e.validation->accuracy, e.epoch);
   writer_.AddScalar("epoch/valid_macro_f1", e.validation->macro_f1, e.epoch);
-  Status s = writer_.Flush();
-  if (!s.ok()) console_.Warning(s.message());
+  Flush();
   return Status::Ok();
 }
 

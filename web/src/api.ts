@@ -1,4 +1,5 @@
 // The REST API of the server that serves this page (same origin; see docs/api.md).
+import { askForToken, forgetToken, token } from './auth';
 
 export interface ReplicaInfo { taskName: string; restarts: number; exitCode?: number }
 export interface MachineSpec { machineType?: string; acceleratorType?: string; acceleratorCount?: number }
@@ -41,16 +42,31 @@ export class ApiError extends Error {
   constructor(public status: number, message: string) { super(message); }
 }
 
+// Pages re-render through this after a token was entered (main.ts sets it to its router).
+export let onSignedIn: () => void = () => location.reload();
+export function setOnSignedIn(fn: () => void) { onSignedIn = fn; }
+
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const t = token();
+  if (t) headers['Authorization'] = `Bearer ${t}`;
   const res = await fetch(path, {
     method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
   let json: any = {};
   try { json = text ? JSON.parse(text) : {}; } catch { /* not JSON: keep the text */ }
-  if (!res.ok) throw new ApiError(res.status, json?.error?.message ?? `${res.status} ${text.slice(0, 200)}`);
+  const why = json?.error?.message ?? `${res.status} ${text.slice(0, 200)}`;
+  if (res.status === 401) {
+    if (t) forgetToken();  // expired or revoked: ask again
+    askForToken(t ? `The server refused the token: ${why}` : 'This server requires an access token.',
+      () => onSignedIn());
+    throw new ApiError(401, `sign-in needed: ${why}`);
+  }
+  if (!res.ok) throw new ApiError(res.status, why);
   return json as T;
 }
 

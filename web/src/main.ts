@@ -5,6 +5,8 @@
 // Every page returns a function that stops its timers when the page is left.
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
+import { setOnSignedIn } from './api';
+import { forgetToken, token } from './auth';
 import { jobsPage } from './jobs';
 import { jobPage } from './job';
 import { studiesPage, studyPage } from './study';
@@ -53,8 +55,14 @@ function renderNav(parent: string, collection: string) {
     h('input', { name: 'project', value: parent.split('/')[1], 'aria-label': 'project', size: 8 }),
     h('input', { name: 'location', value: parent.split('/')[3], 'aria-label': 'location', size: 11 }),
     h('button', { type: 'submit', text: 'Go' }));
-  nav.replaceChildren(link('customJobs', 'Custom jobs'), link('hyperparameterTuningJobs', 'HP tuning'), where);
+  const signOut = token()
+    ? h('button.link', { type: 'button', text: 'Sign out', onclick: () => { forgetToken(); route(); } })
+    : null;
+  nav.replaceChildren(link('customJobs', 'Custom jobs'), link('hyperparameterTuningJobs', 'HP tuning'), where,
+    signOut ?? '');
 }
+
+setOnSignedIn(route);
 
 window.addEventListener('hashchange', route);
 route();
