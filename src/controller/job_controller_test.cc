@@ -124,7 +124,8 @@ TEST_F(JobControllerTest, AnImageOutsideTheCatalogReachesTheExecutorAsAContainer
       {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
        "containerSpec":{"imageUri":"eu.gcr.io/p/own:dev","args":["--epochs=1"]}}]}})");
   ASSERT_TRUE(job.ok()) << job.status();
-  const auto& r = executor_->submitted().at(0).replicas.at(0);
+  const auto gangs = executor_->submitted();
+  const auto& r = gangs.at(0).replicas.at(0);
   EXPECT_EQ(r.image + " " + r.image_field + " " + (r.command ? "command" : "-") + " " +
                 (r.args ? r.args->at(0) : "-") + " argv=" + std::to_string(r.argv.size()),
             "eu.gcr.io/p/own:dev containerSpec.imageUri - --epochs=1 argv=0");

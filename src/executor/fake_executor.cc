@@ -92,7 +92,7 @@ Status FakeExecutor::Validate(const GangSpec& spec) const {
   if (spec.replicas.empty())
     return InvalidArgumentError("gang " + spec.job_id + " has no replicas");
   for (const auto& r : spec.replicas) {
-    if (r.argv.empty()) {
+    if (r.argv.empty() && r.image.empty()) {  // an image runs its own ENTRYPOINT
       return InvalidArgumentError("workerPoolSpecs[" + std::to_string(r.pool_index) +
                                   "]: replica has no command");
     }

@@ -101,6 +101,14 @@ Status SlurmExecutor::Validate(const GangSpec& spec) const {
 Status SlurmExecutor::ValidateWith(const GangSpec& spec,
                                    const std::vector<SlurmNode>& nodes) const {
   TY_RETURN_IF_ERROR(executor::ValidateGangBasics(spec));
+  for (const auto& r : spec.replicas) {
+    if (r.image.empty()) continue;
+    return InvalidArgumentError(
+        "workerPoolSpecs[" + std::to_string(r.pool_index) + "]." +
+        (r.image_field.empty() ? "containerSpec.imageUri" : r.image_field) + ": image '" + r.image +
+        "' would run as a container, which the slurm executor does not do yet; use imageUri "
+        "\"local\" or an image-catalog entry (host commands), or the local executor");
+  }
   return PlanAllocation(spec, catalog_, nodes, options_.partition).status();
 }
 
