@@ -34,6 +34,25 @@ JobState ToJobState(GangState s) {
   return JobState::kUnspecified;
 }
 
+// A timeline step per replica restart (restarts only grow): which replica, its exit code.
+void RecordRestarts(spec::CustomJob& job, const executor::GangStatus& status, spec::Timestamp now) {
+  if (!job.trainyard_info) return;
+  for (const auto& r : status.replicas) {
+    for (const auto& before : job.trainyard_info->replicas) {
+      if (before.pool_index != r.pool_index || before.replica_index != r.replica_index ||
+          r.restarts <= before.restarts) {
+        continue;
+      }
+      std::string detail = "workerpool" + std::to_string(r.pool_index) + "-" +
+                           std::to_string(r.replica_index) + " restarted (restart " +
+                           std::to_string(r.restarts);
+      if (before.exit_code)
+        detail += ", it had exited with code " + std::to_string(*before.exit_code);
+      spec::RecordStateChange(job, job.state, now, detail + ")");
+    }
+  }
+}
+
 // Marker error: the mutation decided there is nothing to write.
 Status NothingToWrite() { return Status(StatusCode::kAborted, "nothing to write"); }
 
@@ -161,6 +180,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   for (const auto& r : gang.replicas)
     info.replicas.push_back({r.pool_index, r.replica_index, {}, 0});
   job.trainyard_info = info;
+  spec::RecordStateChange(job, JobState::kQueued, now);
 
   // The job is in submitting_ from before it becomes visible in the store until Submit has
   // returned, so a Cancel in between is recorded instead of finding no gang (and being lost).
@@ -250,6 +270,7 @@ Status JobController::Cancel(const std::string& name) {
     if (job.state == JobState::kCancelling) return NothingToWrite();
     job.state = JobState::kCancelling;
     job.update_time = clock_();
+    spec::RecordStateChange(job, JobState::kCancelling, *job.update_time, "cancel requested");
     return Status::Ok();
   });
   if (!marked.ok() && marked.status().code() != StatusCode::kAborted) return marked.status();
@@ -344,6 +365,7 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
     } else if (next == JobState::kCancelled) {
       job.error = spec::RpcStatus{static_cast<int>(StatusCode::kCancelled), "CANCELED"};
     }
+    RecordRestarts(job, status, now);
     if (!status.replicas.empty()) {
       if (!job.trainyard_info) job.trainyard_info = spec::TrainyardInfo{};
       job.trainyard_info->replicas.clear();
@@ -352,6 +374,8 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
             {r.pool_index, r.replica_index, r.exit_code, r.restarts});
       }
     }
+    spec::RecordStateChange(job, next, spec::IsTerminal(next) ? *job.end_time : now,
+                            spec::IsTerminal(next) ? status.error_message : "");
     if (spec::IsTerminal(next)) job = Decorate(std::move(job));
     return Status::Ok();
   });
@@ -366,6 +390,7 @@ void JobController::MarkFailed(const std::string& name, int code, const std::str
     job.update_time = now;
     job.end_time = now;
     job.error = spec::RpcStatus{code, message};
+    spec::RecordStateChange(job, JobState::kFailed, now, message);
     return Status::Ok();
   });
   std::lock_guard lock(mu_);
