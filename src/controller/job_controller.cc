@@ -145,25 +145,31 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   return gang;
 }
 
-StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request) {
-  TY_ASSIGN_OR_RETURN(spec::LocationName location, spec::LocationName::Parse(parent));
-  TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
+namespace {
 
+// The job a create request asks for, with the defaults Vertex fills in (so describe shows what
+// the job got).
+CustomJob JobFromRequest(CustomJob request) {
   CustomJob job;
   job.display_name = std::move(request.display_name);
   job.labels = std::move(request.labels);
   job.job_spec = std::move(request.job_spec);
   for (auto& pool : job.job_spec.worker_pool_specs) {
     if (pool.IsEmpty()) continue;
-    // Vertex fills the disk defaults in; so do we, so describe shows what the job got.
     if (!pool.disk_spec) pool.disk_spec = spec::DiskSpec{};
     if (pool.disk_spec->boot_disk_type.empty()) pool.disk_spec->boot_disk_type = "pd-ssd";
     if (pool.disk_spec->boot_disk_size_gb == 0) pool.disk_spec->boot_disk_size_gb = 100;
   }
-  const auto name_for = [&location](std::string id) {
-    return spec::ResourceName::Of(location, spec::kCustomJobs, std::move(id)).ToString();
-  };
-  job.name = name_for(NewJobId());
+  return job;
+}
+
+}  // namespace
+
+StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request) {
+  TY_ASSIGN_OR_RETURN(spec::LocationName location, spec::LocationName::Parse(parent));
+  TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
+  CustomJob job = JobFromRequest(std::move(request));
+  job.name = spec::ResourceName::Of(location, spec::kCustomJobs, NewJobId()).ToString();
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   if (Status v = executor_->Validate(gang); !v.ok()) {
     std::string msg = v.message();
@@ -181,9 +187,15 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
     info.replicas.push_back({r.pool_index, r.replica_index, {}, 0});
   job.trainyard_info = info;
   spec::RecordStateChange(job, JobState::kQueued, now);
+  TY_RETURN_IF_ERROR(StoreNew(location, job, gang));
+  return HandOver(job, gang);
+}
 
-  // The job is in submitting_ from before it becomes visible in the store until Submit has
-  // returned, so a Cancel in between is recorded instead of finding no gang (and being lost).
+// The job is in submitting_ from before it becomes visible in the store until Submit has
+// returned (HandOver), so a Cancel in between is recorded instead of finding no gang (and being
+// lost).
+Status JobController::StoreNew(const spec::LocationName& location, CustomJob& job,
+                               executor::GangSpec& gang) {
   auto store_job = [&] {
     {
       std::lock_guard lock(mu_);
@@ -198,14 +210,16 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   };
   Status created = store_job();
   for (int attempt = 0; created.code() == StatusCode::kAlreadyExists && attempt < 3; ++attempt) {
-    job.name = name_for(NewJobId());
+    job.name = spec::ResourceName::Of(location, spec::kCustomJobs, NewJobId()).ToString();
     gang.job_id = job.Id();
     gang.job_name = job.name;
     gang.job_dir = options_.jobs_dir / gang.job_id;
     created = store_job();
   }
-  TY_RETURN_IF_ERROR(created);
+  return created;
+}
 
+StatusOr<CustomJob> JobController::HandOver(const CustomJob& job, const executor::GangSpec& gang) {
   bool cancelled_before_submit = false;
   {
     std::lock_guard lock(mu_);
