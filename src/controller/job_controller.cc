@@ -34,6 +34,25 @@ JobState ToJobState(GangState s) {
   return JobState::kUnspecified;
 }
 
+// A timeline step per replica restart (restarts only grow): which replica, its exit code.
+void RecordRestarts(spec::CustomJob& job, const executor::GangStatus& status, spec::Timestamp now) {
+  if (!job.trainyard_info) return;
+  for (const auto& r : status.replicas) {
+    for (const auto& before : job.trainyard_info->replicas) {
+      if (before.pool_index != r.pool_index || before.replica_index != r.replica_index ||
+          r.restarts <= before.restarts) {
+        continue;
+      }
+      std::string detail = "workerpool" + std::to_string(r.pool_index) + "-" +
+                           std::to_string(r.replica_index) + " restarted (restart " +
+                           std::to_string(r.restarts);
+      if (before.exit_code)
+        detail += ", it had exited with code " + std::to_string(*before.exit_code);
+      spec::RecordStateChange(job, job.state, now, detail + ")");
+    }
+  }
+}
+
 // Marker error: the mutation decided there is nothing to write.
 Status NothingToWrite() { return Status(StatusCode::kAborted, "nothing to write"); }
 
@@ -130,25 +149,31 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   return gang;
 }
 
-StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request) {
-  TY_ASSIGN_OR_RETURN(spec::LocationName location, spec::LocationName::Parse(parent));
-  TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
+namespace {
 
+// The job a create request asks for, with the defaults Vertex fills in (so describe shows what
+// the job got).
+CustomJob JobFromRequest(CustomJob request) {
   CustomJob job;
   job.display_name = std::move(request.display_name);
   job.labels = std::move(request.labels);
   job.job_spec = std::move(request.job_spec);
   for (auto& pool : job.job_spec.worker_pool_specs) {
     if (pool.IsEmpty()) continue;
-    // Vertex fills the disk defaults in; so do we, so describe shows what the job got.
     if (!pool.disk_spec) pool.disk_spec = spec::DiskSpec{};
     if (pool.disk_spec->boot_disk_type.empty()) pool.disk_spec->boot_disk_type = "pd-ssd";
     if (pool.disk_spec->boot_disk_size_gb == 0) pool.disk_spec->boot_disk_size_gb = 100;
   }
-  const auto name_for = [&location](std::string id) {
-    return spec::ResourceName::Of(location, spec::kCustomJobs, std::move(id)).ToString();
-  };
-  job.name = name_for(NewJobId());
+  return job;
+}
+
+}  // namespace
+
+StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request) {
+  TY_ASSIGN_OR_RETURN(spec::LocationName location, spec::LocationName::Parse(parent));
+  TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
+  CustomJob job = JobFromRequest(std::move(request));
+  job.name = spec::ResourceName::Of(location, spec::kCustomJobs, NewJobId()).ToString();
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   if (Status v = executor_->Validate(gang); !v.ok()) {
     std::string msg = v.message();
@@ -165,9 +190,16 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   for (const auto& r : gang.replicas)
     info.replicas.push_back({r.pool_index, r.replica_index, {}, 0});
   job.trainyard_info = info;
+  spec::RecordStateChange(job, JobState::kQueued, now);
+  TY_RETURN_IF_ERROR(StoreNew(location, job, gang));
+  return HandOver(job, gang);
+}
 
-  // The job is in submitting_ from before it becomes visible in the store until Submit has
-  // returned, so a Cancel in between is recorded instead of finding no gang (and being lost).
+// The job is in submitting_ from before it becomes visible in the store until Submit has
+// returned (HandOver), so a Cancel in between is recorded instead of finding no gang (and being
+// lost).
+Status JobController::StoreNew(const spec::LocationName& location, CustomJob& job,
+                               executor::GangSpec& gang) {
   auto store_job = [&] {
     {
       std::lock_guard lock(mu_);
@@ -182,14 +214,16 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   };
   Status created = store_job();
   for (int attempt = 0; created.code() == StatusCode::kAlreadyExists && attempt < 3; ++attempt) {
-    job.name = name_for(NewJobId());
+    job.name = spec::ResourceName::Of(location, spec::kCustomJobs, NewJobId()).ToString();
     gang.job_id = job.Id();
     gang.job_name = job.name;
     gang.job_dir = options_.jobs_dir / gang.job_id;
     created = store_job();
   }
-  TY_RETURN_IF_ERROR(created);
+  return created;
+}
 
+StatusOr<CustomJob> JobController::HandOver(const CustomJob& job, const executor::GangSpec& gang) {
   bool cancelled_before_submit = false;
   {
     std::lock_guard lock(mu_);
@@ -254,6 +288,7 @@ Status JobController::Cancel(const std::string& name) {
     if (job.state == JobState::kCancelling) return NothingToWrite();
     job.state = JobState::kCancelling;
     job.update_time = clock_();
+    spec::RecordStateChange(job, JobState::kCancelling, *job.update_time, "cancel requested");
     return Status::Ok();
   });
   if (!marked.ok() && marked.status().code() != StatusCode::kAborted) return marked.status();
@@ -352,6 +387,7 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
     } else if (next == JobState::kCancelled) {
       job.error = spec::RpcStatus{static_cast<int>(StatusCode::kCancelled), "CANCELED"};
     }
+    RecordRestarts(job, status, now);
     if (!status.replicas.empty()) {
       if (!job.trainyard_info) job.trainyard_info = spec::TrainyardInfo{};
       job.trainyard_info->replicas.clear();
@@ -360,6 +396,8 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
             {r.pool_index, r.replica_index, r.exit_code, r.restarts});
       }
     }
+    spec::RecordStateChange(job, next, spec::IsTerminal(next) ? *job.end_time : now,
+                            spec::IsTerminal(next) ? status.error_message : "");
     if (spec::IsTerminal(next)) job = Decorate(std::move(job));
     return Status::Ok();
   });
@@ -374,6 +412,7 @@ void JobController::MarkFailed(const std::string& name, int code, const std::str
     job.update_time = now;
     job.end_time = now;
     job.error = spec::RpcStatus{code, message};
+    spec::RecordStateChange(job, JobState::kFailed, now, message);
     return Status::Ok();
   });
   std::lock_guard lock(mu_);

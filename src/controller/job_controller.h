@@ -26,6 +26,7 @@
 #include "executor/executor.h"
 #include "spec/custom_job.h"
 #include "spec/image_catalog.h"
+#include "spec/resource_name.h"
 #include "store/job_store.h"
 
 namespace trainyard::controller {
@@ -95,6 +96,12 @@ class JobController {
   // Writes an executor status into the stored job (one transaction), respecting the state rules.
   void ApplyStatus(const std::string& name, const executor::GangStatus& status);
   void MarkFailed(const std::string& name, int code, const std::string& message);
+  // Stores a new job (retrying with a fresh id on a collision; `gang` follows the id) and marks
+  // it as being submitted.
+  Status StoreNew(const spec::LocationName& location, spec::CustomJob& job,
+                  executor::GangSpec& gang);
+  // Submits a stored job's gang, honouring a cancel that came in meanwhile; the job as stored.
+  StatusOr<spec::CustomJob> HandOver(const spec::CustomJob& job, const executor::GangSpec& gang);
   // Ends a job the executor has no gang for as CANCELLED.
   void FinishCancelled(const std::string& name, const std::string& id);
   spec::CustomJob Decorate(spec::CustomJob job) const;

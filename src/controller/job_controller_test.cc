@@ -13,6 +13,7 @@ namespace trainyard::controller {
 namespace {
 
 using executor::GangState;
+using nlohmann::json;
 using spec::CustomJob;
 using spec::JobState;
 
@@ -169,6 +170,54 @@ TEST_F(JobControllerTest, ListenerDrivesStateTimesAndCost) {
                 std::to_string(done->start_time.has_value() && done->end_time.has_value()) + " " +
                 std::to_string(done->trainyard_info->replicas[0].exit_code.value_or(-1)),
             "JOB_STATE_RUNNING JOB_STATE_SUCCEEDED 1.12 1 0");
+}
+
+// The console's timeline: every state entered, with its time, and each replica restart; kept
+// in the stored job, so it survives a server restart.
+TEST_F(JobControllerTest, StateHistoryRecordsTransitionsAndRestarts) {
+  CustomJob job = MustCreate();
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kPending).ok());
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());
+  ASSERT_TRUE(executor_->SetReplicaResult(job.Id(), 1, 0, 3, 0).ok());
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());  // same state: no step
+  ASSERT_TRUE(executor_->SetReplicaResult(job.Id(), 1, 0, 0, 1).ok());
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());  // a restart: a step
+  ASSERT_TRUE(executor_
+                  ->Advance(job.Id(), GangState::kFailed,
+                            "workerpool1 replica 0 exited "
+                            "with code 2 after 1 restarts")
+                  .ok());
+  Restart();
+  auto got = controller_->Get(job.name);
+  ASSERT_TRUE(got.ok()) << got.status();
+  std::string steps;
+  for (const auto& c : got->trainyard_info->state_history) {
+    steps += std::string(spec::JobStateName(c.state)).substr(10) + (c.detail.empty() ? "" : ": ") +
+             c.detail + "\n";
+  }
+  EXPECT_EQ(steps,
+            "QUEUED\nPENDING\nRUNNING\n"
+            "RUNNING: workerpool1-0 restarted (restart 1, it had exited with code 3)\n"
+            "FAILED: workerpool1 replica 0 exited with code 2 after 1 restarts\n");
+  json stored = spec::CustomJobToJson(*got)["trainyardInfo"]["stateHistory"];
+  EXPECT_EQ(stored.size(), 5u);
+  EXPECT_EQ(stored[0].value("state", ""), "JOB_STATE_QUEUED");
+  EXPECT_EQ(stored[0].value("time", ""), "2027-01-15T08:00:00.000000Z");
+}
+
+TEST_F(JobControllerTest, StateHistoryIsBounded) {
+  CustomJob job = MustCreate();
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());
+  for (int i = 1; i <= 150; ++i) {
+    ASSERT_TRUE(executor_->SetReplicaResult(job.Id(), 0, 0, 1, i).ok());
+    ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());
+  }
+  auto got = controller_->Get(job.name);
+  ASSERT_TRUE(got.ok());
+  const auto& history = got->trainyard_info->state_history;
+  ASSERT_EQ(history.size(), spec::kMaxStateHistory);
+  EXPECT_EQ(history.front().state, JobState::kQueued);
+  EXPECT_NE(history.back().detail.find("restart 150,"), std::string::npos) << history.back().detail;
 }
 
 TEST_F(JobControllerTest, FailureRecordsTheExecutorReason) {

@@ -128,11 +128,26 @@ struct ReplicaInfo {
   std::optional<int> exit_code;
   int restarts = 0;
 };
+// One step of the job's timeline: a state it entered, or a restart while RUNNING (same state,
+// detail says which replica and why).
+struct StateChange {
+  JobState state = JobState::kUnspecified;
+  Timestamp time;
+  std::string detail;
+};
 struct TrainyardInfo {
   double hourly_cost_usd = 0;     // sum over replicas of machine + accelerator prices
   double estimated_cost_usd = 0;  // hourly_cost_usd x run time (start..end, or ..now)
   std::vector<ReplicaInfo> replicas;
+  // Oldest first; at most kMaxStateHistory entries (the first one and the latest ones are kept).
+  std::vector<StateChange> state_history;
 };
+inline constexpr size_t kMaxStateHistory = 100;
+
+// Appends a step to job.trainyard_info's state_history unless it repeats the last one (same
+// state, no detail), dropping the second-oldest entry beyond kMaxStateHistory.
+struct CustomJob;
+void RecordStateChange(CustomJob& job, JobState state, Timestamp time, std::string detail = "");
 
 struct CustomJob {
   // Output only.

@@ -139,13 +139,26 @@ StatusOr<ReplicaInfo> DecodeReplicaInfo(const json& j, const std::string& path) 
   return info;
 }
 
+StatusOr<StateChange> DecodeStateChange(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path, {"state", "time", "detail"}));
+  StateChange change;
+  std::optional<Timestamp> time;
+  TY_RETURN_IF_ERROR(f.Enum("state", JobStateType(), &change.state));
+  TY_RETURN_IF_ERROR(f.Timestamp("time", &time));
+  TY_RETURN_IF_ERROR(f.String("detail", &change.detail));
+  if (time) change.time = *time;
+  return change;
+}
+
 StatusOr<TrainyardInfo> DecodeTrainyardInfo(const json& j, const std::string& path) {
-  TY_ASSIGN_OR_RETURN(Fields f,
-                      Fields::Open(j, path, {"hourlyCostUsd", "estimatedCostUsd", "replicas"}));
+  TY_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Open(j, path, {"hourlyCostUsd", "estimatedCostUsd", "replicas", "stateHistory"}));
   TrainyardInfo info;
   TY_RETURN_IF_ERROR(f.Double("hourlyCostUsd", &info.hourly_cost_usd));
   TY_RETURN_IF_ERROR(f.Double("estimatedCostUsd", &info.estimated_cost_usd));
   TY_RETURN_IF_ERROR(f.Repeated("replicas", &info.replicas, DecodeReplicaInfo));
+  TY_RETURN_IF_ERROR(f.Repeated("stateHistory", &info.state_history, DecodeStateChange));
   return info;
 }
 
@@ -209,12 +222,31 @@ json TrainyardInfoToJson(const TrainyardInfo& t) {
   // Costs are always written, even when 0, so clients need not special-case them.
   json tj = {{"hourlyCostUsd", t.hourly_cost_usd}, {"estimatedCostUsd", t.estimated_cost_usd}};
   if (!replicas.empty()) tj["replicas"] = replicas;
+  if (!t.state_history.empty()) {
+    json history = json::array();
+    for (const StateChange& c : t.state_history) {
+      history.push_back(Writer()
+                            .Value("state", JobStateName(c.state))
+                            .Timestamp("time", std::optional<Timestamp>(c.time))
+                            .String("detail", c.detail)
+                            .Build());
+    }
+    tj["stateHistory"] = std::move(history);
+  }
   return tj;
 }
 
 }  // namespace
 
 std::string CustomJob::Id() const { return std::string(LastSegment(name)); }
+
+void RecordStateChange(CustomJob& job, JobState state, Timestamp time, std::string detail) {
+  if (!job.trainyard_info) job.trainyard_info = TrainyardInfo{};
+  std::vector<StateChange>& history = job.trainyard_info->state_history;
+  if (!history.empty() && history.back().state == state && detail.empty()) return;
+  history.push_back({state, time, std::move(detail)});
+  if (history.size() > kMaxStateHistory) history.erase(history.begin() + 1);
+}
 
 json CustomJobSpecToJson(const CustomJobSpec& spec) {
   json pools = json::array();

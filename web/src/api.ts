@@ -2,6 +2,7 @@
 import { askForToken, forgetToken, token } from './auth';
 
 export interface ReplicaInfo { taskName: string; restarts: number; exitCode?: number }
+export interface StateChange { state: string; time: string; detail?: string }
 export interface MachineSpec { machineType?: string; acceleratorType?: string; acceleratorCount?: number }
 export interface WorkerPoolSpec { machineSpec?: MachineSpec; replicaCount?: string }
 export interface CustomJob {
@@ -15,7 +16,10 @@ export interface CustomJob {
   error?: { code?: number; message?: string };
   labels?: Record<string, string>;
   jobSpec: { workerPoolSpecs: WorkerPoolSpec[]; baseOutputDirectory?: { outputUriPrefix?: string } };
-  trainyardInfo?: { hourlyCostUsd?: number; estimatedCostUsd?: number; replicas?: ReplicaInfo[] };
+  trainyardInfo?: {
+    hourlyCostUsd?: number; estimatedCostUsd?: number; replicas?: ReplicaInfo[];
+    stateHistory?: StateChange[];  // oldest first: each state entered, and each replica restart
+  };
 }
 export interface LogEntry { cursor: string; time: string; taskName: string; stream: string; text: string }
 export interface LogPage { entries: LogEntry[]; nextCursor: string; jobState: string; done: boolean }

@@ -1,6 +1,6 @@
 // Job page: state timeline, replicas, spec, live logs per replica, training curves (:scalars),
 // cancel and delete.
-import { api, CustomJob, LogEntry, ScalarSeries } from './api';
+import { api, CustomJob, LogEntry, ScalarSeries, StateChange } from './api';
 import { LineChart } from './charts';
 import { machineOf } from './jobs';
 import type { Cleanup } from './main';
@@ -38,6 +38,28 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
     }
   }
 
+  // Every state the job entered and every replica restart (trainyardInfo.stateHistory); jobs
+  // stored before the server kept a history fall back to the create/start/end times.
+  function timeline(j: CustomJob): HTMLElement {
+    let steps: StateChange[] = j.trainyardInfo?.stateHistory ?? [];
+    if (steps.length === 0) {
+      steps = [{ state: 'JOB_STATE_QUEUED', time: j.createTime ?? '' }];
+      if (j.startTime) steps.push({ state: 'JOB_STATE_RUNNING', time: j.startTime });
+      if (isTerminal(j.state)) steps.push({ state: j.state, time: j.endTime ?? '' });
+    }
+    const restarts = (j.trainyardInfo?.replicas ?? []).reduce((n, r) => n + r.restarts, 0);
+    return h('ol.timeline', {}, ...steps.map((c, i) => {
+      const isRestart = i > 0 && c.state === steps[i - 1].state && !!c.detail;
+      const label = isRestart ? 'RESTART' : shortState(c.state);
+      return h(`li.state-${label.toLowerCase()}`, { title: c.detail ?? '' },
+        h('b', { text: label }), h('span', { text: c.time ? fmtTime(c.time) : '—' }),
+        c.detail ? h('span.sub', { text: c.detail }) : null);
+    }),
+    restarts && !steps.some((c) => c.detail?.includes('restarted'))
+      ? h('li.state-restart', {}, h('b', { text: `${restarts} restart(s)` }), h('span', { text: 'replica failures or preemptions' }))
+      : null);
+  }
+
   function renderHeader(j: CustomJob) {
     const busy = (b: HTMLButtonElement, fn: () => Promise<unknown>, after: () => void) => async () => {
       b.disabled = true;
@@ -56,16 +78,10 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
   }
 
   function renderSummary(j: CustomJob) {
-    const steps: [string, string | undefined][] = [['QUEUED', j.createTime], ['RUNNING', j.startTime]];
-    if (isTerminal(j.state) || j.endTime) steps.push([shortState(j.state), j.endTime]);
-    else if (!j.startTime) steps[1] = [shortState(j.state), j.updateTime];
-    const restarts = (j.trainyardInfo?.replicas ?? []).reduce((n, r) => n + r.restarts, 0);
     const out = j.jobSpec.baseOutputDirectory?.outputUriPrefix;
     summary.replaceChildren(
       h('h2', { text: 'Timeline' }),
-      h('ol.timeline', {}, ...steps.map(([s, t]) => h(`li.state-${s.toLowerCase()}`, {},
-        h('b', { text: s }), h('span', { text: t ? fmtTime(t) : '—' }))),
-        restarts ? h('li.state-restart', {}, h('b', { text: `${restarts} restart(s)` }), h('span', { text: 'replica failures or preemptions' })) : null),
+      timeline(j),
       h('dl', {},
         h('dt', { text: 'Duration' }), h('dd', { text: durationOf(j) }),
         h('dt', { text: 'Machines' }), h('dd', { text: machineOf(j) }),

@@ -166,6 +166,8 @@ try {
   await page.waitForSelector('.logbox .line.err');
   await page.click('text=Jump to first error');
   check((await page.textContent('.logbox .focus')).includes('ERROR: a sample error line'), 'jump to error focuses the error line');
+  const steps = await page.$$eval('ol.timeline li b', (bs) => bs.map((b) => b.textContent).join(' '));
+  check(/^QUEUED (PENDING )?RUNNING$/.test(steps), `timeline shows the states entered (${steps})`);
   await page.screenshot({ path: path.join(outDir, 'console-job.png'), fullPage: true });
 
   // Cancel from the UI.
@@ -175,6 +177,8 @@ try {
   let state = '';
   for (let i = 0; i < 60 && state !== 'JOB_STATE_CANCELLED'; i++) { state = (await rest('GET', `/v1/${job.name}`)).state; await sleep(500); }
   check(state === 'JOB_STATE_CANCELLED', `job cancelled from the UI (${state})`);
+  await waitInPage(page, () => /CANCELLED$/.test([...document.querySelectorAll('ol.timeline li b')].map((b) => b.textContent).join(' ')));
+  check(true, 'timeline ends with CANCELLING then CANCELLED');
 
   // Phone width.
   await page.setViewportSize({ width: 390, height: 844 });
