@@ -13,6 +13,7 @@
 
 #include "common/file_util.h"
 #include "e2e_harness.h"
+#include "testing/sentiment_data.h"
 
 namespace trainyard::e2e {
 namespace {
@@ -279,6 +280,66 @@ TEST_F(ContainerE2ETest, AContainerKeepsRunningThroughAServerKillAndIsReadopted)
   EXPECT_EQ(State(job), "JOB_STATE_FAILED workerpool0 replica 0 exited with code 4") << logs;
   EXPECT_NE(logs.find("re-adopting the job"), std::string::npos) << logs;
   EXPECT_NE(logs.find("after"), std::string::npos) << logs;
+}
+
+// The trainer's image (scripts/build-images.sh bert-sentiment: the built trainyard-bert and its
+// libraries) trains to exactly the metrics the same binary reaches as a host command.
+TEST_F(ContainerE2ETest, TheBertImageTrainsToTheSameMetricsAsTheHostBinary) {
+  const fs::path bert = testing::ToolPath("trainyard-bert");
+  const std::string source = std::getenv("TRAINYARD_SOURCE_DIR");
+  if (!fs::exists(bert) || !fs::exists(fs::path(source) / "data/sample/vocab.txt")) {
+    GTEST_SKIP() << "needs trainyard-bert (a LibTorch build) and data/sample/vocab.txt";
+  }
+  std::string build = "CONTAINERS_REGISTRIES_CONF=" + registries_conf_.string() +
+                      " TRAINYARD_REGISTRY=" + registry_ + " TRAINYARD_BERT=" + bert.string() +
+                      " PODMAN='podman --root " + (suite_dir_ / "build" / "storage").string() +
+                      " --runroot " + (suite_dir_ / "build" / "run").string() + "' " + source +
+                      "/scripts/build-images.sh bert-sentiment >" +
+                      (suite_dir_ / "build-bert.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(build.c_str()), 0) << Slurp(suite_dir_ / "build-bert.log");
+  const fs::path data = dir_ / "buckets" / "bkt" / "data";
+  fs::create_directories(data);
+  ASSERT_TRUE(WriteFileAtomic(data / "train.csv", testing::SentimentCsv(96, 1)).ok());
+  ASSERT_TRUE(WriteFileAtomic(data / "eval.csv", testing::SentimentCsv(32, 2)).ok());
+  ASSERT_TRUE(WriteFileAtomic(data / "test.csv", testing::SentimentCsv(32, 3)).ok());
+  ASSERT_TRUE(WriteFileAtomic(data / "vocab.txt", testing::SentimentVocab()).ok());
+  // The catalog maps trainyard/bert-sentiment to the host binary; named with its registry it is
+  // the image.
+  // The image's ENTRYPOINT is the binary, so its args start with the subcommand; the catalog's
+  // host command already includes it (`trainyard-bert train`).
+  auto job = [&](const std::string& image, const std::string& out) {
+    json args = json::array(
+        {"--training-file=gs://bkt/data/train.csv", "--validation-file=gs://bkt/data/eval.csv",
+         "--testing-file=gs://bkt/data/test.csv", "--vocab=gs://bkt/data/vocab.txt", "--epochs=1",
+         "--batch-size=16", "--max-length=24", "--threads=1", "--seed=7"});
+    if (out == "image") args.insert(args.begin(), "train");
+    json pool = {{"machineSpec", {{"machineType", "n1-standard-4"}}},
+                 {"replicaCount", "1"},
+                 {"containerSpec", {{"imageUri", image}, {"args", args}}}};
+    return CreateRest(json{{"workerPoolSpecs", json::array({pool})},
+                           {"baseOutputDirectory", {{"outputUriPrefix", "gs://bkt/" + out}}},
+                           {"scheduling", {{"disableRetries", true}}}}
+                          .dump());
+  };
+  std::string host = job("trainyard/bert-sentiment", "host");
+  std::string image = job(registry_ + "/trainyard/bert-sentiment:latest", "image");
+  json host_job = WaitForJob(server_->port(), host, {}, 300);
+  json image_job = WaitForJob(server_->port(), image, {}, 300);
+  ASSERT_EQ(State(host_job) + " | " + State(image_job), "JOB_STATE_SUCCEEDED | JOB_STATE_SUCCEEDED")
+      << Logs(host) << Logs(image);
+  auto metrics = [&](const std::string& out) {
+    json m = json::parse(Slurp(dir_ / "buckets/bkt" / out / "model/metrics.json"), nullptr, false);
+    if (!m.is_object()) return std::string("no metrics.json");
+    return json{{"train", m["train"]},
+                {"validation", m["validation"]},
+                {"test", m["test"]},
+                {"global_step", m["global_step"]}}
+        .dump();
+  };
+  EXPECT_EQ(metrics("image"), metrics("host"));
+  EXPECT_NE(metrics("host"), "no metrics.json");
+  EXPECT_NE(Logs(image).find("pulling image " + registry_ + "/trainyard/bert-sentiment:latest"),
+            std::string::npos);
 }
 
 }  // namespace
