@@ -132,6 +132,7 @@ StatusOr<ReplicaLaunch> PodmanReplicaRuntime::HelperLaunch(const ReplicaLaunch& 
   c.cpus = launch.cpu_limit;
   c.memory_bytes = launch.memory_bytes;
   c.gpus = launch.gpus;
+  for (const auto& m : launch.mounts) c.extra_mounts.push_back(m);
   c.replace_existing = true;  // a retry or gang restart starts a fresh container
   run.error_file = ContainerErrorFile(launch.pid_file);
   std::error_code ec;

@@ -136,6 +136,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
       replica.image_field = cmd.image_field;
       replica.command = cmd.command;
       replica.args = cmd.args;
+      replica.mounts = cmd.mounts;
       for (auto& [key, value] : service_env) replica.env.emplace(key, value);  // user env wins
       gang.replicas.push_back(std::move(replica));
     }

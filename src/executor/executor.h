@@ -41,9 +41,12 @@ struct ReplicaSpec {
   // = argv runs as a host command. With an image, argv is unused and command/args apply: command
   // replaces the image's ENTRYPOINT, args its CMD (unset = the image's own), as on Vertex.
   std::string image;
-  std::string image_field;  // the job field that named it, for errors: "containerSpec.imageUri"
+  // The job field that named it, for errors: "containerSpec.imageUri" or
+  // "pythonPackageSpec.executorImageUri" (which runs `python3 -m MODULE ARGS` in the image).
+  std::string image_field;
   std::optional<std::vector<std::string>> command;
   std::optional<std::vector<std::string>> args;
+  std::vector<std::string> mounts;  // host paths the container sees at the same path
 };
 
 struct GangSpec {

@@ -255,6 +255,7 @@ void LocalExecutor::PrepareContainerLaunch(const Gang& gang, const Replica& r,
   launch->image_field = rspec.image_field;
   launch->command = rspec.command;
   launch->args = rspec.args;
+  launch->mounts = rspec.mounts;
   launch->gpus = r.gpus;
   const ReplicaDemand& d = gang.demands[&r - gang.replicas.data()];
   // podman refuses limits above the host (--cpus 4 on 2 CPUs); an oversized replica takes all.

@@ -89,13 +89,6 @@ const ImageEntry* ImageCatalog::Find(std::string_view image_uri) const {
 StatusOr<ResolvedCommand> ImageCatalog::Resolve(const WorkerPoolSpec& pool,
                                                 const std::string& pool_path) const {
   ResolvedCommand out;
-  auto unknown_image = [&](const std::string& field, const std::string& uri) {
-    return InvalidArgumentError(
-        pool_path + "." + field + ": image '" + uri +
-        "' is not in the image catalog; map it to a local command in the catalog file "
-        "(trainyard server --image-catalog FILE, see docs/api.md), or use imageUri \"local\" "
-        "with a command");
-  };
   if (pool.container_spec) {
     const ContainerSpec& c = *pool.container_spec;
     if (c.image_uri == kLocalImage) {
@@ -126,12 +119,19 @@ StatusOr<ResolvedCommand> ImageCatalog::Resolve(const WorkerPoolSpec& pool,
   if (pool.python_package_spec) {
     const PythonPackageSpec& p = *pool.python_package_spec;
     const ImageEntry* e = Find(p.executor_image_uri);
-    if (!e) return unknown_image("pythonPackageSpec.executorImageUri", p.executor_image_uri);
-    out.argv = e->command;
-    out.argv.push_back("-m");
-    out.argv.push_back(p.python_module);
-    out.argv.insert(out.argv.end(), p.args.begin(), p.args.end());
-    out.env = e->env;
+    if (e) {
+      out.argv = e->command;
+      out.argv.push_back("-m");
+      out.argv.push_back(p.python_module);
+      out.argv.insert(out.argv.end(), p.args.begin(), p.args.end());
+      out.env = e->env;
+    } else {
+      // The user's executor image: Vertex runs `python -m MODULE ARGS` in it.
+      out.image = p.executor_image_uri;
+      out.image_field = "pythonPackageSpec.executorImageUri";
+      out.command = std::vector<std::string>{"python3", "-m", p.python_module};
+      out.args = p.args;
+    }
     std::string pythonpath;
     for (size_t i = 0; i < p.package_uris.size(); ++i) {
       const std::string& uri = p.package_uris[i];
@@ -144,8 +144,16 @@ StatusOr<ResolvedCommand> ImageCatalog::Resolve(const WorkerPoolSpec& pool,
       }
       auto local = ResolveStoragePath(uri);
       if (!local.ok()) return InvalidArgumentError(field + ": " + local.status().message());
+      std::string path = local->string();
+      if (!out.image.empty()) {
+        if (uri.starts_with("gs://")) {
+          path = "/gcs/" + uri.substr(5);  // the bucket root is mounted at /gcs
+        } else {
+          out.mounts.push_back(path);
+        }
+      }
       if (!pythonpath.empty()) pythonpath += ":";
-      pythonpath += local->string();
+      pythonpath += path;
     }
     for (const auto& v : p.env) out.env[v.name] = v.value;
     out.env["PYTHONPATH"] =

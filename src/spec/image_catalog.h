@@ -46,6 +46,8 @@ struct ResolvedCommand {
   std::string image_field;  // "containerSpec.imageUri" or "pythonPackageSpec.executorImageUri"
   std::optional<std::vector<std::string>> command;  // containerSpec.command, when given
   std::optional<std::vector<std::string>> args;     // containerSpec.args, when given
+  // Host paths the container needs at the same path (local pythonPackageSpec.packageUris).
+  std::vector<std::string> mounts;
 };
 
 class ImageCatalog {
@@ -64,9 +66,12 @@ class ImageCatalog {
   // Resolves a non-empty pool's command as Docker would: containerSpec.command replaces the
   // ENTRYPOINT, args follow. pythonPackageSpec runs `<entrypoint> -m <pythonModule> <args>` with
   // the package URIs (directories, .zip, .whl; gs:// resolved to the bucket root) on PYTHONPATH.
-  // A containerSpec image that is not in the catalog comes back as ResolvedCommand::image (the
-  // executor checks the reference and runs it as a container). INVALID_ARGUMENT naming
-  // `pool_path`'s field for a missing command, or a pythonPackageSpec image not in the catalog.
+  // An image that is not in the catalog comes back as ResolvedCommand::image (the executor checks
+  // the reference and runs it as a container): a containerSpec with its command/args as
+  // ENTRYPOINT/CMD overrides; a pythonPackageSpec as `python3 -m <pythonModule> <args>` with its
+  // packageUris on PYTHONPATH as the container sees them (gs://B/x at /gcs/B/x, Vertex's Cloud
+  // Storage FUSE path; local paths mounted at the same path). INVALID_ARGUMENT naming
+  // `pool_path`'s field for a missing command or an unusable package URI.
   StatusOr<ResolvedCommand> Resolve(const WorkerPoolSpec& pool, const std::string& pool_path) const;
 
   const std::vector<ImageEntry>& entries() const { return entries_; }

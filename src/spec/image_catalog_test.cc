@@ -78,5 +78,24 @@ TEST(ImageCatalogTest, PythonPackageRunsModuleWithPythonPath) {
             "python3 -m trainer.task --lr=1 PYTHONPATH=/pkgs/trainer");
 }
 
+TEST(ImageCatalogTest, PythonPackageInTheUsersImageRunsThereWithPackagesAsItSeesThem) {
+  WorkerPoolSpec p;
+  p.python_package_spec = PythonPackageSpec{"eu.gcr.io/proj/executor:v1",
+                                            {"gs://bkt/pkgs/trainer.zip", "/pkgs/extra"},
+                                            "trainer.task",
+                                            {"--lr=1"},
+                                            {}};
+  auto r = ImageCatalog::BuiltIn().Resolve(p, "p");
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::string command;
+  for (const auto& a : *r->command) command += a + " ";
+  EXPECT_EQ(r->image + " | " + r->image_field + " | " + command + (*r->args)[0] +
+                " | PYTHONPATH=" + r->env["PYTHONPATH"] + " | mounts=" + r->mounts.at(0) +
+                " argv=" + std::to_string(r->argv.size()),
+            "eu.gcr.io/proj/executor:v1 | pythonPackageSpec.executorImageUri | python3 -m "
+            "trainer.task --lr=1 | PYTHONPATH=/gcs/bkt/pkgs/trainer.zip:/pkgs/extra | "
+            "mounts=/pkgs/extra argv=0");
+}
+
 }  // namespace
 }  // namespace trainyard::spec

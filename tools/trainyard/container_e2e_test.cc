@@ -342,5 +342,53 @@ TEST_F(ContainerE2ETest, TheBertImageTrainsToTheSameMetricsAsTheHostBinary) {
             std::string::npos);
 }
 
+// pythonPackageSpec with the user's executor image: `python3 -m MODULE ARGS` in the image, the
+// packages on PYTHONPATH as the container sees them (gs:// under /gcs, a local one mounted).
+// The image's python3 is a shell script that reports what it was given.
+TEST_F(ContainerE2ETest, APythonPackageRunsInItsExecutorImage) {
+  const fs::path ctx = dir_ / "fakepy";
+  fs::create_directories(ctx);
+  ASSERT_TRUE(WriteFileAtomic(ctx / "python3",
+                              "#!/bin/sh\necho \"python3 $* PYTHONPATH=$PYTHONPATH\"\n"
+                              "IFS=:; for p in $PYTHONPATH; do cat \"$p/marker.txt\"; done\n")
+                  .ok());
+  fs::permissions(ctx / "python3", fs::perms::owner_all | fs::perms::group_exec |
+                                       fs::perms::others_exec | fs::perms::others_read |
+                                       fs::perms::group_read);
+  ASSERT_TRUE(
+      WriteFileAtomic(ctx / "Containerfile",
+                      "FROM localhost/trainyard/busybox:latest\nCOPY python3 /bin/python3\n")
+          .ok());
+  const std::string podman = "CONTAINERS_REGISTRIES_CONF=" + registries_conf_.string() +
+                             " podman --root " + (suite_dir_ / "build" / "storage").string() +
+                             " --runroot " + (suite_dir_ / "build" / "run").string();
+  const std::string image = registry_ + "/trainyard/fakepy:v1";
+  std::string build = podman + " build -q -t " + image + " " + ctx.string() + " >" +
+                      (dir_ / "build.log").string() + " 2>&1 && " + podman + " push " + image +
+                      " >>" + (dir_ / "build.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(build.c_str()), 0) << Slurp(dir_ / "build.log");
+  const fs::path local_pkg = dir_ / "localpkg";
+  fs::create_directories(local_pkg);
+  fs::create_directories(dir_ / "buckets/bkt/pkgs/trainer");
+  ASSERT_TRUE(WriteFileAtomic(local_pkg / "marker.txt", "local-package\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "buckets/bkt/pkgs/trainer/marker.txt", "gcs-package\n").ok());
+  json pool = {{"machineSpec", {{"machineType", "n1-standard-4"}}},
+               {"replicaCount", "1"},
+               {"pythonPackageSpec",
+                {{"executorImageUri", "eu.gcr.io/my-project/trainyard/fakepy:v1"},
+                 {"packageUris", {"gs://bkt/pkgs/trainer", local_pkg.string()}},
+                 {"pythonModule", "trainer.task"},
+                 {"args", {"--lr=0.1"}}}}};
+  std::string name = CreateRest(json{{"workerPoolSpecs", json::array({pool})}}.dump());
+  json job = WaitForJob(server_->port(), name, {}, 120);
+  std::string logs = Logs(name);
+  EXPECT_EQ(State(job), "JOB_STATE_SUCCEEDED") << logs;
+  for (const std::string& want :
+       {"python3 -m trainer.task --lr=0.1 PYTHONPATH=/gcs/bkt/pkgs/trainer:" + local_pkg.string(),
+        std::string("gcs-package"), std::string("local-package")}) {
+    EXPECT_NE(logs.find(want), std::string::npos) << want << " not in\n" << logs;
+  }
+}
+
 }  // namespace
 }  // namespace trainyard::e2e
