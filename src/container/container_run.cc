@@ -245,8 +245,9 @@ int ContainerRunMain(int argc, char** argv) {
     }
     return kContainerStartFailedExit;
   };
-  Say("image " + spec.requested_image +
-      (spec.requested_image == image ? "" : " (pulled as " + image + ")"));
+  if (spec.requested_image != image) {
+    Say("image " + spec.requested_image + " resolves to " + image + " (image rewrite table)");
+  }
   Status pulled =
       engine.Pull(image, spec.pull, [](std::string_view line) { std::cerr << line << std::endl; });
   if (!pulled.ok()) return fail("IMAGE_UNAVAILABLE", pulled);
