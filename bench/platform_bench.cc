@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_server.h"
 #include "common/time.h"
 #include "store/sqlite_job_store.h"
 
@@ -35,62 +36,22 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+namespace bench = trainyard::bench;
+
 namespace {
 
-struct Server {
-  pid_t pid = -1;
-  int port = 0;
-};
+using bench::Percentile;
+using bench::ServerProcess;
+using bench::StopServer;
 
-Server StartServer(const std::string& tool, const fs::path& data_dir,
-                   const std::vector<std::string>& extra) {
-  int out[2];
-  if (::pipe(out) != 0) std::exit(1);
+ServerProcess StartServer(const std::string& tool, const fs::path& data_dir,
+                          const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {tool, "server", "--port", "0", "--data-dir", data_dir.string()};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    ::close(out[0]);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    _exit(127);
-  }
-  ::close(out[1]);
-  std::string line;
-  char c;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  ::close(out[0]);
-  size_t colon = line.rfind(':');
-  if (colon == std::string::npos) {
-    std::cerr << "server did not start: " << line << "\n";
-    std::exit(1);
-  }
-  return {pid, std::atoi(line.c_str() + colon + 1)};
+  return bench::StartServer(argv);
 }
 
-void StopServer(Server& s) {
-  ::kill(s.pid, SIGTERM);
-  ::waitpid(s.pid, nullptr, 0);
-}
-
-double RssMib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
-  }
-  return -1;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * (v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
+double RssMib(pid_t pid) { return bench::ProcStatusMib(pid, "VmRSS:"); }
 
 const char* kTrivialJob = R"({"displayName":"bench","jobSpec":{"workerPoolSpecs":[
   {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
@@ -122,7 +83,7 @@ int main(int argc, char** argv) {
   fs::remove_all(root);
 
   // 1 + 2: idle RSS, then submit->RUNNING latency one job at a time.
-  Server s = StartServer(tool, root / "run", server_args);
+  ServerProcess s = StartServer(tool, root / "run", server_args);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   const double idle_rss = RssMib(s.pid);
   httplib::Client client("127.0.0.1", s.port);
@@ -215,7 +176,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  Server ls = StartServer(tool, root / "list", server_args);
+  ServerProcess ls = StartServer(tool, root / "list", server_args);
   httplib::Client lc("127.0.0.1", ls.port);
   lc.set_keep_alive(true);
   lc.set_tcp_nodelay(true);

@@ -22,54 +22,24 @@
 #include <string>
 #include <vector>
 
+#include "bench_server.h"
+
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct Server {
-  pid_t pid = -1;
-  int port = 0;
-};
+namespace bench = trainyard::bench;
 
-Server StartServer(const fs::path& data_dir, const fs::path& buckets) {
-  int out[2];
-  if (::pipe(out) != 0) std::exit(1);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    ::close(out[0]);
-    ::setenv("TRAINYARD_BUCKET_ROOT", buckets.c_str(), 1);
-    std::string data = data_dir.string();
-    ::execl(TRAINYARD_TOOL, TRAINYARD_TOOL, "server", "--port", "0", "--executor", "fake",
-            "--data-dir", data.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  ::close(out[1]);
-  std::string line;
-  char c;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  ::close(out[0]);
-  size_t colon = line.rfind(':');
-  if (colon == std::string::npos) {
-    std::cerr << "server did not start: " << line << "\n";
-    std::exit(1);
-  }
-  return {pid, std::atoi(line.c_str() + colon + 1)};
+bench::ServerProcess StartServer(const fs::path& data_dir, const fs::path& buckets) {
+  return bench::StartServer({TRAINYARD_TOOL, "server", "--port", "0", "--executor", "fake",
+                             "--data-dir", data_dir.string()},
+                            {"TRAINYARD_BUCKET_ROOT=" + buckets.string()});
 }
 
-double PeakRssMib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
-  }
-  return -1;
-}
+double PeakRssMib(pid_t pid) { return bench::ProcStatusMib(pid, "VmHWM:"); }
 
-double Seconds(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double Seconds(Clock::time_point start) { return bench::SecondsSince(start); }
 
 double RunShell(const std::string& command) {
   auto start = Clock::now();
@@ -151,7 +121,7 @@ int main(int argc, char** argv) {
       out.write(reinterpret_cast<const char*>(block.data()), 1 << 20);
     }
   }
-  Server server = StartServer(dir / "server", dir / "buckets");
+  bench::ServerProcess server = StartServer(dir / "server", dir / "buckets");
   httplib::Client client("127.0.0.1", server.port);
   client.set_read_timeout(600, 0);
   client.set_write_timeout(600, 0);
@@ -167,8 +137,7 @@ int main(int argc, char** argv) {
     fs::remove(dir / "cp2.bin");
   }
   const double rss = PeakRssMib(server.pid);
-  ::kill(server.pid, SIGTERM);
-  ::waitpid(server.pid, nullptr, 0);
+  bench::StopServer(server);
   const bool same =
       std::system(("cmp -s " + src.string() + " " + (dir / "down.bin").string()).c_str()) == 0;
   fs::remove_all(dir);

@@ -31,7 +31,7 @@ StatusOr<Query> ParseQuery(const json& body) {
       return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" + key + "\"");
     }
   }
-  Query q{.filter = {}};
+  Query q;
   if (body.contains("resourceNames") && body["resourceNames"].is_array() &&
       !body["resourceNames"].empty() && body["resourceNames"][0].is_string()) {
     std::string rn = body["resourceNames"][0];
