@@ -362,6 +362,18 @@ TEST_F(SlurmExecutorTest, TaskLogsAreCopiedIntoTheJobLogWithCursors) {
   EXPECT_EQ(replica_lines, "hello world(E) ");
 }
 
+TEST_F(SlurmExecutorTest, ValidateRefusesReplicasThatWouldRunInAContainer) {
+  GangSpec spec = Spec("c");
+  spec.replicas[0].image = "eu.gcr.io/p/trainer:dev";
+  spec.replicas[0].image_field = "containerSpec.imageUri";
+  trainyard::Status s = executor_->Validate(spec);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(
+      s.message().starts_with("workerPoolSpecs[0].containerSpec.imageUri: image "
+                              "'eu.gcr.io/p/trainer:dev' would run as a container"))
+      << s;
+}
+
 TEST_F(SlurmExecutorTest, ValidateUsesThePartitionsNodes) {
   GangSpec gpu = Spec("g");
   gpu.replicas[0].accelerator_type = "NVIDIA_TESLA_T4";
