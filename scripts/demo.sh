@@ -5,6 +5,11 @@
 #   submit the BERT sentiment job exactly like the article's job.sh (`gcloud ai` -> `trainyard ai`),
 #   stream its logs, print its final state, test metrics and estimated cost, predict two texts.
 # Everything it writes lives under data/demo/ (DEMO_DIR overrides). DEMO_EPOCHS (default 3).
+# DEMO_CONTAINER=1: the article's image flow instead of the built-in trainer: a loopback registry
+#   (scripts/registry-local.sh), the trainyard/bert-sentiment base image (scripts/build-images.sh),
+#   the user's Containerfile built and pushed as pt_bert_sentiment:dev, and job.sh with
+#   IMAGE_URI=eu.gcr.io/$PROJECT_ID/pt_bert_sentiment:dev, run as a podman container (root, podman,
+#   runc, docker-registry; docs/containers.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -22,10 +27,34 @@ echo "== 1. make-splits (stratified 80/10/10, seed 42)"
 trainyard-bert make-splits --output-dir "$DEMO/splits" --text-column text --label-column label \
   --seed 42 data/sample/uci_sentiment.csv
 
+IMAGE_URI="trainyard/bert-sentiment"  # the built-in trainer (image catalog: a host command)
+registry_started=0
+if [[ ${DEMO_CONTAINER:-0} == 1 ]]; then
+  echo "== 1b. the article's image: Containerfile -> podman build -> podman push"
+  bash scripts/registry-local.sh start
+  registry_started=1
+  eval "$(bash scripts/registry-local.sh env)"
+  TRAINYARD_BERT=build/tools/trainyard-bert bash scripts/build-images.sh bert-sentiment
+  mkdir -p "$DEMO/image"
+  # The user's Containerfile: the trainer image with `train` as its entrypoint, like main.py.
+  printf 'FROM localhost/trainyard/bert-sentiment:latest\nENTRYPOINT ["/usr/local/bin/trainyard-bert", "train"]\n' \
+    >"$DEMO/image/Containerfile"
+  export PROJECT_ID=my-project
+  podman build -t "$TRAINYARD_REGISTRY/pt_bert_sentiment:dev" "$DEMO/image"
+  podman push "$TRAINYARD_REGISTRY/pt_bert_sentiment:dev"
+  # The article's name, unchanged: the rewrite table maps eu.gcr.io/*/NAME to $TRAINYARD_REGISTRY.
+  IMAGE_URI="eu.gcr.io/$PROJECT_ID/pt_bert_sentiment:dev"
+fi
+
 echo "== 2. start the server (embedded SQLite in $DEMO/server, local executor)"
 trainyard server --port 0 --data-dir "$DEMO/server" >"$DEMO/server.out" 2>"$DEMO/server.err" &
 SERVER_PID=$!
-trap 'kill $SERVER_PID 2>/dev/null || true; wait $SERVER_PID 2>/dev/null || true' EXIT
+cleanup() {
+  kill $SERVER_PID 2>/dev/null || true
+  wait $SERVER_PID 2>/dev/null || true
+  if [[ $registry_started == 1 ]]; then bash scripts/registry-local.sh stop || true; fi
+}
+trap cleanup EXIT
 for _ in $(seq 1 100); do
   grep -q 'listening on' "$DEMO/server.out" 2>/dev/null && break
   kill -0 $SERVER_PID 2>/dev/null || { cat "$DEMO/server.err" >&2; exit 1; }
@@ -41,11 +70,11 @@ trainyard storage cp "$DEMO/splits/train.csv" "$DEMO/splits/eval.csv" "$DEMO/spl
   "$DEMO/splits/labels.json" "gs://$BUCKET/data/"
 trainyard storage cp data/sample/vocab.txt "gs://$BUCKET/vocab.txt"
 
-echo "== 4. submit the job (the article's job.sh; the built-in trainer image)"
+echo "== 4. submit the job (the article's job.sh; image $IMAGE_URI)"
 export REGION="europe-west4"
 export JOB_NAME="pytorch_bert_training"
 export MACHINE_TYPE="n1-standard-4"
-export IMAGE_URI="trainyard/bert-sentiment"
+export IMAGE_URI
 trainyard ai custom-jobs create \
 --region=$REGION \
 --display-name=$JOB_NAME \
