@@ -1,7 +1,8 @@
 // ReplicaRuntime: what runs one attempt of one replica on a machine — the seam between executors
 // (which decide when a replica starts, restarts and stops: gang_lifecycle.h) and the thing that
 // actually runs it. HostProcessRuntime (host_process_runtime.h) runs the command as a host
-// process under trainyard-exec-wrapper; a container runtime runs the replica's image instead.
+// process under trainyard-exec-wrapper; a container runtime (container::PodmanReplicaRuntime,
+// which executors receive from the server and never include) runs the replica's image instead.
 // The LocalExecutor starts replicas with Start(); the Slurm executor's per-task launcher
 // (trainyard-slurm-task, under srun) with RunInForeground(). A new runtime plugs in once for both.
 //

@@ -7,8 +7,11 @@
 //   replicas/<task>/attempt-<n>.pid|.status|.wrapper.log   written by trainyard-exec-wrapper
 //   replicas/<task>/hypertune/output.metrics               CLOUD_ML_HP_METRIC_FILE
 //
-// Each replica attempt is started through a ReplicaRuntime (replica_runtime.h); the default,
-// HostProcessRuntime, starts `trainyard-exec-wrapper ... -- argv` in a new session; the
+// Each replica attempt is started through a ReplicaRuntime (replica_runtime.h): replicas whose
+// spec names an image through LocalExecutorOptions::container_runtime (podman containers, with
+// the machine type's --cpus/--memory instead of CPU pinning and cgroup v2 limits), the others
+// through the default, HostProcessRuntime, which starts `trainyard-exec-wrapper ... -- argv` in
+// a new session; the
 // wrapper starts the replica in its own process group, timestamps and stores its output, and
 // writes its exit code atomically when it ends. The wrapper does not depend on the server, so
 // replicas keep running, logging and recording exit codes across a server crash, and Adopt()
