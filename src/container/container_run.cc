@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/file_util.h"
+#include "common/time.h"
 #include "container/podman_engine.h"
 
 extern char** environ;
@@ -51,10 +52,12 @@ void Say(const std::string& text) { std::cerr << "[trainyard] " << text << std::
 // `podman logs --follow NAME` with this process's stdout/stderr (the wrapper's pipes), in a new
 // process group: the wrapper forwards SIGTERM to our group, and the output of a container that is
 // being stopped must still reach the log. -1 if it cannot be started.
-pid_t StartFollower(const ContainerRunSpec& spec) {
+pid_t StartFollower(const ContainerRunSpec& spec, const std::string& since) {
   std::vector<std::string> args{spec.podman.podman};
   args.insert(args.end(), spec.podman.global_args.begin(), spec.podman.global_args.end());
-  args.insert(args.end(), {"logs", "--follow", spec.container.name});
+  args.insert(args.end(), {"logs", "--follow"});
+  if (!since.empty()) args.insert(args.end(), {"--since", since});
+  args.push_back(spec.container.name);
   std::vector<char*> cargs;
   for (auto& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);
@@ -81,16 +84,36 @@ void ForwardSignals(ContainerEngine& engine, const std::string& name, int* handl
     Say("could not signal the container: " + s.message());
 }
 
-// Waits until the follower has exited (the container ended and its output was written),
-// forwarding signals meanwhile.
-void FollowUntilExit(ContainerEngine& engine, const std::string& name, pid_t follower,
-                     int* handled) {
-  while (follower > 0) {
-    ForwardSignals(engine, name, handled);
+// Waits until a follower has exited with the container (all its output written), forwarding
+// signals meanwhile. Slurm signals every process of a step, not just our group, and podman logs
+// may exit on SIGTERM without saying so; so when a signal arrived during a follower's life, or
+// the container still runs, it is started again from the last moment the old one was seen alive
+// (a line may be repeated, none lost).
+void FollowUntilExit(const ContainerRunSpec& spec, ContainerEngine& engine, int* handled) {
+  const std::string& name = spec.container.name;
+  std::string since;
+  for (int start = 0; start < 20; ++start) {
+    const int signals_before = g_signals;
+    pid_t follower = StartFollower(spec, since);
+    if (follower < 0) {
+      Say("cannot follow the container's output: podman logs did not start");
+      return;
+    }
     int status = 0;
-    pid_t w = ::waitpid(follower, &status, WNOHANG);
-    if (w == follower || (w < 0 && errno != EINTR)) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto alive = std::chrono::system_clock::now();
+    while (true) {
+      pid_t w = ::waitpid(follower, &status, WNOHANG);
+      if (w == follower || (w < 0 && errno != EINTR)) break;
+      alive = std::chrono::system_clock::now();
+      ForwardSignals(engine, name, handled);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ForwardSignals(engine, name, handled);
+    auto state = engine.Inspect(name);
+    bool running = state.ok() && state->status == ContainerStatus::kRunning;
+    bool signalled = g_signals != signals_before || WIFSIGNALED(status);
+    if (!running && !signalled) return;
+    since = FormatTimestamp(alive);
   }
 }
 
@@ -256,9 +279,7 @@ int ContainerRunMain(int argc, char** argv) {
     return fail(ran.code() == StatusCode::kNotFound ? "IMAGE_UNAVAILABLE" : "START_FAILED", ran);
   }
   int handled = 0;
-  pid_t follower = StartFollower(spec);
-  if (follower < 0) Say("cannot follow the container's output: podman logs did not start");
-  FollowUntilExit(engine, spec.container.name, follower, &handled);
+  FollowUntilExit(spec, engine, &handled);
   int code = ExitCodeOf(spec, engine, &handled);
   if (Status removed = engine.Remove(spec.container.name); !removed.ok()) {
     Say("could not remove container " + spec.container.name + ": " + removed.message());

@@ -10,7 +10,9 @@
 //   1. pulls the image (PullPolicy), podman's progress lines on stderr (-> the job log);
 //   2. runs the container detached (`podman run --detach --replace`, ContainerSpec);
 //   3. follows its output (`podman logs --follow`, in a process group of its own so a forwarded
-//      SIGTERM does not end it) onto its own stdout/stderr (-> the job log);
+//      SIGTERM does not end it; started again from where it died if something signals it
+//      anyway, as Slurm does to every process of a step) onto its own stdout/stderr (-> the
+//      job log);
 //   4. on SIGTERM/SIGINT/SIGHUP sends that signal to the container's PID 1 (podman kill), so the
 //      entrypoint's handlers run; SIGKILL comes from the executor (`podman kill --signal 9`);
 //   5. when the container has exited and its output is drained, removes the container and exits

@@ -50,6 +50,8 @@ fs::path ContainerErrorFile(const fs::path& pid_file) {
 
 PullPolicy PullPolicyFor(const std::string& qualified_image) {
   if (qualified_image.find('@') != std::string::npos) return PullPolicy::kMissing;
+  // podman's name for images that exist only in local storage (built, never pushed).
+  if (qualified_image.starts_with("localhost/")) return PullPolicy::kMissing;
   return qualified_image.ends_with(":latest") ? PullPolicy::kAlways : PullPolicy::kMissing;
 }
 

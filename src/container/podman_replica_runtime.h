@@ -67,7 +67,8 @@ std::filesystem::path ContainerRunSpecFile(const std::filesystem::path& pid_file
 std::filesystem::path ContainerErrorFile(const std::filesystem::path& pid_file);
 
 // Vertex pulls every time; so does Kubernetes for ":latest". A tag other than latest, or a
-// digest, is pulled only when missing, which keeps a warm start free of registry round trips.
+// digest, is pulled only when missing, which keeps a warm start free of registry round trips;
+// so is `localhost/...`, podman's name for images built locally and never pushed.
 PullPolicy PullPolicyFor(const std::string& qualified_image);
 
 class PodmanReplicaRuntime : public executor::ReplicaRuntime {

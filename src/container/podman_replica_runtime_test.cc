@@ -43,8 +43,9 @@ TEST(ContainerRunSpecTest, RoundTripsThroughJson) {
 TEST(PodmanReplicaRuntimeTest, PullsLatestAlwaysAndPinnedTagsWhenMissing) {
   EXPECT_EQ(std::to_string(PullPolicyFor("r/a:latest") == PullPolicy::kAlways) +
                 std::to_string(PullPolicyFor("r/a:v1") == PullPolicy::kAlways) +
-                std::to_string(PullPolicyFor("r/a:latest@sha256:ab") == PullPolicy::kAlways),
-            "100");
+                std::to_string(PullPolicyFor("r/a:latest@sha256:ab") == PullPolicy::kAlways) +
+                std::to_string(PullPolicyFor("localhost/a:latest") == PullPolicy::kAlways),
+            "1000");
 }
 
 class PodmanReplicaRuntimeFixture : public ::testing::Test {

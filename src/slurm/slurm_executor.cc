@@ -56,6 +56,8 @@ Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry) {
         options.partition = config.slurm_partition;
         options.account = config.slurm_account;
         options.qos = config.slurm_qos;
+        options.container_runtime = config.container_runtime;
+        options.no_container_reason = config.no_container_reason;
         executor::CreatedExecutor created;
         created.executor = std::make_unique<SlurmExecutor>(options);
         return created;
@@ -103,11 +105,15 @@ Status SlurmExecutor::ValidateWith(const GangSpec& spec,
   TY_RETURN_IF_ERROR(executor::ValidateGangBasics(spec));
   for (const auto& r : spec.replicas) {
     if (r.image.empty()) continue;
-    return InvalidArgumentError(
-        "workerPoolSpecs[" + std::to_string(r.pool_index) + "]." +
-        (r.image_field.empty() ? "containerSpec.imageUri" : r.image_field) + ": image '" + r.image +
-        "' would run as a container, which the slurm executor does not do yet; use imageUri "
-        "\"local\" or an image-catalog entry (host commands), or the local executor");
+    // The container itself is run by trainyard-slurm-task on the task's node (podman there).
+    std::string field = "workerPoolSpecs[" + std::to_string(r.pool_index) + "]." +
+                        (r.image_field.empty() ? "containerSpec.imageUri" : r.image_field);
+    if (options_.container_runtime == nullptr) {
+      return InvalidArgumentError(
+          field + ": image '" + r.image + "' would run as a container, but " +
+          options_.no_container_reason + "; use imageUri \"local\" or an image-catalog entry");
+    }
+    TY_RETURN_IF_ERROR(options_.container_runtime->CheckImage(r.image, field));
   }
   return PlanAllocation(spec, catalog_, nodes, options_.partition).status();
 }

@@ -47,6 +47,7 @@
 #include "executor/job_log.h"
 #include "executor/machine_catalog.h"
 #include "executor/process_ops.h"
+#include "executor/replica_runtime.h"
 #include "slurm/slurm_client.h"
 
 namespace trainyard::slurm {
@@ -57,6 +58,11 @@ struct SlurmExecutorOptions {
   std::string account;             // empty = the user's default account
   std::string qos;                 // empty = the default QoS
   std::vector<std::string> extra_sbatch_args;  // more #SBATCH options, e.g. "--constraint=ib"
+  // Checks image references at create (ReplicaRuntime::CheckImage); the tasks themselves run
+  // containers with trainyard-slurm-task's own runtime, on their nodes. Not owned. nullptr =
+  // jobs with images are refused with `no_container_reason`.
+  executor::ReplicaRuntime* container_runtime = nullptr;
+  std::string no_container_reason = "this server runs no containers";
 
   // Everything below has working defaults; tests and embedders may change it.
   // trainyard-slurm-task; empty = $TRAINYARD_SLURM_TASK, next to /proc/self/exe, the build

@@ -362,7 +362,7 @@ TEST_F(SlurmExecutorTest, TaskLogsAreCopiedIntoTheJobLogWithCursors) {
   EXPECT_EQ(replica_lines, "hello world(E) ");
 }
 
-TEST_F(SlurmExecutorTest, ValidateRefusesReplicasThatWouldRunInAContainer) {
+TEST_F(SlurmExecutorTest, ValidateRefusesImagesWithoutAContainerRuntime) {
   GangSpec spec = Spec("c");
   spec.replicas[0].image = "eu.gcr.io/p/trainer:dev";
   spec.replicas[0].image_field = "containerSpec.imageUri";

@@ -124,7 +124,7 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
           " requested but the largest node of " + partition + " has " +
           (max_gpus == 0 ? std::string("no GPU (GRES gpu)") : std::to_string(max_gpus) + " GPUs"));
     }
-    if (r.argv.empty() || r.argv[0].empty()) {
+    if (r.image.empty() && (r.argv.empty() || r.argv[0].empty())) {  // an image has its own
       return InvalidArgumentError(field +
                                   ": no command to run (containerSpec.command/args or an "
                                   "image mapped to a command)");
@@ -341,14 +341,22 @@ std::string RenderLaunchPlan(const GangSpec& spec, const SlurmAllocation& alloc,
   OJson tasks = OJson::array();
   for (size_t i : alloc.rank_order) {
     const ReplicaSpec& r = spec.replicas[i];
-    tasks.push_back(OJson{
+    OJson task{
         {"pool", r.pool_index},
         {"replica", r.replica_index},
         {"argv", r.argv},
         {"env", r.env},
         {"dir", TaskDir(attempt_dir, r.pool_index, r.replica_index).string()},
         {"work_dir", TaskWorkDir(job_dir, r.pool_index, r.replica_index).string()},
-        {"hp_metric_file", TaskHpMetricFile(job_dir, r.pool_index, r.replica_index).string()}});
+        {"hp_metric_file", TaskHpMetricFile(job_dir, r.pool_index, r.replica_index).string()}};
+    if (!r.image.empty()) {  // runs in a container on its node (slurm_task.h)
+      task["image"] = r.image;
+      task["image_field"] = r.image_field;
+      task["command"] = r.command ? OJson(*r.command) : OJson(nullptr);
+      task["args"] = r.args ? OJson(*r.args) : OJson(nullptr);
+      task["mounts"] = r.mounts;
+    }
+    tasks.push_back(std::move(task));
   }
   j["tasks"] = std::move(tasks);
   return j.dump(1) + "\n";

@@ -61,7 +61,7 @@ std::vector<int> ParseDeviceList(const std::string& value) {
   return out;
 }
 
-int SlurmTaskMain(int argc, char** argv) {
+int SlurmTaskMain(int argc, char** argv, executor::ReplicaRuntime* container_runtime) {
   std::string plan_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -148,9 +148,11 @@ int SlurmTaskMain(int argc, char** argv) {
     in.gpus = ParseDeviceList(slurm_devices);
     in.hp_metric_file = self.at("hp_metric_file").get<std::string>();
 
-    EnvMap inherited = executor::CurrentEnvironment();
+    const std::string image = self.value("image", "");
+    // A container gets the Vertex and user variables only (not the node's PATH or HOME).
+    EnvMap inherited = image.empty() ? executor::CurrentEnvironment() : EnvMap{};
     for (const auto& [k, v] : plan.value("env_overrides", EnvMap{})) inherited[k] = v;
-    std::string path_append = plan.value("path_append", "");
+    std::string path_append = image.empty() ? plan.value("path_append", "") : "";
     if (!path_append.empty()) {
       std::string& path = inherited["PATH"];
       path = (path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path) + ":" + path_append;
@@ -176,9 +178,29 @@ int SlurmTaskMain(int argc, char** argv) {
     launch.log_limits.max_segments = plan.value("max_segments", 8);
     launch.pid_file = task_dir / "pid";
     launch.status_file = task_dir / "status";
+    launch.hp_metric_file = in.hp_metric_file;
+    executor::HostProcessRuntime host;
+    executor::ReplicaRuntime* runtime = &host;
+    if (!image.empty()) {
+      if (container_runtime == nullptr) {
+        return Fail("task " + std::to_string(rank) + " names image '" + image +
+                    "' but this trainyard-slurm-task was built without container support");
+      }
+      runtime = container_runtime;
+      launch.job_id = in.job_id;
+      launch.image = image;
+      launch.image_field = self.value("image_field", "containerSpec.imageUri");
+      if (self.contains("command") && !self["command"].is_null()) {
+        launch.command = self["command"].get<std::vector<std::string>>();
+      }
+      if (self.contains("args") && !self["args"].is_null()) {
+        launch.args = self["args"].get<std::vector<std::string>>();
+      }
+      launch.mounts = self.value("mounts", std::vector<std::string>{});
+      launch.gpus = in.gpus;
+    }
     // The replica runs here, in the foreground of this srun task, through the replica runtime.
-    executor::HostProcessRuntime runtime;
-    int rc = runtime.RunInForeground(launch);
+    int rc = runtime->RunInForeground(launch);
     if (rc != 0) return rc;
     auto status = ReadFile(task_dir / "status");
     if (!status.ok()) return Fail(status.status().ToString());

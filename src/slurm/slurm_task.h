@@ -16,6 +16,9 @@
 // 4. It then becomes trainyard-exec-wrapper (exec_wrapper.h) in its work dir: the replica's output
 //    goes to <task dir>/log (job_log.h; the executor copies it into the job log), its pid and
 //    exit code to <task dir>/pid and /status; SIGTERM from scancel/srun reaches the replica.
+// A task whose plan names an image runs as a container instead: the environment is the Vertex and
+// user variables only, and it runs through the container runtime given to SlurmTaskMain
+// (container::PodmanReplicaRuntime, created by this binary's main), i.e. podman on the node.
 // Exit status: the replica's exit code (so srun --kill-on-bad-exit and Slurm's job state see a
 // failure), 2 for a launcher error (message on stderr, which Slurm writes to batch.out).
 #pragma once
@@ -24,10 +27,13 @@
 #include <vector>
 
 #include "executor/replica_env.h"
+#include "executor/replica_runtime.h"
 
 namespace trainyard::slurm {
 
-int SlurmTaskMain(int argc, char** argv);
+// `container_runtime`: runs tasks whose plan names an image (not owned); nullptr = such tasks fail
+// with a launcher error naming what is missing.
+int SlurmTaskMain(int argc, char** argv, executor::ReplicaRuntime* container_runtime = nullptr);
 
 // Address of `node` in the "name addr" lines of a nodes file; `node` itself when absent.
 std::string NodeAddress(const std::string& nodes_file_text, const std::string& node);

@@ -390,5 +390,70 @@ TEST_F(ContainerE2ETest, APythonPackageRunsInItsExecutorImage) {
   }
 }
 
+// The same containers on Slurm: each task of the allocation runs its container with podman on its
+// node (trainyard-slurm-task); chief and worker rendezvous over MASTER_ADDR and /gcs is the bucket.
+// Skipped without an idle Slurm node (scripts/slurm-local.sh start --nodes 2).
+TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
+  auto sinfo = testing::RunProcess({"sinfo", "-h", "-o", "%T"});
+  if (sinfo.exit_code != 0 || sinfo.out.find("idle") == std::string::npos) {
+    GTEST_SKIP() << "no Slurm cluster with an idle node; start one with: bash "
+                    "scripts/slurm-local.sh start --nodes 2";
+  }
+  std::string error;
+  auto slurm = ServerProcess::Start(
+      dir_ / "slurm-data", {"--executor", "slurm", "--kill-grace-seconds", "5"}, &error, Env());
+  ASSERT_NE(slurm, nullptr) << error;
+  std::string chief =
+      "echo rank=$RANK; mkdir -p /gcs/bkt && echo slurm > /gcs/bkt/slurm.txt; "
+      "nc -l -p $MASTER_PORT";
+  std::string worker =
+      "until echo hello-from-rank-$RANK | nc $MASTER_ADDR $MASTER_PORT; do sleep 0.2; done";
+  auto r = Http(slurm->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
+                R"({"displayName":"s","jobSpec":{"workerPoolSpecs":[)" + ShellPool(chief) + "," +
+                    ShellPool(worker) + "]}}");
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  std::string name = r.body.value("name", "");
+  json job = WaitForJob(slurm->port(), name, {}, 180);
+  std::string logs = Cli(slurm->endpoint(), {"ai", "custom-jobs", "stream-logs", name}, Env()).out;
+  EXPECT_EQ(State(job) + " | " + Slurp(dir_ / "buckets/bkt/slurm.txt"),
+            "JOB_STATE_SUCCEEDED | slurm\n")
+      << logs << slurm->Stderr();
+  EXPECT_NE(logs.find("hello-from-rank-1"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("pulling image " + registry_ + "/trainyard/busybox:latest"),
+            std::string::npos)
+      << logs;
+  EXPECT_EQ(testing::RunProcess({"podman", "ps", "--all", "--filter",
+                                 "label=trainyard.job=" + name.substr(name.rfind('/') + 1),
+                                 "--format", "{{.Names}}"})
+                .out,
+            "");
+
+  // Cancel: scancel's SIGTERM reaches the container's entrypoint on its node.
+  auto c = Http(slurm->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
+                R"({"displayName":"s","jobSpec":{"workerPoolSpecs":[)" +
+                    ShellPool("trap 'echo got-SIGTERM; exit 0' TERM; echo ready; "
+                              "while true; do sleep 0.2; done") +
+                    "]}}");
+  ASSERT_EQ(c.status, 200) << c.body.dump();
+  std::string cancelled = c.body.value("name", "");
+  WaitForJob(slurm->port(), cancelled, {"JOB_STATE_RUNNING"}, 120);
+  for (int i = 0; i < 600; ++i) {
+    auto read = Http(slurm->port(), "GET", "/v1/" + cancelled + ":logs");
+    if (read.body.dump().find("ready") != std::string::npos) break;
+    ::usleep(100000);
+  }
+  ASSERT_EQ(Http(slurm->port(), "POST", "/v1/" + cancelled + ":cancel", "{}").status, 200);
+  json end = WaitForJob(slurm->port(), cancelled, {}, 120);
+  std::string cancel_logs =
+      Cli(slurm->endpoint(), {"ai", "custom-jobs", "stream-logs", cancelled}, Env()).out;
+  EXPECT_EQ(end.value("state", ""), "JOB_STATE_CANCELLED") << cancel_logs;
+  EXPECT_NE(cancel_logs.find("got-SIGTERM"), std::string::npos) << cancel_logs << slurm->Stderr();
+  EXPECT_EQ(testing::RunProcess({"podman", "ps", "--all", "--format", "{{.Names}}"})
+                .out.find("trainyard-" + cancelled.substr(cancelled.rfind('/') + 1)),
+            std::string::npos);
+  std::system(("podman rmi --force " + registry_ + "/trainyard/busybox:latest >/dev/null 2>&1")
+                  .c_str());  // tasks use podman's default storage
+}
+
 }  // namespace
 }  // namespace trainyard::e2e
