@@ -63,6 +63,8 @@ done
 export TRAINYARD_ENDPOINT=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$DEMO/server.out")
 [[ -n $TRAINYARD_ENDPOINT ]] || { echo "server did not start" >&2; cat "$DEMO/server.err" >&2; exit 1; }
 echo "server at $TRAINYARD_ENDPOINT"
+echo "== open the web console now to watch the job appear and its loss curve grow:"
+echo "   $TRAINYARD_ENDPOINT/"
 
 echo "== 3. upload the data"
 export BUCKET=demo-bucket
@@ -122,3 +124,10 @@ echo "== 8. predict"
 trainyard-bert predict --model-dir "$TRAINYARD_BUCKET_ROOT/$BUCKET/model" \
   --text "The food was great and the staff were lovely." \
   --text "Terrible phone, it broke after two days."
+
+# Run from a terminal, the server (and its console) stays up until Enter, so the job's page,
+# curves and logs can be browsed; unattended runs (CI, pipes) end here.
+if [[ -t 0 && -t 1 ]]; then
+  echo "== the console stays up at $TRAINYARD_ENDPOINT/#/$JOB"
+  read -r -p "   press Enter to stop the server and end the demo " _
+fi
