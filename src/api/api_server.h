@@ -1,5 +1,5 @@
-// ApiServer: the Vertex-compatible REST front end of a JobController (transport only; the routes
-// and their JSON are in routes.h). See docs/api.md for the API.
+// ApiServer: the Vertex-compatible REST front end of the controllers (transport only; the routes
+// and their JSON are in routes.h). See docs/api.md and docs/hp-tuning.md for the API.
 //
 // Policies enforced here: request bodies above max_request_bytes get 413 with a google.rpc.Status
 // body; unknown paths get 404 NOT_FOUND with a google.rpc.Status body; no handler throws (every
@@ -11,6 +11,7 @@
 
 #include "common/status.h"
 #include "controller/job_controller.h"
+#include "controller/tuning_job_controller.h"
 
 namespace httplib {
 class Server;
@@ -26,10 +27,15 @@ struct ApiServerOptions {
   int max_log_wait_seconds = 20;       // cap of :logs?waitSeconds=
 };
 
+// The controllers behind the routes, one per resource; all required, all must outlive the server.
+struct ApiControllers {
+  controller::JobController* custom_jobs = nullptr;
+  controller::TuningJobController* tuning_jobs = nullptr;
+};
+
 class ApiServer {
  public:
-  // `controller` must outlive the server.
-  ApiServer(controller::JobController* controller, ApiServerOptions options);
+  ApiServer(ApiControllers controllers, ApiServerOptions options);
   ~ApiServer();
 
   // Binds the listening socket. Returns the bound port (the chosen one when options.port is 0).
@@ -39,11 +45,9 @@ class ApiServer {
   void Serve();
   // Stops Serve(); safe from any thread.
   void Stop();
-  // The HTTP server, for other subsystems to add their routes before Serve() (src/study).
-  httplib::Server& http() { return *server_; }
 
  private:
-  controller::JobController* controller_;
+  ApiControllers controllers_;
   ApiServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
 };

@@ -2,8 +2,9 @@
 
 namespace trainyard::store {
 
-Status SplitJobName(const std::string& name, std::string* parent, std::string* id) {
-  // projects/P/locations/L/customJobs/ID
+Status SplitResourceName(const std::string& name, std::string_view collection, std::string* parent,
+                         std::string* id) {
+  // projects/P/locations/L/<collection>/ID
   size_t pos = 0;
   std::vector<std::string> parts;
   while (pos <= name.size()) {
@@ -13,14 +14,18 @@ Status SplitJobName(const std::string& name, std::string* parent, std::string* i
     pos = slash + 1;
   }
   if (parts.size() != 6 || parts[0] != "projects" || parts[2] != "locations" ||
-      parts[4] != "customJobs" || parts[1].empty() || parts[3].empty() || parts[5].empty()) {
-    return InvalidArgumentError("'" + name +
-                                "' is not a job name; expected "
-                                "projects/PROJECT/locations/LOCATION/customJobs/ID");
+      parts[4] != collection || parts[1].empty() || parts[3].empty() || parts[5].empty()) {
+    return InvalidArgumentError("'" + name + "' is not a " + std::string(collection) +
+                                " name; expected projects/PROJECT/locations/LOCATION/" +
+                                std::string(collection) + "/ID");
   }
   *parent = "projects/" + parts[1] + "/locations/" + parts[3];
   *id = parts[5];
   return Status::Ok();
+}
+
+Status SplitJobName(const std::string& name, std::string* parent, std::string* id) {
+  return SplitResourceName(name, "customJobs", parent, id);
 }
 
 }  // namespace trainyard::store

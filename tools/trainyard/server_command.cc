@@ -14,12 +14,10 @@
 #include "commands.h"
 #include "common/file_util.h"
 #include "controller/job_controller.h"
+#include "controller/tuning_job_controller.h"
 #include "executor/fake_executor.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
-#include "study/memory_study_store.h"
-#include "study/sqlite_study_store.h"
-#include "study/study_routes.h"
 #ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
 #include "executor/local_executor.h"
 #include "executor/machine_catalog.h"
@@ -108,14 +106,21 @@ Status RunServer(const ServerFlags& f) {
   TY_RETURN_IF_ERROR(MakeDirs(data_dir / "jobs"));
   TY_RETURN_IF_ERROR(LockDataDir(data_dir));
 
+  // One store object holds custom jobs and HyperparameterTuningJobs (one SQLite database).
   std::unique_ptr<store::JobStore> store;
+  store::TuningJobStore* tuning_store = nullptr;
   if (f.store == "sqlite") {
-    TY_ASSIGN_OR_RETURN(
-        store, store::SqliteJobStore::Open(
-                   data_dir / "jobs.db", f.sync == "full" ? store::SqliteJobStore::Sync::kFull
+    TY_ASSIGN_OR_RETURN(auto sqlite, store::SqliteJobStore::Open(
+                                         data_dir / "jobs.db",
+                                         f.sync == "full" ? store::SqliteJobStore::Sync::kFull
                                                           : store::SqliteJobStore::Sync::kNormal));
+    TY_RETURN_IF_ERROR(sqlite->ImportStudiesDb(data_dir / "studies.db"));
+    tuning_store = sqlite.get();
+    store = std::move(sqlite);
   } else if (f.store == "memory") {
-    store = std::make_unique<store::MemoryJobStore>();
+    auto memory = std::make_unique<store::MemoryJobStore>();
+    tuning_store = memory.get();
+    store = std::move(memory);
   } else {
     return InvalidArgumentError("--store: '" + f.store + "' is not one of sqlite, memory");
   }
@@ -179,29 +184,21 @@ Status RunServer(const ServerFlags& f) {
   controller::JobController controller(store.get(), executor.get(), &images, CatalogPrice, copts);
   TY_RETURN_IF_ERROR(controller.Start());
 
-  // HP tuning (src/study): trials are custom jobs of the controller above.
-  std::unique_ptr<study::StudyStore> study_store;
-  if (f.store == "sqlite") {
-    TY_ASSIGN_OR_RETURN(study_store,
-                        study::SqliteStudyStore::Open(data_dir / "studies.db", f.sync == "full"));
-  } else {
-    study_store = std::make_unique<study::MemoryStudyStore>();
-  }
-  study::StudyServiceOptions sopts;
+  // HP tuning: trials are custom jobs of the controller above.
+  controller::TuningJobControllerOptions topts;
 #ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
-  sopts.metric_file = [jobs_dir = copts.jobs_dir](const spec::CustomJob& job) {
+  topts.metric_file = [jobs_dir = copts.jobs_dir](const spec::CustomJob& job) {
     return executor::ReplicaHpMetricFile(jobs_dir / job.Id(), 0, 0);
   };
 #endif
-  study::StudyService studies(study_store.get(), &controller, sopts);
-  TY_RETURN_IF_ERROR(studies.Start());
+  controller::TuningJobController tuning(tuning_store, &controller, topts);
+  TY_RETURN_IF_ERROR(tuning.Start());
 
   api::ApiServerOptions aopts;
   aopts.host = f.host;
   aopts.port = f.port;
   aopts.max_request_bytes = f.max_request_bytes;
-  api::ApiServer server(&controller, aopts);
-  study::RegisterStudyRoutes(server.http(), &studies);
+  api::ApiServer server({&controller, &tuning}, aopts);
   TY_ASSIGN_OR_RETURN(int port, server.Bind());
   std::cout << "Trainyard server listening on http://" << f.host << ":" << port << std::endl;
   std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
@@ -228,7 +225,7 @@ Status RunServer(const ServerFlags& f) {
   // Serve also returns if the listener fails; wake the signal thread so it can be joined.
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
-  studies.Stop();
+  tuning.Stop();
   executor->Shutdown();
   return Status::Ok();
 }
