@@ -8,6 +8,10 @@
 //
 // TRAINYARD_BUCKET_ROOT defaults to $HOME/.trainyard/buckets (or /tmp/trainyard-buckets when HOME
 // is unset).
+//
+// Names are checked here, once, for every caller: a bucket name by Cloud Storage's naming rules,
+// an object name by Cloud Storage's rules plus what a file system needs so that the mapped path
+// stays under BUCKET_ROOT/BUCKET (no "." or ".." segment, no leading or doubled '/', no NUL).
 #pragma once
 
 #include <filesystem>
@@ -23,9 +27,28 @@ std::filesystem::path BucketRoot();
 
 bool IsGcsUri(std::string_view s);
 
-// Maps a gs:// URI to its local path under BucketRoot(); any other string is returned unchanged as
-// a local path. INVALID_ARGUMENT for "gs://" without a bucket, or an object path with ".."
-// segments (they would escape the bucket root).
+// OK when `name` is a valid Cloud Storage bucket name: 3-63 characters (up to 222 when it has
+// dots, each dot-separated part 1-63), only a-z 0-9 - _ ., starting and ending with a letter or
+// digit, not an IPv4 address, not starting with "goog" nor containing "google".
+// INVALID_ARGUMENT naming the broken rule otherwise.
+Status ValidateBucketName(std::string_view name);
+
+// OK when `name` is a valid object name here: 1-1024 bytes of UTF-8 without CR, LF or NUL; no
+// segment "." or ".."; no leading '/' and no empty segment except one trailing '/' (a "folder").
+// INVALID_ARGUMENT naming the broken rule otherwise.
+Status ValidateObjectName(std::string_view name);
+
+struct GcsUri {
+  std::string bucket;
+  std::string object;  // empty for gs://BUCKET and gs://BUCKET/
+};
+
+// Splits and validates gs://BUCKET[/OBJECT]. INVALID_ARGUMENT (quoting the URI) when it is not a
+// gs:// URI or a name breaks the rules above.
+StatusOr<GcsUri> ParseGcsUri(std::string_view uri);
+
+// Maps a gs:// URI to its local path under BucketRoot() (validated by ParseGcsUri); any other
+// string is returned unchanged as a local path.
 StatusOr<std::filesystem::path> ResolveStoragePath(std::string_view uri_or_path);
 
 }  // namespace trainyard

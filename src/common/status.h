@@ -34,6 +34,7 @@ enum class StatusCode : int {
   kInternal = 13,
   kUnavailable = 14,
   kDataLoss = 15,
+  kUnauthenticated = 16,
 };
 
 // "INVALID_ARGUMENT", "NOT_FOUND", ... (the google.rpc.Code enum names).
@@ -97,6 +98,12 @@ inline Status UnimplementedError(std::string m) {
 // File-system and device failures. DATA_LOSS is reserved for corrupt durable state.
 inline Status IoError(std::string m) { return Status(StatusCode::kUnavailable, std::move(m)); }
 inline Status DataLossError(std::string m) { return Status(StatusCode::kDataLoss, std::move(m)); }
+inline Status PermissionDeniedError(std::string m) {
+  return Status(StatusCode::kPermissionDenied, std::move(m));
+}
+inline Status UnauthenticatedError(std::string m) {
+  return Status(StatusCode::kUnauthenticated, std::move(m));
+}
 
 // Holds either a T or a non-OK Status.
 template <typename T>

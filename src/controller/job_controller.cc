@@ -317,7 +317,7 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
     if (next == JobState::kRunning && !job.start_time) job.start_time = now;
     if (spec::IsTerminal(next)) job.end_time = status.end_time.value_or(now);
     if (next == JobState::kFailed) {
-      bool timed_out = status.error_message.find("timed out") != std::string::npos;
+      bool timed_out = status.failure == executor::GangFailure::kTimeout;
       job.error =
           spec::RpcStatus{static_cast<int>(timed_out ? StatusCode::kDeadlineExceeded
                                                      : StatusCode::kInvalidArgument),

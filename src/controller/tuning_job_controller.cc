@@ -5,9 +5,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "common/time.h"
 #include "spec/custom_job_validation.h"
 #include "spec/hyperparameter_tuning_job_validation.h"
-#include "spec/time_util.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::controller {
 
@@ -126,7 +127,7 @@ TuningJobController::~TuningJobController() { Stop(); }
 
 std::string TuningJobController::NewId() {
   // Numeric and increasing with time, like the JobController's job ids.
-  uint64_t now_us = static_cast<uint64_t>(spec::ToUnixMicros(options_.clock()));
+  uint64_t now_us = static_cast<uint64_t>(ToUnixMicros(options_.clock()));
   last_id_ = std::max(last_id_ + 1, now_us * 1000);
   return std::to_string(last_id_);
 }
@@ -152,7 +153,7 @@ StatusOr<spec::HyperparameterTuningJob> TuningJobController::Create(
   auto s = std::make_unique<Study>();
   s->parent = parent;
   s->job = std::move(request);
-  s->job.name = parent + "/" + store::kTuningJobCollection + "/" + NewId();
+  s->job.name = parent + "/" + std::string(spec::kHyperparameterTuningJobs) + "/" + NewId();
   s->job.create_time = s->job.update_time = options_.clock();
   s->job.start_time.reset();
   s->job.end_time.reset();
@@ -417,9 +418,9 @@ Status TuningJobController::RestoreRunner(Study& s, const json& runtime) {
 Status TuningJobController::RestoreStudy(const store::TuningJobRecord& record) {
   auto s = std::make_unique<Study>();
   s->job = record.job;
-  std::string id;
-  TY_RETURN_IF_ERROR(
-      store::SplitResourceName(s->job.name, store::kTuningJobCollection, &s->parent, &id));
+  TY_ASSIGN_OR_RETURN(spec::ResourceName name,
+                      spec::ResourceName::Parse(s->job.name, spec::kHyperparameterTuningJobs));
+  s->parent = name.Parent();
   s->launcher = std::make_unique<Launcher>(this, s.get());
   Status restored = Status::Ok();
   try {

@@ -1,13 +1,11 @@
 #include "spec/hyperparameter_tuning_job.h"
 
 #include "spec/custom_job_json.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::spec {
 
-std::string HyperparameterTuningJob::Id() const {
-  size_t slash = name.rfind('/');
-  return slash == std::string::npos ? name : name.substr(slash + 1);
-}
+std::string HyperparameterTuningJob::Id() const { return std::string(LastSegment(name)); }
 
 tuning::HyperparameterTuningJobSpec HyperparameterTuningJob::TuningSpec() const {
   tuning::HyperparameterTuningJobSpec s;

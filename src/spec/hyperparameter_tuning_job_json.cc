@@ -1,6 +1,6 @@
 #include "spec/hyperparameter_tuning_job_json.h"
 
-#include "spec/time_util.h"
+#include "common/time.h"
 #include "tuning/study_spec_json.h"
 
 namespace trainyard::spec {

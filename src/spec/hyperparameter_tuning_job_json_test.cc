@@ -84,7 +84,8 @@ TEST(HyperparameterTuningJobValidationTest, ChecksStudyThenTrialJobSpecThenLabel
     Status s = ValidateHyperparameterTuningJob(*job);
     got += (s.ok() ? "OK" : s.message().substr(0, s.message().find(':'))) + "\n";
   }
-  EXPECT_EQ(got, "studySpec.parameters[0].doubleValueSpec.minValue\ntrialJobSpec\nlabels.Team\nOK\n");
+  EXPECT_EQ(got,
+            "studySpec.parameters[0].doubleValueSpec.minValue\ntrialJobSpec\nlabels.Team\nOK\n");
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <regex>
 
+#include "protojson/parse.h"
+#include "protojson/reader.h"
 #include "spec/custom_job_json.h"
 
 namespace trainyard::spec {
@@ -30,7 +32,12 @@ json ScalarToJson(const YAML::Node& node) {
   return s;
 }
 
-json NodeToJson(const YAML::Node& node) {
+struct TooDeep {};
+
+// The same nesting limit as JSON text (protojson::kMaxDepth), so YAML cannot build a document the
+// JSON parser would refuse.
+json NodeToJson(const YAML::Node& node, int depth = 0) {
+  if (depth >= protojson::kMaxDepth) throw TooDeep{};
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -39,30 +46,16 @@ json NodeToJson(const YAML::Node& node) {
       return ScalarToJson(node);
     case YAML::NodeType::Sequence: {
       json a = json::array();
-      for (const auto& n : node) a.push_back(NodeToJson(n));
+      for (const auto& n : node) a.push_back(NodeToJson(n, depth + 1));
       return a;
     }
     case YAML::NodeType::Map: {
       json o = json::object();
-      for (const auto& kv : node) o[kv.first.as<std::string>()] = NodeToJson(kv.second);
+      for (const auto& kv : node) o[kv.first.as<std::string>()] = NodeToJson(kv.second, depth + 1);
       return o;
     }
   }
   return nullptr;
-}
-
-std::string SnakeToCamel(const std::string& s) {
-  std::string out;
-  bool upper = false;
-  for (char c : s) {
-    if (c == '_') {
-      upper = true;
-    } else {
-      out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-      upper = false;
-    }
-  }
-  return out;
 }
 
 // gcloud rejects snake_case keys in --config; so do we, except inside free-form maps (labels)
@@ -70,17 +63,18 @@ std::string SnakeToCamel(const std::string& s) {
 Status CheckCamelCase(const json& j, const std::string& path) {
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) {
-      std::string p = path.empty() ? k : path + "." + k;
+      std::string p = protojson::JoinPath(path, k);
       if (k.find('_') != std::string::npos) {
-        return InvalidArgumentError(p + ": keys must be lowerCamelCase; write '" + SnakeToCamel(k) +
-                                    "' instead of '" + k + "'");
+        return protojson::FieldError(p, "keys must be lowerCamelCase; write '" +
+                                            protojson::SnakeToCamel(k) + "' instead of '" + k +
+                                            "'");
       }
       if (k == "labels") continue;
       TY_RETURN_IF_ERROR(CheckCamelCase(v, p));
     }
   } else if (j.is_array()) {
     for (size_t i = 0; i < j.size(); ++i) {
-      TY_RETURN_IF_ERROR(CheckCamelCase(j[i], path + "[" + std::to_string(i) + "]"));
+      TY_RETURN_IF_ERROR(CheckCamelCase(j[i], protojson::IndexPath(path, i)));
     }
   }
   return Status::Ok();
@@ -147,6 +141,9 @@ StatusOr<json> YamlToJson(std::string_view yaml_text) {
     return NodeToJson(YAML::Load(std::string(yaml_text)));
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(std::string("malformed YAML: ") + e.what());
+  } catch (const TooDeep&) {
+    return InvalidArgumentError("YAML nesting is deeper than " +
+                                std::to_string(protojson::kMaxDepth) + " levels");
   }
 }
 

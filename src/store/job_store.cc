@@ -2,9 +2,8 @@
 
 namespace trainyard::store {
 
-Status SplitResourceName(const std::string& name, std::string_view collection, std::string* parent,
-                         std::string* id) {
-  // projects/P/locations/L/<collection>/ID
+Status SplitJobName(const std::string& name, std::string* parent, std::string* id) {
+  // projects/P/locations/L/customJobs/ID
   size_t pos = 0;
   std::vector<std::string> parts;
   while (pos <= name.size()) {
@@ -14,18 +13,14 @@ Status SplitResourceName(const std::string& name, std::string_view collection, s
     pos = slash + 1;
   }
   if (parts.size() != 6 || parts[0] != "projects" || parts[2] != "locations" ||
-      parts[4] != collection || parts[1].empty() || parts[3].empty() || parts[5].empty()) {
-    return InvalidArgumentError("'" + name + "' is not a " + std::string(collection) +
-                                " name; expected projects/PROJECT/locations/LOCATION/" +
-                                std::string(collection) + "/ID");
+      parts[4] != "customJobs" || parts[1].empty() || parts[3].empty() || parts[5].empty()) {
+    return InvalidArgumentError("'" + name +
+                                "' is not a job name; expected "
+                                "projects/PROJECT/locations/LOCATION/customJobs/ID");
   }
   *parent = "projects/" + parts[1] + "/locations/" + parts[3];
   *id = parts[5];
   return Status::Ok();
-}
-
-Status SplitJobName(const std::string& name, std::string* parent, std::string* id) {
-  return SplitResourceName(name, "customJobs", parent, id);
 }
 
 }  // namespace trainyard::store

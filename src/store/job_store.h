@@ -14,7 +14,6 @@
 
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -37,10 +36,7 @@ struct ListResult {
   std::string next_page_token;  // "" on the last page
 };
 
-// Splits "projects/P/locations/L/<collection>/ID" into parent and id. INVALID_ARGUMENT otherwise.
-Status SplitResourceName(const std::string& name, std::string_view collection, std::string* parent,
-                         std::string* id);
-// SplitResourceName for "customJobs".
+// Splits "projects/P/locations/L/customJobs/ID" into parent and id. INVALID_ARGUMENT otherwise.
 Status SplitJobName(const std::string& name, std::string* parent, std::string* id);
 
 class JobStore {

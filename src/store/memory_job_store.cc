@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "spec/resource_name.h"
 #include "spec/time_util.h"
 #include "store/list_filter.h"
 #include "store/page_token.h"
@@ -104,8 +105,8 @@ StatusOr<std::vector<spec::CustomJob>> MemoryJobStore::ListUnfinished() {
 }
 
 Status MemoryJobStore::CreateTuningJob(const TuningJobRecord& record) {
-  std::string parent, id;
-  TY_RETURN_IF_ERROR(SplitResourceName(record.job.name, kTuningJobCollection, &parent, &id));
+  TY_RETURN_IF_ERROR(
+      spec::ResourceName::Parse(record.job.name, spec::kHyperparameterTuningJobs).status());
   if (!record.job.create_time) {
     return InvalidArgumentError("hyperparameterTuningJob " + record.job.name +
                                 " has no create_time");
@@ -153,7 +154,8 @@ StatusOr<TuningJobListResult> MemoryJobStore::ListTuningJobs(const ListQuery& qu
   int page_size = query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
   std::lock_guard lock(mu_);
   std::vector<const spec::HyperparameterTuningJob*> matching;
-  const std::string prefix = query.parent + "/" + kTuningJobCollection + "/";
+  const std::string prefix =
+      query.parent + "/" + std::string(spec::kHyperparameterTuningJobs) + "/";
   for (const auto& [name, record] : tuning_jobs_) {
     const spec::HyperparameterTuningJob& job = record.job;
     if (!name.starts_with(prefix)) continue;

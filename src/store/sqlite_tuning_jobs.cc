@@ -1,8 +1,9 @@
 // SqliteJobStore's TuningJobStore half: table tuning_jobs, labels in job_labels.
 #include <sqlite3.h>
 
+#include "common/time.h"
 #include "spec/hyperparameter_tuning_job_json.h"
-#include "spec/time_util.h"
+#include "spec/resource_name.h"
 #include "store/list_filter.h"
 #include "store/page_token.h"
 #include "store/sqlite_job_store.h"
@@ -12,10 +13,10 @@ namespace trainyard::store {
 namespace {
 
 int64_t CreateUs(const spec::HyperparameterTuningJob& j) {
-  return j.create_time ? spec::ToUnixMicros(*j.create_time) : 0;
+  return j.create_time ? ToUnixMicros(*j.create_time) : 0;
 }
 int64_t UpdateUs(const spec::HyperparameterTuningJob& j) {
-  return j.update_time ? spec::ToUnixMicros(*j.update_time) : CreateUs(j);
+  return j.update_time ? ToUnixMicros(*j.update_time) : CreateUs(j);
 }
 
 StatusOr<TuningJobRecord> DecodeRecord(const std::string& name, const std::string& job_json,
@@ -47,8 +48,9 @@ void BindMutable(Stmt& s, int first, const TuningJobRecord& r) {
 }  // namespace
 
 Status SqliteJobStore::InsertTuningJobLocked(const TuningJobRecord& r, bool if_absent) {
-  std::string parent, id;
-  TY_RETURN_IF_ERROR(SplitResourceName(r.job.name, kTuningJobCollection, &parent, &id));
+  TY_ASSIGN_OR_RETURN(spec::ResourceName name,
+                      spec::ResourceName::Parse(r.job.name, spec::kHyperparameterTuningJobs));
+  const std::string parent = name.Parent();
   if (!r.job.create_time) {
     return InvalidArgumentError("hyperparameterTuningJob " + r.job.name + " has no create_time");
   }

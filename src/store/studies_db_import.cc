@@ -10,8 +10,8 @@
 
 #include <filesystem>
 
+#include "common/time.h"
 #include "spec/hyperparameter_tuning_job_json.h"
-#include "spec/time_util.h"
 #include "store/sqlite_job_store.h"
 #include "store/sqlite_util.h"
 
@@ -35,9 +35,9 @@ TuningJobRecord FromLegacyStudy(const std::string& name, int64_t create_us,
         "the stored request of this study could not be read: " + job.status().message();
   }
   r.job.name = name;
-  r.job.create_time = spec::FromUnixMicros(create_us);
-  r.job.update_time = spec::FromUnixMicros(data.value("updateUs", create_us));
-  if (data.contains("endUs")) r.job.end_time = spec::FromUnixMicros(data.value("endUs", 0LL));
+  r.job.create_time = FromUnixMicros(create_us);
+  r.job.update_time = FromUnixMicros(data.value("updateUs", create_us));
+  if (data.contains("endUs")) r.job.end_time = FromUnixMicros(data.value("endUs", 0LL));
   const json labels = data.value("labels", json::object());
   for (const auto& [k, v] : labels.items()) {
     if (v.is_string()) r.job.labels[k] = v.get<std::string>();

@@ -27,8 +27,6 @@
 
 namespace trainyard::store {
 
-inline constexpr const char* kTuningJobCollection = "hyperparameterTuningJobs";
-
 struct TuningJobRecord {
   spec::HyperparameterTuningJob job;
   nlohmann::json runtime = nlohmann::json::object();

@@ -1,7 +1,7 @@
 #include "store/tuning_job_store_conformance.h"
 
+#include "common/time.h"
 #include "spec/hyperparameter_tuning_job_json.h"
-#include "spec/time_util.h"
 #include "testing/test_util.h"
 
 namespace trainyard::store {
@@ -26,7 +26,7 @@ TuningJobRecord TuningJobStoreConformanceTest::MakeRecord(
   job.name = kPrefix + id;
   job.display_name = display_name;
   job.state = state;
-  job.create_time = spec::FromUnixMicros(created_s * 1000000);
+  job.create_time = FromUnixMicros(created_s * 1000000);
   job.update_time = job.create_time;
   job.labels = std::move(labels);
   job.study_spec.metrics.push_back({"accuracy", tuning::Goal::kMaximize});

@@ -15,15 +15,17 @@
 #include "common/file_util.h"
 #include "controller/job_controller.h"
 #include "controller/tuning_job_controller.h"
+#include "executor/executor_registry.h"
 #include "executor/fake_executor.h"
+#include "executor/gang_record.h"
+#include "executor/machine_catalog.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
 #ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
-#include "executor/local_executor.h"
-#include "executor/machine_catalog.h"
+#include "local_executor/local_executor.h"
+#endif
 #ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
 #include "slurm/slurm_executor.h"
-#endif
 #endif
 
 namespace trainyard::cli {
@@ -77,7 +79,6 @@ Status LockDataDir(const std::filesystem::path& dir) {
 }
 
 std::optional<double> CatalogPrice(const spec::MachineSpec& m) {
-#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
   const auto& catalog = executor::MachineCatalog::Default();
   const auto* machine = catalog.FindMachine(m.machine_type);
   if (!machine) return std::nullopt;
@@ -87,10 +88,6 @@ std::optional<double> CatalogPrice(const spec::MachineSpec& m) {
     if (acc) price += acc->usd_per_hour * m.accelerator_count;
   }
   return price;
-#else
-  (void)m;
-  return std::nullopt;
-#endif
 }
 
 Status RunServer(const ServerFlags& f) {
@@ -134,48 +131,32 @@ Status RunServer(const ServerFlags& f) {
     TY_ASSIGN_OR_RETURN(images, spec::ImageCatalog::LoadFile(catalog_path));
   }
 
-  std::unique_ptr<executor::Executor> executor;
-  if (f.executor == "fake") {
-    executor = std::make_unique<executor::FakeExecutor>(executor::AutoRunOptions{
-        std::chrono::milliseconds(0), std::chrono::milliseconds(f.fake_run_ms)});
-  } else if (f.executor == "local") {
+  // The executors this binary was built with, by name (executor_registry.h).
+  executor::ExecutorRegistry executors;
+  TY_RETURN_IF_ERROR(executor::RegisterFakeExecutor(&executors));
 #ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
-    executor::LocalExecutorOptions options;
-    options.data_dir = data_dir;
-    options.cpus = f.cpus;
-    options.memory_gib = f.memory_gib;
-    options.gpus = f.gpus;
-    options.host = "127.0.0.1";
-    options.poll_interval = std::chrono::milliseconds(f.executor_poll_ms);
-    options.cgroup.parent = f.cgroup_parent;
-    options.cgroup.enabled = !f.no_cgroups;
-    options.any_gpu_model = f.any_gpu_model;
-    auto local = std::make_unique<executor::LocalExecutor>(options);
-    // Once, at start: which resource limits replicas get on this host, and why not.
-    std::cerr << "local executor: " << local->inventory().ToString() << "\n";
-    for (const auto& note : local->LimitNotes()) std::cerr << "local executor: " << note << "\n";
-    executor = std::move(local);
-#else
-    return UnimplementedError(
-        "--executor local: this trainyard binary was built without the local executor; use "
-        "--executor fake (control plane only) or rebuild with src/executor");
+  TY_RETURN_IF_ERROR(executor::RegisterLocalExecutor(&executors));
 #endif
-  } else if (f.executor == "slurm") {
 #ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
-    slurm::SlurmExecutorOptions options;
-    options.data_dir = data_dir;
-    options.partition = f.slurm_partition;
-    options.account = f.slurm_account;
-    options.qos = f.slurm_qos;
-    executor = std::make_unique<slurm::SlurmExecutor>(options);
-#else
-    return UnimplementedError(
-        "--executor slurm: this trainyard binary was built without src/slurm; rebuild with it");
+  TY_RETURN_IF_ERROR(slurm::RegisterSlurmExecutor(&executors));
 #endif
-  } else {
-    return InvalidArgumentError("--executor: '" + f.executor +
-                                "' is not one of local, slurm, fake");
-  }
+  executor::ExecutorConfig econfig;
+  econfig.data_dir = data_dir;
+  econfig.cpus = f.cpus;
+  econfig.memory_gib = f.memory_gib;
+  econfig.gpus = f.gpus;
+  econfig.host = "127.0.0.1";
+  econfig.poll_interval = std::chrono::milliseconds(f.executor_poll_ms);
+  econfig.cgroup_parent = f.cgroup_parent;
+  econfig.cgroups = !f.no_cgroups;
+  econfig.any_gpu_model = f.any_gpu_model;
+  econfig.slurm_partition = f.slurm_partition;
+  econfig.slurm_account = f.slurm_account;
+  econfig.slurm_qos = f.slurm_qos;
+  econfig.fake_run_time = std::chrono::milliseconds(f.fake_run_ms);
+  TY_ASSIGN_OR_RETURN(executor::CreatedExecutor created, executors.Create(f.executor, econfig));
+  for (const auto& note : created.notes) std::cerr << f.executor << " executor: " << note << "\n";
+  std::unique_ptr<executor::Executor> executor = std::move(created.executor);
 
   controller::JobControllerOptions copts;
   copts.jobs_dir = data_dir / "jobs";
@@ -186,11 +167,9 @@ Status RunServer(const ServerFlags& f) {
 
   // HP tuning: trials are custom jobs of the controller above.
   controller::TuningJobControllerOptions topts;
-#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
   topts.metric_file = [jobs_dir = copts.jobs_dir](const spec::CustomJob& job) {
     return executor::ReplicaHpMetricFile(jobs_dir / job.Id(), 0, 0);
   };
-#endif
   controller::TuningJobController tuning(tuning_store, &controller, topts);
   TY_RETURN_IF_ERROR(tuning.Start());
 

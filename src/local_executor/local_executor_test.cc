@@ -1,7 +1,7 @@
 // LocalExecutor end to end: real /bin/sh replicas started through the real trainyard-exec-wrapper
 // (label: integration). Child scripts sleep in 50 ms steps and kill_grace is 1 s, so the whole
 // suite takes seconds.
-#include "executor/local_executor.h"
+#include "local_executor/local_executor.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "executor/local_executor_state.h"
+#include "local_executor/local_executor_state.h"
 #include "testing/test_util.h"
 
 namespace trainyard::executor {

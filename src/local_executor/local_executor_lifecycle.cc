@@ -1,14 +1,17 @@
-// LocalExecutor: starting, watching, restarting, stopping and re-adopting gangs. Every function
-// here runs with mu_ held (from the monitor thread's Tick, or Submit/Cancel/Adopt).
+// LocalExecutor: starting, watching, restarting, stopping and re-adopting gangs. What happens next
+// is decided by the gang's GangLifecycle (gang_lifecycle.h); this file reports events to it and
+// performs its actions through the ReplicaRuntime. Every function here runs with mu_ held (from
+// the monitor thread's Tick, or Submit/Cancel/Adopt).
 #include <signal.h>
 
 #include <algorithm>
 #include <cstdio>
 
 #include "common/file_util.h"
-#include "executor/local_executor.h"
-#include "executor/local_executor_state.h"
+#include "local_executor/local_executor.h"
+#include "local_executor/local_executor_state.h"
 #include "executor/replica_env.h"
+#include "executor/tcp_port.h"
 
 namespace trainyard::executor {
 namespace fs = std::filesystem;
@@ -26,15 +29,23 @@ std::string Describe(const LocalExecutor::Replica& r) {
          std::to_string(r.replica_index);
 }
 
-// Whether the gang has a primary replica, whose success ends the job.
-bool HasPool0(const LocalExecutor::Gang& g) {
+bool AnyRunning(const LocalExecutor::Gang& g) {
   return std::any_of(g.replicas.begin(), g.replicas.end(),
-                     [](const auto& r) { return r.pool_index == 0; });
+                     [](const LocalExecutor::Replica& r) { return r.running; });
+}
+
+// Not stopping and not ended: replicas may still be (re)started.
+bool Active(const LocalExecutor::Gang& g) {
+  return g.stop_goal == StopGoal::kNone && !GangLifecycle::IsTerminal(g.state);
 }
 
 }  // namespace
 
 GangStatus LocalExecutor::StatusOf(const Gang& gang) const { return StatusFromGang(gang); }
+
+GangLifecycle LocalExecutor::Lifecycle(Gang& gang) const {
+  return GangLifecycle(&gang, LifecyclePolicy::From(gang.spec));
+}
 
 void LocalExecutor::Persist(const Gang& gang, bool durable) {
   // A durable write is a plain replace now plus fsyncs that sync_thread_ does outside mu_, so
@@ -62,8 +73,8 @@ void LocalExecutor::SystemLog(const Gang& gang, const Replica* replica, const st
   (void)AppendJobLog(gang.spec.job_dir / "logs", options_.log_limits, {rec});
 }
 
-void LocalExecutor::WatchExit(const ProcessId& process) {
-  auto fd = ops_.OpenExitFd(process);
+void LocalExecutor::WatchExit(const ReplicaHandle& handle) {
+  auto fd = runtime_.OpenExitFd(handle);
   if (fd.ok()) {
     if (exit_watcher_->Add(*fd)) return;
   } else if (fd.status().code() == StatusCode::kNotFound) {
@@ -87,8 +98,7 @@ void LocalExecutor::ReleaseLimits(const Gang& gang, Replica& r, bool ended_now) 
 }
 
 void LocalExecutor::StartGang(Gang& gang, const Admission& admission) {
-  gang.phase = Phase::kRunning;
-  gang.state = GangState::kPending;
+  Lifecycle(gang).Placed(GangState::kPending, clock_.Now());
   Notify(gang);
   for (const auto& w : inventory_warnings_) SystemLog(gang, nullptr, "host inventory: " + w);
   for (const auto& w : gang.warnings) SystemLog(gang, nullptr, "warning: " + w);
@@ -103,8 +113,9 @@ void LocalExecutor::StartGang(Gang& gang, const Admission& admission) {
     }
     r.port = port;
     if (port == 0) {
-      Finish(gang, GangState::kFailed,
-             Describe(r) + " could not be given a free TCP port on " + options_.host);
+      Perform(gang, Lifecycle(gang).Fail(
+                        Describe(r) + " could not be given a free TCP port on " + options_.host,
+                        GangFailure::kStartFailed, /*any_running=*/false, clock_.Now()));
       return;
     }
     const ReplicaSpec& spec = gang.spec.replicas[i];
@@ -122,10 +133,9 @@ void LocalExecutor::StartGang(Gang& gang, const Admission& admission) {
   }
   for (auto& r : gang.replicas) {
     LaunchReplica(gang, r);
-    if (gang.phase != Phase::kRunning) return;  // a launch failed; the gang is stopping
+    if (!Active(gang)) return;  // a launch failed; the gang is stopping
   }
-  gang.state = GangState::kRunning;
-  if (!gang.start_time) gang.start_time = clock_.Now();
+  Lifecycle(gang).Placed(GangState::kRunning, clock_.Now());
   Persist(gang);
   Notify(gang);
 }
@@ -166,36 +176,24 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   r.done = false;
   r.exit_code.reset();
   r.lost_reason.clear();
-  r.process = {};
-  fs::path work = WorkDir(spec.job_dir, r.pool_index, r.replica_index);
-  Status dirs = MakeDirs(work);
-  if (dirs.ok()) dirs = MakeDirs(in.hp_metric_file.parent_path());
-  LaunchRequest req;
-  req.env = BuildReplicaEnv(inherited, rspec.env, in, spec.extra_env);
-  req.cwd = work;
-  req.output_file =
+  r.lost_failure = GangFailure::kReplicaLost;
+  r.handle = {};
+  ReplicaLaunch launch;
+  launch.pool_index = r.pool_index;
+  launch.replica_index = r.replica_index;
+  launch.argv = rspec.argv;
+  launch.env = BuildReplicaEnv(inherited, rspec.env, in, spec.extra_env);
+  launch.work_dir = WorkDir(spec.job_dir, r.pool_index, r.replica_index);
+  launch.log_dir = spec.job_dir / "logs";
+  launch.log_limits = options_.log_limits;
+  launch.pid_file = AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "pid");
+  launch.status_file =
+      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "status");
+  launch.output_file =
       AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "wrapper.log");
-  req.argv = {
-      gang.wrapper.string(),
-      "--log-dir",
-      (spec.job_dir / "logs").string(),
-      "--pool",
-      std::to_string(r.pool_index),
-      "--replica",
-      std::to_string(r.replica_index),
-      "--pid-file",
-      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "pid").string(),
-      "--status-file",
-      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "status").string(),
-      "--segment-bytes",
-      std::to_string(options_.log_limits.segment_bytes),
-      "--max-segments",
-      std::to_string(options_.log_limits.max_segments)};
-  if (pin_cpus_ && !r.cpus.empty()) {
-    std::string list;
-    for (int id : r.cpus) list += (list.empty() ? "" : ",") + std::to_string(id);
-    req.argv.insert(req.argv.end(), {"--cpus", list});
-  }
+  if (pin_cpus_) launch.cpus = r.cpus;
+  Status dirs = MakeDirs(launch.work_dir);
+  if (dirs.ok()) dirs = MakeDirs(in.hp_metric_file.parent_path());
   if (!r.cgroup.empty() && CgroupLimits::Remove(r.cgroup)) r.cgroup.clear();  // last attempt's
   if (cgroups_.enabled() && dirs.ok()) {
     const size_t i = &r - gang.replicas.data();
@@ -205,25 +203,24 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
                         gang.demands[i].memory_gib, gang.demands[i].cpus);
     if (cgroup.ok()) {
       r.cgroup = *cgroup;
-      req.argv.insert(req.argv.end(), {"--cgroup", r.cgroup.string()});
+      launch.cgroup = r.cgroup;
     } else {
       SystemLog(gang, &r, "runs without memory/CPU limits: " + cgroup.status().message());
     }
   }
-  req.argv.push_back("--");
-  req.argv.insert(req.argv.end(), rspec.argv.begin(), rspec.argv.end());
-  StatusOr<ProcessId> launched = dirs.ok() ? ops_.Launch(req) : StatusOr<ProcessId>(dirs);
-  if (!launched.ok()) {
+  StatusOr<ReplicaHandle> started = dirs.ok() ? runtime_.Start(launch) : dirs;
+  if (!started.ok()) {
     r.running = false;
     r.done = true;
-    r.lost_reason = "could not be started: " + launched.status().message();
+    r.lost_reason = "could not be started: " + started.status().message();
     SystemLog(gang, &r, Describe(r) + " " + r.lost_reason);
-    BeginStop(gang, StopGoal::kFail, Describe(r) + " " + r.lost_reason);
+    Perform(gang, Lifecycle(gang).Fail(Describe(r) + " " + r.lost_reason,
+                                       GangFailure::kStartFailed, AnyRunning(gang), clock_.Now()));
     return;
   }
-  r.wrapper = *launched;
-  unreaped_.push_back(r.wrapper);
-  WatchExit(r.wrapper);
+  r.handle = *started;
+  unreaped_.push_back(r.handle);
+  WatchExit(r.handle);
   if (r.attempt > 1) {
     SystemLog(gang, &r,
               "starting " + Describe(r) + " again (attempt " + std::to_string(r.attempt) + ")");
@@ -233,182 +230,111 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
 
 void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
   if (!r.running) return;
-  const fs::path& dir = gang.spec.job_dir;
-  if (!r.process.valid()) {
-    if (auto pid = ReadPidFile(AttemptFile(dir, r.pool_index, r.replica_index, r.attempt, "pid"));
-        pid.ok()) {
-      r.process = *pid;
-      Persist(gang);
-    }
+  bool had_pid = r.handle.process.valid();
+  ReplicaObservation seen = runtime_.Observe(&r.handle);
+  if (seen.phase == ReplicaObservation::Phase::kRunning) {
+    if (!had_pid && r.handle.process.valid()) Persist(gang);
+    return;
   }
-  fs::path status_file = AttemptFile(dir, r.pool_index, r.replica_index, r.attempt, "status");
-  auto code = ReadStatusFile(status_file);
-  if (!code.ok() && !ops_.IsAlive(r.wrapper) && !ops_.IsAlive(r.process)) {
-    code = ReadStatusFile(status_file);  // it may have been written just before the wrapper exited
-    if (!code.ok()) {
-      r.running = false;
-      r.lost_reason = "ended without a recorded exit code (its supervisor, pid " +
-                      std::to_string(r.wrapper.pid) + ", is gone: " + code.status().message() + ")";
-      ReleaseLimits(gang, r, /*ended_now=*/true);
-      Persist(gang);
-      return;
-    }
+  r.running = false;
+  if (seen.phase == ReplicaObservation::Phase::kLost) {
+    r.lost_reason = seen.lost_reason;
+  } else {
+    r.exit_code = seen.exit_code;
   }
-  if (code.ok()) {
-    r.running = false;
-    r.exit_code = *code;
-    ReleaseLimits(gang, r, /*ended_now=*/true);
-    Persist(gang);
-    Notify(gang);
-  }
+  ReleaseLimits(gang, r, /*ended_now=*/true);
+  Persist(gang);
+  if (seen.phase == ReplicaObservation::Phase::kExited) Notify(gang);
 }
 
 void LocalExecutor::AdvanceGang(Gang& gang) {
   auto now = clock_.Now();
-  bool timed_out =
-      gang.spec.timeout && gang.start_time && now >= *gang.start_time + *gang.spec.timeout;
-  if (gang.phase == Phase::kRunning) {
-    if (timed_out) {
-      BeginStop(gang, StopGoal::kTimeout,
-                "timed out after " + std::to_string(gang.spec.timeout->count()) + "s");
-      return;
-    }
-    for (auto& r : gang.replicas) {
-      if (r.running || r.done) continue;
-      if (!r.lost_reason.empty()) {
-        r.done = true;
-        BeginStop(gang, StopGoal::kFail, Describe(r) + " " + r.lost_reason);
-        return;
-      }
-      int code = r.exit_code.value_or(-1);
-      SystemLog(gang, &r, Describe(r) + " exited with code " + std::to_string(code));
-      if (code == 0) {
-        r.done = true;
-        continue;
-      }
-      if (gang.restarts_used < gang.spec.max_restarts) {
-        gang.restarts_used += 1;
-        std::string budget = "restart " + std::to_string(gang.restarts_used) + " of " +
-                             std::to_string(gang.spec.max_restarts);
-        if (gang.spec.restart_job_on_worker_restart) {
-          SystemLog(gang, &r,
-                    "restarting the whole job (restartJobOnWorkerRestart; " + budget + ")");
-          r.done = true;
-          BeginStop(gang, StopGoal::kRestartGang, "");
-          return;
-        }
-        SystemLog(gang, &r, "restarting " + Describe(r) + " (" + budget + ")");
-        r.restarts += 1;
-        LaunchReplica(gang, r);
-        if (gang.phase != Phase::kRunning) return;
-        Notify(gang);
-        continue;
-      }
-      r.done = true;
-      std::string msg = Describe(r) + " exited with code " + std::to_string(code);
-      if (gang.restarts_used > 0) {
-        msg += " after " + std::to_string(gang.restarts_used) + " restart" +
-               (gang.restarts_used == 1 ? "" : "s");
-      }
-      BeginStop(gang, StopGoal::kFail, msg);
-      return;
-    }
-    // Success: the primary replica (or, without pool 0, every replica) exited 0.
-    bool has_pool0 = HasPool0(gang);
-    bool succeeded = std::all_of(gang.replicas.begin(), gang.replicas.end(), [&](const Replica& r) {
-      return (has_pool0 && r.pool_index != 0) || (r.done && r.exit_code == 0);
-    });
-    if (succeeded) BeginStop(gang, StopGoal::kSucceed, "");
-    return;
+  GangLifecycle lc = Lifecycle(gang);
+  if (lc.queued() || lc.terminal()) return;
+  if (lc.stopping()) return Perform(gang, lc.Tick(AnyRunning(gang), now));
+  if (LifecycleAction timeout = lc.Tick(AnyRunning(gang), now);
+      timeout.kind != LifecycleAction::Kind::kNone) {
+    return Perform(gang, timeout);
   }
-  if (gang.phase != Phase::kStopping) return;
-  if (timed_out && gang.stop_goal == StopGoal::kRestartGang) {
-    gang.stop_goal = StopGoal::kTimeout;
-    gang.stop_message = "timed out after " + std::to_string(gang.spec.timeout->count()) + "s";
+  for (auto& r : gang.replicas) {
+    if (r.running || r.done) continue;
+    r.done = true;
+    if (!r.lost_reason.empty()) {
+      return Perform(gang, lc.Fail(Describe(r) + " " + r.lost_reason, r.lost_failure,
+                                   AnyRunning(gang), now));
+    }
+    int code = r.exit_code.value_or(-1);
+    std::string what = Describe(r) + " exited with code " + std::to_string(code);
+    SystemLog(gang, &r, what);
+    if (code == 0) continue;
+    LifecycleAction action = lc.ReplicaFailed(Describe(r), what, AnyRunning(gang), now);
+    Perform(gang, action, &r);
+    if (action.kind != LifecycleAction::Kind::kRestartReplica || !Active(gang)) return;
   }
-  bool any_running = std::any_of(gang.replicas.begin(), gang.replicas.end(),
-                                 [](const Replica& r) { return r.running; });
-  if (any_running) {
-    if (!gang.killed && now >= gang.stop_started + gang.spec.kill_grace) {
-      gang.killed = true;
+  std::vector<std::pair<int, std::optional<int>>> ends;
+  for (const auto& r : gang.replicas) {
+    ends.push_back({r.pool_index, r.done ? r.exit_code : std::nullopt});
+  }
+  if (PrimarySucceeded(ends)) Perform(gang, lc.Succeeded(AnyRunning(gang), now));
+}
+
+void LocalExecutor::Perform(Gang& gang, const LifecycleAction& action, const Replica* replica) {
+  using Kind = LifecycleAction::Kind;
+  if (!action.log.empty() && action.kind != Kind::kKill) SystemLog(gang, replica, action.log);
+  switch (action.kind) {
+    case Kind::kNone:
+      return;
+    case Kind::kTerminate:
       for (auto& r : gang.replicas) {
         if (!r.running) continue;
         SystemLog(gang, &r,
-                  "still running " + std::to_string(gang.spec.kill_grace.count()) +
-                      "s after SIGTERM; sending SIGKILL");
-        if (!ops_.Signal(r.process, SIGKILL, /*group=*/true)) {
-          ops_.Signal(r.wrapper, SIGKILL, /*group=*/true);
-        }
+                  "stopping " + Describe(r) + ": SIGTERM, then SIGKILL after " +
+                      std::to_string(gang.spec.kill_grace.count()) + "s");
+        runtime_.Terminate(r.handle);
+      }
+      if (gang.state == GangState::kCancelling) Notify(gang);
+      Persist(gang);
+      return;
+    case Kind::kKill:
+      for (auto& r : gang.replicas) {
+        if (!r.running) continue;
+        SystemLog(gang, &r, action.log);
+        runtime_.Kill(r.handle);
       }
       Persist(gang);
+      return;
+    case Kind::kRestartReplica: {
+      Replica& r = gang.replicas[replica - gang.replicas.data()];
+      r.restarts += 1;
+      LaunchReplica(gang, r);
+      if (Active(gang)) Notify(gang);
+      return;
     }
-    return;
-  }
-  switch (gang.stop_goal) {
-    case StopGoal::kSucceed:
-      Finish(gang, GangState::kSucceeded, "");
-      break;
-    case StopGoal::kCancel:
-      Finish(gang, GangState::kCancelled, gang.stop_message);
-      break;
-    case StopGoal::kRestartGang:
-      gang.phase = Phase::kRunning;
-      gang.state = GangState::kRunning;
-      gang.stop_goal = StopGoal::kNone;
-      gang.killed = false;
+    case Kind::kRestartGang:
       for (auto& r : gang.replicas) {
         r.restarts += 1;
         LaunchReplica(gang, r);
-        if (gang.phase != Phase::kRunning) return;
+        if (!Active(gang)) return;
       }
       Persist(gang);
       Notify(gang);
-      break;
-    default:
-      Finish(gang, GangState::kFailed, gang.stop_message);
-      break;
+      return;
+    case Kind::kFinished:
+      Finished(gang);
+      return;
   }
 }
 
-void LocalExecutor::BeginStop(Gang& gang, StopGoal goal, std::string message) {
-  gang.phase = Phase::kStopping;
-  gang.stop_goal = goal;
-  gang.stop_message = std::move(message);
-  gang.stop_started = clock_.Now();
-  gang.killed = false;
-  for (auto& r : gang.replicas) {
-    if (!r.running) continue;
-    SystemLog(gang, &r,
-              "stopping " + Describe(r) + ": SIGTERM, then SIGKILL after " +
-                  std::to_string(gang.spec.kill_grace.count()) + "s");
-    // The wrapper forwards SIGTERM to the replica's process group; if the wrapper is gone,
-    // signal the group directly.
-    if (!ops_.Signal(r.wrapper, SIGTERM, /*group=*/false)) {
-      ops_.Signal(r.process, SIGTERM, /*group=*/true);
-    }
-  }
-  if (goal == StopGoal::kCancel) {
-    gang.state = GangState::kCancelling;
-    Notify(gang);
-  }
-  Persist(gang);
-  AdvanceGang(gang);  // nothing running: finish now
-}
-
-void LocalExecutor::Finish(Gang& gang, GangState state, std::string message) {
-  gang.phase = Phase::kDone;
-  gang.state = state;
-  gang.error_message = std::move(message);
-  gang.end_time = clock_.Now();
+void LocalExecutor::Finished(Gang& gang) {
   scheduler_.Remove(gang.spec.job_id);
   for (auto& r : gang.replicas) {
     ports_in_use_.erase(r.port);
     r.running = false;
     ReleaseLimits(gang, r, /*ended_now=*/false);  // retries what PollReplica could not remove
   }
-  if (state != GangState::kSucceeded)
+  if (gang.state != GangState::kSucceeded)
     SystemLog(gang, nullptr,
-              "job ended: " + GangStateName(state) +
+              "job ended: " + GangStateName(gang.state) +
                   (gang.error_message.empty() ? "" : ": " + gang.error_message));
   Persist(gang, /*durable=*/true);
   ended_.push_back(gang.spec.job_id);
@@ -430,25 +356,22 @@ std::vector<ReplicaDemand> LocalExecutor::DemandsOf(const GangSpec& spec) const 
 }
 
 StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
-  auto wrapper_or = FindExecWrapper(options_.wrapper_path);
-  if (!wrapper_or.ok()) return FailedPreconditionError(wrapper_or.status().message());
-  fs::path wrapper = *wrapper_or;
+  TY_RETURN_IF_ERROR(runtime_.CheckAvailable());
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = gangs_.find(spec.job_id); it != gangs_.end()) return StatusOf(*it->second);
   auto persisted = LoadGangState(fs::absolute(spec.job_dir));
   if (!persisted.ok() && persisted.status().code() != StatusCode::kNotFound) {
     return persisted.status();
   }
-  if (!persisted.ok() || persisted->gang.phase == Phase::kQueued) {
+  if (!persisted.ok() || persisted->gang.state == GangState::kQueued) {
     // It had not started: it queues again (keeping its place is impossible; the controller adopts
     // jobs in creation order, which restores FIFO order among them).
-    TY_RETURN_IF_ERROR(SubmitLocked(spec, wrapper, /*readopting=*/true));
+    TY_RETURN_IF_ERROR(SubmitLocked(spec, /*readopting=*/true));
     return StatusOf(*gangs_.at(spec.job_id));
   }
   auto gang = std::make_unique<Gang>(std::move(persisted->gang));
   gang->spec = spec;
   gang->spec.job_dir = fs::absolute(spec.job_dir);
-  gang->wrapper = wrapper;
   gang->demands = DemandsOf(spec);
   std::vector<std::pair<int, int>> replicas;
   for (const auto& r : gang->replicas) replicas.push_back({r.pool_index, r.replica_index});
@@ -456,7 +379,7 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   TY_RETURN_IF_ERROR(RegisterJobDir(options_.data_dir, kLocalRegistry, spec.job_id, spec.job_dir));
   Gang& g = *gang;
   gangs_[spec.job_id] = std::move(gang);
-  if (g.phase == Phase::kDone) {
+  if (GangLifecycle::IsTerminal(g.state)) {
     ended_.push_back(spec.job_id);
     return StatusOf(g);
   }
@@ -476,9 +399,13 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   }
   SystemLog(g, nullptr, "server restarted; re-adopting the job");
   for (auto& r : g.replicas) {
-    if (r.running) WatchExit(r.wrapper);
+    if (r.running) WatchExit(r.handle);
   }
-  for (auto& r : g.replicas) PollReplica(g, r);
+  for (auto& r : g.replicas) {
+    PollReplica(g, r);
+    // Found gone now: lost with the server, not while it watched.
+    if (!r.lost_reason.empty() && !r.done) r.lost_failure = GangFailure::kLostOnAdopt;
+  }
   AdvanceGang(g);
   Persist(g);
   Notify(g);

@@ -1,4 +1,4 @@
-#include "executor/cgroup_limits.h"
+#include "local_executor/cgroup_limits.h"
 
 #include <sys/stat.h>
 #include <sys/statfs.h>

@@ -1,7 +1,7 @@
 // LocalExecutor::Validate and Submit-time checks (no processes are started).
 #include <gtest/gtest.h>
 
-#include "executor/local_executor.h"
+#include "local_executor/local_executor.h"
 #include "testing/test_util.h"
 
 namespace trainyard::executor {

@@ -1,7 +1,7 @@
 // CgroupLimits against a directory tree standing in for /sys/fs/cgroup (no real cgroups are
 // touched): what Probe concludes from /proc/self/cgroup and the controller files, and what a
 // replica's cgroup gets written.
-#include "executor/cgroup_limits.h"
+#include "local_executor/cgroup_limits.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "executor/local_executor_state.h"
+#include "local_executor/local_executor_state.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,46 +9,23 @@
 namespace trainyard::executor {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-using Phase = LocalExecutor::Phase;
-using StopGoal = LocalExecutor::StopGoal;
 
 namespace {
 
-const char* PhaseName(Phase p) {
-  switch (p) {
-    case Phase::kQueued:
-      return "queued";
-    case Phase::kRunning:
-      return "running";
-    case Phase::kStopping:
-      return "stopping";
-    case Phase::kDone:
-      return "done";
-  }
-  return "queued";
-}
-
-Phase PhaseFromName(const std::string& s) {
-  if (s == "running") return Phase::kRunning;
-  if (s == "stopping") return Phase::kStopping;
-  if (s == "done") return Phase::kDone;
-  return Phase::kQueued;
-}
+// What "stop_goal" numbers meant in state files written before the one StopGoal enum.
+const std::vector<StopGoal> kLegacyGoals = {StopGoal::kNone,    StopGoal::kSucceed,
+                                            StopGoal::kFail,    StopGoal::kCancel,
+                                            StopGoal::kTimeout, StopGoal::kRestartGang};
 
 }  // namespace
 
 GangStatus StatusFromGang(const LocalExecutor::Gang& gang) {
-  GangStatus s;
-  s.job_id = gang.spec.job_id;
-  s.state = gang.state;
-  s.error_message = gang.error_message;
-  s.start_time = gang.start_time;
-  s.end_time = gang.end_time;
+  GangStatus s = StatusOfRecord(gang.spec.job_id, gang);
   for (const auto& r : gang.replicas) {
     ReplicaStatus rs;
     rs.pool_index = r.pool_index;
     rs.replica_index = r.replica_index;
-    rs.pid = r.running ? r.process.pid : 0;
+    rs.pid = r.running ? r.handle.process.pid : 0;
     rs.exit_code = r.running ? std::nullopt : r.exit_code;
     rs.restarts = r.restarts;
     s.replicas.push_back(rs);
@@ -63,15 +40,11 @@ fs::path WorkDir(const fs::path& job_dir, int pool, int replica) {
   return job_dir / "work" / TaskName(pool, replica);
 }
 fs::path HpMetricFile(const fs::path& job_dir, int pool, int replica) {
-  return ReplicaDir(job_dir, pool, replica) / "hypertune" / "output.metrics";
+  return ReplicaHpMetricFile(job_dir, pool, replica);
 }
 fs::path AttemptFile(const fs::path& job_dir, int pool, int replica, int attempt,
                      const std::string& suffix) {
   return ReplicaDir(job_dir, pool, replica) / ("attempt-" + std::to_string(attempt) + "." + suffix);
-}
-
-fs::path ReplicaHpMetricFile(const fs::path& job_dir, int pool_index, int replica_index) {
-  return HpMetricFile(fs::absolute(job_dir), pool_index, replica_index);
 }
 
 EnvMap InheritedReplicaEnv() {
@@ -87,32 +60,11 @@ EnvMap InheritedReplicaEnv() {
   return env;
 }
 
-StatusOr<ProcessId> ReadPidFile(const fs::path& path) {
-  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  try {
-    Json j = Json::parse(text);
-    return ProcessId{j.at("pid").get<int64_t>(), j.at("start_ticks").get<uint64_t>()};
-  } catch (const std::exception& e) {
-    return DataLossError("corrupt pid file " + path.string() + ": " + e.what());
-  }
-}
-
-StatusOr<int> ReadStatusFile(const fs::path& path) {
-  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  try {
-    return Json::parse(text).at("exit_code").get<int>();
-  } catch (const std::exception& e) {
-    return DataLossError("corrupt status file " + path.string() + ": " + e.what());
-  }
-}
-
 std::string SerializeGang(const LocalExecutor::Gang& g) {
   Json j;
   j["version"] = 1;
   j["job_id"] = g.spec.job_id;
-  j["phase"] = PhaseName(g.phase);
   GangRecordToJson(g, &j);
-  j["stop_goal"] = static_cast<int>(g.stop_goal);
   Json replicas = Json::array();
   for (const auto& r : g.replicas) {
     Json rj{{"pool", r.pool_index},
@@ -123,10 +75,10 @@ std::string SerializeGang(const LocalExecutor::Gang& g) {
             {"port", r.port},
             {"attempt", r.attempt},
             {"restarts", r.restarts},
-            {"wrapper_pid", r.wrapper.pid},
-            {"wrapper_ticks", r.wrapper.start_ticks},
-            {"pid", r.process.pid},
-            {"ticks", r.process.start_ticks},
+            {"wrapper_pid", r.handle.supervisor.pid},
+            {"wrapper_ticks", r.handle.supervisor.start_ticks},
+            {"pid", r.handle.process.pid},
+            {"ticks", r.handle.process.start_ticks},
             {"running", r.running},
             {"done", r.done},
             {"lost_reason", r.lost_reason}};
@@ -152,9 +104,7 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
     Json j = Json::parse(text);
     g.spec.job_id = j.at("job_id").get<std::string>();
     g.spec.job_dir = job_dir;
-    g.phase = PhaseFromName(j.at("phase").get<std::string>());
-    GangRecordFromJson(j, &g);
-    g.stop_goal = static_cast<StopGoal>(j.at("stop_goal").get<int>());
+    GangRecordFromJson(j, kLegacyGoals, &g);
     for (const auto& rj : j.at("replicas")) {
       LocalExecutor::Replica r;
       r.pool_index = rj.at("pool").get<int>();
@@ -166,8 +116,12 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
       r.port = rj.at("port").get<int>();
       r.attempt = rj.at("attempt").get<int>();
       r.restarts = rj.at("restarts").get<int>();
-      r.wrapper = {rj.at("wrapper_pid").get<int64_t>(), rj.at("wrapper_ticks").get<uint64_t>()};
-      r.process = {rj.at("pid").get<int64_t>(), rj.at("ticks").get<uint64_t>()};
+      r.handle.supervisor = {rj.at("wrapper_pid").get<int64_t>(),
+                             rj.at("wrapper_ticks").get<uint64_t>()};
+      r.handle.process = {rj.at("pid").get<int64_t>(), rj.at("ticks").get<uint64_t>()};
+      r.handle.pid_file = AttemptFile(job_dir, r.pool_index, r.replica_index, r.attempt, "pid");
+      r.handle.status_file =
+          AttemptFile(job_dir, r.pool_index, r.replica_index, r.attempt, "status");
       r.running = rj.at("running").get<bool>();
       r.done = rj.at("done").get<bool>();
       r.lost_reason = rj.at("lost_reason").get<std::string>();

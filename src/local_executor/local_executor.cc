@@ -1,4 +1,4 @@
-#include "executor/local_executor.h"
+#include "local_executor/local_executor.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,7 +17,7 @@
 #include "common/file_util.h"
 #include "executor/gang_record.h"
 #include "executor/gpu_model.h"
-#include "executor/local_executor_state.h"
+#include "local_executor/local_executor_state.h"
 #include "executor/replica_env.h"
 
 namespace trainyard::executor {
@@ -34,28 +34,7 @@ std::string FormatNumber(double v) {
   return buf;
 }
 
-// A free TCP port on `host`, chosen by the kernel. Another process may take it before the replica
-// binds it; on one host that race is rare and the replica then fails and is restarted.
 }  // namespace
-
-StatusOr<int> PickFreeTcpPort(const std::string& host) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return UnavailableError("cannot create a socket to pick a port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = 0;
-  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
-    addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    socklen_t len = sizeof(addr);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-      port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  if (port <= 0) return UnavailableError("cannot pick a free TCP port on " + host);
-  return port;
-}
 
 namespace {
 
@@ -75,21 +54,36 @@ bool ResolvableCommand(const std::string& name, const EnvMap& env) {
 
 }  // namespace
 
-StatusOr<fs::path> FindExecWrapper(const fs::path& configured) {
-#ifdef TRAINYARD_EXEC_WRAPPER_BUILD_PATH
-  const fs::path build_path = TRAINYARD_EXEC_WRAPPER_BUILD_PATH;
-#else
-  const fs::path build_path;
-#endif
-  return FindHelperBinary("trainyard-exec-wrapper", configured, "TRAINYARD_EXEC_WRAPPER",
-                          build_path);
+Status RegisterLocalExecutor(ExecutorRegistry* registry) {
+  return registry->Register("local", [](const ExecutorConfig& c) -> StatusOr<CreatedExecutor> {
+    LocalExecutorOptions options;
+    options.data_dir = c.data_dir;
+    options.cpus = c.cpus;
+    options.memory_gib = c.memory_gib;
+    options.gpus = c.gpus;
+    options.host = c.host;
+    options.poll_interval = c.poll_interval;
+    options.cgroup.parent = c.cgroup_parent;
+    options.cgroup.enabled = c.cgroups;
+    options.any_gpu_model = c.any_gpu_model;
+    auto local = std::make_unique<LocalExecutor>(options);
+    CreatedExecutor created;
+    // Once, at start: which resource limits replicas get on this host, and why not.
+    created.notes.push_back(local->inventory().ToString());
+    for (auto& note : local->LimitNotes()) created.notes.push_back(std::move(note));
+    created.executor = std::move(local);
+    return created;
+  });
 }
 
 LocalExecutor::LocalExecutor(LocalExecutorOptions options)
     : options_(std::move(options)),
       catalog_(options_.catalog ? *options_.catalog : MachineCatalog::Default()),
       clock_(options_.clock ? *options_.clock : Clock::Real()),
-      ops_(options_.process_ops ? *options_.process_ops : ProcessOps::Real()),
+      owned_runtime_(options_.runtime ? nullptr
+                                      : std::make_unique<HostProcessRuntime>(
+                                            options_.wrapper_path, options_.process_ops)),
+      runtime_(options_.runtime ? *options_.runtime : *owned_runtime_),
       inventory_(options_.inventory
                      ? *options_.inventory
                      : DetectHostInventory({options_.cpus, options_.memory_gib, options_.gpus},
@@ -309,15 +303,12 @@ StatusOr<std::vector<int>> LocalExecutor::GpuCandidates(const std::string& field
 }
 
 Status LocalExecutor::Submit(const GangSpec& spec) {
-  // A missing wrapper is a broken installation, not a missing job: FAILED_PRECONDITION.
-  auto wrapper_or = FindExecWrapper(options_.wrapper_path);
-  if (!wrapper_or.ok()) return FailedPreconditionError(wrapper_or.status().message());
-  fs::path wrapper = *wrapper_or;
+  TY_RETURN_IF_ERROR(runtime_.CheckAvailable());
   std::lock_guard<std::mutex> lock(mu_);
-  return SubmitLocked(spec, wrapper, /*readopting=*/false);
+  return SubmitLocked(spec, /*readopting=*/false);
 }
 
-Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper, bool readopting) {
+Status LocalExecutor::SubmitLocked(const GangSpec& spec, bool readopting) {
   if (gangs_.count(spec.job_id) > 0 ||
       (!readopting && LookupJobDir(options_.data_dir, kLocalRegistry, spec.job_id).ok())) {
     return AlreadyExistsError("job " + spec.job_id + " was already submitted");
@@ -335,7 +326,6 @@ Status LocalExecutor::SubmitLocked(const GangSpec& spec, const fs::path& wrapper
   gang->spec = spec;
   // The wrapper runs in the replica's work dir: every path it gets must be absolute.
   gang->spec.job_dir = fs::absolute(spec.job_dir);
-  gang->wrapper = fs::absolute(wrapper);
   for (const auto& r : spec.replicas) {
     Replica rep;
     rep.pool_index = r.pool_index;
@@ -363,32 +353,23 @@ Status LocalExecutor::Cancel(const std::string& job_id) {
     // An ended gang no longer held in memory: cancelling it is a no-op.
     if (auto dir = LookupJobDir(options_.data_dir, kLocalRegistry, job_id); dir.ok()) {
       if (auto persisted = LoadGangState(*dir);
-          persisted.ok() && persisted->gang.phase == Phase::kDone) {
+          persisted.ok() && GangLifecycle::IsTerminal(persisted->gang.state)) {
         return Status::Ok();
       }
     }
     return NotFoundError("job " + job_id + " is not known to this executor");
   }
   Gang& gang = *it->second;
-  switch (gang.phase) {
-    case Phase::kDone:
-      return Status::Ok();
-    case Phase::kQueued:
-      Finish(gang, GangState::kCancelled, "cancelled before it started");
-      break;
-    case Phase::kRunning:
-      BeginStop(gang, StopGoal::kCancel, "cancelled");
-      break;
-    case Phase::kStopping:
-      if (gang.stop_goal == StopGoal::kRestartGang) {
-        gang.stop_goal = StopGoal::kCancel;
-        gang.stop_message = "cancelled";
-        gang.state = GangState::kCancelling;
-        Persist(gang);
-        Notify(gang);
-      }
-      break;
+  GangLifecycle lc = Lifecycle(gang);
+  GangState before = gang.state;
+  bool any_running = std::any_of(gang.replicas.begin(), gang.replicas.end(),
+                                 [](const Replica& r) { return r.running; });
+  LifecycleAction action = lc.Cancel(any_running, clock_.Now());
+  if (action.kind == LifecycleAction::Kind::kNone && gang.state != before) {
+    Persist(gang);  // a gang restart under way became a cancel
+    Notify(gang);
   }
+  Perform(gang, action);
   wake_ = true;
   cv_.notify_all();
   return Status::Ok();
@@ -453,15 +434,15 @@ void LocalExecutor::SyncLoop() {
 
 void LocalExecutor::Tick() {
   // Wrappers end shortly after writing their status file; collect them so none stays a zombie.
-  std::erase_if(unreaped_, [this](const ProcessId& id) { return ops_.Reap(id); });
+  std::erase_if(unreaped_, [this](const ReplicaHandle& h) { return runtime_.Reap(h); });
   for (auto& [id, gang] : gangs_) {
-    if (gang->phase != Phase::kRunning && gang->phase != Phase::kStopping) continue;
+    if (gang->state == GangState::kQueued || GangLifecycle::IsTerminal(gang->state)) continue;
     for (auto& replica : gang->replicas) PollReplica(*gang, replica);
     AdvanceGang(*gang);
   }
   while (ended_.size() > kMaxEndedInMemory) {
     auto it = gangs_.find(ended_.front());
-    if (it != gangs_.end() && it->second->phase == Phase::kDone) gangs_.erase(it);
+    if (it != gangs_.end() && GangLifecycle::IsTerminal(it->second->state)) gangs_.erase(it);
     ended_.pop_front();
   }
   for (const Admission& admission : scheduler_.Admit()) {

@@ -7,7 +7,8 @@
 //   replicas/<task>/attempt-<n>.pid|.status|.wrapper.log   written by trainyard-exec-wrapper
 //   replicas/<task>/hypertune/output.metrics               CLOUD_ML_HP_METRIC_FILE
 //
-// Each replica attempt is started as `trainyard-exec-wrapper ... -- argv` in a new session; the
+// Each replica attempt is started through a ReplicaRuntime (replica_runtime.h); the default,
+// HostProcessRuntime, starts `trainyard-exec-wrapper ... -- argv` in a new session; the
 // wrapper starts the replica in its own process group, timestamps and stores its output, and
 // writes its exit code atomically when it ends. The wrapper does not depend on the server, so
 // replicas keep running, logging and recording exit codes across a server crash, and Adopt()
@@ -28,7 +29,8 @@
 // and OMP_NUM_THREADS/MKL_NUM_THREADS = its CPU count unless the job's env sets them.
 // LimitNotes() says which of these are enforced here and why not.
 //
-// Lifecycle: Submit -> QUEUED; admitted by the GangScheduler (gang_scheduler.h: FIFO with
+// Lifecycle (decided by GangLifecycle, gang_lifecycle.h, as for every executor): Submit ->
+// QUEUED; admitted by the GangScheduler (gang_scheduler.h: FIFO with
 // reservation) -> PENDING while replicas start -> RUNNING once all are started. The gang SUCCEEDS
 // when the primary replica (workerpool0; all replicas if the gang has no pool 0) exits 0; replicas
 // still running then are stopped (SIGTERM, kill_grace, SIGKILL). A replica exiting non-zero is
@@ -51,14 +53,18 @@
 #include <thread>
 #include <vector>
 
-#include "executor/cgroup_limits.h"
 #include "executor/executor.h"
-#include "executor/exit_watcher.h"
+#include "executor/executor_registry.h"
+#include "executor/gang_lifecycle.h"
 #include "executor/gang_scheduler.h"
 #include "executor/host_inventory.h"
+#include "executor/host_process_runtime.h"
 #include "executor/job_log.h"
 #include "executor/machine_catalog.h"
 #include "executor/process_ops.h"
+#include "executor/replica_runtime.h"
+#include "local_executor/cgroup_limits.h"
+#include "local_executor/exit_watcher.h"
 
 namespace trainyard::executor {
 
@@ -71,6 +77,8 @@ struct LocalExecutorOptions {
       "127.0.0.1";  // address replicas use for each other (CLUSTER_SPEC, MASTER_ADDR)
 
   // Everything below has working defaults; tests and embedders may change it.
+  // What runs replicas; nullptr = a HostProcessRuntime over wrapper_path and process_ops.
+  ReplicaRuntime* runtime = nullptr;
   // The wrapper binary; empty = $TRAINYARD_EXEC_WRAPPER, then next to /proc/self/exe, then the
   // build tree, then PATH (see FindExecWrapper).
   std::filesystem::path wrapper_path;
@@ -87,16 +95,10 @@ struct LocalExecutorOptions {
   CgroupOptions cgroup;  // per-replica memory/CPU cgroups where possible
 };
 
-// A TCP port that is free on `host` right now (bind to port 0). UNAVAILABLE if none.
-StatusOr<int> PickFreeTcpPort(const std::string& host);
-
-// Where replica (pool, replica) of the job in `job_dir` finds CLOUD_ML_HP_METRIC_FILE
-// (cloudml-hypertune writes its metrics there; HP tuning reads them).
-std::filesystem::path ReplicaHpMetricFile(const std::filesystem::path& job_dir, int pool_index,
-                                          int replica_index);
-
-// The wrapper binary path per the order above; NOT_FOUND naming what was tried.
-StatusOr<std::filesystem::path> FindExecWrapper(const std::filesystem::path& configured);
+// Registers "local" in the server's executor registry: a LocalExecutor over the config's data
+// dir, inventory overrides, poll interval and cgroup settings; its notes are the inventory and
+// the LimitNotes().
+Status RegisterLocalExecutor(ExecutorRegistry* registry);
 
 class LocalExecutor : public Executor {
  public:
@@ -123,26 +125,26 @@ class LocalExecutor : public Executor {
  public:  // defined in local_executor_state.h (implementation detail, not part of the API)
   struct Gang;
   struct Replica;
-  enum class Phase { kQueued, kRunning, kStopping, kDone };
-  enum class StopGoal { kNone, kSucceed, kFail, kCancel, kTimeout, kRestartGang };
 
  private:
-  Status SubmitLocked(const GangSpec& spec, const std::filesystem::path& wrapper, bool readopting);
+  Status SubmitLocked(const GangSpec& spec, bool readopting);
   std::vector<ReplicaDemand> DemandsOf(const GangSpec& spec) const;
   void Loop();
   void SyncLoop();
   void Tick();
   void StartGang(Gang& gang, const Admission& admission);
-  // Makes the monitor thread run as soon as `process` exits (or now, if it already has).
-  void WatchExit(const ProcessId& process);
+  // Makes the monitor thread run as soon as the attempt's supervisor exits (or now, if it has).
+  void WatchExit(const ReplicaHandle& handle);
   // After a replica attempt ended: notes an OOM kill (when it `ended_now`) and removes its
   // cgroup (kept in the replica's record while processes of it linger).
   void ReleaseLimits(const Gang& gang, Replica& replica, bool ended_now);
   void LaunchReplica(Gang& gang, Replica& replica);
   void PollReplica(Gang& gang, Replica& replica);
   void AdvanceGang(Gang& gang);
-  void BeginStop(Gang& gang, StopGoal goal, std::string message);
-  void Finish(Gang& gang, GangState state, std::string message);
+  // Does what the gang's state machine decided (signals, restarts, the end of the gang).
+  void Perform(Gang& gang, const LifecycleAction& action, const Replica* replica = nullptr);
+  void Finished(Gang& gang);
+  GangLifecycle Lifecycle(Gang& gang) const;
   void SystemLog(const Gang& gang, const Replica* replica, const std::string& text);
   GangStatus StatusOf(const Gang& gang) const;
   void Persist(const Gang& gang, bool durable = false);
@@ -157,7 +159,8 @@ class LocalExecutor : public Executor {
   LocalExecutorOptions options_;
   const MachineCatalog& catalog_;
   Clock& clock_;
-  ProcessOps& ops_;
+  std::unique_ptr<ReplicaRuntime> owned_runtime_;
+  ReplicaRuntime& runtime_;
   // Before inventory_: detection appends to it while inventory_ is being initialized.
   std::vector<std::string> inventory_warnings_;
   HostInventory inventory_;
@@ -180,7 +183,7 @@ class LocalExecutor : public Executor {
   bool sync_stop_ = false;                             // guarded by sync_mu_
   std::thread sync_thread_;
   std::set<int> ports_in_use_;
-  std::vector<ProcessId> unreaped_;  // wrappers this instance started, until collected
+  std::vector<ReplicaHandle> unreaped_;  // supervisors this instance started, until collected
   // Ended gangs stay in memory for fast Get/Cancel up to this many; older ones are answered
   // from their executor_state.json through the job-dir registry.
   static constexpr size_t kMaxEndedInMemory = 1024;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "executor/gang_record.h"
-#include "executor/local_executor.h"
+#include "local_executor/local_executor.h"
 #include "executor/replica_env.h"
 
 namespace trainyard::executor {
@@ -23,25 +23,22 @@ struct LocalExecutor::Replica {
   int port = 0;
   int attempt = 0;               // launches so far; attempt-<n>.* files belong to launch n
   int restarts = 0;              // restarts of this replica (own or as part of a gang restart)
-  ProcessId wrapper;             // trainyard-exec-wrapper of the current attempt
-  ProcessId process;             // the replica itself (read from the wrapper's pid file)
+  ReplicaHandle handle;          // the current attempt (supervisor, replica, its files)
   bool running = false;          // launched and its end not yet seen
   bool done = false;             // ended and its end handled (exit 0, or the gang is stopping)
   std::optional<int> exit_code;  // of the latest attempt
   std::string lost_reason;       // ended without a recorded exit code
+  GangFailure lost_failure = GangFailure::kReplicaLost;  // not persisted
   std::filesystem::path cgroup;  // the current attempt's cgroup (cgroup_limits.h); empty = none
 };
 
-// The lifecycle fields (state, restarts_used, times, error/stop message, killed) come from
-// GangRecord, persisted the same way as the SlurmExecutor's.
+// The lifecycle fields (state, failure, restarts_used, times, stop goal and message, killed) come
+// from GangRecord (gang_lifecycle.h), persisted the same way as the SlurmExecutor's.
 struct LocalExecutor::Gang : GangRecord {
   GangSpec spec;
-  std::filesystem::path wrapper;
   std::vector<ReplicaDemand> demands;
   std::vector<std::string> warnings;  // logged when the gang starts
-  Phase phase = Phase::kQueued;
   std::vector<Replica> replicas;
-  StopGoal stop_goal = StopGoal::kNone;
 };
 
 // Paths of one replica attempt.
@@ -56,10 +53,6 @@ std::filesystem::path AttemptFile(const std::filesystem::path& job_dir, int pool
 // friends installed next to the server resolve like tools baked into a training image).
 EnvMap InheritedReplicaEnv();
 
-// Reads a wrapper's pid file / status file. NOT_FOUND while not written yet.
-StatusOr<ProcessId> ReadPidFile(const std::filesystem::path& path);
-StatusOr<int> ReadStatusFile(const std::filesystem::path& path);
-
 // <job_dir>/executor_state.json.
 // `durable` = fsync (WriteFileAtomic). Otherwise write-temp-then-rename without fsync
 // (ReplaceFile): readers never see a torn file and it survives a crash of the server process
@@ -70,7 +63,7 @@ std::string SerializeGang(const LocalExecutor::Gang& gang);
 Status SaveGangState(const LocalExecutor::Gang& gang, bool durable);
 struct PersistedGang {
   GangStatus status;
-  LocalExecutor::Gang gang;  // spec/wrapper/demands not filled
+  LocalExecutor::Gang gang;  // spec/demands not filled
 };
 // NOT_FOUND if the gang never got that far, DATA_LOSS if the file is corrupt.
 StatusOr<PersistedGang> LoadGangState(const std::filesystem::path& job_dir);

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "common/file_util.h"
-#include "executor/local_executor.h"
-#include "executor/local_executor_state.h"
+#include "local_executor/local_executor.h"
+#include "local_executor/local_executor_state.h"
 #include "testing/test_util.h"
 
 namespace trainyard::executor {

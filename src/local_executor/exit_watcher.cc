@@ -1,4 +1,4 @@
-#include "executor/exit_watcher.h"
+#include "local_executor/exit_watcher.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
