@@ -22,8 +22,8 @@ void SetTooLarge(httplib::Response& res, const std::string& message) {
 
 }  // namespace
 
-ApiServer::ApiServer(controller::JobController* controller, ApiServerOptions options)
-    : controller_(controller), options_(std::move(options)), server_(new httplib::Server) {
+ApiServer::ApiServer(ApiControllers controllers, ApiServerOptions options)
+    : controllers_(controllers), options_(std::move(options)), server_(new httplib::Server) {
   const int threads = options_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(options_.max_request_bytes);
@@ -57,7 +57,7 @@ ApiServer::ApiServer(controller::JobController* controller, ApiServerOptions opt
         res.set_content(ErrorBody(InternalError("internal error")).dump(2) + "\n",
                         "application/json; charset=utf-8");
       });
-  RegisterRoutes(*server_, controller_, options_);
+  RegisterRoutes(*server_, controllers_, options_);
 }
 
 ApiServer::~ApiServer() { Stop(); }

@@ -1,5 +1,5 @@
-// ApiServer: the Vertex-compatible REST front end of a JobController (transport only; the routes
-// and their JSON are in routes.h). See docs/api.md for the API.
+// ApiServer: the Vertex-compatible REST front end of the controllers (transport only; the routes
+// and their JSON are in routes.h). See docs/api.md and docs/hp-tuning.md for the API.
 //
 // Policies enforced here: request bodies above max_request_bytes get 413 with a google.rpc.Status
 // body; unknown paths get 404 NOT_FOUND with a google.rpc.Status body; no handler throws (every
@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "controller/job_controller.h"
+#include "controller/tuning_job_controller.h"
 
 namespace httplib {
 class Server;
@@ -31,10 +32,15 @@ struct ApiServerOptions {
   std::function<bool(std::string_view path)> is_streaming_path;
 };
 
+// The controllers behind the routes, one per resource; all required, all must outlive the server.
+struct ApiControllers {
+  controller::JobController* custom_jobs = nullptr;
+  controller::TuningJobController* tuning_jobs = nullptr;
+};
+
 class ApiServer {
  public:
-  // `controller` must outlive the server.
-  ApiServer(controller::JobController* controller, ApiServerOptions options);
+  ApiServer(ApiControllers controllers, ApiServerOptions options);
   ~ApiServer();
 
   // Binds the listening socket. Returns the bound port (the chosen one when options.port is 0).
@@ -44,13 +50,14 @@ class ApiServer {
   void Serve();
   // Stops Serve(); safe from any thread.
   void Stop();
-  // The HTTP server, for other subsystems to add their routes before Serve() (src/study).
+  // The HTTP server, for the other APIs a server carries (Cloud Storage, Cloud Logging, the
+  // console) to add their routes before Serve(). Vertex resources are registered here.
   httplib::Server& http() { return *server_; }
 
  private:
   void AllowStreamingBodies();
 
-  controller::JobController* controller_;
+  ApiControllers controllers_;
   ApiServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
 };

@@ -28,12 +28,18 @@ class ApiServerTest : public ::testing::Test {
         &store_, &executor_, &images_, nullptr,
         controller::JobControllerOptions{testing::MakeTestDir() / "jobs"});
     ASSERT_TRUE(controller_->Start().ok());
+    controller::TuningJobControllerOptions tuning_options;
+    tuning_options.poll_interval = std::chrono::milliseconds(0);
+    tuning_ = std::make_unique<controller::TuningJobController>(&store_, controller_.get(),
+                                                                tuning_options);
+    ASSERT_TRUE(tuning_->Start().ok());
     ApiServerOptions options;
     options.port = 0;
     options.max_request_bytes = 64 * 1024;
     options.max_log_wait_seconds = 2;
     if (streaming_) options.is_streaming_path = [](std::string_view p) { return p == "/up"; };
-    server_ = std::make_unique<ApiServer>(controller_.get(), options);
+    server_ =
+        std::make_unique<ApiServer>(ApiControllers{controller_.get(), tuning_.get()}, options);
     auto port = server_->Bind();
     ASSERT_TRUE(port.ok()) << port.status();
     thread_ = std::thread([this] { server_->Serve(); });
@@ -65,6 +71,7 @@ class ApiServerTest : public ::testing::Test {
   executor::FakeExecutor executor_;
   spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
   std::unique_ptr<controller::JobController> controller_;
+  std::unique_ptr<controller::TuningJobController> tuning_;
   std::unique_ptr<ApiServer> server_;
   std::thread thread_;
   std::unique_ptr<httplib::Client> client_;
@@ -197,6 +204,61 @@ TEST(HttpStatusTest, FollowsGoogleRpcMapping) {
     s += std::to_string(HttpStatusFor(c)) + " ";
   }
   EXPECT_EQ(s, "400 400 404 409 499 503 504 429 501 ");
+}
+
+constexpr const char* kTuningJobs = "/v1/projects/p/locations/us-central1/hyperparameterTuningJobs";
+
+std::string TuningJobBody(const std::string& display_name, const std::string& team) {
+  return R"({"displayName":")" + display_name + R"(","labels":{"team":")" + team + R"("},
+    "studySpec":{"metrics":[{"metricId":"m","goal":"MAXIMIZE"}],
+      "parameters":[{"parameterId":"x","doubleValueSpec":{"minValue":0,"maxValue":1}}],
+      "algorithm":"RANDOM_SEARCH"},
+    "maxTrialCount":1,"parallelTrialCount":1,
+    "trialJobSpec":{"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},
+      "replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}}]}})";
+}
+
+// hyperparameterTuningJobs go through the same registration, list contract and error mapping.
+TEST_F(ApiServerTest, TuningJobsListWithTheCustomJobFilterAndPageTokens) {
+  auto [c1, a] = Call("POST", kTuningJobs, TuningJobBody("bert-lr", "nlp"));
+  auto [c2, b] = Call("POST", kTuningJobs, TuningJobBody("resnet", "cv"));
+  ASSERT_EQ(c1 * 1000 + c2, 200200) << a.dump() << b.dump();
+  auto [s1, page1] = Call("GET", std::string(kTuningJobs) + "?pageSize=1");
+  auto [s2, page2] = Call("GET", std::string(kTuningJobs) + "?pageSize=1&pageToken=" +
+                                     page1["nextPageToken"].get<std::string>());
+  auto [s3, filtered] =
+      Call("GET",
+           std::string(kTuningJobs) + "?filter=" +
+               httplib::detail::encode_query_param("labels.team=nlp AND state!=JOB_STATE_FAILED"));
+  auto [s4, bad_filter] = Call("GET", std::string(kTuningJobs) + "?filter=colour%3Dred");
+  auto [s5, bad_token] = Call("GET", std::string(kTuningJobs) + "?pageToken=1");
+  EXPECT_EQ(page1["hyperparameterTuningJobs"][0]["displayName"].get<std::string>() + " " +
+                page2["hyperparameterTuningJobs"][0]["displayName"].get<std::string>() + " " +
+                std::to_string(page2.contains("nextPageToken")) + " " +
+                filtered["hyperparameterTuningJobs"][0]["displayName"].get<std::string>() + " " +
+                std::to_string(filtered["hyperparameterTuningJobs"].size()) + " " +
+                bad_filter["error"]["status"].get<std::string>() + " " + std::to_string(s5) + " " +
+                bad_token["error"]["status"].get<std::string>(),
+            "resnet bert-lr 0 bert-lr 1 INVALID_ARGUMENT 400 INVALID_ARGUMENT");
+}
+
+TEST_F(ApiServerTest, TuningJobErrorsAreGoogleRpcStatus) {
+  std::string bad = TuningJobBody("x", "nlp");
+  bad.replace(bad.find("\"maxTrialCount\""), 15, "\"maxTrialCont\"");
+  auto [s1, unknown] = Call("POST", kTuningJobs, bad);
+  auto [s2, missing] = Call("GET", std::string(kTuningJobs) + "/404");
+  auto [s3, created] = Call("POST", kTuningJobs, TuningJobBody("x", "nlp"));
+  std::string name = created.value("name", "");
+  auto [s4, running] = Call("DELETE", "/v1/" + name);  // its trial is queued: the job is RUNNING
+  auto [s5, cancelled] = Call("POST", "/v1/" + name + ":cancel", "{}");
+  EXPECT_EQ(std::to_string(s1) + " " +
+                unknown["error"]["message"].get<std::string>().substr(0, 26) + " | " +
+                std::to_string(s2) + " " + missing["error"]["status"].get<std::string>() + " | " +
+                std::to_string(s3) + " " + created["state"].get<std::string>() + " | " +
+                std::to_string(s4) + " " + running["error"]["status"].get<std::string>() + " | " +
+                std::to_string(s5),
+            "400 maxTrialCont: unknown field | 404 NOT_FOUND | 200 JOB_STATE_RUNNING | 400 "
+            "FAILED_PRECONDITION | 200");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Helpers every REST route family uses (customJobs here, hyperparameterTuningJobs in src/study):
+// Helpers every REST route family uses (customJobs, hyperparameterTuningJobs):
 // one way to turn a handler's StatusOr<json> into a response, to reject unknown query
 // parameters, to read integer parameters, and to shape the Operation a delete returns. Error
 // bodies come from http_status.h, the one place where a Status becomes HTTP.

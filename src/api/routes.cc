@@ -28,12 +28,17 @@ std::string TaskName(const executor::LogLine& line) {
 
 }  // namespace
 
-void RegisterRoutes(httplib::Server& server, controller::JobController* controller,
+void RegisterRoutes(httplib::Server& server, const ApiControllers& controllers,
                     const ApiServerOptions& options) {
   server.Get("/healthz", Guarded([](const httplib::Request&) -> StatusOr<json> {
                return json{{"status", "SERVING"}};
              }));
+  RegisterCustomJobRoutes(server, controllers.custom_jobs, options);
+  RegisterTuningJobRoutes(server, controllers.tuning_jobs);
+}
 
+void RegisterCustomJobRoutes(httplib::Server& server, controller::JobController* controller,
+                             const ApiServerOptions& options) {
   server.Post(kParentPattern, Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
                 if (req.body.empty()) {

@@ -1,5 +1,5 @@
-// Moved to common/time.h. This header only re-exports it under trainyard::spec for src/study
-// until that folder includes common/time.h; new code includes common/time.h.
+// Moved to common/time.h. This header only re-exports it under trainyard::spec for the files of
+// api/ and store/ that still include it; new code includes common/time.h.
 #pragma once
 
 #include "common/time.h"

@@ -10,12 +10,14 @@
 namespace trainyard::store {
 namespace {
 
-int64_t CreateUs(const spec::CustomJob& j) {
+template <typename Job>
+int64_t CreateUs(const Job& j) {
   return j.create_time ? ToUnixMicros(*j.create_time) : 0;
 }
 
 // Newest first: create time desc, then name desc.
-bool NewerFirst(const spec::CustomJob* a, const spec::CustomJob* b) {
+template <typename Job>
+bool NewerFirst(const Job* a, const Job* b) {
   int64_t ca = CreateUs(*a), cb = CreateUs(*b);
   return ca != cb ? ca > cb : a->name > b->name;
 }
@@ -76,7 +78,7 @@ StatusOr<ListResult> MemoryJobStore::List(const ListQuery& query) {
     }
     matching.push_back(&job);
   }
-  std::sort(matching.begin(), matching.end(), NewerFirst);
+  std::sort(matching.begin(), matching.end(), NewerFirst<spec::CustomJob>);
   ListResult result;
   for (size_t i = 0; i < matching.size() && i < static_cast<size_t>(page_size); ++i) {
     result.jobs.push_back(*matching[i]);
@@ -99,6 +101,94 @@ StatusOr<std::vector<spec::CustomJob>> MemoryJobStore::ListUnfinished() {
             [](auto* a, auto* b) { return NewerFirst(b, a); });
   std::vector<spec::CustomJob> out;
   for (auto* j : unfinished) out.push_back(*j);
+  return out;
+}
+
+Status MemoryJobStore::CreateTuningJob(const TuningJobRecord& record) {
+  TY_RETURN_IF_ERROR(
+      spec::ResourceName::Parse(record.job.name, spec::kHyperparameterTuningJobs).status());
+  if (!record.job.create_time) {
+    return InvalidArgumentError("hyperparameterTuningJob " + record.job.name +
+                                " has no create_time");
+  }
+  std::lock_guard lock(mu_);
+  if (!tuning_jobs_.emplace(record.job.name, record).second) {
+    return AlreadyExistsError("hyperparameterTuningJob " + record.job.name + " already exists");
+  }
+  return Status::Ok();
+}
+
+Status MemoryJobStore::UpdateTuningJob(const TuningJobRecord& record) {
+  std::lock_guard lock(mu_);
+  auto it = tuning_jobs_.find(record.job.name);
+  if (it == tuning_jobs_.end()) {
+    return NotFoundError("hyperparameterTuningJob " + record.job.name + " not found");
+  }
+  it->second = record;
+  return Status::Ok();
+}
+
+StatusOr<TuningJobRecord> MemoryJobStore::GetTuningJob(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = tuning_jobs_.find(name);
+  if (it == tuning_jobs_.end()) {
+    return NotFoundError("hyperparameterTuningJob " + name + " not found");
+  }
+  return it->second;
+}
+
+Status MemoryJobStore::DeleteTuningJob(const std::string& name) {
+  std::lock_guard lock(mu_);
+  if (tuning_jobs_.erase(name) == 0) {
+    return NotFoundError("hyperparameterTuningJob " + name + " not found");
+  }
+  return Status::Ok();
+}
+
+StatusOr<TuningJobListResult> MemoryJobStore::ListTuningJobs(const ListQuery& query) {
+  TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter));
+  std::optional<PageCursor> cursor;
+  if (!query.page_token.empty()) {
+    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, query.parent, query.filter));
+  }
+  int page_size = query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
+  std::lock_guard lock(mu_);
+  std::vector<const spec::HyperparameterTuningJob*> matching;
+  const std::string prefix =
+      query.parent + "/" + std::string(spec::kHyperparameterTuningJobs) + "/";
+  for (const auto& [name, record] : tuning_jobs_) {
+    const spec::HyperparameterTuningJob& job = record.job;
+    if (!name.starts_with(prefix)) continue;
+    if (!filter.Matches(FilterSubject{job.state, job.display_name, job.create_time, job.update_time,
+                                      &job.labels})) {
+      continue;
+    }
+    if (cursor) {
+      int64_t c = CreateUs(job);
+      if (c > cursor->create_us || (c == cursor->create_us && name >= cursor->name)) continue;
+    }
+    matching.push_back(&job);
+  }
+  std::sort(matching.begin(), matching.end(), NewerFirst<spec::HyperparameterTuningJob>);
+  TuningJobListResult result;
+  for (size_t i = 0; i < matching.size() && i < static_cast<size_t>(page_size); ++i) {
+    result.jobs.push_back(*matching[i]);
+  }
+  if (matching.size() > static_cast<size_t>(page_size)) {
+    const auto& last = result.jobs.back();
+    result.next_page_token =
+        EncodePageToken({CreateUs(last), last.name}, query.parent, query.filter);
+  }
+  return result;
+}
+
+StatusOr<std::vector<TuningJobRecord>> MemoryJobStore::ListAllTuningJobs() {
+  std::lock_guard lock(mu_);
+  std::vector<TuningJobRecord> out;
+  for (const auto& [name, record] : tuning_jobs_) out.push_back(record);
+  std::sort(out.begin(), out.end(), [](const TuningJobRecord& a, const TuningJobRecord& b) {
+    return NewerFirst(&b.job, &a.job);
+  });
   return out;
 }
 

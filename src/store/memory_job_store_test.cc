@@ -1,6 +1,7 @@
 #include "store/memory_job_store.h"
 
 #include "store/job_store_conformance.h"
+#include "store/tuning_job_store_conformance.h"
 
 namespace trainyard::store {
 namespace {
@@ -8,6 +9,11 @@ namespace {
 INSTANTIATE_TEST_SUITE_P(Memory, JobStoreConformanceTest,
                          ::testing::Values([](const std::filesystem::path&) {
                            return std::unique_ptr<JobStore>(new MemoryJobStore());
+                         }));
+
+INSTANTIATE_TEST_SUITE_P(Memory, TuningJobStoreConformanceTest,
+                         ::testing::Values([](const std::filesystem::path&) {
+                           return std::unique_ptr<TuningJobStore>(new MemoryJobStore());
                          }));
 
 }  // namespace

@@ -6,11 +6,14 @@
 #include "spec/custom_job_json.h"
 #include "store/list_filter.h"
 #include "store/page_token.h"
+#include "store/sqlite_util.h"
 
 namespace trainyard::store {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+// 1: jobs, job_labels. 2: tuning_jobs (HyperparameterTuningJobs; their labels share job_labels,
+// keyed by the resource name).
+constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS jobs (
@@ -33,54 +36,19 @@ CREATE TABLE IF NOT EXISTS job_labels (
   PRIMARY KEY (name, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS job_labels_by_key ON job_labels(key, value);
+CREATE TABLE IF NOT EXISTS tuning_jobs (
+  name TEXT PRIMARY KEY,
+  parent TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  display_name TEXT NOT NULL,
+  create_us INTEGER NOT NULL,
+  update_us INTEGER NOT NULL,
+  json TEXT NOT NULL,
+  runtime TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tuning_jobs_by_parent_time
+  ON tuning_jobs(parent, create_us DESC, name DESC);
 )sql";
-
-// RAII prepared statement; errors become Status with the SQLite message.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const std::string& sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr);
-  }
-  ~Stmt() { sqlite3_finalize(stmt_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  Status Prepared() const {
-    return rc_ == SQLITE_OK ? Status::Ok()
-                            : InternalError(std::string("sqlite prepare: ") + sqlite3_errmsg(db_));
-  }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void Bind(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  }
-  // SQLITE_ROW / SQLITE_DONE, or an error code.
-  int Step() { return sqlite3_step(stmt_); }
-  std::string Text(int col) const {
-    const unsigned char* t = sqlite3_column_text(stmt_, col);
-    return t ? std::string(reinterpret_cast<const char*>(t),
-                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
-             : std::string();
-  }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  Status Error(const std::string& what) const {
-    int code = sqlite3_errcode(db_);
-    std::string msg = what + ": " + sqlite3_errmsg(db_);
-    if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_BUSY) {
-      return UnavailableError(msg);
-    }
-    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) return DataLossError(msg);
-    return InternalError(msg);
-  }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_;
-};
 
 int64_t CreateUs(const spec::CustomJob& j) {
   return j.create_time ? ToUnixMicros(*j.create_time) : 0;
@@ -96,33 +64,6 @@ StatusOr<spec::CustomJob> Decode(const std::string& name, const std::string& jso
   }
   return job;
 }
-
-// Rolls back unless committed; keeps every write path to one transaction.
-class Transaction {
- public:
-  explicit Transaction(sqlite3* db) : db_(db) {
-    ok_ = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
-  }
-  ~Transaction() {
-    if (ok_ && !committed_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  Status Began() const {
-    return ok_ ? Status::Ok()
-               : UnavailableError(std::string("sqlite BEGIN: ") + sqlite3_errmsg(db_));
-  }
-  Status Commit() {
-    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-      return UnavailableError(std::string("sqlite COMMIT: ") + sqlite3_errmsg(db_));
-    }
-    committed_ = true;
-    return Status::Ok();
-  }
-
- private:
-  sqlite3* db_;
-  bool ok_ = false;
-  bool committed_ = false;
-};
 
 }  // namespace
 
@@ -170,20 +111,21 @@ Status SqliteJobStore::Exec(const char* sql) {
   return Status::Ok();
 }
 
-Status SqliteJobStore::WriteLabelsLocked(const spec::CustomJob& job) {
+Status SqliteJobStore::WriteLabelsLocked(const std::string& name,
+                                         const std::map<std::string, std::string>& labels) {
   Stmt del(db_, "DELETE FROM job_labels WHERE name = ?");
   TY_RETURN_IF_ERROR(del.Prepared());
-  del.Bind(1, job.name);
-  if (del.Step() != SQLITE_DONE) return del.Error("delete labels of " + job.name);
-  if (job.labels.empty()) return Status::Ok();
+  del.Bind(1, name);
+  if (del.Step() != SQLITE_DONE) return del.Error("delete labels of " + name);
+  if (labels.empty()) return Status::Ok();
   Stmt ins(db_, "INSERT INTO job_labels(name, key, value) VALUES (?, ?, ?)");
   TY_RETURN_IF_ERROR(ins.Prepared());
-  for (const auto& [k, v] : job.labels) {
+  for (const auto& [k, v] : labels) {
     ins.Reset();
-    ins.Bind(1, job.name);
+    ins.Bind(1, name);
     ins.Bind(2, k);
     ins.Bind(3, v);
-    if (ins.Step() != SQLITE_DONE) return ins.Error("insert label of " + job.name);
+    if (ins.Step() != SQLITE_DONE) return ins.Error("insert label of " + name);
   }
   return Status::Ok();
 }
@@ -207,7 +149,7 @@ Status SqliteJobStore::InsertLocked(const spec::CustomJob& job) {
   if (rc == SQLITE_CONSTRAINT)
     return AlreadyExistsError("CustomJob " + job.name + " already exists");
   if (rc != SQLITE_DONE) return ins.Error("insert " + job.name);
-  return WriteLabelsLocked(job);
+  return WriteLabelsLocked(job.name, job.labels);
 }
 
 Status SqliteJobStore::Create(const spec::CustomJob& job) {
@@ -259,7 +201,7 @@ StatusOr<spec::CustomJob> SqliteJobStore::Mutate(
   up.Bind(4, spec::CustomJobToJson(job).dump());
   up.Bind(5, name);
   if (up.Step() != SQLITE_DONE) return up.Error("update " + name);
-  if (job.labels != old_labels) TY_RETURN_IF_ERROR(WriteLabelsLocked(job));
+  if (job.labels != old_labels) TY_RETURN_IF_ERROR(WriteLabelsLocked(job.name, job.labels));
   TY_RETURN_IF_ERROR(tx.Commit());
   return job;
 }

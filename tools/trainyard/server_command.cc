@@ -16,6 +16,7 @@
 #include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "controller/job_controller.h"
+#include "controller/tuning_job_controller.h"
 #include "executor/executor_registry.h"
 #include "executor/fake_executor.h"
 #include "executor/gang_record.h"
@@ -26,9 +27,6 @@
 #include "storage/storage_routes.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
-#include "study/memory_study_store.h"
-#include "study/sqlite_study_store.h"
-#include "study/study_routes.h"
 #ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
 #include "local_executor/local_executor.h"
 #endif
@@ -142,14 +140,21 @@ Status RunServer(const ServerFlags& f) {
   TY_RETURN_IF_ERROR(MakeDirs(data_dir / "jobs"));
   TY_RETURN_IF_ERROR(LockDataDir(data_dir));
 
+  // One store object holds custom jobs and HyperparameterTuningJobs (one SQLite database).
   std::unique_ptr<store::JobStore> store;
+  store::TuningJobStore* tuning_store = nullptr;
   if (f.store == "sqlite") {
-    TY_ASSIGN_OR_RETURN(
-        store, store::SqliteJobStore::Open(
-                   data_dir / "jobs.db", f.sync == "full" ? store::SqliteJobStore::Sync::kFull
+    TY_ASSIGN_OR_RETURN(auto sqlite, store::SqliteJobStore::Open(
+                                         data_dir / "jobs.db",
+                                         f.sync == "full" ? store::SqliteJobStore::Sync::kFull
                                                           : store::SqliteJobStore::Sync::kNormal));
+    TY_RETURN_IF_ERROR(sqlite->ImportStudiesDb(data_dir / "studies.db"));
+    tuning_store = sqlite.get();
+    store = std::move(sqlite);
   } else if (f.store == "memory") {
-    store = std::make_unique<store::MemoryJobStore>();
+    auto memory = std::make_unique<store::MemoryJobStore>();
+    tuning_store = memory.get();
+    store = std::move(memory);
   } else {
     return InvalidArgumentError("--store: '" + f.store + "' is not one of sqlite, memory");
   }
@@ -226,27 +231,19 @@ Status RunServer(const ServerFlags& f) {
   };
   controller::JobController controller(store.get(), executor.get(), &images, CatalogPrice, copts);
 
-  // HP tuning (src/study): trials are custom jobs of the controller above.
-  std::unique_ptr<study::StudyStore> study_store;
-  if (f.store == "sqlite") {
-    TY_ASSIGN_OR_RETURN(study_store,
-                        study::SqliteStudyStore::Open(data_dir / "studies.db", f.sync == "full"));
-  } else {
-    study_store = std::make_unique<study::MemoryStudyStore>();
-  }
-  study::StudyServiceOptions sopts;
-  sopts.metric_file = [jobs_dir = copts.jobs_dir](const spec::CustomJob& job) {
+  // HP tuning: trials are custom jobs of the controller above.
+  controller::TuningJobControllerOptions topts;
+  topts.metric_file = [jobs_dir = copts.jobs_dir](const spec::CustomJob& job) {
     return executor::ReplicaHpMetricFile(jobs_dir / job.Id(), 0, 0);
   };
-  study::StudyService studies(study_store.get(), &controller, sopts);
+  controller::TuningJobController tuning(tuning_store, &controller, topts);
 
   api::ApiServerOptions aopts;
   aopts.host = f.host;
   aopts.port = f.port;
   aopts.max_request_bytes = f.max_request_bytes;
   aopts.is_streaming_path = storage::IsStoragePath;
-  api::ApiServer server(&controller, aopts);
-  study::RegisterStudyRoutes(server.http(), &studies);
+  api::ApiServer server({&controller, &tuning}, aopts);
   // Cloud Storage JSON API over the bucket root (src/storage).
   TY_ASSIGN_OR_RETURN(auto object_store, storage::FsObjectStore::Open(BucketRoot()));
   storage::RegisterStorageRoutes(server.http(), object_store.get());
@@ -261,7 +258,7 @@ Status RunServer(const ServerFlags& f) {
   *storage_host = "http://" + ReachableHost(f.host) + ":" + std::to_string(port);
   // Started once the port is known: recovered jobs are resubmitted with STORAGE_EMULATOR_HOST.
   TY_RETURN_IF_ERROR(controller.Start());
-  TY_RETURN_IF_ERROR(studies.Start());
+  TY_RETURN_IF_ERROR(tuning.Start());  // its trials are custom jobs: after the controller
   std::cout << "Trainyard server listening on http://" << f.host << ":" << port << std::endl;
   std::cerr << "console at http://" << f.host << ":" << port << "/"
             << (observability::ConsoleAssets().empty() ? " (not built: no npm at build time)" : "")
@@ -291,7 +288,7 @@ Status RunServer(const ServerFlags& f) {
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   metrics.StopPolling();
-  studies.Stop();
+  tuning.Stop();
   executor->Shutdown();
   return Status::Ok();
 }

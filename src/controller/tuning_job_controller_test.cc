@@ -1,15 +1,17 @@
-#include "study/study_service.h"
+#include "controller/tuning_job_controller.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "executor/fake_executor.h"
+#include "spec/hyperparameter_tuning_job_json.h"
 #include "store/memory_job_store.h"
-#include "study/memory_study_store.h"
+#include "store/sqlite_job_store.h"
+#include "store/sqlite_util.h"
 #include "testing/test_util.h"
 
-namespace trainyard::study {
+namespace trainyard::controller {
 namespace {
 
 using executor::GangState;
@@ -37,7 +39,7 @@ json StudyBody(int max_trials, int parallel, int max_failed = 0) {
   return body;
 }
 
-class StudyServiceTest : public ::testing::Test {
+class TuningJobControllerTest : public ::testing::Test {
  protected:
   void SetUp() override { Restart(); }
 
@@ -51,7 +53,7 @@ class StudyServiceTest : public ::testing::Test {
         if (st.ok() && st->state == GangState::kRunning) running.push_back(g.job_id);
       }
     }
-    service_.reset();
+    tuning_.reset();
     controller_.reset();
     executor_ = std::make_unique<executor::FakeExecutor>();
     for (const auto& id : running) executor_->SetAdoptResult(id, GangState::kRunning);
@@ -59,28 +61,35 @@ class StudyServiceTest : public ::testing::Test {
         &jobs_, executor_.get(), &images_, nullptr,
         controller::JobControllerOptions{dir_ / "jobs"});
     ASSERT_TRUE(controller_->Start().ok());
-    StudyServiceOptions o;
+    TuningJobControllerOptions o;
     o.poll_interval = std::chrono::milliseconds(0);
     o.seed = 7;
     o.metric_file = [this](const spec::CustomJob& job) { return MetricFile(job.Id()); };
-    service_ = std::make_unique<StudyService>(&studies_, controller_.get(), o);
-    ASSERT_TRUE(service_->Start().ok());
+    tuning_ = std::make_unique<TuningJobController>(&jobs_, controller_.get(), o);
+    ASSERT_TRUE(tuning_->Start().ok());
   }
 
   std::filesystem::path MetricFile(const std::string& job_id) {
     return dir_ / (job_id + ".metrics");
   }
 
+  // Decodes `body` as the API does, then creates the job.
+  StatusOr<spec::HyperparameterTuningJob> Create(const json& body) {
+    TY_ASSIGN_OR_RETURN(auto request,
+                        spec::HyperparameterTuningJobFromJson(body, spec::DecodeMode::kRequest));
+    return tuning_->Create(kParent, std::move(request));
+  }
+
   std::string CreateStudy(const json& body) {
-    auto job = service_->Create(kParent, body);
+    auto job = Create(body);
     EXPECT_TRUE(job.ok()) << job.status();
-    return job.ok() ? (*job)["name"].get<std::string>() : "";
+    return job.ok() ? job->name : "";
   }
 
   json Describe(const std::string& name) {
-    auto j = service_->Get(name);
+    auto j = tuning_->Get(name);
     EXPECT_TRUE(j.ok()) << j.status();
-    return j.ok() ? *j : json();
+    return j.ok() ? spec::HyperparameterTuningJobToJson(*j) : json();
   }
 
   // Job id of trial `trial_id` (from its customJob name).
@@ -121,15 +130,14 @@ class StudyServiceTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_ = testing::MakeTestDir();
-  store::MemoryJobStore jobs_;
-  MemoryStudyStore studies_;
+  store::MemoryJobStore jobs_;  // custom jobs and tuning jobs, as in one SQLite database
   spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
   std::unique_ptr<executor::FakeExecutor> executor_;
   std::unique_ptr<controller::JobController> controller_;
-  std::unique_ptr<StudyService> service_;
+  std::unique_ptr<TuningJobController> tuning_;
 };
 
-TEST_F(StudyServiceTest, TrialJobsGetParameterArgsTrialEnvAndPerTrialOutputDir) {
+TEST_F(TuningJobControllerTest, TrialJobsGetParameterArgsTrialEnvAndPerTrialOutputDir) {
   CreateStudy(StudyBody(4, 2));
   auto gangs = executor_->submitted();
   ASSERT_EQ(gangs.size(), 2u);
@@ -151,78 +159,78 @@ TEST_F(StudyServiceTest, TrialJobsGetParameterArgsTrialEnvAndPerTrialOutputDir) 
             "--fixed= --x= --opt= trial=2 out=/tmp/out/2/ label=2\n");
 }
 
-TEST_F(StudyServiceTest, MetricsFromFileAndStdoutEndTheStudy) {
+TEST_F(TuningJobControllerTest, MetricsFromFileAndStdoutEndTheStudy) {
   std::string name = CreateStudy(StudyBody(2, 2));
   std::string job1 = TrialJob(name, "1"), job2 = TrialJob(name, "2");
   ASSERT_TRUE(executor_->Advance(job1, GangState::kRunning).ok());
   ASSERT_TRUE(executor_->Advance(job2, GangState::kRunning).ok());
   WriteMetrics(job1, {0.25, 0.75});
   ASSERT_TRUE(executor_->AppendLog(job2, 0, 0, "epoch=1 objective=0.5").ok());
-  service_->PollOnce();
+  tuning_->PollOnce();
   EXPECT_EQ(Summary(name), "1:ACTIVE 2:ACTIVE JOB_STATE_RUNNING");
   ASSERT_TRUE(executor_->Advance(job1, GangState::kSucceeded).ok());
   ASSERT_TRUE(executor_->Advance(job2, GangState::kSucceeded).ok());
-  service_->PollOnce();
+  tuning_->PollOnce();
   EXPECT_EQ(Summary(name), "1:SUCCEEDED:0.75 2:SUCCEEDED:0.5 JOB_STATE_SUCCEEDED");
 }
 
-TEST_F(StudyServiceTest, FailedTrialsFailTheStudyWithTheReason) {
+TEST_F(TuningJobControllerTest, FailedTrialsFailTheStudyWithTheReason) {
   std::string name = CreateStudy(StudyBody(4, 1, /*max_failed=*/1));
   std::string job1 = TrialJob(name, "1");
   ASSERT_TRUE(executor_->Advance(job1, GangState::kRunning).ok());
   ASSERT_TRUE(
       executor_->Advance(job1, GangState::kFailed, "workerpool0 replica 0 exited with code 3")
           .ok());
-  service_->PollOnce();
+  tuning_->PollOnce();
   json j = Describe(name);
   EXPECT_EQ(j["state"].get<std::string>() + " | " + j["error"]["message"].get<std::string>(),
             "JOB_STATE_FAILED | 1 trials failed (maxFailedTrialCount=1); last: trial 1: "
             "workerpool0 replica 0 exited with code 3");
 }
 
-TEST_F(StudyServiceTest, CancelStopsRunningTrials) {
+TEST_F(TuningJobControllerTest, CancelStopsRunningTrials) {
   std::string name = CreateStudy(StudyBody(4, 2));
   for (const auto& g : executor_->submitted()) {
     ASSERT_TRUE(executor_->Advance(g.job_id, GangState::kRunning).ok());
   }
-  ASSERT_TRUE(service_->Cancel(name).ok());
-  service_->PollOnce();
+  ASSERT_TRUE(tuning_->Cancel(name).ok());
+  tuning_->PollOnce();
   EXPECT_EQ(executor_->cancelled().size(), 2u);
   EXPECT_EQ(Summary(name), "1:INFEASIBLE 2:INFEASIBLE JOB_STATE_CANCELLED");
-  EXPECT_EQ(service_->Cancel(name).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(tuning_->Cancel(name).code(), StatusCode::kFailedPrecondition);
 }
 
-TEST_F(StudyServiceTest, RestartResumesTheStudyAndReattachesToRunningTrials) {
+TEST_F(TuningJobControllerTest, RestartResumesTheStudyAndReattachesToRunningTrials) {
   std::string name = CreateStudy(StudyBody(3, 2));
   std::string job1 = TrialJob(name, "1"), job2 = TrialJob(name, "2");
   ASSERT_TRUE(executor_->Advance(job1, GangState::kRunning).ok());
   ASSERT_TRUE(executor_->Advance(job2, GangState::kRunning).ok());
   WriteMetrics(job1, {0.5});
   ASSERT_TRUE(executor_->AppendLog(job2, 0, 0, "objective=0.125").ok());
-  service_->PollOnce();
+  tuning_->PollOnce();
   Restart();  // both trial jobs keep running and are re-adopted
   WriteMetrics(job1, {0.5, 0.625});
   ASSERT_TRUE(executor_->Advance(job1, GangState::kSucceeded).ok());
   ASSERT_TRUE(executor_->Advance(job2, GangState::kSucceeded).ok());
-  service_->PollOnce();  // trial 3 starts
+  tuning_->PollOnce();  // trial 3 starts
   std::string job3 = TrialJob(name, "3");
   ASSERT_FALSE(job3.empty());
   ASSERT_TRUE(executor_->Advance(job3, GangState::kRunning).ok());
   WriteMetrics(job3, {0.25});
   ASSERT_TRUE(executor_->Advance(job3, GangState::kSucceeded).ok());
-  service_->PollOnce();
+  tuning_->PollOnce();
   EXPECT_EQ(Summary(name),
             "1:SUCCEEDED:0.625 2:SUCCEEDED:0.125 3:SUCCEEDED:0.25 JOB_STATE_SUCCEEDED");
 }
 
-TEST_F(StudyServiceTest, InvalidRequestsNameTheField) {
+TEST_F(TuningJobControllerTest, InvalidRequestsNameTheField) {
   json bad_trial = StudyBody(2, 1);
   bad_trial["trialJobSpec"]["workerPoolSpecs"][0]["replicaCount"] = 3;
   json bad_study = StudyBody(2, 1);
   bad_study["studySpec"]["parameters"][0]["doubleValueSpec"]["minValue"] = 5;
   std::string got;
   for (const json& body : {bad_trial, bad_study}) {
-    auto r = service_->Create(kParent, body);
+    auto r = Create(body);
     got += r.ok() ? "ok" : r.status().message().substr(0, r.status().message().find(':'));
     got += "\n";
   }
@@ -231,22 +239,22 @@ TEST_F(StudyServiceTest, InvalidRequestsNameTheField) {
             "studySpec.parameters[0].doubleValueSpec.minValue\n");
 }
 
-TEST_F(StudyServiceTest, DeleteRemovesEndedStudyAndItsTrialJobs) {
+TEST_F(TuningJobControllerTest, DeleteRemovesEndedStudyAndItsTrialJobs) {
   std::string name = CreateStudy(StudyBody(1, 1));
   std::string job1 = TrialJob(name, "1");
-  EXPECT_EQ(service_->Delete(name).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(tuning_->Delete(name).status().code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(executor_->Advance(job1, GangState::kRunning).ok());
   WriteMetrics(job1, {0.5});
   ASSERT_TRUE(executor_->Advance(job1, GangState::kSucceeded).ok());
-  service_->PollOnce();
-  ASSERT_TRUE(service_->Delete(name).ok());
-  EXPECT_EQ(service_->Get(name).status().code(), StatusCode::kNotFound);
+  tuning_->PollOnce();
+  ASSERT_TRUE(tuning_->Delete(name).ok());
+  EXPECT_EQ(tuning_->Get(name).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(controller_->Get(std::string(kParent) + "/customJobs/" + job1).status().code(),
             StatusCode::kNotFound);
 }
 
-// hp-tuning-jobs list --filter: the ListCustomJobs filter syntax over tuning jobs.
-TEST_F(StudyServiceTest, ListFiltersByStateDisplayNameAndLabels) {
+// hp-tuning-jobs list --filter: the ListCustomJobs filter syntax over tuning jobs, from the store.
+TEST_F(TuningJobControllerTest, ListFiltersByStateDisplayNameAndLabels) {
   json a = StudyBody(1, 1);
   a["displayName"] = "bert-lr";
   a["labels"] = {{"team", "nlp"}};
@@ -255,14 +263,14 @@ TEST_F(StudyServiceTest, ListFiltersByStateDisplayNameAndLabels) {
   b["labels"] = {{"team", "cv"}};
   std::string first = CreateStudy(a);
   std::string second = CreateStudy(b);
-  ASSERT_TRUE(service_->Cancel(second).ok());
-  service_->PollOnce();  // its cancelled trial job is seen: CANCELLING -> CANCELLED
+  ASSERT_TRUE(tuning_->Cancel(second).ok());
+  tuning_->PollOnce();  // its cancelled trial job is seen: CANCELLING -> CANCELLED
   auto names = [&](const std::string& filter) {
-    auto page = service_->List(kParent, 0, "", filter);
+    auto page = tuning_->List({kParent, filter, 0, ""});
     if (!page.ok()) return page.status().ToString();
     std::string out;
     for (const auto& j : page->jobs) {
-      out += j["displayName"].get<std::string>() + "(" + j["state"].get<std::string>() + ") ";
+      out += j.display_name + "(" + std::string(spec::JobStateName(j.state)) + ") ";
     }
     return out;
   };
@@ -275,5 +283,54 @@ TEST_F(StudyServiceTest, ListFiltersByStateDisplayNameAndLabels) {
             "labels.KEY");
 }
 
+// A data dir written by the StudyService that kept HP-tuning jobs in their own studies.db
+// (test/fixtures/studies_db): after the one-time import and Start, GET shows exactly what that
+// server showed, and the running study goes on to the end.
+TEST(TuningJobControllerMigrationTest, ImportedStudiesReadBackUnchangedAndContinue) {
+  const auto dir = testing::MakeTestDir();
+  const auto fixture = testing::SourcePath("test/fixtures/studies_db");
+  ASSERT_TRUE(
+      store::ExecSqlOnFile(dir / "studies.db", testing::ReadFileOrDie(fixture / "studies.sql"))
+          .ok());
+  ASSERT_TRUE(
+      store::ExecSqlOnFile(dir / "jobs.db", testing::ReadFileOrDie(fixture / "jobs.sql")).ok());
+  auto store = store::SqliteJobStore::Open(dir / "jobs.db");
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->ImportStudiesDb(dir / "studies.db").ok());
+  const json expected = json::parse(testing::ReadFileOrDie(fixture / "expected.json"));
+  const std::string job2 = "1795464660268733000", job3 = "1795464660270930000";
+
+  executor::FakeExecutor executor;
+  executor.SetAdoptResult(job2, GangState::kRunning);  // trial 2 was running; trial 3 queued
+  spec::ImageCatalog images = spec::ImageCatalog::BuiltIn();
+  JobController jobs(store->get(), &executor, &images, nullptr, JobControllerOptions{dir / "jobs"});
+  ASSERT_TRUE(jobs.Start().ok());
+  TuningJobControllerOptions o;
+  o.poll_interval = std::chrono::milliseconds(0);
+  o.seed = 7;
+  TuningJobController tuning(store->get(), &jobs, o);
+  ASSERT_TRUE(tuning.Start().ok());
+  auto describe = [&](const std::string& which) {
+    auto job = tuning.Get(expected[which]["name"].get<std::string>());
+    return job.ok() ? spec::HyperparameterTuningJobToJson(*job) : json(job.status().ToString());
+  };
+  EXPECT_EQ(describe("running").dump(2), expected["running"].dump(2));
+  EXPECT_EQ(describe("cancelled").dump(2), expected["cancelled"].dump(2));
+
+  ASSERT_TRUE(executor.Advance(job2, GangState::kSucceeded).ok());
+  ASSERT_TRUE(executor.Advance(job3, GangState::kRunning).ok());
+  ASSERT_TRUE(executor.AppendLog(job3, 0, 0, "objective=0.375").ok());
+  ASSERT_TRUE(executor.Advance(job3, GangState::kSucceeded).ok());
+  tuning.PollOnce();
+  std::string summary;
+  json running = describe("running");
+  for (const auto& t : running["trials"]) {
+    summary += t["id"].get<std::string>() + ":" + t["state"].get<std::string>() + ":" +
+               t["finalMeasurement"]["metrics"][0]["value"].dump() + " ";
+  }
+  EXPECT_EQ(summary + running["state"].get<std::string>(),
+            "1:SUCCEEDED:0.5 2:SUCCEEDED:0.25 3:SUCCEEDED:0.375 JOB_STATE_SUCCEEDED");
+}
+
 }  // namespace
-}  // namespace trainyard::study
+}  // namespace trainyard::controller

@@ -1,0 +1,84 @@
+// The hyperparameterTuningJobs routes (routes.h lists them), in the shape of the customJobs ones.
+#include <httplib.h>
+
+#include "api/route_util.h"
+#include "api/routes.h"
+#include "spec/hyperparameter_tuning_job_json.h"
+
+namespace trainyard::api {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kParentPattern =
+    "/v1/projects/([^/]+)/locations/([^/]+)/hyperparameterTuningJobs";
+constexpr const char* kJobPattern =
+    "/v1/projects/([^/]+)/locations/([^/]+)/hyperparameterTuningJobs/([^/:]+)";
+
+std::string JobName(const httplib::Request& req) {
+  return ParentOf(req) + "/hyperparameterTuningJobs/" + std::string(req.matches[3]);
+}
+
+}  // namespace
+
+void RegisterTuningJobRoutes(httplib::Server& server, controller::TuningJobController* tuning) {
+  server.Post(kParentPattern, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+                TY_RETURN_IF_ERROR(CheckParams(req, {}));
+                if (req.body.empty()) {
+                  return InvalidArgumentError(
+                      "request body is empty; send a HyperparameterTuningJob as JSON with "
+                      "displayName, studySpec, maxTrialCount, parallelTrialCount and "
+                      "trialJobSpec (docs/hp-tuning.md)");
+                }
+                TY_ASSIGN_OR_RETURN(
+                    spec::HyperparameterTuningJob request,
+                    spec::ParseHyperparameterTuningJob(req.body, spec::DecodeMode::kRequest));
+                TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job,
+                                    tuning->Create(ParentOf(req), std::move(request)));
+                return spec::HyperparameterTuningJobToJson(job);
+              }));
+
+  server.Get(kParentPattern, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+               TY_RETURN_IF_ERROR(CheckParams(req, {"filter", "pageSize", "pageToken"}));
+               store::ListQuery q;
+               q.parent = ParentOf(req);
+               q.filter = req.get_param_value("filter");
+               TY_ASSIGN_OR_RETURN(int64_t page_size, IntParam(req, "pageSize", 0, 0, 1 << 30));
+               q.page_size = static_cast<int>(page_size);
+               q.page_token = req.get_param_value("pageToken");
+               TY_ASSIGN_OR_RETURN(store::TuningJobListResult result, tuning->List(q));
+               json out = json::object();
+               if (!result.jobs.empty()) {
+                 json jobs = json::array();
+                 for (const auto& j : result.jobs) {
+                   jobs.push_back(spec::HyperparameterTuningJobToJson(j));
+                 }
+                 out["hyperparameterTuningJobs"] = std::move(jobs);
+               }
+               if (!result.next_page_token.empty()) out["nextPageToken"] = result.next_page_token;
+               return out;
+             }));
+
+  server.Get(kJobPattern, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+               TY_RETURN_IF_ERROR(CheckParams(req, {}));
+               TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job, tuning->Get(JobName(req)));
+               return spec::HyperparameterTuningJobToJson(job);
+             }));
+
+  server.Delete(kJobPattern, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+                  TY_RETURN_IF_ERROR(CheckParams(req, {}));
+                  TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job,
+                                      tuning->Delete(JobName(req)));
+                  return DoneDeleteOperation(job.name);
+                }));
+
+  server.Post(std::string(kJobPattern) + ":cancel",
+              Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+                TY_RETURN_IF_ERROR(CheckParams(req, {}));
+                TY_RETURN_IF_ERROR(CheckEmptyBody(req));
+                TY_RETURN_IF_ERROR(tuning->Cancel(JobName(req)));
+                return json::object();
+              }));
+}
+
+}  // namespace trainyard::api
