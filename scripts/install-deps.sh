@@ -7,13 +7,15 @@ set -euo pipefail
 pkgs=(
   build-essential cmake pkg-config git ca-certificates
   libtorch-dev libopenblas-dev libgloo-dev
-  libsqlite3-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev
+  libsqlite3-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libssl-dev
   libspdlog-dev libfmt-dev libutf8proc-dev libeigen3-dev libcsv-dev
   libgtest-dev libgmock-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
   # python3-torch: the independent reference implementation in parity tests and benchmarks.
   pkgs+=(python3 python3-torch python3-numpy procps curl clang-format)
+  # Security tests: self-signed certificates (openssl); fuzzing (clang-14 with libFuzzer).
+  pkgs+=(openssl clang libclang-rt-14-dev)
   # Slurm executor integration tests: scripts/slurm-local.sh runs a real cluster on localhost.
   pkgs+=(slurmctld slurmd slurm-client munge)
 fi

@@ -3,12 +3,15 @@
 //
 // Policies enforced here: request bodies above max_request_bytes get 413 with a google.rpc.Status
 // body; unknown paths get 404 NOT_FOUND with a google.rpc.Status body; no handler throws (every
-// exception is turned into 500 INTERNAL).
+// exception is turned into 500 INTERNAL); every route is registered through routes() with the
+// access it needs, and checked against options.tokens when set (route_table.h); with tls_cert and
+// tls_key the server speaks HTTPS only.
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "api/route_table.h"
 #include "common/status.h"
 #include "controller/job_controller.h"
 
@@ -24,6 +27,9 @@ struct ApiServerOptions {
   size_t max_request_bytes = 1 << 20;  // 1 MiB; a CustomJob is a few KiB
   int threads = 32;                    // includes long-polling log readers
   int max_log_wait_seconds = 20;       // cap of :logs?waitSeconds=
+  AuthOptions auth;                    // tokens (null: no authentication) and audit log
+  std::string tls_cert;                // PEM certificate chain; with tls_key: HTTPS
+  std::string tls_key;                 // PEM private key
 };
 
 class ApiServer {
@@ -33,19 +39,22 @@ class ApiServer {
   ~ApiServer();
 
   // Binds the listening socket. Returns the bound port (the chosen one when options.port is 0).
-  // UNAVAILABLE if the address cannot be bound.
+  // UNAVAILABLE if the address cannot be bound; INVALID_ARGUMENT if the TLS certificate or key
+  // cannot be loaded.
   StatusOr<int> Bind();
   // Serves until Stop(). Precondition: Bind() succeeded.
   void Serve();
   // Stops Serve(); safe from any thread.
   void Stop();
-  // The HTTP server, for other subsystems to add their routes before Serve() (src/study).
-  httplib::Server& http() { return *server_; }
+  // Where other subsystems add their routes, each with its access level, before Serve()
+  // (src/study). There is deliberately no access to the httplib::Server itself.
+  RouteTable& routes() { return *routes_; }
 
  private:
   controller::JobController* controller_;
   ApiServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<RouteTable> routes_;
 };
 
 }  // namespace trainyard::api

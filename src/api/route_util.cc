@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/http_status.h"
+#include "common/json_parse.h"
 #include "common/parse.h"
 #include "spec/time_util.h"
 
@@ -52,8 +53,8 @@ std::string ParentOf(const httplib::Request& req) {
 
 Status CheckEmptyBody(const httplib::Request& req) {
   if (req.body.empty()) return Status::Ok();
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
+  StatusOr<json> body = ParseJson(req.body);
+  if (!body.ok() || !body->is_object()) {
     return InvalidArgumentError(
         "Invalid JSON payload received: the cancel body must be {} or empty");
   }

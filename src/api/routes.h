@@ -5,14 +5,16 @@
 //   DELETE /v1/projects/{p}/locations/{l}/customJobs/{id}         DeleteCustomJob (an Operation)
 //   POST   /v1/projects/{p}/locations/{l}/customJobs/{id}:cancel  CancelCustomJob
 //   GET    /v1/projects/{p}/locations/{l}/customJobs/{id}:logs    Trainyard: read/stream logs
-//   GET    /healthz
+//   GET    /healthz                                                (public)
+//   GET    /v1/routes                       Trainyard: every route and its access (admin)
+//   GET    /v1/projects/{p}/auditLogs       Trainyard: the audit log of a project (admin)
 #pragma once
 
 #include "api/api_server.h"
 
 namespace trainyard::api {
 
-void RegisterRoutes(httplib::Server& server, controller::JobController* controller,
+void RegisterRoutes(RouteTable& routes, controller::JobController* controller,
                     const ApiServerOptions& options);
 
 }  // namespace trainyard::api

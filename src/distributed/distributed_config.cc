@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "common/json_parse.h"
+
 extern char** environ;
 
 namespace trainyard::distributed {
@@ -66,12 +68,11 @@ struct ClusterView {
 
 StatusOr<ClusterView> ParseCluster(const std::string& variable, const std::string& text,
                                    const std::vector<std::string>& pool_names) {
-  Json doc;
-  try {
-    doc = Json::parse(text);
-  } catch (const Json::exception& e) {
-    return InvalidArgumentError(variable + ": not valid JSON (" + e.what() + ")");
+  StatusOr<Json> parsed = ParseJson(text);
+  if (!parsed.ok()) {
+    return InvalidArgumentError(variable + ": not valid JSON (" + parsed.status().message() + ")");
   }
+  Json doc = std::move(*parsed);
   if (!doc.is_object() || !doc.contains("cluster") || !doc["cluster"].is_object()) {
     return InvalidArgumentError(variable + ": expected an object with a \"cluster\" object");
   }

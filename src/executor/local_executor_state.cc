@@ -4,6 +4,7 @@
 
 #include "common/bucket_path.h"
 #include "common/file_util.h"
+#include "common/json_parse.h"
 #include "executor/replica_env.h"
 
 namespace trainyard::executor {
@@ -90,7 +91,7 @@ EnvMap InheritedReplicaEnv() {
 StatusOr<ProcessId> ReadPidFile(const fs::path& path) {
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   try {
-    Json j = Json::parse(text);
+    Json j = ParseJsonOrThrow(text);
     return ProcessId{j.at("pid").get<int64_t>(), j.at("start_ticks").get<uint64_t>()};
   } catch (const std::exception& e) {
     return DataLossError("corrupt pid file " + path.string() + ": " + e.what());
@@ -100,7 +101,7 @@ StatusOr<ProcessId> ReadPidFile(const fs::path& path) {
 StatusOr<int> ReadStatusFile(const fs::path& path) {
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   try {
-    return Json::parse(text).at("exit_code").get<int>();
+    return ParseJsonOrThrow(text).at("exit_code").get<int>();
   } catch (const std::exception& e) {
     return DataLossError("corrupt status file " + path.string() + ": " + e.what());
   }
@@ -149,7 +150,7 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
   PersistedGang out;
   LocalExecutor::Gang& g = out.gang;
   try {
-    Json j = Json::parse(text);
+    Json j = ParseJsonOrThrow(text);
     g.spec.job_id = j.at("job_id").get<std::string>();
     g.spec.job_dir = job_dir;
     g.phase = PhaseFromName(j.at("phase").get<std::string>());

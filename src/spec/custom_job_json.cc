@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/json_parse.h"
 #include "spec/time_util.h"
 
 namespace trainyard::spec {
@@ -499,19 +500,12 @@ StatusOr<CustomJob> CustomJobFromJson(const json& j, DecodeMode mode) {
 }
 
 StatusOr<CustomJob> ParseCustomJob(std::string_view text, DecodeMode mode) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    // Re-parse with exceptions only to get the position for the message.
-    try {
-      json reparsed = json::parse(text);
-      (void)reparsed;
-    } catch (const json::parse_error& e) {
-      return InvalidArgumentError(std::string("Invalid JSON payload received. ") + e.what());
-    }
-    return InvalidArgumentError("Invalid JSON payload received.");
+  StatusOr<json> j = ParseJson(text);
+  if (!j.ok()) {
+    return InvalidArgumentError("Invalid JSON payload received. " + j.status().message());
   }
   try {
-    return CustomJobFromJson(j, mode);
+    return CustomJobFromJson(*j, mode);
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("Invalid JSON payload received: ") + e.what());
   }

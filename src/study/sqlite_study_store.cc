@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include "common/json_parse.h"
+
 namespace trainyard::study {
 namespace {
 
@@ -36,8 +38,9 @@ StatusOr<StudyRecord> ReadRow(sqlite3_stmt* s) {
   r.name = Column(s, 0);
   r.parent = Column(s, 1);
   r.create_us = sqlite3_column_int64(s, 2);
-  r.data = nlohmann::json::parse(Column(s, 3), nullptr, false);
-  if (r.data.is_discarded() || !r.data.is_object()) {
+  StatusOr<nlohmann::json> data = ParseJson(Column(s, 3));
+  if (data.ok()) r.data = std::move(*data);
+  if (!data.ok() || !r.data.is_object()) {
     return DataLossError("studies database: the record of " + r.name + " is not valid JSON");
   }
   return r;

@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 
+#include "api/route_table.h"
 #include "api/route_util.h"
+#include "common/json_parse.h"
 
 namespace trainyard::study {
 namespace {
@@ -20,9 +22,11 @@ std::string JobName(const httplib::Request& req) {
 
 }  // namespace
 
-void RegisterStudyRoutes(httplib::Server& server, StudyService* service) {
+void RegisterStudyRoutes(api::RouteTable& server, StudyService* service) {
+  using auth::Access;
   server.Post(
-      kParentPattern, api::Guarded([service](const httplib::Request& req) -> StatusOr<json> {
+      kParentPattern, Access::kWrite,
+      api::Guarded([service](const httplib::Request& req) -> StatusOr<json> {
         TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
         if (req.body.empty()) {
           return InvalidArgumentError(
@@ -30,14 +34,15 @@ void RegisterStudyRoutes(httplib::Server& server, StudyService* service) {
               "displayName, studySpec, maxTrialCount, parallelTrialCount and "
               "trialJobSpec (docs/hp-tuning.md)");
         }
-        json body = json::parse(req.body, nullptr, false);
-        if (body.is_discarded()) {
-          return InvalidArgumentError("Invalid JSON payload received: the body is not valid JSON");
+        StatusOr<json> body = ParseJson(req.body);
+        if (!body.ok()) {
+          return InvalidArgumentError("Invalid JSON payload received. " + body.status().message());
         }
-        return service->Create(api::ParentOf(req), body);
+        return service->Create(api::ParentOf(req), *body);
       }));
 
-  server.Get(kParentPattern, api::Guarded([service](const httplib::Request& req) -> StatusOr<json> {
+  server.Get(kParentPattern, Access::kRead,
+             api::Guarded([service](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(api::CheckParams(req, {"filter", "pageSize", "pageToken"}));
                TY_ASSIGN_OR_RETURN(int64_t page_size,
                                    api::IntParam(req, "pageSize", 0, 0, 1 << 30));
@@ -51,18 +56,20 @@ void RegisterStudyRoutes(httplib::Server& server, StudyService* service) {
                return out;
              }));
 
-  server.Get(kJobPattern, api::Guarded([service](const httplib::Request& req) -> StatusOr<json> {
+  server.Get(kJobPattern, Access::kRead,
+             api::Guarded([service](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
                return service->Get(JobName(req));
              }));
 
-  server.Delete(kJobPattern, api::Guarded([service](const httplib::Request& req) -> StatusOr<json> {
+  server.Delete(kJobPattern, Access::kWrite,
+                api::Guarded([service](const httplib::Request& req) -> StatusOr<json> {
                   TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
                   TY_ASSIGN_OR_RETURN(json job, service->Delete(JobName(req)));
                   return api::DoneDeleteOperation(job["name"].get<std::string>());
                 }));
 
-  server.Post(std::string(kJobPattern) + ":cancel",
+  server.Post(std::string(kJobPattern) + ":cancel", Access::kWrite,
               api::Guarded([service](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
                 TY_RETURN_IF_ERROR(api::CheckEmptyBody(req));

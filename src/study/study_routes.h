@@ -9,13 +9,13 @@
 
 #include "study/study_service.h"
 
-namespace httplib {
-class Server;
+namespace trainyard::api {
+class RouteTable;  // api/route_table.h; not included: httplib.h's <resolv.h> `_res` breaks Eigen
 }
 
 namespace trainyard::study {
 
 // `service` must outlive the server.
-void RegisterStudyRoutes(httplib::Server& server, StudyService* service);
+void RegisterStudyRoutes(api::RouteTable& server, StudyService* service);
 
 }  // namespace trainyard::study

@@ -31,29 +31,29 @@ class DistributedBertE2ETest : public ::testing::Test {
     }
     dir_ = testing::MakeTestDir();
     buckets_ = dir_ / "buckets";
-    fs::create_directories(buckets_ / "b" / "data");
-    testing::WriteFileOrDie(buckets_ / "b" / "data" / "train.csv", testing::SentimentCsv(320, 1));
-    testing::WriteFileOrDie(buckets_ / "b" / "data" / "eval.csv", testing::SentimentCsv(48, 2));
-    testing::WriteFileOrDie(buckets_ / "b" / "data" / "test.csv", testing::SentimentCsv(48, 3));
-    testing::WriteFileOrDie(buckets_ / "b" / "data" / "vocab.txt", testing::SentimentVocab());
+    fs::create_directories(buckets_ / "bkt" / "data");
+    testing::WriteFileOrDie(buckets_ / "bkt" / "data" / "train.csv", testing::SentimentCsv(320, 1));
+    testing::WriteFileOrDie(buckets_ / "bkt" / "data" / "eval.csv", testing::SentimentCsv(48, 2));
+    testing::WriteFileOrDie(buckets_ / "bkt" / "data" / "test.csv", testing::SentimentCsv(48, 3));
+    testing::WriteFileOrDie(buckets_ / "bkt" / "data" / "vocab.txt", testing::SentimentVocab());
     env_ = {"TRAINYARD_BUCKET_ROOT=" + buckets_.string(),
             "PATH=" + bert_.parent_path().string() + ":" + std::getenv("PATH")};
   }
 
   // CustomJob: pool 0 = chief, pool 1 = one worker, both the built-in BERT image.
   static json TwoWorkerJob() {
-    json args = json::array({"--training-file=gs://b/data/train.csv",
-                             "--validation-file=gs://b/data/eval.csv",
-                             "--testing-file=gs://b/data/test.csv", "--vocab=gs://b/data/vocab.txt",
-                             "--epochs=2", "--batch-size=8", "--max-length=32", "--threads=1",
-                             "--learning-rate=0.001", "--check-replicas"});
+    json args = json::array(
+        {"--training-file=gs://bkt/data/train.csv", "--validation-file=gs://bkt/data/eval.csv",
+         "--testing-file=gs://bkt/data/test.csv", "--vocab=gs://bkt/data/vocab.txt", "--epochs=2",
+         "--batch-size=8", "--max-length=32", "--threads=1", "--learning-rate=0.001",
+         "--check-replicas"});
     json pool = {{"machineSpec", {{"machineType", "n1-standard-4"}}},
                  {"replicaCount", 1},
                  {"containerSpec", {{"imageUri", "trainyard/bert-sentiment"}, {"args", args}}}};
     return {{"displayName", "bert-2-workers"},
             {"jobSpec",
              {{"workerPoolSpecs", json::array({pool, pool})},
-              {"baseOutputDirectory", {{"outputUriPrefix", "gs://b/out/"}}}}}};
+              {"baseOutputDirectory", {{"outputUriPrefix", "gs://bkt/out/"}}}}}};
   }
 
   // Submits the job, waits for it to end, and checks what both replicas logged and exported.
@@ -76,7 +76,7 @@ class DistributedBertE2ETest : public ::testing::Test {
       EXPECT_NE(logs.out.find(line), std::string::npos) << line << "\n" << logs.out;
     }
     // AIP_MODEL_DIR = <baseOutputDirectory>/model/, written by the chief only.
-    const fs::path model = buckets_ / "b" / "out" / "model";
+    const fs::path model = buckets_ / "bkt" / "out" / "model";
     EXPECT_TRUE(fs::exists(model / "model.safetensors")) << logs.out;
     auto metrics = json::parse(testing::ReadFileOrDie(model / "metrics.json"), nullptr, false);
     ASSERT_TRUE(metrics.is_object());
@@ -138,7 +138,7 @@ exec trainyard-bert train "$@"
        {"exited with code 137", "restarting the whole job", "Resuming from checkpoint"}) {
     EXPECT_NE(logs.out.find(line), std::string::npos) << line << "\n" << logs.out;
   }
-  EXPECT_TRUE(fs::exists(buckets_ / "b" / "out" / "model" / "model.safetensors")) << logs.out;
+  EXPECT_TRUE(fs::exists(buckets_ / "bkt" / "out" / "model" / "model.safetensors")) << logs.out;
 }
 
 TEST_F(DistributedBertE2ETest, LocalExecutorRunsTwoWorkerPoolsAsOneDataParallelGang) {

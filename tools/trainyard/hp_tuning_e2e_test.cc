@@ -83,7 +83,7 @@ trialJobSpec:
       - name: FAIL_TRIAL
         value: "2"
   baseOutputDirectory:
-    outputUriPrefix: gs://hp/out
+    outputUriPrefix: gs://hpt/out
 )";
 }
 
@@ -138,7 +138,7 @@ TEST_F(HpTuningE2ETest, StudyWithFailureEarlyStoppingAndServerRestart) {
   std::string table = described.out.substr(described.out.find("TRIAL"));
   std::string second_line = table.substr(table.find('\n') + 1);
   EXPECT_EQ(second_line.substr(0, second_line.find(' ')), "1") << described.out;
-  std::ifstream model(dir_ / "buckets" / "hp" / "out" / "1" / "model" / "model.txt");
+  std::ifstream model(dir_ / "buckets" / "hpt" / "out" / "1" / "model" / "model.txt");
   std::string model_text;
   std::getline(model, model_text);
   EXPECT_EQ(model_text, "x=1") << "AIP_MODEL_DIR gets a <trial_id>/ level";

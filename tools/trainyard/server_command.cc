@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "api/api_server.h"
+#include "auth_command.h"
 #include "commands.h"
 #include "common/file_util.h"
 #include "controller/job_controller.h"
@@ -53,14 +54,21 @@ struct ServerFlags {
   std::string slurm_partition;  // --executor slurm: empty = cluster defaults
   std::string slurm_account;
   std::string slurm_qos;
+  std::optional<bool> auth;  // --auth / --no-auth; default: on unless --host is loopback
+  std::string tls_cert;
+  std::string tls_key;
 };
 
-std::string DefaultDataDir() {
+}  // namespace
+
+std::string DefaultServerDataDir() {
   if (const char* home = std::getenv("HOME"); home && *home) {
     return std::string(home) + "/.trainyard/server";
   }
   return "/tmp/trainyard-server";
 }
+
+namespace {
 
 // One server per data dir: a second one would run every queued job twice. The lock dies with the
 // process, so a server killed with -9 can be restarted at once.
@@ -104,7 +112,7 @@ Status RunServer(const ServerFlags& f) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const std::filesystem::path data_dir =
-      std::filesystem::absolute(f.data_dir.empty() ? DefaultDataDir() : f.data_dir);
+      std::filesystem::absolute(f.data_dir.empty() ? DefaultServerDataDir() : f.data_dir);
   TY_RETURN_IF_ERROR(MakeDirs(data_dir / "jobs"));
   TY_RETURN_IF_ERROR(LockDataDir(data_dir));
 
@@ -200,10 +208,15 @@ Status RunServer(const ServerFlags& f) {
   aopts.host = f.host;
   aopts.port = f.port;
   aopts.max_request_bytes = f.max_request_bytes;
+  TY_ASSIGN_OR_RETURN(ServerAuth server_auth, OpenServerAuth(data_dir, f.host, f.auth));
+  aopts.auth = {server_auth.tokens.get(), server_auth.audit.get()};
+  aopts.tls_cert = f.tls_cert;
+  aopts.tls_key = f.tls_key;
   api::ApiServer server(&controller, aopts);
-  study::RegisterStudyRoutes(server.http(), &studies);
+  study::RegisterStudyRoutes(server.routes(), &studies);
   TY_ASSIGN_OR_RETURN(int port, server.Bind());
-  std::cout << "Trainyard server listening on http://" << f.host << ":" << port << std::endl;
+  std::cout << "Trainyard server listening on " << (f.tls_cert.empty() ? "http" : "https") << "://"
+            << f.host << ":" << port << std::endl;
   std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
             << f.executor
             << (catalog_path.empty() ? "" : ", image catalog " + catalog_path.string()) << "\n";
@@ -288,6 +301,14 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--any-gpu-model", f->any_gpu_model,
                 "Local executor: every GPU serves every acceleratorType (for GPUs whose "
                 "nvidia-smi names Trainyard does not know); default: only the requested model");
+  cmd->add_flag("--auth,!--no-auth", f->auth,
+                "Require `Authorization: Bearer TOKEN` (tokens from `trainyard auth "
+                "create-token`) on every route but GET /healthz; default: on unless --host is a "
+                "loopback address (docs/security.md)");
+  cmd->add_option("--tls-cert", f->tls_cert, "PEM certificate (chain): serve HTTPS only")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-key", f->tls_key, "PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--fake-run-ms", f->fake_run_ms,
                   "With --executor fake: how long each job stays RUNNING");
   cmd->callback([f, exit_code] {

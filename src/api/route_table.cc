@@ -1,0 +1,93 @@
+#include "api/route_table.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+
+#include "api/route_util.h"
+
+namespace trainyard::api {
+
+RouteTable::RouteTable(httplib::Server& server, AuthOptions options)
+    : server_(server), options_(std::move(options)) {}
+
+void RouteTable::Get(const std::string& pattern, auth::Access access, Handler handler) {
+  server_.Get(pattern, Wrap({"GET", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Post(const std::string& pattern, auth::Access access, Handler handler) {
+  server_.Post(pattern, Wrap({"POST", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Put(const std::string& pattern, auth::Access access, Handler handler) {
+  server_.Put(pattern, Wrap({"PUT", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Patch(const std::string& pattern, auth::Access access, Handler handler) {
+  server_.Patch(pattern, Wrap({"PATCH", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Delete(const std::string& pattern, auth::Access access, Handler handler) {
+  server_.Delete(pattern, Wrap({"DELETE", pattern, access}, std::move(handler)));
+}
+
+Handler RouteTable::Wrap(RouteSpec spec, Handler handler) {
+  routes_.push_back(spec);
+  if (spec.access == auth::Access::kPublic) return handler;
+  return [this, spec, handler](const httplib::Request& req, httplib::Response& res) {
+    const std::string project = ProjectOfPath(req.path);
+    StatusOr<auth::Principal> who = Check(req, spec, project);
+    if (who.ok()) {
+      handler(req, res);
+    } else {
+      SendError(res, who.status());
+      if (who.status().code() == StatusCode::kUnauthenticated) {
+        res.set_header("WWW-Authenticate", "Bearer realm=\"trainyard\"");
+      }
+    }
+    if (options_.audit == nullptr) return;
+    auth::AuditEntry entry;
+    entry.time = options_.clock();
+    entry.token_id = who.ok() ? who->token_id : "-";
+    entry.project = project;
+    entry.method = req.method;
+    entry.path = req.path;
+    entry.access = std::string(auth::AccessName(spec.access));
+    entry.http_status = res.status;
+    if (Status s = options_.audit->Append(entry); !s.ok()) {
+      // The request has been served; losing its audit row is reported, not turned into a failure.
+      std::cerr << "trainyard server: audit log: " << s << "\n";
+    }
+  };
+}
+
+StatusOr<auth::Principal> RouteTable::Check(const httplib::Request& req, const RouteSpec& spec,
+                                            const std::string& project) const {
+  if (options_.tokens == nullptr) return auth::Principal{"-", "*", auth::Role::kAdmin};
+  const std::string header = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "bearer ";
+  if (header.size() <= kBearer.size() ||
+      !std::equal(kBearer.begin(), kBearer.end(), header.begin(), [](char a, char b) {
+        return a == std::tolower(static_cast<unsigned char>(b));
+      })) {
+    return UnauthenticatedError(
+        "Request is missing required authentication credential. Expected an "
+        "`Authorization: Bearer TOKEN` header with a token from `trainyard auth create-token` "
+        "(see docs/security.md).");
+  }
+  TY_ASSIGN_OR_RETURN(auth::Principal who, options_.tokens->Authenticate(
+                                               header.substr(kBearer.size()), options_.clock()));
+  TY_RETURN_IF_ERROR(auth::Authorize(who, spec.access, project));
+  return who;
+}
+
+std::string ProjectOfPath(const std::string& path) {
+  constexpr std::string_view kPrefix = "/v1/projects/";
+  if (!path.starts_with(kPrefix)) return "";
+  const size_t end = path.find('/', kPrefix.size());
+  return path.substr(kPrefix.size(), end == std::string::npos ? end : end - kPrefix.size());
+}
+
+}  // namespace trainyard::api
