@@ -1,26 +1,41 @@
 #include "spec/custom_job.h"
 
-#include <array>
+#include "protojson/reader.h"
 
 namespace trainyard::spec {
 namespace {
 
-constexpr std::array<std::string_view, 12> kStateNames = {
-    "JOB_STATE_UNSPECIFIED", "JOB_STATE_QUEUED",    "JOB_STATE_PENDING",
-    "JOB_STATE_RUNNING",     "JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
-    "JOB_STATE_CANCELLING",  "JOB_STATE_CANCELLED", "JOB_STATE_PAUSED",
-    "JOB_STATE_EXPIRED",     "JOB_STATE_UPDATING",  "JOB_STATE_PARTIALLY_SUCCEEDED"};
+constexpr protojson::EnumEntry<JobState> kJobStateEntries[] = {
+    {"JOB_STATE_UNSPECIFIED", 0, JobState::kUnspecified},
+    {"JOB_STATE_QUEUED", 1, JobState::kQueued},
+    {"JOB_STATE_PENDING", 2, JobState::kPending},
+    {"JOB_STATE_RUNNING", 3, JobState::kRunning},
+    {"JOB_STATE_SUCCEEDED", 4, JobState::kSucceeded},
+    {"JOB_STATE_FAILED", 5, JobState::kFailed},
+    {"JOB_STATE_CANCELLING", 6, JobState::kCancelling},
+    {"JOB_STATE_CANCELLED", 7, JobState::kCancelled},
+    {"JOB_STATE_PAUSED", 8, JobState::kPaused},
+    {"JOB_STATE_EXPIRED", 9, JobState::kExpired},
+    {"JOB_STATE_UPDATING", 10, JobState::kUpdating},
+    {"JOB_STATE_PARTIALLY_SUCCEEDED", 11, JobState::kPartiallySucceeded},
+};
 
 }  // namespace
 
+const protojson::EnumType<JobState>& JobStateType() {
+  static constexpr protojson::EnumType<JobState> kType = {"google.cloud.aiplatform.v1.JobState",
+                                                          kJobStateEntries};
+  return kType;
+}
+
 std::string_view JobStateName(JobState state) {
-  auto i = static_cast<size_t>(state);
-  return i < kStateNames.size() ? kStateNames[i] : "JOB_STATE_UNSPECIFIED";
+  std::string_view name = JobStateType().NameOf(state);
+  return name.empty() ? "JOB_STATE_UNSPECIFIED" : name;
 }
 
 std::optional<JobState> ParseJobState(std::string_view name) {
-  for (size_t i = 0; i < kStateNames.size(); ++i) {
-    if (kStateNames[i] == name) return static_cast<JobState>(i);
+  for (const auto& e : kJobStateEntries) {
+    if (e.name == name) return e.value;
   }
   return std::nullopt;
 }

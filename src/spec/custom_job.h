@@ -12,9 +12,14 @@
 #include <string_view>
 #include <vector>
 
+namespace trainyard::protojson {
+template <typename E>
+struct EnumType;  // protojson/reader.h
+}  // namespace trainyard::protojson
+
 namespace trainyard::spec {
 
-using Timestamp = std::chrono::system_clock::time_point;
+using Timestamp = std::chrono::system_clock::time_point;  // == trainyard::TimePoint
 
 // google.cloud.aiplatform.v1.JobState; numeric values match the proto enum.
 enum class JobState {
@@ -32,6 +37,8 @@ enum class JobState {
   kPartiallySucceeded = 11,
 };
 
+// The proto enum's names and numbers, for the JSON codec.
+const protojson::EnumType<JobState>& JobStateType();
 // "JOB_STATE_RUNNING", ...
 std::string_view JobStateName(JobState state);
 // Inverse of JobStateName; nullopt for unknown names.

@@ -1,271 +1,150 @@
 #include "spec/custom_job_json.h"
 
-#include <cmath>
-#include <limits>
-
-#include "common/json_parse.h"
-#include "spec/time_util.h"
+#include "protojson/parse.h"
+#include "protojson/reader.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::spec {
 namespace {
 
 using nlohmann::json;
+using protojson::InvalidValueError;
+using Fields = protojson::ObjectReader;
 
-std::string Join(const std::string& path, std::string_view field) {
-  return path.empty() ? std::string(field) : path + "." + std::string(field);
-}
-std::string Index(const std::string& path, size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
-std::string SnakeToCamel(std::string_view s) {
-  std::string out;
-  bool upper = false;
-  for (char c : s) {
-    if (c == '_') {
-      upper = true;
-    } else {
-      out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-      upper = false;
-    }
-  }
-  return out;
-}
-
-std::string Brief(const json& v) {
-  std::string s = v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
-
-Status BadValue(const std::string& path, std::string_view type, const json& v) {
-  return InvalidArgumentError("Invalid value at '" + path + "' (" + std::string(type) + "), " +
-                              Brief(v));
-}
-
-// The fields of one JSON object, keyed by lowerCamelCase name, after checking that every key is
-// known. Null values count as absent.
-class Fields {
- public:
-  static StatusOr<Fields> Of(const json& j, const std::string& path,
-                             std::initializer_list<std::string_view> known,
-                             std::initializer_list<std::string_view> ignored = {}) {
-    if (!j.is_object()) {
-      return InvalidArgumentError("Invalid value at '" + (path.empty() ? "customJob" : path) +
-                                  "': expected a JSON object, got " + Brief(j));
-    }
-    Fields f;
-    f.path_ = path;
-    for (const auto& [key, value] : j.items()) {
-      std::string camel = SnakeToCamel(key);
-      bool is_known = false;
-      for (auto k : known) is_known |= (k == camel);
-      bool is_ignored = false;
-      for (auto k : ignored) is_ignored |= (k == camel);
-      if (!is_known && !is_ignored) {
-        return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" + key +
-                                    "\" at '" + (path.empty() ? "customJob" : path) +
-                                    "': Cannot find field.");
-      }
-      if (f.values_.count(camel)) {
-        return InvalidArgumentError("Invalid JSON payload received. Field '" + Join(path, camel) +
-                                    "' is given twice (as \"" + camel +
-                                    "\" and its snake_case form).");
-      }
-      if (is_known && !value.is_null()) f.values_[camel] = &value;
-      if (is_ignored) f.values_[camel] = nullptr;
-    }
-    return f;
-  }
-
-  const json* Get(std::string_view name) const {
-    auto it = values_.find(std::string(name));
-    return it == values_.end() ? nullptr : it->second;
-  }
-  std::string PathOf(std::string_view name) const { return Join(path_, name); }
-
-  Status String(std::string_view name, std::string* out) const {
-    const json* v = Get(name);
-    if (!v) return Status::Ok();
-    if (!v->is_string()) return BadValue(PathOf(name), "TYPE_STRING", *v);
-    *out = v->get<std::string>();
-    return Status::Ok();
-  }
-  Status Bool(std::string_view name, bool* out) const {
-    const json* v = Get(name);
-    if (!v) return Status::Ok();
-    if (!v->is_boolean()) return BadValue(PathOf(name), "TYPE_BOOL", *v);
-    *out = v->get<bool>();
-    return Status::Ok();
-  }
-  // int64 and int32 accept a JSON number with an integral value or a decimal string.
-  Status Int(std::string_view name, int64_t min, int64_t max, std::string_view type,
-             int64_t* out) const {
-    const json* v = Get(name);
-    if (!v) return Status::Ok();
-    int64_t value = 0;
-    if (v->is_number_integer()) {
-      if (v->is_number_unsigned() &&
-          v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        return BadValue(PathOf(name), type, *v);
-      }
-      value = v->get<int64_t>();
-    } else if (v->is_number_float()) {
-      double d = v->get<double>();
-      if (std::floor(d) != d || std::fabs(d) > 9e15) return BadValue(PathOf(name), type, *v);
-      value = static_cast<int64_t>(d);
-    } else if (v->is_string()) {
-      const std::string& s = v->get_ref<const std::string&>();
-      size_t used = 0;
-      try {
-        value = std::stoll(s, &used);
-      } catch (...) {
-        return BadValue(PathOf(name), type, *v);
-      }
-      if (used != s.size()) return BadValue(PathOf(name), type, *v);
-    } else {
-      return BadValue(PathOf(name), type, *v);
-    }
-    if (value < min || value > max) return BadValue(PathOf(name), type, *v);
-    *out = value;
-    return Status::Ok();
-  }
-  Status Duration(std::string_view name, std::optional<std::chrono::milliseconds>* out) const {
-    const json* v = Get(name);
-    if (!v) return Status::Ok();
-    if (!v->is_string()) return BadValue(PathOf(name), "google.protobuf.Duration", *v);
-    auto d = ParseDuration(v->get<std::string>());
-    if (!d.ok()) {
-      return InvalidArgumentError("Invalid value at '" + PathOf(name) +
-                                  "' (google.protobuf.Duration): " + d.status().message());
-    }
-    *out = *d;
-    return Status::Ok();
-  }
-  Status Time(std::string_view name, std::optional<Timestamp>* out) const {
-    const json* v = Get(name);
-    if (!v) return Status::Ok();
-    if (!v->is_string()) return BadValue(PathOf(name), "google.protobuf.Timestamp", *v);
-    auto t = ParseTimestamp(v->get<std::string>());
-    if (!t.ok()) {
-      return InvalidArgumentError("Invalid value at '" + PathOf(name) +
-                                  "' (google.protobuf.Timestamp): " + t.status().message());
-    }
-    *out = *t;
-    return Status::Ok();
-  }
-  Status Strings(std::string_view name, std::vector<std::string>* out) const {
-    const json* v = Get(name);
-    if (!v) return Status::Ok();
-    if (!v->is_array()) return BadValue(PathOf(name), "TYPE_STRING, repeated", *v);
-    for (size_t i = 0; i < v->size(); ++i) {
-      if (!(*v)[i].is_string()) return BadValue(Index(PathOf(name), i), "TYPE_STRING", (*v)[i]);
-      out->push_back((*v)[i].get<std::string>());
-    }
-    return Status::Ok();
-  }
-  Status StringMap(std::string_view name, std::map<std::string, std::string>* out) const {
-    const json* v = Get(name);
-    if (!v) return Status::Ok();
-    if (!v->is_object()) return BadValue(PathOf(name), "map<string, string>", *v);
-    for (const auto& [k, val] : v->items()) {
-      if (!val.is_string()) return BadValue(PathOf(name) + "." + k, "TYPE_STRING", val);
-      (*out)[k] = val.get<std::string>();
-    }
-    return Status::Ok();
-  }
-
- private:
-  std::string path_;
-  std::map<std::string, const json*> values_;
-};
-
-Status DecodeEnv(const Fields& f, std::vector<EnvVar>* out) {
-  const json* v = f.Get("env");
-  if (!v) return Status::Ok();
-  if (!v->is_array()) return BadValue(f.PathOf("env"), "google.cloud.aiplatform.v1.EnvVar", *v);
-  for (size_t i = 0; i < v->size(); ++i) {
-    TY_ASSIGN_OR_RETURN(Fields ef,
-                        Fields::Of((*v)[i], Index(f.PathOf("env"), i), {"name", "value"}));
-    EnvVar e;
-    TY_RETURN_IF_ERROR(ef.String("name", &e.name));
-    TY_RETURN_IF_ERROR(ef.String("value", &e.value));
-    out->push_back(std::move(e));
-  }
+// Scheduling durations are kept in milliseconds; finer digits are dropped.
+Status ReadMillis(const Fields& f, std::string_view name,
+                  std::optional<std::chrono::milliseconds>* out) {
+  std::optional<Duration> d;
+  TY_RETURN_IF_ERROR(f.Duration(name, &d));
+  if (d) *out = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
   return Status::Ok();
+}
+
+StatusOr<EnvVar> DecodeEnvVar(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path, {"name", "value"}));
+  EnvVar e;
+  TY_RETURN_IF_ERROR(f.String("name", &e.name));
+  TY_RETURN_IF_ERROR(f.String("value", &e.value));
+  return e;
+}
+
+StatusOr<ContainerSpec> DecodeContainer(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path, {"imageUri", "command", "args", "env"}));
+  ContainerSpec spec;
+  TY_RETURN_IF_ERROR(f.String("imageUri", &spec.image_uri));
+  TY_RETURN_IF_ERROR(f.Strings("command", &spec.command));
+  TY_RETURN_IF_ERROR(f.Strings("args", &spec.args));
+  TY_RETURN_IF_ERROR(f.Repeated("env", &spec.env, DecodeEnvVar));
+  return spec;
+}
+
+StatusOr<PythonPackageSpec> DecodePythonPackage(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(
+      Fields f,
+      Fields::Open(j, path, {"executorImageUri", "packageUris", "pythonModule", "args", "env"}));
+  PythonPackageSpec spec;
+  TY_RETURN_IF_ERROR(f.String("executorImageUri", &spec.executor_image_uri));
+  TY_RETURN_IF_ERROR(f.Strings("packageUris", &spec.package_uris));
+  TY_RETURN_IF_ERROR(f.String("pythonModule", &spec.python_module));
+  TY_RETURN_IF_ERROR(f.Strings("args", &spec.args));
+  TY_RETURN_IF_ERROR(f.Repeated("env", &spec.env, DecodeEnvVar));
+  return spec;
+}
+
+StatusOr<MachineSpec> DecodeMachine(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(Fields f,
+                      Fields::Open(j, path,
+                                   {"machineType", "acceleratorType", "acceleratorCount",
+                                    "gpuPartitionSize", "tpuTopology", "reservationAffinity"}));
+  for (std::string_view unsupported : {"gpuPartitionSize", "tpuTopology", "reservationAffinity"}) {
+    TY_RETURN_IF_ERROR(f.RejectIfSet(unsupported, "remove it"));
+  }
+  MachineSpec spec;
+  TY_RETURN_IF_ERROR(f.String("machineType", &spec.machine_type));
+  TY_RETURN_IF_ERROR(f.String("acceleratorType", &spec.accelerator_type));
+  if (spec.accelerator_type == "ACCELERATOR_TYPE_UNSPECIFIED") spec.accelerator_type.clear();
+  TY_RETURN_IF_ERROR(f.Int32("acceleratorCount", &spec.accelerator_count));
+  return spec;
+}
+
+StatusOr<DiskSpec> DecodeDisk(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path, {"bootDiskType", "bootDiskSizeGb"}));
+  DiskSpec spec;
+  TY_RETURN_IF_ERROR(f.String("bootDiskType", &spec.boot_disk_type));
+  TY_RETURN_IF_ERROR(f.Int32("bootDiskSizeGb", &spec.boot_disk_size_gb));
+  return spec;
 }
 
 StatusOr<WorkerPoolSpec> DecodePool(const json& j, const std::string& path) {
   TY_ASSIGN_OR_RETURN(
-      Fields f, Fields::Of(j, path,
-                           {"containerSpec", "pythonPackageSpec", "machineSpec", "replicaCount",
-                            "diskSpec", "nfsMounts", "lustreMounts"}));
+      Fields f, Fields::Open(j, path,
+                             {"containerSpec", "pythonPackageSpec", "machineSpec", "replicaCount",
+                              "diskSpec", "nfsMounts", "lustreMounts"}));
   WorkerPoolSpec pool;
-  if (const json* c = f.Get("containerSpec")) {
-    TY_ASSIGN_OR_RETURN(Fields cf, Fields::Of(*c, f.PathOf("containerSpec"),
-                                              {"imageUri", "command", "args", "env"}));
-    ContainerSpec spec;
-    TY_RETURN_IF_ERROR(cf.String("imageUri", &spec.image_uri));
-    TY_RETURN_IF_ERROR(cf.Strings("command", &spec.command));
-    TY_RETURN_IF_ERROR(cf.Strings("args", &spec.args));
-    TY_RETURN_IF_ERROR(DecodeEnv(cf, &spec.env));
-    pool.container_spec = std::move(spec);
-  }
-  if (const json* p = f.Get("pythonPackageSpec")) {
-    TY_ASSIGN_OR_RETURN(
-        Fields pf, Fields::Of(*p, f.PathOf("pythonPackageSpec"),
-                              {"executorImageUri", "packageUris", "pythonModule", "args", "env"}));
-    PythonPackageSpec spec;
-    TY_RETURN_IF_ERROR(pf.String("executorImageUri", &spec.executor_image_uri));
-    TY_RETURN_IF_ERROR(pf.Strings("packageUris", &spec.package_uris));
-    TY_RETURN_IF_ERROR(pf.String("pythonModule", &spec.python_module));
-    TY_RETURN_IF_ERROR(pf.Strings("args", &spec.args));
-    TY_RETURN_IF_ERROR(DecodeEnv(pf, &spec.env));
-    pool.python_package_spec = std::move(spec);
-  }
-  if (const json* m = f.Get("machineSpec")) {
-    TY_ASSIGN_OR_RETURN(Fields mf,
-                        Fields::Of(*m, f.PathOf("machineSpec"),
-                                   {"machineType", "acceleratorType", "acceleratorCount",
-                                    "gpuPartitionSize", "tpuTopology", "reservationAffinity"}));
-    for (std::string_view unsupported :
-         {"gpuPartitionSize", "tpuTopology", "reservationAffinity"}) {
-      if (mf.Get(unsupported)) {
-        return InvalidArgumentError("'" + mf.PathOf(unsupported) +
-                                    "' is not supported by Trainyard executors; remove it");
-      }
-    }
-    MachineSpec spec;
-    TY_RETURN_IF_ERROR(mf.String("machineType", &spec.machine_type));
-    TY_RETURN_IF_ERROR(mf.String("acceleratorType", &spec.accelerator_type));
-    if (spec.accelerator_type == "ACCELERATOR_TYPE_UNSPECIFIED") spec.accelerator_type.clear();
-    int64_t count = 0;
-    TY_RETURN_IF_ERROR(mf.Int("acceleratorCount", std::numeric_limits<int32_t>::min(),
-                              std::numeric_limits<int32_t>::max(), "TYPE_INT32", &count));
-    spec.accelerator_count = static_cast<int32_t>(count);
-    pool.machine_spec = std::move(spec);
-  }
-  TY_RETURN_IF_ERROR(f.Int("replicaCount", std::numeric_limits<int64_t>::min(),
-                           std::numeric_limits<int64_t>::max(), "TYPE_INT64", &pool.replica_count));
-  if (const json* d = f.Get("diskSpec")) {
-    TY_ASSIGN_OR_RETURN(Fields df,
-                        Fields::Of(*d, f.PathOf("diskSpec"), {"bootDiskType", "bootDiskSizeGb"}));
-    DiskSpec spec;
-    TY_RETURN_IF_ERROR(df.String("bootDiskType", &spec.boot_disk_type));
-    int64_t size = 0;
-    TY_RETURN_IF_ERROR(df.Int("bootDiskSizeGb", std::numeric_limits<int32_t>::min(),
-                              std::numeric_limits<int32_t>::max(), "TYPE_INT32", &size));
-    spec.boot_disk_size_gb = static_cast<int32_t>(size);
-    pool.disk_spec = spec;
-  }
+  TY_RETURN_IF_ERROR(f.Message("containerSpec", &pool.container_spec, DecodeContainer));
+  TY_RETURN_IF_ERROR(
+      f.Message("pythonPackageSpec", &pool.python_package_spec, DecodePythonPackage));
+  TY_RETURN_IF_ERROR(f.Message("machineSpec", &pool.machine_spec, DecodeMachine));
+  TY_RETURN_IF_ERROR(f.Int64("replicaCount", &pool.replica_count));
+  TY_RETURN_IF_ERROR(f.Message("diskSpec", &pool.disk_spec, DecodeDisk));
   for (std::string_view unsupported : {"nfsMounts", "lustreMounts"}) {
-    if (const json* v = f.Get(unsupported); v && !(v->is_array() && v->empty())) {
-      return InvalidArgumentError("'" + f.PathOf(unsupported) +
-                                  "' is not supported by Trainyard executors; use a host path "
-                                  "or gs:// URI in your arguments instead");
-    }
+    TY_RETURN_IF_ERROR(
+        f.RejectIfSet(unsupported, "use a host path or gs:// URI in your arguments instead"));
   }
   return pool;
+}
+
+StatusOr<Scheduling> DecodeScheduling(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path,
+                                             {"timeout", "restartJobOnWorkerRestart", "strategy",
+                                              "disableRetries", "maxWaitDuration"}));
+  Scheduling sched;
+  TY_RETURN_IF_ERROR(ReadMillis(f, "timeout", &sched.timeout));
+  TY_RETURN_IF_ERROR(f.Bool("restartJobOnWorkerRestart", &sched.restart_job_on_worker_restart));
+  TY_RETURN_IF_ERROR(f.String("strategy", &sched.strategy));
+  TY_RETURN_IF_ERROR(f.Bool("disableRetries", &sched.disable_retries));
+  TY_RETURN_IF_ERROR(ReadMillis(f, "maxWaitDuration", &sched.max_wait_duration));
+  return sched;
+}
+
+StatusOr<RpcStatus> DecodeRpcStatus(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path, {"code", "message", "details"}));
+  RpcStatus status;
+  TY_RETURN_IF_ERROR(f.Int32("code", &status.code));
+  if (status.code < 0 || status.code > 16) {
+    return InvalidValueError(f.PathOf("code"), "TYPE_INT32", status.code,
+                             "expected a google.rpc.Code, 0..16");
+  }
+  TY_RETURN_IF_ERROR(f.String("message", &status.message));
+  return status;
+}
+
+StatusOr<ReplicaInfo> DecodeReplicaInfo(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path, {"taskName", "exitCode", "restarts"}));
+  ReplicaInfo info;
+  std::string task;
+  TY_RETURN_IF_ERROR(f.String("taskName", &task));
+  if (std::sscanf(task.c_str(), "workerpool%d-%d", &info.pool_index, &info.replica_index) != 2) {
+    return InvalidValueError(f.PathOf("taskName"), "TYPE_STRING", task,
+                             "expected workerpool<pool>-<replica>");
+  }
+  if (f.Has("exitCode")) {
+    int32_t code = 0;
+    TY_RETURN_IF_ERROR(f.Int32("exitCode", &code));
+    info.exit_code = code;
+  }
+  TY_RETURN_IF_ERROR(f.Int32("restarts", &info.restarts));
+  return info;
+}
+
+StatusOr<TrainyardInfo> DecodeTrainyardInfo(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(Fields f,
+                      Fields::Open(j, path, {"hourlyCostUsd", "estimatedCostUsd", "replicas"}));
+  TrainyardInfo info;
+  TY_RETURN_IF_ERROR(f.Double("hourlyCostUsd", &info.hourly_cost_usd));
+  TY_RETURN_IF_ERROR(f.Double("estimatedCostUsd", &info.estimated_cost_usd));
+  TY_RETURN_IF_ERROR(f.Repeated("replicas", &info.replicas, DecodeReplicaInfo));
+  return info;
 }
 
 json EnvToJson(const std::vector<EnvVar>& env) {
@@ -303,7 +182,7 @@ json PoolToJson(const WorkerPoolSpec& pool) {
     if (m.accelerator_count != 0) mj["acceleratorCount"] = m.accelerator_count;
     j["machineSpec"] = mj;
   }
-  if (pool.replica_count != 0) j["replicaCount"] = std::to_string(pool.replica_count);
+  if (pool.replica_count != 0) j["replicaCount"] = protojson::Int64Value(pool.replica_count);
   if (pool.disk_spec) {
     json dj = json::object();
     if (!pool.disk_spec->boot_disk_type.empty())
@@ -317,10 +196,7 @@ json PoolToJson(const WorkerPoolSpec& pool) {
 
 }  // namespace
 
-std::string CustomJob::Id() const {
-  size_t slash = name.rfind('/');
-  return slash == std::string::npos ? name : name.substr(slash + 1);
-}
+std::string CustomJob::Id() const { return std::string(LastSegment(name)); }
 
 json CustomJobSpecToJson(const CustomJobSpec& spec) {
   json j = json::object();
@@ -330,11 +206,11 @@ json CustomJobSpecToJson(const CustomJobSpec& spec) {
   if (spec.scheduling) {
     const auto& s = *spec.scheduling;
     json sj = json::object();
-    if (s.timeout) sj["timeout"] = FormatDuration(*s.timeout);
+    if (s.timeout) sj["timeout"] = protojson::DurationValue(*s.timeout);
     if (s.restart_job_on_worker_restart) sj["restartJobOnWorkerRestart"] = true;
     if (!s.strategy.empty()) sj["strategy"] = s.strategy;
     if (s.disable_retries) sj["disableRetries"] = true;
-    if (s.max_wait_duration) sj["maxWaitDuration"] = FormatDuration(*s.max_wait_duration);
+    if (s.max_wait_duration) sj["maxWaitDuration"] = protojson::DurationValue(*s.max_wait_duration);
     j["scheduling"] = sj;
   }
   if (!spec.service_account.empty()) j["serviceAccount"] = spec.service_account;
@@ -357,10 +233,10 @@ json CustomJobToJson(const CustomJob& job) {
   j["displayName"] = job.display_name;
   j["jobSpec"] = CustomJobSpecToJson(job.job_spec);
   if (job.state != JobState::kUnspecified) j["state"] = JobStateName(job.state);
-  if (job.create_time) j["createTime"] = FormatTimestamp(*job.create_time);
-  if (job.start_time) j["startTime"] = FormatTimestamp(*job.start_time);
-  if (job.end_time) j["endTime"] = FormatTimestamp(*job.end_time);
-  if (job.update_time) j["updateTime"] = FormatTimestamp(*job.update_time);
+  if (job.create_time) j["createTime"] = protojson::TimestampValue(*job.create_time);
+  if (job.start_time) j["startTime"] = protojson::TimestampValue(*job.start_time);
+  if (job.end_time) j["endTime"] = protojson::TimestampValue(*job.end_time);
+  if (job.update_time) j["updateTime"] = protojson::TimestampValue(*job.update_time);
   if (job.error) {
     json e = json::object();
     if (job.error->code != 0) e["code"] = job.error->code;
@@ -388,40 +264,20 @@ json CustomJobToJson(const CustomJob& job) {
 StatusOr<CustomJobSpec> CustomJobSpecFromJson(const json& j, const std::string& path) {
   TY_ASSIGN_OR_RETURN(
       Fields f,
-      Fields::Of(j, path,
-                 {"workerPoolSpecs", "scheduling", "serviceAccount", "network", "reservedIpRanges",
-                  "baseOutputDirectory", "tensorboard", "enableWebAccess", "enableDashboardAccess",
-                  "experiment", "experimentRun", "persistentResourceId", "models",
-                  "protectedArtifactLocationId", "pscInterfaceConfig"}));
+      Fields::Open(j, path,
+                   {"workerPoolSpecs", "scheduling", "serviceAccount", "network",
+                    "reservedIpRanges", "baseOutputDirectory", "tensorboard", "enableWebAccess",
+                    "enableDashboardAccess", "experiment", "experimentRun", "persistentResourceId",
+                    "models", "protectedArtifactLocationId", "pscInterfaceConfig"},
+                   {}, "customJobSpec"));
   CustomJobSpec spec;
-  if (const json* pools = f.Get("workerPoolSpecs")) {
-    if (!pools->is_array()) {
-      return BadValue(f.PathOf("workerPoolSpecs"), "google.cloud.aiplatform.v1.WorkerPoolSpec",
-                      *pools);
-    }
-    for (size_t i = 0; i < pools->size(); ++i) {
-      TY_ASSIGN_OR_RETURN(WorkerPoolSpec pool,
-                          DecodePool((*pools)[i], Index(f.PathOf("workerPoolSpecs"), i)));
-      spec.worker_pool_specs.push_back(std::move(pool));
-    }
-  }
-  if (const json* s = f.Get("scheduling")) {
-    TY_ASSIGN_OR_RETURN(Fields sf, Fields::Of(*s, f.PathOf("scheduling"),
-                                              {"timeout", "restartJobOnWorkerRestart", "strategy",
-                                               "disableRetries", "maxWaitDuration"}));
-    Scheduling sched;
-    TY_RETURN_IF_ERROR(sf.Duration("timeout", &sched.timeout));
-    TY_RETURN_IF_ERROR(sf.Bool("restartJobOnWorkerRestart", &sched.restart_job_on_worker_restart));
-    TY_RETURN_IF_ERROR(sf.String("strategy", &sched.strategy));
-    TY_RETURN_IF_ERROR(sf.Bool("disableRetries", &sched.disable_retries));
-    TY_RETURN_IF_ERROR(sf.Duration("maxWaitDuration", &sched.max_wait_duration));
-    spec.scheduling = sched;
-  }
+  TY_RETURN_IF_ERROR(f.Repeated("workerPoolSpecs", &spec.worker_pool_specs, DecodePool));
+  TY_RETURN_IF_ERROR(f.Message("scheduling", &spec.scheduling, DecodeScheduling));
   TY_RETURN_IF_ERROR(f.String("serviceAccount", &spec.service_account));
   TY_RETURN_IF_ERROR(f.String("network", &spec.network));
   if (const json* b = f.Get("baseOutputDirectory")) {
     TY_ASSIGN_OR_RETURN(Fields bf,
-                        Fields::Of(*b, f.PathOf("baseOutputDirectory"), {"outputUriPrefix"}));
+                        Fields::Open(*b, f.PathOf("baseOutputDirectory"), {"outputUriPrefix"}));
     TY_RETURN_IF_ERROR(bf.String("outputUriPrefix", &spec.base_output_directory));
   }
   TY_RETURN_IF_ERROR(f.String("tensorboard", &spec.tensorboard));
@@ -432,25 +288,24 @@ StatusOr<CustomJobSpec> CustomJobSpecFromJson(const json& j, const std::string& 
   TY_RETURN_IF_ERROR(f.String("persistentResourceId", &spec.persistent_resource_id));
   for (std::string_view unsupported :
        {"reservedIpRanges", "models", "protectedArtifactLocationId", "pscInterfaceConfig"}) {
-    if (const json* v = f.Get(unsupported); v && !(v->is_array() && v->empty())) {
-      return InvalidArgumentError("'" + f.PathOf(unsupported) +
-                                  "' is not supported by Trainyard; remove it");
-    }
+    TY_RETURN_IF_ERROR(f.RejectIfSet(unsupported, "remove it"));
   }
   return spec;
 }
 
 StatusOr<CustomJob> CustomJobFromJson(const json& j, DecodeMode mode) {
   const bool stored = mode == DecodeMode::kStored;
-  std::initializer_list<std::string_view> output_only = {
-      "name",  "state",         "createTime",    "startTime",    "endTime",      "updateTime",
-      "error", "trainyardInfo", "webAccessUris", "satisfiesPzs", "satisfiesPzi", "encryptionSpec"};
   TY_ASSIGN_OR_RETURN(
       Fields f,
-      stored ? Fields::Of(j, "",
-                          {"name", "state", "createTime", "startTime", "endTime", "updateTime",
-                           "error", "trainyardInfo", "displayName", "jobSpec", "labels"})
-             : Fields::Of(j, "", {"displayName", "jobSpec", "labels"}, output_only));
+      stored ? Fields::Open(j, "",
+                            {"name", "state", "createTime", "startTime", "endTime", "updateTime",
+                             "error", "trainyardInfo", "displayName", "jobSpec", "labels"},
+                            {}, "customJob")
+             : Fields::Open(j, "", {"displayName", "jobSpec", "labels"},
+                            {"name", "state", "createTime", "startTime", "endTime", "updateTime",
+                             "error", "trainyardInfo", "webAccessUris", "satisfiesPzs",
+                             "satisfiesPzi", "encryptionSpec"},
+                            "customJob"));
   CustomJob job;
   TY_RETURN_IF_ERROR(f.String("displayName", &job.display_name));
   TY_RETURN_IF_ERROR(f.StringMap("labels", &job.labels));
@@ -460,55 +315,19 @@ StatusOr<CustomJob> CustomJobFromJson(const json& j, DecodeMode mode) {
   if (!stored) return job;
 
   TY_RETURN_IF_ERROR(f.String("name", &job.name));
-  std::string state;
-  TY_RETURN_IF_ERROR(f.String("state", &state));
-  if (!state.empty()) {
-    auto parsed = ParseJobState(state);
-    if (!parsed) return BadValue("state", "google.cloud.aiplatform.v1.JobState", state);
-    job.state = *parsed;
-  }
-  TY_RETURN_IF_ERROR(f.Time("createTime", &job.create_time));
-  TY_RETURN_IF_ERROR(f.Time("startTime", &job.start_time));
-  TY_RETURN_IF_ERROR(f.Time("endTime", &job.end_time));
-  TY_RETURN_IF_ERROR(f.Time("updateTime", &job.update_time));
-  if (const json* e = f.Get("error")) {
-    TY_ASSIGN_OR_RETURN(Fields ef, Fields::Of(*e, "error", {"code", "message", "details"}));
-    RpcStatus status;
-    int64_t code = 0;
-    TY_RETURN_IF_ERROR(ef.Int("code", 0, 16, "TYPE_INT32", &code));
-    status.code = static_cast<int>(code);
-    TY_RETURN_IF_ERROR(ef.String("message", &status.message));
-    job.error = status;
-  }
-  if (const json* t = f.Get("trainyardInfo")) {
-    TrainyardInfo info;
-    info.hourly_cost_usd = t->value("hourlyCostUsd", 0.0);
-    info.estimated_cost_usd = t->value("estimatedCostUsd", 0.0);
-    if (t->contains("replicas")) {
-      for (const auto& r : (*t)["replicas"]) {
-        ReplicaInfo ri;
-        std::string task = r.value("taskName", "");
-        std::sscanf(task.c_str(), "workerpool%d-%d", &ri.pool_index, &ri.replica_index);
-        if (r.contains("exitCode")) ri.exit_code = r["exitCode"].get<int>();
-        ri.restarts = r.value("restarts", 0);
-        info.replicas.push_back(ri);
-      }
-    }
-    job.trainyard_info = info;
-  }
+  TY_RETURN_IF_ERROR(f.Enum("state", JobStateType(), &job.state));
+  TY_RETURN_IF_ERROR(f.Timestamp("createTime", &job.create_time));
+  TY_RETURN_IF_ERROR(f.Timestamp("startTime", &job.start_time));
+  TY_RETURN_IF_ERROR(f.Timestamp("endTime", &job.end_time));
+  TY_RETURN_IF_ERROR(f.Timestamp("updateTime", &job.update_time));
+  TY_RETURN_IF_ERROR(f.Message("error", &job.error, DecodeRpcStatus));
+  TY_RETURN_IF_ERROR(f.Message("trainyardInfo", &job.trainyard_info, DecodeTrainyardInfo));
   return job;
 }
 
 StatusOr<CustomJob> ParseCustomJob(std::string_view text, DecodeMode mode) {
-  StatusOr<json> j = ParseJson(text);
-  if (!j.ok()) {
-    return InvalidArgumentError("Invalid JSON payload received. " + j.status().message());
-  }
-  try {
-    return CustomJobFromJson(*j, mode);
-  } catch (const json::exception& e) {
-    return InvalidArgumentError(std::string("Invalid JSON payload received: ") + e.what());
-  }
+  TY_ASSIGN_OR_RETURN(json j, protojson::ParseJson(text));
+  return CustomJobFromJson(j, mode);
 }
 
 }  // namespace trainyard::spec

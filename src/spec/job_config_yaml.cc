@@ -5,6 +5,8 @@
 #include <regex>
 
 #include "common/json_parse.h"
+#include "protojson/parse.h"
+#include "protojson/reader.h"
 #include "spec/custom_job_json.h"
 
 namespace trainyard::spec {
@@ -75,36 +77,23 @@ StatusOr<json> NodeToJson(const YAML::Node& node, int depth, size_t* values_left
   return json(nullptr);
 }
 
-std::string SnakeToCamel(const std::string& s) {
-  std::string out;
-  bool upper = false;
-  for (char c : s) {
-    if (c == '_') {
-      upper = true;
-    } else {
-      out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-      upper = false;
-    }
-  }
-  return out;
-}
-
 // gcloud rejects snake_case keys in --config; so do we, except inside free-form maps (labels)
 // and values.
 Status CheckCamelCase(const json& j, const std::string& path) {
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) {
-      std::string p = path.empty() ? k : path + "." + k;
+      std::string p = protojson::JoinPath(path, k);
       if (k.find('_') != std::string::npos) {
-        return InvalidArgumentError(p + ": keys must be lowerCamelCase; write '" + SnakeToCamel(k) +
-                                    "' instead of '" + k + "'");
+        return protojson::FieldError(p, "keys must be lowerCamelCase; write '" +
+                                            protojson::SnakeToCamel(k) + "' instead of '" + k +
+                                            "'");
       }
       if (k == "labels") continue;
       TY_RETURN_IF_ERROR(CheckCamelCase(v, p));
     }
   } else if (j.is_array()) {
     for (size_t i = 0; i < j.size(); ++i) {
-      TY_RETURN_IF_ERROR(CheckCamelCase(j[i], path + "[" + std::to_string(i) + "]"));
+      TY_RETURN_IF_ERROR(CheckCamelCase(j[i], protojson::IndexPath(path, i)));
     }
   }
   return Status::Ok();
