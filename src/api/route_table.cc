@@ -38,24 +38,25 @@ Handler RouteTable::Wrap(RouteSpec spec, Handler handler) {
   if (spec.access == auth::Access::kPublic) return handler;
   return [this, spec, handler](const httplib::Request& req, httplib::Response& res) {
     const std::string project = ProjectOfPath(req.path);
-    StatusOr<auth::Principal> who = Check(req, spec, project);
-    if (who.ok()) {
+    std::string token_id = "-";
+    Status allowed = Check(req, spec, project, &token_id);
+    if (allowed.ok()) {
       handler(req, res);
     } else {
-      SendError(res, who.status());
-      if (who.status().code() == StatusCode::kUnauthenticated) {
+      SendError(res, allowed);
+      if (allowed.code() == StatusCode::kUnauthenticated) {
         res.set_header("WWW-Authenticate", "Bearer realm=\"trainyard\"");
       }
     }
     if (options_.audit == nullptr) return;
     auth::AuditEntry entry;
     entry.time = options_.clock();
-    entry.token_id = who.ok() ? who->token_id : "-";
+    entry.token_id = token_id;
     entry.project = project;
     entry.method = req.method;
     entry.path = req.path;
     entry.access = std::string(auth::AccessName(spec.access));
-    entry.http_status = res.status;
+    entry.http_status = res.status == -1 ? 200 : res.status;  // httplib's default, set later
     if (Status s = options_.audit->Append(entry); !s.ok()) {
       // The request has been served; losing its audit row is reported, not turned into a failure.
       std::cerr << "trainyard server: audit log: " << s << "\n";
@@ -63,9 +64,9 @@ Handler RouteTable::Wrap(RouteSpec spec, Handler handler) {
   };
 }
 
-StatusOr<auth::Principal> RouteTable::Check(const httplib::Request& req, const RouteSpec& spec,
-                                            const std::string& project) const {
-  if (options_.tokens == nullptr) return auth::Principal{"-", "*", auth::Role::kAdmin};
+Status RouteTable::Check(const httplib::Request& req, const RouteSpec& spec,
+                         const std::string& project, std::string* token_id) const {
+  if (options_.tokens == nullptr) return Status::Ok();
   const std::string header = req.get_header_value("Authorization");
   constexpr std::string_view kBearer = "bearer ";
   if (header.size() <= kBearer.size() ||
@@ -79,8 +80,8 @@ StatusOr<auth::Principal> RouteTable::Check(const httplib::Request& req, const R
   }
   TY_ASSIGN_OR_RETURN(auth::Principal who, options_.tokens->Authenticate(
                                                header.substr(kBearer.size()), options_.clock()));
-  TY_RETURN_IF_ERROR(auth::Authorize(who, spec.access, project));
-  return who;
+  *token_id = who.token_id;
+  return auth::Authorize(who, spec.access, project);
 }
 
 std::string ProjectOfPath(const std::string& path) {

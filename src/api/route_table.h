@@ -61,9 +61,10 @@ class RouteTable {
 
  private:
   Handler Wrap(RouteSpec spec, Handler handler);
-  // The caller of `req` when it may perform `spec` on `project`; 401/403 Status otherwise.
-  StatusOr<auth::Principal> Check(const httplib::Request& req, const RouteSpec& spec,
-                                  const std::string& project) const;
+  // OK when the caller of `req` may perform `spec` on `project`; 401/403 Status otherwise.
+  // *token_id is the caller's token id once authenticated, else "-".
+  Status Check(const httplib::Request& req, const RouteSpec& spec, const std::string& project,
+               std::string* token_id) const;
 
   httplib::Server& server_;
   AuthOptions options_;

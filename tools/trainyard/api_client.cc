@@ -16,7 +16,9 @@ std::string ResolveEndpoint(const std::string& flag_value) {
 }
 
 StatusOr<std::string> ResolveAccessToken() {
-  if (const char* token = std::getenv("TRAINYARD_ACCESS_TOKEN"); token && *token) return token;
+  if (const char* token = std::getenv("TRAINYARD_ACCESS_TOKEN"); token && *token) {
+    return std::string(token);
+  }
   for (const char* var : {"TRAINYARD_ACCESS_TOKEN_FILE", "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE"}) {
     const char* path = std::getenv(var);
     if (path == nullptr || *path == '\0') continue;
