@@ -175,7 +175,8 @@ TEST_F(SecurityE2ETest, AuditLogRecordsWhoWhatAndResultAcrossRestarts) {
   auto r = c.Get("/v1/projects/alpha/auditLogs");
   ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no response");
   std::string seen;
-  for (const auto& e : json::parse(r->body)["entries"]) {
+  const json body = json::parse(r->body);
+  for (const auto& e : body["entries"]) {
     seen += e["method"].get<std::string>() + " " + std::to_string(e["status"].get<int>()) + " " +
             (e["tokenId"] == viewer.substr(4, 16) ? "viewer" : e["tokenId"].get<std::string>()) +
             "\n";

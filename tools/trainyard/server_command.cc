@@ -54,7 +54,8 @@ struct ServerFlags {
   std::string slurm_partition;  // --executor slurm: empty = cluster defaults
   std::string slurm_account;
   std::string slurm_qos;
-  std::optional<bool> auth;  // --auth / --no-auth; default: on unless --host is loopback
+  bool auth = false;     // --auth
+  bool no_auth = false;  // --no-auth; neither: on unless --host is loopback
   std::string tls_cert;
   std::string tls_key;
 };
@@ -208,7 +209,9 @@ Status RunServer(const ServerFlags& f) {
   aopts.host = f.host;
   aopts.port = f.port;
   aopts.max_request_bytes = f.max_request_bytes;
-  TY_ASSIGN_OR_RETURN(ServerAuth server_auth, OpenServerAuth(data_dir, f.host, f.auth));
+  std::optional<bool> auth_flag;
+  if (f.auth || f.no_auth) auth_flag = f.auth;
+  TY_ASSIGN_OR_RETURN(ServerAuth server_auth, OpenServerAuth(data_dir, f.host, auth_flag));
   aopts.auth = {server_auth.tokens.get(), server_auth.audit.get()};
   aopts.tls_cert = f.tls_cert;
   aopts.tls_key = f.tls_key;
@@ -301,7 +304,8 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--any-gpu-model", f->any_gpu_model,
                 "Local executor: every GPU serves every acceleratorType (for GPUs whose "
                 "nvidia-smi names Trainyard does not know); default: only the requested model");
-  cmd->add_flag("--auth,!--no-auth", f->auth,
+  cmd->add_flag("--no-auth", f->no_auth, "Serve without authentication (see --auth)");
+  cmd->add_flag("--auth", f->auth,
                 "Require `Authorization: Bearer TOKEN` (tokens from `trainyard auth "
                 "create-token`) on every route but GET /healthz; default: on unless --host is a "
                 "loopback address (docs/security.md)");
