@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "spec/time_util.h"
+#include "common/time.h"
 #include "store/sqlite_job_store.h"
 
 namespace fs = std::filesystem;
@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
       auto g = client.Get("/v1/" + name);
       json job = json::parse(g->body);
       if (job.contains("startTime")) {
-        auto start = trainyard::spec::ParseTimestamp(job["startTime"].get<std::string>());
-        auto created = trainyard::spec::ParseTimestamp(job["createTime"].get<std::string>());
+        auto start = trainyard::ParseTimestamp(job["startTime"].get<std::string>());
+        auto created = trainyard::ParseTimestamp(job["createTime"].get<std::string>());
         latency_ms.push_back(std::chrono::duration<double, std::milli>(*start - *created).count());
         break;
       }

@@ -94,7 +94,6 @@ int main(int argc, char** argv) {
   data::CsvTable small = out;
   small.rows.resize(std::min<size_t>(64, small.rows.size()));
   if (!data::WriteCsvAtomic(dir / "eval.csv", small).ok()) return 1;
-  setenv("CLOUD_ML_HP_METRIC_FILE", (dir / "hp").c_str(), 1);
 
   struct Row {
     std::string name;
@@ -124,6 +123,7 @@ int main(int argc, char** argv) {
     train::TrainIo io;
     io.out = &sink_out;
     io.log = &sink_log;
+    io.env = {{"CLOUD_ML_HP_METRIC_FILE", (dir / "hp").string()}};
     const double cpu_start = ProcessCpuSeconds();
     auto result = train::RunTraining(o, io);
     const double process_cpu = ProcessCpuSeconds() - cpu_start;

@@ -55,6 +55,7 @@ trainyard ai custom-jobs create \
 --validation-file=gs://$BUCKET/data/eval.csv,\
 --testing-file=gs://$BUCKET/data/test.csv,\
 --job-dir=gs://$BUCKET/model,\
+--tensorboard-dir=gs://$BUCKET/model/logs,\
 --epochs=${DEMO_EPOCHS:-3},\
 --batch-size=32,\
 --learning-rate=0.0005,\
@@ -63,6 +64,7 @@ trainyard ai custom-jobs create \
 JOB=$(sed -n 's/.*CustomJob \[\([^]]*\)\].*/\1/p' "$DEMO/create.out" | head -n 1)
 [[ -n $JOB ]] || { echo "could not read the job name from the create output" >&2; exit 1; }
 
+echo "== watch it in the web console (loss curve, logs): $TRAINYARD_ENDPOINT/#/$JOB"
 echo "== 5. stream the logs of $JOB"
 trainyard ai custom-jobs stream-logs "$JOB"
 

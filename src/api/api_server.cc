@@ -2,8 +2,11 @@
 
 #include <httplib.h>
 
+#include <limits>
+
 #include "api/http_status.h"
 #include "api/routes.h"
+#include "common/parse.h"
 
 namespace trainyard::api {
 
@@ -17,6 +20,7 @@ ApiServer::ApiServer(controller::JobController* controller, ApiServerOptions opt
   const int threads = options_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(options_.max_request_bytes);
+  if (options_.is_streaming_path) AllowStreamingBodies();
   server_->set_keep_alive_max_count(10000);
   server_->set_tcp_nodelay(true);  // header and body go out in separate writes: no Nagle stalls
   server_->set_read_timeout(30, 0);
@@ -50,6 +54,35 @@ ApiServer::ApiServer(controller::JobController* controller, ApiServerOptions opt
 }
 
 ApiServer::~ApiServer() { Stop(); }
+
+// cpp-httplib has one payload limit per server, applied before any handler runs; streaming paths
+// need object-sized bodies, so the limit is lifted and enforced here, before routing, for the rest.
+void ApiServer::AllowStreamingBodies() {
+  server_->set_payload_max_length(std::numeric_limits<size_t>::max());
+  const size_t limit = options_.max_request_bytes;
+  server_->set_pre_routing_handler([limit, streaming = options_.is_streaming_path](
+                                       const httplib::Request& req, httplib::Response& res) {
+    if (streaming(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+    const bool chunked =
+        req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
+    const std::string length = req.get_header_value("Content-Length");
+    const std::optional<int64_t> n = ParseInt64(length);
+    if (!chunked && (length.empty() || (n && *n >= 0 && static_cast<size_t>(*n) <= limit))) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    res.status = 413;
+    res.set_header("Connection", "close");  // the unread body must not be parsed as a request
+    res.set_content(
+        ErrorBody(413, StatusCode::kInvalidArgument,
+                  chunked ? "a chunked request body is not accepted here; send it "
+                            "with Content-Length"
+                          : "request body exceeds the limit of " + std::to_string(limit) + " bytes")
+                .dump(2) +
+            "\n",
+        "application/json; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+}
 
 StatusOr<int> ApiServer::Bind() {
   if (options_.tls_cert.empty() != options_.tls_key.empty()) {

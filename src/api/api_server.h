@@ -8,8 +8,10 @@
 // tls_key the server speaks HTTPS only.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "api/route_table.h"
 #include "common/status.h"
@@ -30,6 +32,9 @@ struct ApiServerOptions {
   AuthOptions auth;                    // tokens (null: no authentication) and audit log
   std::string tls_cert;                // PEM certificate chain; with tls_key: HTTPS
   std::string tls_key;                 // PEM private key
+  // Paths whose handlers stream their bodies to disk (object uploads, src/storage): exempt from
+  // max_request_bytes, which every other path keeps (413, and a chunked body is refused there).
+  std::function<bool(std::string_view path)> is_streaming_path;
 };
 
 class ApiServer {
@@ -51,6 +56,8 @@ class ApiServer {
   RouteTable& routes() { return *routes_; }
 
  private:
+  void AllowStreamingBodies();
+
   controller::JobController* controller_;
   ApiServerOptions options_;
   std::unique_ptr<httplib::Server> server_;

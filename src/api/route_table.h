@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 // that includes both (src/study, tools/trainyard/server_command.cc).
 namespace httplib {
 class Server;
+class ContentReader;
 struct Request;
 struct Response;
 }  // namespace httplib
@@ -32,6 +34,13 @@ namespace trainyard::api {
 
 // The same type as httplib::Server::Handler.
 using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+// The same type as httplib::Server::HandlerWithContentReader: the handler reads the body itself
+// (streamed uploads, src/storage).
+using ReaderHandler =
+    std::function<void(const httplib::Request&, httplib::Response&, const httplib::ContentReader&)>;
+// The project a request acts on, for routes whose path does not name it (Cloud Logging names it
+// in the body). "" = no project: any token whose role reaches the route's access passes.
+using ProjectOf = std::function<std::string(const httplib::Request&)>;
 
 struct RouteSpec {
   std::string method;   // GET, POST, DELETE, PUT, PATCH
@@ -51,16 +60,34 @@ class RouteTable {
   RouteTable(httplib::Server& server, AuthOptions options);
 
   void Get(const std::string& pattern, auth::Access access, Handler handler);
-  void Post(const std::string& pattern, auth::Access access, Handler handler);
+  // `project_of`, when set, replaces ProjectOfPath for this route.
+  void Post(const std::string& pattern, auth::Access access, Handler handler,
+            ProjectOf project_of = nullptr);
   void Put(const std::string& pattern, auth::Access access, Handler handler);
   void Patch(const std::string& pattern, auth::Access access, Handler handler);
   void Delete(const std::string& pattern, auth::Access access, Handler handler);
+  // Body-streaming variants (httplib calls them for requests with a body); a route registered
+  // with the same method, pattern and access as a plain one is listed once in routes().
+  void Post(const std::string& pattern, auth::Access access, ReaderHandler handler);
+  void Put(const std::string& pattern, auth::Access access, ReaderHandler handler);
+  void Patch(const std::string& pattern, auth::Access access, ReaderHandler handler);
+  void Delete(const std::string& pattern, auth::Access access, ReaderHandler handler);
+
+  // Adds a function httplib calls after every response (request counting, src/observability).
+  // Loggers are chained in the order added; none replaces another.
+  using Logger = std::function<void(const httplib::Request&, const httplib::Response&)>;
+  void AddLogger(Logger logger);
 
   const std::vector<RouteSpec>& routes() const { return routes_; }
   bool auth_enabled() const { return options_.tokens != nullptr; }
 
  private:
-  Handler Wrap(RouteSpec spec, Handler handler);
+  Handler Wrap(RouteSpec spec, Handler handler, ProjectOf project_of = nullptr);
+  ReaderHandler WrapReader(RouteSpec spec, ReaderHandler handler);
+  void Record(const RouteSpec& spec);
+  // Checks the caller, runs `serve` when allowed (an error response otherwise), then audits.
+  void Serve(const RouteSpec& spec, const ProjectOf& project_of, const httplib::Request& req,
+             httplib::Response& res, const std::function<void()>& serve) const;
   // OK when the caller of `req` may perform `spec` on `project`; 401/403 Status otherwise.
   // *token_id is the caller's token id once authenticated, else "-".
   Status Check(const httplib::Request& req, const RouteSpec& spec, const std::string& project,
@@ -69,6 +96,7 @@ class RouteTable {
   httplib::Server& server_;
   AuthOptions options_;
   std::vector<RouteSpec> routes_;
+  std::shared_ptr<std::vector<Logger>> loggers_ = std::make_shared<std::vector<Logger>>();
 };
 
 // The project of a /v1/projects/{p}/... path, "" for any other path.

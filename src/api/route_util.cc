@@ -5,7 +5,9 @@
 #include "api/http_status.h"
 #include "common/json_parse.h"
 #include "common/parse.h"
-#include "spec/time_util.h"
+#include "common/time.h"
+#include "protojson/parse.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::api {
 
@@ -13,7 +15,30 @@ using nlohmann::json;
 
 void SendJson(httplib::Response& res, int http_status, const json& body) {
   res.status = http_status;
-  res.set_content(body.dump(2) + "\n", "application/json; charset=utf-8");
+  res.set_content(body.dump(2, ' ', false, json::error_handler_t::replace) + "\n",
+                  "application/json; charset=utf-8");
+}
+
+void SendResult(httplib::Response& res, const ResponseFormat& format, json body) {
+  try {
+    if (format.enum_numbers) EnumsToNumbers(body);
+  } catch (const std::exception&) {
+    // Names are still a valid answer; failing here would turn a stored create into a 5xx.
+  }
+  res.status = 200;
+  res.set_content(
+      body.dump(format.pretty ? 2 : -1, ' ', false, json::error_handler_t::replace) + "\n",
+      "application/json; charset=utf-8");
+}
+
+StatusOr<httplib::Request> WithEnumNames(const httplib::Request& req) {
+  StatusOr<json> parsed = ParseJson(req.body);
+  if (!parsed.ok()) return req;  // the handler reports the malformed JSON
+  json body = std::move(parsed).value();
+  TY_RETURN_IF_ERROR(EnumsToNames(body));
+  httplib::Request named = req;
+  named.body = body.dump();
+  return named;
 }
 
 void SendError(httplib::Response& res, const Status& status) {
@@ -21,9 +46,8 @@ void SendError(httplib::Response& res, const Status& status) {
 }
 
 Status CheckParams(const httplib::Request& req, std::initializer_list<std::string_view> known) {
-  static const std::set<std::string> kSystem = {"alt", "prettyPrint", "$.xgafv", "key", "fields"};
   for (const auto& [key, value] : req.params) {
-    bool ok = kSystem.count(key) > 0;
+    bool ok = IsSystemParam(key);
     for (auto k : known) ok |= (k == key);
     if (!ok) {
       return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" + key +
@@ -48,12 +72,12 @@ StatusOr<int64_t> IntParam(const httplib::Request& req, const std::string& name,
 }
 
 std::string ParentOf(const httplib::Request& req) {
-  return "projects/" + std::string(req.matches[1]) + "/locations/" + std::string(req.matches[2]);
+  return spec::LocationName{req.matches[1], req.matches[2]}.ToString();
 }
 
 Status CheckEmptyBody(const httplib::Request& req) {
   if (req.body.empty()) return Status::Ok();
-  StatusOr<json> body = ParseJson(req.body);
+  StatusOr<json> body = protojson::ParseJson(req.body);
   if (!body.ok() || !body->is_object()) {
     return InvalidArgumentError(
         "Invalid JSON payload received: the cancel body must be {} or empty");
@@ -62,7 +86,7 @@ Status CheckEmptyBody(const httplib::Request& req) {
 }
 
 json DoneDeleteOperation(const std::string& resource_name) {
-  std::string now = spec::FormatTimestamp(std::chrono::system_clock::now());
+  std::string now = FormatTimestamp(std::chrono::system_clock::now());
   return json{{"name", resource_name + "/operations/delete"},
               {"metadata",
                {{"@type", "type.googleapis.com/google.cloud.aiplatform.v1.DeleteOperationMetadata"},

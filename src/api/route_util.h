@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/system_params.h"
 #include "common/status.h"
 
 namespace trainyard::api {
@@ -21,15 +22,30 @@ void SendJson(httplib::Response& res, int http_status, const nlohmann::json& bod
 // Sends the google.rpc.Status body of `status` with its HTTP status.
 void SendError(httplib::Response& res, const Status& status);
 
+// Sends a handler's result in the format the request's system parameters ask for
+// (system_params.h: enum numbers, prettyPrint). Never throws: a create that was stored must not
+// be answered with a 5xx (gcloud retries those, creating a duplicate job).
+void SendResult(httplib::Response& res, const ResponseFormat& format, nlohmann::json body);
+// A copy of `req` whose JSON body has enum names instead of numbers (enum-encoding=int).
+StatusOr<httplib::Request> WithEnumNames(const httplib::Request& req);
+
 // Wraps a handler `StatusOr<json>(const httplib::Request&)`: 200 with the JSON on success, the
 // error body otherwise; exceptions become INTERNAL (nothing escapes into the HTTP server).
+// Google's system parameters ($alt=json;enum-encoding=int, prettyPrint, ...) are applied here.
 template <typename Fn>
 httplib::Server::Handler Guarded(Fn fn) {
   return [fn](const httplib::Request& req, httplib::Response& res) {
     try {
-      StatusOr<nlohmann::json> body = fn(req);
+      StatusOr<ResponseFormat> format = ParseSystemParams(req);
+      if (!format.ok()) return SendError(res, format.status());
+      auto run = [&]() -> StatusOr<nlohmann::json> {
+        if (!format->enum_numbers || req.body.empty()) return fn(req);
+        TY_ASSIGN_OR_RETURN(httplib::Request named, WithEnumNames(req));
+        return fn(named);
+      };
+      StatusOr<nlohmann::json> body = run();
       if (body.ok()) {
-        SendJson(res, 200, *body);
+        SendResult(res, *format, std::move(body).value());
       } else {
         SendError(res, body.status());
       }
@@ -41,9 +57,8 @@ httplib::Server::Handler Guarded(Fn fn) {
   };
 }
 
-// INVALID_ARGUMENT (Google's wording) for a query parameter that is neither in `known` nor one
-// of the system parameters (alt, prettyPrint, $.xgafv, key, fields): unknown parameters are
-// rejected like unknown JSON fields.
+// INVALID_ARGUMENT (Google's wording) for a query parameter that is neither in `known` nor a
+// system parameter (IsSystemParam): unknown parameters are rejected like unknown JSON fields.
 Status CheckParams(const httplib::Request& req, std::initializer_list<std::string_view> known);
 
 // The integer query parameter `name` (`fallback` when absent). INVALID_ARGUMENT naming the

@@ -6,8 +6,9 @@
 
 #include "api/auth_routes.h"
 #include "api/route_util.h"
+#include "common/time.h"
 #include "spec/custom_job_json.h"
-#include "spec/time_util.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::api {
 namespace {
@@ -18,7 +19,8 @@ constexpr const char* kParentPattern = "/v1/projects/([^/]+)/locations/([^/]+)/c
 constexpr const char* kJobPattern = "/v1/projects/([^/]+)/locations/([^/]+)/customJobs/([^/:]+)";
 
 std::string JobName(const httplib::Request& req) {
-  return ParentOf(req) + "/customJobs/" + std::string(req.matches[3]);
+  return spec::ResourceName::Of({req.matches[1], req.matches[2]}, spec::kCustomJobs, req.matches[3])
+      .ToString();
 }
 
 std::string TaskName(const executor::LogLine& line) {
@@ -110,7 +112,7 @@ void RegisterRoutes(RouteTable& server, controller::JobController* controller,
           for (const auto& line : page.lines) {
             if (!task.empty() && TaskName(line) != task) continue;
             entries.push_back({{"cursor", std::to_string(line.offset)},
-                               {"time", spec::FormatTimestamp(line.time)},
+                               {"time", FormatTimestamp(line.time)},
                                {"taskName", TaskName(line)},
                                {"stream", line.is_stderr ? "stderr" : "stdout"},
                                {"text", line.text}});

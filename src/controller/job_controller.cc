@@ -2,7 +2,10 @@
 
 #include <system_error>
 
+#include "common/time.h"
+#include "spec/custom_job_json.h"
 #include "spec/custom_job_validation.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::controller {
 namespace {
@@ -48,8 +51,7 @@ JobController::JobController(store::JobStore* store, executor::Executor* executo
 
 std::string JobController::NewJobId() {
   // Numeric like Vertex ids, increasing with time so ids sort by creation.
-  uint64_t now_us = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(clock_().time_since_epoch()).count());
+  uint64_t now_us = static_cast<uint64_t>(ToUnixMicros(clock_()));
   std::lock_guard lock(mu_);
   last_id_ = std::max(last_id_ + 1, now_us * 1000);
   return std::to_string(last_id_);
@@ -80,6 +82,9 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   gang.job_name = job.name;
   gang.job_dir = options_.jobs_dir / gang.job_id;
   gang.base_output_dir = job.job_spec.base_output_directory;
+  // Vertex hands every replica its job's spec, as a string in CLUSTER_SPEC's and TF_CONFIG's
+  // "job" field (replica_contract.h); this is the spec as stored, defaults filled in.
+  gang.job_spec_json = spec::CustomJobSpecToJson(job.job_spec).dump();
   gang.kill_grace = options_.kill_grace;
   gang.max_restarts = options_.max_restarts;
   gang.timeout = options_.default_timeout;
@@ -90,6 +95,8 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
     gang.restart_job_on_worker_restart = s->restart_job_on_worker_restart && !s->disable_retries;
     if (s->disable_retries) gang.max_restarts = 0;
   }
+  const std::map<std::string, std::string> service_env =
+      options_.service_env ? options_.service_env() : std::map<std::string, std::string>{};
   const auto& pools = job.job_spec.worker_pool_specs;
   for (size_t i = 0; i < pools.size(); ++i) {
     const auto& pool = pools[i];
@@ -106,6 +113,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
       replica.accelerator_count = pool.machine_spec->accelerator_count;
       replica.argv = cmd.argv;
       replica.env = cmd.env;
+      for (auto& [key, value] : service_env) replica.env.emplace(key, value);  // user env wins
       gang.replicas.push_back(std::move(replica));
     }
   }
@@ -119,8 +127,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
 }
 
 StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request) {
-  std::string check_parent, check_id;
-  TY_RETURN_IF_ERROR(store::SplitJobName(parent + "/customJobs/x", &check_parent, &check_id));
+  TY_ASSIGN_OR_RETURN(spec::LocationName location, spec::LocationName::Parse(parent));
   TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
 
   CustomJob job;
@@ -134,7 +141,10 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
     if (pool.disk_spec->boot_disk_type.empty()) pool.disk_spec->boot_disk_type = "pd-ssd";
     if (pool.disk_spec->boot_disk_size_gb == 0) pool.disk_spec->boot_disk_size_gb = 100;
   }
-  job.name = parent + "/customJobs/" + NewJobId();
+  const auto name_for = [&location](std::string id) {
+    return spec::ResourceName::Of(location, spec::kCustomJobs, std::move(id)).ToString();
+  };
+  job.name = name_for(NewJobId());
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   if (Status v = executor_->Validate(gang); !v.ok()) {
     std::string msg = v.message();
@@ -168,7 +178,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   };
   Status created = store_job();
   for (int attempt = 0; created.code() == StatusCode::kAlreadyExists && attempt < 3; ++attempt) {
-    job.name = parent + "/customJobs/" + NewJobId();
+    job.name = name_for(NewJobId());
     gang.job_id = job.Id();
     gang.job_name = job.name;
     gang.job_dir = options_.jobs_dir / gang.job_id;
@@ -243,7 +253,7 @@ Status JobController::Cancel(const std::string& name) {
     return Status::Ok();
   });
   if (!marked.ok() && marked.status().code() != StatusCode::kAborted) return marked.status();
-  const std::string id = name.substr(name.rfind('/') + 1);
+  const std::string id(spec::LastSegment(name));
   {
     std::lock_guard lock(mu_);
     if (submitting_.count(id) > 0) {
@@ -290,6 +300,15 @@ StatusOr<LogPage> JobController::ReadLogs(const std::string& name, int64_t after
   return page;
 }
 
+StatusOr<std::vector<executor::LogLine>> JobController::ReadLogsById(const std::string& id,
+                                                                     int64_t after, int limit) {
+  auto lines = executor_->ReadLogs(id, after, limit);
+  if (!lines.ok() && lines.status().code() == StatusCode::kNotFound) {
+    return std::vector<executor::LogLine>{};
+  }
+  return lines;
+}
+
 void JobController::OnGangStatus(const executor::GangStatus& status) {
   std::string name;
   {
@@ -317,7 +336,7 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
     if (next == JobState::kRunning && !job.start_time) job.start_time = now;
     if (spec::IsTerminal(next)) job.end_time = status.end_time.value_or(now);
     if (next == JobState::kFailed) {
-      bool timed_out = status.error_message.find("timed out") != std::string::npos;
+      bool timed_out = status.failure == executor::GangFailure::kTimeout;
       job.error =
           spec::RpcStatus{static_cast<int>(timed_out ? StatusCode::kDeadlineExceeded
                                                      : StatusCode::kInvalidArgument),
@@ -350,7 +369,7 @@ void JobController::MarkFailed(const std::string& name, int code, const std::str
     return Status::Ok();
   });
   std::lock_guard lock(mu_);
-  names_by_id_.erase(name.substr(name.rfind('/') + 1));
+  names_by_id_.erase(std::string(spec::LastSegment(name)));
 }
 
 Status JobController::Start() {

@@ -40,6 +40,9 @@ struct JobControllerOptions {
   std::chrono::seconds kill_grace{30};  // SIGTERM -> SIGKILL on cancel and timeout
   int max_restarts = 3;                 // per job, unless scheduling.disableRetries
   std::chrono::seconds default_timeout{7 * 24 * 3600};  // Vertex's default scheduling.timeout
+  // Variables every replica gets unless its containerSpec.env sets them, e.g. the server's
+  // STORAGE_EMULATOR_HOST; called per job (the port is known only once the server is bound).
+  std::function<std::map<std::string, std::string>()> service_env;
 };
 
 struct LogPage {
@@ -81,6 +84,10 @@ class JobController {
 
   // Log lines after cursor `after` (-1 = from the start), at most `limit`.
   StatusOr<LogPage> ReadLogs(const std::string& name, int64_t after, int limit);
+  // The same by job id alone (the last segment of its name), for Cloud Logging queries, which
+  // name a job only by resource.labels.job_id. An id without logs gives no lines.
+  StatusOr<std::vector<executor::LogLine>> ReadLogsById(const std::string& id, int64_t after,
+                                                        int limit);
 
  private:
   StatusOr<executor::GangSpec> BuildGang(const spec::CustomJob& job) const;

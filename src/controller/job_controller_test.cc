@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "executor/fake_executor.h"
 #include "spec/custom_job_json.h"
 #include "store/memory_job_store.h"
@@ -87,6 +89,15 @@ TEST_F(JobControllerTest, CreateStoresQueuedJobAndSubmitsTheGang) {
                 g.job_dir.filename().string(),
             "JOB_STATE_QUEUED JOB_STATE_QUEUED " + job.Id() +
                 " 91s 0-0:trainyard-bert 1-0:python3 1-1:python3 " + job.Id());
+}
+
+TEST_F(JobControllerTest, TheGangCarriesTheStoredJobSpecForTheReplicaEnv) {
+  CustomJob job = MustCreate();
+  const auto spec = nlohmann::json::parse(executor_->submitted().at(0).job_spec_json);
+  const auto& pool = spec["workerPoolSpecs"][1];
+  EXPECT_EQ(pool["replicaCount"].dump() + " " + pool["diskSpec"]["bootDiskType"].dump() + " " +
+                spec["scheduling"]["timeout"].dump(),
+            R"("2" "pd-ssd" "90.5s")");
 }
 
 // One replica restarts alone; a gang of several restarts as a whole (data parallelism cannot
@@ -203,7 +214,7 @@ TEST_F(JobControllerTest, SubmitFailureAfterStoringMarksTheJobFailed) {
             "JOB_STATE_FAILED the executor refused the job: disk full");
 }
 
-// Issue #4: a cancel arriving between the job being stored and the executor having it must not
+// A cancel arriving between the job being stored and the executor having it must not
 // be lost (the executor answers NOT_FOUND then; the gang must still never run).
 TEST_F(JobControllerTest, CancelWhileTheJobIsBeingSubmittedCancelsTheGang) {
   std::string cancel_result;

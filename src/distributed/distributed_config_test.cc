@@ -93,10 +93,17 @@ TEST(DistributedConfigTest, TfConfigEvaluatorRunsAlone) {
 }
 
 TEST(DistributedConfigTest, UnknownTaskType) {
-  std::string tf = R"({"cluster":{"chief":["c:1"]},"task":{"type":"master","index":0}})";
+  std::string tf = R"({"cluster":{"chief":["c:1"]},"task":{"type":"driver","index":0}})";
   EXPECT_EQ(ConfigFromEnvironment({{"TF_CONFIG", tf}}).status().ToString(),
-            "INVALID_ARGUMENT: TF_CONFIG: unknown task.type \"master\" (expected chief, worker, "
+            "INVALID_ARGUMENT: TF_CONFIG: unknown task.type \"driver\" (expected chief, worker, "
             "ps or evaluator)");
+}
+
+TEST(DistributedConfigTest, TfConfigLegacyMasterIsTheChief) {
+  std::string tf = R"({"cluster":{"master":["m:1"],"worker":["w0:2"]},)"
+                   R"("task":{"type":"master","index":0}})";
+  EXPECT_EQ(Render(ConfigFromEnvironment({{"TF_CONFIG", tf}})),
+            "TF_CONFIG rank=0 world=2 master=m:1");
 }
 
 TEST(DistributedConfigTest, TorchVariablesContradictingClusterSpec) {

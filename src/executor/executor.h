@@ -62,6 +62,25 @@ std::string GangStateName(GangState state);
 // Inverse of GangStateName; nullopt for an unknown name.
 std::optional<GangState> GangStateFromName(const std::string& name);
 
+// Why a gang ended FAILED or CANCELLED, for machines (the control plane maps it to an error code;
+// GangStatus::error_message stays the text for people). Set by the gang state machine
+// (gang_lifecycle.h) together with the terminal state; kNone for SUCCEEDED and unfinished gangs.
+enum class GangFailure {
+  kNone,
+  kReplicaFailed,     // a replica exited non-zero and the restart budget is spent
+  kReplicaLost,       // a replica ended without a recorded exit code (its supervisor died)
+  kTimeout,           // scheduling.timeout passed
+  kCancelled,         // cancelled (through the API, or by the cluster's administrator)
+  kStartFailed,       // a replica or the gang could not be started (no port, sbatch refused, ...)
+  kLostOnAdopt,       // after a server restart its replicas were not found
+  kImageUnavailable,  // the replica's image could not be pulled or run
+};
+
+// "REPLICA_FAILED", "TIMEOUT", ... : the stable spelling in state files. "NONE" for kNone.
+std::string GangFailureName(GangFailure failure);
+// Inverse of GangFailureName; nullopt for an unknown name.
+std::optional<GangFailure> GangFailureFromName(const std::string& name);
+
 struct ReplicaStatus {
   int pool_index = 0;
   int replica_index = 0;
@@ -77,6 +96,7 @@ struct GangStatus {
   // For kFailed / kCancelled: a human-readable reason naming the replica and exit code, e.g.
   // "workerpool1 replica 0 exited with code 2 after 3 restarts"; or "timed out after 600s".
   std::string error_message;
+  GangFailure failure = GangFailure::kNone;  // for kFailed / kCancelled: why, for machines
   std::optional<std::chrono::system_clock::time_point> start_time;  // first RUNNING
   std::optional<std::chrono::system_clock::time_point> end_time;    // terminal state reached
 };

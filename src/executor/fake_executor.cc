@@ -2,27 +2,55 @@
 
 #include <algorithm>
 
+#include "executor/executor_registry.h"
+
 namespace trainyard::executor {
 namespace {
 
-bool IsTerminal(GangState s) {
-  return s == GangState::kSucceeded || s == GangState::kFailed || s == GangState::kCancelled;
-}
+bool IsTerminal(GangState s) { return GangLifecycle::IsTerminal(s); }
 
-GangStatus InitialStatus(const GangSpec& spec) {
-  GangStatus st;
-  st.job_id = spec.job_id;
-  st.state = GangState::kQueued;
+std::vector<ReplicaStatus> InitialReplicas(const GangSpec& spec) {
+  std::vector<ReplicaStatus> out;
   for (const auto& r : spec.replicas) {
     ReplicaStatus rs;
     rs.pool_index = r.pool_index;
     rs.replica_index = r.replica_index;
-    st.replicas.push_back(rs);
+    out.push_back(rs);
   }
-  return st;
+  return out;
+}
+
+int64_t FakePid(const ReplicaStatus& r) { return 100000 + r.pool_index * 1000 + r.replica_index; }
+
+std::string Describe(const ReplicaStatus& r) {
+  return "workerpool" + std::to_string(r.pool_index) + " replica " +
+         std::to_string(r.replica_index);
 }
 
 }  // namespace
+
+Status RegisterFakeExecutor(ExecutorRegistry* registry) {
+  return registry->Register("fake", [](const ExecutorConfig& config) -> StatusOr<CreatedExecutor> {
+    CreatedExecutor created;
+    created.executor = std::make_unique<FakeExecutor>(
+        AutoRunOptions{std::chrono::milliseconds(0), config.fake_run_time});
+    return created;
+  });
+}
+
+GangStatus FakeExecutor::StatusOf(const Gang& g) {
+  GangStatus st = StatusOfRecord(g.spec.job_id, g.record);
+  st.replicas = g.replicas;
+  return st;
+}
+
+GangLifecycle FakeExecutor::Lifecycle(Gang& g) const {
+  return GangLifecycle(&g.record, LifecyclePolicy::From(g.spec));
+}
+
+std::chrono::system_clock::time_point FakeExecutor::Now() const {
+  return clock_ ? clock_->Now() : std::chrono::system_clock::now();
+}
 
 FakeExecutor::FakeExecutor(AutoRunOptions auto_run) : auto_run_(auto_run) {
   auto_thread_ = std::thread([this] { AutoRunLoop(); });
@@ -88,7 +116,11 @@ Status FakeExecutor::Submit(const GangSpec& spec) {
     std::lock_guard lock(mu_);
     if (!submit_error_.ok()) return submit_error_;
     if (gangs_.count(spec.job_id)) return AlreadyExistsError("gang " + spec.job_id + " exists");
-    gangs_[spec.job_id] = Gang{spec, InitialStatus(spec), {}};
+    Gang& g = gangs_[spec.job_id];
+    g.spec = spec;
+    g.replicas = InitialReplicas(spec);
+    g.simulated = static_cast<bool>(program_);
+    g.sim.resize(spec.replicas.size());
     submitted_.push_back(spec);
     if (auto_run_) auto_queue_.emplace_back(std::chrono::steady_clock::now(), spec.job_id);
   }
@@ -101,22 +133,38 @@ StatusOr<GangStatus> FakeExecutor::Adopt(const GangSpec& spec) {
   {
     std::lock_guard lock(mu_);
     if (gangs_.count(spec.job_id)) return AlreadyExistsError("gang " + spec.job_id + " exists");
-    Gang gang{spec, InitialStatus(spec), {}};
     auto it = adopt_results_.find(spec.job_id);
     if (it != adopt_results_.end() && !it->second.ok()) return it->second.status();
     submitted_.push_back(spec);
-    GangState state = it == adopt_results_.end() ? GangState::kFailed : *it->second;
-    gang.status.state = state;
-    if (state == GangState::kRunning) gang.status.start_time = std::chrono::system_clock::now();
-    if (it == adopt_results_.end()) {
-      gang.status.error_message = "replicas not found after restart";
-      gang.status.end_time = std::chrono::system_clock::now();
+    Gang& g = gangs_[spec.job_id];
+    g.spec = spec;
+    g.replicas = InitialReplicas(spec);
+    g.simulated = static_cast<bool>(program_);
+    g.sim.resize(spec.replicas.size());
+    if (auto logs = adopt_logs_.find(spec.job_id); logs != adopt_logs_.end()) {
+      for (auto& line : logs->second) {
+        line.offset = next_log_offset_++;
+        g.logs.push_back(std::move(line));
+      }
+      adopt_logs_.erase(logs);
     }
-    gangs_[spec.job_id] = gang;
-    if (auto_run_ && !IsTerminal(state)) {
+    if (it == adopt_results_.end()) {
+      (void)AdvanceLocked(g, GangState::kFailed, "replicas not found after restart",
+                          GangFailure::kLostOnAdopt);
+    } else {
+      (void)AdvanceLocked(g, *it->second, "");
+      // Simulated replicas found running keep running (until they are stopped).
+      if (g.simulated && !IsTerminal(g.record.state) && g.record.state != GangState::kQueued) {
+        for (auto& r : g.sim) {
+          r.attempt = std::max(r.attempt, 1);
+          r.running = true;
+        }
+      }
+    }
+    if (auto_run_ && !IsTerminal(g.record.state)) {
       auto_queue_.emplace_back(std::chrono::steady_clock::now(), spec.job_id);
     }
-    status = gang.status;
+    status = StatusOf(g);
   }
   auto_cv_.notify_all();
   return status;
@@ -130,11 +178,16 @@ Status FakeExecutor::Cancel(const std::string& job_id) {
     if (it == gangs_.end()) return NotFoundError("gang " + job_id + " not found");
     cancelled_.push_back(job_id);
     Gang& g = it->second;
-    if (IsTerminal(g.status.state)) return Status::Ok();
-    bool started = g.status.state == GangState::kRunning || g.status.state == GangState::kPending;
-    GangState next = hold_cancel_ && started ? GangState::kCancelling : GangState::kCancelled;
-    TY_RETURN_IF_ERROR(AdvanceLocked(g, next, "cancelled by request"));
-    status = g.status;
+    if (IsTerminal(g.record.state)) return Status::Ok();
+    bool any_running;
+    if (g.simulated) {
+      any_running = std::any_of(g.sim.begin(), g.sim.end(), [](auto& r) { return r.running; });
+    } else {
+      any_running = hold_cancel_ && (g.record.state == GangState::kRunning ||
+                                     g.record.state == GangState::kPending);
+    }
+    Perform(g, Lifecycle(g).Cancel(any_running, Now()), 0);
+    status = StatusOf(g);
   }
   Notify(status);
   return Status::Ok();
@@ -144,7 +197,7 @@ StatusOr<GangStatus> FakeExecutor::Get(const std::string& job_id) const {
   std::lock_guard lock(mu_);
   auto it = gangs_.find(job_id);
   if (it == gangs_.end()) return NotFoundError("gang " + job_id + " not found");
-  return it->second.status;
+  return StatusOf(it->second);
 }
 
 StatusOr<std::vector<LogLine>> FakeExecutor::ReadLogs(const std::string& job_id, int64_t after,
@@ -177,6 +230,10 @@ void FakeExecutor::SetAdoptResult(const std::string& job_id, StatusOr<GangState>
   std::lock_guard lock(mu_);
   adopt_results_.insert_or_assign(job_id, std::move(result));
 }
+void FakeExecutor::SetAdoptLogs(const std::string& job_id, std::vector<LogLine> lines) {
+  std::lock_guard lock(mu_);
+  adopt_logs_[job_id] = std::move(lines);
+}
 void FakeExecutor::SetHoldCancel(bool hold) {
   std::lock_guard lock(mu_);
   hold_cancel_ = hold;
@@ -187,35 +244,54 @@ void FakeExecutor::SetBeforeSubmitHook(std::function<void(const GangSpec&)> hook
   before_submit_ = std::move(hook);
 }
 
-Status FakeExecutor::AdvanceLocked(Gang& g, GangState state, std::string error_message) {
-  if (IsTerminal(g.status.state)) {
+Status FakeExecutor::AdvanceLocked(Gang& g, GangState state, std::string error_message,
+                                   GangFailure failure) {
+  if (IsTerminal(g.record.state)) {
     return FailedPreconditionError("gang " + g.spec.job_id + " already ended");
   }
-  auto now = std::chrono::system_clock::now();
-  g.status.state = state;
-  if (state == GangState::kRunning && !g.status.start_time) g.status.start_time = now;
-  if (IsTerminal(state)) {
-    g.status.end_time = now;
-    for (auto& r : g.status.replicas) r.pid = 0;
+  GangLifecycle lc = Lifecycle(g);
+  auto now = Now();
+  switch (state) {
+    case GangState::kQueued:
+      break;
+    case GangState::kPending:
+    case GangState::kRunning:
+      lc.Placed(state, now);
+      break;
+    case GangState::kSucceeded:
+      if (lc.stopping()) {
+        lc.Stopped(now);
+      } else {
+        lc.Succeeded(/*any_running=*/false, now);
+      }
+      break;
+    case GangState::kFailed:
+      lc.EndedElsewhere(GangState::kFailed, error_message, failure, now);
+      break;
+    case GangState::kCancelling:
+      lc.Cancel(/*any_running=*/true, now);
+      break;
+    case GangState::kCancelled:
+      lc.EndedElsewhere(GangState::kCancelled, error_message, GangFailure::kCancelled, now);
+      break;
   }
-  if (state == GangState::kFailed || state == GangState::kCancelled) {
-    g.status.error_message = std::move(error_message);
-  }
-  if (state == GangState::kRunning) {
-    for (auto& r : g.status.replicas) r.pid = 100000 + r.pool_index * 1000 + r.replica_index;
+  if (IsTerminal(g.record.state)) {
+    for (auto& r : g.replicas) r.pid = 0;
+  } else if (g.record.state == GangState::kRunning) {
+    for (auto& r : g.replicas) r.pid = FakePid(r);
   }
   return Status::Ok();
 }
 
-Status FakeExecutor::Advance(const std::string& job_id, GangState state,
-                             std::string error_message) {
+Status FakeExecutor::Advance(const std::string& job_id, GangState state, std::string error_message,
+                             GangFailure failure) {
   GangStatus status;
   {
     std::lock_guard lock(mu_);
     auto it = gangs_.find(job_id);
     if (it == gangs_.end()) return NotFoundError("gang " + job_id + " not found");
-    TY_RETURN_IF_ERROR(AdvanceLocked(it->second, state, std::move(error_message)));
-    status = it->second.status;
+    TY_RETURN_IF_ERROR(AdvanceLocked(it->second, state, std::move(error_message), failure));
+    status = StatusOf(it->second);
   }
   Notify(status);
   return Status::Ok();
@@ -226,7 +302,7 @@ Status FakeExecutor::SetReplicaResult(const std::string& job_id, int pool, int r
   std::lock_guard lock(mu_);
   auto it = gangs_.find(job_id);
   if (it == gangs_.end()) return NotFoundError("gang " + job_id + " not found");
-  for (auto& r : it->second.status.replicas) {
+  for (auto& r : it->second.replicas) {
     if (r.pool_index == pool && r.replica_index == replica) {
       r.exit_code = exit_code;
       r.restarts = restarts;
@@ -263,6 +339,126 @@ std::vector<std::string> FakeExecutor::cancelled() const {
   return cancelled_;
 }
 
+void FakeExecutor::SetReplicaProgram(FakeReplicaProgram program) {
+  std::lock_guard lock(mu_);
+  program_ = std::move(program);
+}
+
+void FakeExecutor::SetClock(Clock* clock) {
+  std::lock_guard lock(mu_);
+  clock_ = clock;
+}
+
+void FakeExecutor::StartReplica(Gang& g, size_t i) {
+  SimReplica& r = g.sim[i];
+  ReplicaStatus& rs = g.replicas[i];
+  r.attempt += 1;
+  FakeReplicaRun run = program_(g.spec.replicas[i], r.attempt);
+  for (auto& text : run.output) {
+    g.logs.push_back(
+        {next_log_offset_++, Now(), rs.pool_index, rs.replica_index, false, std::move(text)});
+  }
+  r.running = !run.exit_code.has_value();
+  r.handled = r.running;
+  r.code = run.exit_code;
+  rs.pid = r.running ? FakePid(rs) : 0;
+  rs.exit_code = run.exit_code;
+}
+
+void FakeExecutor::HandleExits(Gang& g) {
+  auto now = Now();
+  for (size_t i = 0; i < g.sim.size(); ++i) {
+    SimReplica& r = g.sim[i];
+    if (r.handled || !r.code) continue;
+    r.handled = true;
+    if (*r.code == 0) continue;
+    bool any_running = std::any_of(g.sim.begin(), g.sim.end(), [](auto& x) { return x.running; });
+    std::string name = Describe(g.replicas[i]);
+    Perform(g,
+            Lifecycle(g).ReplicaFailed(name, name + " exited with code " + std::to_string(*r.code),
+                                       any_running, now),
+            i);
+    if (IsTerminal(g.record.state) || Lifecycle(g).stopping()) return;
+  }
+  std::vector<std::pair<int, std::optional<int>>> ends;
+  for (size_t i = 0; i < g.sim.size(); ++i) {
+    ends.push_back({g.replicas[i].pool_index, g.sim[i].running ? std::nullopt : g.sim[i].code});
+  }
+  if (PrimarySucceeded(ends)) {
+    bool any_running = std::any_of(g.sim.begin(), g.sim.end(), [](auto& x) { return x.running; });
+    Perform(g, Lifecycle(g).Succeeded(any_running, now), 0);
+  }
+}
+
+void FakeExecutor::Perform(Gang& g, const LifecycleAction& action, size_t replica) {
+  using Kind = LifecycleAction::Kind;
+  if (!action.log.empty()) {
+    const ReplicaStatus& rs = g.replicas[replica];
+    g.logs.push_back({next_log_offset_++, Now(), rs.pool_index, rs.replica_index, true,
+                      "[trainyard] " + action.log});
+  }
+  switch (action.kind) {
+    case Kind::kNone:
+    case Kind::kKill:  // simulated replicas always honour SIGTERM
+      return;
+    case Kind::kTerminate:
+      if (!g.simulated) return;  // a test ends the stop with Advance
+      for (size_t i = 0; i < g.sim.size(); ++i) {
+        if (!g.sim[i].running) continue;
+        g.sim[i].running = false;
+        g.sim[i].handled = true;
+        g.sim[i].code = 143;
+        g.replicas[i].pid = 0;
+        g.replicas[i].exit_code = 143;
+      }
+      return Perform(g, Lifecycle(g).Stopped(Now()), replica);
+    case Kind::kRestartReplica:
+      g.replicas[replica].restarts += 1;
+      return StartReplica(g, replica);
+    case Kind::kRestartGang:
+      for (size_t i = 0; i < g.sim.size(); ++i) {
+        g.replicas[i].restarts += 1;
+        StartReplica(g, i);
+      }
+      return;
+    case Kind::kFinished:
+      for (auto& r : g.replicas) r.pid = 0;
+      for (auto& r : g.sim) r.running = false;
+      return;
+  }
+}
+
+void FakeExecutor::Step() {
+  std::vector<GangStatus> changed;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, g] : gangs_) {
+      if (!g.simulated || IsTerminal(g.record.state)) continue;
+      GangStatus before = StatusOf(g);
+      GangLifecycle lc = Lifecycle(g);
+      if (g.record.state == GangState::kQueued) {
+        lc.Placed(GangState::kPending, Now());
+      } else if (g.record.state == GangState::kPending) {
+        for (size_t i = 0; i < g.sim.size(); ++i) StartReplica(g, i);
+        lc.Placed(GangState::kRunning, Now());
+      }
+      if (g.record.state != GangState::kPending && !lc.stopping()) HandleExits(g);
+      bool any_running = std::any_of(g.sim.begin(), g.sim.end(), [](auto& r) { return r.running; });
+      if (g.record.state != GangState::kPending) Perform(g, lc.Tick(any_running, Now()), 0);
+      GangStatus after = StatusOf(g);
+      if (after.state != before.state || after.replicas.size() != before.replicas.size() ||
+          !std::equal(after.replicas.begin(), after.replicas.end(), before.replicas.begin(),
+                      [](const ReplicaStatus& a, const ReplicaStatus& b) {
+                        return a.pid == b.pid && a.exit_code == b.exit_code &&
+                               a.restarts == b.restarts;
+                      })) {
+        changed.push_back(after);
+      }
+    }
+  }
+  for (const auto& status : changed) Notify(status);
+}
+
 void FakeExecutor::AutoRunLoop() {
   // Each queued entry is one step of one gang, due at its time point.
   std::unique_lock lock(mu_);
@@ -278,14 +474,14 @@ void FakeExecutor::AutoRunLoop() {
     }
     auto_queue_.pop_front();
     auto it = gangs_.find(job_id);
-    if (it == gangs_.end() || IsTerminal(it->second.status.state) ||
-        it->second.status.state == GangState::kCancelling) {
+    if (it == gangs_.end() || IsTerminal(it->second.record.state) ||
+        it->second.record.state == GangState::kCancelling) {
       continue;
     }
     Gang& g = it->second;
     GangState next = GangState::kSucceeded;
     std::chrono::milliseconds wait{0};
-    switch (g.status.state) {
+    switch (g.record.state) {
       case GangState::kQueued:
         next = GangState::kPending;
         wait = auto_run_->pending_for;
@@ -313,7 +509,7 @@ void FakeExecutor::AutoRunLoop() {
       }
     }
     if (next == GangState::kSucceeded) {
-      for (auto& r : g.status.replicas) r.exit_code = 0;
+      for (auto& r : g.replicas) r.exit_code = 0;
     }
     if (!IsTerminal(next)) {
       auto when = std::chrono::steady_clock::now() + wait;
@@ -321,7 +517,7 @@ void FakeExecutor::AutoRunLoop() {
                                   [](auto t, const auto& e) { return t < e.first; });
       auto_queue_.insert(pos, {when, job_id});
     }
-    GangStatus status = g.status;
+    GangStatus status = StatusOf(g);
     Listener l = listener_;
     lock.unlock();
     if (l) l(status);

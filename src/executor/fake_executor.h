@@ -4,7 +4,13 @@
 // replica exit codes, Validate/Submit/Adopt failures and the outcome of Adopt after a "restart"
 // are all injectable. With AutoRunOptions it instead walks each gang through
 // QUEUED -> PENDING -> RUNNING -> SUCCEEDED on its own thread (used by `trainyard server
-// --executor fake` to exercise and benchmark the control plane without processes).
+// --executor fake` to exercise and benchmark the control plane without processes). With a
+// replica program (SetReplicaProgram) it simulates replicas instead: Step() starts them, and
+// their exits, restarts, timeouts and stops go through the same GangLifecycle as the real
+// executors' (the executor conformance suite runs it that way).
+//
+// Every state change goes through the gang's GangLifecycle (gang_lifecycle.h), so terminal states
+// are final and failures carry their GangFailure; Advance() forces a state through it.
 //
 // Listener callbacks are made after the fake's lock is released: synchronously on the calling
 // thread for test-driven changes (Advance, Cancel, AppendLog does not notify), on the auto-run
@@ -22,8 +28,19 @@
 #include <thread>
 
 #include "executor/executor.h"
+#include "executor/gang_lifecycle.h"
+#include "executor/process_ops.h"
 
 namespace trainyard::executor {
+
+// What one attempt of a simulated replica does: prints `output`, then exits with `exit_code`, or
+// (nullopt) runs until it is stopped, then exits 143 as if SIGTERM killed it.
+struct FakeReplicaRun {
+  std::vector<std::string> output;
+  std::optional<int> exit_code;
+};
+// `attempt` counts from 1 across restarts of that replica.
+using FakeReplicaProgram = std::function<FakeReplicaRun(const ReplicaSpec& replica, int attempt)>;
 
 struct AutoRunOptions {
   std::chrono::milliseconds pending_for{0};  // time in PENDING
@@ -57,6 +74,8 @@ class FakeExecutor : public Executor {
   // What Adopt returns for `job_id`: the given state (as if processes were found, or not), or an
   // error. Without an entry Adopt reports kFailed "replicas not found after restart".
   void SetAdoptResult(const std::string& job_id, StatusOr<GangState> result);
+  // The log lines Adopt finds for `job_id` (what a real executor reads back from the job dir).
+  void SetAdoptLogs(const std::string& job_id, std::vector<LogLine> lines);
   // When true, Cancel of a running gang stops at kCancelling until Advance(kCancelled).
   void SetHoldCancel(bool hold);
   // Called at the start of every Submit, on the caller's thread and without the fake's lock held
@@ -64,10 +83,20 @@ class FakeExecutor : public Executor {
   // happen "while the job is being submitted". Empty = none.
   void SetBeforeSubmitHook(std::function<void(const GangSpec&)> hook);
 
-  // Moves a gang to `state` and notifies the listener. Sets start/end times like a real executor;
-  // `error_message` is kept for kFailed/kCancelled. FAILED_PRECONDITION if the gang is terminal,
-  // NOT_FOUND if unknown.
-  Status Advance(const std::string& job_id, GangState state, std::string error_message = "");
+  // Moves a gang to `state` (through its GangLifecycle) and notifies the listener. Sets
+  // start/end times like a real executor; `error_message` and `failure` are kept for
+  // kFailed/kCancelled. FAILED_PRECONDITION if the gang is terminal, NOT_FOUND if unknown.
+  Status Advance(const std::string& job_id, GangState state, std::string error_message = "",
+                 GangFailure failure = GangFailure::kReplicaFailed);
+
+  // Simulated replicas (see the header comment): gangs submitted after this run `program`.
+  void SetReplicaProgram(FakeReplicaProgram program);
+  // Time for start/end times and timeouts; nullptr (default) = Clock::Real(). Not owned.
+  void SetClock(Clock* clock);
+  // One step of every simulated gang: QUEUED -> PENDING -> RUNNING (replicas start), replica
+  // exits handled (restart, success, failure), then the lifecycle's timeout / stop checks.
+  // Notifies the listener of every change.
+  void Step();
   // Records a replica's exit code and restart count (shown in the next notification).
   Status SetReplicaResult(const std::string& job_id, int pool, int replica, int exit_code,
                           int restarts);
@@ -81,13 +110,30 @@ class FakeExecutor : public Executor {
   bool has_listener() const;
 
  private:
+  struct SimReplica {
+    int attempt = 0;          // started attempts
+    bool running = false;     // started, not ended
+    bool handled = true;      // its last end was reported to the lifecycle
+    std::optional<int> code;  // how its last attempt ended
+  };
   struct Gang {
     GangSpec spec;
-    GangStatus status;
+    GangRecord record;
+    std::vector<ReplicaStatus> replicas;
+    bool simulated = false;
+    std::vector<SimReplica> sim;  // when simulated, GangSpec order
     std::vector<LogLine> logs;
   };
+  static GangStatus StatusOf(const Gang& gang);
   void Notify(const GangStatus& status);
-  Status AdvanceLocked(Gang& gang, GangState state, std::string error_message);
+  Status AdvanceLocked(Gang& gang, GangState state, std::string error_message,
+                       GangFailure failure = GangFailure::kReplicaFailed);
+  // Simulation (mu_ held): start a replica attempt, report ended replicas, perform an action.
+  void StartReplica(Gang& gang, size_t i);
+  void HandleExits(Gang& gang);
+  void Perform(Gang& gang, const LifecycleAction& action, size_t replica);
+  GangLifecycle Lifecycle(Gang& gang) const;
+  std::chrono::system_clock::time_point Now() const;
   void AutoRunLoop();
 
   mutable std::mutex mu_;
@@ -99,8 +145,11 @@ class FakeExecutor : public Executor {
   Status validate_error_;
   Status submit_error_;
   std::map<std::string, StatusOr<GangState>> adopt_results_;
+  std::map<std::string, std::vector<LogLine>> adopt_logs_;
   bool hold_cancel_ = false;
   std::function<void(const GangSpec&)> before_submit_;
+  FakeReplicaProgram program_;
+  Clock* clock_ = nullptr;
   int64_t next_log_offset_ = 0;
 
   std::optional<AutoRunOptions> auto_run_;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/file_util.h"
+#include "executor/replica_env.h"
 
 namespace trainyard::executor {
 namespace fs = std::filesystem;
@@ -30,9 +31,12 @@ void GangRecordToJson(const GangRecord& g, Json* j) {
   (*j)["stop_message"] = g.stop_message;
   (*j)["stop_started_us"] = ToUnixMicros(g.stop_started);
   (*j)["killed"] = g.killed;
+  (*j)["failure"] = GangFailureName(g.failure);
+  (*j)["stop_goal"] = StopGoalName(g.stop_goal);
+  (*j)["stop_failure"] = GangFailureName(g.stop_failure);
 }
 
-void GangRecordFromJson(const Json& j, GangRecord* g) {
+void GangRecordFromJson(const Json& j, const std::vector<StopGoal>& legacy_goals, GangRecord* g) {
   g->state = GangStateFromName(j.at("state").get<std::string>()).value_or(GangState::kQueued);
   g->restarts_used = j.at("restarts_used").get<int>();
   if (j.contains("start_time_us"))
@@ -42,6 +46,22 @@ void GangRecordFromJson(const Json& j, GangRecord* g) {
   g->stop_message = j.at("stop_message").get<std::string>();
   g->stop_started = FromUnixMicros(j.at("stop_started_us").get<int64_t>());
   g->killed = j.at("killed").get<bool>();
+  const Json& goal = j.at("stop_goal");
+  if (goal.is_string()) {
+    g->stop_goal = StopGoalFromName(goal.get<std::string>()).value_or(StopGoal::kNone);
+  } else {
+    size_t n = goal.get<size_t>();
+    g->stop_goal = n < legacy_goals.size() ? legacy_goals[n] : StopGoal::kNone;
+  }
+  GangFailure old = g->state == GangState::kFailed      ? GangFailure::kReplicaFailed
+                    : g->state == GangState::kCancelled ? GangFailure::kCancelled
+                                                        : GangFailure::kNone;
+  g->failure = GangFailureFromName(j.value("failure", "")).value_or(old);
+  GangFailure old_stop = g->stop_goal == StopGoal::kTimeout  ? GangFailure::kTimeout
+                         : g->stop_goal == StopGoal::kCancel ? GangFailure::kCancelled
+                         : g->stop_goal == StopGoal::kFail   ? GangFailure::kReplicaFailed
+                                                             : GangFailure::kNone;
+  g->stop_failure = GangFailureFromName(j.value("stop_failure", "")).value_or(old_stop);
 }
 
 namespace {
@@ -72,6 +92,11 @@ StatusOr<fs::path> LookupJobDir(const fs::path& data_dir, const std::string& reg
   auto text = ReadFile(data_dir / registry / "jobs" / job_id);
   if (!text.ok()) return NotFoundError("job " + job_id + " is not known to this executor");
   return fs::path(*text);
+}
+
+fs::path ReplicaHpMetricFile(const fs::path& job_dir, int pool_index, int replica_index) {
+  return fs::absolute(job_dir) / "replicas" / TaskName(pool_index, replica_index) / "hypertune" /
+         "output.metrics";
 }
 
 Status ValidateGangBasics(const GangSpec& spec) {

@@ -16,28 +16,23 @@
 
 #include "common/status.h"
 #include "executor/executor.h"
+#include "executor/gang_lifecycle.h"
 
 namespace trainyard::executor {
-
-// The lifecycle part of an executor's gang record. Executors derive their Gang from it.
-struct GangRecord {
-  GangState state = GangState::kQueued;
-  int restarts_used = 0;
-  std::optional<std::chrono::system_clock::time_point> start_time, end_time;
-  std::string error_message;
-  std::string stop_message;
-  std::chrono::system_clock::time_point stop_started;
-  bool killed = false;  // SIGKILL / the final scancel was sent in the current stop
-};
 
 int64_t ToUnixMicros(std::chrono::system_clock::time_point t);
 std::chrono::system_clock::time_point FromUnixMicros(int64_t us);
 
-// Writes the GangRecord fields into `j` ("state", "restarts_used", "start_time_us", ...).
+// Writes the GangRecord (gang_lifecycle.h) into `j` ("state", "failure", "restarts_used",
+// "start_time_us", "stop_goal", ...).
 void GangRecordToJson(const GangRecord& record, nlohmann::json* j);
 // Reads them back; throws nlohmann::json::exception for a missing or mistyped field (callers
-// turn that into DATA_LOSS naming their file). An unknown state name reads as QUEUED.
-void GangRecordFromJson(const nlohmann::json& j, GangRecord* record);
+// turn that into DATA_LOSS naming their file). An unknown state name reads as QUEUED. State files
+// written before the one StopGoal enum stored "stop_goal" as that executor's own number:
+// `legacy_goals[n]` is what number n meant there. Files without "failure" (older ones) read
+// kReplicaFailed for FAILED and kCancelled for CANCELLED.
+void GangRecordFromJson(const nlohmann::json& j, const std::vector<StopGoal>& legacy_goals,
+                        GangRecord* record);
 
 // The job-dir registry: <data_dir>/<registry>/jobs/<job_id> holds the absolute job dir, so
 // Get/ReadLogs work for jobs that ended before a restart. An empty data_dir remembers nothing.
@@ -48,6 +43,12 @@ Status RegisterJobDir(const std::filesystem::path& data_dir, const std::string& 
 StatusOr<std::filesystem::path> LookupJobDir(const std::filesystem::path& data_dir,
                                              const std::string& registry,
                                              const std::string& job_id);
+
+// Where replica (pool, replica) of the job in `job_dir` finds CLOUD_ML_HP_METRIC_FILE
+// (cloudml-hypertune writes its metrics there; HP tuning reads them), on every executor:
+// <job_dir>/replicas/workerpoolP-R/hypertune/output.metrics, absolute.
+std::filesystem::path ReplicaHpMetricFile(const std::filesystem::path& job_dir, int pool_index,
+                                          int replica_index);
 
 // The checks every executor makes first, INVALID_ARGUMENT naming the field: a safe job id
 // (1-200 of [A-Za-z0-9._-]), a job_dir, at least one replica, max_restarts >= 0, a positive

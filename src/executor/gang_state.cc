@@ -31,4 +31,40 @@ std::optional<GangState> GangStateFromName(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+constexpr GangFailure kAllFailures[] = {GangFailure::kNone,        GangFailure::kReplicaFailed,
+                                        GangFailure::kReplicaLost, GangFailure::kTimeout,
+                                        GangFailure::kCancelled,   GangFailure::kStartFailed,
+                                        GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable};
+}  // namespace
+
+std::string GangFailureName(GangFailure failure) {
+  switch (failure) {
+    case GangFailure::kNone:
+      return "NONE";
+    case GangFailure::kReplicaFailed:
+      return "REPLICA_FAILED";
+    case GangFailure::kReplicaLost:
+      return "REPLICA_LOST";
+    case GangFailure::kTimeout:
+      return "TIMEOUT";
+    case GangFailure::kCancelled:
+      return "CANCELLED";
+    case GangFailure::kStartFailed:
+      return "START_FAILED";
+    case GangFailure::kLostOnAdopt:
+      return "LOST_ON_ADOPT";
+    case GangFailure::kImageUnavailable:
+      return "IMAGE_UNAVAILABLE";
+  }
+  return "NONE";
+}
+
+std::optional<GangFailure> GangFailureFromName(const std::string& name) {
+  for (GangFailure f : kAllFailures) {
+    if (GangFailureName(f) == name) return f;
+  }
+  return std::nullopt;
+}
+
 }  // namespace trainyard::executor

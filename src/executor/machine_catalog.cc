@@ -12,7 +12,7 @@ namespace {
 // https://cloud.google.com/vertex-ai/pricing#custom-trained_models (machine and accelerator
 // tables; accelerators are billed per GPU on top of the machine). They are estimates for the
 // "estimated cost" a job shows, not a bill. Two figures are pinned to the article the product was
-// designed from (shared/seeds/001, "n1-standard-4 $0.24/h + NVIDIA T4 $0.40/h"), so the README's
+// designed from (the Vertex article's "n1-standard-4 $0.24/h + NVIDIA T4 $0.40/h"), so the README's
 // demo reproduces its cost; the n1 families are priced per vCPU from that anchor.
 constexpr double kN1StandardPerVcpu = 0.06;  // n1-standard-4 = $0.24/h (article)
 constexpr double kN1HighmemPerVcpu = 0.0747;

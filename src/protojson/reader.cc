@@ -169,53 +169,32 @@ const json* ObjectReader::Get(std::string_view name) const {
 }
 
 Status ObjectReader::String(std::string_view name, std::string* out) const {
-  const json* v = Get(name);
-  if (!v) return Status::Ok();
-  TY_ASSIGN_OR_RETURN(*out, ReadString(*v, PathOf(name)));
-  return Status::Ok();
+  return Field(name, out, ReadString);
 }
 
 Status ObjectReader::Bool(std::string_view name, bool* out) const {
-  const json* v = Get(name);
-  if (!v) return Status::Ok();
-  TY_ASSIGN_OR_RETURN(*out, ReadBool(*v, PathOf(name)));
-  return Status::Ok();
+  return Field(name, out, ReadBool);
 }
 
 Status ObjectReader::Int64(std::string_view name, int64_t* out) const {
-  const json* v = Get(name);
-  if (!v) return Status::Ok();
-  TY_ASSIGN_OR_RETURN(*out, ReadInt64(*v, PathOf(name)));
-  return Status::Ok();
+  return Field(name, out, ReadInt64);
 }
 
 Status ObjectReader::Int32(std::string_view name, int32_t* out) const {
-  const json* v = Get(name);
-  if (!v) return Status::Ok();
-  TY_ASSIGN_OR_RETURN(*out, ReadInt32(*v, PathOf(name)));
-  return Status::Ok();
+  return Field(name, out, ReadInt32);
 }
 
 Status ObjectReader::Double(std::string_view name, double* out) const {
-  const json* v = Get(name);
-  if (!v) return Status::Ok();
-  TY_ASSIGN_OR_RETURN(*out, ReadDouble(*v, PathOf(name)));
-  return Status::Ok();
+  return Field(name, out, ReadDouble);
 }
 
 Status ObjectReader::Duration(std::string_view name,
                               std::optional<trainyard::Duration>* out) const {
-  const json* v = Get(name);
-  if (!v) return Status::Ok();
-  TY_ASSIGN_OR_RETURN(*out, ReadDuration(*v, PathOf(name)));
-  return Status::Ok();
+  return Field(name, out, ReadDuration);
 }
 
 Status ObjectReader::Timestamp(std::string_view name, std::optional<TimePoint>* out) const {
-  const json* v = Get(name);
-  if (!v) return Status::Ok();
-  TY_ASSIGN_OR_RETURN(*out, ReadTimestamp(*v, PathOf(name)));
-  return Status::Ok();
+  return Field(name, out, ReadTimestamp);
 }
 
 Status ObjectReader::Strings(std::string_view name, std::vector<std::string>* out) const {

@@ -160,26 +160,20 @@ class ObjectReader {
 
   template <typename E>
   Status Enum(std::string_view name, const EnumType<E>& type, E* out) const {
-    const json* v = Get(name);
-    if (!v) return Status::Ok();
-    TY_ASSIGN_OR_RETURN(*out, ReadEnum(*v, PathOf(name), type));
-    return Status::Ok();
+    return Field(name, out, [&type](const json& v, const std::string& path) {
+      return ReadEnum(v, path, type);
+    });
   }
   template <typename T, typename F>
   Status Repeated(std::string_view name, std::vector<T>* out, F read_one) const {
-    const json* v = Get(name);
-    if (!v) return Status::Ok();
-    TY_ASSIGN_OR_RETURN(*out, ReadRepeated<T>(*v, PathOf(name), read_one));
-    return Status::Ok();
+    return Field(name, out, [&read_one](const json& v, const std::string& path) {
+      return ReadRepeated<T>(v, path, read_one);
+    });
   }
   // A nested message: `read(const json&, const std::string& path) -> StatusOr<T>`.
   template <typename T, typename F>
   Status Message(std::string_view name, std::optional<T>* out, F read) const {
-    const json* v = Get(name);
-    if (!v) return Status::Ok();
-    TY_ASSIGN_OR_RETURN(T value, read(*v, PathOf(name)));
-    *out = std::move(value);
-    return Status::Ok();
+    return Field(name, out, read);
   }
 
   // FieldError "<path>: required[; <hint>]" when the field is absent, OK otherwise.
@@ -189,16 +183,19 @@ class ObjectReader {
   Status RejectIfSet(std::string_view name, std::string_view fix) const;
 
  private:
+  // Decodes field `name` with `read(const json&, const std::string& path) -> StatusOr<...>` into
+  // *out; leaves *out alone when the field is absent.
+  template <typename T, typename F>
+  Status Field(std::string_view name, T* out, F read) const {
+    const json* v = Get(name);
+    if (!v) return Status::Ok();
+    TY_ASSIGN_OR_RETURN(*out, read(*v, PathOf(name)));
+    return Status::Ok();
+  }
+
   std::string path_;
   std::string where_;
   std::map<std::string, const json*, std::less<>> values_;
 };
-
-// ---- Writers ----------------------------------------------------------------------------------
-
-// int64 as proto3 JSON writes it: a decimal string.
-inline json Int64Value(int64_t v) { return std::to_string(v); }
-inline json DurationValue(trainyard::Duration d) { return FormatDuration(d); }
-inline json TimestampValue(TimePoint t) { return FormatTimestamp(t); }
 
 }  // namespace trainyard::protojson

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "protojson/writer.h"
+
 namespace trainyard::protojson {
 namespace {
 

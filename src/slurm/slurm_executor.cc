@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 using executor::GangSpec;
 using executor::GangState;
 using executor::GangStatus;
+using executor::LifecycleAction;
+using executor::StopGoal;
 
 namespace {
 
@@ -28,21 +30,11 @@ std::string Describe(int pool, int replica) {
   return "workerpool" + std::to_string(pool) + " replica " + std::to_string(replica);
 }
 
-bool HasPool0(const GangSpec& spec) {
-  return std::any_of(spec.replicas.begin(), spec.replicas.end(),
-                     [](const auto& r) { return r.pool_index == 0; });
-}
-
 // The primary replica (pool 0; every replica without pool 0) exited 0.
 bool PrimarySucceeded(const SlurmExecutor::Gang& g) {
-  bool has_pool0 = HasPool0(g.spec);
-  bool any = false;
-  for (const auto& r : g.replicas) {
-    if (has_pool0 && r.pool_index != 0) continue;
-    any = true;
-    if (r.exit_code != 0) return false;
-  }
-  return any;
+  std::vector<std::pair<int, std::optional<int>>> ends;
+  for (const auto& r : g.replicas) ends.push_back({r.pool_index, r.exit_code});
+  return executor::PrimarySucceeded(ends);
 }
 
 }  // namespace
@@ -55,6 +47,20 @@ StatusOr<fs::path> FindSlurmTaskBinary(const fs::path& configured) {
 #endif
   return executor::FindHelperBinary("trainyard-slurm-task", configured, "TRAINYARD_SLURM_TASK",
                                     build_path);
+}
+
+Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry) {
+  return registry->Register(
+      "slurm", [](const executor::ExecutorConfig& config) -> StatusOr<executor::CreatedExecutor> {
+        SlurmExecutorOptions options;
+        options.data_dir = config.data_dir;
+        options.partition = config.slurm_partition;
+        options.account = config.slurm_account;
+        options.qos = config.slurm_qos;
+        executor::CreatedExecutor created;
+        created.executor = std::make_unique<SlurmExecutor>(options);
+        return created;
+      });
 }
 
 SlurmExecutor::SlurmExecutor(SlurmExecutorOptions options)
@@ -247,17 +253,18 @@ Status SlurmExecutor::Cancel(const std::string& job_id) {
     Gang& g = *it->second;
     if (g.done) return Status::Ok();
     if (g.stop_goal == StopGoal::kCancel) return Status::Ok();
+    auto now = clock_.Now();
     if (g.slurm_job_id.empty()) {
       // Between attempts. If the attempt's sbatch may have run (in flight, or a marker left by a
       // crash), whatever it submitted is cancelled by name once known (RunCancels).
       if (g.submitting) pending_cancels_.push_back({"", "", job_id, g.attempt});
-      Finish(g, GangState::kCancelled, "cancelled");
+      Perform(g, Lifecycle(g).Cancel(/*any_running=*/false, now));
     } else if (g.state == GangState::kQueued) {
       // Still waiting in Slurm's queue: nothing to let checkpoint, cancel at once.
       pending_cancels_.push_back({g.slurm_job_id, "", job_id});
-      Finish(g, GangState::kCancelled, "cancelled before it started");
+      Perform(g, Lifecycle(g).Cancel(/*any_running=*/false, now));
     } else {
-      BeginStop(g, static_cast<int>(StopGoal::kCancel), "cancelled");
+      Perform(g, Lifecycle(g).Cancel(/*any_running=*/true, now));
     }
   }
   RunCancels();
@@ -443,8 +450,9 @@ void SlurmExecutor::RunResubmissions() {
       g.submitting = false;
       // As in Submit: an sbatch that timed out may still have queued the job.
       if (!found_id) pending_cancels_.push_back({"", "", g.spec.job_id, attempt});
-      Finish(g, GangState::kFailed,
-             "could not resubmit the job to Slurm: " + slurm_id.status().message());
+      Perform(g, Lifecycle(g).Fail(
+                     "could not resubmit the job to Slurm: " + slurm_id.status().message(),
+                     executor::GangFailure::kStartFailed, /*any_running=*/false, clock_.Now()));
       continue;
     }
     g.submitting = false;
@@ -505,46 +513,23 @@ void SlurmExecutor::Apply(Gang& g, const SlurmJobInfo* info, bool query_ok) {
   GangState want = cls == SlurmStateClass::kQueued     ? GangState::kQueued
                    : cls == SlurmStateClass::kStarting ? GangState::kPending
                                                        : GangState::kRunning;
-  if (g.stop_goal == StopGoal::kCancel) want = GangState::kCancelling;
-  // A restarted gang stays RUNNING while its next allocation waits (as with the LocalExecutor).
-  if (g.restarts_used > 0 && want != GangState::kCancelling) want = GangState::kRunning;
-  if (want != g.state) {
-    g.state = want;
-    if (want == GangState::kRunning && !g.start_time) g.start_time = now;
+  executor::GangLifecycle lc = Lifecycle(g);
+  if (lc.Placed(want, now)) {
     Persist(g);
     Notify(g);
   }
   if (cls != SlurmStateClass::kRunning) return;
-  if (!g.start_time) g.start_time = now;
-  if (g.stop_goal == StopGoal::kNone) {
-    if (PrimarySucceeded(g)) {
-      BeginStop(g, static_cast<int>(StopGoal::kSucceed), "");
-      return;
-    }
-    // Backstop for --time (which Slurm enforces itself): the server's own clock.
-    if (g.spec.timeout &&
-        now >= *g.start_time + *g.spec.timeout + g.spec.kill_grace + std::chrono::seconds(60)) {
-      BeginStop(g, static_cast<int>(StopGoal::kTimeout),
-                "timed out after " + std::to_string(g.spec.timeout->count()) + "s");
-      return;
-    }
-    return;
-  }
-  if (!g.killed && now >= g.stop_started + g.spec.kill_grace) {
-    g.killed = true;
-    SystemLog(g, "still running " + std::to_string(g.spec.kill_grace.count()) +
-                     "s after SIGTERM; scancel " + g.slurm_job_id);
-    pending_cancels_.push_back({g.slurm_job_id, "", g.spec.job_id});
-    Persist(g);
-  }
+  if (!lc.stopping() && PrimarySucceeded(g)) return Perform(g, lc.Succeeded(true, now));
+  // Running: the timeout backstop; stopping: the final scancel once kill_grace is over.
+  Perform(g, lc.Tick(/*any_running=*/true, now));
 }
 
 void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::string& exit_code) {
-  if (g.stop_goal == StopGoal::kCancel) return Finish(g, GangState::kCancelled, g.stop_message);
-  if (g.stop_goal == StopGoal::kSucceed || PrimarySucceeded(g)) {
-    return Finish(g, GangState::kSucceeded, "");
-  }
-  if (g.stop_goal == StopGoal::kTimeout) return Finish(g, GangState::kFailed, g.stop_message);
+  executor::GangLifecycle lc = Lifecycle(g);
+  auto now = clock_.Now();
+  // Our own stop ended: its goal decides.
+  if (lc.stopping()) return Perform(g, lc.Stopped(now));
+  if (PrimarySucceeded(g)) return Perform(g, lc.Succeeded(/*any_running=*/false, now));
   std::string job = "Slurm job " + g.slurm_job_id;
   if (st.empty()) {
     job += " is no longer known to Slurm (squeue/sacct)";
@@ -555,11 +540,16 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
   if (cls == SlurmStateClass::kTimeout) {
     std::string limit = g.spec.timeout ? std::to_string(g.spec.timeout->count()) + "s"
                                        : std::string("the partition's time limit");
-    return Finish(g, GangState::kFailed, "timed out after " + limit + " (" + job + ")");
+    return Perform(
+        g, lc.EndedElsewhere(GangState::kFailed, "timed out after " + limit + " (" + job + ")",
+                             executor::GangFailure::kTimeout, now));
   }
   if (cls == SlurmStateClass::kCancelled) {
-    return Finish(g, GangState::kCancelled,
-                  "cancelled outside Trainyard (scancel or a Slurm administrator; " + job + ")");
+    return Perform(
+        g, lc.EndedElsewhere(
+               GangState::kCancelled,
+               "cancelled outside Trainyard (scancel or a Slurm administrator; " + job + ")",
+               executor::GangFailure::kCancelled, now));
   }
   // The replica that explains the failure: the first to exit non-zero (srun --kill-on-bad-exit
   // then kills the others, whose 143/137 explain nothing), else the first without an exit code.
@@ -585,54 +575,57 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
 }
 
 void SlurmExecutor::RestartOrFail(Gang& g, const std::string& message) {
-  if (g.restarts_used < g.spec.max_restarts) {
-    g.restarts_used += 1;
-    SystemLog(g, message + "; restarting the whole job (restart " +
-                     std::to_string(g.restarts_used) + " of " +
-                     std::to_string(g.spec.max_restarts) + ")");
-    g.resubmit_pending = true;
-    g.slurm_job_id.clear();
-    g.state = GangState::kRunning;
-    Persist(g);
-    Notify(g);
-    return;
-  }
-  std::string msg = message;
-  if (g.restarts_used > 0) {
-    msg += " after " + std::to_string(g.restarts_used) + " restart" +
-           (g.restarts_used == 1 ? "" : "s");
-  }
-  Finish(g, GangState::kFailed, msg);
+  // The Slurm job has ended: nothing runs, so a restart resubmits at once.
+  Perform(g, Lifecycle(g).ReplicaFailed("the job", message, /*any_running=*/false, clock_.Now()),
+          message);
 }
 
-void SlurmExecutor::BeginStop(Gang& g, int goal, const std::string& message) {
-  g.stop_goal = static_cast<StopGoal>(goal);
-  g.stop_message = message;
-  g.stop_started = clock_.Now();
-  g.killed = false;
-  SystemLog(g, "stopping Slurm job " + g.slurm_job_id + ": SIGTERM to its tasks, scancel after " +
-                   std::to_string(g.spec.kill_grace.count()) + "s");
-  // Signal the steps only: the replicas' SIGTERM handlers run (the trainer checkpoints) and the
-  // batch script exits on its own once srun returns.
-  pending_cancels_.push_back({g.slurm_job_id, "TERM", g.spec.job_id});
-  if (g.stop_goal == StopGoal::kCancel) {
-    g.state = GangState::kCancelling;
-    Notify(g);
-  }
-  Persist(g);
+executor::GangLifecycle SlurmExecutor::Lifecycle(Gang& g) const {
+  executor::LifecyclePolicy policy = executor::LifecyclePolicy::From(g.spec);
+  policy.gang_restarts_only = true;
+  policy.timeout_slack = g.spec.kill_grace + std::chrono::seconds(60);
+  return executor::GangLifecycle(&g, policy);
 }
 
-void SlurmExecutor::Finish(Gang& g, GangState state, std::string message) {
-  SyncLogs(g);
-  g.done = true;
-  g.resubmit_pending = false;
-  g.state = state;
-  g.error_message = std::move(message);
-  g.end_time = clock_.Now();
-  SystemLog(g, "job ended: " + executor::GangStateName(state) +
-                   (g.error_message.empty() ? "" : ": " + g.error_message));
-  Persist(g);
-  Notify(g);
+void SlurmExecutor::Perform(Gang& g, const LifecycleAction& action, const std::string& why) {
+  using Kind = LifecycleAction::Kind;
+  switch (action.kind) {
+    case Kind::kNone:
+    case Kind::kRestartReplica:  // never asked for: gang_restarts_only
+      return;
+    case Kind::kTerminate:
+      SystemLog(g, "stopping Slurm job " + g.slurm_job_id +
+                       ": SIGTERM to its tasks, scancel after " +
+                       std::to_string(g.spec.kill_grace.count()) + "s");
+      // Signal the steps only: the replicas' SIGTERM handlers run (the trainer checkpoints) and
+      // the batch script exits on its own once srun returns.
+      pending_cancels_.push_back({g.slurm_job_id, "TERM", g.spec.job_id});
+      if (g.state == GangState::kCancelling) Notify(g);
+      Persist(g);
+      return;
+    case Kind::kKill:
+      SystemLog(g, "still running " + std::to_string(g.spec.kill_grace.count()) +
+                       "s after SIGTERM; scancel " + g.slurm_job_id);
+      pending_cancels_.push_back({g.slurm_job_id, "", g.spec.job_id});
+      Persist(g);
+      return;
+    case Kind::kRestartGang:
+      SystemLog(g, why + "; " + action.log);
+      g.resubmit_pending = true;
+      g.slurm_job_id.clear();
+      Persist(g);
+      Notify(g);
+      return;
+    case Kind::kFinished:
+      SyncLogs(g);
+      g.done = true;
+      g.resubmit_pending = false;
+      SystemLog(g, "job ended: " + executor::GangStateName(g.state) +
+                       (g.error_message.empty() ? "" : ": " + g.error_message));
+      Persist(g);
+      Notify(g);
+      return;
+  }
 }
 
 void SlurmExecutor::ReadTaskFiles(Gang& g) {

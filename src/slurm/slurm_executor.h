@@ -42,6 +42,8 @@
 #include <vector>
 
 #include "executor/executor.h"
+#include "executor/executor_registry.h"
+#include "executor/gang_lifecycle.h"
 #include "executor/job_log.h"
 #include "executor/machine_catalog.h"
 #include "executor/process_ops.h"
@@ -75,6 +77,9 @@ struct SlurmExecutorOptions {
 // The task launcher per the order above; NOT_FOUND naming what was tried.
 StatusOr<std::filesystem::path> FindSlurmTaskBinary(const std::filesystem::path& configured);
 
+// Registers "slurm" (partition/account/QoS from the config) in the server's executor registry.
+Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry);
+
 class SlurmExecutor : public executor::Executor {
  public:
   explicit SlurmExecutor(SlurmExecutorOptions options);
@@ -105,8 +110,11 @@ class SlurmExecutor : public executor::Executor {
   void Loop();
   void Apply(Gang& gang, const SlurmJobInfo* info, bool query_ok);
   void FinishFromSlurm(Gang& gang, const std::string& slurm_state, const std::string& exit_code);
-  void BeginStop(Gang& gang, int goal, const std::string& message);
-  void Finish(Gang& gang, executor::GangState state, std::string message);
+  // The gang's state machine: only gang restarts (one allocation), and the executor's own timeout
+  // check as a backstop to Slurm's --time (kill_grace + 60 s later).
+  executor::GangLifecycle Lifecycle(Gang& gang) const;
+  // Does what the state machine decided; `why` prefixes a gang restart's log line.
+  void Perform(Gang& gang, const executor::LifecycleAction& action, const std::string& why = "");
   void RestartOrFail(Gang& gang, const std::string& message);
   void ReadTaskFiles(Gang& gang);
   void SyncLogs(Gang& gang);

@@ -19,7 +19,6 @@ std::string SerializeSlurmGang(const SlurmExecutor::Gang& g) {
   j["submitting"] = g.submitting;
   j["done"] = g.done;
   executor::GangRecordToJson(g, &j);
-  j["stop_goal"] = static_cast<int>(g.stop_goal);
   j["slurm_state"] = g.slurm_state;
   j["slurm_reason"] = g.slurm_reason;
   j["log_cursors"] = g.log_cursors;
@@ -54,8 +53,11 @@ StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
     g.resubmit_pending = j.at("resubmit_pending").get<bool>();
     g.submitting = j.value("submitting", false);  // absent in state files of older versions
     g.done = j.at("done").get<bool>();
-    executor::GangRecordFromJson(j, &g);
-    g.stop_goal = static_cast<StopGoal>(j.at("stop_goal").get<int>());
+    // What "stop_goal" numbers meant in state files written before the one StopGoal enum.
+    static const std::vector<executor::StopGoal> kLegacyGoals = {
+        executor::StopGoal::kNone, executor::StopGoal::kCancel, executor::StopGoal::kSucceed,
+        executor::StopGoal::kTimeout};
+    executor::GangRecordFromJson(j, kLegacyGoals, &g);
     g.slurm_state = j.at("slurm_state").get<std::string>();
     g.slurm_reason = j.at("slurm_reason").get<std::string>();
     g.log_cursors = j.at("log_cursors").get<std::map<std::string, int64_t>>();
@@ -76,12 +78,7 @@ StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
 }
 
 executor::GangStatus SlurmGangStatus(const SlurmExecutor::Gang& g) {
-  executor::GangStatus s;
-  s.job_id = g.spec.job_id;
-  s.state = g.state;
-  s.error_message = g.error_message;
-  s.start_time = g.start_time;
-  s.end_time = g.end_time;
+  executor::GangStatus s = executor::StatusOfRecord(g.spec.job_id, g);
   for (const auto& r : g.replicas) {
     executor::ReplicaStatus rs;
     rs.pool_index = r.pool_index;

@@ -14,8 +14,6 @@
 
 namespace trainyard::slurm {
 
-enum class StopGoal { kNone = 0, kCancel = 1, kSucceed = 2, kTimeout = 3 };
-
 struct SlurmReplica {
   int pool_index = 0;
   int replica_index = 0;
@@ -24,8 +22,8 @@ struct SlurmReplica {
   std::string end_time;          // its "end_time" (ISO 8601 UTC, sortable as text)
 };
 
-// The lifecycle fields (state, restarts_used, times, error/stop message, killed) come from
-// executor::GangRecord, persisted the same way as the LocalExecutor's.
+// The lifecycle fields (state, failure, restarts_used, times, stop goal and message, killed) come
+// from executor::GangRecord (gang_lifecycle.h), persisted the same way as the LocalExecutor's.
 struct SlurmExecutor::Gang : executor::GangRecord {
   executor::GangSpec spec;
   int attempt = 0;           // attempt-<n> directory of the current Slurm job
@@ -37,7 +35,6 @@ struct SlurmExecutor::Gang : executor::GangRecord {
   bool submitting = false;
   bool in_flight = false;  // not persisted: this process is submitting or looking up `attempt`
   bool done = false;
-  StopGoal stop_goal = StopGoal::kNone;
   std::string slurm_state, slurm_reason;  // as last seen
   int missing_polls = 0;
   std::map<std::string, int64_t> log_cursors;  // task name -> cursor in its attempt log

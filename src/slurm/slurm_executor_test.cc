@@ -245,7 +245,7 @@ TEST_F(SlurmExecutorTest, AdoptReattachesBySlurmJobIdAfterRestart) {
   EXPECT_EQ(Status("1"), "SUCCEEDED");
 }
 
-// Issue #4: the server dies after sbatch returned but before the Slurm job id was persisted. The
+// The server dies after sbatch returned but before the Slurm job id was persisted. The
 // hook copies the job dir at that instant; the "restarted server" sees exactly that copy.
 class SlurmCrashTest : public SlurmExecutorTest {
  protected:

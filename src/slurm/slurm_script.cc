@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "executor/gang_record.h"
 #include "executor/replica_env.h"
 
 namespace trainyard::slurm {
@@ -231,7 +232,7 @@ fs::path TaskWorkDir(const fs::path& job_dir, int pool, int replica) {
   return job_dir / "work" / executor::TaskName(pool, replica);
 }
 fs::path TaskHpMetricFile(const fs::path& job_dir, int pool, int replica) {
-  return job_dir / "replicas" / executor::TaskName(pool, replica) / "hypertune" / "output.metrics";
+  return executor::ReplicaHpMetricFile(job_dir, pool, replica);  // where HP tuning reads it
 }
 
 namespace {

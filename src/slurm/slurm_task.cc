@@ -12,8 +12,8 @@
 
 #include "common/file_util.h"
 #include "common/json_parse.h"
-#include "executor/exec_wrapper.h"
-#include "executor/local_executor.h"
+#include "executor/host_process_runtime.h"
+#include "executor/tcp_port.h"
 
 namespace trainyard::slurm {
 namespace fs = std::filesystem;
@@ -166,31 +166,20 @@ int SlurmTaskMain(int argc, char** argv) {
     for (const fs::path& d : {work, in.hp_metric_file.parent_path(), task_dir}) {
       if (Status s = MakeDirs(d); !s.ok()) return Fail(s.ToString());
     }
-    if (::chdir(work.c_str()) != 0) return Fail("cannot enter work dir " + work.string());
-    ::clearenv();
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-
-    std::vector<std::string> args = {"trainyard-slurm-task",
-                                     "--log-dir",
-                                     (task_dir / "log").string(),
-                                     "--pool",
-                                     std::to_string(tasks[rank].at("pool").get<int>()),
-                                     "--replica",
-                                     std::to_string(tasks[rank].at("replica").get<int>()),
-                                     "--pid-file",
-                                     (task_dir / "pid").string(),
-                                     "--status-file",
-                                     (task_dir / "status").string(),
-                                     "--segment-bytes",
-                                     std::to_string(plan.value("segment_bytes", int64_t{8} << 20)),
-                                     "--max-segments",
-                                     std::to_string(plan.value("max_segments", 8)),
-                                     "--"};
-    for (const auto& a : self.at("argv")) args.push_back(a.get<std::string>());
-    std::vector<char*> cargs;
-    for (auto& a : args) cargs.push_back(a.data());
-    cargs.push_back(nullptr);
-    int rc = executor::ExecWrapperMain(static_cast<int>(args.size()), cargs.data());
+    executor::ReplicaLaunch launch;
+    launch.pool_index = tasks[rank].at("pool").get<int>();
+    launch.replica_index = tasks[rank].at("replica").get<int>();
+    for (const auto& a : self.at("argv")) launch.argv.push_back(a.get<std::string>());
+    launch.env = std::move(env);
+    launch.work_dir = work;
+    launch.log_dir = task_dir / "log";
+    launch.log_limits.segment_bytes = plan.value("segment_bytes", int64_t{8} << 20);
+    launch.log_limits.max_segments = plan.value("max_segments", 8);
+    launch.pid_file = task_dir / "pid";
+    launch.status_file = task_dir / "status";
+    // The replica runs here, in the foreground of this srun task, through the replica runtime.
+    executor::HostProcessRuntime runtime;
+    int rc = runtime.RunInForeground(launch);
     if (rc != 0) return rc;
     auto status = ReadFile(task_dir / "status");
     if (!status.ok()) return Fail(status.status().ToString());

@@ -2,6 +2,7 @@
 
 #include "protojson/parse.h"
 #include "protojson/reader.h"
+#include "protojson/writer.h"
 #include "spec/resource_name.h"
 
 namespace trainyard::spec {
@@ -10,6 +11,7 @@ namespace {
 using nlohmann::json;
 using protojson::InvalidValueError;
 using Fields = protojson::ObjectReader;
+using Writer = protojson::ObjectWriter;
 
 // Scheduling durations are kept in milliseconds; finer digits are dropped.
 Status ReadMillis(const Fields& f, std::string_view name,
@@ -153,45 +155,61 @@ json EnvToJson(const std::vector<EnvVar>& env) {
   return out;
 }
 
+json ContainerToJson(const ContainerSpec& c) {
+  return Writer()
+      .String("imageUri", c.image_uri)
+      .Strings("command", c.command)
+      .Strings("args", c.args)
+      .Value("env", EnvToJson(c.env))
+      .Build();
+}
+
+json PythonPackageToJson(const PythonPackageSpec& p) {
+  return Writer()
+      .String("executorImageUri", p.executor_image_uri)
+      .Strings("packageUris", p.package_uris)
+      .String("pythonModule", p.python_module)
+      .Strings("args", p.args)
+      .Value("env", EnvToJson(p.env))
+      .Build();
+}
+
 json PoolToJson(const WorkerPoolSpec& pool) {
-  json j = json::object();
-  if (pool.container_spec) {
-    const auto& c = *pool.container_spec;
-    json cj = json::object();
-    if (!c.image_uri.empty()) cj["imageUri"] = c.image_uri;
-    if (!c.command.empty()) cj["command"] = c.command;
-    if (!c.args.empty()) cj["args"] = c.args;
-    if (!c.env.empty()) cj["env"] = EnvToJson(c.env);
-    j["containerSpec"] = cj;
-  }
+  Writer w;
+  if (pool.container_spec) w.Value("containerSpec", ContainerToJson(*pool.container_spec));
   if (pool.python_package_spec) {
-    const auto& p = *pool.python_package_spec;
-    json pj = json::object();
-    if (!p.executor_image_uri.empty()) pj["executorImageUri"] = p.executor_image_uri;
-    if (!p.package_uris.empty()) pj["packageUris"] = p.package_uris;
-    if (!p.python_module.empty()) pj["pythonModule"] = p.python_module;
-    if (!p.args.empty()) pj["args"] = p.args;
-    if (!p.env.empty()) pj["env"] = EnvToJson(p.env);
-    j["pythonPackageSpec"] = pj;
+    w.Value("pythonPackageSpec", PythonPackageToJson(*pool.python_package_spec));
   }
-  if (pool.machine_spec) {
-    const auto& m = *pool.machine_spec;
-    json mj = json::object();
-    if (!m.machine_type.empty()) mj["machineType"] = m.machine_type;
-    if (!m.accelerator_type.empty()) mj["acceleratorType"] = m.accelerator_type;
-    if (m.accelerator_count != 0) mj["acceleratorCount"] = m.accelerator_count;
-    j["machineSpec"] = mj;
+  if (const auto& m = pool.machine_spec) {
+    w.Value("machineSpec", Writer()
+                               .String("machineType", m->machine_type)
+                               .String("acceleratorType", m->accelerator_type)
+                               .Int32("acceleratorCount", m->accelerator_count)
+                               .Build());
   }
-  if (pool.replica_count != 0) j["replicaCount"] = protojson::Int64Value(pool.replica_count);
-  if (pool.disk_spec) {
-    json dj = json::object();
-    if (!pool.disk_spec->boot_disk_type.empty())
-      dj["bootDiskType"] = pool.disk_spec->boot_disk_type;
-    if (pool.disk_spec->boot_disk_size_gb != 0)
-      dj["bootDiskSizeGb"] = pool.disk_spec->boot_disk_size_gb;
-    j["diskSpec"] = dj;
+  w.Int64("replicaCount", pool.replica_count);
+  if (const auto& d = pool.disk_spec) {
+    w.Value("diskSpec", Writer()
+                            .String("bootDiskType", d->boot_disk_type)
+                            .Int32("bootDiskSizeGb", d->boot_disk_size_gb)
+                            .Build());
   }
-  return j;
+  return w.Build();
+}
+
+json TrainyardInfoToJson(const TrainyardInfo& t) {
+  json replicas = json::array();
+  for (const auto& r : t.replicas) {
+    json rj = {{"taskName", "workerpool" + std::to_string(r.pool_index) + "-" +
+                                std::to_string(r.replica_index)},
+               {"restarts", r.restarts}};
+    if (r.exit_code) rj["exitCode"] = *r.exit_code;
+    replicas.push_back(rj);
+  }
+  // Costs are always written, even when 0, so clients need not special-case them.
+  json tj = {{"hourlyCostUsd", t.hourly_cost_usd}, {"estimatedCostUsd", t.estimated_cost_usd}};
+  if (!replicas.empty()) tj["replicas"] = replicas;
+  return tj;
 }
 
 }  // namespace
@@ -199,66 +217,51 @@ json PoolToJson(const WorkerPoolSpec& pool) {
 std::string CustomJob::Id() const { return std::string(LastSegment(name)); }
 
 json CustomJobSpecToJson(const CustomJobSpec& spec) {
-  json j = json::object();
   json pools = json::array();
   for (const auto& p : spec.worker_pool_specs) pools.push_back(PoolToJson(p));
-  j["workerPoolSpecs"] = pools;
-  if (spec.scheduling) {
-    const auto& s = *spec.scheduling;
-    json sj = json::object();
-    if (s.timeout) sj["timeout"] = protojson::DurationValue(*s.timeout);
-    if (s.restart_job_on_worker_restart) sj["restartJobOnWorkerRestart"] = true;
-    if (!s.strategy.empty()) sj["strategy"] = s.strategy;
-    if (s.disable_retries) sj["disableRetries"] = true;
-    if (s.max_wait_duration) sj["maxWaitDuration"] = protojson::DurationValue(*s.max_wait_duration);
-    j["scheduling"] = sj;
+  json j = Writer()
+               .String("serviceAccount", spec.service_account)
+               .String("network", spec.network)
+               .String("tensorboard", spec.tensorboard)
+               .Bool("enableWebAccess", spec.enable_web_access)
+               .Bool("enableDashboardAccess", spec.enable_dashboard_access)
+               .String("experiment", spec.experiment)
+               .String("experimentRun", spec.experiment_run)
+               .String("persistentResourceId", spec.persistent_resource_id)
+               .Build();
+  j["workerPoolSpecs"] = pools;  // even when empty: clients index into it
+  if (const auto& s = spec.scheduling) {
+    j["scheduling"] = Writer()
+                          .Duration("timeout", s->timeout)
+                          .Bool("restartJobOnWorkerRestart", s->restart_job_on_worker_restart)
+                          .String("strategy", s->strategy)
+                          .Bool("disableRetries", s->disable_retries)
+                          .Duration("maxWaitDuration", s->max_wait_duration)
+                          .Build();
   }
-  if (!spec.service_account.empty()) j["serviceAccount"] = spec.service_account;
-  if (!spec.network.empty()) j["network"] = spec.network;
   if (!spec.base_output_directory.empty()) {
     j["baseOutputDirectory"] = {{"outputUriPrefix", spec.base_output_directory}};
   }
-  if (!spec.tensorboard.empty()) j["tensorboard"] = spec.tensorboard;
-  if (spec.enable_web_access) j["enableWebAccess"] = true;
-  if (spec.enable_dashboard_access) j["enableDashboardAccess"] = true;
-  if (!spec.experiment.empty()) j["experiment"] = spec.experiment;
-  if (!spec.experiment_run.empty()) j["experimentRun"] = spec.experiment_run;
-  if (!spec.persistent_resource_id.empty()) j["persistentResourceId"] = spec.persistent_resource_id;
   return j;
 }
 
 json CustomJobToJson(const CustomJob& job) {
-  json j = json::object();
-  if (!job.name.empty()) j["name"] = job.name;
-  j["displayName"] = job.display_name;
-  j["jobSpec"] = CustomJobSpecToJson(job.job_spec);
-  if (job.state != JobState::kUnspecified) j["state"] = JobStateName(job.state);
-  if (job.create_time) j["createTime"] = protojson::TimestampValue(*job.create_time);
-  if (job.start_time) j["startTime"] = protojson::TimestampValue(*job.start_time);
-  if (job.end_time) j["endTime"] = protojson::TimestampValue(*job.end_time);
-  if (job.update_time) j["updateTime"] = protojson::TimestampValue(*job.update_time);
+  Writer w;
+  w.String("name", job.name)
+      .Value("displayName", job.display_name)
+      .Value("jobSpec", CustomJobSpecToJson(job.job_spec));
+  if (job.state != JobState::kUnspecified) w.Value("state", JobStateName(job.state));
+  w.Timestamp("createTime", job.create_time)
+      .Timestamp("startTime", job.start_time)
+      .Timestamp("endTime", job.end_time)
+      .Timestamp("updateTime", job.update_time)
+      .StringMap("labels", job.labels);
   if (job.error) {
-    json e = json::object();
-    if (job.error->code != 0) e["code"] = job.error->code;
-    if (!job.error->message.empty()) e["message"] = job.error->message;
-    j["error"] = e;
+    w.Value("error",
+            Writer().Int32("code", job.error->code).String("message", job.error->message).Build());
   }
-  if (!job.labels.empty()) j["labels"] = job.labels;
-  if (job.trainyard_info) {
-    const auto& t = *job.trainyard_info;
-    json tj = {{"hourlyCostUsd", t.hourly_cost_usd}, {"estimatedCostUsd", t.estimated_cost_usd}};
-    json replicas = json::array();
-    for (const auto& r : t.replicas) {
-      json rj = {{"taskName", "workerpool" + std::to_string(r.pool_index) + "-" +
-                                  std::to_string(r.replica_index)},
-                 {"restarts", r.restarts}};
-      if (r.exit_code) rj["exitCode"] = *r.exit_code;
-      replicas.push_back(rj);
-    }
-    if (!replicas.empty()) tj["replicas"] = replicas;
-    j["trainyardInfo"] = tj;
-  }
-  return j;
+  if (job.trainyard_info) w.Value("trainyardInfo", TrainyardInfoToJson(*job.trainyard_info));
+  return w.Build();
 }
 
 StatusOr<CustomJobSpec> CustomJobSpecFromJson(const json& j, const std::string& path) {

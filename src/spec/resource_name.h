@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/status.h"
 
@@ -40,6 +41,11 @@ struct ResourceName {
   std::string ToString() const;
   // "projects/{project}/locations/{location}".
   std::string Parent() const { return location.ToString(); }
+
+  // The resource `id` in `collection` under `location` (segments are not checked; Parse checks).
+  static ResourceName Of(LocationName location, std::string_view collection, std::string id) {
+    return {std::move(location), std::string(collection), std::move(id), ""};
+  }
 
   // Parses a name in `collection` (kCustomJobs, kHyperparameterTuningJobs), or a trial name when
   // `collection` is kTrials. INVALID_ARGUMENT naming the text and the expected form, or the bad

@@ -43,7 +43,7 @@ TEST(ResourceNameTest, RejectsWrongShapesAndSegments) {
 TEST(ResourceNameTest, LocationRoundTripAndLastSegment) {
   StatusOr<LocationName> loc = LocationName::Parse("projects/p/locations/l");
   ASSERT_TRUE(loc.ok()) << loc.status();
-  ResourceName job{*loc, std::string(kCustomJobs), "9", ""};
+  ResourceName job = ResourceName::Of(*loc, kCustomJobs, "9");
   EXPECT_EQ(job.ToString() + " " + std::string(LastSegment(job.ToString())) + " " +
                 std::string(LastSegment("9")),
             "projects/p/locations/l/customJobs/9 9 9");

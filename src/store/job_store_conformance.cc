@@ -1,7 +1,7 @@
 #include "store/job_store_conformance.h"
 
+#include "common/time.h"
 #include "spec/custom_job_json.h"
-#include "spec/time_util.h"
 #include "testing/test_util.h"
 
 namespace trainyard::store {
@@ -22,7 +22,7 @@ CustomJob JobStoreConformanceTest::MakeJob(const std::string& id, int64_t create
   job.name = "projects/p/locations/l/customJobs/" + id;
   job.display_name = display_name;
   job.state = state;
-  job.create_time = spec::FromUnixMicros(created_s * 1000000);
+  job.create_time = FromUnixMicros(created_s * 1000000);
   job.update_time = job.create_time;
   job.labels = std::move(labels);
   spec::WorkerPoolSpec pool;

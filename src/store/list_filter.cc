@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "spec/time_util.h"
+#include "common/time.h"
 
 namespace trainyard::store {
 
@@ -234,9 +234,9 @@ class Parser {
       case Field::kCreateTime:
       case Field::kUpdateTime: {
         if (n->op == Op::kHas) return op_error("= != < <= > >=");
-        auto t = spec::ParseTimestamp(n->text);
+        auto t = ParseTimestamp(n->text);
         if (!t.ok()) return InvalidArgumentError("filter: " + t.status().message());
-        n->number = spec::ToUnixMicros(*t);
+        n->number = ToUnixMicros(*t);
         break;
       }
     }
@@ -300,11 +300,9 @@ bool Eval(const Node& n, const FilterSubject& job) {
     case Field::kDisplayName:
       return MatchString(std::string(job.display_name), n.op, n.text);
     case Field::kCreateTime:
-      return CompareInts(job.create_time ? spec::ToUnixMicros(*job.create_time) : 0, n.op,
-                         n.number);
+      return CompareInts(job.create_time ? ToUnixMicros(*job.create_time) : 0, n.op, n.number);
     case Field::kUpdateTime:
-      return CompareInts(job.update_time ? spec::ToUnixMicros(*job.update_time) : 0, n.op,
-                         n.number);
+      return CompareInts(job.update_time ? ToUnixMicros(*job.update_time) : 0, n.op, n.number);
     case Field::kLabel: {
       static const std::map<std::string, std::string> kNoLabels;
       const auto& labels = job.labels ? *job.labels : kNoLabels;

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "spec/time_util.h"
+#include "common/time.h"
+#include "spec/resource_name.h"
 #include "store/list_filter.h"
 #include "store/page_token.h"
 
@@ -10,7 +11,7 @@ namespace trainyard::store {
 namespace {
 
 int64_t CreateUs(const spec::CustomJob& j) {
-  return j.create_time ? spec::ToUnixMicros(*j.create_time) : 0;
+  return j.create_time ? ToUnixMicros(*j.create_time) : 0;
 }
 
 // Newest first: create time desc, then name desc.
@@ -66,9 +67,9 @@ StatusOr<ListResult> MemoryJobStore::List(const ListQuery& query) {
   int page_size = query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
   std::lock_guard lock(mu_);
   std::vector<const spec::CustomJob*> matching;
-  const std::string prefix = query.parent + "/customJobs/";
   for (const auto& [name, job] : jobs_) {
-    if (!name.starts_with(prefix) || !filter.Matches(job)) continue;
+    StatusOr<spec::ResourceName> parsed = spec::ResourceName::Parse(name, spec::kCustomJobs);
+    if (!parsed.ok() || parsed->Parent() != query.parent || !filter.Matches(job)) continue;
     if (cursor) {
       int64_t c = CreateUs(job);
       if (c > cursor->create_us || (c == cursor->create_us && name >= cursor->name)) continue;

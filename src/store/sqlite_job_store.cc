@@ -2,8 +2,8 @@
 
 #include <sqlite3.h>
 
+#include "common/time.h"
 #include "spec/custom_job_json.h"
-#include "spec/time_util.h"
 #include "store/list_filter.h"
 #include "store/page_token.h"
 
@@ -83,10 +83,10 @@ class Stmt {
 };
 
 int64_t CreateUs(const spec::CustomJob& j) {
-  return j.create_time ? spec::ToUnixMicros(*j.create_time) : 0;
+  return j.create_time ? ToUnixMicros(*j.create_time) : 0;
 }
 int64_t UpdateUs(const spec::CustomJob& j) {
-  return j.update_time ? spec::ToUnixMicros(*j.update_time) : CreateUs(j);
+  return j.update_time ? ToUnixMicros(*j.update_time) : CreateUs(j);
 }
 
 StatusOr<spec::CustomJob> Decode(const std::string& name, const std::string& json_text) {

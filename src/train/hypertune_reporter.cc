@@ -3,7 +3,6 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -63,12 +62,15 @@ HypertuneReporter::HypertuneReporter(std::filesystem::path path, std::string tri
   }
 }
 
-HypertuneReporter HypertuneReporter::FromEnvironment(std::string metric_tag, bool keep_existing) {
-  const char* file = std::getenv("CLOUD_ML_HP_METRIC_FILE");
-  const char* trial = std::getenv("CLOUD_ML_TRIAL_ID");
+HypertuneReporter HypertuneReporter::FromEnvironment(const replica_contract::EnvMap& env,
+                                                     std::string metric_tag, bool keep_existing) {
+  auto get = [&](const char* name, const char* fallback) {
+    auto it = env.find(name);
+    return it == env.end() || it->second.empty() ? std::string(fallback) : it->second;
+  };
   return HypertuneReporter(
-      file && *file ? file : kDefaultPath, trial && *trial ? trial : "0", std::move(metric_tag),
-      keep_existing, [] {
+      get(replica_contract::kCloudMlHpMetricFile, kDefaultPath),
+      get(replica_contract::kCloudMlTrialId, "0"), std::move(metric_tag), keep_existing, [] {
         return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
             .count();
       });

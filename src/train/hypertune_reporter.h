@@ -16,6 +16,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "replica_contract/replica_contract.h"
 
 namespace trainyard::train {
 
@@ -30,9 +31,10 @@ class HypertuneReporter {
   HypertuneReporter(std::filesystem::path path, std::string trial_id, std::string metric_tag,
                     bool keep_existing, Clock clock);
 
-  // Path from CLOUD_ML_HP_METRIC_FILE, trial from CLOUD_ML_TRIAL_ID ("0" when unset), the
-  // system clock.
-  static HypertuneReporter FromEnvironment(std::string metric_tag, bool keep_existing);
+  // Path from `env`'s CLOUD_ML_HP_METRIC_FILE (kDefaultPath when unset), trial from
+  // CLOUD_ML_TRIAL_ID ("0" when unset), the system clock.
+  static HypertuneReporter FromEnvironment(const replica_contract::EnvMap& env,
+                                           std::string metric_tag, bool keep_existing);
 
   // Appends {tag: value, global_step, timestamp, trial} and rewrites the file. IO error if the
   // file cannot be written (the caller logs it; training goes on).

@@ -4,16 +4,15 @@
 
 namespace trainyard::train {
 
-void ApplyEnvironmentDefaults(TrainOptions& options,
-                              const std::function<const char*(const char*)>& getenv) {
-  auto fill = [&](std::string& field, const char* name) {
-    const char* value = getenv(name);
-    if (field.empty() && value && *value) field = value;
+void ApplyEnvironmentDefaults(TrainOptions& options, const replica_contract::EnvMap& env) {
+  const replica_contract::OutputDirs dirs = replica_contract::DecodeOutputDirs(env);
+  auto fill = [](std::string& field, const std::string& value) {
+    if (field.empty()) field = value;
   };
-  fill(options.job_dir, "AIP_MODEL_DIR");
-  fill(options.checkpoint_dir, "AIP_CHECKPOINT_DIR");
-  fill(options.tensorboard_dir, "AIP_TENSORBOARD_LOG_DIR");
-  if (const char* check = getenv("TRAINYARD_CHECK_REPLICAS"); check && std::string(check) == "1") {
+  fill(options.job_dir, dirs.model_dir);
+  fill(options.checkpoint_dir, dirs.checkpoint_dir);
+  fill(options.tensorboard_dir, dirs.tensorboard_log_dir);
+  if (auto it = env.find("TRAINYARD_CHECK_REPLICAS"); it != env.end() && it->second == "1") {
     options.check_replicas = true;
   }
 }

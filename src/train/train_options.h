@@ -2,11 +2,11 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 
 #include "common/status.h"
+#include "replica_contract/replica_contract.h"
 
 namespace trainyard::train {
 
@@ -45,11 +45,12 @@ struct TrainOptions {
   double collective_timeout_s = 0;  // 0 = TRAINYARD_COLLECTIVE_TIMEOUT_S or 300 s
 };
 
-// Fills job_dir / checkpoint_dir / tensorboard_dir from AIP_MODEL_DIR / AIP_CHECKPOINT_DIR /
-// AIP_TENSORBOARD_LOG_DIR when the flags were not given (Vertex sets these for custom jobs), and
-// check_replicas from TRAINYARD_CHECK_REPLICAS=1.
-void ApplyEnvironmentDefaults(TrainOptions& options,
-                              const std::function<const char*(const char*)>& getenv);
+// Fills job_dir / checkpoint_dir / tensorboard_dir from `env`'s AIP_MODEL_DIR /
+// AIP_CHECKPOINT_DIR / AIP_TENSORBOARD_LOG_DIR (replica_contract::DecodeOutputDirs) when the flags
+// were not given (Vertex sets these for custom jobs), and check_replicas from
+// TRAINYARD_CHECK_REPLICAS=1. The CLI calls it with its environment; the trainer never reads the
+// process environment itself.
+void ApplyEnvironmentDefaults(TrainOptions& options, const replica_contract::EnvMap& env);
 
 // INVALID_ARGUMENT naming the flag and the fix for out-of-range or conflicting values.
 Status ValidateOptions(const TrainOptions& options);

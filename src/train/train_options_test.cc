@@ -11,13 +11,9 @@ TEST(TrainOptionsTest, VertexEnvironmentFillsUnsetDirectories) {
   std::map<std::string, std::string> env = {{"AIP_MODEL_DIR", "gs://b/model"},
                                             {"AIP_CHECKPOINT_DIR", "gs://b/ckpt"},
                                             {"AIP_TENSORBOARD_LOG_DIR", "gs://b/logs"}};
-  auto getenv = [&](const char* k) -> const char* {
-    auto it = env.find(k);
-    return it == env.end() ? nullptr : it->second.c_str();
-  };
   TrainOptions o;
   o.checkpoint_dir = "/explicit";
-  ApplyEnvironmentDefaults(o, getenv);
+  ApplyEnvironmentDefaults(o, env);
   EXPECT_EQ(o.job_dir + "|" + o.checkpoint_dir + "|" + o.tensorboard_dir,
             "gs://b/model|/explicit|gs://b/logs");
 }

@@ -9,9 +9,7 @@
 #include <cmath>
 #include <thread>
 
-#include "common/bucket_path.h"
 #include "common/file_util.h"
-#include "distributed/distributed_config.h"
 #include "model/bert.h"
 #include "model/cpu_runtime.h"
 #include "model/hf_checkpoint.h"
@@ -27,6 +25,9 @@
 #include "train/labeled_dataset.h"
 #include "train/progress.h"
 #include "train/tensorboard_writer.h"
+#include "train/train_observers.h"
+#include "train/train_paths.h"
+#include "train/train_step.h"
 
 namespace trainyard::train {
 namespace fs = std::filesystem;
@@ -38,43 +39,19 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Files the export writes; a job dir holding anything else is refused (the export replaces the
-// whole directory).
-const std::vector<std::string>& ExportFiles() {
-  static const std::vector<std::string> files = {"model.safetensors", "config.json", "vocab.txt",
-                                                 "labels.json", "metrics.json"};
-  return files;
+// "key: checkpoint X, this run Y; ..." for every fingerprint entry that differs ("" if none).
+std::string FingerprintDiffs(const nlohmann::json& expected, const nlohmann::json& saved) {
+  auto shorten = [](std::string s) { return s.size() > 80 ? s.substr(0, 77) + "..." : s; };
+  std::string diffs;
+  for (const auto& [key, value] : expected.items()) {
+    if (!saved.contains(key) || saved[key] != value) {
+      const std::string theirs = saved.contains(key) ? shorten(saved[key].dump()) : "none";
+      diffs += (diffs.empty() ? "" : "; ") + key + ": checkpoint " + theirs + ", this run " +
+               shorten(value.dump());
+    }
+  }
+  return diffs;
 }
-
-// Per-epoch counters, saved in checkpoints so a resumed epoch reports the same numbers.
-struct EpochCounters {
-  double loss_sum = 0;  // sum of batch mean loss * batch size
-  int64_t correct = 0, count = 0;
-  int64_t window_correct = 0, window_count = 0;  // since the last progress line
-  double last_loss = 0;
-  double seconds = 0;  // training + evaluation time spent in this epoch before a resume
-
-  nlohmann::json ToJson() const {
-    return {{"loss_sum", loss_sum},
-            {"correct", correct},
-            {"count", count},
-            {"window_correct", window_correct},
-            {"window_count", window_count},
-            {"last_loss", last_loss},
-            {"seconds", seconds}};
-  }
-  static EpochCounters FromJson(const nlohmann::json& j) {
-    EpochCounters c;
-    c.loss_sum = j.value("loss_sum", 0.0);
-    c.correct = j.value("correct", int64_t{0});
-    c.count = j.value("count", int64_t{0});
-    c.window_correct = j.value("window_correct", int64_t{0});
-    c.window_count = j.value("window_count", int64_t{0});
-    c.last_loss = j.value("last_loss", 0.0);
-    c.seconds = j.value("seconds", 0.0);
-    return c;
-  }
-};
 
 struct Split {
   LabeledTexts raw;
@@ -113,11 +90,10 @@ class Trainer {
   // single process when none is set. Joins the other ranks before anything else so that every
   // later failure of one rank shows up on the others as a closed connection, not a long wait.
   Status JoinReplicas() {
-    env_ = distributed::CurrentEnvironment();
     DataParallelOptions options;
     options.collective_timeout_s = o_.collective_timeout_s;
     options.check_replicas = o_.check_replicas;
-    auto dp = DataParallel::Connect(env_, options);
+    auto dp = DataParallel::Connect(io_.env, options);
     if (!dp.ok()) return dp.status().WithPrefix("joining the data-parallel job");
     dp_ = std::move(dp).value();
     if (dp_->distributed()) {
@@ -136,83 +112,13 @@ class Trainer {
 
   int GlobalBatchSize() const { return o_.batch_size * dp_->world_size(); }
 
-  StatusOr<fs::path> Resolve(const std::string& flag, const std::string& value) {
-    auto path = ResolveStoragePath(value);
-    if (!path.ok()) return path.status().WithPrefix(flag);
-    return *path;
-  }
-
   Status ResolvePaths() {
-    TY_ASSIGN_OR_RETURN(train_path_, Resolve("--training-file", o_.training_file));
-    TY_ASSIGN_OR_RETURN(valid_path_, Resolve("--validation-file", o_.validation_file));
-    if (!o_.testing_file.empty()) {
-      TY_ASSIGN_OR_RETURN(test_path_, Resolve("--testing-file", o_.testing_file));
-    }
-    if (!o_.model_dir.empty()) {
-      TY_ASSIGN_OR_RETURN(model_dir_, Resolve("--model-dir", o_.model_dir));
-    }
-    if (!o_.job_dir.empty()) {
-      TY_ASSIGN_OR_RETURN(job_dir_, Resolve("--job-dir", o_.job_dir));
-      const std::string ext = job_dir_.extension().string();
-      if (ext == ".pt" || ext == ".pth" || ext == ".bin") {
-        // The article's job.sh passes --job-dir=gs://BUCKET/model/model.pt (a file).
-        console_.Warning("--job-dir " + o_.job_dir + " names a file; exporting to its directory " +
-                         job_dir_.parent_path().string() +
-                         " (model.safetensors, config.json, ...)");
-        job_dir_ = job_dir_.parent_path();
-      }
-    }
-    if (!o_.checkpoint_dir.empty() && !o_.dry_run) {
-      TY_ASSIGN_OR_RETURN(checkpoint_dir_, Resolve("--checkpoint-dir", o_.checkpoint_dir));
-    }
-    if (!o_.tensorboard_dir.empty() && !o_.dry_run) {
-      TY_ASSIGN_OR_RETURN(tensorboard_dir_, Resolve("--tensorboard-dir", o_.tensorboard_dir));
-    }
-    if (!o_.vocab.empty()) {
-      TY_ASSIGN_OR_RETURN(vocab_path_, Resolve("--vocab", o_.vocab));
-    } else if (!model_dir_.empty() && fs::exists(model_dir_ / "vocab.txt")) {
-      vocab_path_ = model_dir_ / "vocab.txt";
-    } else {
-      return InvalidArgumentError(
-          "--vocab is required: pass the WordPiece vocab.txt the model uses (e.g. "
-          "data/sample/vocab.txt, BERT's uncased 30522-token vocabulary)" +
-          std::string(model_dir_.empty() ? ""
-                                         : ", or a --model-dir that contains vocab.txt (" +
-                                               model_dir_.string() + " has none)"));
-    }
-    if (!job_dir_.empty() && !o_.dry_run && dp_->is_chief()) {
-      std::error_code ec;
-      if (fs::exists(job_dir_, ec) && !fs::is_directory(job_dir_, ec)) {
-        return InvalidArgumentError("--job-dir " + job_dir_.string() +
-                                    " is a file; pass a directory to export the model to");
-      }
-      if (fs::is_directory(job_dir_, ec)) {
-        for (const auto& entry : fs::directory_iterator(job_dir_, ec)) {
-          const std::string name = entry.path().filename().string();
-          if (std::find(ExportFiles().begin(), ExportFiles().end(), name) == ExportFiles().end()) {
-            return InvalidArgumentError(
-                "--job-dir " + job_dir_.string() + " contains '" + name +
-                "', which the export would delete (it replaces the whole directory); use an empty "
-                "or new directory, or one holding only a previous export");
-          }
-        }
-      }
-      if (!checkpoint_dir_.empty()) {
-        const fs::path job = fs::weakly_canonical(job_dir_);
-        const fs::path ckpt = fs::weakly_canonical(checkpoint_dir_);
-        auto [a, b] = std::mismatch(job.begin(), job.end(), ckpt.begin(), ckpt.end());
-        if (a == job.end()) {
-          return InvalidArgumentError("--checkpoint-dir " + checkpoint_dir_.string() +
-                                      " is inside --job-dir " + job_dir_.string() +
-                                      ", which the export replaces; put checkpoints elsewhere");
-        }
-      }
-    }
+    TY_ASSIGN_OR_RETURN(paths_, ResolveTrainPaths(o_, dp_->is_chief(), console_));
     return Status::Ok();
   }
 
   Status SetUpRuntime() {
-    const int threads = o_.threads > 0 ? o_.threads : dp_->DefaultThreadCount(env_);
+    const int threads = o_.threads > 0 ? o_.threads : dp_->DefaultThreadCount(io_.env);
     // One compute pool, not ATen's OpenMP pool plus OpenBLAS's: see model/cpu_runtime.h.
     const int blas_threads = model::ConfigureCpuRuntime(threads);
     if (blas_threads > 1) {
@@ -233,20 +139,20 @@ class Trainer {
   }
 
   Status LoadData() {
-    auto tokenizer = text::BertTokenizer::FromFile(vocab_path_);
+    auto tokenizer = text::BertTokenizer::FromFile(paths_.vocab);
     if (!tokenizer.ok()) return tokenizer.status().WithPrefix("--vocab");
     tokenizer_.emplace(std::move(tokenizer).value());
 
     const auto t0 = Clock::now();
-    TY_ASSIGN_OR_RETURN(train_.raw, ReadLabeledCsv(train_path_, o_.text_column, o_.label_column));
-    TY_ASSIGN_OR_RETURN(valid_.raw, ReadLabeledCsv(valid_path_, o_.text_column, o_.label_column));
-    if (!test_path_.empty()) {
-      TY_ASSIGN_OR_RETURN(test_.raw, ReadLabeledCsv(test_path_, o_.text_column, o_.label_column));
+    TY_ASSIGN_OR_RETURN(train_.raw, ReadLabeledCsv(paths_.train, o_.text_column, o_.label_column));
+    TY_ASSIGN_OR_RETURN(valid_.raw, ReadLabeledCsv(paths_.valid, o_.text_column, o_.label_column));
+    if (!paths_.test.empty()) {
+      TY_ASSIGN_OR_RETURN(test_.raw, ReadLabeledCsv(paths_.test, o_.text_column, o_.label_column));
     }
 
     // Class names: labels.json next to the training file (written by make-splits), else the
     // pretrained model's labels are replaced by the ids found in the data.
-    const fs::path labels_file = train_path_.parent_path() / "labels.json";
+    const fs::path labels_file = paths_.train.parent_path() / "labels.json";
     std::string hint;
     if (fs::exists(labels_file)) {
       TY_ASSIGN_OR_RETURN(labels_, LabelMap::FromFile(labels_file));
@@ -258,12 +164,12 @@ class Trainer {
         for (int64_t id : split->raw.labels) max_id = std::max(max_id, id);
       }
       if (max_id + 1 > 10000) {
-        return InvalidArgumentError(train_path_.string() + ": class id " + std::to_string(max_id) +
+        return InvalidArgumentError(paths_.train.string() + ": class id " + std::to_string(max_id) +
                                     " implies more than 10000 classes; " + o_.label_column +
                                     " must hold class ids 0..K-1");
       }
       labels_ = LabelMap::FromIds(static_cast<int>(std::max<int64_t>(2, max_id + 1)));
-      console_.Info("No labels.json next to " + train_path_.string() + "; using class ids 0.." +
+      console_.Info("No labels.json next to " + paths_.train.string() + "; using class ids 0.." +
                     std::to_string(labels_.size() - 1) + " as label names");
     }
     for (const auto* split : {&train_, &valid_, &test_}) {
@@ -294,16 +200,17 @@ class Trainer {
   Status BuildModel() {
     torch::manual_seed(o_.seed);
     try {
-      if (!model_dir_.empty()) {
+      if (!paths_.model_dir.empty()) {
         model::LoadOptions load_options;
         load_options.labels = labels_.names();
         load_options.allow_missing_head = true;
         model::LoadReport report;
-        auto loaded = model::LoadPretrained(model_dir_, load_options, &report);
-        if (!loaded.ok()) return loaded.status().WithPrefix("--model-dir " + model_dir_.string());
+        auto loaded = model::LoadPretrained(paths_.model_dir, load_options, &report);
+        if (!loaded.ok())
+          return loaded.status().WithPrefix("--model-dir " + paths_.model_dir.string());
         model_ = std::move(loaded).value();
         for (const auto& w : report.warnings) console_.Warning(w);
-        console_.Info("Loaded pretrained weights from " + model_dir_.string());
+        console_.Info("Loaded pretrained weights from " + paths_.model_dir.string());
       } else {
         model::BertConfig config = model::BertConfig::Tiny(labels_.names());
         config.vocab_size = static_cast<int64_t>(tokenizer_->vocab_size());
@@ -316,9 +223,9 @@ class Trainer {
       const auto& config = model_->config();
       if (static_cast<int64_t>(tokenizer_->vocab_size()) > config.vocab_size) {
         return InvalidArgumentError(
-            "--vocab " + vocab_path_.string() + " has " + std::to_string(tokenizer_->vocab_size()) +
-            " tokens but the model's vocab_size is " + std::to_string(config.vocab_size) +
-            "; use the vocab.txt the model was trained with");
+            "--vocab " + paths_.vocab.string() + " has " +
+            std::to_string(tokenizer_->vocab_size()) + " tokens but the model's vocab_size is " +
+            std::to_string(config.vocab_size) + "; use the vocab.txt the model was trained with");
       }
       if (o_.max_length > config.max_position_embeddings) {
         return InvalidArgumentError("--max-length " + std::to_string(o_.max_length) +
@@ -377,7 +284,7 @@ class Trainer {
   }
 
   Status SaveCheckpoint(int64_t epoch, int64_t next_batch, const BatchPlan& plan) {
-    if (checkpoint_dir_.empty() || !dp_->is_chief()) return Status::Ok();
+    if (paths_.checkpoint_dir.empty() || !dp_->is_chief()) return Status::Ok();
     const auto t0 = Clock::now();
     TrainingState state;
     state.epoch = epoch;
@@ -387,16 +294,17 @@ class Trainer {
     state.fingerprint = Fingerprint();
     EpochCounters counters = counters_;
     counters.seconds += SecondsSince(epoch_start_);
-    state.progress = {
-        {"counters", counters.ToJson()}, {"history", history_}, {"world_size", dp_->world_size()}};
+    state.progress = {{"counters", counters.ToJson()},
+                      {"history", history_.history()},
+                      {"world_size", dp_->world_size()}};
     for (const auto& item : model_->named_parameters()) {
       state.tensors["model." + item.key()] = item.value();
     }
     for (const auto& [name, tensor] : optimizer_->StateTensors())
       state.tensors["optim." + name] = tensor;
-    Status s = CheckpointManager(checkpoint_dir_).Save(state);
+    Status s = CheckpointManager(paths_.checkpoint_dir).Save(state);
     if (s.ok()) {
-      console_.Info("Checkpoint written: " + checkpoint_dir_.string() + " (epoch " +
+      console_.Info("Checkpoint written: " + paths_.checkpoint_dir.string() + " (epoch " +
                     std::to_string(epoch) + ", batch " + std::to_string(next_batch) +
                     ", global step " + std::to_string(global_step_) + ", " +
                     FormatSeconds(SecondsSince(t0)) + ")");
@@ -404,8 +312,29 @@ class Trainer {
     return s;
   }
 
+  // The model's parameters and the optimizer's moments from a checkpoint of this run.
+  Status RestoreTensors(const TrainingState& state, const fs::path& from) {
+    torch::NoGradGuard no_grad;
+    for (auto& item : model_->named_parameters()) {
+      auto it = state.tensors.find("model." + item.key());
+      if (it == state.tensors.end() || !it->second.sizes().equals(item.value().sizes())) {
+        return FailedPreconditionError("checkpoint " + from.string() + " lacks parameter '" +
+                                       item.key() +
+                                       "' of the right shape; use a new --checkpoint-dir");
+      }
+      item.value().copy_(it->second);
+    }
+    std::map<std::string, torch::Tensor> optim;
+    for (const auto& [name, tensor] : state.tensors) {
+      if (name.rfind("optim.", 0) == 0) optim[name.substr(6)] = tensor;
+    }
+    TY_RETURN_IF_ERROR(
+        optimizer_->LoadState(optim, state.global_step).WithPrefix("checkpoint " + from.string()));
+    return Status::Ok();
+  }
+
   Status MaybeResume() {
-    if (checkpoint_dir_.empty()) {
+    if (paths_.checkpoint_dir.empty()) {
       if (!o_.dry_run) {
         console_.Info(
             "No --checkpoint-dir (or AIP_CHECKPOINT_DIR): a preempted run restarts "
@@ -414,60 +343,33 @@ class Trainer {
       return Status::Ok();
     }
     fs::path from;
-    TY_ASSIGN_OR_RETURN(auto state, CheckpointManager(checkpoint_dir_).LoadLatest(&from));
+    TY_ASSIGN_OR_RETURN(auto state, CheckpointManager(paths_.checkpoint_dir).LoadLatest(&from));
     // Every rank reads the checkpoint itself (the directory must be on storage all replicas
     // share, as AIP_CHECKPOINT_DIR is on Vertex); a rank that sees another one would train on
     // other weights and data positions, so that is an error rather than a silent divergence.
     TY_RETURN_IF_ERROR(dp_->CheckSameOnAllRanks(
         state ? std::vector<int64_t>{1, state->global_step, state->epoch, state->next_batch}
               : std::vector<int64_t>{0, 0, 0, 0},
-        "the newest complete checkpoint in --checkpoint-dir " + checkpoint_dir_.string() +
+        "the newest complete checkpoint in --checkpoint-dir " + paths_.checkpoint_dir.string() +
             " (is it on storage every replica shares?)"));
     if (!state) {
-      console_.Info("No checkpoint in " + checkpoint_dir_.string() + "; starting a new run");
+      console_.Info("No checkpoint in " + paths_.checkpoint_dir.string() + "; starting a new run");
       return Status::Ok();
     }
-    const nlohmann::json expected = Fingerprint();
-    std::string diffs;
-    for (const auto& [key, value] : expected.items()) {
-      if (!state->fingerprint.contains(key) || state->fingerprint[key] != value) {
-        std::string theirs =
-            state->fingerprint.contains(key) ? state->fingerprint[key].dump() : "none";
-        if (theirs.size() > 80) theirs = theirs.substr(0, 77) + "...";
-        std::string ours = value.dump();
-        if (ours.size() > 80) ours = ours.substr(0, 77) + "...";
-        diffs +=
-            (diffs.empty() ? "" : "; ") + key + ": checkpoint " + theirs + ", this run " + ours;
-      }
-    }
+    const std::string diffs = FingerprintDiffs(Fingerprint(), state->fingerprint);
     if (!diffs.empty()) {
       return FailedPreconditionError(
           "checkpoint " + from.string() + " does not match this run (" + diffs +
           "); rerun with the flags and data it was written with, or use a new --checkpoint-dir");
     }
-    torch::NoGradGuard no_grad;
-    for (auto& item : model_->named_parameters()) {
-      auto it = state->tensors.find("model." + item.key());
-      if (it == state->tensors.end() || !it->second.sizes().equals(item.value().sizes())) {
-        return FailedPreconditionError("checkpoint " + from.string() + " lacks parameter '" +
-                                       item.key() +
-                                       "' of the right shape; use a new --checkpoint-dir");
-      }
-      item.value().copy_(it->second);
-    }
-    std::map<std::string, torch::Tensor> optim;
-    for (const auto& [name, tensor] : state->tensors) {
-      if (name.rfind("optim.", 0) == 0) optim[name.substr(6)] = tensor;
-    }
-    TY_RETURN_IF_ERROR(
-        optimizer_->LoadState(optim, state->global_step).WithPrefix("checkpoint " + from.string()));
+    TY_RETURN_IF_ERROR(RestoreTensors(*state, from));
     start_epoch_ = state->epoch;
     start_batch_ = state->next_batch;
     resumed_plan_ = std::move(state->plan);
     global_step_ = state->global_step;
     counters_ =
         EpochCounters::FromJson(state->progress.value("counters", nlohmann::json::object()));
-    history_ = state->progress.value("history", nlohmann::json::array());
+    history_.Restore(state->progress.value("history", nlohmann::json::array()));
     result_.resumed = true;
     const int64_t saved_world = state->progress.value("world_size", int64_t{1});
     // The rest of the interrupted epoch keeps its global batches (each now split over this run's
@@ -509,10 +411,10 @@ class Trainer {
   // Dropout masks are a pure function of (seed, global step, rank): a resumed run, at any world
   // size, draws exactly what an uninterrupted one would, with no generator state to carry, and
   // replicas draw different masks for their different examples.
-  void SeedDropout() const {
+  uint64_t DropoutSeed() const {
     SplitMix64 mix(o_.seed ^ (static_cast<uint64_t>(global_step_) * 0x9E3779B97F4A7C15ull) ^
                    (static_cast<uint64_t>(dp_->rank()) * 0xD1B54A32D192ED03ull));
-    torch::manual_seed(mix.Next());
+    return mix.Next();
   }
 
   // ---- training ------------------------------------------------------------------------------
@@ -533,18 +435,35 @@ class Trainer {
     return io_.stop_requested && io_.stop_requested->load(std::memory_order_relaxed);
   }
 
-  Status TrainEpochs() {
-    const int epochs = o_.dry_run ? 1 : o_.epochs;
+  // Every rank prints its console lines; only rank 0 writes the shared outputs.
+  Status MakeObservers() {
     if (o_.dry_run) console_.Info("Dry run mode: one step of one epoch, no test, no export");
+    observers_ = {&console_observer_, &history_};
     if (dp_->is_chief()) {
-      hypertune_.emplace(HypertuneReporter::FromEnvironment(o_.hypertune_metric, result_.resumed));
+      hypertune_.emplace(
+          HypertuneReporter::FromEnvironment(io_.env, o_.hypertune_metric, result_.resumed),
+          console_);
+      observers_.push_back(&*hypertune_);
     }
-    if (!tensorboard_dir_.empty() && dp_->is_chief()) {
-      TY_ASSIGN_OR_RETURN(auto writer, TensorBoardWriter::Create(tensorboard_dir_));
-      tensorboard_.emplace(std::move(writer));
+    if (!paths_.tensorboard_dir.empty() && dp_->is_chief()) {
+      TY_ASSIGN_OR_RETURN(auto writer, TensorBoardWriter::Create(paths_.tensorboard_dir));
+      tensorboard_.emplace(std::move(writer), console_);
+      observers_.push_back(&*tensorboard_);
     }
-    const int64_t pad_to = o_.length_grouping ? 0 : o_.max_length;
-    constexpr int64_t kLogInterval = 50;
+    if (!o_.dry_run) {
+      checkpoints_.emplace(
+          [this](int64_t epoch, int64_t next_batch, const BatchPlan& plan) {
+            return SaveCheckpoint(epoch, next_batch, plan);
+          },
+          o_.checkpoint_every_steps);
+      observers_.push_back(&*checkpoints_);
+    }
+    return Status::Ok();
+  }
+
+  Status TrainEpochs() {
+    TY_RETURN_IF_ERROR(MakeObservers());
+    const int epochs = o_.dry_run ? 1 : o_.epochs;
     try {
       for (int64_t epoch = start_epoch_; epoch <= epochs; ++epoch) {
         BatchPlan plan = (epoch == start_epoch_ && !resumed_plan_.empty())
@@ -552,110 +471,15 @@ class Trainer {
                              : PlanBatches(train_lengths_, TrainPlanOptions(), o_.seed, epoch);
         const int64_t batches = static_cast<int64_t>(plan.size());
         const int64_t steps = o_.dry_run ? std::min<int64_t>(1, batches) : batches;
-        const int64_t first = epoch == start_epoch_ ? start_batch_ : 0;
         if (epoch != start_epoch_) counters_ = EpochCounters();
         epoch_start_ = Clock::now();
-        auto window_start = Clock::now();
+        for (TrainObserver* observer : observers_) observer->OnEpochBegin(epoch);
         model_->train();
-        for (int64_t b = first; b < steps; ++b) {
-          const auto step_start = Clock::now();
-          const std::vector<int32_t> local = dp_->LocalBatch(plan[b]);
-          EnsureBuilderCapacity(static_cast<int64_t>(local.size()));
-          Batch batch = builder_->Build(train_.tokens, local, pad_to);
-          SeedDropout();
-          torch::Tensor logits;  // (B, C)
-          {
-            AutocastScope autocast(o_.bf16);
-            logits = model_->forward(batch.input_ids, batch.attention_mask, batch.token_type_ids);
-          }
-          logits = logits.to(torch::kFloat);
-          torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.labels);  // ()
-          optimizer_->ZeroGrad();
-          dp_->BeginStep();
-          loss.backward();
-          TY_RETURN_IF_ERROR(dp_->FinishStep());
-          const double lr =
-              o_.learning_rate * LinearWarmupDecay(global_step_, o_.warmup_steps, total_steps_);
-          optimizer_->Step(lr);
-          TY_RETURN_IF_ERROR(dp_->CheckReplicas(model_->named_parameters()));
-          ++global_step_;
-          if (io_.after_step) io_.after_step(global_step_);
-          const double local_loss = loss.item<double>();
-          DataParallel::StepStats stats;
-          stats.loss_sum = local_loss * static_cast<double>(batch.size);
-          stats.correct = logits.argmax(1).eq(batch.labels).sum().item<int64_t>();
-          stats.count = batch.size;
-          stats.stop = StopRequested();
-          // All replicas' counters and stop requests, so every rank logs and stops alike.
-          TY_ASSIGN_OR_RETURN(stats, dp_->ReduceStep(stats));
-          const double loss_value =
-              dp_->distributed() ? stats.loss_sum / std::max<int64_t>(1, stats.count) : local_loss;
-          counters_.loss_sum += stats.loss_sum;
-          counters_.correct += stats.correct;
-          counters_.count += stats.count;
-          counters_.window_correct += stats.correct;
-          counters_.window_count += stats.count;
-          counters_.last_loss = loss_value;
-          global_samples_ += stats.count;
-          const double step_seconds = SecondsSince(step_start);
-          result_.train_seconds += step_seconds;
-          result_.train_samples += batch.size;
-          if (b % kLogInterval == 0) {
-            console_.Print(FormatBatchLine(static_cast<int>(epoch), b, batches,
-                                           static_cast<double>(counters_.window_correct) /
-                                               std::max<int64_t>(1, counters_.window_count),
-                                           loss_value, SecondsSince(window_start)));
-            counters_.window_correct = counters_.window_count = 0;
-            window_start = Clock::now();
-          }
-          const double rate = global_samples_ / std::max(1e-9, result_.train_seconds);
-          console_.Progress(
-              static_cast<int>(epoch), b + 1, steps, rate,
-              (steps - b - 1) * static_cast<double>(GlobalBatchSize()) / std::max(1e-9, rate));
-          if (tensorboard_ && global_step_ % 10 == 0) {
-            tensorboard_->AddScalar("train/loss", loss_value, global_step_);
-            tensorboard_->AddScalar("train/learning_rate", lr, global_step_);
-          }
-          if (stats.stop) return Preempt(epoch, b + 1, plan);
-          if (o_.checkpoint_every_steps > 0 && global_step_ % o_.checkpoint_every_steps == 0 &&
-              b + 1 < steps && !o_.dry_run) {
-            TY_RETURN_IF_ERROR(SaveCheckpoint(epoch, b + 1, plan));
-          }
+        for (int64_t b = epoch == start_epoch_ ? start_batch_ : 0; b < steps; ++b) {
+          TY_ASSIGN_OR_RETURN(bool stop, RunStep(epoch, b, steps, plan));
+          if (stop) return Preempt(epoch, b + 1, plan);
         }
-        console_.ClearProgress();
-        TY_ASSIGN_OR_RETURN(EvalMetrics valid, Evaluate(valid_));
-        const double epoch_seconds = counters_.seconds + SecondsSince(epoch_start_);
-        result_.train_loss = counters_.loss_sum / std::max<int64_t>(1, counters_.count);
-        result_.train_accuracy =
-            static_cast<double>(counters_.correct) / std::max<int64_t>(1, counters_.count);
-        console_.Print(std::string(59, '-'));
-        console_.Print(FormatEpochLine(static_cast<int>(epoch), epoch_seconds, result_.train_loss,
-                                       result_.train_accuracy, valid.loss, valid.accuracy));
-        console_.Print(std::string(59, '-'));
-        history_.push_back({{"epoch", epoch},
-                            {"train_loss", result_.train_loss},
-                            {"train_accuracy", result_.train_accuracy},
-                            {"valid_loss", valid.loss},
-                            {"valid_accuracy", valid.accuracy},
-                            {"valid_macro_f1", valid.macro_f1},
-                            {"seconds", epoch_seconds}});
-        if (hypertune_) {
-          Status hs = hypertune_->Report(valid.accuracy, epoch);
-          if (!hs.ok()) console_.Warning(hs.message());
-        }
-        if (tensorboard_) {
-          tensorboard_->AddScalar("epoch/train_loss", result_.train_loss, epoch);
-          tensorboard_->AddScalar("epoch/train_accuracy", result_.train_accuracy, epoch);
-          tensorboard_->AddScalar("epoch/valid_loss", valid.loss, epoch);
-          tensorboard_->AddScalar("epoch/valid_accuracy", valid.accuracy, epoch);
-          tensorboard_->AddScalar("epoch/valid_macro_f1", valid.macro_f1, epoch);
-          Status ts = tensorboard_->Flush();
-          if (!ts.ok()) console_.Warning(ts.message());
-        }
-        result_.validation = std::move(valid);
-        counters_ = EpochCounters();
-        epoch_start_ = Clock::now();
-        if (!o_.dry_run) TY_RETURN_IF_ERROR(SaveCheckpoint(epoch + 1, 0, {}));
+        TY_RETURN_IF_ERROR(EndEpoch(epoch));
         if (epoch < epochs) {
           TY_ASSIGN_OR_RETURN(bool stop, dp_->AgreeToStop(StopRequested()));
           // The epoch-end checkpoint is already written: stop without another one.
@@ -669,6 +493,75 @@ class Trainer {
     return Status::Ok();
   }
 
+  // Batch `b` of `plan`: this rank's shard through TrainStep, then the global counters to the
+  // observers. Returns true when every rank stops after this step.
+  StatusOr<bool> RunStep(int64_t epoch, int64_t b, int64_t steps, const BatchPlan& plan) {
+    const auto step_start = Clock::now();
+    const std::vector<int32_t> local = dp_->LocalBatch(plan[b]);
+    EnsureBuilderCapacity(static_cast<int64_t>(local.size()));
+    const int64_t pad_to = o_.length_grouping ? 0 : o_.max_length;
+    const Batch batch = builder_->Build(train_.tokens, local, pad_to);  // (B, T)
+    const double lr =
+        o_.learning_rate * LinearWarmupDecay(global_step_, o_.warmup_steps, total_steps_);
+    TY_ASSIGN_OR_RETURN(TrainStepOutput out,
+                        TrainStep(model_, *optimizer_, *dp_, batch, lr, DropoutSeed(), o_.bf16));
+    ++global_step_;
+    if (io_.after_step) io_.after_step(global_step_);
+    const double local_loss = out.loss.item<double>();
+    DataParallel::StepStats stats;
+    stats.loss_sum = local_loss * static_cast<double>(batch.size);
+    stats.correct = out.logits.argmax(1).eq(batch.labels).sum().item<int64_t>();
+    stats.count = batch.size;
+    stats.stop = StopRequested();
+    // All replicas' counters and stop requests, so every rank logs and stops alike.
+    TY_ASSIGN_OR_RETURN(stats, dp_->ReduceStep(stats));
+    StepEvent event;
+    event.loss =
+        dp_->distributed() ? stats.loss_sum / std::max<int64_t>(1, stats.count) : local_loss;
+    counters_.loss_sum += stats.loss_sum;
+    counters_.correct += stats.correct;
+    counters_.count += stats.count;
+    counters_.window_correct += stats.correct;
+    counters_.window_count += stats.count;
+    counters_.last_loss = event.loss;
+    global_samples_ += stats.count;
+    result_.train_seconds += SecondsSince(step_start);
+    result_.train_samples += batch.size;
+    event.epoch = epoch;
+    event.batch = b;
+    event.batches = static_cast<int64_t>(plan.size());
+    event.steps = steps;
+    event.global_step = global_step_;
+    event.learning_rate = lr;
+    event.samples_per_second = global_samples_ / std::max(1e-9, result_.train_seconds);
+    event.global_batch_size = GlobalBatchSize();
+    event.stopping = stats.stop;
+    event.counters = &counters_;
+    event.plan = &plan;
+    for (TrainObserver* observer : observers_) TY_RETURN_IF_ERROR(observer->OnStep(event));
+    if (b % kLogInterval == 0) counters_.window_correct = counters_.window_count = 0;
+    return stats.stop;
+  }
+
+  Status EndEpoch(int64_t epoch) {
+    console_.ClearProgress();
+    TY_ASSIGN_OR_RETURN(EvalMetrics valid, Evaluate(valid_));
+    EpochEvent event;
+    event.epoch = epoch;
+    event.seconds = counters_.seconds + SecondsSince(epoch_start_);
+    event.train_loss = result_.train_loss =
+        counters_.loss_sum / std::max<int64_t>(1, counters_.count);
+    event.train_accuracy = result_.train_accuracy =
+        static_cast<double>(counters_.correct) / std::max<int64_t>(1, counters_.count);
+    result_.validation = std::move(valid);
+    event.validation = &*result_.validation;
+    // The epoch-end checkpoint (an observer) resumes at the next epoch's start.
+    counters_ = EpochCounters();
+    epoch_start_ = Clock::now();
+    for (TrainObserver* observer : observers_) TY_RETURN_IF_ERROR(observer->OnEpochEnd(event));
+    return Status::Ok();
+  }
+
   // All ranks stop after the same step (agreed in ReduceStep/AgreeToStop); rank 0 writes the
   // checkpoint and the others wait for it at a barrier, so when every replica has exited the
   // checkpoint is complete and a gang restart resumes from it.
@@ -677,7 +570,7 @@ class Trainer {
     console_.ClearProgress();
     result_.outcome = TrainOutcome::kPreempted;
     result_.global_step = global_step_;
-    if (checkpoint_dir_.empty()) {
+    if (paths_.checkpoint_dir.empty()) {
       console_.Warning("Stop requested (SIGTERM) after global step " +
                        std::to_string(global_step_) +
                        "; no --checkpoint-dir, so this run's progress is lost");
@@ -748,7 +641,7 @@ class Trainer {
       return Status::Ok();
     }
     try {
-      if (!test_path_.empty()) {
+      if (!paths_.test.empty()) {
         TY_ASSIGN_OR_RETURN(result_.test, Evaluate(test_));
       }
     } catch (const std::exception& e) {
@@ -767,7 +660,7 @@ class Trainer {
       console_.Info("Rank " + std::to_string(dp_->rank()) + " done; rank 0 exports the model");
       return Status::Ok();
     }
-    if (job_dir_.empty()) {
+    if (paths_.job_dir.empty()) {
       console_.Warning("No job dir provided, model will not be saved");
       return Status::Ok();
     }
@@ -778,7 +671,7 @@ class Trainer {
     nlohmann::json j = {
         {"train", {{"loss", result_.train_loss}, {"accuracy", result_.train_accuracy}}},
         {"validation", MetricsToJson(*result_.validation)},
-        {"history", history_},
+        {"history", history_.history()},
         {"global_step", global_step_},
         {"labels", labels_.names()},
         {"hyperparameters",
@@ -795,12 +688,12 @@ class Trainer {
   }
 
   Status Export() {
-    console_.Info("Saving model to " + job_dir_.string());
-    TY_ASSIGN_OR_RETURN(fs::path staging, MakeStagingDir(job_dir_));
+    console_.Info("Saving model to " + paths_.job_dir.string());
+    TY_ASSIGN_OR_RETURN(fs::path staging, MakeStagingDir(paths_.job_dir));
     auto fail = [&](Status s) {
       std::error_code ec;
       fs::remove_all(staging, ec);
-      return s.WithPrefix("exporting to --job-dir " + job_dir_.string());
+      return s.WithPrefix("exporting to --job-dir " + paths_.job_dir.string());
     };
     try {
       model_->to(torch::kCPU);
@@ -810,7 +703,7 @@ class Trainer {
     } catch (const std::exception& e) {
       return fail(InternalError(FirstLine(e.what())));
     }
-    auto vocab = ReadFile(vocab_path_);
+    auto vocab = ReadFile(paths_.vocab);
     if (!vocab.ok()) return fail(vocab.status());
     for (const auto& [name, content] : std::vector<std::pair<std::string, std::string>>{
              {"vocab.txt", *vocab},
@@ -819,12 +712,12 @@ class Trainer {
       Status s = WriteFileAtomic(staging / name, content);
       if (!s.ok()) return fail(s);
     }
-    Status s = CommitDirectory(staging, job_dir_);
+    Status s = CommitDirectory(staging, paths_.job_dir);
     if (!s.ok()) return fail(s);
-    result_.exported_to = job_dir_;
+    result_.exported_to = paths_.job_dir;
     console_.Info(
         "Exported model.safetensors, config.json, vocab.txt, labels.json, metrics.json to " +
-        job_dir_.string());
+        paths_.job_dir.string());
     return Status::Ok();
   }
 
@@ -844,8 +737,7 @@ class Trainer {
   torch::Device device_;
   int threads_ = 1;
 
-  fs::path train_path_, valid_path_, test_path_, model_dir_, job_dir_, checkpoint_dir_,
-      tensorboard_dir_, vocab_path_;
+  TrainPaths paths_;
   std::optional<text::BertTokenizer> tokenizer_;
   LabelMap labels_;
   Split train_, valid_, test_;
@@ -854,11 +746,8 @@ class Trainer {
   model::BertForSequenceClassification model_{nullptr};
   std::optional<AdamW> optimizer_;
   std::optional<BatchBuilder> builder_;
-  std::optional<HypertuneReporter> hypertune_;
-  std::optional<TensorBoardWriter> tensorboard_;
   int64_t builder_capacity_ = 0;
   int64_t steps_per_epoch_ = 0, total_steps_ = 0;
-  distributed::EnvMap env_;
   std::unique_ptr<DataParallel> dp_;
   int64_t global_samples_ = 0;  // examples trained on by all replicas (this run)
 
@@ -866,7 +755,12 @@ class Trainer {
   BatchPlan resumed_plan_;
   EpochCounters counters_;
   Clock::time_point epoch_start_ = Clock::now();
-  nlohmann::json history_ = nlohmann::json::array();
+  ConsoleObserver console_observer_{console_};
+  HistoryObserver history_;
+  std::optional<HypertuneObserver> hypertune_;
+  std::optional<TensorBoardObserver> tensorboard_;
+  std::optional<CheckpointObserver> checkpoints_;
+  std::vector<TrainObserver*> observers_;  // in notification order
   TrainResult result_;
 };
 

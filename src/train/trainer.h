@@ -8,6 +8,11 @@
 // checkpoint) -> test -> export model.safetensors, config.json, vocab.txt, labels.json,
 // metrics.json to the job dir in one atomic directory commit.
 //
+// The loop (trainer.cc, Trainer::TrainEpochs/RunStep) calls TrainStep (train_step.h: forward,
+// loss, backward, all-reduce, AdamW) and then its observers (train_observers.h: console lines,
+// metrics history, hypertune, TensorBoard, checkpoints). Options and the environment come in
+// through TrainOptions and TrainIo; nothing here reads the process environment.
+//
 // Data parallelism (train/data_parallel.h): when the environment names a multi-process job
 // (MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK, CLUSTER_SPEC or TF_CONFIG, as the platform injects),
 // every process trains on its shard of each global batch (--batch-size per replica x world
@@ -22,6 +27,7 @@
 #include <ostream>
 
 #include "common/status.h"
+#include "replica_contract/replica_contract.h"
 #include "train/metrics.h"
 #include "train/train_options.h"
 
@@ -37,6 +43,11 @@ struct TrainIo {
   // Called after every optimizer step with the global step (tests use it to request a stop at
   // an exact step). May be empty.
   std::function<void(int64_t global_step)> after_step;
+  // The environment the platform gave this replica: its role (MASTER_ADDR/.../RANK, CLUSTER_SPEC,
+  // TF_CONFIG), CLOUD_ML_HP_METRIC_FILE / CLOUD_ML_TRIAL_ID, OMP_NUM_THREADS, LOCAL_WORLD_SIZE,
+  // TRAINYARD_COLLECTIVE_TIMEOUT_S. The CLI passes its own (replica_contract::CurrentEnvironment);
+  // the trainer never reads the process environment.
+  replica_contract::EnvMap env;
 };
 
 enum class TrainOutcome { kCompleted, kPreempted };

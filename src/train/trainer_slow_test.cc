@@ -2,8 +2,6 @@
 // run stopped (as by SIGTERM) and resumed ends bit-identical to an uninterrupted one.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 #include "train/trainer.h"
 #include "train/trainer_test_util.h"
 
@@ -18,7 +16,7 @@ TEST(TrainerSlowTest, LossDecreasesOnSampleData) {
   const fs::path vocab = trainyard::testing::SourcePath("data/sample/vocab.txt");
   ASSERT_TRUE(fs::exists(csv) && fs::exists(vocab)) << "run scripts/fetch-sample-data.sh first";
   const fs::path dir = trainyard::testing::MakeTestDir();
-  setenv("CLOUD_ML_HP_METRIC_FILE", (dir / "hp").c_str(), 1);
+  const replica_contract::EnvMap env = {{"CLOUD_ML_HP_METRIC_FILE", (dir / "hp").string()}};
   // The first 480 rows (amazon) as training data, the next 96 for validation, renamed columns.
   std::ifstream in(csv);
   std::string line, train = "bodyText,Target,source\n", valid = train;
@@ -35,7 +33,7 @@ TEST(TrainerSlowTest, LossDecreasesOnSampleData) {
   o.learning_rate = 1e-3;
   o.max_length = 48;
   o.threads = 1;
-  CapturedRun run;
+  CapturedRun run(env);
   auto r = run.Run(o);
   ASSERT_TRUE(r.ok()) << r.status();
   auto history = nlohmann::json::parse(run.out.str().empty() ? "[]" : "[]");
@@ -62,7 +60,7 @@ std::string FinalMetrics(const TrainResult& r) {
 
 TEST(TrainerSlowTest, StopAndResumeIsBitIdenticalToUninterrupted) {
   const fs::path dir = trainyard::testing::MakeTestDir();
-  setenv("CLOUD_ML_HP_METRIC_FILE", (dir / "hp").c_str(), 1);
+  const replica_contract::EnvMap env = {{"CLOUD_ML_HP_METRIC_FILE", (dir / "hp").string()}};
   auto splits = testing_util::WriteSyntheticSplits(dir, 160);
   TrainOptions o = BaseOptions(splits);
   o.epochs = 2;  // 10 steps an epoch
@@ -70,7 +68,7 @@ TEST(TrainerSlowTest, StopAndResumeIsBitIdenticalToUninterrupted) {
 
   o.checkpoint_dir = dir / "ckpt_a";
   o.job_dir = dir / "job_a";
-  CapturedRun uninterrupted;
+  CapturedRun uninterrupted(env);
   auto a = uninterrupted.Run(o);
   ASSERT_TRUE(a.ok()) << a.status();
 
@@ -79,7 +77,7 @@ TEST(TrainerSlowTest, StopAndResumeIsBitIdenticalToUninterrupted) {
   o.job_dir = dir / "job_b";
   for (int64_t stop_at : {7, 13}) {
     std::atomic<bool> stop{false};
-    CapturedRun interrupted;
+    CapturedRun interrupted(env);
     auto b = interrupted.Run(o, &stop, [&](int64_t step) {
       if (step == stop_at) stop = true;
     });
@@ -87,7 +85,7 @@ TEST(TrainerSlowTest, StopAndResumeIsBitIdenticalToUninterrupted) {
     ASSERT_EQ(b->outcome, TrainOutcome::kPreempted);
     ASSERT_EQ(b->global_step, stop_at);
   }
-  CapturedRun resumed;
+  CapturedRun resumed(env);
   auto c = resumed.Run(o);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->resumed);

@@ -3,8 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 #include "common/file_util.h"
 #include "model/hf_checkpoint.h"
 #include "train/labeled_dataset.h"
@@ -22,11 +20,14 @@ class TrainerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = trainyard::testing::MakeTestDir();
-    setenv("CLOUD_ML_HP_METRIC_FILE", (dir_ / "hypertune" / "output.metrics").c_str(), 1);
     splits_ = WriteSyntheticSplits(dir_);
   }
+  // Where the hypertune file goes (the default /tmp/hypertune would be shared by every test).
+  replica_contract::EnvMap Env() const {
+    return {{"CLOUD_ML_HP_METRIC_FILE", (dir_ / "hypertune" / "output.metrics").string()}};
+  }
   std::string ErrorOf(const TrainOptions& o) {
-    CapturedRun run;
+    CapturedRun run(Env());
     auto r = run.Run(o);
     return r.ok() ? "OK" : r.status().ToString();
   }
@@ -88,7 +89,7 @@ TEST_F(TrainerTest, MismatchedCheckpointIsAClearError) {
   TrainOptions o = BaseOptions(splits_);
   o.epochs = 1;
   o.checkpoint_dir = dir_ / "ckpt";
-  CapturedRun first;
+  CapturedRun first(Env());
   ASSERT_TRUE(first.Run(o).ok());
   o.batch_size = 8;
   EXPECT_NE(
@@ -103,7 +104,7 @@ TEST_F(TrainerTest, DryRunPrintsArticleLinesAndExportsNothing) {
   TrainOptions o = BaseOptions(splits_);
   o.dry_run = true;
   o.job_dir = dir_ / "job";
-  CapturedRun run;
+  CapturedRun run(Env());
   auto r = run.Run(o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->global_step, 1);
@@ -149,7 +150,7 @@ TEST_F(TrainerTest, TrainedExportMatchesReportedTestAccuracy) {
   TrainOptions o = BaseOptions(splits_);
   o.epochs = 1;
   o.job_dir = dir_ / "job";
-  CapturedRun run;
+  CapturedRun run(Env());
   auto r = run.Run(o);
   ASSERT_TRUE(r.ok()) << r.status();
   for (const char* f :

@@ -72,8 +72,11 @@ inline TrainOptions BaseOptions(const Splits& s) {
   return o;
 }
 
-// Runs with output captured into `out` / `log`.
+// Runs with output captured into `out` / `log`, in the environment `env` (e.g. where the
+// hypertune file goes), never the test process's.
 struct CapturedRun {
+  explicit CapturedRun(replica_contract::EnvMap environment = {}) : env(std::move(environment)) {}
+  replica_contract::EnvMap env;
   std::ostringstream out, log;
   StatusOr<TrainResult> Run(const TrainOptions& o, const std::atomic<bool>* stop = nullptr,
                             std::function<void(int64_t)> after_step = {}) {
@@ -82,6 +85,7 @@ struct CapturedRun {
     io.log = &log;
     io.stop_requested = stop;
     io.after_step = std::move(after_step);
+    io.env = env;
     return RunTraining(o, io);
   }
 };

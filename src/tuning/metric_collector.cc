@@ -4,20 +4,17 @@
 #include <cmath>
 
 #include "common/json_parse.h"
+#include "protojson/reader.h"
 #include "tuning/study_spec_json.h"
 
 namespace trainyard::tuning {
 namespace {
 
+// A finite number written as a JSON number or a numeric string (proto3 double rules).
 std::optional<double> NumberOf(const nlohmann::json& v) {
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
-    double d = 0;
-    auto res = std::from_chars(s.data(), s.data() + s.size(), d);
-    if (res.ec == std::errc() && res.ptr == s.data() + s.size() && !s.empty()) return d;
-  }
-  return std::nullopt;
+  StatusOr<double> d = protojson::ReadDouble(v, "");
+  if (!d.ok() || !std::isfinite(*d)) return std::nullopt;
+  return *d;
 }
 
 std::optional<HypertuneRecord> ParseRecord(std::string_view line) {

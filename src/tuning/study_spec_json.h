@@ -1,14 +1,14 @@
 // proto3-JSON codec for the tuning model (study_spec.h), in the shape of Vertex AI's REST API.
 //
-// Parsing follows proto3 JSON: field names in lowerCamelCase (the original snake_case names are
-// accepted too), enums by name, int64 as a JSON string or number, Duration as "1.5s". Unknown
-// fields are refused with their path, so a typo ("maxTrialCont") never silently does nothing.
-// Parse* functions check shape and types only; study_spec_validate.h checks meaning.
-// Errors are INVALID_ARGUMENT with the JSON path of the field, e.g.
-// "studySpec.parameters[2].doubleValueSpec.minValue: expected a number, got \"a\"".
+// Written with the protojson toolkit (protojson/reader.h), so the rules and the error wording are
+// those of every other resource: lowerCamelCase names (snake_case accepted too), enums by name or
+// number, int64 as a JSON string or number (written as a string), Duration as "1.5s", Timestamp
+// as RFC 3339. Unknown fields are refused with their location, so a typo ("maxTrialCont") never
+// silently does nothing. Parse* functions check shape and types only; study_spec_validate.h
+// checks meaning. Errors are INVALID_ARGUMENT naming the field, e.g.
+//   Invalid value at 'studySpec.parameters[2].doubleValueSpec.minValue' (TYPE_DOUBLE), "a"
 #pragma once
 
-#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -43,12 +43,7 @@ nlohmann::json ToJson(const Trial& trial);
 nlohmann::json ToJson(const ParameterValue& value);
 StatusOr<ParameterValue> ParseParameterValue(const nlohmann::json& j, const std::string& path);
 
-// RFC 3339 UTC with microseconds ("2026-11-22T02:44:24.123456Z") and back.
-std::string FormatTimestamp(std::chrono::system_clock::time_point t);
-StatusOr<std::chrono::system_clock::time_point> ParseTimestamp(std::string_view text,
-                                                               const std::string& path);
-
-// Enum names to values; INVALID_ARGUMENT listing the accepted names otherwise.
+// A Trial.State name to its value; INVALID_ARGUMENT listing the accepted names otherwise.
 StatusOr<TrialState> ParseTrialState(std::string_view name, const std::string& path);
 
 }  // namespace trainyard::tuning

@@ -69,27 +69,41 @@ TEST(StudySpecJsonTest, AcceptsSnakeCaseNames) {
 TEST(StudySpecJsonTest, ErrorsNameTheField) {
   json typo = ValidJob();
   typo["studySpec"]["parameters"][0]["doubleValueSpec"]["minValu"] = 1;
-  EXPECT_EQ(ParseAndValidate(typo).message().substr(0, 58),
-            "studySpec.parameters[0].doubleValueSpec.minValu: unknown f");
+  EXPECT_EQ(ParseAndValidate(typo).message(),
+            "Invalid JSON payload received. Unknown name \"minValu\" at "
+            "'studySpec.parameters[0].doubleValueSpec': Cannot find field.");
 
   json bad_type = ValidJob();
   bad_type["studySpec"]["parameters"][1]["integerValueSpec"]["maxValue"] = "lots";
   EXPECT_EQ(ParseAndValidate(bad_type).message(),
-            "studySpec.parameters[1].integerValueSpec.maxValue: expected an integer (a JSON number "
-            "or a decimal string), got \"lots\"");
+            "Invalid value at 'studySpec.parameters[1].integerValueSpec.maxValue' (TYPE_INT64), "
+            "\"lots\"");
 
   json bad_enum = ValidJob();
   bad_enum["studySpec"]["algorithm"] = "HYPERBAND";
-  EXPECT_EQ(ParseAndValidate(bad_enum).message(),
-            "studySpec.algorithm: expected one of ALGORITHM_UNSPECIFIED, GRID_SEARCH, "
-            "RANDOM_SEARCH, got \"HYPERBAND\"");
+  EXPECT_EQ(
+      ParseAndValidate(bad_enum).message(),
+      "Invalid value at 'studySpec.algorithm' (google.cloud.aiplatform.v1.StudySpec.Algorithm), "
+      "\"HYPERBAND\": expected one of ALGORITHM_UNSPECIFIED, GRID_SEARCH, RANDOM_SEARCH");
 
   json convex = ValidJob();
   convex["studySpec"].erase("medianAutomatedStoppingSpec");
   convex["studySpec"]["convexAutomatedStoppingSpec"] = {{"maxStepCount", "100"}};
   EXPECT_EQ(ParseAndValidate(convex).message(),
-            "studySpec.convexAutomatedStoppingSpec: not supported by trainyard; use "
+            "studySpec.convexAutomatedStoppingSpec: not supported by Trainyard; use "
             "medianAutomatedStoppingSpec or decayCurveStoppingSpec");
+}
+
+TEST(StudySpecJsonTest, AcceptsEnumNumbers) {
+  json j = ValidJob();
+  j["studySpec"]["algorithm"] = 2;
+  j["studySpec"]["metrics"][0]["goal"] = 2;
+  StatusOr<HyperparameterTuningJobSpec> spec = ParseHyperparameterTuningJobSpec(j);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  json out = ToJson(spec->study_spec);
+  EXPECT_EQ(
+      out["algorithm"].get<std::string>() + " " + out["metrics"][0]["goal"].get<std::string>(),
+      "GRID_SEARCH MINIMIZE");
 }
 
 TEST(StudySpecValidateTest, RefusesBadSpecsWithPathsAndFixes) {
@@ -164,6 +178,19 @@ TEST(TrialJsonTest, RoundTripsWithTimesAndMeasurements) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(ToJson(*back).dump(), j.dump());
   EXPECT_EQ(back->parameters, t.parameters);
+}
+
+TEST(TrialJsonTest, AcceptsTimestampOffsetsAndRefusesNegativeDurations) {
+  json j = {{"id", "1"}, {"state", 4}, {"startTime", "2025-11-22T04:44:24+02:00"}};
+  StatusOr<Trial> t = ParseTrial(j, "trial");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(
+      ToJson(*t)["startTime"].get<std::string>() + " " + ToJson(*t)["state"].get<std::string>(),
+      "2025-11-22T02:44:24.000000Z SUCCEEDED");
+  j["measurements"] = {{{"elapsedDuration", "-1s"}}};
+  EXPECT_EQ(ParseTrial(j, "trial").status().message(),
+            "Invalid value at 'trial.measurements[0].elapsedDuration' (google.protobuf.Duration), "
+            "\"-1s\": must not be negative");
 }
 
 }  // namespace

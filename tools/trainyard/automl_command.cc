@@ -21,8 +21,10 @@
 #include "api_client.h"
 #include "commands.h"
 #include "common/bucket_path.h"
+#include "common/exit_code.h"
 #include "common/file_util.h"
 #include "hp_tuning_jobs.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::cli {
 namespace {
@@ -192,7 +194,7 @@ Status RunAutoml(const AutomlFlags& f, int* exit_code) {
            {"replicaCount", 1},
            {"containerSpec", {{"imageUri", "trainyard/bert-sentiment"}, {"args", args}}}}}},
         {"baseOutputDirectory", {{"outputUriPrefix", base + "/trials"}}}}}};
-  const std::string parent = "projects/" + f.project + "/locations/" + f.region;
+  const std::string parent = spec::LocationName{f.project, f.region}.ToString();
   TY_ASSIGN_OR_RETURN(json job, client->Call("POST", "/v1/" + parent + "/hyperparameterTuningJobs",
                                              request.dump()));
   const std::string name = job.value("name", "");
@@ -285,7 +287,7 @@ void RegisterAutomlCommands(CLI::App& app, int* exit_code) {
     Status s = RunAutoml(*f, exit_code);
     if (!s.ok()) {
       PrintError("trainyard.automl.text-classification", s.ToString());
-      *exit_code = s.code() == StatusCode::kInvalidArgument ? 2 : 1;
+      *exit_code = ExitCodeFor(s);
     }
   });
 }

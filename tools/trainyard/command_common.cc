@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "output_format.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::cli {
 
@@ -26,20 +27,26 @@ void AddCommonFlags(CLI::App* cmd, CommonFlags* c, const std::string& default_fo
   cmd->add_option("--format", c->format, "Output format: json, yaml or table");
 }
 
-std::string ParentName(const CommonFlags& c) {
+namespace {
+
+spec::LocationName LocationOf(const CommonFlags& c) {
   std::string project = c.project.empty()
                             ? EnvOr({"TRAINYARD_PROJECT", "CLOUDSDK_CORE_PROJECT"}, "local")
                             : c.project;
   std::string region = c.region.empty()
                            ? EnvOr({"TRAINYARD_REGION", "CLOUDSDK_AI_REGION"}, "us-central1")
                            : c.region;
-  return "projects/" + project + "/locations/" + region;
+  return {project, region};
 }
+
+}  // namespace
+
+std::string ParentName(const CommonFlags& c) { return LocationOf(c).ToString(); }
 
 std::string ResourceName(const CommonFlags& c, const std::string& collection,
                          const std::string& id_or_name) {
-  return id_or_name.starts_with("projects/") ? id_or_name
-                                             : ParentName(c) + "/" + collection + "/" + id_or_name;
+  if (id_or_name.starts_with("projects/")) return id_or_name;
+  return spec::ResourceName::Of(LocationOf(c), collection, id_or_name).ToString();
 }
 
 StatusOr<std::unique_ptr<ApiClient>> ConnectClient(const CommonFlags& c) {

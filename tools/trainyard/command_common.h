@@ -10,6 +10,7 @@
 
 #include "api_client.h"
 #include "commands.h"
+#include "common/exit_code.h"
 #include "common/status.h"
 
 namespace trainyard::cli {
@@ -39,16 +40,17 @@ std::string ResourceName(const CommonFlags& c, const std::string& collection,
 // Checks --format and connects to the resolved endpoint.
 StatusOr<std::unique_ptr<ApiClient>> ConnectClient(const CommonFlags& c);
 
-// Wraps `body` as a CLI11 callback: an error Status is printed gcloud-style and becomes exit
-// code 2 for flag errors (INVALID_ARGUMENT whose message starts with "--"), else 1.
+// Wraps `body` as a CLI11 callback: an error Status is printed gcloud-style and becomes an exit
+// code through ExitCodeFor (common/exit_code.h). The commands' own checks name the flag
+// ("--filter: ..."); any other error came from the server or the connection (exit 1).
 template <typename Fn>
 std::function<void()> Command(const std::string& name, int* exit_code, Fn body) {
   return [name, exit_code, body] {
     Status s = body();
     if (!s.ok()) {
       PrintError(name, s.ToString());
-      *exit_code =
-          s.code() == StatusCode::kInvalidArgument && s.message().starts_with("--") ? 2 : 1;
+      *exit_code = ExitCodeFor(
+          s, s.message().starts_with("--") ? ErrorOrigin::kInvocation : ErrorOrigin::kServer);
     }
   };
 }

@@ -10,6 +10,7 @@ void RegisterServerCommand(CLI::App& app, int* exit_code);
 void RegisterCustomJobsCommands(CLI::App& ai, int* exit_code);
 void RegisterLocalRunCommand(CLI::App& custom_jobs, int* exit_code);
 void RegisterStorageCommands(CLI::App& app, int* exit_code);
+void RegisterGcloudEnvCommand(CLI::App& app, int* exit_code);
 // HP tuning (hp_tuning_jobs_command.cc, automl_command.cc).
 void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code);
 void RegisterAutomlCommands(CLI::App& app, int* exit_code);

@@ -1,5 +1,5 @@
 // A 2-worker data-parallel BERT job through the real server: worker pools 0 and 1 (one chief,
-// one worker, as in the Vertex article seeds/004) run `trainyard-bert train` (image
+// one worker, as in the Vertex article's multi-worker example) run `trainyard-bert train` (image
 // trainyard/bert-sentiment) as one gang; the replicas find each other through the environment the
 // executor injects (MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK, CLUSTER_SPEC, TF_CONFIG), all-reduce
 // gradients over Gloo, and the chief exports the model to AIP_MODEL_DIR. Once with the local

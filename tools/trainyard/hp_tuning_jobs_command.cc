@@ -18,6 +18,7 @@
 #include "hp_tuning_jobs.h"
 #include "output_format.h"
 #include "spec/job_config_yaml.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::cli {
 
@@ -41,7 +42,7 @@ std::string Render(const json& j, const std::string& format) {
   return spec::JsonToYaml(j);
 }
 
-std::string Id(const std::string& name) { return name.substr(name.rfind('/') + 1); }
+std::string Id(const std::string& name) { return std::string(spec::LastSegment(name)); }
 
 struct CreateFlags {
   std::string display_name;

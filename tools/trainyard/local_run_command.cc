@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "common/exit_code.h"
 #include "spec/image_catalog.h"
 
 extern char** environ;
@@ -138,7 +139,7 @@ void RegisterLocalRunCommand(CLI::App& custom_jobs, int* exit_code) {
     auto code = Run(*f);
     if (!code.ok()) {
       PrintError("trainyard.ai.custom-jobs.local-run", code.status().ToString());
-      *exit_code = 2;
+      *exit_code = ExitCodeFor(code.status());
       return;
     }
     *exit_code = *code;

@@ -3,6 +3,7 @@
 //   trainyard ai custom-jobs create|list|describe|cancel|stream-logs|delete|local-run
 //   trainyard storage cp SRC... DST
 //   trainyard auth create-token|list-tokens|revoke-token|audit-log
+//   trainyard gcloud-env        (export lines for gcloud and Google's SDKs)
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   ai->require_subcommand(1);
   trainyard::cli::RegisterCustomJobsCommands(*ai, &exit_code);
   trainyard::cli::RegisterStorageCommands(app, &exit_code);
+  trainyard::cli::RegisterGcloudEnvCommand(app, &exit_code);
   trainyard::cli::RegisterHpTuningJobsCommands(*ai, &exit_code);  // HP tuning
   trainyard::cli::RegisterAutomlCommands(app, &exit_code);
   try {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "spec/job_config_yaml.h"
+#include "spec/resource_name.h"
 
 namespace trainyard::cli {
 
@@ -35,7 +36,7 @@ std::string FormatJobs(const std::vector<nlohmann::json>& jobs, const std::strin
     if (j.contains("trainyardInfo")) {
       std::snprintf(cost, sizeof cost, "%.4f", j["trainyardInfo"].value("estimatedCostUsd", 0.0));
     }
-    rows.push_back({name.substr(name.rfind('/') + 1), j.value("displayName", ""),
+    rows.push_back({std::string(spec::LastSegment(name)), j.value("displayName", ""),
                     j.value("state", ""), j.value("createTime", ""), cost});
   }
   std::vector<size_t> width(rows[0].size(), 0);

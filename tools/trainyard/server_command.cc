@@ -12,21 +12,29 @@
 
 #include "api/api_server.h"
 #include "auth_command.h"
+#include "cloud_logging/logging_routes.h"
 #include "commands.h"
+#include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "controller/job_controller.h"
+#include "executor/executor_registry.h"
 #include "executor/fake_executor.h"
+#include "executor/gang_record.h"
+#include "executor/machine_catalog.h"
+#include "observability/console_routes.h"
+#include "observability/scalars_route.h"
+#include "storage/fs_object_store.h"
+#include "storage/storage_routes.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
 #include "study/memory_study_store.h"
 #include "study/sqlite_study_store.h"
 #include "study/study_routes.h"
 #ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
-#include "executor/local_executor.h"
-#include "executor/machine_catalog.h"
+#include "local_executor/local_executor.h"
+#endif
 #ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
 #include "slurm/slurm_executor.h"
-#endif
 #endif
 
 namespace trainyard::cli {
@@ -88,7 +96,6 @@ Status LockDataDir(const std::filesystem::path& dir) {
 }
 
 std::optional<double> CatalogPrice(const spec::MachineSpec& m) {
-#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
   const auto& catalog = executor::MachineCatalog::Default();
   const auto* machine = catalog.FindMachine(m.machine_type);
   if (!machine) return std::nullopt;
@@ -98,10 +105,30 @@ std::optional<double> CatalogPrice(const spec::MachineSpec& m) {
     if (acc) price += acc->usd_per_hour * m.accelerator_count;
   }
   return price;
-#else
-  (void)m;
-  return std::nullopt;
-#endif
+}
+
+// The address replicas use to reach the server: the listening host, or this machine's name when
+// the server listens on every interface.
+std::string ReachableHost(const std::string& host) {
+  if (host != "0.0.0.0" && host != "::" && !host.empty()) return host;
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0') return name;
+  return "127.0.0.1";
+}
+
+observability::ReplicaResources MachineResources(const spec::MachineSpec& m) {
+  observability::ReplicaResources r;
+  const auto& catalog = executor::MachineCatalog::Default();
+  if (const auto* machine = catalog.FindMachine(m.machine_type)) {
+    r.cpus = machine->vcpus;
+    r.gpus = machine->bundled_accelerator_count;
+    r.gpu_type = machine->bundled_accelerator;
+  }
+  if (m.accelerator_count > 0) {
+    r.gpus = m.accelerator_count;
+    r.gpu_type = m.accelerator_type;
+  }
+  return r;
 }
 
 Status RunServer(const ServerFlags& f) {
@@ -138,55 +165,43 @@ Status RunServer(const ServerFlags& f) {
     TY_ASSIGN_OR_RETURN(images, spec::ImageCatalog::LoadFile(catalog_path));
   }
 
-  std::unique_ptr<executor::Executor> executor;
-  if (f.executor == "fake") {
-    executor = std::make_unique<executor::FakeExecutor>(executor::AutoRunOptions{
-        std::chrono::milliseconds(0), std::chrono::milliseconds(f.fake_run_ms)});
-  } else if (f.executor == "local") {
+  // The executors this binary was built with, by name (executor_registry.h).
+  executor::ExecutorRegistry executors;
+  TY_RETURN_IF_ERROR(executor::RegisterFakeExecutor(&executors));
 #ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
-    executor::LocalExecutorOptions options;
-    options.data_dir = data_dir;
-    options.cpus = f.cpus;
-    options.memory_gib = f.memory_gib;
-    options.gpus = f.gpus;
-    options.host = "127.0.0.1";
-    options.poll_interval = std::chrono::milliseconds(f.executor_poll_ms);
-    options.cgroup.parent = f.cgroup_parent;
-    options.cgroup.enabled = !f.no_cgroups;
-    options.any_gpu_model = f.any_gpu_model;
-    auto local = std::make_unique<executor::LocalExecutor>(options);
-    // Once, at start: which resource limits replicas get on this host, and why not.
-    std::cerr << "local executor: " << local->inventory().ToString() << "\n";
-    for (const auto& note : local->LimitNotes()) std::cerr << "local executor: " << note << "\n";
-    executor = std::move(local);
-#else
-    return UnimplementedError(
-        "--executor local: this trainyard binary was built without the local executor; use "
-        "--executor fake (control plane only) or rebuild with src/executor");
+  TY_RETURN_IF_ERROR(executor::RegisterLocalExecutor(&executors));
 #endif
-  } else if (f.executor == "slurm") {
 #ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
-    slurm::SlurmExecutorOptions options;
-    options.data_dir = data_dir;
-    options.partition = f.slurm_partition;
-    options.account = f.slurm_account;
-    options.qos = f.slurm_qos;
-    executor = std::make_unique<slurm::SlurmExecutor>(options);
-#else
-    return UnimplementedError(
-        "--executor slurm: this trainyard binary was built without src/slurm; rebuild with it");
+  TY_RETURN_IF_ERROR(slurm::RegisterSlurmExecutor(&executors));
 #endif
-  } else {
-    return InvalidArgumentError("--executor: '" + f.executor +
-                                "' is not one of local, slurm, fake");
-  }
+  executor::ExecutorConfig econfig;
+  econfig.data_dir = data_dir;
+  econfig.cpus = f.cpus;
+  econfig.memory_gib = f.memory_gib;
+  econfig.gpus = f.gpus;
+  econfig.host = "127.0.0.1";
+  econfig.poll_interval = std::chrono::milliseconds(f.executor_poll_ms);
+  econfig.cgroup_parent = f.cgroup_parent;
+  econfig.cgroups = !f.no_cgroups;
+  econfig.any_gpu_model = f.any_gpu_model;
+  econfig.slurm_partition = f.slurm_partition;
+  econfig.slurm_account = f.slurm_account;
+  econfig.slurm_qos = f.slurm_qos;
+  econfig.fake_run_time = std::chrono::milliseconds(f.fake_run_ms);
+  TY_ASSIGN_OR_RETURN(executor::CreatedExecutor created, executors.Create(f.executor, econfig));
+  for (const auto& note : created.notes) std::cerr << f.executor << " executor: " << note << "\n";
+  std::unique_ptr<executor::Executor> executor = std::move(created.executor);
 
   controller::JobControllerOptions copts;
   copts.jobs_dir = data_dir / "jobs";
   copts.kill_grace = std::chrono::seconds(f.kill_grace_seconds);
   copts.max_restarts = f.max_restarts;
+  // Replicas reach this server's Cloud Storage API (gs:// through the official clients, gcsfs).
+  auto storage_host = std::make_shared<std::string>();
+  copts.service_env = [storage_host] {
+    return std::map<std::string, std::string>{{"STORAGE_EMULATOR_HOST", *storage_host}};
+  };
   controller::JobController controller(store.get(), executor.get(), &images, CatalogPrice, copts);
-  TY_RETURN_IF_ERROR(controller.Start());
 
   // HP tuning (src/study): trials are custom jobs of the controller above.
   std::unique_ptr<study::StudyStore> study_store;
@@ -197,13 +212,10 @@ Status RunServer(const ServerFlags& f) {
     study_store = std::make_unique<study::MemoryStudyStore>();
   }
   study::StudyServiceOptions sopts;
-#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
   sopts.metric_file = [jobs_dir = copts.jobs_dir](const spec::CustomJob& job) {
     return executor::ReplicaHpMetricFile(jobs_dir / job.Id(), 0, 0);
   };
-#endif
   study::StudyService studies(study_store.get(), &controller, sopts);
-  TY_RETURN_IF_ERROR(studies.Start());
 
   api::ApiServerOptions aopts;
   aopts.host = f.host;
@@ -215,11 +227,30 @@ Status RunServer(const ServerFlags& f) {
   aopts.auth = {server_auth.tokens.get(), server_auth.audit.get()};
   aopts.tls_cert = f.tls_cert;
   aopts.tls_key = f.tls_key;
+  aopts.is_streaming_path = storage::IsStoragePath;
   api::ApiServer server(&controller, aopts);
   study::RegisterStudyRoutes(server.routes(), &studies);
+  // Cloud Storage JSON API over the bucket root (src/storage).
+  TY_ASSIGN_OR_RETURN(auto object_store, storage::FsObjectStore::Open(BucketRoot()));
+  storage::RegisterStorageRoutes(server.routes(), object_store.get());
+  cloud_logging::RegisterLoggingRoutes(server.routes(), &controller);  // Cloud Logging entries:list
+  // Training curves, Prometheus metrics and the web console (src/observability, docs/console.md).
+  observability::ServerMetrics metrics(store.get(), MachineResources);
+  metrics.StartPolling(std::chrono::seconds(1));
+  observability::RegisterScalarsRoute(server.routes(), &controller);
+  observability::RegisterMetricsRoute(server.routes(), &metrics);
+  observability::RegisterConsoleRoutes(server.routes(), observability::ConsoleAssets());
   TY_ASSIGN_OR_RETURN(int port, server.Bind());
-  std::cout << "Trainyard server listening on " << (f.tls_cert.empty() ? "http" : "https") << "://"
-            << f.host << ":" << port << std::endl;
+  const std::string scheme = f.tls_cert.empty() ? "http" : "https";
+  *storage_host = scheme + "://" + ReachableHost(f.host) + ":" + std::to_string(port);
+  // Started once the port is known: recovered jobs are resubmitted with STORAGE_EMULATOR_HOST.
+  TY_RETURN_IF_ERROR(controller.Start());
+  TY_RETURN_IF_ERROR(studies.Start());
+  std::cout << "Trainyard server listening on " << scheme << "://" << f.host << ":" << port
+            << std::endl;
+  std::cerr << "console at " << scheme << "://" << f.host << ":" << port << "/"
+            << (observability::ConsoleAssets().empty() ? " (not built: no npm at build time)" : "")
+            << ", metrics at /metrics\n";
   std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
             << f.executor
             << (catalog_path.empty() ? "" : ", image catalog " + catalog_path.string()) << "\n";
@@ -244,6 +275,7 @@ Status RunServer(const ServerFlags& f) {
   // Serve also returns if the listener fails; wake the signal thread so it can be joined.
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
+  metrics.StopPolling();
   studies.Stop();
   executor->Shutdown();
   return Status::Ok();

@@ -1,4 +1,4 @@
-// The article's job.sh (seeds/000, "job.sh"), with `gcloud ai` replaced by `trainyard ai` and the
+// The article's job.sh, with `gcloud ai` replaced by `trainyard ai` and the
 // <your-...> placeholders filled in, run unchanged by bash against a local server. The image it
 // names, eu.gcr.io/$PROJECT_ID/pt_bert_sentiment:dev, is mapped by an image catalog to a small
 // shell trainer that behaves like the article's main.py at the file level: it reads the gs:// CSVs

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "command_registry.h"
+#include "common/exit_code.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"trainyard-bert: fine-tune BERT for text classification, natively (LibTorch)"};
@@ -24,8 +25,8 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       // Subsystems return Status; this is the last line of defence, never the normal path.
       std::cerr << "trainyard-bert " << sub->get_name() << ": internal error: " << e.what() << "\n";
-      return 70;
+      return trainyard::kExitSoftware;
     }
   }
-  return 2;
+  return trainyard::kExitUsage;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "command_registry.h"
+#include "common/exit_code.h"
 #include "data/make_splits.h"
 
 namespace trainyard::tools {
@@ -82,7 +83,7 @@ int RunMakeSplits(Options& o) {
   auto report = data::MakeSplits(o.splits);
   if (!report.ok()) {
     std::cerr << "trainyard-bert make-splits: error: " << report.status().message() << "\n";
-    return 1;
+    return ExitCodeFor(report.status());
   }
   PrintReport(*report, o.splits.inputs.size());
   return 0;

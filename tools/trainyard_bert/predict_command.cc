@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/bucket_path.h"
+#include "common/exit_code.h"
 #include "model/cpu_runtime.h"
 #include "train/labeled_dataset.h"
 #include "train/predictor.h"
@@ -27,7 +28,7 @@ struct Options {
 
 int Fail(const Status& s) {
   std::cerr << "trainyard-bert predict: " << s.message() << "\n";
-  return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ? 2 : 1;
+  return ExitCodeFor(s);
 }
 
 int RunPredict(const Options& o) {

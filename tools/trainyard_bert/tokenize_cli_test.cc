@@ -88,7 +88,7 @@ TEST(TokenizeCliTest, InvalidUtf8Replace) {
 TEST(TokenizeCliTest, MissingVocabFile) {
   const auto dir = MakeTestDir();
   const auto result = Tokenize({"--vocab", (dir / "missing.txt").string()}, "hi\n");
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 2);  // a --vocab error: the invocation is wrong
   EXPECT_NE(result.err.find("missing.txt does not exist"), std::string::npos) << result.err;
 }
 
@@ -96,7 +96,7 @@ TEST(TokenizeCliTest, VocabWithoutSpecialTokens) {
   const auto dir = MakeTestDir();
   WriteFileOrDie(dir / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\nhello\n");
   const auto result = Tokenize({"--vocab", (dir / "vocab.txt").string()}, "hi\n");
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 2);  // a --vocab error: the invocation is wrong
   EXPECT_NE(result.err.find("has no [SEP] token"), std::string::npos) << result.err;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "command_registry.h"
+#include "common/exit_code.h"
 #include "text/bert_tokenizer.h"
 #include "text/utf8.h"
 
@@ -63,7 +64,7 @@ int RunTokenize(const TokenizeOptions& options) {
   auto tokenizer = text::BertTokenizer::FromFile(options.vocab);
   if (!tokenizer.ok()) {
     std::cerr << kPrefix << "--vocab: " << tokenizer.status().message() << "\n";
-    return 1;
+    return ExitCodeFor(tokenizer.status());
   }
   const bool reject_invalid = options.on_invalid_utf8 == "error";
 

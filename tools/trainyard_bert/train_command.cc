@@ -14,10 +14,11 @@
 
 #include <atomic>
 #include <csignal>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 
+#include "common/exit_code.h"
+#include "replica_contract/replica_contract.h"
 #include "train/trainer.h"
 
 namespace trainyard::tools {
@@ -28,7 +29,10 @@ std::atomic<bool> g_stop_requested{false};
 extern "C" void OnSigterm(int) { g_stop_requested.store(true); }
 
 int RunTrain(train::TrainOptions options) {
-  train::ApplyEnvironmentDefaults(options, [](const char* name) { return std::getenv(name); });
+  // The one place the trainer's environment is read: AIP_* defaults for the flags here, the rest
+  // (role, hypertune file) handed to the trainer.
+  const replica_contract::EnvMap env = replica_contract::CurrentEnvironment();
+  train::ApplyEnvironmentDefaults(options, env);
   // SIGTERM (a preemptible VM's notice, `docker stop`, Slurm) finishes the current step, writes
   // a checkpoint and exits 143; SIGINT keeps its default (stop now).
   struct sigaction action {};
@@ -41,17 +45,13 @@ int RunTrain(train::TrainOptions options) {
   io.log = &std::cerr;
   io.progress_bar = isatty(STDERR_FILENO) == 1;
   io.stop_requested = &g_stop_requested;
+  io.env = env;
   auto result = train::RunTraining(options, io);
   if (!result.ok()) {
     std::cerr << "trainyard-bert train: " << result.status().message() << "\n";
-    const auto code = result.status().code();
-    return code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ||
-                   code == StatusCode::kFailedPrecondition
-               ? 2
-               : 1;
+    return ExitCodeFor(result.status());
   }
-  if (result->outcome == train::TrainOutcome::kPreempted) return 143;
-  return 0;
+  return result->outcome == train::TrainOutcome::kPreempted ? kExitTerminated : kExitOk;
 }
 
 const bool kRegistered = RegisterCommand(

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Builds Trainyard's container images FROM scratch out of binaries already on this machine and
+# pushes them to the registry (no Docker Hub or other base image is reachable here). See
+# docs/containers.md "Prebuilt images".
+#
+#   scripts/build-images.sh [--no-push] [busybox] [bert-sentiment]    (default: both)
+#
+#   trainyard/busybox         Debian's busybox-static (one static binary) with its applets as
+#                             relative links in /bin; ENTRYPOINT none, CMD ["sh"]. Test image.
+#   trainyard/bert-sentiment  the built trainyard-bert binary, every shared library `ldd` lists
+#                             for it (LibTorch and its dependencies, copied at their host paths),
+#                             and the sample BERT vocab at /opt/trainyard/vocab.txt;
+#                             ENTRYPOINT ["/usr/local/bin/trainyard-bert"]. The image runs only on
+#                             hosts with the same CPU architecture; its libraries are Debian 12's.
+#
+# Images are tagged localhost/trainyard/NAME:latest and, unless --no-push, pushed to
+# $TRAINYARD_REGISTRY/trainyard/NAME:latest (default: the registry of scripts/registry-local.sh).
+# Environment: TRAINYARD_BERT (path of trainyard-bert; default build/tools/trainyard_bert/...),
+#              PODMAN (default "podman"; e.g. "podman --root DIR --runroot DIR").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PODMAN=${PODMAN:-podman}
+push=1
+targets=()
+for a in "$@"; do
+  case $a in
+    --no-push) push=0 ;;
+    busybox | bert-sentiment) targets+=("$a") ;;
+    *) sed -n '6p' "$0" | sed 's/^# //' >&2; exit 2 ;;
+  esac
+done
+[[ ${#targets[@]} -gt 0 ]] || targets=(busybox bert-sentiment)
+
+die() {
+  echo "build-images: error: $*" >&2
+  exit 1
+}
+log() { echo "build-images: $*" >&2; }
+
+command -v ${PODMAN%% *} >/dev/null || die "podman is not installed (scripts/install-deps.sh --test)"
+if [[ $push == 1 && -z ${TRAINYARD_REGISTRY:-} ]]; then
+  env_line=$(scripts/registry-local.sh env 2>/dev/null) ||
+    die "no registry: set TRAINYARD_REGISTRY or run scripts/registry-local.sh start (or use --no-push)"
+  eval "$env_line"
+fi
+work=$(mktemp -d /tmp/trainyard-images-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# copy_with_libs FILE ROOTFS: FILE and every library ldd resolves for it, at their host paths.
+copy_with_libs() {
+  local file=$1 root=$2 lib
+  for lib in $(ldd "$file" | grep -o '/[^ ]*' | sort -u); do
+    mkdir -p "$root$(dirname "$lib")"
+    cp -L "$lib" "$root$lib"
+  done
+}
+
+# build NAME CONTEXT: builds localhost/trainyard/NAME:latest and pushes it.
+build() {
+  local name=$1 ctx=$2 image=localhost/trainyard/$1:latest
+  $PODMAN build --quiet -t "$image" "$ctx" >/dev/null
+  log "built $image ($($PODMAN image inspect --format '{{.Size}}' "$image") bytes)"
+  if [[ $push == 1 ]]; then
+    $PODMAN push --quiet "$image" "$TRAINYARD_REGISTRY/trainyard/$name:latest"
+    log "pushed $TRAINYARD_REGISTRY/trainyard/$name:latest"
+  fi
+}
+
+build_busybox() {
+  [[ -x /bin/busybox ]] || die "busybox-static is not installed (apt-get install busybox-static)"
+  file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' ||
+    ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' || die "/bin/busybox is not static: install busybox-static"
+  local ctx=$work/busybox
+  mkdir -p "$ctx/rootfs/bin" "$ctx/rootfs/tmp"
+  cp /bin/busybox "$ctx/rootfs/bin/busybox"
+  for a in $(/bin/busybox --list); do [[ $a == busybox ]] || ln -s busybox "$ctx/rootfs/bin/$a"; done
+  # Only COPY: a FROM scratch build with no RUN step needs no OCI runtime (crun/runc).
+  cat >"$ctx/Containerfile" <<'CF'
+FROM scratch
+COPY rootfs/ /
+ENV PATH=/bin
+CMD ["sh"]
+CF
+  build busybox "$ctx"
+}
+
+build_bert() {
+  local bin=${TRAINYARD_BERT:-build/tools/trainyard_bert/trainyard-bert}
+  [[ -x $bin ]] || die "$bin not found: cmake --build build --target trainyard-bert (or set TRAINYARD_BERT)"
+  [[ -s data/sample/vocab.txt ]] || die "data/sample/vocab.txt missing: scripts/fetch-sample-data.sh"
+  local ctx=$work/bert
+  mkdir -p "$ctx/rootfs/usr/local/bin" "$ctx/rootfs/opt/trainyard" "$ctx/rootfs/tmp"
+  chmod 1777 "$ctx/rootfs/tmp"
+  cp "$bin" "$ctx/rootfs/usr/local/bin/trainyard-bert"
+  copy_with_libs "$bin" "$ctx/rootfs"
+  cp data/sample/vocab.txt "$ctx/rootfs/opt/trainyard/vocab.txt"
+  cat >"$ctx/Containerfile" <<'CF'
+FROM scratch
+COPY rootfs/ /
+ENV PATH=/usr/local/bin
+ENTRYPOINT ["/usr/local/bin/trainyard-bert"]
+CF
+  build bert-sentiment "$ctx"
+}
+
+for t in "${targets[@]}"; do
+  case $t in
+    busybox) build_busybox ;;
+    bert-sentiment) build_bert ;;
+  esac
+done

@@ -1,0 +1,213 @@
+#include "api/system_params.h"
+
+#include <array>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace trainyard::api {
+namespace {
+
+using nlohmann::json;
+using EnumValues = std::vector<std::pair<const char*, int>>;
+
+const EnumValues kJobState = {{"JOB_STATE_UNSPECIFIED", 0}, {"JOB_STATE_QUEUED", 1},
+                              {"JOB_STATE_PENDING", 2},     {"JOB_STATE_RUNNING", 3},
+                              {"JOB_STATE_SUCCEEDED", 4},   {"JOB_STATE_FAILED", 5},
+                              {"JOB_STATE_CANCELLING", 6},  {"JOB_STATE_CANCELLED", 7},
+                              {"JOB_STATE_PAUSED", 8},      {"JOB_STATE_EXPIRED", 9},
+                              {"JOB_STATE_UPDATING", 10},   {"JOB_STATE_PARTIALLY_SUCCEEDED", 11}};
+const EnumValues kTrialState = {{"STATE_UNSPECIFIED", 0}, {"REQUESTED", 1}, {"ACTIVE", 2},
+                                {"STOPPING", 3},          {"SUCCEEDED", 4}, {"INFEASIBLE", 5}};
+// google/cloud/aiplatform/v1/accelerator_type.proto
+const EnumValues kAcceleratorType = {{"ACCELERATOR_TYPE_UNSPECIFIED", 0},
+                                     {"NVIDIA_TESLA_K80", 1},
+                                     {"NVIDIA_TESLA_P100", 2},
+                                     {"NVIDIA_TESLA_V100", 3},
+                                     {"NVIDIA_TESLA_P4", 4},
+                                     {"NVIDIA_TESLA_T4", 5},
+                                     {"TPU_V2", 6},
+                                     {"TPU_V3", 7},
+                                     {"NVIDIA_TESLA_A100", 8},
+                                     {"NVIDIA_A100_80GB", 9},
+                                     {"TPU_V4_POD", 10},
+                                     {"NVIDIA_L4", 11},
+                                     {"TPU_V5_LITEPOD", 12},
+                                     {"NVIDIA_H100_80GB", 13},
+                                     {"NVIDIA_H100_MEGA_80GB", 14},
+                                     {"NVIDIA_H200_141GB", 15},
+                                     {"NVIDIA_B200", 16},
+                                     {"NVIDIA_GB200", 17}};
+const EnumValues kStrategy = {{"STRATEGY_UNSPECIFIED", 0},
+                              {"ON_DEMAND", 1},
+                              {"LOW_COST", 2},
+                              {"STANDARD", 3},
+                              {"SPOT", 4},
+                              {"FLEX_START", 6}};
+const EnumValues kReservationType = {{"TYPE_UNSPECIFIED", 0},
+                                     {"NO_RESERVATION", 1},
+                                     {"ANY_RESERVATION", 2},
+                                     {"SPECIFIC_RESERVATION", 3}};
+const EnumValues kAlgorithm = {
+    {"ALGORITHM_UNSPECIFIED", 0}, {"GRID_SEARCH", 2}, {"RANDOM_SEARCH", 3}};
+const EnumValues kGoal = {{"GOAL_TYPE_UNSPECIFIED", 0}, {"MAXIMIZE", 1}, {"MINIMIZE", 2}};
+const EnumValues kScale = {{"SCALE_TYPE_UNSPECIFIED", 0},
+                           {"UNIT_LINEAR_SCALE", 1},
+                           {"UNIT_LOG_SCALE", 2},
+                           {"UNIT_REVERSE_LOG_SCALE", 3}};
+const EnumValues kNoise = {{"OBSERVATION_NOISE_UNSPECIFIED", 0}, {"LOW", 1}, {"HIGH", 2}};
+const EnumValues kMeasurementSelection = {{"MEASUREMENT_SELECTION_TYPE_UNSPECIFIED", 0},
+                                          {"LAST_MEASUREMENT", 1},
+                                          {"BEST_MEASUREMENT", 2}};
+
+// An enum field: its name and the names of the objects that may hold it ("" = the resource
+// itself). The parent is checked so that, e.g., a label named "state" is never converted.
+struct EnumField {
+  const char* field;
+  std::set<std::string> parents;
+  const EnumValues* values;
+};
+
+const std::vector<EnumField>& EnumFields() {
+  static const std::vector<EnumField> fields = {
+      {"state", {"", "customJobs", "hyperparameterTuningJobs", "response"}, &kJobState},
+      {"state", {"trials"}, &kTrialState},
+      {"acceleratorType", {"machineSpec"}, &kAcceleratorType},
+      {"strategy", {"scheduling"}, &kStrategy},
+      {"reservationAffinityType", {"reservationAffinity"}, &kReservationType},
+      {"algorithm", {"studySpec"}, &kAlgorithm},
+      {"goal", {"metrics"}, &kGoal},
+      {"scaleType", {"parameters", "parameterSpec"}, &kScale},
+      {"observationNoise", {"studySpec"}, &kNoise},
+      {"measurementSelectionType", {"studySpec"}, &kMeasurementSelection},
+  };
+  return fields;
+}
+
+const EnumValues* EnumFor(const std::string& parent, const std::string& field) {
+  for (const auto& f : EnumFields()) {
+    if (field == f.field && f.parents.count(parent)) return f.values;
+  }
+  return nullptr;
+}
+
+// Visits every (parent name, key, value) of objects in `j`; array elements take the array's
+// name as their parent. Maps of user data (labels, metadata) are not entered.
+template <typename Visit>
+Status Walk(json& j, const std::string& name, const Visit& visit) {
+  if (j.is_array()) {
+    for (auto& e : j) TY_RETURN_IF_ERROR(Walk(e, name, visit));
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "labels" || it.key() == "metadata" || it.key() == "env") continue;
+      TY_RETURN_IF_ERROR(visit(name, it.key(), it.value()));
+      TY_RETURN_IF_ERROR(Walk(it.value(), it.key(), visit));
+    }
+  }
+  return Status::Ok();
+}
+
+// The decoded value of query parameter `key` in `target` ("" when absent), up to the next '&'.
+std::string RawParam(const std::string& target, const std::string& key) {
+  const size_t q = target.find('?');
+  if (q == std::string::npos) return "";
+  std::string query = target.substr(q + 1);
+  for (size_t start = 0; start <= query.size();) {
+    size_t end = std::min(query.find('&', start), query.size());
+    std::string item = httplib::detail::decode_url(query.substr(start, end - start), true);
+    if (item.starts_with(key + "=")) return item.substr(key.size() + 1);
+    start = end + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+bool IsSystemParam(std::string_view key) {
+  static const std::set<std::string, std::less<>> kNames = {"alt",
+                                                            "apiVersion",
+                                                            ".xgafv",
+                                                            "callback",
+                                                            "ct",
+                                                            "fields",
+                                                            "key",
+                                                            "prettyPrint",
+                                                            "quotaUser",
+                                                            "userProject",
+                                                            "outputDefaults",
+                                                            "unique",
+                                                            "userIp",
+                                                            "access_token",
+                                                            "upload_protocol",
+                                                            "uploadType",
+                                                            "requestReason",
+                                                            "trace"};
+  if (key.starts_with("$")) key.remove_prefix(1);
+  return kNames.count(key) > 0;
+}
+
+StatusOr<ResponseFormat> ParseSystemParams(const httplib::Request& req) {
+  ResponseFormat format;
+  for (const auto& [key, value] : req.params) {
+    const std::string_view bare = std::string_view(key).substr(key.starts_with("$") ? 1 : 0);
+    if (key.starts_with("$") && !IsSystemParam(key)) {
+      return InvalidArgumentError("Invalid system parameter \"" + key +
+                                  "\": not a Google API system parameter");
+    }
+    if (bare == "alt") {
+      // cpp-httplib also splits the query at ';' and '=', so read alt's value from the raw target.
+      const std::string raw_alt = RawParam(req.target, key);
+      std::string_view v = raw_alt.empty() ? std::string_view(value) : std::string_view(raw_alt);
+      std::string_view type = v.substr(0, v.find(';'));
+      if (type != "json") {
+        return InvalidArgumentError("alt: '" + value + "' is not supported; use alt=json");
+      }
+      for (size_t pos = v.find(';'); pos != std::string_view::npos; pos = v.find(';', pos + 1)) {
+        std::string_view option = v.substr(pos + 1, v.find(';', pos + 1) - pos - 1);
+        if (option == "enum-encoding=int") {
+          format.enum_numbers = true;
+        } else if (option != "enum-encoding=string" && !option.empty()) {
+          return InvalidArgumentError("alt: option '" + std::string(option) +
+                                      "' is not supported (enum-encoding=int|string)");
+        }
+      }
+    } else if (bare == "prettyPrint") {
+      format.pretty = value != "false" && value != "0";
+    }
+  }
+  return format;
+}
+
+void EnumsToNumbers(json& body) {
+  (void)Walk(body, "", [](const std::string& parent, const std::string& key, json& v) {
+    if (!v.is_string()) return Status::Ok();
+    if (const EnumValues* values = EnumFor(parent, key)) {
+      for (const auto& [name, number] : *values) {
+        if (v == name) {
+          v = number;
+          break;
+        }
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+Status EnumsToNames(json& body) {
+  return Walk(body, "", [](const std::string& parent, const std::string& key, json& v) {
+    if (!v.is_number_integer()) return Status::Ok();
+    const EnumValues* values = EnumFor(parent, key);
+    if (!values) return Status::Ok();
+    for (const auto& [name, number] : *values) {
+      if (v == number) {
+        v = name;
+        return Status::Ok();
+      }
+    }
+    return InvalidArgumentError("Invalid value at '" + key + "': " + v.dump() +
+                                " is not a value of its enum");
+  });
+}
+
+}  // namespace trainyard::api

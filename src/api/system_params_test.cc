@@ -1,0 +1,49 @@
+#include "api/system_params.h"
+
+#include <gtest/gtest.h>
+
+namespace trainyard::api {
+namespace {
+
+using nlohmann::json;
+
+httplib::Request WithParams(std::initializer_list<std::pair<std::string, std::string>> params) {
+  httplib::Request req;
+  for (const auto& [k, v] : params) req.params.emplace(k, v);
+  return req;
+}
+
+TEST(SystemParamsTest, AltAndPrettyPrint) {
+  auto f = ParseSystemParams(
+      WithParams({{"$alt", "json;enum-encoding=int"}, {"$prettyPrint", "false"}}));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE(f->enum_numbers);
+  EXPECT_FALSE(f->pretty);
+  EXPECT_FALSE(ParseSystemParams(WithParams({{"alt", "json"}}))->enum_numbers);
+  EXPECT_FALSE(ParseSystemParams(WithParams({{"alt", "proto"}})).ok());
+  EXPECT_FALSE(ParseSystemParams(WithParams({{"$alt", "json;enum-encoding=bits"}})).ok());
+  EXPECT_FALSE(ParseSystemParams(WithParams({{"$bogus", "1"}})).ok());
+  EXPECT_TRUE(ParseSystemParams(WithParams({{"$fields", "name"}, {"$.xgafv", "2"}})).ok());
+}
+
+TEST(SystemParamsTest, EnumsRoundTripAndLabelsStayAlone) {
+  json job = json::parse(R"({"state":"JOB_STATE_RUNNING","labels":{"state":"JOB_STATE_RUNNING"},
+    "jobSpec":{"workerPoolSpecs":[{"machineSpec":{"acceleratorType":"NVIDIA_TESLA_T4"}}],
+    "scheduling":{"strategy":"SPOT"}},
+    "studySpec":{"algorithm":"GRID_SEARCH","metrics":[{"goal":"MAXIMIZE"}],
+    "parameters":[{"scaleType":"UNIT_LOG_SCALE"}]},"trials":[{"state":"SUCCEEDED"}]})");
+  json numbers = job;
+  EnumsToNumbers(numbers);
+  EXPECT_EQ(
+      numbers.dump(),
+      R"({"jobSpec":{"scheduling":{"strategy":4},"workerPoolSpecs":[{"machineSpec":{"acceleratorType":5}}]},)"
+      R"("labels":{"state":"JOB_STATE_RUNNING"},"state":3,"studySpec":{"algorithm":2,"metrics":[{"goal":1}],)"
+      R"("parameters":[{"scaleType":2}]},"trials":[{"state":4}]})");
+  ASSERT_TRUE(EnumsToNames(numbers).ok());
+  EXPECT_EQ(numbers, job);
+  json bad = {{"state", 99}};
+  EXPECT_FALSE(EnumsToNames(bad).ok());
+}
+
+}  // namespace
+}  // namespace trainyard::api

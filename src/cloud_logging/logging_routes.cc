@@ -1,0 +1,182 @@
+#include "cloud_logging/logging_routes.h"
+
+#include <deque>
+
+#include "api/route_util.h"
+#include "cloud_logging/log_filter.h"
+#include "common/json_parse.h"
+#include "common/parse.h"
+#include "common/time.h"
+
+namespace trainyard::cloud_logging {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kReadBatch = 1000;
+
+struct Query {
+  std::string project = "-";
+  LogFilter filter;
+  bool descending = false;
+  int page_size = 50;
+  std::optional<int64_t> token_offset;  // asc: after it; desc: before it
+};
+
+StatusOr<Query> ParseQuery(const json& body) {
+  if (!body.is_object()) return InvalidArgumentError("the body must be a ListLogEntriesRequest");
+  for (const auto& [key, value] : body.items()) {
+    if (key != "resourceNames" && key != "projectIds" && key != "filter" && key != "orderBy" &&
+        key != "pageSize" && key != "pageToken") {
+      return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" + key + "\"");
+    }
+  }
+  Query q{.filter = {}};
+  if (body.contains("resourceNames") && body["resourceNames"].is_array() &&
+      !body["resourceNames"].empty() && body["resourceNames"][0].is_string()) {
+    std::string rn = body["resourceNames"][0];
+    if (rn.starts_with("projects/")) q.project = rn.substr(9, rn.find('/', 9) - 9);
+  } else if (body.contains("projectIds") && body["projectIds"].is_array() &&
+             !body["projectIds"].empty() && body["projectIds"][0].is_string()) {
+    q.project = body["projectIds"][0];
+  }
+  TY_ASSIGN_OR_RETURN(q.filter, LogFilter::Parse(body.value("filter", std::string())));
+  const std::string order = body.value("orderBy", std::string("timestamp asc"));
+  if (order == "timestamp desc") {
+    q.descending = true;
+  } else if (order != "timestamp asc" && order != "timestamp") {
+    return InvalidArgumentError("orderBy: '" + order +
+                                "' is not one of \"timestamp asc\", \"timestamp desc\"");
+  }
+  if (body.contains("pageSize")) {
+    if (!body["pageSize"].is_number_integer() || body["pageSize"] < 0) {
+      return InvalidArgumentError("pageSize must be a non-negative integer");
+    }
+    q.page_size = std::clamp(body["pageSize"].get<int>(), 1, 1000);
+    if (body["pageSize"] == 0) q.page_size = 50;
+  }
+  const std::string token = body.value("pageToken", std::string());
+  if (!token.empty()) {
+    auto offset = ParseInt64(token.substr(2));
+    if (token.size() < 3 || token[1] != ':' || (token[0] == 'd') != q.descending || !offset) {
+      return InvalidArgumentError("pageToken is not one this query returned");
+    }
+    q.token_offset = *offset;
+  }
+  for (char c : q.filter.job_id()) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') {
+      return InvalidArgumentError("resource.labels.job_id: '" + q.filter.job_id() +
+                                  "' is not a job id");
+    }
+  }
+  return q;
+}
+
+std::string TaskName(const executor::LogLine& line) {
+  return "workerpool" + std::to_string(line.pool_index) + "-" + std::to_string(line.replica_index);
+}
+
+EntryView ViewOf(const Query& q, const executor::LogLine& line) {
+  EntryView v;
+  v.job_id = q.filter.job_id();
+  v.task_name = TaskName(line);
+  v.log_name = "projects/" + q.project + "/logs/" + v.task_name;
+  v.severity = line.is_stderr ? "ERROR" : "INFO";
+  v.timestamp = line.time;
+  v.text = line.text;
+  return v;
+}
+
+json EntryJson(const Query& q, const executor::LogLine& line) {
+  const EntryView v = ViewOf(q, line);
+  const std::string time = FormatTimestamp(line.time);
+  return json{
+      {"logName", v.log_name},
+      {"resource",
+       {{"type", "ml_job"},
+        {"labels", {{"job_id", v.job_id}, {"task_name", v.task_name}, {"project_id", q.project}}}}},
+      {"timestamp", time},
+      {"receiveTimestamp", time},
+      {"severity", v.severity},
+      {"textPayload", line.text},
+      {"insertId", v.job_id + "-" + std::to_string(line.offset)},
+      {"labels", {{"ml.googleapis.com/task_name", v.task_name}}}};
+}
+
+// The project the request's body names (resourceNames[0] "projects/P" or projectIds[0]), checked
+// by the RouteTable like a /v1/projects/P/ path; "" when the body names none or does not parse
+// (the handler then answers 400 for the same reason, or lists by job id alone: docs/security.md).
+std::string QueryProject(const httplib::Request& req) {
+  if (req.body.empty()) return "";
+  StatusOr<json> body = ParseJson(req.body);
+  if (!body.ok()) return "";
+  StatusOr<Query> q = ParseQuery(*body);
+  return q.ok() ? q->project : "";
+}
+
+StatusOr<json> ListEntries(controller::JobController* controller, const Query& q) {
+  std::deque<executor::LogLine> picked;  // asc: in order; desc: the last page_size before token
+  bool more = false;
+  int64_t after = q.descending ? -1 : q.token_offset.value_or(-1);
+  int64_t scanned = 0;
+  std::optional<int64_t> stopped_at;  // scan budget ran out after this offset (asc)
+  while (true) {
+    TY_ASSIGN_OR_RETURN(auto lines, controller->ReadLogsById(q.filter.job_id(), after, kReadBatch));
+    if (lines.empty()) break;
+    for (auto& line : lines) {
+      after = line.offset;
+      if (q.descending && q.token_offset && line.offset >= *q.token_offset) break;
+      if (!q.filter.Matches(ViewOf(q, line))) continue;
+      if (!q.descending && static_cast<int>(picked.size()) == q.page_size) {
+        more = true;
+        break;
+      }
+      picked.push_back(std::move(line));
+      if (q.descending && static_cast<int>(picked.size()) > q.page_size) {
+        picked.pop_front();
+        more = true;
+      }
+    }
+    scanned += static_cast<int64_t>(lines.size());
+    if ((!q.descending && more) || (q.descending && q.token_offset && after >= *q.token_offset)) {
+      break;
+    }
+    if (!q.descending && scanned >= kMaxScannedLines) {
+      stopped_at = after;
+      break;
+    }
+  }
+  json entries = json::array();
+  if (q.descending) {
+    for (auto it = picked.rbegin(); it != picked.rend(); ++it) entries.push_back(EntryJson(q, *it));
+  } else {
+    for (const auto& line : picked) entries.push_back(EntryJson(q, line));
+  }
+  json out = json::object();
+  if (!entries.empty()) out["entries"] = std::move(entries);
+  if (more && !picked.empty()) {
+    out["nextPageToken"] = (q.descending ? "d:" + std::to_string(picked.front().offset)
+                                         : "a:" + std::to_string(picked.back().offset));
+  } else if (stopped_at) {
+    out["nextPageToken"] = "a:" + std::to_string(*stopped_at);
+  }
+  return out;
+}
+
+}  // namespace
+
+void RegisterLoggingRoutes(api::RouteTable& routes, controller::JobController* controller) {
+  routes.Post("/v2/entries:list", auth::Access::kRead,
+              api::Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
+                TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+                json body = json::object();
+                if (!req.body.empty()) {
+                  TY_ASSIGN_OR_RETURN(body, ParseJson(req.body));
+                }
+                TY_ASSIGN_OR_RETURN(Query q, ParseQuery(body));
+                return ListEntries(controller, q);
+              }),
+              QueryProject);
+}
+
+}  // namespace trainyard::cloud_logging

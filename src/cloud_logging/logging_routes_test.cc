@@ -1,0 +1,117 @@
+// entries:list over a JobController with a FakeExecutor's logs, as gcloud calls it.
+#include "cloud_logging/logging_routes.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <thread>
+
+#include "executor/fake_executor.h"
+#include "spec/custom_job_json.h"
+#include "store/memory_job_store.h"
+#include "testing/test_util.h"
+
+namespace trainyard::cloud_logging {
+namespace {
+
+using nlohmann::json;
+
+class LoggingRoutesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    controller_ = std::make_unique<controller::JobController>(
+        &store_, &executor_, &images_, nullptr,
+        controller::JobControllerOptions{testing::MakeTestDir() / "jobs"});
+    ASSERT_TRUE(controller_->Start().ok());
+    auto request = spec::ParseCustomJob(
+        R"({"displayName":"d","jobSpec":{"workerPoolSpecs":[{"machineSpec":{"machineType":
+        "n1-standard-4"},"replicaCount":"2","containerSpec":{"imageUri":"local"}}]}})",
+        spec::DecodeMode::kRequest);
+    ASSERT_TRUE(request.ok()) << request.status();
+    auto job = controller_->Create("projects/p/locations/us-central1", *request);
+    ASSERT_TRUE(job.ok()) << job.status();
+    id_ = job->Id();
+    for (int i = 1; i <= 3; ++i) {
+      ASSERT_TRUE(executor_.AppendLog(id_, 0, 0, "epoch " + std::to_string(i)).ok());
+      ASSERT_TRUE(executor_.AppendLog(id_, 0, 1, "worker " + std::to_string(i), true).ok());
+    }
+    RegisterLoggingRoutes(routes_, controller_.get());
+    int port = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
+  }
+  void TearDown() override {
+    server_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  // "severity task text; ..." of one call, then " next=TOKEN" when there is one.
+  std::string List(const std::string& extra_filter, const std::string& order = "timestamp asc",
+                   int page_size = 50, const std::string& token = "") {
+    json body = {{"resourceNames", {"projects/p"}},
+                 {"filter", "resource.type=\"ml_job\" AND resource.labels.job_id=\"" + id_ + "\"" +
+                                extra_filter},
+                 {"orderBy", order},
+                 {"pageSize", page_size}};
+    if (!token.empty()) body["pageToken"] = token;
+    auto r = client_->Post("/v2/entries:list?alt=json", body.dump(), "application/json");
+    if (!r) return "no response";
+    json out = json::parse(r->body);
+    if (r->status != 200)
+      return std::to_string(r->status) + " " + out["error"].value("message", "");
+    std::string s;
+    for (const auto& e : out.value("entries", json::array())) {
+      s += e["severity"].get<std::string>() + " " +
+           e["resource"]["labels"]["task_name"].get<std::string>() + " " +
+           e["textPayload"].get<std::string>() + "; ";
+    }
+    if (out.contains("nextPageToken")) s += "next=" + out["nextPageToken"].get<std::string>();
+    return s;
+  }
+
+  store::MemoryJobStore store_;
+  executor::FakeExecutor executor_;
+  spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
+  std::unique_ptr<controller::JobController> controller_;
+  std::string id_;
+  httplib::Server server_;
+  api::RouteTable routes_{server_, {}};
+  std::thread thread_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(LoggingRoutesTest, TaskFilterAndOrder) {
+  EXPECT_EQ(List(" AND resource.labels.task_name=\"workerpool0-0\""),
+            "INFO workerpool0-0 epoch 1; INFO workerpool0-0 epoch 2; INFO workerpool0-0 epoch 3; ");
+  EXPECT_EQ(List(" AND severity>=ERROR", "timestamp desc", 2).substr(0, 58),
+            "ERROR workerpool0-1 worker 3; ERROR workerpool0-1 worker 2");
+}
+
+TEST_F(LoggingRoutesTest, PagesCoverEveryLineOnce) {
+  for (const std::string order : {"timestamp asc", "timestamp desc"}) {
+    std::string token, all;
+    for (int page = 0; page < 10; ++page) {
+      std::string got = List(" AND textPayload:\"epoch\"", order, 2, token);
+      size_t next = got.find("next=");
+      all += got.substr(0, next);
+      if (next == std::string::npos) break;
+      token = got.substr(next + 5);
+    }
+    EXPECT_EQ(all, order == "timestamp asc"
+                       ? "INFO workerpool0-0 epoch 1; INFO workerpool0-0 epoch 2; INFO "
+                         "workerpool0-0 epoch 3; "
+                       : "INFO workerpool0-0 epoch 3; INFO workerpool0-0 epoch 2; INFO "
+                         "workerpool0-0 epoch 1; ");
+  }
+}
+
+TEST_F(LoggingRoutesTest, BadRequestsAreClear400s) {
+  EXPECT_EQ(List(" AND jsonPayload.x=1").substr(0, 3), "400");
+  EXPECT_EQ(List("", "insertId asc").substr(0, 3), "400");
+  auto r = client_->Post("/v2/entries:list", "{\"filter\": \"severity=INFO\"}", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("resource.labels.job_id"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainyard::cloud_logging

@@ -1,0 +1,18 @@
+#include "common/exit_code.h"
+
+namespace trainyard {
+
+int ExitCodeFor(const Status& status, ErrorOrigin origin) {
+  if (status.ok()) return kExitOk;
+  if (origin == ErrorOrigin::kServer) return kExitFailure;
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kFailedPrecondition:
+      return kExitUsage;
+    default:
+      return kExitFailure;
+  }
+}
+
+}  // namespace trainyard

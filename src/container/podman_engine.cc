@@ -1,0 +1,322 @@
+#include "container/podman_engine.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <system_error>
+
+namespace trainyard::container {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string LastLine(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  return last;
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool ContainsAny(const std::string& haystack, std::initializer_list<std::string_view> needles) {
+  return std::any_of(needles.begin(), needles.end(),
+                     [&](std::string_view n) { return haystack.find(n) != std::string::npos; });
+}
+
+bool NoSuchContainer(const std::string& err) {
+  return ContainsAny(Lower(err), {"no such container", "no container with name or id"});
+}
+
+std::string FormatCpus(double cpus) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", cpus);
+  return buf;
+}
+
+// podman reports a zero time for a container that never started or has not finished.
+std::string TimeOrEmpty(const std::string& t) { return t.starts_with("0001-01-01") ? "" : t; }
+
+class PodmanLogFollower : public LogFollower {
+ public:
+  explicit PodmanLogFollower(std::unique_ptr<BackgroundCommand> command)
+      : command_(std::move(command)) {}
+  bool Done() override { return command_->Done(); }
+  bool Wait(std::chrono::milliseconds timeout) override { return command_->Wait(timeout); }
+  void Stop() override { command_->Terminate(); }
+
+ private:
+  std::unique_ptr<BackgroundCommand> command_;
+};
+
+}  // namespace
+
+std::vector<std::string> PodmanRunArgs(const ContainerSpec& spec, const PodmanRuntime& runtime,
+                                       const GpuAccess& gpus) {
+  std::vector<std::string> a{"run", "--detach", "--name", spec.name};
+  if (spec.replace_existing) a.push_back("--replace");
+  // Host networking: MASTER_ADDR:MASTER_PORT and the other replicas' addresses are host ports.
+  a.insert(a.end(), {"--network", "host"});
+  if (!runtime.runtime.empty()) a.insert(a.end(), {"--runtime", runtime.runtime});
+  for (const auto& u : runtime.ulimits) a.insert(a.end(), {"--ulimit", u});
+  // conmon writes the log itself, so output survives a server restart (podman logs reads it).
+  a.insert(a.end(), {"--log-driver", "k8s-file"});
+  a.insert(a.end(), {"--label", std::string(kJobLabel) + "=" + spec.job_id});
+  a.insert(a.end(), {"--label", std::string(kPoolLabel) + "=" + std::to_string(spec.pool_index)});
+  a.insert(a.end(),
+           {"--label", std::string(kReplicaLabel) + "=" + std::to_string(spec.replica_index)});
+  if (spec.cpus > 0) a.insert(a.end(), {"--cpus", FormatCpus(spec.cpus)});
+  if (spec.memory_bytes > 0) {
+    // --memory-swap equal to --memory: no swap beyond the limit, so the limit is what OOM-kills.
+    std::string bytes = std::to_string(spec.memory_bytes) + "b";
+    a.insert(a.end(), {"--memory", bytes, "--memory-swap", bytes});
+  }
+  std::map<std::string, std::string> env = spec.env;
+  if (!spec.bucket_root.empty()) {
+    a.insert(a.end(), {"--volume", spec.bucket_root.string() + ":" + std::string(kGcsMountPoint)});
+    env = ContainerEnv(std::move(env));
+  }
+  if (!spec.hp_metric_file.empty()) {
+    std::string dir = spec.hp_metric_file.parent_path().string();
+    a.insert(a.end(), {"--volume", dir + ":" + dir});
+  }
+  for (const auto& m : spec.extra_mounts)
+    a.insert(a.end(), {"--volume", m.string() + ":" + m.string()});
+  for (const auto& d : gpus.devices) a.insert(a.end(), {"--device", d});
+  if (!gpus.devices.empty()) env["CUDA_VISIBLE_DEVICES"] = gpus.cuda_visible_devices;
+  for (const auto& [key, value] : env) a.insert(a.end(), {"--env", key + "=" + value});
+  if (spec.command && !spec.command->empty()) {
+    // The JSON form replaces the whole ENTRYPOINT (and, as in Docker, drops the image's CMD).
+    a.insert(a.end(), {"--entrypoint", nlohmann::json(*spec.command).dump()});
+  }
+  a.push_back(spec.image);
+  if (spec.args) a.insert(a.end(), spec.args->begin(), spec.args->end());
+  return a;
+}
+
+Status PullError(const std::string& image, const std::string& podman_stderr, int exit_code) {
+  std::string line = LastLine(podman_stderr);
+  std::string low = Lower(podman_stderr);
+  std::string prefix = "pulling image '" + image + "' failed: ";
+  if (ContainsAny(low, {"http response to https client"})) {
+    return FailedPreconditionError(
+        prefix + line +
+        "; the registry speaks plain HTTP: mark it insecure in "
+        "/etc/containers/registries.conf.d/ (scripts/registry-local.sh start does this for the "
+        "local registry)");
+  }
+  if (ContainsAny(low, {"manifest unknown", "name unknown", "not found", "no such image",
+                        "repository does not exist"})) {
+    return NotFoundError(prefix + "no such image in its registry (" + line +
+                         "); push it first (podman push) or check the name and tag");
+  }
+  if (ContainsAny(low, {"connection refused", "no such host", "i/o timeout", "dial tcp",
+                        "network is unreachable", "no route to host", "handshake timeout",
+                        "connection reset"})) {
+    return UnavailableError(prefix + "its registry is unreachable (" + line +
+                            "); is the registry running (scripts/registry-local.sh start)?");
+  }
+  if (ContainsAny(low, {"unauthorized", "authentication required", "denied"})) {
+    return Status(StatusCode::kPermissionDenied,
+                  prefix + line + "; log in first: podman login REGISTRY");
+  }
+  return Status(StatusCode::kUnknown,
+                prefix + "podman exited with " + std::to_string(exit_code) + ": " + line);
+}
+
+PodmanEngine::PodmanEngine(CommandRunner& runner, PodmanOptions options, PodmanRuntime runtime)
+    : runner_(runner), options_(std::move(options)), runtime_(std::move(runtime)) {}
+
+StatusOr<std::unique_ptr<PodmanEngine>> PodmanEngine::Create(PodmanOptions options) {
+  CommandRunner& runner = CommandRunner::Real();
+  TY_ASSIGN_OR_RETURN(PodmanRuntime runtime, DetectPodmanRuntime(runner, options));
+  return std::make_unique<PodmanEngine>(runner, std::move(options), std::move(runtime));
+}
+
+std::vector<std::string> PodmanEngine::Argv(std::vector<std::string> args) const {
+  std::vector<std::string> argv{options_.podman};
+  argv.insert(argv.end(), options_.global_args.begin(), options_.global_args.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+StatusOr<CommandResult> PodmanEngine::RunChecked(std::vector<std::string> args,
+                                                 std::string_view what) {
+  TY_ASSIGN_OR_RETURN(CommandResult r,
+                      runner_.Run(Argv(std::move(args)), options_.command_timeout));
+  if (r.exit_code != 0) {
+    if (NoSuchContainer(r.err)) return NotFoundError(std::string(what) + ": no such container");
+    return Status(StatusCode::kUnknown, std::string(what) + ": podman exited with " +
+                                            std::to_string(r.exit_code) + ": " + LastLine(r.err));
+  }
+  return r;
+}
+
+Status PodmanEngine::Pull(const std::string& image, PullPolicy policy, const LineSink& progress) {
+  if (policy == PullPolicy::kMissing) {
+    auto exists = runner_.Run(Argv({"image", "exists", image}), options_.command_timeout);
+    if (exists.ok() && exists->exit_code == 0) {
+      if (progress) progress("image " + image + " is present locally; not pulling");
+      return Status::Ok();
+    }
+  }
+  if (progress) progress("pulling image " + image);
+  auto r = runner_.Run(Argv({"pull", image}), options_.pull_timeout, progress);
+  if (!r.ok()) {
+    if (r.status().code() == StatusCode::kDeadlineExceeded) {
+      return DeadlineExceededError("pulling image '" + image + "' took longer than " +
+                                   std::to_string(options_.pull_timeout.count() / 1000) + " s");
+    }
+    return r.status().WithPrefix("pulling image '" + image + "'");
+  }
+  if (r->exit_code != 0) return PullError(image, r->err, r->exit_code);
+  return Status::Ok();
+}
+
+Status PodmanEngine::Run(const ContainerSpec& spec) {
+  if (spec.name.empty() || spec.image.empty()) {
+    return InvalidArgumentError("container spec needs a name and an image");
+  }
+  TY_ASSIGN_OR_RETURN(GpuAccess gpus,
+                      ResolveGpuAccess(spec.gpus, options_.cdi_dirs, options_.dev_dir));
+  std::error_code ec;
+  // A bind mount of a missing host directory fails the whole run; make the mount points.
+  if (!spec.bucket_root.empty()) fs::create_directories(spec.bucket_root, ec);
+  if (!spec.hp_metric_file.empty()) fs::create_directories(spec.hp_metric_file.parent_path(), ec);
+  auto r = runner_.Run(Argv(PodmanRunArgs(spec, runtime_, gpus)), options_.command_timeout);
+  if (r.ok() && r->exit_code == 0) return Status::Ok();
+  std::string err = r.ok() ? r->err : r.status().message();
+  std::string low = Lower(err);
+  if (low.find("already in use") != std::string::npos) {
+    return AlreadyExistsError("container " + spec.name +
+                              " already exists; remove it first or start with replace_existing");
+  }
+  // A failed start can leave a created container behind; nothing may leak.
+  (void)runner_.Run(Argv({"rm", "--force", "--volumes", "--time", "0", spec.name}),
+                    options_.command_timeout);
+  std::string line =
+      "container " + spec.name + " (image " + spec.image + ") did not start: " + LastLine(err);
+  if (!r.ok()) return Status(r.status().code(), line);
+  if (ContainsAny(low, {"image not known", "no such image"})) {
+    return NotFoundError(line + "; pull the image first");
+  }
+  if (ContainsAny(low, {"executable file not found", "no such file or directory"}) &&
+      (r->exit_code == 126 || r->exit_code == 127)) {
+    return InvalidArgumentError(line + "; check containerSpec.command and the image's ENTRYPOINT");
+  }
+  return Status(StatusCode::kUnknown, line);
+}
+
+StatusOr<ContainerState> PodmanEngine::Inspect(const std::string& name) {
+  TY_ASSIGN_OR_RETURN(CommandResult r,
+                      runner_.Run(Argv({"container", "inspect", name}), options_.command_timeout));
+  ContainerState state;
+  if (r.exit_code != 0) {
+    if (NoSuchContainer(r.err)) return state;
+    return Status(StatusCode::kUnknown,
+                  "podman container inspect " + name + ": " + LastLine(r.err));
+  }
+  try {
+    auto all = nlohmann::json::parse(r.out);
+    if (!all.is_array() || all.empty()) return state;
+    const auto& s = all[0].at("State");
+    std::string status = s.value("Status", "");
+    if (status == "running" || status == "paused" || status == "stopping") {
+      state.status = ContainerStatus::kRunning;
+    } else if (status == "exited" || status == "stopped") {
+      state.status = ContainerStatus::kExited;
+    } else {
+      state.status = ContainerStatus::kCreated;
+    }
+    state.exit_code = state.status == ContainerStatus::kExited ? s.value("ExitCode", -1) : -1;
+    state.oom_killed = s.value("OOMKilled", false);
+    state.pid = s.value("Pid", int64_t{0});
+    state.conmon_pid = s.value("ConmonPid", int64_t{0});
+    state.started_at = TimeOrEmpty(s.value("StartedAt", ""));
+    state.finished_at = TimeOrEmpty(s.value("FinishedAt", ""));
+  } catch (const nlohmann::json::exception& e) {
+    return InternalError("cannot read `podman container inspect " + name + "`: " + e.what());
+  }
+  return state;
+}
+
+Status PodmanEngine::Signal(const std::string& name, int signal) {
+  TY_ASSIGN_OR_RETURN(CommandResult r,
+                      runner_.Run(Argv({"kill", "--signal", std::to_string(signal), name}),
+                                  options_.command_timeout));
+  if (r.exit_code == 0) return Status::Ok();
+  if (NoSuchContainer(r.err)) return NotFoundError("container " + name + ": no such container");
+  // Not running any more: nothing to signal, which is what the caller wanted.
+  if (Lower(r.err).find("state improper") != std::string::npos) return Status::Ok();
+  return Status(StatusCode::kUnknown, "podman kill " + name + ": " + LastLine(r.err));
+}
+
+Status PodmanEngine::Stop(const std::string& name, std::chrono::milliseconds grace) {
+  TY_ASSIGN_OR_RETURN(ContainerState state, Inspect(name));
+  if (state.status != ContainerStatus::kRunning) return Status::Ok();
+  TY_RETURN_IF_ERROR(Signal(name, SIGTERM));
+  auto waited = Wait(name, grace);
+  if (waited.ok()) return Status::Ok();
+  if (waited.status().code() != StatusCode::kDeadlineExceeded) return waited.status();
+  TY_RETURN_IF_ERROR(Signal(name, SIGKILL));
+  auto killed = Wait(name, options_.command_timeout);
+  return killed.ok() ? Status::Ok() : killed.status();
+}
+
+StatusOr<ContainerState> PodmanEngine::Wait(const std::string& name,
+                                            std::chrono::milliseconds timeout) {
+  auto r = runner_.Run(Argv({"wait", name}), timeout);
+  if (!r.ok()) {
+    if (r.status().code() == StatusCode::kDeadlineExceeded) {
+      return DeadlineExceededError("container " + name + " still runs after " +
+                                   std::to_string(timeout.count()) + " ms");
+    }
+    return r.status();
+  }
+  if (r->exit_code != 0) {
+    if (NoSuchContainer(r->err)) return NotFoundError("container " + name + ": no such container");
+    return Status(StatusCode::kUnknown, "podman wait " + name + ": " + LastLine(r->err));
+  }
+  return Inspect(name);
+}
+
+StatusOr<std::unique_ptr<LogFollower>> PodmanEngine::FollowLogs(const std::string& name,
+                                                                const fs::path& output_file,
+                                                                const std::string& since) {
+  std::vector<std::string> args{"logs", "--follow"};
+  if (!since.empty()) args.insert(args.end(), {"--since", since});
+  args.push_back(name);
+  TY_ASSIGN_OR_RETURN(auto command, runner_.Start(Argv(std::move(args)), output_file));
+  return std::unique_ptr<LogFollower>(new PodmanLogFollower(std::move(command)));
+}
+
+Status PodmanEngine::Remove(const std::string& name) {
+  auto r = RunChecked({"rm", "--force", "--volumes", "--time", "0", name}, "podman rm " + name);
+  if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
+  return Status::Ok();
+}
+
+StatusOr<std::vector<std::string>> PodmanEngine::ListJob(const std::string& job_id) {
+  TY_ASSIGN_OR_RETURN(CommandResult r, RunChecked({"ps", "--all", "--filter",
+                                                   "label=" + std::string(kJobLabel) + "=" + job_id,
+                                                   "--format", "{{.Names}}"},
+                                                  "podman ps"));
+  std::vector<std::string> names;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) names.push_back(line);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace trainyard::container

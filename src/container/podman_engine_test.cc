@@ -1,0 +1,232 @@
+#include "container/podman_engine.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "container/fake_command_runner.h"
+
+namespace trainyard::container {
+namespace {
+
+std::string Join(const std::vector<std::string>& v) { return FakeCommandRunner::Join(v); }
+
+CommandResult Exit(int code, std::string out = "", std::string err = "") {
+  return CommandResult{code, std::move(out), std::move(err)};
+}
+
+PodmanRuntime Runc() { return PodmanRuntime{"runc", {"nofile=20000:20000"}, false, ""}; }
+
+ContainerSpec BaseSpec() {
+  ContainerSpec spec;
+  spec.name = "trainyard-7-wp1-0";
+  spec.image = "127.0.0.1:5000/trainer:dev";
+  spec.job_id = "7";
+  spec.pool_index = 1;
+  return spec;
+}
+
+TEST(PodmanRunArgsTest, FullSpec) {
+  ContainerSpec spec = BaseSpec();
+  spec.command = std::vector<std::string>{"python3", "-m", "trainer.task"};
+  spec.args = std::vector<std::string>{"--epochs=2", "--model-dir=gs://b/m"};
+  spec.env = {{"AIP_MODEL_DIR", "gs://b/out/model/"}, {"RANK", "1"}};
+  spec.bucket_root = "/srv/buckets";
+  spec.hp_metric_file = "/var/jobs/7/wp1-0/hypertune/output.metrics";
+  spec.cpus = 1.5;
+  spec.memory_bytes = 1 << 30;
+  spec.replace_existing = true;
+  GpuAccess gpus{{"nvidia.com/gpu=3"}, "0", "cdi:/etc/cdi/nvidia.yaml"};
+  EXPECT_EQ(Join(PodmanRunArgs(spec, Runc(), gpus)),
+            "run --detach --name trainyard-7-wp1-0 --replace --network host --runtime runc "
+            "--ulimit nofile=20000:20000 --log-driver k8s-file --label trainyard.job=7 "
+            "--label trainyard.pool=1 --label trainyard.replica=0 --cpus 1.5 "
+            "--memory 1073741824b --memory-swap 1073741824b --volume /srv/buckets:/gcs "
+            "--volume /var/jobs/7/wp1-0/hypertune:/var/jobs/7/wp1-0/hypertune "
+            "--device nvidia.com/gpu=3 --env AIP_MODEL_DIR=/gcs/b/out/model/ "
+            "--env CUDA_VISIBLE_DEVICES=0 --env RANK=1 --env TRAINYARD_BUCKET_ROOT=/gcs "
+            "--entrypoint [\"python3\",\"-m\",\"trainer.task\"] 127.0.0.1:5000/trainer:dev "
+            "--epochs=2 --model-dir=gs://b/m");
+}
+
+TEST(PodmanRunArgsTest, ArgsAloneKeepTheEntrypointAndNothingKeepsBoth) {
+  ContainerSpec spec = BaseSpec();
+  PodmanRuntime defaults;
+  std::string keep_all = Join(PodmanRunArgs(spec, defaults, {}));
+  spec.args = std::vector<std::string>{"sh", "-c", "echo hi"};
+  std::string args_only = Join(PodmanRunArgs(spec, defaults, {}));
+  std::string common =
+      "run --detach --name trainyard-7-wp1-0 --network host --log-driver k8s-file --label "
+      "trainyard.job=7 --label trainyard.pool=1 --label trainyard.replica=0 "
+      "127.0.0.1:5000/trainer:dev";
+  EXPECT_EQ(keep_all + "\n" + args_only, common + "\n" + common + " sh -c echo hi");
+}
+
+TEST(PullErrorTest, ClassifiesPodmansMessages) {
+  std::string out;
+  for (std::string err :
+       {"Error: initializing source docker://127.0.0.1:5000/x:1: reading manifest 1 in "
+        "127.0.0.1:5000/x: manifest unknown: manifest unknown",
+        "Error: initializing source docker://127.0.0.1:1/x:1: pinging container registry "
+        "127.0.0.1:1: Get \"https://127.0.0.1:1/v2/\": dial tcp 127.0.0.1:1: connect: connection "
+        "refused",
+        "Error: ... Get \"https://127.0.0.1:5000/v2/\": http: server gave HTTP response to HTTPS "
+        "client",
+        "Error: reading manifest: unauthorized: authentication required", "Error: weird"}) {
+    out += std::string(StatusCodeName(PullError("r/x:1", err, 125).code()));
+    out += "\n";
+  }
+  EXPECT_EQ(out, "NOT_FOUND\nUNAVAILABLE\nFAILED_PRECONDITION\nPERMISSION_DENIED\nUNKNOWN\n");
+}
+
+TEST(PullErrorTest, MessageNamesTheImageAndTheFix) {
+  EXPECT_EQ(PullError("127.0.0.1:5000/x:1", "Trying...\nError: manifest unknown\n", 125).message(),
+            "pulling image '127.0.0.1:5000/x:1' failed: no such image in its registry (Error: "
+            "manifest unknown); push it first (podman push) or check the name and tag");
+}
+
+TEST(PodmanEngineTest, PullRelaysProgressAndSkipsPresentImagesWhenAsked) {
+  FakeCommandRunner runner([](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv[1] == "image") return Exit(argv[3] == "have:1" ? 0 : 1);
+    return Exit(0, "sha256:abc\n",
+                "Trying to pull x:1...\nWriting manifest to image destination\n");
+  });
+  PodmanEngine engine(runner, PodmanOptions{}, Runc());
+  std::vector<std::string> lines;
+  auto sink = [&](std::string_view l) { lines.emplace_back(l); };
+  ASSERT_TRUE(engine.Pull("have:1", PullPolicy::kMissing, sink).ok());
+  ASSERT_TRUE(engine.Pull("x:1", PullPolicy::kMissing, sink).ok());
+  ASSERT_TRUE(engine.Pull("have:1", PullPolicy::kAlways, sink).ok());
+  EXPECT_EQ(Join(lines) + "\n" + runner.Calls(),
+            "image have:1 is present locally; not pulling pulling image x:1 Trying to pull "
+            "x:1... Writing manifest to image destination pulling image have:1 Trying to pull "
+            "x:1... Writing manifest to image destination\n"
+            "podman image exists have:1\npodman image exists x:1\npodman pull x:1\n"
+            "podman pull have:1\n");
+}
+
+TEST(PodmanEngineTest, PullTimeoutIsDeadlineExceededNamingTheImage) {
+  FakeCommandRunner runner([](const std::vector<std::string>&) -> StatusOr<CommandResult> {
+    return DeadlineExceededError("podman pull did not finish");
+  });
+  PodmanOptions options;
+  options.pull_timeout = std::chrono::seconds(5);
+  PodmanEngine engine(runner, options, Runc());
+  EXPECT_EQ(engine.Pull("r/x:1", PullPolicy::kAlways, nullptr).ToString(),
+            "DEADLINE_EXCEEDED: pulling image 'r/x:1' took longer than 5 s");
+}
+
+TEST(PodmanEngineTest, FailedRunRemovesWhatItLeftAndNamesTheImage) {
+  FakeCommandRunner runner([](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv[1] == "run") {
+      return Exit(127, "",
+                  "Error: runc: runc create failed: unable to start container process: exec: "
+                  "\"nope\": executable file not found in $PATH: OCI runtime attempted to invoke "
+                  "a command that was not found");
+    }
+    return Exit(0);
+  });
+  PodmanEngine engine(runner, PodmanOptions{}, PodmanRuntime{});
+  ContainerSpec spec = BaseSpec();
+  spec.command = std::vector<std::string>{"nope"};
+  Status s = engine.Run(spec);
+  EXPECT_EQ(std::string(StatusCodeName(s.code())) + "\n" +
+                runner.Calls().substr(runner.Calls().find('\n') + 1),
+            "INVALID_ARGUMENT\npodman rm --force --volumes --time 0 trainyard-7-wp1-0\n");
+}
+
+TEST(PodmanEngineTest, NameInUseIsAlreadyExists) {
+  FakeCommandRunner runner([](const std::vector<std::string>&) -> StatusOr<CommandResult> {
+    return Exit(125, "",
+                "Error: creating container storage: the container name \"trainyard-7-wp1-0\" is "
+                "already in use by \"abc\"");
+  });
+  PodmanEngine engine(runner, PodmanOptions{}, PodmanRuntime{});
+  EXPECT_EQ(engine.Run(BaseSpec()).code(), StatusCode::kAlreadyExists);
+}
+
+TEST(PodmanEngineTest, GpusThatCannotBePassedFailBeforePodmanRuns) {
+  FakeCommandRunner runner(
+      [](const std::vector<std::string>&) -> StatusOr<CommandResult> { return Exit(0); });
+  PodmanOptions options;
+  options.cdi_dirs = {"/nonexistent/cdi"};
+  options.dev_dir = "/nonexistent/dev";
+  PodmanEngine engine(runner, options, PodmanRuntime{});
+  ContainerSpec spec = BaseSpec();
+  spec.gpus = {0};
+  EXPECT_EQ(engine.Run(spec).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(runner.Calls(), "");
+}
+
+TEST(PodmanEngineTest, InspectReadsStateAndMissingIsNotAnError) {
+  FakeCommandRunner runner([](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv[3] == "gone") {
+      return Exit(125, "[]", "Error: inspecting object: no such container \"gone\"");
+    }
+    return Exit(0, R"([{"Id":"abc","State":{"OciVersion":"1.0.2-dev","Status":"exited",
+      "Running":false,"OOMKilled":true,"Pid":0,"ConmonPid":0,"ExitCode":137,
+      "StartedAt":"2026-11-23T19:50:00.1Z","FinishedAt":"2026-11-23T19:50:02.5Z"}}])");
+  });
+  PodmanEngine engine(runner, PodmanOptions{}, PodmanRuntime{});
+  auto exited = engine.Inspect("c");
+  auto gone = engine.Inspect("gone");
+  ASSERT_TRUE(exited.ok() && gone.ok());
+  EXPECT_EQ(std::to_string(exited->exit_code) + " oom=" + std::to_string(exited->oom_killed) + " " +
+                exited->started_at + " " + exited->finished_at +
+                " gone=" + std::to_string(gone->status == ContainerStatus::kMissing),
+            "137 oom=1 2026-11-23T19:50:00.1Z 2026-11-23T19:50:02.5Z gone=1");
+}
+
+TEST(PodmanEngineTest, StopSendsTermThenKillAfterTheGrace) {
+  int waits = 0;
+  FakeCommandRunner runner([&](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv[1] == "container") {
+      return Exit(0, R"([{"State":{"Status":"running","Pid":42,"ConmonPid":41}}])");
+    }
+    if (argv[1] == "wait" && waits++ == 0) return DeadlineExceededError("podman wait");
+    return Exit(0, "137\n");
+  });
+  PodmanEngine engine(runner, PodmanOptions{}, PodmanRuntime{});
+  ASSERT_TRUE(engine.Stop("c", std::chrono::milliseconds(100)).ok());
+  EXPECT_EQ(runner.Calls(),
+            "podman container inspect c\npodman kill --signal 15 c\npodman wait c\n"
+            "podman kill --signal 9 c\npodman wait c\npodman container inspect c\n");
+}
+
+TEST(PodmanEngineTest, SignalToAStoppedContainerIsOkAndToAMissingOneNotFound) {
+  FakeCommandRunner runner([](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv.back() == "stopped") {
+      return Exit(125, "",
+                  "Error: can only kill running containers. abc is in state exited: container "
+                  "state improper");
+    }
+    return Exit(125, "",
+                "Error: no container with name or ID \"missing\" found: no such container");
+  });
+  PodmanEngine engine(runner, PodmanOptions{}, PodmanRuntime{});
+  EXPECT_EQ(engine.Signal("stopped", SIGTERM).ToString() + " " +
+                std::string(StatusCodeName(engine.Signal("missing", SIGTERM).code())),
+            "OK NOT_FOUND");
+}
+
+TEST(PodmanEngineTest, FollowLogsListJobAndRemove) {
+  FakeCommandRunner runner([](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv[3] == "ps") return Exit(0, "trainyard-7-wp0-0\ntrainyard-7-wp1-0\n");
+    return Exit(1, "", "Error: no container with name or ID \"x\" found: no such container");
+  });
+  PodmanOptions options;
+  options.global_args = {"--root", "/r"};
+  PodmanEngine engine(runner, options, PodmanRuntime{});
+  auto follower = engine.FollowLogs("trainyard-7-wp0-0", "/tmp/out.log", "2026-11-23T19:50:00Z");
+  auto names = engine.ListJob("7");
+  Status removed = engine.Remove("x");
+  ASSERT_TRUE(follower.ok() && names.ok());
+  EXPECT_EQ(Join(*names) + " " + removed.ToString() + "\n" + runner.Calls(),
+            "trainyard-7-wp0-0 trainyard-7-wp1-0 OK\n"
+            "podman --root /r logs --follow --since 2026-11-23T19:50:00Z trainyard-7-wp0-0 >> "
+            "/tmp/out.log\n"
+            "podman --root /r ps --all --filter label=trainyard.job=7 --format {{.Names}}\n"
+            "podman --root /r rm --force --volumes --time 0 x\n");
+}
+
+}  // namespace
+}  // namespace trainyard::container

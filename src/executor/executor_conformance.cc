@@ -1,0 +1,254 @@
+#include "executor/executor_conformance.h"
+
+#include <sstream>
+
+#include "executor/gang_lifecycle.h"
+#include "testing/test_util.h"
+
+namespace trainyard::executor {
+
+using namespace std::chrono_literals;
+
+std::vector<std::string> EncodeReplicaPlan(const ReplicaPlan& plan) {
+  std::string attempts;
+  for (int a : plan.attempts) {
+    attempts += (attempts.empty() ? "" : ",") +
+                (a == ReplicaPlan::kUntilStopped ? std::string("T") : std::to_string(a));
+  }
+  return {"conformance-replica", "print=" + plan.print, "attempts=" + attempts};
+}
+
+std::optional<ReplicaPlan> DecodeReplicaPlan(const std::vector<std::string>& argv) {
+  if (argv.size() != 3 || argv[0] != "conformance-replica" || !argv[1].starts_with("print=") ||
+      !argv[2].starts_with("attempts=")) {
+    return std::nullopt;
+  }
+  ReplicaPlan plan;
+  plan.print = argv[1].substr(6);
+  plan.attempts.clear();
+  std::stringstream ss(argv[2].substr(9));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    plan.attempts.push_back(item == "T" ? ReplicaPlan::kUntilStopped : std::stoi(item));
+  }
+  if (plan.attempts.empty()) return std::nullopt;
+  return plan;
+}
+
+std::chrono::system_clock::time_point SteppedClock::Now() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return now_;
+}
+
+void SteppedClock::Advance() {
+  std::lock_guard<std::mutex> lock(mu_);
+  now_ += std::chrono::seconds(1);
+}
+
+int PlannedExit(const ReplicaPlan& plan, int attempt) {
+  size_t i = std::min<size_t>(attempt < 1 ? 0 : attempt - 1, plan.attempts.size() - 1);
+  return plan.attempts[i];
+}
+
+void ExecutorConformanceTest::SetUp() {
+  dir_ = testing::MakeTestDir();
+  harness_ = GetParam()(dir_);
+  ASSERT_NE(harness_, nullptr);
+  executor_ = harness_->Make();
+  ASSERT_NE(executor_, nullptr);
+}
+
+void ExecutorConformanceTest::TearDown() {
+  if (!executor_) return;
+  // Leave nothing running behind: cancel what is left and wait for it to end.
+  for (const char* id :
+       {"ok", "retry", "spent", "gang", "blocker", "queued", "run", "slow", "adopted", "ended"}) {
+    auto s = executor_->Get(id);
+    if (!s.ok() || GangLifecycle::IsTerminal(s->state)) continue;
+    (void)executor_->Cancel(id);
+    WaitDone(id);
+  }
+  executor_->Shutdown();
+}
+
+GangSpec ExecutorConformanceTest::Spec(const std::string& id,
+                                       const std::vector<ReplicaPlan>& plans) {
+  GangSpec spec;
+  spec.job_id = id;
+  spec.job_name = "projects/p/locations/l/customJobs/" + id;
+  spec.job_dir = dir_ / "jobs" / id;
+  spec.kill_grace = 1s;
+  spec.max_restarts = 0;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    int pool = i == 0 ? 0 : 1;
+    int replica = i == 0 ? 0 : static_cast<int>(i) - 1;
+    spec.replicas.push_back(
+        {pool, replica, "n1-standard-4", "", 0, harness_->Command(plans[i]), {}});
+  }
+  return spec;
+}
+
+GangStatus ExecutorConformanceTest::WaitFor(const std::string& id,
+                                            const std::function<bool(const GangStatus&)>& pred) {
+  GangStatus last;
+  for (int i = 0; i < 600; ++i) {
+    auto s = executor_->Get(id);
+    if (s.ok()) {
+      last = *s;
+      if (pred(last)) return last;
+    }
+    harness_->Step();
+  }
+  ADD_FAILURE() << "job " << id << " never reached the expected state; last "
+                << GangStateName(last.state) << " " << last.error_message;
+  return last;
+}
+
+GangStatus ExecutorConformanceTest::WaitDone(const std::string& id) {
+  return WaitFor(id, [](const GangStatus& s) { return GangLifecycle::IsTerminal(s.state); });
+}
+
+void ExecutorConformanceTest::Restart() {
+  executor_->Shutdown();
+  auto next = harness_->Make();
+  executor_ = std::move(next);
+}
+
+std::string ExecutorConformanceTest::UserLogs(const std::string& id, int64_t after) {
+  auto lines = executor_->ReadLogs(id, after, 1000);
+  if (!lines.ok()) return lines.status().ToString();
+  std::string out;
+  for (const auto& l : *lines) {
+    if (l.text.starts_with("[trainyard]")) continue;
+    out += (out.empty() ? "" : " | ") + std::to_string(l.pool_index) + "-" +
+           std::to_string(l.replica_index) + " " + l.text;
+  }
+  return out;
+}
+
+std::string ExecutorConformanceTest::Outcome(const GangStatus& s) {
+  return GangStateName(s.state) + " " + GangFailureName(s.failure) + " " + s.error_message;
+}
+
+namespace {
+
+ReplicaPlan Plan(std::string print, std::vector<int> attempts) {
+  return ReplicaPlan{std::move(print), std::move(attempts)};
+}
+constexpr int kUntilStopped = ReplicaPlan::kUntilStopped;
+
+}  // namespace
+
+TEST_P(ExecutorConformanceTest, SubmitRunsToSucceededWithLogs) {
+  GangSpec spec = Spec("ok", {Plan("hello from the chief", {0})});
+  ASSERT_TRUE(executor_->Validate(spec).ok());
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  EXPECT_EQ(executor_->Submit(spec).code(), StatusCode::kAlreadyExists);
+  GangStatus s = WaitDone("ok");
+  auto first = executor_->ReadLogs("ok", -1, 1000);
+  ASSERT_TRUE(first.ok());
+  ASSERT_FALSE(first->empty());
+  EXPECT_EQ(Outcome(s) + "| " + std::to_string(s.replicas.size()) + " " +
+                std::to_string(s.replicas[0].exit_code.value_or(-1)) + " " +
+                std::to_string(s.start_time.has_value() && s.end_time.has_value()) + " | " +
+                UserLogs("ok") + " | after the last: '" + UserLogs("ok", first->back().offset) +
+                "'",
+            "SUCCEEDED NONE | 1 0 1 | 0-0 hello from the chief | after the last: ''");
+}
+
+TEST_P(ExecutorConformanceTest, FailingReplicaIsRetriedWithinTheBudget) {
+  GangSpec spec = Spec("retry", {Plan("try", {3, 0})});
+  spec.max_restarts = 2;
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  GangStatus s = WaitDone("retry");
+  EXPECT_EQ(Outcome(s) + "| restarts " + std::to_string(s.replicas[0].restarts) + " | " +
+                UserLogs("retry"),
+            "SUCCEEDED NONE | restarts 1 | 0-0 try | 0-0 try");
+}
+
+TEST_P(ExecutorConformanceTest, SpentBudgetFailsNamingTheReplicaAndRestarts) {
+  GangSpec spec = Spec("spent", {Plan("", {3})});
+  spec.max_restarts = 1;
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  GangStatus s = WaitDone("spent");
+  std::string m = s.error_message;
+  EXPECT_EQ(GangStateName(s.state) + " " + GangFailureName(s.failure) + " " +
+                std::to_string(m.starts_with("workerpool0 replica 0 exited with code 3")) +
+                std::to_string(m.ends_with(" after 1 restart")),
+            "FAILED REPLICA_FAILED 11")
+      << m;
+}
+
+TEST_P(ExecutorConformanceTest, GangRestartStartsEveryReplicaAgain) {
+  // The chief runs until stopped on its first attempt; the worker fails once.
+  GangSpec spec = Spec("gang", {Plan("chief", {kUntilStopped, 0}), Plan("worker", {2, 0})});
+  spec.max_restarts = 1;
+  spec.restart_job_on_worker_restart = true;
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  GangStatus s = WaitDone("gang");
+  EXPECT_EQ(Outcome(s) + "| restarts " + std::to_string(s.replicas[0].restarts) + " " +
+                std::to_string(s.replicas[1].restarts),
+            "SUCCEEDED NONE | restarts 1 1");
+}
+
+TEST_P(ExecutorConformanceTest, CancelWhileQueuedEndsAtOnce) {
+  // The blocker takes this executor's room (where there is such a limit) so "queued" stays queued.
+  ASSERT_TRUE(executor_->Submit(Spec("blocker", {Plan("", {kUntilStopped})})).ok());
+  WaitFor("blocker", [](const GangStatus& s) { return s.state == GangState::kRunning; });
+  ASSERT_TRUE(executor_->Submit(Spec("queued", {Plan("", {0})})).ok());
+  std::string before = GangStateName(executor_->Get("queued")->state);
+  ASSERT_TRUE(executor_->Cancel("queued").ok());
+  GangStatus s = WaitDone("queued");
+  ASSERT_TRUE(executor_->Cancel("queued").ok());  // again: a no-op
+  EXPECT_EQ(before + " -> " + Outcome(s),
+            "QUEUED -> CANCELLED CANCELLED cancelled before it started");
+}
+
+TEST_P(ExecutorConformanceTest, CancelWhileRunningStopsTheReplicas) {
+  ASSERT_TRUE(executor_->Submit(Spec("run", {Plan("up", {kUntilStopped})})).ok());
+  WaitFor("run", [](const GangStatus& s) { return s.state == GangState::kRunning; });
+  ASSERT_TRUE(executor_->Cancel("run").ok());
+  GangStatus s = WaitDone("run");
+  EXPECT_EQ(Outcome(s) + "| pid " + std::to_string(s.replicas[0].pid),
+            "CANCELLED CANCELLED cancelled| pid 0");
+}
+
+TEST_P(ExecutorConformanceTest, TimeoutFailsTheGang) {
+  GangSpec spec = Spec("slow", {Plan("", {kUntilStopped})});
+  spec.timeout = 1s;
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  GangStatus s = WaitDone("slow");
+  EXPECT_EQ(GangStateName(s.state) + " " + GangFailureName(s.failure) + " " +
+                std::to_string(s.error_message.starts_with("timed out after 1s")),
+            "FAILED TIMEOUT 1")
+      << s.error_message;
+}
+
+TEST_P(ExecutorConformanceTest, UnknownIdsAreNotFound) {
+  EXPECT_EQ(std::string(StatusCodeName(executor_->Get("nope").status().code())) + " " +
+                std::string(StatusCodeName(executor_->Cancel("nope").code())) + " " +
+                std::string(StatusCodeName(executor_->ReadLogs("nope", -1, 10).status().code())),
+            "NOT_FOUND NOT_FOUND NOT_FOUND");
+}
+
+TEST_P(ExecutorConformanceTest, NewExecutorAdoptsRunningAndEndedGangs) {
+  GangSpec ended = Spec("ended", {Plan("done before the restart", {0})});
+  ASSERT_TRUE(executor_->Submit(ended).ok());
+  WaitDone("ended");
+  GangSpec running = Spec("adopted", {Plan("", {kUntilStopped})});
+  ASSERT_TRUE(executor_->Submit(running).ok());
+  WaitFor("adopted", [](const GangStatus& s) { return s.state == GangState::kRunning; });
+  Restart();
+  auto a = executor_->Adopt(running);
+  auto e = executor_->Adopt(ended);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  std::string after_restart =
+      GangStateName(a->state) + " " + GangStateName(e->state) + " | " + UserLogs("ended");
+  ASSERT_TRUE(executor_->Cancel("adopted").ok());
+  GangStatus s = WaitDone("adopted");
+  EXPECT_EQ(after_restart + " | " + Outcome(s),
+            "RUNNING SUCCEEDED | 0-0 done before the restart | CANCELLED CANCELLED cancelled");
+}
+
+}  // namespace trainyard::executor

@@ -1,0 +1,230 @@
+#include "executor/gang_lifecycle.h"
+
+#include <algorithm>
+
+namespace trainyard::executor {
+
+using Kind = LifecycleAction::Kind;
+using TimePoint = std::chrono::system_clock::time_point;
+
+namespace {
+
+constexpr StopGoal kAllGoals[] = {StopGoal::kNone,   StopGoal::kSucceed, StopGoal::kFail,
+                                  StopGoal::kCancel, StopGoal::kTimeout, StopGoal::kRestartGang};
+
+std::string Plural(int n, const std::string& word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string StopGoalName(StopGoal goal) {
+  switch (goal) {
+    case StopGoal::kNone:
+      return "NONE";
+    case StopGoal::kSucceed:
+      return "SUCCEED";
+    case StopGoal::kFail:
+      return "FAIL";
+    case StopGoal::kCancel:
+      return "CANCEL";
+    case StopGoal::kTimeout:
+      return "TIMEOUT";
+    case StopGoal::kRestartGang:
+      return "RESTART_GANG";
+  }
+  return "NONE";
+}
+
+std::optional<StopGoal> StopGoalFromName(const std::string& name) {
+  for (StopGoal g : kAllGoals) {
+    if (StopGoalName(g) == name) return g;
+  }
+  return std::nullopt;
+}
+
+GangStatus StatusOfRecord(const std::string& job_id, const GangRecord& record) {
+  GangStatus s;
+  s.job_id = job_id;
+  s.state = record.state;
+  s.failure = record.failure;
+  s.error_message = record.error_message;
+  s.start_time = record.start_time;
+  s.end_time = record.end_time;
+  return s;
+}
+
+LifecyclePolicy LifecyclePolicy::From(const GangSpec& spec) {
+  LifecyclePolicy p;
+  p.max_restarts = spec.max_restarts;
+  p.restart_job_on_worker_restart = spec.restart_job_on_worker_restart;
+  p.timeout = spec.timeout;
+  p.kill_grace = spec.kill_grace;
+  return p;
+}
+
+bool PrimarySucceeded(const std::vector<std::pair<int, std::optional<int>>>& replicas) {
+  bool has_pool0 =
+      std::any_of(replicas.begin(), replicas.end(), [](const auto& r) { return r.first == 0; });
+  bool any = false;
+  for (const auto& [pool, code] : replicas) {
+    if (has_pool0 && pool != 0) continue;
+    any = true;
+    if (code != 0) return false;
+  }
+  return any;
+}
+
+std::string TimeoutMessage(std::chrono::seconds timeout) {
+  return "timed out after " + std::to_string(timeout.count()) + "s";
+}
+
+GangLifecycle::GangLifecycle(GangRecord* record, LifecyclePolicy policy)
+    : record_(record), policy_(policy) {}
+
+bool GangLifecycle::IsTerminal(GangState s) {
+  return s == GangState::kSucceeded || s == GangState::kFailed || s == GangState::kCancelled;
+}
+
+bool GangLifecycle::Placed(GangState where, TimePoint now) {
+  if (terminal()) return false;
+  GangState want = where;
+  if (record_->stop_goal == StopGoal::kCancel) {
+    want = GangState::kCancelling;
+  } else if (record_->restarts_used > 0) {
+    want = GangState::kRunning;  // a restarted gang waiting for its next start is still running
+  }
+  if (where == GangState::kRunning && !record_->start_time) record_->start_time = now;
+  if (want == record_->state) return false;
+  record_->state = want;
+  return true;
+}
+
+LifecycleAction GangLifecycle::ReplicaFailed(const std::string& replica, const std::string& what,
+                                             bool any_running, TimePoint now) {
+  if (terminal() || stopping()) return {};
+  if (record_->restarts_used < policy_.max_restarts) {
+    record_->restarts_used += 1;
+    std::string budget = "restart " + std::to_string(record_->restarts_used) + " of " +
+                         std::to_string(policy_.max_restarts);
+    if (policy_.restart_job_on_worker_restart || policy_.gang_restarts_only) {
+      std::string why = policy_.restart_job_on_worker_restart ? "restartJobOnWorkerRestart; " : "";
+      LifecycleAction stop =
+          BeginStop(StopGoal::kRestartGang, "", GangFailure::kNone, any_running, now);
+      stop.log = "restarting the whole job (" + why + budget + ")";
+      return stop;
+    }
+    return {Kind::kRestartReplica, "restarting " + replica + " (" + budget + ")"};
+  }
+  std::string message = what;
+  if (record_->restarts_used > 0) message += " after " + Plural(record_->restarts_used, "restart");
+  return BeginStop(StopGoal::kFail, std::move(message), GangFailure::kReplicaFailed, any_running,
+                   now);
+}
+
+LifecycleAction GangLifecycle::Succeeded(bool any_running, TimePoint now) {
+  if (terminal() || stopping()) return {};
+  return BeginStop(StopGoal::kSucceed, "", GangFailure::kNone, any_running, now);
+}
+
+LifecycleAction GangLifecycle::Fail(const std::string& message, GangFailure failure,
+                                    bool any_running, TimePoint now) {
+  if (terminal()) return {};
+  if (stopping() && record_->stop_goal != StopGoal::kRestartGang) return {};
+  return BeginStop(StopGoal::kFail, message, failure, any_running, now);
+}
+
+LifecycleAction GangLifecycle::Cancel(bool any_running, TimePoint now) {
+  if (terminal()) return {};
+  if (queued() && record_->stop_goal == StopGoal::kNone) {
+    return Finish(GangState::kCancelled, "cancelled before it started", GangFailure::kCancelled,
+                  now);
+  }
+  if (stopping()) {
+    if (record_->stop_goal != StopGoal::kRestartGang) return {};
+    record_->stop_goal = StopGoal::kCancel;
+    record_->stop_message = "cancelled";
+    record_->stop_failure = GangFailure::kCancelled;
+    record_->state = GangState::kCancelling;
+    if (!any_running) return Stopped(now);
+    return {};
+  }
+  return BeginStop(StopGoal::kCancel, "cancelled", GangFailure::kCancelled, any_running, now);
+}
+
+bool GangLifecycle::TimedOut(TimePoint now) const {
+  return policy_.timeout && record_->start_time &&
+         now >= *record_->start_time + *policy_.timeout + policy_.timeout_slack;
+}
+
+LifecycleAction GangLifecycle::Tick(bool any_running, TimePoint now) {
+  if (terminal()) return {};
+  if (!stopping()) {
+    if (record_->state != GangState::kRunning || !TimedOut(now)) return {};
+    return BeginStop(StopGoal::kTimeout, TimeoutMessage(*policy_.timeout), GangFailure::kTimeout,
+                     any_running, now);
+  }
+  if (record_->stop_goal == StopGoal::kRestartGang && TimedOut(now)) {
+    record_->stop_goal = StopGoal::kTimeout;
+    record_->stop_message = TimeoutMessage(*policy_.timeout);
+    record_->stop_failure = GangFailure::kTimeout;
+  }
+  if (!any_running) return Stopped(now);
+  if (!record_->killed && now >= record_->stop_started + policy_.kill_grace) {
+    record_->killed = true;
+    return {Kind::kKill, "still running " + std::to_string(policy_.kill_grace.count()) +
+                             "s after SIGTERM; sending SIGKILL"};
+  }
+  return {};
+}
+
+LifecycleAction GangLifecycle::Stopped(TimePoint now) {
+  if (!stopping()) return {};
+  switch (record_->stop_goal) {
+    case StopGoal::kSucceed:
+      return Finish(GangState::kSucceeded, "", GangFailure::kNone, now);
+    case StopGoal::kCancel:
+      return Finish(GangState::kCancelled, record_->stop_message, record_->stop_failure, now);
+    case StopGoal::kRestartGang:
+      record_->stop_goal = StopGoal::kNone;
+      record_->stop_message.clear();
+      record_->killed = false;
+      record_->state = GangState::kRunning;
+      return {Kind::kRestartGang, ""};
+    case StopGoal::kFail:
+    case StopGoal::kTimeout:
+    case StopGoal::kNone:
+      break;
+  }
+  return Finish(GangState::kFailed, record_->stop_message, record_->stop_failure, now);
+}
+
+LifecycleAction GangLifecycle::EndedElsewhere(GangState state, const std::string& message,
+                                              GangFailure failure, TimePoint now) {
+  if (terminal()) return {};
+  if (state != GangState::kFailed && state != GangState::kCancelled) state = GangState::kFailed;
+  return Finish(state, message, failure, now);
+}
+
+LifecycleAction GangLifecycle::BeginStop(StopGoal goal, std::string message, GangFailure failure,
+                                         bool any_running, TimePoint now) {
+  record_->stop_goal = goal;
+  record_->stop_message = std::move(message);
+  record_->stop_failure = failure;
+  record_->stop_started = now;
+  record_->killed = false;
+  if (goal == StopGoal::kCancel) record_->state = GangState::kCancelling;
+  if (!any_running) return Stopped(now);
+  return {Kind::kTerminate, ""};
+}
+
+LifecycleAction GangLifecycle::Finish(GangState state, std::string message, GangFailure failure,
+                                      TimePoint now) {
+  record_->state = state;
+  record_->error_message = std::move(message);
+  record_->failure = state == GangState::kSucceeded ? GangFailure::kNone : failure;
+  record_->end_time = now;
+  return {Kind::kFinished, ""};
+}
+
+}  // namespace trainyard::executor

@@ -1,0 +1,323 @@
+// GangLifecycle on a fake clock: every state, event and rule, as a trace of
+// "action | state goal failure restarts message" strings.
+#include "executor/gang_lifecycle.h"
+
+#include <gtest/gtest.h>
+
+#include "executor/gang_record.h"
+
+namespace trainyard::executor {
+namespace {
+
+using namespace std::chrono_literals;
+using Kind = LifecycleAction::Kind;
+using TimePoint = std::chrono::system_clock::time_point;
+
+std::string KindName(Kind k) {
+  switch (k) {
+    case Kind::kNone:
+      return "none";
+    case Kind::kTerminate:
+      return "terminate";
+    case Kind::kKill:
+      return "kill";
+    case Kind::kRestartReplica:
+      return "restart-replica";
+    case Kind::kRestartGang:
+      return "restart-gang";
+    case Kind::kFinished:
+      return "finished";
+  }
+  return "?";
+}
+
+class GangLifecycleTest : public ::testing::Test {
+ protected:
+  GangLifecycle Lc() { return GangLifecycle(&record_, policy_); }
+  // The action and the record after it, in one line.
+  std::string Show(const LifecycleAction& a) {
+    std::string s = KindName(a.kind) + (a.log.empty() ? "" : " [" + a.log + "]") + " | " +
+                    GangStateName(record_.state) + " " + StopGoalName(record_.stop_goal) + " " +
+                    GangFailureName(record_.failure) + " " + std::to_string(record_.restarts_used);
+    if (!record_.error_message.empty()) s += " " + record_.error_message;
+    return s;
+  }
+  void Run() {
+    Lc().Placed(GangState::kPending, now_);
+    Lc().Placed(GangState::kRunning, now_);
+  }
+
+  TimePoint now_{std::chrono::seconds(1800000000)};
+  GangRecord record_;
+  LifecyclePolicy policy_;
+};
+
+TEST_F(GangLifecycleTest, QueuedPendingRunningSucceeded) {
+  std::string trace = std::to_string(Lc().Placed(GangState::kQueued, now_));
+  trace += GangStateName(record_.state);
+  trace += " " + std::to_string(Lc().Placed(GangState::kPending, now_));
+  trace += GangStateName(record_.state);
+  trace += " " + std::to_string(Lc().Placed(GangState::kRunning, now_ + 5s));
+  trace += GangStateName(record_.state);
+  trace += " start+" + std::to_string((*record_.start_time - now_) / 1s);
+  trace += " | " + Show(Lc().Succeeded(/*any_running=*/true, now_ + 9s));
+  trace += " | " + Show(Lc().Stopped(now_ + 10s));
+  trace += " end+" + std::to_string((*record_.end_time - now_) / 1s);
+  EXPECT_EQ(trace,
+            "0QUEUED 1PENDING 1RUNNING start+5 | terminate | RUNNING SUCCEED NONE 0 | finished | "
+            "SUCCEEDED SUCCEED NONE 0 end+10");
+}
+
+TEST_F(GangLifecycleTest, SuccessWithNothingRunningFinishesAtOnce) {
+  Run();
+  EXPECT_EQ(Show(Lc().Succeeded(false, now_)), "finished | SUCCEEDED SUCCEED NONE 0");
+}
+
+TEST_F(GangLifecycleTest, ReplicaRestartsAloneUntilTheBudgetIsSpent) {
+  policy_.max_restarts = 2;
+  Run();
+  std::string what = "workerpool1 replica 0 exited with code 2";
+  std::string trace = Show(Lc().ReplicaFailed("workerpool1 replica 0", what, true, now_));
+  trace += "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", what, true, now_));
+  trace += "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", what, true, now_));
+  trace += "\n" + Show(Lc().Stopped(now_));
+  EXPECT_EQ(trace,
+            "restart-replica [restarting workerpool1 replica 0 (restart 1 of 2)] | RUNNING NONE "
+            "NONE 1\n"
+            "restart-replica [restarting workerpool1 replica 0 (restart 2 of 2)] | RUNNING NONE "
+            "NONE 2\n"
+            "terminate | RUNNING FAIL NONE 2\n"
+            "finished | FAILED FAIL REPLICA_FAILED 2 workerpool1 replica 0 exited with code 2 "
+            "after 2 restarts");
+}
+
+TEST_F(GangLifecycleTest, NoRestartsMeansFailedWithoutASuffix) {
+  Run();
+  EXPECT_EQ(Show(Lc().ReplicaFailed("workerpool0 replica 0",
+                                    "workerpool0 replica 0 exited with code 5", false, now_)),
+            "finished | FAILED FAIL REPLICA_FAILED 0 workerpool0 replica 0 exited with code 5");
+}
+
+TEST_F(GangLifecycleTest, GangRestartStopsEveryoneThenStartsThemAgain) {
+  policy_.max_restarts = 1;
+  policy_.restart_job_on_worker_restart = true;
+  Run();
+  std::string trace = Show(Lc().ReplicaFailed("workerpool1 replica 0", "x exited", true, now_));
+  trace += "\n" + Show(Lc().Tick(/*any_running=*/false, now_));
+  trace +=
+      "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", "x exited with code 1", false, now_));
+  EXPECT_EQ(trace,
+            "terminate [restarting the whole job (restartJobOnWorkerRestart; restart 1 of 1)] | "
+            "RUNNING RESTART_GANG NONE 1\n"
+            "restart-gang | RUNNING NONE NONE 1\n"
+            "finished | FAILED FAIL REPLICA_FAILED 1 x exited with code 1 after 1 restart");
+}
+
+TEST_F(GangLifecycleTest, GangRestartsOnlyExecutorRestartsTheGangWhenNothingRuns) {
+  policy_.max_restarts = 3;
+  policy_.gang_restarts_only = true;
+  Run();
+  EXPECT_EQ(Show(Lc().ReplicaFailed("workerpool0 replica 0", "w", false, now_)),
+            "restart-gang [restarting the whole job (restart 1 of 3)] | RUNNING NONE NONE 1");
+}
+
+TEST_F(GangLifecycleTest, CancelQueuedEndsAtOnce) {
+  EXPECT_EQ(Show(Lc().Cancel(false, now_)),
+            "finished | CANCELLED NONE CANCELLED 0 cancelled before it started");
+}
+
+TEST_F(GangLifecycleTest, CancelRunningTermsThenKillsAfterTheGrace) {
+  policy_.kill_grace = 30s;
+  Run();
+  std::string trace = Show(Lc().Cancel(true, now_));
+  trace += "\n" + Show(Lc().Tick(true, now_ + 29s));
+  trace += "\n" + Show(Lc().Tick(true, now_ + 30s));
+  trace += "\n" + Show(Lc().Tick(true, now_ + 31s));    // SIGKILL only once
+  trace += "\n" + Show(Lc().Cancel(true, now_ + 32s));  // a second cancel changes nothing
+  trace += "\n" + Show(Lc().Tick(false, now_ + 33s));
+  EXPECT_EQ(trace,
+            "terminate | CANCELLING CANCEL NONE 0\n"
+            "none | CANCELLING CANCEL NONE 0\n"
+            "kill [still running 30s after SIGTERM; sending SIGKILL] | CANCELLING CANCEL NONE 0\n"
+            "none | CANCELLING CANCEL NONE 0\n"
+            "none | CANCELLING CANCEL NONE 0\n"
+            "finished | CANCELLED CANCEL CANCELLED 0 cancelled");
+}
+
+TEST_F(GangLifecycleTest, CancelWithNothingRunningEndsAtOnce) {
+  Run();
+  EXPECT_EQ(Show(Lc().Cancel(false, now_)), "finished | CANCELLED CANCEL CANCELLED 0 cancelled");
+}
+
+TEST_F(GangLifecycleTest, CancelWinsOverAGangRestartButNotOverAFailure) {
+  policy_.max_restarts = 1;
+  policy_.restart_job_on_worker_restart = true;
+  Run();
+  Lc().ReplicaFailed("r", "r exited", true, now_);
+  std::string trace = Show(Lc().Cancel(true, now_));
+  trace += "\n" + Show(Lc().Stopped(now_));
+  record_ = {};
+  Run();
+  Lc().Fail("r lost", GangFailure::kReplicaLost, true, now_);
+  trace += "\n" + Show(Lc().Cancel(true, now_));
+  trace += "\n" + Show(Lc().Stopped(now_));
+  EXPECT_EQ(trace,
+            "none | CANCELLING CANCEL NONE 1\n"
+            "finished | CANCELLED CANCEL CANCELLED 1 cancelled\n"
+            "none | RUNNING FAIL NONE 0\n"
+            "finished | FAILED FAIL REPLICA_LOST 0 r lost");
+}
+
+TEST_F(GangLifecycleTest, TimeoutFromTheFirstRunningWithSlack) {
+  policy_.timeout = 600s;
+  policy_.timeout_slack = 90s;
+  Lc().Placed(GangState::kPending, now_);
+  std::string trace = Show(Lc().Tick(true, now_ + 10000s));  // not running yet: no clock
+  Lc().Placed(GangState::kRunning, now_);
+  trace += "\n" + Show(Lc().Tick(true, now_ + 689s));
+  trace += "\n" + Show(Lc().Tick(true, now_ + 690s));
+  trace += "\n" + Show(Lc().Stopped(now_ + 691s));
+  EXPECT_EQ(trace,
+            "none | PENDING NONE NONE 0\n"
+            "none | RUNNING NONE NONE 0\n"
+            "terminate | RUNNING TIMEOUT NONE 0\n"
+            "finished | FAILED TIMEOUT TIMEOUT 0 timed out after 600s");
+}
+
+TEST_F(GangLifecycleTest, AGangRestartPastTheTimeoutBecomesATimeout) {
+  policy_.timeout = 60s;
+  policy_.max_restarts = 1;
+  policy_.restart_job_on_worker_restart = true;
+  Run();
+  Lc().ReplicaFailed("r", "r exited", true, now_ + 50s);
+  EXPECT_EQ(Show(Lc().Tick(false, now_ + 61s)),
+            "finished | FAILED TIMEOUT TIMEOUT 1 timed out after 60s");
+}
+
+TEST_F(GangLifecycleTest, StartTimeSurvivesAGangRestart) {
+  policy_.timeout = 60s;
+  policy_.max_restarts = 1;
+  policy_.gang_restarts_only = true;
+  Run();
+  Lc().ReplicaFailed("r", "r exited", false, now_ + 30s);
+  // Waiting for its next allocation, a restarted gang is RUNNING and its clock keeps going.
+  bool changed = Lc().Placed(GangState::kQueued, now_ + 40s);
+  EXPECT_EQ(std::to_string(changed) + " " + Show(Lc().Tick(true, now_ + 60s)),
+            "0 terminate | RUNNING TIMEOUT NONE 1");
+}
+
+TEST_F(GangLifecycleTest, FailAndEndedElsewhereCarryTheirFailure) {
+  std::string trace;
+  for (GangFailure f :
+       {GangFailure::kStartFailed, GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable}) {
+    record_ = {};
+    Run();
+    trace += Show(Lc().Fail("why", f, false, now_)) + "\n";
+  }
+  record_ = {};
+  Run();
+  trace +=
+      Show(Lc().EndedElsewhere(GangState::kCancelled, "by admin", GangFailure::kCancelled, now_)) +
+      "\n";
+  record_ = {};
+  Run();
+  trace += Show(Lc().EndedElsewhere(GangState::kFailed, "timed out after 5s (Slurm)",
+                                    GangFailure::kTimeout, now_));
+  EXPECT_EQ(trace,
+            "finished | FAILED FAIL START_FAILED 0 why\n"
+            "finished | FAILED FAIL LOST_ON_ADOPT 0 why\n"
+            "finished | FAILED FAIL IMAGE_UNAVAILABLE 0 why\n"
+            "finished | CANCELLED NONE CANCELLED 0 by admin\n"
+            "finished | FAILED NONE TIMEOUT 0 timed out after 5s (Slurm)");
+}
+
+TEST_F(GangLifecycleTest, TerminalStatesAreFinal) {
+  Run();
+  Lc().Succeeded(false, now_);
+  std::string trace;
+  trace += Show(Lc().Cancel(true, now_)) + "\n";
+  trace += Show(Lc().Fail("x", GangFailure::kReplicaLost, true, now_)) + "\n";
+  trace += Show(Lc().ReplicaFailed("r", "r", true, now_)) + "\n";
+  trace += Show(Lc().Tick(true, now_ + 10000s)) + "\n";
+  trace += Show(Lc().Stopped(now_)) + "\n";
+  trace += Show(Lc().EndedElsewhere(GangState::kFailed, "x", GangFailure::kTimeout, now_));
+  trace += " " + std::to_string(Lc().Placed(GangState::kRunning, now_));
+  EXPECT_EQ(trace,
+            "none | SUCCEEDED SUCCEED NONE 0\n"
+            "none | SUCCEEDED SUCCEED NONE 0\n"
+            "none | SUCCEEDED SUCCEED NONE 0\n"
+            "none | SUCCEEDED SUCCEED NONE 0\n"
+            "none | SUCCEEDED SUCCEED NONE 0\n"
+            "none | SUCCEEDED SUCCEED NONE 0 0");
+}
+
+TEST_F(GangLifecycleTest, EventsDuringAStopDoNotChangeItsGoal) {
+  Run();
+  Lc().Succeeded(true, now_);
+  std::string trace = Show(Lc().ReplicaFailed("r", "r exited with code 143", true, now_));
+  trace += "\n" + Show(Lc().Fail("lost", GangFailure::kReplicaLost, true, now_));
+  trace += "\n" + Show(Lc().Succeeded(true, now_));
+  EXPECT_EQ(trace,
+            "none | RUNNING SUCCEED NONE 0\n"
+            "none | RUNNING SUCCEED NONE 0\n"
+            "none | RUNNING SUCCEED NONE 0");
+}
+
+TEST(GangRecordTest, RoundTripsAndReadsStateFilesOfTheOldPerExecutorGoals) {
+  GangRecord r;
+  r.state = GangState::kFailed;
+  r.failure = GangFailure::kTimeout;
+  r.stop_goal = StopGoal::kTimeout;
+  r.stop_failure = GangFailure::kTimeout;
+  r.error_message = "timed out after 5s";
+  nlohmann::json j;
+  GangRecordToJson(r, &j);
+  GangRecord back;
+  GangRecordFromJson(j, {}, &back);
+  // An old Slurm file: goal 1 meant cancel there, no failure fields.
+  nlohmann::json old = j;
+  old["stop_goal"] = 1;
+  old["state"] = "CANCELLED";
+  old.erase("failure");
+  old.erase("stop_failure");
+  GangRecord legacy;
+  GangRecordFromJson(old, {StopGoal::kNone, StopGoal::kCancel}, &legacy);
+  EXPECT_EQ(j["stop_goal"].dump() + " " + GangFailureName(back.failure) + " " +
+                StopGoalName(back.stop_goal) + " " + back.error_message + " | " +
+                StopGoalName(legacy.stop_goal) + " " + GangFailureName(legacy.failure) + " " +
+                GangFailureName(legacy.stop_failure),
+            "\"TIMEOUT\" TIMEOUT TIMEOUT timed out after 5s | CANCEL CANCELLED CANCELLED");
+}
+
+TEST(PrimarySucceededTest, PoolZeroDecidesElseEveryReplica) {
+  std::string got;
+  for (const auto& replicas :
+       std::vector<std::vector<std::pair<int, std::optional<int>>>>{{{0, 0}, {1, std::nullopt}},
+                                                                    {{0, std::nullopt}, {1, 0}},
+                                                                    {{0, 1}},
+                                                                    {{1, 0}, {1, 0}},
+                                                                    {{1, 0}, {1, std::nullopt}},
+                                                                    {}}) {
+    got += PrimarySucceeded(replicas) ? "1" : "0";
+  }
+  EXPECT_EQ(got, "100100");
+}
+
+TEST(StopGoalTest, NamesRoundTrip) {
+  std::string got;
+  for (StopGoal g : {StopGoal::kNone, StopGoal::kSucceed, StopGoal::kFail, StopGoal::kCancel,
+                     StopGoal::kTimeout, StopGoal::kRestartGang}) {
+    got += StopGoalName(g) + (StopGoalFromName(StopGoalName(g)) == g ? " " : "! ");
+  }
+  for (GangFailure f : {GangFailure::kNone, GangFailure::kReplicaFailed, GangFailure::kReplicaLost,
+                        GangFailure::kTimeout, GangFailure::kCancelled, GangFailure::kStartFailed,
+                        GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable}) {
+    got += GangFailureName(f) + (GangFailureFromName(GangFailureName(f)) == f ? " " : "! ");
+  }
+  EXPECT_EQ(got + std::to_string(StopGoalFromName("nope").has_value()),
+            "NONE SUCCEED FAIL CANCEL TIMEOUT RESTART_GANG NONE REPLICA_FAILED REPLICA_LOST "
+            "TIMEOUT CANCELLED START_FAILED LOST_ON_ADOPT IMAGE_UNAVAILABLE 0");
+}
+
+}  // namespace
+}  // namespace trainyard::executor

@@ -1,0 +1,454 @@
+#include "local_executor/local_executor.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/file_util.h"
+#include "executor/gang_record.h"
+#include "executor/gpu_model.h"
+#include "executor/replica_env.h"
+#include "local_executor/local_executor_state.h"
+
+namespace trainyard::executor {
+namespace fs = std::filesystem;
+using std::chrono::system_clock;
+
+namespace {
+
+std::string PoolField(int pool) { return "workerPoolSpecs[" + std::to_string(pool) + "]"; }
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", std::round(v * 10) / 10);
+  return buf;
+}
+
+}  // namespace
+
+namespace {
+
+bool ResolvableCommand(const std::string& name, const EnvMap& env) {
+  if (name.find('/') != std::string::npos) {
+    return name[0] != '/' ||
+           ::access(name.c_str(), X_OK) == 0;  // relative: resolved in the work dir
+  }
+  auto it = env.find("PATH");
+  std::stringstream ss(it == env.end() ? "/usr/local/bin:/usr/bin:/bin" : it->second);
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (::access(((dir.empty() ? "." : dir) + "/" + name).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status RegisterLocalExecutor(ExecutorRegistry* registry) {
+  return registry->Register("local", [](const ExecutorConfig& c) -> StatusOr<CreatedExecutor> {
+    LocalExecutorOptions options;
+    options.data_dir = c.data_dir;
+    options.cpus = c.cpus;
+    options.memory_gib = c.memory_gib;
+    options.gpus = c.gpus;
+    options.host = c.host;
+    options.poll_interval = c.poll_interval;
+    options.cgroup.parent = c.cgroup_parent;
+    options.cgroup.enabled = c.cgroups;
+    options.any_gpu_model = c.any_gpu_model;
+    auto local = std::make_unique<LocalExecutor>(options);
+    CreatedExecutor created;
+    // Once, at start: which resource limits replicas get on this host, and why not.
+    created.notes.push_back(local->inventory().ToString());
+    for (auto& note : local->LimitNotes()) created.notes.push_back(std::move(note));
+    created.executor = std::move(local);
+    return created;
+  });
+}
+
+LocalExecutor::LocalExecutor(LocalExecutorOptions options)
+    : options_(std::move(options)),
+      catalog_(options_.catalog ? *options_.catalog : MachineCatalog::Default()),
+      clock_(options_.clock ? *options_.clock : Clock::Real()),
+      owned_runtime_(options_.runtime ? nullptr
+                                      : std::make_unique<HostProcessRuntime>(options_.wrapper_path,
+                                                                             options_.process_ops)),
+      runtime_(options_.runtime ? *options_.runtime : *owned_runtime_),
+      inventory_(options_.inventory
+                     ? *options_.inventory
+                     : DetectHostInventory({options_.cpus, options_.memory_gib, options_.gpus},
+                                           &inventory_warnings_)),
+      cgroups_(CgroupLimits::Probe(options_.cgroup)),
+      scheduler_([this] {
+        SchedulerCapacity cap{static_cast<double>(inventory_.cpus), inventory_.memory_gib, {}, {}};
+        for (const auto& g : inventory_.gpus) cap.gpu_indices.push_back(g.index);
+        // Placement uses the real CPU ids when there is one per schedulable CPU; otherwise
+        // (--cpus larger than ours, or a hand-made inventory) ids 0..N-1 that are not pinned.
+        if (static_cast<int>(inventory_.cpu_ids.size()) == inventory_.cpus) {
+          cap.cpu_ids = inventory_.cpu_ids;
+        }
+        return cap;
+      }()) {
+  // Pin only to CPUs this process may run on: a replica cannot be given others.
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  bool known = ::sched_getaffinity(0, sizeof(mine), &mine) == 0;
+  bool all_ours = static_cast<int>(inventory_.cpu_ids.size()) == inventory_.cpus &&
+                  inventory_.cpus > 0 &&
+                  std::all_of(inventory_.cpu_ids.begin(), inventory_.cpu_ids.end(), [&](int id) {
+                    return known && id >= 0 && id < CPU_SETSIZE && CPU_ISSET(id, &mine);
+                  });
+  pin_cpus_ = options_.pin_cpus && all_ours;
+  if (!options_.pin_cpus) {
+    pin_note_ = "turned off by configuration";
+  } else if (!all_ours) {
+    pin_note_ = "the inventory's " + std::to_string(inventory_.cpus) +
+                " CPUs are not all CPUs this process may run on (--cpus larger than the host, "
+                "or an inventory given by hand)";
+  }
+  exit_watcher_ = std::make_unique<ExitWatcher>([this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_ = true;
+    cv_.notify_all();
+  });
+  sync_thread_ = std::thread([this] { SyncLoop(); });
+  thread_ = std::thread([this] { Loop(); });
+}
+
+std::vector<std::string> LocalExecutor::LimitNotes() const {
+  std::vector<std::string> notes;
+  std::string ids;
+  for (int id : inventory_.cpu_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  notes.push_back(pin_cpus_ ? "CPU pinning (sched_setaffinity): enforced; each replica runs on "
+                              "its own CPUs out of " +
+                                  ids
+                            : "CPU pinning (sched_setaffinity): not enforced: " + pin_note_);
+  notes.push_back(cgroups_.enabled()
+                      ? "memory/CPU limits (cgroup v2 memory.max, cpu.max of the machine type): "
+                        "enforced, replica cgroups under " +
+                            cgroups_.parent().string()
+                      : "memory/CPU limits (cgroup v2 memory.max, cpu.max): not enforced: " +
+                            cgroups_.why_not());
+  notes.push_back(
+      "OMP_NUM_THREADS/MKL_NUM_THREADS: set to each replica's CPU count unless its job sets them");
+  if (!exit_watcher_->usable()) {
+    notes.push_back("replica exits are noticed by polling only (no epoll); every " +
+                    std::to_string(options_.poll_interval.count()) + " ms");
+  }
+  return notes;
+}
+
+LocalExecutor::~LocalExecutor() { Shutdown(); }
+
+void LocalExecutor::SetListener(Listener listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  listener_ = std::move(listener);
+}
+
+void LocalExecutor::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  exit_watcher_.reset();  // no more wake-ups; its thread may be waiting for mu_, not holding it
+  {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    sync_stop_ = true;
+  }
+  sync_cv_.notify_all();
+  if (sync_thread_.joinable()) sync_thread_.join();
+}
+
+Status LocalExecutor::Validate(const GangSpec& spec) const {
+  std::vector<ReplicaDemand> demands;
+  std::vector<std::string> warnings;
+  return ValidateLocked(spec, &demands, &warnings);
+}
+
+Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDemand>* demands,
+                                     std::vector<std::string>* warnings) const {
+  TY_RETURN_IF_ERROR(ValidateGangBasics(spec));
+  EnvMap env = InheritedReplicaEnv();
+  int total_gpus = 0;
+  std::map<std::string, int> gpus_by_type;  // accelerator type -> GPUs the gang asks for
+  for (const auto& r : spec.replicas) {
+    std::string field = PoolField(r.pool_index);
+    const MachineType* machine = catalog_.FindMachine(r.machine_type);
+    if (machine == nullptr) {
+      std::string names;
+      for (const auto& n : catalog_.MachineNames()) names += (names.empty() ? "" : ", ") + n;
+      return InvalidArgumentError(field + ".machineSpec.machineType: unknown machine type '" +
+                                  r.machine_type + "'; use one of " + names);
+    }
+    std::string accel = r.accelerator_type;
+    int count = r.accelerator_count;
+    if (count < 0) {
+      return InvalidArgumentError(field + ".machineSpec.acceleratorCount: must be >= 0, got " +
+                                  std::to_string(count));
+    }
+    if (machine->bundled_accelerator_count > 0) {
+      if (accel.empty() && count == 0) {
+        accel = machine->bundled_accelerator;
+        count = machine->bundled_accelerator_count;
+      } else if ((!accel.empty() && accel != machine->bundled_accelerator) ||
+                 (count != 0 && count != machine->bundled_accelerator_count)) {
+        return InvalidArgumentError(field + ".machineSpec: " + machine->name + " comes with " +
+                                    std::to_string(machine->bundled_accelerator_count) + " x " +
+                                    machine->bundled_accelerator + "; set acceleratorType " +
+                                    machine->bundled_accelerator + " and acceleratorCount " +
+                                    std::to_string(machine->bundled_accelerator_count) +
+                                    " (or leave both unset)");
+      }
+      if (count == 0) count = machine->bundled_accelerator_count;
+    }
+    if (!accel.empty() && catalog_.FindAccelerator(accel) == nullptr) {
+      std::string names;
+      for (const auto& n : catalog_.AcceleratorNames()) names += (names.empty() ? "" : ", ") + n;
+      return InvalidArgumentError(field + ".machineSpec.acceleratorType: unknown accelerator '" +
+                                  accel + "'; use one of " + names);
+    }
+    if (accel.empty() && count > 0) {
+      return InvalidArgumentError(field + ".machineSpec.acceleratorType: acceleratorCount is " +
+                                  std::to_string(count) + " but no acceleratorType is set");
+    }
+    if (!accel.empty() && count == 0) {
+      return InvalidArgumentError(field +
+                                  ".machineSpec.acceleratorCount: must be >= 1 when "
+                                  "acceleratorType " +
+                                  accel + " is set");
+    }
+    int host_gpus = static_cast<int>(inventory_.gpus.size());
+    if (count > host_gpus) {
+      return InvalidArgumentError(
+          field + ": " + accel + " x" + std::to_string(count) + " requested but this host has " +
+          (host_gpus == 0
+               ? std::string("no GPU")
+               : "only " + std::to_string(host_gpus) + " GPU" + (host_gpus == 1 ? "" : "s")));
+    }
+    total_gpus += count;
+    if (total_gpus > host_gpus) {
+      return InvalidArgumentError(field + ": the job needs " + std::to_string(total_gpus) +
+                                  "+ GPUs at once (gang) but this host has " +
+                                  std::to_string(host_gpus));
+    }
+    std::vector<int> candidates;
+    if (count > 0) {
+      TY_ASSIGN_OR_RETURN(candidates, GpuCandidates(field, accel, count, gpus_by_type[accel]));
+      gpus_by_type[accel] += count;
+    }
+    if (r.argv.empty() || r.argv[0].empty()) {
+      return InvalidArgumentError(field +
+                                  ": no command to run (containerSpec.command/args or an "
+                                  "image mapped to a command)");
+    }
+    EnvMap replica_env = env;
+    for (const auto& [k, v] : r.env) replica_env[k] = v;
+    if (!ResolvableCommand(r.argv[0], replica_env)) {
+      return InvalidArgumentError(field + ": command '" + r.argv[0] +
+                                  "' is not an executable on this host's PATH");
+    }
+    std::string task = TaskName(r.pool_index, r.replica_index);
+    if (machine->vcpus > inventory_.cpus || machine->memory_gib > inventory_.memory_gib) {
+      warnings->push_back(
+          task + ": " + machine->name + " asks for " + std::to_string(machine->vcpus) +
+          " vCPUs / " + FormatNumber(machine->memory_gib) + " GiB but this host has " +
+          std::to_string(inventory_.cpus) + " vCPUs / " + FormatNumber(inventory_.memory_gib) +
+          " GiB; it runs taking the whole host (oversubscribed)");
+    }
+    demands->push_back(
+        {static_cast<double>(machine->vcpus), machine->memory_gib, count, std::move(candidates)});
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<int>> LocalExecutor::GpuCandidates(const std::string& field,
+                                                        const std::string& accel, int count,
+                                                        int already) const {
+  std::vector<int> candidates;
+  std::string have;
+  std::set<std::string> types;
+  for (const auto& g : inventory_.gpus) {
+    if (options_.any_gpu_model || GpuServes(accel, g.name)) candidates.push_back(g.index);
+    have += (have.empty() ? "" : ", ") + std::to_string(g.index) + ": " + g.name;
+    if (std::string t = AcceleratorTypeOf(g.name); !t.empty()) types.insert(t);
+  }
+  if (candidates.empty()) {
+    std::string use;
+    for (const auto& t : types) use += (use.empty() ? "" : " or ") + t;
+    return InvalidArgumentError(
+        field + ".machineSpec.acceleratorType: " + accel + " requested but this host's GPUs are " +
+        have + " (nvidia-smi)" + (use.empty() ? "" : "; ask for acceleratorType " + use) +
+        ", or start the server with --any-gpu-model to let any GPU serve any type");
+  }
+  if (already + count > static_cast<int>(candidates.size())) {
+    return InvalidArgumentError(field + ".machineSpec.acceleratorCount: the job needs " +
+                                std::to_string(already + count) + " x " + accel +
+                                " at once (gang) but this host has " +
+                                std::to_string(candidates.size()) + " (" + have + ")");
+  }
+  return candidates;
+}
+
+Status LocalExecutor::Submit(const GangSpec& spec) {
+  TY_RETURN_IF_ERROR(runtime_.CheckAvailable());
+  std::lock_guard<std::mutex> lock(mu_);
+  return SubmitLocked(spec, /*readopting=*/false);
+}
+
+Status LocalExecutor::SubmitLocked(const GangSpec& spec, bool readopting) {
+  if (gangs_.count(spec.job_id) > 0 ||
+      (!readopting && LookupJobDir(options_.data_dir, kLocalRegistry, spec.job_id).ok())) {
+    return AlreadyExistsError("job " + spec.job_id + " was already submitted");
+  }
+  auto gang = std::make_unique<Gang>();
+  TY_RETURN_IF_ERROR(ValidateLocked(spec, &gang->demands, &gang->warnings));
+  bool clamped = false;
+  TY_RETURN_IF_ERROR(scheduler_.Enqueue(spec.job_id, gang->demands, &clamped));
+  if (clamped) {
+    gang->warnings.push_back(
+        "the job's replicas together ask for more CPU or memory than this "
+        "host has (" +
+        inventory_.ToString() + "); it starts once the host is idle and takes all of it");
+  }
+  gang->spec = spec;
+  // The wrapper runs in the replica's work dir: every path it gets must be absolute.
+  gang->spec.job_dir = fs::absolute(spec.job_dir);
+  for (const auto& r : spec.replicas) {
+    Replica rep;
+    rep.pool_index = r.pool_index;
+    rep.replica_index = r.replica_index;
+    gang->replicas.push_back(std::move(rep));
+  }
+  if (Status s = RegisterJobDir(options_.data_dir, kLocalRegistry, spec.job_id, gang->spec.job_dir);
+      !s.ok()) {
+    scheduler_.Remove(spec.job_id);
+    return s;
+  }
+  Gang& g = *gang;
+  gangs_[spec.job_id] = std::move(gang);
+  Persist(g);
+  Notify(g);
+  wake_ = true;
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+Status LocalExecutor::Cancel(const std::string& job_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = gangs_.find(job_id);
+  if (it == gangs_.end()) {
+    // An ended gang no longer held in memory: cancelling it is a no-op.
+    if (auto dir = LookupJobDir(options_.data_dir, kLocalRegistry, job_id); dir.ok()) {
+      if (auto persisted = LoadGangState(*dir);
+          persisted.ok() && GangLifecycle::IsTerminal(persisted->gang.state)) {
+        return Status::Ok();
+      }
+    }
+    return NotFoundError("job " + job_id + " is not known to this executor");
+  }
+  Gang& gang = *it->second;
+  GangLifecycle lc = Lifecycle(gang);
+  GangState before = gang.state;
+  bool any_running = std::any_of(gang.replicas.begin(), gang.replicas.end(),
+                                 [](const Replica& r) { return r.running; });
+  LifecycleAction action = lc.Cancel(any_running, clock_.Now());
+  if (action.kind == LifecycleAction::Kind::kNone && gang.state != before) {
+    Persist(gang);  // a gang restart under way became a cancel
+    Notify(gang);
+  }
+  Perform(gang, action);
+  wake_ = true;
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+StatusOr<GangStatus> LocalExecutor::Get(const std::string& job_id) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = gangs_.find(job_id);
+    if (it != gangs_.end()) return StatusOf(*it->second);
+  }
+  // Not adopted since a restart (e.g. it had ended): answer from its persisted state.
+  TY_ASSIGN_OR_RETURN(fs::path job_dir, LookupJobDir(options_.data_dir, kLocalRegistry, job_id));
+  TY_ASSIGN_OR_RETURN(PersistedGang persisted, LoadGangState(job_dir));
+  return persisted.status;
+}
+
+StatusOr<std::vector<LogLine>> LocalExecutor::ReadLogs(const std::string& job_id, int64_t after,
+                                                       int limit) const {
+  fs::path job_dir;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = gangs_.find(job_id);
+    if (it != gangs_.end()) job_dir = it->second->spec.job_dir;
+  }
+  if (job_dir.empty()) {
+    TY_ASSIGN_OR_RETURN(job_dir, LookupJobDir(options_.data_dir, kLocalRegistry, job_id));
+  }
+  return ReadJobLog(job_dir / "logs", after, limit);
+}
+
+void LocalExecutor::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    wake_ = false;
+    Tick();
+    if (!listener_) pending_notifications_.clear();  // nobody to tell
+    while (!pending_notifications_.empty() && listener_) {
+      std::vector<GangStatus> notes = std::move(pending_notifications_);
+      pending_notifications_.clear();
+      Listener listener = listener_;
+      lock.unlock();
+      for (const auto& note : notes) listener(note);
+      lock.lock();
+    }
+    cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });
+  }
+}
+
+void LocalExecutor::SyncLoop() {
+  std::unique_lock<std::mutex> lock(sync_mu_);
+  while (true) {
+    sync_cv_.wait(lock, [this] { return sync_stop_ || !pending_fsyncs_.empty(); });
+    if (pending_fsyncs_.empty() && sync_stop_) return;
+    std::vector<fs::path> paths = std::move(pending_fsyncs_);
+    pending_fsyncs_.clear();
+    lock.unlock();
+    for (const auto& p : paths) (void)FsyncPath(p);  // best effort; the rename already happened
+    lock.lock();
+  }
+}
+
+void LocalExecutor::Tick() {
+  // Wrappers end shortly after writing their status file; collect them so none stays a zombie.
+  std::erase_if(unreaped_, [this](const ReplicaHandle& h) { return runtime_.Reap(h); });
+  for (auto& [id, gang] : gangs_) {
+    if (gang->state == GangState::kQueued || GangLifecycle::IsTerminal(gang->state)) continue;
+    for (auto& replica : gang->replicas) PollReplica(*gang, replica);
+    AdvanceGang(*gang);
+  }
+  while (ended_.size() > kMaxEndedInMemory) {
+    auto it = gangs_.find(ended_.front());
+    if (it != gangs_.end() && GangLifecycle::IsTerminal(it->second->state)) gangs_.erase(it);
+    ended_.pop_front();
+  }
+  for (const Admission& admission : scheduler_.Admit()) {
+    auto it = gangs_.find(admission.job_id);
+    if (it != gangs_.end()) StartGang(*it->second, admission);
+  }
+}
+
+}  // namespace trainyard::executor

@@ -1,0 +1,196 @@
+// LocalExecutor: runs gangs as processes on this machine (the default executor).
+//
+// Layout under GangSpec::job_dir (all executor-owned):
+//   executor_state.json              gang + replica state, rewritten atomically on every change
+//   logs/segment-<offset>.log        captured stdout/stderr of all replicas (job_log.h)
+//   work/<task>/                     each replica's working directory (task = "workerpool1-0")
+//   replicas/<task>/attempt-<n>.pid|.status|.wrapper.log   written by trainyard-exec-wrapper
+//   replicas/<task>/hypertune/output.metrics               CLOUD_ML_HP_METRIC_FILE
+//
+// Each replica attempt is started through a ReplicaRuntime (replica_runtime.h); the default,
+// HostProcessRuntime, starts `trainyard-exec-wrapper ... -- argv` in a new session; the
+// wrapper starts the replica in its own process group, timestamps and stores its output, and
+// writes its exit code atomically when it ends. The wrapper does not depend on the server, so
+// replicas keep running, logging and recording exit codes across a server crash, and Adopt()
+// re-attaches to them (pids are checked against their /proc start time to rule out pid reuse).
+//
+// Durability: executor_state.json is replaced (temp + rename) on every change without fsync —
+// enough for the server crashes re-adoption is about; terminal states are also fsynced, off the
+// lock. Exit codes are fsynced by the wrapper. (Measured here: an fsync costs ~14 ms.)
+//
+// Waking up: the monitor thread runs at once when a gang is submitted or cancelled and when a
+// wrapper exits (ExitWatcher: a pidfd per wrapper, also for re-adopted ones that are not our
+// children), so a replica's end and the next admission take no poll tick; it also polls every
+// poll_interval as a fallback.
+//
+// Resource limits of a replica (src/executor/README.md): pinned to the CPU ids the scheduler
+// placed it on (sched_setaffinity, unless the inventory's CPUs are not all ours), its own cgroup
+// v2 with memory.max/cpu.max of its machine type where the host allows it (cgroup_limits.h),
+// and OMP_NUM_THREADS/MKL_NUM_THREADS = its CPU count unless the job's env sets them.
+// LimitNotes() says which of these are enforced here and why not.
+//
+// Lifecycle (decided by GangLifecycle, gang_lifecycle.h, as for every executor): Submit ->
+// QUEUED; admitted by the GangScheduler (gang_scheduler.h: FIFO with
+// reservation) -> PENDING while replicas start -> RUNNING once all are started. The gang SUCCEEDS
+// when the primary replica (workerpool0; all replicas if the gang has no pool 0) exits 0; replicas
+// still running then are stopped (SIGTERM, kill_grace, SIGKILL). A replica exiting non-zero is
+// restarted (same port, GPUs, work dir) while the job's restart budget (GangSpec::max_restarts,
+// counted per job) lasts; with restart_job_on_worker_restart the whole gang is stopped and
+// restarted instead. Budget exhausted -> FAILED "workerpool1 replica 0 exited with code 2 after 3
+// restarts". Timeout (measured from the first RUNNING) -> FAILED "timed out after 600s". Cancel ->
+// CANCELLING -> CANCELLED.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor/executor.h"
+#include "executor/executor_registry.h"
+#include "executor/gang_lifecycle.h"
+#include "executor/gang_scheduler.h"
+#include "executor/host_inventory.h"
+#include "executor/host_process_runtime.h"
+#include "executor/job_log.h"
+#include "executor/machine_catalog.h"
+#include "executor/process_ops.h"
+#include "executor/replica_runtime.h"
+#include "local_executor/cgroup_limits.h"
+#include "local_executor/exit_watcher.h"
+
+namespace trainyard::executor {
+
+struct LocalExecutorOptions {
+  std::filesystem::path data_dir;  // server data dir (the executor keeps nothing else there today)
+  std::optional<int> cpus;         // unset = detect
+  std::optional<double> memory_gib;  // unset = detect
+  std::optional<int> gpus;           // unset = detect (nvidia-smi)
+  std::string host =
+      "127.0.0.1";  // address replicas use for each other (CLUSTER_SPEC, MASTER_ADDR)
+
+  // Everything below has working defaults; tests and embedders may change it.
+  // What runs replicas; nullptr = a HostProcessRuntime over wrapper_path and process_ops.
+  ReplicaRuntime* runtime = nullptr;
+  // The wrapper binary; empty = $TRAINYARD_EXEC_WRAPPER, then next to /proc/self/exe, then the
+  // build tree, then PATH (see FindExecWrapper).
+  std::filesystem::path wrapper_path;
+  std::chrono::milliseconds poll_interval{100};  // how often running replicas are checked
+  LogLimits log_limits;
+  const MachineCatalog* catalog = nullptr;  // nullptr = MachineCatalog::Default()
+  Clock* clock = nullptr;                   // nullptr = Clock::Real()
+  ProcessOps* process_ops = nullptr;        // nullptr = ProcessOps::Real()
+  std::optional<HostInventory> inventory;   // set = use as is, skip detection and overrides
+  // Every GPU serves every acceleratorType (for hand-configured inventories whose device names
+  // are not nvidia-smi product names); default: only the requested model (gpu_model.h).
+  bool any_gpu_model = false;
+  bool pin_cpus = true;  // pin replicas to their CPUs when the inventory's CPU ids are ours
+  CgroupOptions cgroup;  // per-replica memory/CPU cgroups where possible
+};
+
+// Registers "local" in the server's executor registry: a LocalExecutor over the config's data
+// dir, inventory overrides, poll interval and cgroup settings; its notes are the inventory and
+// the LimitNotes().
+Status RegisterLocalExecutor(ExecutorRegistry* registry);
+
+class LocalExecutor : public Executor {
+ public:
+  explicit LocalExecutor(LocalExecutorOptions options);
+  ~LocalExecutor() override;  // Shutdown()
+
+  void SetListener(Listener listener) override;
+  Status Validate(const GangSpec& spec) const override;
+  Status Submit(const GangSpec& spec) override;
+  StatusOr<GangStatus> Adopt(const GangSpec& spec) override;
+  Status Cancel(const std::string& job_id) override;
+  StatusOr<GangStatus> Get(const std::string& job_id) const override;
+  StatusOr<std::vector<LogLine>> ReadLogs(const std::string& job_id, int64_t after,
+                                          int limit) const override;
+  void Shutdown() override;
+
+  const HostInventory& inventory() const { return inventory_; }
+  // One line per limit (CPU pinning, cgroup memory/CPU, thread counts): enforced, or not and why
+  // (e.g. "memory/CPU limits (cgroup v2): not enforced: /sys/fs/cgroup is not a cgroup v2
+  // mount ..."). The server logs them once at start.
+  std::vector<std::string> LimitNotes() const;
+
+ private:
+ public:  // defined in local_executor_state.h (implementation detail, not part of the API)
+  struct Gang;
+  struct Replica;
+
+ private:
+  Status SubmitLocked(const GangSpec& spec, bool readopting);
+  std::vector<ReplicaDemand> DemandsOf(const GangSpec& spec) const;
+  void Loop();
+  void SyncLoop();
+  void Tick();
+  void StartGang(Gang& gang, const Admission& admission);
+  // Makes the monitor thread run as soon as the attempt's supervisor exits (or now, if it has).
+  void WatchExit(const ReplicaHandle& handle);
+  // After a replica attempt ended: notes an OOM kill (when it `ended_now`) and removes its
+  // cgroup (kept in the replica's record while processes of it linger).
+  void ReleaseLimits(const Gang& gang, Replica& replica, bool ended_now);
+  void LaunchReplica(Gang& gang, Replica& replica);
+  void PollReplica(Gang& gang, Replica& replica);
+  void AdvanceGang(Gang& gang);
+  // Does what the gang's state machine decided (signals, restarts, the end of the gang).
+  void Perform(Gang& gang, const LifecycleAction& action, const Replica* replica = nullptr);
+  void Finished(Gang& gang);
+  GangLifecycle Lifecycle(Gang& gang) const;
+  void SystemLog(const Gang& gang, const Replica* replica, const std::string& text);
+  GangStatus StatusOf(const Gang& gang) const;
+  void Persist(const Gang& gang, bool durable = false);
+  void Notify(const Gang& gang);
+  Status ValidateLocked(const GangSpec& spec, std::vector<ReplicaDemand>* demands,
+                        std::vector<std::string>* warnings) const;
+  // The CUDA indices of the host's GPUs that serve `accel` (gpu_model.h); INVALID_ARGUMENT
+  // naming `field` and what the host has when there are none, or fewer than already + count.
+  StatusOr<std::vector<int>> GpuCandidates(const std::string& field, const std::string& accel,
+                                           int count, int already) const;
+
+  LocalExecutorOptions options_;
+  const MachineCatalog& catalog_;
+  Clock& clock_;
+  std::unique_ptr<ReplicaRuntime> owned_runtime_;
+  ReplicaRuntime& runtime_;
+  // Before inventory_: detection appends to it while inventory_ is being initialized.
+  std::vector<std::string> inventory_warnings_;
+  HostInventory inventory_;
+  bool pin_cpus_ = false;
+  std::string pin_note_;  // why replicas are (not) pinned
+  CgroupLimits cgroups_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool wake_ = false;  // run a tick now (new gang, cancel)
+  Listener listener_;
+  GangScheduler scheduler_;
+  std::map<std::string, std::unique_ptr<Gang>> gangs_;
+  std::vector<GangStatus> pending_notifications_;
+  // fsyncs of terminal states, done by sync_thread_ so they never hold up mu_ or a tick.
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  std::vector<std::filesystem::path> pending_fsyncs_;  // guarded by sync_mu_
+  bool sync_stop_ = false;                             // guarded by sync_mu_
+  std::thread sync_thread_;
+  std::set<int> ports_in_use_;
+  std::vector<ReplicaHandle> unreaped_;  // supervisors this instance started, until collected
+  // Ended gangs stay in memory for fast Get/Cancel up to this many; older ones are answered
+  // from their executor_state.json through the job-dir registry.
+  static constexpr size_t kMaxEndedInMemory = 1024;
+  std::deque<std::string> ended_;
+  std::thread thread_;
+  // Declared last: destroyed (its thread joined) before the members its callback uses.
+  std::unique_ptr<ExitWatcher> exit_watcher_;
+};
+
+}  // namespace trainyard::executor

@@ -1,0 +1,417 @@
+// LocalExecutor: starting, watching, restarting, stopping and re-adopting gangs. What happens next
+// is decided by the gang's GangLifecycle (gang_lifecycle.h); this file reports events to it and
+// performs its actions through the ReplicaRuntime. Every function here runs with mu_ held (from
+// the monitor thread's Tick, or Submit/Cancel/Adopt).
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "common/file_util.h"
+#include "executor/replica_env.h"
+#include "executor/tcp_port.h"
+#include "local_executor/local_executor.h"
+#include "local_executor/local_executor_state.h"
+
+namespace trainyard::executor {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string FormatGib(double gib) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", gib);
+  return buf;
+}
+
+std::string Describe(const LocalExecutor::Replica& r) {
+  return "workerpool" + std::to_string(r.pool_index) + " replica " +
+         std::to_string(r.replica_index);
+}
+
+bool AnyRunning(const LocalExecutor::Gang& g) {
+  return std::any_of(g.replicas.begin(), g.replicas.end(),
+                     [](const LocalExecutor::Replica& r) { return r.running; });
+}
+
+// Not stopping and not ended: replicas may still be (re)started.
+bool Active(const LocalExecutor::Gang& g) {
+  return g.stop_goal == StopGoal::kNone && !GangLifecycle::IsTerminal(g.state);
+}
+
+}  // namespace
+
+GangStatus LocalExecutor::StatusOf(const Gang& gang) const { return StatusFromGang(gang); }
+
+GangLifecycle LocalExecutor::Lifecycle(Gang& gang) const {
+  return GangLifecycle(&gang, LifecyclePolicy::From(gang.spec));
+}
+
+void LocalExecutor::Persist(const Gang& gang, bool durable) {
+  // A durable write is a plain replace now plus fsyncs that sync_thread_ does outside mu_, so
+  // ~10 ms of fsync never blocks Submit/Get or other gangs.
+  if (Status s = SaveGangState(gang, /*durable=*/false); !s.ok()) {
+    SystemLog(gang, nullptr, "cannot persist executor state: " + s.ToString());
+  } else if (durable) {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    pending_fsyncs_.push_back(gang.spec.job_dir / "executor_state.json");
+    pending_fsyncs_.push_back(gang.spec.job_dir);
+    sync_cv_.notify_one();
+  }
+}
+
+void LocalExecutor::Notify(const Gang& gang) { pending_notifications_.push_back(StatusOf(gang)); }
+
+void LocalExecutor::SystemLog(const Gang& gang, const Replica* replica, const std::string& text) {
+  LogRecord rec;
+  rec.time = clock_.Now();
+  rec.pool_index = replica ? replica->pool_index : gang.replicas.front().pool_index;
+  rec.replica_index = replica ? replica->replica_index : gang.replicas.front().replica_index;
+  rec.is_stderr = true;
+  rec.text = "[trainyard] " + text;
+  // Best effort: a log that cannot be written must not stop the job.
+  (void)AppendJobLog(gang.spec.job_dir / "logs", options_.log_limits, {rec});
+}
+
+void LocalExecutor::WatchExit(const ReplicaHandle& handle) {
+  auto fd = runtime_.OpenExitFd(handle);
+  if (fd.ok()) {
+    if (exit_watcher_->Add(*fd)) return;
+  } else if (fd.status().code() == StatusCode::kNotFound) {
+    wake_ = true;  // already gone: look at it on the next loop iteration, not the next tick
+    return;
+  }
+  // Not watchable: the poll every poll_interval notices the exit.
+}
+
+void LocalExecutor::ReleaseLimits(const Gang& gang, Replica& r, bool ended_now) {
+  if (r.cgroup.empty()) return;
+  if (ended_now && r.exit_code == 128 + SIGKILL && CgroupLimits::OomKills(r.cgroup) > 0) {
+    const ReplicaSpec& spec = gang.spec.replicas[&r - gang.replicas.data()];
+    SystemLog(gang, &r,
+              Describe(r) + " was killed by the kernel's OOM killer: it used more than the " +
+                  FormatGib(gang.demands[&r - gang.replicas.data()].memory_gib) + " GiB of " +
+                  spec.machine_type + " (memory.max of " + r.cgroup.string() +
+                  "); pick a machine type with more memory");
+  }
+  if (CgroupLimits::Remove(r.cgroup)) r.cgroup.clear();
+}
+
+void LocalExecutor::StartGang(Gang& gang, const Admission& admission) {
+  Lifecycle(gang).Placed(GangState::kPending, clock_.Now());
+  Notify(gang);
+  for (const auto& w : inventory_warnings_) SystemLog(gang, nullptr, "host inventory: " + w);
+  for (const auto& w : gang.warnings) SystemLog(gang, nullptr, "warning: " + w);
+  for (size_t i = 0; i < gang.replicas.size(); ++i) {
+    Replica& r = gang.replicas[i];
+    r.gpus = i < admission.gpus.size() ? admission.gpus[i] : std::vector<int>{};
+    r.cpus = i < admission.cpus.size() ? admission.cpus[i] : std::vector<int>{};
+    int port = 0;
+    for (int attempt = 0; attempt < 20 && port == 0; ++attempt) {
+      auto picked = PickFreeTcpPort(options_.host);
+      if (picked.ok() && ports_in_use_.insert(*picked).second) port = *picked;
+    }
+    r.port = port;
+    if (port == 0) {
+      Perform(gang, Lifecycle(gang).Fail(
+                        Describe(r) + " could not be given a free TCP port on " + options_.host,
+                        GangFailure::kStartFailed, /*any_running=*/false, clock_.Now()));
+      return;
+    }
+    const ReplicaSpec& spec = gang.spec.replicas[i];
+    if (!spec.accelerator_type.empty() && !r.gpus.empty()) {
+      for (int g : r.gpus) {
+        auto it = std::find_if(inventory_.gpus.begin(), inventory_.gpus.end(),
+                               [&](const GpuDevice& d) { return d.index == g; });
+        if (it != inventory_.gpus.end()) {
+          SystemLog(gang, &r,
+                    "GPU " + std::to_string(g) + " (" + it->name + ") serves the " +
+                        spec.accelerator_type + " this replica asked for");
+        }
+      }
+    }
+  }
+  for (auto& r : gang.replicas) {
+    LaunchReplica(gang, r);
+    if (!Active(gang)) return;  // a launch failed; the gang is stopping
+  }
+  Lifecycle(gang).Placed(GangState::kRunning, clock_.Now());
+  Persist(gang);
+  Notify(gang);
+}
+
+void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
+  const GangSpec& spec = gang.spec;
+  size_t self = 0;
+  ReplicaEnvInput in;
+  in.job_id = spec.job_id;
+  in.job_spec_json = spec.job_spec_json;
+  in.base_output_dir = spec.base_output_dir;
+  if (auto it = spec.extra_env.find("CLOUD_ML_TRIAL_ID"); it != spec.extra_env.end()) {
+    in.trial_id = it->second;
+  }
+  // Members in pool, then index order (the order ranks are assigned in).
+  std::vector<const Replica*> ordered;
+  for (const auto& other : gang.replicas) ordered.push_back(&other);
+  std::sort(ordered.begin(), ordered.end(), [](const Replica* a, const Replica* b) {
+    return std::tie(a->pool_index, a->replica_index) < std::tie(b->pool_index, b->replica_index);
+  });
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    if (ordered[i] == &r) self = i;
+    in.members.push_back({ordered[i]->pool_index, ordered[i]->replica_index,
+                          options_.host + ":" + std::to_string(ordered[i]->port)});
+  }
+  in.self = self;
+  in.gpus = r.gpus;
+  in.hp_metric_file = HpMetricFile(spec.job_dir, r.pool_index, r.replica_index);
+  in.cpu_threads = static_cast<int>(r.cpus.size());
+  const ReplicaSpec& rspec =
+      *std::find_if(spec.replicas.begin(), spec.replicas.end(), [&](const ReplicaSpec& s) {
+        return s.pool_index == r.pool_index && s.replica_index == r.replica_index;
+      });
+  EnvMap inherited = InheritedReplicaEnv();
+
+  r.attempt += 1;
+  r.running = true;
+  r.done = false;
+  r.exit_code.reset();
+  r.lost_reason.clear();
+  r.lost_failure = GangFailure::kReplicaLost;
+  r.handle = {};
+  ReplicaLaunch launch;
+  launch.pool_index = r.pool_index;
+  launch.replica_index = r.replica_index;
+  launch.argv = rspec.argv;
+  launch.env = BuildReplicaEnv(inherited, rspec.env, in, spec.extra_env);
+  launch.work_dir = WorkDir(spec.job_dir, r.pool_index, r.replica_index);
+  launch.log_dir = spec.job_dir / "logs";
+  launch.log_limits = options_.log_limits;
+  launch.pid_file = AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "pid");
+  launch.status_file =
+      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "status");
+  launch.output_file =
+      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "wrapper.log");
+  if (pin_cpus_) launch.cpus = r.cpus;
+  Status dirs = MakeDirs(launch.work_dir);
+  if (dirs.ok()) dirs = MakeDirs(in.hp_metric_file.parent_path());
+  if (!r.cgroup.empty() && CgroupLimits::Remove(r.cgroup)) r.cgroup.clear();  // last attempt's
+  if (cgroups_.enabled() && dirs.ok()) {
+    const size_t i = &r - gang.replicas.data();
+    auto cgroup =
+        cgroups_.Create("trainyard-" + spec.job_id + "-" + TaskName(r.pool_index, r.replica_index) +
+                            "-" + std::to_string(r.attempt),
+                        gang.demands[i].memory_gib, gang.demands[i].cpus);
+    if (cgroup.ok()) {
+      r.cgroup = *cgroup;
+      launch.cgroup = r.cgroup;
+    } else {
+      SystemLog(gang, &r, "runs without memory/CPU limits: " + cgroup.status().message());
+    }
+  }
+  StatusOr<ReplicaHandle> started = dirs.ok() ? runtime_.Start(launch) : dirs;
+  if (!started.ok()) {
+    r.running = false;
+    r.done = true;
+    r.lost_reason = "could not be started: " + started.status().message();
+    SystemLog(gang, &r, Describe(r) + " " + r.lost_reason);
+    Perform(gang, Lifecycle(gang).Fail(Describe(r) + " " + r.lost_reason, GangFailure::kStartFailed,
+                                       AnyRunning(gang), clock_.Now()));
+    return;
+  }
+  r.handle = *started;
+  unreaped_.push_back(r.handle);
+  WatchExit(r.handle);
+  if (r.attempt > 1) {
+    SystemLog(gang, &r,
+              "starting " + Describe(r) + " again (attempt " + std::to_string(r.attempt) + ")");
+  }
+  Persist(gang);
+}
+
+void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
+  if (!r.running) return;
+  bool had_pid = r.handle.process.valid();
+  ReplicaObservation seen = runtime_.Observe(&r.handle);
+  if (seen.phase == ReplicaObservation::Phase::kRunning) {
+    if (!had_pid && r.handle.process.valid()) Persist(gang);
+    return;
+  }
+  r.running = false;
+  if (seen.phase == ReplicaObservation::Phase::kLost) {
+    r.lost_reason = seen.lost_reason;
+  } else {
+    r.exit_code = seen.exit_code;
+  }
+  ReleaseLimits(gang, r, /*ended_now=*/true);
+  Persist(gang);
+  if (seen.phase == ReplicaObservation::Phase::kExited) Notify(gang);
+}
+
+void LocalExecutor::AdvanceGang(Gang& gang) {
+  auto now = clock_.Now();
+  GangLifecycle lc = Lifecycle(gang);
+  if (lc.queued() || lc.terminal()) return;
+  if (lc.stopping()) return Perform(gang, lc.Tick(AnyRunning(gang), now));
+  if (LifecycleAction timeout = lc.Tick(AnyRunning(gang), now);
+      timeout.kind != LifecycleAction::Kind::kNone) {
+    return Perform(gang, timeout);
+  }
+  for (auto& r : gang.replicas) {
+    if (r.running || r.done) continue;
+    r.done = true;
+    if (!r.lost_reason.empty()) {
+      return Perform(
+          gang, lc.Fail(Describe(r) + " " + r.lost_reason, r.lost_failure, AnyRunning(gang), now));
+    }
+    int code = r.exit_code.value_or(-1);
+    std::string what = Describe(r) + " exited with code " + std::to_string(code);
+    SystemLog(gang, &r, what);
+    if (code == 0) continue;
+    LifecycleAction action = lc.ReplicaFailed(Describe(r), what, AnyRunning(gang), now);
+    Perform(gang, action, &r);
+    if (action.kind != LifecycleAction::Kind::kRestartReplica || !Active(gang)) return;
+  }
+  std::vector<std::pair<int, std::optional<int>>> ends;
+  for (const auto& r : gang.replicas) {
+    ends.push_back({r.pool_index, r.done ? r.exit_code : std::nullopt});
+  }
+  if (PrimarySucceeded(ends)) Perform(gang, lc.Succeeded(AnyRunning(gang), now));
+}
+
+void LocalExecutor::Perform(Gang& gang, const LifecycleAction& action, const Replica* replica) {
+  using Kind = LifecycleAction::Kind;
+  if (!action.log.empty() && action.kind != Kind::kKill) SystemLog(gang, replica, action.log);
+  switch (action.kind) {
+    case Kind::kNone:
+      return;
+    case Kind::kTerminate:
+      for (auto& r : gang.replicas) {
+        if (!r.running) continue;
+        SystemLog(gang, &r,
+                  "stopping " + Describe(r) + ": SIGTERM, then SIGKILL after " +
+                      std::to_string(gang.spec.kill_grace.count()) + "s");
+        runtime_.Terminate(r.handle);
+      }
+      if (gang.state == GangState::kCancelling) Notify(gang);
+      Persist(gang);
+      return;
+    case Kind::kKill:
+      for (auto& r : gang.replicas) {
+        if (!r.running) continue;
+        SystemLog(gang, &r, action.log);
+        runtime_.Kill(r.handle);
+      }
+      Persist(gang);
+      return;
+    case Kind::kRestartReplica: {
+      Replica& r = gang.replicas[replica - gang.replicas.data()];
+      r.restarts += 1;
+      LaunchReplica(gang, r);
+      if (Active(gang)) Notify(gang);
+      return;
+    }
+    case Kind::kRestartGang:
+      for (auto& r : gang.replicas) {
+        r.restarts += 1;
+        LaunchReplica(gang, r);
+        if (!Active(gang)) return;
+      }
+      Persist(gang);
+      Notify(gang);
+      return;
+    case Kind::kFinished:
+      Finished(gang);
+      return;
+  }
+}
+
+void LocalExecutor::Finished(Gang& gang) {
+  scheduler_.Remove(gang.spec.job_id);
+  for (auto& r : gang.replicas) {
+    ports_in_use_.erase(r.port);
+    r.running = false;
+    ReleaseLimits(gang, r, /*ended_now=*/false);  // retries what PollReplica could not remove
+  }
+  if (gang.state != GangState::kSucceeded)
+    SystemLog(gang, nullptr,
+              "job ended: " + GangStateName(gang.state) +
+                  (gang.error_message.empty() ? "" : ": " + gang.error_message));
+  Persist(gang, /*durable=*/true);
+  ended_.push_back(gang.spec.job_id);
+  Notify(gang);
+}
+
+std::vector<ReplicaDemand> LocalExecutor::DemandsOf(const GangSpec& spec) const {
+  std::vector<ReplicaDemand> out;
+  for (const auto& r : spec.replicas) {
+    ReplicaDemand d;
+    if (const MachineType* m = catalog_.FindMachine(r.machine_type)) {
+      d.cpus = m->vcpus;
+      d.memory_gib = m->memory_gib;
+      d.gpus = r.accelerator_count > 0 ? r.accelerator_count : m->bundled_accelerator_count;
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
+  TY_RETURN_IF_ERROR(runtime_.CheckAvailable());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = gangs_.find(spec.job_id); it != gangs_.end()) return StatusOf(*it->second);
+  auto persisted = LoadGangState(fs::absolute(spec.job_dir));
+  if (!persisted.ok() && persisted.status().code() != StatusCode::kNotFound) {
+    return persisted.status();
+  }
+  if (!persisted.ok() || persisted->gang.state == GangState::kQueued) {
+    // It had not started: it queues again (keeping its place is impossible; the controller adopts
+    // jobs in creation order, which restores FIFO order among them).
+    TY_RETURN_IF_ERROR(SubmitLocked(spec, /*readopting=*/true));
+    return StatusOf(*gangs_.at(spec.job_id));
+  }
+  auto gang = std::make_unique<Gang>(std::move(persisted->gang));
+  gang->spec = spec;
+  gang->spec.job_dir = fs::absolute(spec.job_dir);
+  gang->demands = DemandsOf(spec);
+  std::vector<std::pair<int, int>> replicas;
+  for (const auto& r : gang->replicas) replicas.push_back({r.pool_index, r.replica_index});
+  TY_RETURN_IF_ERROR(CheckSameReplicas(spec, replicas, kLocalStateFile));
+  TY_RETURN_IF_ERROR(RegisterJobDir(options_.data_dir, kLocalRegistry, spec.job_id, spec.job_dir));
+  Gang& g = *gang;
+  gangs_[spec.job_id] = std::move(gang);
+  if (GangLifecycle::IsTerminal(g.state)) {
+    ended_.push_back(spec.job_id);
+    return StatusOf(g);
+  }
+  std::vector<std::vector<int>> gpus, cpus;
+  for (auto& r : g.replicas) {
+    gpus.push_back(r.gpus);
+    cpus.push_back(r.cpus);
+    ports_in_use_.insert(r.port);
+    if (r.attempt == 0 && !r.done) {
+      r.lost_reason = "was never started (the server stopped while starting the job)";
+    }
+  }
+  if (auto placed = scheduler_.AddRunning(spec.job_id, g.demands, gpus, cpus); placed.ok()) {
+    for (size_t i = 0; i < g.replicas.size() && i < placed->size(); ++i) {
+      g.replicas[i].cpus = (*placed)[i];  // restarts of older-state replicas get pinned too
+    }
+  }
+  SystemLog(g, nullptr, "server restarted; re-adopting the job");
+  for (auto& r : g.replicas) {
+    if (r.running) WatchExit(r.handle);
+  }
+  for (auto& r : g.replicas) {
+    PollReplica(g, r);
+    // Found gone now: lost with the server, not while it watched.
+    if (!r.lost_reason.empty() && !r.done) r.lost_failure = GangFailure::kLostOnAdopt;
+  }
+  AdvanceGang(g);
+  Persist(g);
+  Notify(g);
+  wake_ = true;
+  cv_.notify_all();
+  return StatusOf(g);
+}
+
+}  // namespace trainyard::executor

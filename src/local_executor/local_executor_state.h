@@ -1,0 +1,77 @@
+// LocalExecutor internals: the in-memory record of a gang and its replicas, how it is persisted
+// to <job_dir>/executor_state.json (so Adopt() can pick it up after a restart), and where each
+// replica's files live. Not for use outside src/executor/.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/gang_record.h"
+#include "executor/replica_env.h"
+#include "local_executor/local_executor.h"
+
+namespace trainyard::executor {
+
+struct LocalExecutor::Replica {
+  int pool_index = 0;
+  int replica_index = 0;
+  std::vector<int> gpus;
+  std::vector<int> cpus;  // CPU ids it is placed on (pinned to when pinning is on)
+  int port = 0;
+  int attempt = 0;               // launches so far; attempt-<n>.* files belong to launch n
+  int restarts = 0;              // restarts of this replica (own or as part of a gang restart)
+  ReplicaHandle handle;          // the current attempt (supervisor, replica, its files)
+  bool running = false;          // launched and its end not yet seen
+  bool done = false;             // ended and its end handled (exit 0, or the gang is stopping)
+  std::optional<int> exit_code;  // of the latest attempt
+  std::string lost_reason;       // ended without a recorded exit code
+  GangFailure lost_failure = GangFailure::kReplicaLost;  // not persisted
+  std::filesystem::path cgroup;  // the current attempt's cgroup (cgroup_limits.h); empty = none
+};
+
+// The lifecycle fields (state, failure, restarts_used, times, stop goal and message, killed) come
+// from GangRecord (gang_lifecycle.h), persisted the same way as the SlurmExecutor's.
+struct LocalExecutor::Gang : GangRecord {
+  GangSpec spec;
+  std::vector<ReplicaDemand> demands;
+  std::vector<std::string> warnings;  // logged when the gang starts
+  std::vector<Replica> replicas;
+};
+
+// Paths of one replica attempt.
+std::filesystem::path ReplicaDir(const std::filesystem::path& job_dir, int pool, int replica);
+std::filesystem::path WorkDir(const std::filesystem::path& job_dir, int pool, int replica);
+std::filesystem::path HpMetricFile(const std::filesystem::path& job_dir, int pool, int replica);
+std::filesystem::path AttemptFile(const std::filesystem::path& job_dir, int pool, int replica,
+                                  int attempt, const std::string& suffix);  // "pid", "status"
+
+// The environment replicas inherit: the server's, with TRAINYARD_BUCKET_ROOT set to the bucket
+// root in use and the server binary's own directory appended to PATH (so `trainyard-bert` and
+// friends installed next to the server resolve like tools baked into a training image).
+EnvMap InheritedReplicaEnv();
+
+// <job_dir>/executor_state.json.
+// `durable` = fsync (WriteFileAtomic). Otherwise write-temp-then-rename without fsync
+// (ReplaceFile): readers never see a torn file and it survives a crash of the server process
+// (the case re-adoption is for), but not necessarily a power loss — after which no replica is
+// running anyway. Only terminal states are written durably.
+inline constexpr char kLocalStateFile[] = "executor_state.json";
+std::string SerializeGang(const LocalExecutor::Gang& gang);
+Status SaveGangState(const LocalExecutor::Gang& gang, bool durable);
+struct PersistedGang {
+  GangStatus status;
+  LocalExecutor::Gang gang;  // spec/demands not filled
+};
+// NOT_FOUND if the gang never got that far, DATA_LOSS if the file is corrupt.
+StatusOr<PersistedGang> LoadGangState(const std::filesystem::path& job_dir);
+
+// <data_dir>/executor/jobs/<job_id> remembers each job's dir (gang_record.h), so Get/ReadLogs
+// work for jobs that ended before a server restart.
+inline constexpr char kLocalRegistry[] = "executor";
+
+GangStatus StatusFromGang(const LocalExecutor::Gang& gang);
+
+}  // namespace trainyard::executor

@@ -1,0 +1,443 @@
+#include "storage/fs_object_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "common/bucket_path.h"
+#include "common/file_util.h"
+#include "storage/object_hash.h"
+
+namespace trainyard::storage {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kIoBlock = 1 << 20;
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+TimePoint FromTimespec(const timespec& ts) {
+  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(
+      std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+}
+
+int64_t Nanos(const timespec& ts) { return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+
+int64_t Micros(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+TimePoint FromMicros(int64_t us) {
+  return TimePoint(std::chrono::duration_cast<TimePoint::duration>(std::chrono::microseconds(us)));
+}
+
+// What a sidecar says, and whether it still describes the file (size and mtime match).
+struct Sidecar {
+  bool fresh = false;
+  json j;
+};
+
+Sidecar ReadSidecar(const fs::path& path, const struct stat& st) {
+  Sidecar s;
+  auto text = ReadFile(path);
+  if (!text.ok()) return s;
+  s.j = json::parse(*text, nullptr, false);
+  if (!s.j.is_object()) {
+    s.j = json::object();
+    return s;
+  }
+  s.fresh = s.j.value("size", int64_t{-1}) == int64_t(st.st_size) &&
+            s.j.value("mtimeNs", int64_t{-1}) == Nanos(st.st_mtim);
+  return s;
+}
+
+class FdReader : public ObjectReader {
+ public:
+  FdReader(int fd, ObjectInfo info) : fd_(fd), info_(std::move(info)) {}
+  ~FdReader() override { ::close(fd_); }
+  const ObjectInfo& info() const override { return info_; }
+  StatusOr<size_t> ReadAt(uint64_t offset, char* buf, size_t size) override {
+    while (true) {
+      ssize_t n = ::pread(fd_, buf, size, static_cast<off_t>(offset));
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno != EINTR) return IoError("cannot read object " + info_.name + ": " + ErrnoText());
+    }
+  }
+
+ private:
+  int fd_;
+  ObjectInfo info_;
+};
+
+// Bytes go to a temp file in the store's tmp dir, buffered into large writes, hashed as written.
+class FsWriter : public ObjectWriter {
+ public:
+  FsWriter(FsObjectStore* store, std::string bucket, std::string name, fs::path tmp, int fd)
+      : store_(store),
+        bucket_(std::move(bucket)),
+        name_(std::move(name)),
+        tmp_(std::move(tmp)),
+        fd_(fd) {
+    buffer_.reserve(kIoBlock);
+  }
+  ~FsWriter() override {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      ::unlink(tmp_.c_str());
+    }
+  }
+  Status Append(std::string_view data) override {
+    if (fd_ < 0) return FailedPreconditionError("writer already committed");
+    written_ += data.size();
+    if (buffer_.size() + data.size() < kIoBlock) {
+      buffer_.append(data);
+      return Status::Ok();
+    }
+    buffer_.append(data);
+    return Flush();
+  }
+  uint64_t bytes_written() const override { return written_; }
+  StatusOr<ObjectInfo> Commit(const WriteMetadata& meta, const Preconditions& pre,
+                              const std::string& expected_md5,
+                              const std::string& expected_crc32c) override {
+    if (fd_ < 0) return FailedPreconditionError("writer already committed");
+    TY_RETURN_IF_ERROR(Flush());
+    std::string md5, crc;
+    hasher_.Finish(&md5, &crc);
+    if (!expected_md5.empty() && expected_md5 != md5) {
+      return InvalidArgumentError("Provided MD5 hash \"" + expected_md5 +
+                                  "\" doesn't match calculated MD5 hash \"" + md5 + "\".");
+    }
+    if (!expected_crc32c.empty() && expected_crc32c != crc) {
+      return InvalidArgumentError("Provided CRC32C \"" + expected_crc32c +
+                                  "\" doesn't match calculated CRC32C \"" + crc + "\".");
+    }
+    auto info = store_->CommitFile(tmp_, fd_, bucket_, name_, meta, pre, md5, crc);
+    ::close(fd_);
+    if (!info.ok()) ::unlink(tmp_.c_str());
+    fd_ = -1;
+    return info;
+  }
+
+ private:
+  Status Flush() {
+    hasher_.Update(buffer_.data(), buffer_.size());
+    Status s = WriteAll(fd_, buffer_, tmp_);
+    buffer_.clear();
+    return s;
+  }
+
+  FsObjectStore* store_;
+  std::string bucket_, name_;
+  fs::path tmp_;
+  int fd_;
+  std::string buffer_;
+  ObjectHasher hasher_;
+  uint64_t written_ = 0;
+};
+
+}  // namespace
+
+FsObjectStore::FsObjectStore(fs::path root, FsObjectStoreOptions options)
+    : root_(std::move(root)),
+      meta_dir_(root_ / ".trainyard-meta"),
+      tmp_dir_(root_ / ".trainyard-tmp"),
+      uploads_dir_(root_ / ".trainyard-uploads"),
+      options_(options) {}
+
+FsObjectStore::~FsObjectStore() = default;
+
+fs::path FsObjectStore::DataPath(const std::string& bucket, const std::string& name) const {
+  return root_ / bucket / name;
+}
+
+fs::path FsObjectStore::MetaPath(const std::string& bucket, const std::string& name) const {
+  return meta_dir_ / bucket / (name + ".json");
+}
+
+Status FsObjectStore::CheckBucket(const std::string& bucket) const {
+  TY_RETURN_IF_ERROR(ValidateBucketName(bucket));
+  std::error_code ec;
+  if (!fs::is_directory(BucketDir(bucket), ec)) {
+    return NotFoundError("The specified bucket does not exist: " + bucket);
+  }
+  return Status::Ok();
+}
+
+// A name GCS allows but a file cannot have (a "folder/" placeholder) names no object here:
+// NOT_FOUND, as clients probing for folders (gcloud storage cp into "dir/") expect.
+Status FsObjectStore::CheckReadableName(const std::string& bucket, const std::string& name) const {
+  Status s = ValidateObjectName(name);
+  if (!s.ok() && trainyard::ValidateObjectName(name).ok()) {
+    return NotFoundError("No such object: " + bucket + "/" + name);
+  }
+  return s;
+}
+
+StatusOr<BucketInfo> FsObjectStore::CreateBucket(const std::string& bucket) {
+  TY_RETURN_IF_ERROR(ValidateBucketName(bucket));
+  if (::mkdir(BucketDir(bucket).c_str(), 0755) != 0) {
+    if (errno == EEXIST) {
+      return AlreadyExistsError(
+          "Your previous request to create the named bucket succeeded "
+          "and you already own it: " +
+          bucket);
+    }
+    return IoError("cannot create bucket directory " + BucketDir(bucket).string() + ": " +
+                   ErrnoText());
+  }
+  return GetBucket(bucket);
+}
+
+StatusOr<BucketInfo> FsObjectStore::GetBucket(const std::string& bucket) {
+  TY_RETURN_IF_ERROR(CheckBucket(bucket));
+  struct stat st {};
+  if (::stat(BucketDir(bucket).c_str(), &st) != 0) {
+    return NotFoundError("The specified bucket does not exist: " + bucket);
+  }
+  return BucketInfo{bucket, FromTimespec(st.st_ctim)};
+}
+
+StatusOr<std::vector<BucketInfo>> FsObjectStore::ListBuckets() {
+  std::vector<BucketInfo> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root_, ec)) {
+    std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || !ValidateBucketName(name).ok()) continue;
+    auto info = GetBucket(name);
+    if (info.ok()) out.push_back(*info);
+  }
+  if (ec) return IoError("cannot list the bucket root " + root_.string() + ": " + ec.message());
+  std::sort(out.begin(), out.end(),
+            [](const BucketInfo& a, const BucketInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+Status FsObjectStore::DeleteBucket(const std::string& bucket) {
+  TY_RETURN_IF_ERROR(CheckBucket(bucket));
+  ListOptions one;
+  one.max_results = 1;
+  TY_ASSIGN_OR_RETURN(ListResult contents, ListObjects(bucket, one));
+  if (!contents.objects.empty()) {
+    return FailedPreconditionError("The bucket you tried to delete is not empty: " + bucket);
+  }
+  std::error_code ec;
+  fs::remove_all(BucketDir(bucket), ec);  // only empty directories are left
+  if (ec) return IoError("cannot remove bucket " + bucket + ": " + ec.message());
+  fs::remove_all(meta_dir_ / bucket, ec);
+  return Status::Ok();
+}
+
+StatusOr<ObjectInfo> FsObjectStore::Describe(const std::string& bucket, const std::string& name,
+                                             int fd, bool want_hashes) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return IoError("cannot stat object " + name + ": " + ErrnoText());
+  ObjectInfo info;
+  info.bucket = bucket;
+  info.name = name;
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.generation = Nanos(st.st_mtim) / 1000;
+  info.updated = FromTimespec(st.st_mtim);
+  info.created = info.updated;
+  info.content_type = "application/octet-stream";
+  const fs::path meta_path = MetaPath(bucket, name);
+  Sidecar sidecar = ReadSidecar(meta_path, st);
+  if (sidecar.fresh) {
+    const json& j = sidecar.j;
+    info.content_type = j.value("contentType", info.content_type);
+    info.content_encoding = j.value("contentEncoding", "");
+    info.metadata = j.value("metadata", std::map<std::string, std::string>{});
+    info.md5_base64 = j.value("md5Hash", "");
+    info.crc32c_base64 = j.value("crc32c", "");
+    info.component_count = j.value("componentCount", 0);
+    if (j.contains("createdUs")) info.created = FromMicros(j["createdUs"].get<int64_t>());
+  }
+  if (want_hashes && (info.md5_base64.empty() || info.crc32c_base64.empty())) {
+    ObjectHasher hasher;
+    std::string buf(kIoBlock, '\0');
+    for (uint64_t off = 0; off < info.size;) {
+      ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return IoError("cannot read object " + name + " to hash it: " + ErrnoText());
+      hasher.Update(buf.data(), static_cast<size_t>(n));
+      off += static_cast<uint64_t>(n);
+    }
+    hasher.Finish(&info.md5_base64, &info.crc32c_base64);
+    json j = sidecar.fresh ? sidecar.j : json::object();
+    j["size"] = int64_t(st.st_size);
+    j["mtimeNs"] = Nanos(st.st_mtim);
+    j["md5Hash"] = info.md5_base64;
+    j["crc32c"] = info.crc32c_base64;
+    // A cache: losing it only costs a re-hash, so no fsync.
+    if (MakeDirs(meta_path.parent_path()).ok()) (void)ReplaceFile(meta_path, j.dump());
+  }
+  return info;
+}
+
+StatusOr<ObjectInfo> FsObjectStore::GetObject(const std::string& bucket, const std::string& name) {
+  TY_ASSIGN_OR_RETURN(auto reader, OpenObject(bucket, name));
+  return reader->info();
+}
+
+StatusOr<std::unique_ptr<ObjectReader>> FsObjectStore::OpenObject(const std::string& bucket,
+                                                                  const std::string& name) {
+  TY_RETURN_IF_ERROR(CheckBucket(bucket));
+  TY_RETURN_IF_ERROR(CheckReadableName(bucket, name));
+  const fs::path path = DataPath(bucket, name);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    ::close(fd);
+    fd = -1;
+    errno = ENOENT;
+  }
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR) {
+      return NotFoundError("No such object: " + bucket + "/" + name);
+    }
+    return IoError("cannot open object " + bucket + "/" + name + ": " + ErrnoText());
+  }
+  auto info = Describe(bucket, name, fd, /*want_hashes=*/true);
+  if (!info.ok()) {
+    ::close(fd);
+    return info.status();
+  }
+  return std::unique_ptr<ObjectReader>(new FdReader(fd, std::move(info).value()));
+}
+
+StatusOr<std::unique_ptr<ObjectWriter>> FsObjectStore::NewWriter(const std::string& bucket,
+                                                                 const std::string& name) {
+  TY_RETURN_IF_ERROR(CheckBucket(bucket));
+  TY_RETURN_IF_ERROR(ValidateObjectName(name));
+  std::string tmpl = (tmp_dir_ / "w-XXXXXX").string();
+  int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+  if (fd < 0)
+    return IoError("cannot create a temp file in " + tmp_dir_.string() + ": " + ErrnoText());
+  return std::unique_ptr<ObjectWriter>(new FsWriter(this, bucket, name, tmpl, fd));
+}
+
+Status FsObjectStore::CheckPreconditions(const std::string& bucket, const std::string& name,
+                                         const Preconditions& pre) {
+  if (!pre.if_generation_match && !pre.if_generation_not_match) return Status::Ok();
+  struct stat st {};
+  int64_t current = 0;  // 0 = no live object, as GCS's ifGenerationMatch=0
+  if (::stat(DataPath(bucket, name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    current = Nanos(st.st_mtim) / 1000;
+  }
+  if (pre.if_generation_match && *pre.if_generation_match != current) {
+    return Status(StatusCode::kAborted,
+                  "At least one of the pre-conditions you specified did not hold: "
+                  "ifGenerationMatch=" +
+                      std::to_string(*pre.if_generation_match) + ", current generation " +
+                      std::to_string(current));
+  }
+  if (pre.if_generation_not_match && *pre.if_generation_not_match == current) {
+    return Status(StatusCode::kAborted,
+                  "At least one of the pre-conditions you specified did not hold: "
+                  "ifGenerationNotMatch=" +
+                      std::to_string(current));
+  }
+  return Status::Ok();
+}
+
+StatusOr<ObjectInfo> FsObjectStore::CommitFile(const fs::path& tmp, int fd,
+                                               const std::string& bucket, const std::string& name,
+                                               const WriteMetadata& meta, const Preconditions& pre,
+                                               const std::string& md5, const std::string& crc32c) {
+  if (options_.fsync && ::fsync(fd) != 0) {
+    return IoError("cannot fsync the upload of " + bucket + "/" + name + ": " + ErrnoText());
+  }
+  const fs::path path = DataPath(bucket, name);
+  std::lock_guard lock(commit_mu_);
+  TY_RETURN_IF_ERROR(CheckPreconditions(bucket, name, pre));
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) {
+    return FailedPreconditionError("cannot store " + bucket + "/" + name + ": a part of its path " +
+                                   "is already an object (the bucket root is a directory tree, "
+                                   "so 'a' and 'a/b' cannot both exist)");
+  }
+  if (fs::is_directory(path, ec)) {
+    return FailedPreconditionError("cannot store " + bucket + "/" + name + ": other objects are " +
+                                   "named '" + name + "/...' (the bucket root is a directory " +
+                                   "tree, so 'a' and 'a/b' cannot both exist)");
+  }
+  ::fchmod(fd, 0644);  // mkostemp makes 0600 files; objects are readable like files cp makes
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return IoError("cannot move the upload into " + path.string() + ": " + ErrnoText());
+  }
+  struct stat st {};
+  ::fstat(fd, &st);
+  json j = {
+      {"size", int64_t(st.st_size)},
+      {"mtimeNs", Nanos(st.st_mtim)},
+      {"md5Hash", md5},
+      {"crc32c", crc32c},
+      {"contentType", meta.content_type.empty() ? "application/octet-stream" : meta.content_type},
+      {"createdUs", Micros(FromTimespec(st.st_mtim))}};
+  if (!meta.content_encoding.empty()) j["contentEncoding"] = meta.content_encoding;
+  if (!meta.metadata.empty()) j["metadata"] = meta.metadata;
+  if (meta.component_count > 0) j["componentCount"] = meta.component_count;
+  const fs::path meta_path = MetaPath(bucket, name);
+  if (MakeDirs(meta_path.parent_path()).ok()) (void)ReplaceFile(meta_path, j.dump());
+  return Describe(bucket, name, fd, /*want_hashes=*/false);
+}
+
+void FsObjectStore::RemoveEmptyParents(fs::path dir, const fs::path& stop) {
+  while (dir != stop && dir.string().size() > stop.string().size()) {
+    if (::rmdir(dir.c_str()) != 0) return;  // not empty (or gone): stop
+    dir = dir.parent_path();
+  }
+}
+
+Status FsObjectStore::DeleteObject(const std::string& bucket, const std::string& name,
+                                   const Preconditions& pre) {
+  TY_RETURN_IF_ERROR(CheckBucket(bucket));
+  TY_RETURN_IF_ERROR(CheckReadableName(bucket, name));
+  std::lock_guard lock(commit_mu_);
+  const fs::path path = DataPath(bucket, name);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return NotFoundError("No such object: " + bucket + "/" + name);
+  }
+  TY_RETURN_IF_ERROR(CheckPreconditions(bucket, name, pre));
+  if (::unlink(path.c_str()) != 0) {
+    return IoError("cannot delete " + path.string() + ": " + ErrnoText());
+  }
+  ::unlink(MetaPath(bucket, name).c_str());
+  // GCS has no directories: a "folder" disappears with its last object.
+  RemoveEmptyParents(path.parent_path(), BucketDir(bucket));
+  RemoveEmptyParents(MetaPath(bucket, name).parent_path(), meta_dir_ / bucket);
+  return Status::Ok();
+}
+
+StatusOr<ObjectInfo> FsObjectStore::UpdateMetadata(
+    const std::string& bucket, const std::string& name,
+    const std::optional<std::string>& content_type,
+    const std::map<std::string, std::optional<std::string>>& metadata) {
+  TY_ASSIGN_OR_RETURN(auto reader, OpenObject(bucket, name));  // hashes the file if needed
+  std::lock_guard lock(commit_mu_);
+  const fs::path meta_path = MetaPath(bucket, name);
+  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(meta_path));
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return DataLossError("corrupt object metadata " + meta_path.string());
+  if (content_type) j["contentType"] = *content_type;
+  for (const auto& [key, value] : metadata) {
+    if (value) {
+      j["metadata"][key] = *value;
+    } else if (j.contains("metadata")) {
+      j["metadata"].erase(key);
+    }
+  }
+  TY_RETURN_IF_ERROR(ReplaceFile(meta_path, j.dump()));
+  return GetObject(bucket, name);
+}
+
+}  // namespace trainyard::storage

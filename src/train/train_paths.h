@@ -1,0 +1,35 @@
+// The files and directories of one training run, resolved from TrainOptions (gs:// URIs map to
+// local paths through TRAINYARD_BUCKET_ROOT: common/bucket_path.h) and checked before any work.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "train/progress.h"
+#include "train/train_options.h"
+
+namespace trainyard::train {
+
+struct TrainPaths {
+  std::filesystem::path train, valid, test;  // test empty without --testing-file
+  std::filesystem::path model_dir;           // empty: BERT-Tiny from scratch
+  std::filesystem::path vocab;
+  std::filesystem::path job_dir;         // export directory; empty = no export
+  std::filesystem::path checkpoint_dir;  // empty on dry runs or without one
+  std::filesystem::path tensorboard_dir;
+};
+
+// The files an export writes; a job dir holding anything else is refused (the export replaces
+// the whole directory).
+const std::vector<std::string>& ExportFiles();
+
+// INVALID_ARGUMENT naming the flag and the fix: an unresolvable URI, no vocab, and for the chief
+// (`check_job_dir`, the only writer of the export) a job dir that is a file, holds files the
+// export would delete, or contains the checkpoint dir. A --job-dir naming a .pt/.pth/.bin file
+// (the article's job.sh) exports to its directory, with a warning on `console`.
+StatusOr<TrainPaths> ResolveTrainPaths(const TrainOptions& o, bool check_job_dir,
+                                       TrainConsole& console);
+
+}  // namespace trainyard::train

@@ -1,0 +1,56 @@
+// Shared by the Node client tests: finds the installed clients, starts a real `trainyard server`
+// on 127.0.0.1 port 0 with a fresh data dir and bucket root, and stops it at exit.
+'use strict';
+const {spawn} = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const SKIP = 77;  // ctest SKIP_RETURN_CODE
+
+// require() of an npm client, or exit "skipped" naming the install script.
+function requireClient(name) {
+  try {
+    return require(name);
+  } catch (e) {
+    console.log(`SKIPPED: ${name} is not installed (${e.code}); run scripts/install-node-clients.sh`);
+    process.exit(SKIP);
+  }
+}
+
+async function startServer(extraArgs = []) {
+  const bin = path.join(process.env.TRAINYARD_BINARY_DIR || 'build', 'tools', 'trainyard');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trainyard-node-'));
+  const buckets = path.join(dir, 'buckets');
+  fs.mkdirSync(buckets);
+  const child = spawn(bin, ['server', '--port', '0', '--data-dir', path.join(dir, 'server'),
+                            ...extraArgs],
+                      {env: {...process.env, TRAINYARD_BUCKET_ROOT: buckets},
+                       stdio: ['ignore', 'pipe', 'pipe']});
+  let stderr = '';
+  child.stderr.on('data', d => { stderr += d; });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', d => {
+      out += d;
+      const m = out.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', code => reject(new Error(`trainyard server exited with ${code}: ${stderr}`)));
+  });
+  process.on('exit', () => {
+    child.kill('SIGKILL');
+    fs.rmSync(dir, {recursive: true, force: true});
+  });
+  return {port, dir, buckets, endpoint: `http://127.0.0.1:${port}`, child};
+}
+
+// Runs `main`; any failure prints the error and exits 1.
+function run(main) {
+  main().then(() => process.exit(0), err => {
+    console.error('FAILED:', err && err.stack ? err.stack : err);
+    process.exit(1);
+  });
+}
+
+module.exports = {requireClient, startServer, run, SKIP};

@@ -1,0 +1,17 @@
+# Google's own clients against the real server (src/storage, src/cloud_logging, the Vertex routes):
+#   gcloud_e2e_test: the gcloud CLI (skipped where /usr/bin/gcloud is absent);
+#   node_*_client_test: the official Node.js clients (scripts/install-node-clients.sh installs
+#   them into <build>/node-clients; skipped when missing).
+trainyard_e2e_test(gcloud_e2e_test TIMEOUT 600)
+set_tests_properties(gcloud_e2e_test PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+
+find_program(NODE_EXECUTABLE node)
+if(NODE_EXECUTABLE)
+  foreach(client storage aiplatform)
+    add_test(NAME node_${client}_client_test
+             COMMAND ${NODE_EXECUTABLE} ${PROJECT_SOURCE_DIR}/test/node/${client}_client_test.js)
+    set_tests_properties(node_${client}_client_test PROPERTIES
+        LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77
+        ENVIRONMENT "TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};NODE_PATH=${PROJECT_BINARY_DIR}/node-clients/node_modules")
+  endforeach()
+endif()
