@@ -97,8 +97,8 @@ std::string Points(const json& page) {
 
 TEST_F(ObservabilityRoutesTest, ScalarsOfTheBaseOutputDirectoryIncrementally) {
   const std::string name =
-      Create(JobWith(R"("baseOutputDirectory":{"outputUriPrefix":"gs://b/out"},)", "[]"));
-  const fs::path logs = root_ / "buckets/b/out/logs";
+      Create(JobWith(R"("baseOutputDirectory":{"outputUriPrefix":"gs://bkt/out"},)", "[]"));
+  const fs::path logs = root_ / "buckets/bkt/out/logs";
   fs::create_directories(logs);
   const fs::path file = logs / "events.out.tfevents.1.h.1";
   std::ofstream(file, std::ios::binary | std::ios::app)
@@ -109,18 +109,18 @@ TEST_F(ObservabilityRoutesTest, ScalarsOfTheBaseOutputDirectoryIncrementally) {
   json second = Scalars(name, first["nextCursor"].get<std::string>());
   EXPECT_EQ(first["logDir"].get<std::string>() + " " + first["jobState"].get<std::string>() +
                 " | " + Points(first) + "| " + Points(second),
-            "gs://b/out/logs/ JOB_STATE_QUEUED | train/loss: 10=0.5; | train/loss: 20=0.25; ");
+            "gs://bkt/out/logs/ JOB_STATE_QUEUED | train/loss: 10=0.5; | train/loss: 20=0.25; ");
 }
 
 TEST_F(ObservabilityRoutesTest, TensorboardDirArgumentNoDirAndBadCursor) {
-  const std::string with_arg = Create(JobWith("", R"(["--tensorboard-dir", "gs://b/tb"])"));
+  const std::string with_arg = Create(JobWith("", R"(["--tensorboard-dir", "gs://bkt/tb"])"));
   const std::string without = Create(JobWith("", "[]"));
   json a = Scalars(with_arg);
   json b = Scalars(without);
   json bad = Scalars(with_arg, "garbage");
   EXPECT_EQ(a["logDir"].dump() + " " + b["logDir"].dump() + " " + bad["httpStatus"].dump() + " " +
                 bad["error"]["message"].get<std::string>().substr(0, 40),
-            "\"gs://b/tb\" null 400 after: not a cursor returned by :scalars");
+            "\"gs://bkt/tb\" null 400 after: not a cursor returned by :scalars");
 }
 
 TEST_F(ObservabilityRoutesTest, MetricsCountRequestsByRoute) {

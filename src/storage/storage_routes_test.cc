@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "api/route_table.h"
 #include "storage/fs_object_store.h"
 #include "testing/test_util.h"
 
