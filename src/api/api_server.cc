@@ -9,6 +9,18 @@
 #include "common/parse.h"
 
 namespace trainyard::api {
+namespace {
+
+// Bodies up to this size are read (and dropped) before a 413, so that the client sees it.
+constexpr size_t kDrainBytes = 16u << 20;
+
+void SetTooLarge(httplib::Response& res, const std::string& message) {
+  res.status = 413;
+  res.set_content(ErrorBody(413, StatusCode::kInvalidArgument, message).dump(2) + "\n",
+                  "application/json; charset=utf-8");
+}
+
+}  // namespace
 
 ApiServer::ApiServer(controller::JobController* controller, ApiServerOptions options)
     : controller_(controller),
@@ -57,6 +69,12 @@ ApiServer::~ApiServer() { Stop(); }
 
 // cpp-httplib has one payload limit per server, applied before any handler runs; streaming paths
 // need object-sized bodies, so the limit is lifted and enforced here, before routing, for the rest.
+//
+// A body over the limit but under kDrainBytes is still read: a client that is not told to stop
+// (no "Expect: 100-continue") keeps writing, and closing on unread data resets the connection, so
+// the client would see a transport error instead of the 413. The 413 is prepared here and kept by
+// Guarded (route_util.h), which never runs a handler on such a request. Larger bodies are answered
+// at once and the connection is closed.
 void ApiServer::AllowStreamingBodies() {
   server_->set_payload_max_length(std::numeric_limits<size_t>::max());
   const size_t limit = options_.max_request_bytes;
@@ -70,18 +88,24 @@ void ApiServer::AllowStreamingBodies() {
     if (!chunked && (length.empty() || (n && *n >= 0 && static_cast<size_t>(*n) <= limit))) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
-    res.status = 413;
+    SetTooLarge(res, chunked
+                         ? "a chunked request body is not accepted here; send it "
+                           "with Content-Length"
+                         : "request body exceeds the limit of " + std::to_string(limit) + " bytes");
+    const bool drain = !chunked && n && *n > 0 && static_cast<size_t>(*n) <= kDrainBytes;
+    if (drain) return httplib::Server::HandlerResponse::Unhandled;
     res.set_header("Connection", "close");  // the unread body must not be parsed as a request
-    res.set_content(
-        ErrorBody(413, StatusCode::kInvalidArgument,
-                  chunked ? "a chunked request body is not accepted here; send it "
-                            "with Content-Length"
-                          : "request body exceeds the limit of " + std::to_string(limit) + " bytes")
-                .dump(2) +
-            "\n",
-        "application/json; charset=utf-8");
     return httplib::Server::HandlerResponse::Handled;
   });
+  // Clients that ask first (curl does above 1 MiB) are refused before they send the body.
+  server_->set_expect_100_continue_handler(
+      [limit](const httplib::Request& req, httplib::Response& res) {
+        const std::optional<int64_t> n = ParseInt64(req.get_header_value("Content-Length"));
+        if (!n || *n < 0 || static_cast<size_t>(*n) <= limit) return 100;
+        SetTooLarge(res, "request body exceeds the limit of " + std::to_string(limit) + " bytes");
+        res.set_header("Connection", "close");
+        return 413;
+      });
 }
 
 StatusOr<int> ApiServer::Bind() {

@@ -32,6 +32,7 @@ class ApiServerTest : public ::testing::Test {
     options.port = 0;
     options.max_request_bytes = 64 * 1024;
     options.max_log_wait_seconds = 2;
+    if (streaming_) options.is_streaming_path = [](std::string_view p) { return p == "/up"; };
     server_ = std::make_unique<ApiServer>(controller_.get(), options);
     auto port = server_->Bind();
     ASSERT_TRUE(port.ok()) << port.status();
@@ -59,6 +60,7 @@ class ApiServerTest : public ::testing::Test {
     return name.substr(name.rfind('/') + 1);
   }
 
+  bool streaming_ = false;  // set by fixtures that lift the limit for one path
   store::MemoryJobStore store_;
   executor::FakeExecutor executor_;
   spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
@@ -105,6 +107,22 @@ TEST_F(ApiServerTest, MalformedEmptyAndOversizedBodies) {
   EXPECT_EQ(std::to_string(s1) + " " + std::to_string(s2) + " " + std::to_string(s3) + " " +
                 b3["error"]["message"].get<std::string>(),
             "400 400 413 request body exceeds the limit of 65536 bytes");
+}
+
+class StreamingApiServerTest : public ApiServerTest {
+ protected:
+  StreamingApiServerTest() { streaming_ = true; }
+};
+
+// Limits enforced before routing: an oversized body that is still read in full is answered 413
+// (not a connection reset), and no handler sees it.
+TEST_F(StreamingApiServerTest, OversizedBodyIsReadAndAnswered413WithoutRunningTheHandler) {
+  auto [s1, b1] = Call("POST", kJobs, std::string(8 << 20, 'x'));
+  auto [s2, b2] = Call("POST", kJobs, kJob);
+  auto [s3, b3] = Call("GET", kJobs);
+  EXPECT_EQ(std::to_string(s1) + " " + b1["error"].value("message", "") + " " + std::to_string(s2) +
+                " " + std::to_string(b3["customJobs"].size()),
+            "413 request body exceeds the limit of 65536 bytes 200 1");
 }
 
 TEST_F(ApiServerTest, NotFoundForUnknownJobsAndRoutes) {

@@ -32,9 +32,11 @@ StatusOr<httplib::Request> WithEnumNames(const httplib::Request& req);
 // Wraps a handler `StatusOr<json>(const httplib::Request&)`: 200 with the JSON on success, the
 // error body otherwise; exceptions become INTERNAL (nothing escapes into the HTTP server).
 // Google's system parameters ($alt=json;enum-encoding=int, prettyPrint, ...) are applied here.
+// A request already answered 413 before routing (its body over the limit) is left as it is.
 template <typename Fn>
 httplib::Server::Handler Guarded(Fn fn) {
   return [fn](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 413) return;  // body over the limit, read only to answer (api_server.cc)
     try {
       StatusOr<ResponseFormat> format = ParseSystemParams(req);
       if (!format.ok()) return SendError(res, format.status());

@@ -25,7 +25,9 @@ class LoggingRoutesTest : public ::testing::Test {
     ASSERT_TRUE(controller_->Start().ok());
     auto request = spec::ParseCustomJob(
         R"({"displayName":"d","jobSpec":{"workerPoolSpecs":[{"machineSpec":{"machineType":
-        "n1-standard-4"},"replicaCount":"2","containerSpec":{"imageUri":"local"}}]}})",
+        "n1-standard-4"},"replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}},
+        {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+        "containerSpec":{"imageUri":"local","command":["true"]}}]}})",
         spec::DecodeMode::kRequest);
     ASSERT_TRUE(request.ok()) << request.status();
     auto job = controller_->Create("projects/p/locations/us-central1", *request);
@@ -33,7 +35,7 @@ class LoggingRoutesTest : public ::testing::Test {
     id_ = job->Id();
     for (int i = 1; i <= 3; ++i) {
       ASSERT_TRUE(executor_.AppendLog(id_, 0, 0, "epoch " + std::to_string(i)).ok());
-      ASSERT_TRUE(executor_.AppendLog(id_, 0, 1, "worker " + std::to_string(i), true).ok());
+      ASSERT_TRUE(executor_.AppendLog(id_, 1, 0, "worker " + std::to_string(i), true).ok());
     }
     RegisterLoggingRoutes(routes_, controller_.get());
     int port = server_.bind_to_any_port("127.0.0.1");
@@ -83,7 +85,7 @@ TEST_F(LoggingRoutesTest, TaskFilterAndOrder) {
   EXPECT_EQ(List(" AND resource.labels.task_name=\"workerpool0-0\""),
             "INFO workerpool0-0 epoch 1; INFO workerpool0-0 epoch 2; INFO workerpool0-0 epoch 3; ");
   EXPECT_EQ(List(" AND severity>=ERROR", "timestamp desc", 2).substr(0, 58),
-            "ERROR workerpool0-1 worker 3; ERROR workerpool0-1 worker 2");
+            "ERROR workerpool1-0 worker 3; ERROR workerpool1-0 worker 2");
 }
 
 TEST_F(LoggingRoutesTest, PagesCoverEveryLineOnce) {

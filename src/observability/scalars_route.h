@@ -4,7 +4,7 @@
 //
 // reads the scalars of the job's TensorBoard event files (src/tensorboard) and returns
 //
-//   {"logDir": "gs://b/out/logs/", "series": [{"run": ".", "tag": "train/loss",
+//   {"logDir": "gs://bkt/out/logs/", "series": [{"run": ".", "tag": "train/loss",
 //     "points": [[step, wallTime, value], ...]}], "nextCursor": "...", "more": false,
 //    "jobState": "JOB_STATE_RUNNING", "warnings": []}
 //

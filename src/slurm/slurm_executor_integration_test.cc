@@ -121,7 +121,8 @@ const char kShowEnv[] =
 
 TEST_F(SlurmExecutorIntegrationTest, TwoReplicaGangSeesItsRolesAndSucceeds) {
   auto submitted = Clock::now();
-  ASSERT_TRUE(executor_->Submit(Spec("ok", kShowEnv, kShowEnv)).ok());
+  // The chief lingers: its exit ends the gang, which would stop a worker that has not printed yet.
+  ASSERT_TRUE(executor_->Submit(Spec("ok", std::string(kShowEnv) + "; sleep 1", kShowEnv)).ok());
   auto end = WaitFor("ok", Terminal);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -170,7 +171,8 @@ TEST_F(SlurmExecutorIntegrationTest, CancelDeliversSigtermThenEndsCancelled) {
 }
 
 TEST_F(SlurmExecutorIntegrationTest, DifferentMachineTypesRunAsAHeterogeneousJob) {
-  GangSpec spec = Spec("het", kShowEnv, kShowEnv);
+  // The chief lingers: its exit ends the gang, which would stop a worker that has not printed yet.
+  GangSpec spec = Spec("het", std::string(kShowEnv) + "; sleep 3", kShowEnv);
   spec.replicas[1].machine_type = "n1-standard-1";
   ASSERT_TRUE(executor_->Submit(spec).ok());
   auto end = WaitFor("het", Terminal);

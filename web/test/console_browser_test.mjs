@@ -85,6 +85,18 @@ const base = await new Promise((resolve, reject) => {
 const PARENT = 'projects/local/locations/us-central1';
 let failures = 0;
 const check = (ok, what) => { console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`); if (!ok) failures++; };
+// Polls `fn` in the page until it returns true (30 s). page.waitForFunction compiles its predicate
+// with eval inside the page, which the console's Content-Security-Policy (script-src 'self')
+// rightly forbids; page.evaluate goes through the DevTools protocol instead.
+async function waitInPage(page, fn, timeoutMs = 30000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await page.evaluate(fn)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${fn}`);
+}
+
 async function rest(method, p, body) {
   const r = await fetch(base + p, { method, body: body && JSON.stringify(body), headers: body ? { 'Content-Type': 'application/json' } : {} });
   const j = await r.json();
@@ -149,7 +161,7 @@ try {
   // Job page: logs and a curve with points, growing while the job runs.
   await page.click(`tr[data-job="${jobId}"] a`);
   await page.waitForSelector('.logbox .line');
-  await page.waitForFunction(() => Number(document.querySelector('.chart[data-tag="train/loss"]')?.dataset.points ?? 0) >= 8);
+  await waitInPage(page, () => Number(document.querySelector('.chart[data-tag="train/loss"]')?.dataset.points ?? 0) >= 8);
   check(true, 'train/loss chart has 8 points');
   await page.waitForSelector('.logbox .line.err');
   await page.click('text=Jump to first error');
@@ -159,7 +171,7 @@ try {
   // Cancel from the UI.
   page.once('dialog', (d) => d.accept());
   await page.click('button:has-text("Cancel job")');
-  await page.waitForFunction(() => /CANCELL(ED|ING)/.test(document.querySelector('.job-header .badge')?.textContent ?? ''));
+  await waitInPage(page, () => /CANCELL(ED|ING)/.test(document.querySelector('.job-header .badge')?.textContent ?? ''));
   let state = '';
   for (let i = 0; i < 60 && state !== 'JOB_STATE_CANCELLED'; i++) { state = (await rest('GET', `/v1/${job.name}`)).state; await sleep(500); }
   check(state === 'JOB_STATE_CANCELLED', `job cancelled from the UI (${state})`);
