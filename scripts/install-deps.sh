@@ -14,6 +14,8 @@ pkgs=(
 if [[ "${1:-}" == "--test" ]]; then
   # python3-torch: the independent reference implementation in parity tests and benchmarks.
   pkgs+=(python3 python3-torch python3-numpy procps curl clang-format)
+  # Security tests: self-signed certificates (openssl); fuzzing (clang-14 with libFuzzer).
+  pkgs+=(openssl clang libclang-rt-14-dev)
   # Slurm executor integration tests: scripts/slurm-local.sh runs a real cluster on localhost.
   pkgs+=(slurmctld slurmd slurm-client munge)
   # Console and observability tests: an independent event-file decoder (protoc + python3-protobuf),

@@ -23,7 +23,12 @@ void SetTooLarge(httplib::Response& res, const std::string& message) {
 }  // namespace
 
 ApiServer::ApiServer(ApiControllers controllers, ApiServerOptions options)
-    : controllers_(controllers), options_(std::move(options)), server_(new httplib::Server) {
+    : controllers_(controllers),
+      options_(std::move(options)),
+      server_(options_.tls_cert.empty() && options_.tls_key.empty()
+                  ? new httplib::Server
+                  : new httplib::SSLServer(options_.tls_cert.c_str(), options_.tls_key.c_str())),
+      routes_(new RouteTable(*server_, options_.auth)) {
   const int threads = options_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(options_.max_request_bytes);
@@ -57,7 +62,7 @@ ApiServer::ApiServer(ApiControllers controllers, ApiServerOptions options)
         res.set_content(ErrorBody(InternalError("internal error")).dump(2) + "\n",
                         "application/json; charset=utf-8");
       });
-  RegisterRoutes(*server_, controllers_, options_);
+  RegisterRoutes(*routes_, controllers_, options_);
 }
 
 ApiServer::~ApiServer() { Stop(); }
@@ -104,6 +109,15 @@ void ApiServer::AllowStreamingBodies() {
 }
 
 StatusOr<int> ApiServer::Bind() {
+  if (options_.tls_cert.empty() != options_.tls_key.empty()) {
+    return InvalidArgumentError("--tls-cert and --tls-key go together; give both or neither");
+  }
+  if (!server_->is_valid()) {
+    return InvalidArgumentError("--tls-cert " + options_.tls_cert + " / --tls-key " +
+                                options_.tls_key +
+                                ": cannot load the certificate and key (PEM files, the key "
+                                "matching the certificate)");
+  }
   int port = options_.port;
   if (port == 0) {
     port = server_->bind_to_any_port(options_.host);

@@ -3,7 +3,9 @@
 //
 // Policies enforced here: request bodies above max_request_bytes get 413 with a google.rpc.Status
 // body; unknown paths get 404 NOT_FOUND with a google.rpc.Status body; no handler throws (every
-// exception is turned into 500 INTERNAL).
+// exception is turned into 500 INTERNAL); every route is registered through routes() with the
+// access it needs, and checked against options.tokens when set (route_table.h); with tls_cert and
+// tls_key the server speaks HTTPS only.
 #pragma once
 
 #include <functional>
@@ -11,12 +13,17 @@
 #include <string>
 #include <string_view>
 
+#include "api/route_table.h"
 #include "common/status.h"
 #include "controller/job_controller.h"
-#include "controller/tuning_job_controller.h"
 
 namespace httplib {
 class Server;
+}
+// Not included: tuning_job_controller.h brings Eigen (src/tuning), which breaks in any file that
+// includes cpp-httplib's header first (its <resolv.h> defines `_res`).
+namespace trainyard::controller {
+class TuningJobController;
 }
 
 namespace trainyard::api {
@@ -27,15 +34,18 @@ struct ApiServerOptions {
   size_t max_request_bytes = 1 << 20;  // 1 MiB; a CustomJob is a few KiB
   int threads = 32;                    // includes long-polling log readers
   int max_log_wait_seconds = 20;       // cap of :logs?waitSeconds=
+  AuthOptions auth;                    // tokens (null: no authentication) and audit log
+  std::string tls_cert;                // PEM certificate chain; with tls_key: HTTPS
+  std::string tls_key;                 // PEM private key
   // Paths whose handlers stream their bodies to disk (object uploads, src/storage): exempt from
   // max_request_bytes, which every other path keeps (413, and a chunked body is refused there).
   std::function<bool(std::string_view path)> is_streaming_path;
 };
 
-// The controllers behind the routes, one per resource; all required, all must outlive the server.
+// The controllers behind the routes, one per resource; they must outlive the server.
 struct ApiControllers {
-  controller::JobController* custom_jobs = nullptr;
-  controller::TuningJobController* tuning_jobs = nullptr;
+  controller::JobController* custom_jobs = nullptr;      // required
+  controller::TuningJobController* tuning_jobs = nullptr;  // null: no hyperparameterTuningJobs
 };
 
 class ApiServer {
@@ -44,15 +54,17 @@ class ApiServer {
   ~ApiServer();
 
   // Binds the listening socket. Returns the bound port (the chosen one when options.port is 0).
-  // UNAVAILABLE if the address cannot be bound.
+  // UNAVAILABLE if the address cannot be bound; INVALID_ARGUMENT if the TLS certificate or key
+  // cannot be loaded.
   StatusOr<int> Bind();
   // Serves until Stop(). Precondition: Bind() succeeded.
   void Serve();
   // Stops Serve(); safe from any thread.
   void Stop();
-  // The HTTP server, for the other APIs a server carries (Cloud Storage, Cloud Logging, the
-  // console) to add their routes before Serve(). Vertex resources are registered here.
-  httplib::Server& http() { return *server_; }
+  // Where other subsystems add their routes, each with its access level, before Serve()
+  // (Cloud Storage, Cloud Logging, the console). There is deliberately no access to the
+  // httplib::Server itself.
+  RouteTable& routes() { return *routes_; }
 
  private:
   void AllowStreamingBodies();
@@ -60,6 +72,7 @@ class ApiServer {
   ApiControllers controllers_;
   ApiServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<RouteTable> routes_;
 };
 
 }  // namespace trainyard::api

@@ -36,6 +36,8 @@ int HttpStatusFor(StatusCode code) {
       return 503;
     case StatusCode::kDataLoss:
       return 500;
+    case StatusCode::kUnauthenticated:
+      return 401;
   }
   return 500;
 }

@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "api/auth_routes.h"
 #include "api/route_util.h"
 #include "common/time.h"
 #include "spec/custom_job_json.h"
@@ -28,18 +29,22 @@ std::string TaskName(const executor::LogLine& line) {
 
 }  // namespace
 
-void RegisterRoutes(httplib::Server& server, const ApiControllers& controllers,
+void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
                     const ApiServerOptions& options) {
-  server.Get("/healthz", Guarded([](const httplib::Request&) -> StatusOr<json> {
+  using auth::Access;
+  server.Get("/healthz", Access::kPublic, Guarded([](const httplib::Request&) -> StatusOr<json> {
                return json{{"status", "SERVING"}};
              }));
   RegisterCustomJobRoutes(server, controllers.custom_jobs, options);
-  RegisterTuningJobRoutes(server, controllers.tuning_jobs);
+  if (controllers.tuning_jobs) RegisterTuningJobRoutes(server, controllers.tuning_jobs);
+  RegisterAuthRoutes(server, options.auth.audit);
 }
 
-void RegisterCustomJobRoutes(httplib::Server& server, controller::JobController* controller,
+void RegisterCustomJobRoutes(RouteTable& server, controller::JobController* controller,
                              const ApiServerOptions& options) {
-  server.Post(kParentPattern, Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
+  using auth::Access;
+  server.Post(kParentPattern, Access::kWrite,
+              Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
                 if (req.body.empty()) {
                   return InvalidArgumentError(
@@ -54,7 +59,8 @@ void RegisterCustomJobRoutes(httplib::Server& server, controller::JobController*
               }));
 
   server.Get(
-      kParentPattern, Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
+      kParentPattern, Access::kRead,
+      Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
         TY_RETURN_IF_ERROR(CheckParams(req, {"filter", "pageSize", "pageToken", "readMask"}));
         store::ListQuery q;
         q.parent = ParentOf(req);
@@ -73,19 +79,21 @@ void RegisterCustomJobRoutes(httplib::Server& server, controller::JobController*
         return out;
       }));
 
-  server.Get(kJobPattern, Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
+  server.Get(kJobPattern, Access::kRead,
+             Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {}));
                TY_ASSIGN_OR_RETURN(spec::CustomJob job, controller->Get(JobName(req)));
                return spec::CustomJobToJson(job);
              }));
 
-  server.Delete(kJobPattern, Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
+  server.Delete(kJobPattern, Access::kWrite,
+                Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
                   TY_RETURN_IF_ERROR(CheckParams(req, {}));
                   TY_ASSIGN_OR_RETURN(spec::CustomJob job, controller->Delete(JobName(req)));
                   return DoneDeleteOperation(job.name);
                 }));
 
-  server.Post(std::string(kJobPattern) + ":cancel",
+  server.Post(std::string(kJobPattern) + ":cancel", Access::kWrite,
               Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
                 TY_RETURN_IF_ERROR(CheckEmptyBody(req));
@@ -95,7 +103,7 @@ void RegisterCustomJobRoutes(httplib::Server& server, controller::JobController*
 
   const int max_wait = options.max_log_wait_seconds;
   server.Get(
-      std::string(kJobPattern) + ":logs",
+      std::string(kJobPattern) + ":logs", Access::kRead,
       Guarded([controller, max_wait](const httplib::Request& req) -> StatusOr<json> {
         TY_RETURN_IF_ERROR(CheckParams(req, {"after", "pageSize", "taskName", "waitSeconds"}));
         TY_ASSIGN_OR_RETURN(int64_t after, IntParam(req, "after", -1, -1, INT64_MAX));

@@ -16,7 +16,9 @@
 //   GET    /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}         Get
 //   DELETE /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}         Delete (an
 //   Operation) POST   /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}:cancel  Cancel
-// and GET /healthz.
+//   GET    /healthz                                                (public)
+//   GET    /v1/routes                       Trainyard: every route and its access (admin)
+//   GET    /v1/projects/{p}/auditLogs       Trainyard: the audit log of a project (admin)
 #pragma once
 
 #include "api/api_server.h"
@@ -24,12 +26,12 @@
 namespace trainyard::api {
 
 // Registers every route above. The controllers must outlive the server.
-void RegisterRoutes(httplib::Server& server, const ApiControllers& controllers,
+void RegisterRoutes(RouteTable& routes, const ApiControllers& controllers,
                     const ApiServerOptions& options);
 
 // The two resource families; RegisterRoutes calls both.
-void RegisterCustomJobRoutes(httplib::Server& server, controller::JobController* controller,
+void RegisterCustomJobRoutes(RouteTable& routes, controller::JobController* controller,
                              const ApiServerOptions& options);
-void RegisterTuningJobRoutes(httplib::Server& server, controller::TuningJobController* tuning);
+void RegisterTuningJobRoutes(RouteTable& routes, controller::TuningJobController* tuning);
 
 }  // namespace trainyard::api

@@ -1,9 +1,13 @@
 // The hyperparameterTuningJobs routes (routes.h lists them), in the shape of the customJobs ones.
+// The controller (and with it Eigen) comes before cpp-httplib's header: see api_server.h.
+#include "controller/tuning_job_controller.h"
+// clang-format off: the order above matters
 #include <httplib.h>
 
 #include "api/route_util.h"
 #include "api/routes.h"
 #include "spec/hyperparameter_tuning_job_json.h"
+// clang-format on
 
 namespace trainyard::api {
 namespace {
@@ -21,8 +25,9 @@ std::string JobName(const httplib::Request& req) {
 
 }  // namespace
 
-void RegisterTuningJobRoutes(httplib::Server& server, controller::TuningJobController* tuning) {
-  server.Post(kParentPattern, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+void RegisterTuningJobRoutes(RouteTable& server, controller::TuningJobController* tuning) {
+  using auth::Access;
+  server.Post(kParentPattern, Access::kWrite, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
                 if (req.body.empty()) {
                   return InvalidArgumentError(
@@ -38,7 +43,7 @@ void RegisterTuningJobRoutes(httplib::Server& server, controller::TuningJobContr
                 return spec::HyperparameterTuningJobToJson(job);
               }));
 
-  server.Get(kParentPattern, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+  server.Get(kParentPattern, Access::kRead, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {"filter", "pageSize", "pageToken"}));
                store::ListQuery q;
                q.parent = ParentOf(req);
@@ -59,20 +64,20 @@ void RegisterTuningJobRoutes(httplib::Server& server, controller::TuningJobContr
                return out;
              }));
 
-  server.Get(kJobPattern, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+  server.Get(kJobPattern, Access::kRead, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {}));
                TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job, tuning->Get(JobName(req)));
                return spec::HyperparameterTuningJobToJson(job);
              }));
 
-  server.Delete(kJobPattern, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+  server.Delete(kJobPattern, Access::kWrite, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
                   TY_RETURN_IF_ERROR(CheckParams(req, {}));
                   TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job,
                                       tuning->Delete(JobName(req)));
                   return DoneDeleteOperation(job.name);
                 }));
 
-  server.Post(std::string(kJobPattern) + ":cancel",
+  server.Post(std::string(kJobPattern) + ":cancel", Access::kWrite,
               Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
                 TY_RETURN_IF_ERROR(CheckEmptyBody(req));

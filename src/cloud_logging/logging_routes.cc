@@ -112,6 +112,17 @@ json EntryJson(const Query& q, const executor::LogLine& line) {
       {"labels", {{"ml.googleapis.com/task_name", v.task_name}}}};
 }
 
+// The project the request's body names (resourceNames[0] "projects/P" or projectIds[0]), checked
+// by the RouteTable like a /v1/projects/P/ path; "" when the body names none or does not parse
+// (the handler then answers 400 for the same reason, or lists by job id alone: docs/security.md).
+std::string QueryProject(const httplib::Request& req) {
+  if (req.body.empty()) return "";
+  StatusOr<json> body = ParseJson(req.body);
+  if (!body.ok()) return "";
+  StatusOr<Query> q = ParseQuery(*body);
+  return q.ok() ? q->project : "";
+}
+
 StatusOr<json> ListEntries(controller::JobController* controller, const Query& q) {
   std::deque<executor::LogLine> picked;  // asc: in order; desc: the last page_size before token
   bool more = false;
@@ -163,8 +174,8 @@ StatusOr<json> ListEntries(controller::JobController* controller, const Query& q
 
 }  // namespace
 
-void RegisterLoggingRoutes(httplib::Server& server, controller::JobController* controller) {
-  server.Post("/v2/entries:list",
+void RegisterLoggingRoutes(api::RouteTable& routes, controller::JobController* controller) {
+  routes.Post("/v2/entries:list", auth::Access::kRead,
               api::Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
                 json body = json::object();
@@ -173,7 +184,8 @@ void RegisterLoggingRoutes(httplib::Server& server, controller::JobController* c
                 }
                 TY_ASSIGN_OR_RETURN(Query q, ParseQuery(body));
                 return ListEntries(controller, q);
-              }));
+              }),
+              QueryProject);
 }
 
 }  // namespace trainyard::cloud_logging

@@ -14,6 +14,7 @@
 // fewer entries), as Cloud Logging does for long scans.
 #pragma once
 
+#include "api/route_table.h"
 #include "controller/job_controller.h"
 
 // Forward declared: this header is included next to Eigen (src/tuning, via controller/), which breaks when
@@ -27,6 +28,6 @@ namespace trainyard::cloud_logging {
 inline constexpr int kMaxScannedLines = 200000;
 
 // `controller` must outlive the server.
-void RegisterLoggingRoutes(httplib::Server& server, controller::JobController* controller);
+void RegisterLoggingRoutes(api::RouteTable& routes, controller::JobController* controller);
 
 }  // namespace trainyard::cloud_logging

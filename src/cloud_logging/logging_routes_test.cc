@@ -37,7 +37,7 @@ class LoggingRoutesTest : public ::testing::Test {
       ASSERT_TRUE(executor_.AppendLog(id_, 0, 0, "epoch " + std::to_string(i)).ok());
       ASSERT_TRUE(executor_.AppendLog(id_, 1, 0, "worker " + std::to_string(i), true).ok());
     }
-    RegisterLoggingRoutes(server_, controller_.get());
+    RegisterLoggingRoutes(routes_, controller_.get());
     int port = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
@@ -76,6 +76,7 @@ class LoggingRoutesTest : public ::testing::Test {
   std::unique_ptr<controller::JobController> controller_;
   std::string id_;
   httplib::Server server_;
+  api::RouteTable routes_{server_, {}};
   std::thread thread_;
   std::unique_ptr<httplib::Client> client_;
 };

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
+#include "common/json_parse.h"
 #include "executor/exec_wrapper.h"
 #include "executor/gang_record.h"
 
@@ -27,7 +28,7 @@ StatusOr<fs::path> FindExecWrapper(const fs::path& configured) {
 StatusOr<ProcessId> ReadPidFile(const fs::path& path) {
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   try {
-    Json j = Json::parse(text);
+    Json j = ParseJsonOrThrow(text);
     return ProcessId{j.at("pid").get<int64_t>(), j.value("start_ticks", uint64_t{0})};
   } catch (const std::exception& e) {
     return DataLossError("corrupt pid file " + path.string() + ": " + e.what());
@@ -37,7 +38,7 @@ StatusOr<ProcessId> ReadPidFile(const fs::path& path) {
 StatusOr<int> ReadStatusFile(const fs::path& path) {
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   try {
-    return Json::parse(text).at("exit_code").get<int>();
+    return ParseJsonOrThrow(text).at("exit_code").get<int>();
   } catch (const std::exception& e) {
     return DataLossError("corrupt status file " + path.string() + ": " + e.what());
   }

@@ -4,6 +4,7 @@
 
 #include "common/bucket_path.h"
 #include "common/file_util.h"
+#include "common/json_parse.h"
 #include "executor/replica_env.h"
 
 namespace trainyard::executor {
@@ -102,7 +103,7 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
   PersistedGang out;
   LocalExecutor::Gang& g = out.gang;
   try {
-    Json j = Json::parse(text);
+    Json j = ParseJsonOrThrow(text);
     g.spec.job_id = j.at("job_id").get<std::string>();
     g.spec.job_dir = job_dir;
     GangRecordFromJson(j, kLegacyGoals, &g);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/file_util.h"
+#include "common/json_parse.h"
 
 namespace trainyard::model {
 namespace {
@@ -166,12 +167,11 @@ Status BertConfig::Validate() const {
 }
 
 StatusOr<BertConfig> BertConfig::FromJson(std::string_view json_text) {
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    return InvalidArgumentError(std::string("config.json: not valid JSON: ") + e.what());
+  StatusOr<json> parsed = ParseJson(json_text);
+  if (!parsed.ok()) {
+    return InvalidArgumentError("config.json: not valid JSON: " + parsed.status().message());
   }
+  json root = std::move(*parsed);
   if (!root.is_object()) return InvalidArgumentError("config.json: must be a JSON object");
 
   BertConfig c;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/file_util.h"
+#include "common/json_parse.h"
 #include "model/safetensors.h"
 #include "model/torch_state_dict.h"
 
@@ -44,12 +45,12 @@ StatusOr<TensorMap> ReadWeightsFile(const fs::path& path) {
 // A sharded checkpoint: {"weight_map": {"tensor name": "shard file", ...}}.
 StatusOr<TensorMap> ReadShardedWeights(const fs::path& index_path) {
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(index_path));
-  nlohmann::json index;
-  try {
-    index = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgumentError(index_path.string() + ": not valid JSON: " + e.what());
+  StatusOr<nlohmann::json> parsed = ParseJson(text);
+  if (!parsed.ok()) {
+    return InvalidArgumentError(index_path.string() +
+                                ": not valid JSON: " + parsed.status().message());
   }
+  nlohmann::json index = std::move(*parsed);
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
     return InvalidArgumentError(index_path.string() + ": weight_map: missing or not an object");
   }

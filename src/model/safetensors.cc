@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/file_util.h"
+#include "common/json_parse.h"
 
 namespace trainyard::model {
 namespace {
@@ -113,22 +114,9 @@ StatusOr<Entry> ParseEntry(const std::string& name, const json& info) {
 // Parses and validates the JSON header against a data buffer of `buffer_size` bytes.
 StatusOr<Header> ParseHeader(std::string_view text, uint64_t buffer_size) {
   if (text.empty() || text.front() != '{') return Bad("header is not a JSON object");
-  std::set<std::string> keys;
-  std::string duplicate;
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end(),
-                       [&](int depth, json::parse_event_t event, json& parsed) {
-                         if (depth == 1 && event == json::parse_event_t::key) {
-                           auto key = parsed.get<std::string>();
-                           if (!keys.insert(key).second && duplicate.empty()) duplicate = key;
-                         }
-                         return true;
-                       });
-  } catch (const json::exception& e) {
-    return Bad(std::string("header is not valid JSON: ") + e.what());
-  }
-  if (!duplicate.empty()) return Bad("tensor \"" + duplicate + "\" appears twice in the header");
+  StatusOr<json> parsed = ParseJson(text, {.reject_duplicate_keys = true});
+  if (!parsed.ok()) return Bad("header is not valid JSON: " + parsed.status().message());
+  const json& root = *parsed;
   if (!root.is_object()) return Bad("header is not a JSON object");
   Header header;
   for (const auto& [name, info] : root.items()) {

@@ -32,8 +32,8 @@ const ConsoleAsset* Find(std::span<const ConsoleAsset> assets, std::string_view 
 
 }  // namespace
 
-void RegisterConsoleRoutes(httplib::Server& server, std::span<const ConsoleAsset> assets) {
-  server.Get("/", [assets](const httplib::Request&, httplib::Response& res) {
+void RegisterConsoleRoutes(api::RouteTable& routes, std::span<const ConsoleAsset> assets) {
+  routes.Get("/", auth::Access::kPublic, [assets](const httplib::Request&, httplib::Response& res) {
     res.set_header("Content-Security-Policy", kCsp);
     res.set_header("Cache-Control", "no-cache");
     if (const ConsoleAsset* index = Find(assets, "index.html")) {
@@ -42,23 +42,26 @@ void RegisterConsoleRoutes(httplib::Server& server, std::span<const ConsoleAsset
       res.set_content(kNotBuiltPage, "text/html; charset=utf-8");
     }
   });
-  server.Get("/assets/(.+)", [assets](const httplib::Request& req, httplib::Response& res) {
-    const ConsoleAsset* a = Find(assets, "assets/" + std::string(req.matches[1]));
-    if (!a) {
-      res.status = 404;  // the API server's error handler writes the google.rpc.Status body
-      return;
-    }
-    // Vite puts a content hash in every asset name, so they never change under one URL.
-    res.set_header("Cache-Control", "public, max-age=31536000, immutable");
-    res.set_content(a->data.data(), a->data.size(), std::string(a->content_type));
-  });
+  routes.Get("/assets/(.+)", auth::Access::kPublic,
+             [assets](const httplib::Request& req, httplib::Response& res) {
+               const ConsoleAsset* a = Find(assets, "assets/" + std::string(req.matches[1]));
+               if (!a) {
+                 res.status =
+                     404;  // the API server's error handler writes the google.rpc.Status body
+                 return;
+               }
+               // Vite puts a content hash in every asset name, so they never change under one URL.
+               res.set_header("Cache-Control", "public, max-age=31536000, immutable");
+               res.set_content(a->data.data(), a->data.size(), std::string(a->content_type));
+             });
 }
 
-void RegisterMetricsRoute(httplib::Server& server, ServerMetrics* metrics) {
-  server.Get("/metrics", [metrics](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics->Render(), kPrometheusContentType);
-  });
-  server.set_logger([metrics](const httplib::Request& req, const httplib::Response& res) {
+void RegisterMetricsRoute(api::RouteTable& routes, ServerMetrics* metrics) {
+  routes.Get("/metrics", auth::Access::kRead,
+             [metrics](const httplib::Request&, httplib::Response& res) {
+               res.set_content(metrics->Render(), kPrometheusContentType);
+             });
+  routes.AddLogger([metrics](const httplib::Request& req, const httplib::Response& res) {
     metrics->CountRequest(req.method, req.path, res.status);
   });
 }

@@ -7,6 +7,7 @@
 
 #include <span>
 
+#include "api/route_table.h"
 #include "observability/console_assets.h"
 #include "observability/server_metrics.h"
 
@@ -18,10 +19,10 @@ namespace trainyard::observability {
 
 // Serves `assets` at / and /assets/*. The Content-Security-Policy allows only same-origin
 // requests, so the console cannot reach any other host even by mistake.
-void RegisterConsoleRoutes(httplib::Server& server, std::span<const ConsoleAsset> assets);
+void RegisterConsoleRoutes(api::RouteTable& routes, std::span<const ConsoleAsset> assets);
 
 // GET /metrics, and counts every request the server answers (httplib's logger hook, which runs
 // after the response is complete). `metrics` must outlive the server.
-void RegisterMetricsRoute(httplib::Server& server, ServerMetrics* metrics);
+void RegisterMetricsRoute(api::RouteTable& routes, ServerMetrics* metrics);
 
 }  // namespace trainyard::observability

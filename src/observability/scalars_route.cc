@@ -65,8 +65,8 @@ std::optional<std::string> TensorBoardLogDir(const spec::CustomJob& job) {
   return std::nullopt;
 }
 
-void RegisterScalarsRoute(httplib::Server& server, controller::JobController* controller) {
-  server.Get(kScalarsPattern,
+void RegisterScalarsRoute(api::RouteTable& routes, controller::JobController* controller) {
+  routes.Get(kScalarsPattern, auth::Access::kRead,
              api::Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(api::CheckParams(req, {"after"}));
                const std::string name = spec::ResourceName::Of({req.matches[1], req.matches[2]},

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "api/route_table.h"
 #include "controller/job_controller.h"
 #include "spec/custom_job.h"
 
@@ -31,6 +32,6 @@ namespace trainyard::observability {
 std::optional<std::string> TensorBoardLogDir(const spec::CustomJob& job);
 
 // `controller` must outlive the server.
-void RegisterScalarsRoute(httplib::Server& server, controller::JobController* controller);
+void RegisterScalarsRoute(api::RouteTable& routes, controller::JobController* controller);
 
 }  // namespace trainyard::observability

@@ -49,9 +49,9 @@ class ObservabilityRoutesTest : public ::testing::Test {
     ASSERT_TRUE(controller_->Start().ok());
     api::ApiServerOptions options;
     options.port = 0;
-    server_ = std::make_unique<api::ApiServer>(controller_.get(), options);
-    RegisterScalarsRoute(server_->http(), controller_.get());
-    RegisterMetricsRoute(server_->http(), &metrics_);
+    server_ = std::make_unique<api::ApiServer>(api::ApiControllers{controller_.get()}, options);
+    RegisterScalarsRoute(server_->routes(), controller_.get());
+    RegisterMetricsRoute(server_->routes(), &metrics_);
     auto port = server_->Bind();
     ASSERT_TRUE(port.ok());
     thread_ = std::thread([this] { server_->Serve(); });
@@ -138,8 +138,9 @@ TEST_F(ObservabilityRoutesTest, MetricsCountRequestsByRoute) {
 
 TEST(ConsoleRoutesTest, ServesAssetsOrSaysHowToBuildTheConsole) {
   httplib::Server with, without;
-  RegisterConsoleRoutes(with, kFakeAssets);
-  RegisterConsoleRoutes(without, {});
+  api::RouteTable with_routes(with, {}), without_routes(without, {});
+  RegisterConsoleRoutes(with_routes, kFakeAssets);
+  RegisterConsoleRoutes(without_routes, {});
   const int p1 = with.bind_to_any_port("127.0.0.1");
   const int p2 = without.bind_to_any_port("127.0.0.1");
   std::thread t1([&] { with.listen_after_bind(); });

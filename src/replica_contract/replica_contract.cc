@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "common/json_parse.h"
+
 extern char** environ;
 
 namespace trainyard::replica_contract {
@@ -114,8 +116,11 @@ StatusOr<std::vector<std::string>> AddressList(const std::string& variable, cons
 StatusOr<ClusterDocument> DecodeDocument(const std::string& variable, const std::string& text,
                                          const std::vector<std::vector<std::string>>& pool_keys,
                                          bool evaluator_outside) {
-  Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return InvalidArgumentError(variable + ": not valid JSON");
+  StatusOr<Json> parsed = ParseJson(text);
+  if (!parsed.ok()) {
+    return InvalidArgumentError(variable + ": not valid JSON (" + parsed.status().message() + ")");
+  }
+  Json doc = std::move(*parsed);
   if (!doc.is_object() || !doc.contains("cluster") || !doc["cluster"].is_object()) {
     return InvalidArgumentError(variable + ": expected an object with a \"cluster\" object");
   }

@@ -10,6 +10,7 @@
 
 #include "common/bucket_path.h"
 #include "common/file_util.h"
+#include "common/json_parse.h"
 #include "executor/replica_env.h"
 #include "slurm/slurm_executor_state.h"
 #include "slurm/slurm_job_state.h"
@@ -650,7 +651,7 @@ void SlurmExecutor::ReadTaskFiles(Gang& g) {
     if (!r.exit_code) {
       if (auto text = ReadFile(dir / "status"); text.ok()) {
         try {
-          auto j = nlohmann::json::parse(*text);
+          auto j = ParseJsonOrThrow(*text);
           r.exit_code = j.at("exit_code").get<int>();
           r.end_time = j.value("end_time", "");
           changed = true;
@@ -662,7 +663,7 @@ void SlurmExecutor::ReadTaskFiles(Gang& g) {
     if (r.pid == 0) {
       if (auto text = ReadFile(dir / "pid"); text.ok()) {
         try {
-          r.pid = nlohmann::json::parse(*text).at("pid").get<int64_t>();
+          r.pid = ParseJsonOrThrow(*text).at("pid").get<int64_t>();
           changed = true;
         } catch (const std::exception&) {
         }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
+#include "common/json_parse.h"
 
 namespace trainyard::slurm {
 namespace fs = std::filesystem;
@@ -44,7 +45,7 @@ StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   SlurmExecutor::Gang g;
   try {
-    Json j = Json::parse(text);
+    Json j = ParseJsonOrThrow(text);
     g.spec.job_id = j.at("job_id").get<std::string>();
     g.spec.job_dir = job_dir;
     g.attempt = j.at("attempt").get<int>();

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/file_util.h"
+#include "common/json_parse.h"
 #include "executor/host_process_runtime.h"
 #include "executor/tcp_port.h"
 
@@ -76,7 +77,7 @@ int SlurmTaskMain(int argc, char** argv, executor::ReplicaRuntime* container_run
   if (!text.ok()) return Fail(text.status().ToString());
   nlohmann::json plan;
   try {
-    plan = nlohmann::json::parse(*text);
+    plan = ParseJsonOrThrow(*text);
   } catch (const std::exception& e) {
     return Fail("corrupt plan " + plan_path + ": " + e.what());
   }
@@ -204,7 +205,7 @@ int SlurmTaskMain(int argc, char** argv, executor::ReplicaRuntime* container_run
     if (rc != 0) return rc;
     auto status = ReadFile(task_dir / "status");
     if (!status.ok()) return Fail(status.status().ToString());
-    int code = nlohmann::json::parse(*status).at("exit_code").get<int>();
+    int code = ParseJsonOrThrow(*status).at("exit_code").get<int>();
     return code > 255 ? 255 : code;
   } catch (const std::exception& e) {
     return Fail("bad plan " + plan_path + ": " + e.what());

@@ -4,6 +4,7 @@
 
 #include <regex>
 
+#include "common/json_parse.h"
 #include "protojson/parse.h"
 #include "protojson/reader.h"
 #include "spec/custom_job_json.h"
@@ -32,30 +33,48 @@ json ScalarToJson(const YAML::Node& node) {
   return s;
 }
 
-struct TooDeep {};
+// The limits of a YAML document: the JSON limit of ParseJson (JsonLimits) for nesting, and a
+// budget of values because aliases (`*a`) repeat a subtree without repeating its text, so a few
+// hundred bytes of `&a [*b, *b, ...]` expand to billions of values.
+constexpr int kMaxYamlDepth = JsonLimits{}.max_depth;
+constexpr size_t kMaxYamlValues = 1'000'000;
+constexpr size_t kMaxYamlBytes = JsonLimits{}.max_bytes;
 
-// The same nesting limit as JSON text (protojson::kMaxDepth), so YAML cannot build a document the
-// JSON parser would refuse.
-json NodeToJson(const YAML::Node& node, int depth = 0) {
-  if (depth >= protojson::kMaxDepth) throw TooDeep{};
+StatusOr<json> NodeToJson(const YAML::Node& node, int depth, size_t* values_left) {
+  if (*values_left == 0) {
+    return InvalidArgumentError("YAML expands to more than " + std::to_string(kMaxYamlValues) +
+                                " values (aliases repeat their subtree); write it out plainly");
+  }
+  --*values_left;
+  const bool nested = node.Type() == YAML::NodeType::Sequence || node.Type() == YAML::NodeType::Map;
+  if (nested && depth >= kMaxYamlDepth) {
+    return InvalidArgumentError("YAML nests deeper than " + std::to_string(kMaxYamlDepth) +
+                                " levels; flatten it");
+  }
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
-      return nullptr;
+      return json(nullptr);
     case YAML::NodeType::Scalar:
       return ScalarToJson(node);
     case YAML::NodeType::Sequence: {
       json a = json::array();
-      for (const auto& n : node) a.push_back(NodeToJson(n, depth + 1));
+      for (const auto& n : node) {
+        TY_ASSIGN_OR_RETURN(json v, NodeToJson(n, depth + 1, values_left));
+        a.push_back(std::move(v));
+      }
       return a;
     }
     case YAML::NodeType::Map: {
       json o = json::object();
-      for (const auto& kv : node) o[kv.first.as<std::string>()] = NodeToJson(kv.second, depth + 1);
+      for (const auto& kv : node) {
+        TY_ASSIGN_OR_RETURN(json v, NodeToJson(kv.second, depth + 1, values_left));
+        o[kv.first.as<std::string>()] = std::move(v);
+      }
       return o;
     }
   }
-  return nullptr;
+  return json(nullptr);
 }
 
 // gcloud rejects snake_case keys in --config; so do we, except inside free-form maps (labels)
@@ -137,13 +156,15 @@ void EmitYaml(const json& j, int indent, std::string* out) {
 }  // namespace
 
 StatusOr<json> YamlToJson(std::string_view yaml_text) {
+  if (yaml_text.size() > kMaxYamlBytes) {
+    return InvalidArgumentError("YAML text of " + std::to_string(yaml_text.size()) +
+                                " bytes exceeds the limit of " + std::to_string(kMaxYamlBytes));
+  }
   try {
-    return NodeToJson(YAML::Load(std::string(yaml_text)));
+    size_t values_left = kMaxYamlValues;
+    return NodeToJson(YAML::Load(std::string(yaml_text)), 0, &values_left);
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(std::string("malformed YAML: ") + e.what());
-  } catch (const TooDeep&) {
-    return InvalidArgumentError("YAML nesting is deeper than " +
-                                std::to_string(protojson::kMaxDepth) + " levels");
   }
 }
 

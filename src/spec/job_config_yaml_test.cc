@@ -47,5 +47,26 @@ TEST(JobConfigYamlTest, JsonToYamlIsReadableAndReparses) {
   EXPECT_EQ(YamlToJson(y).value(), j) << y;
 }
 
+TEST(JobConfigYamlTest, NestingIsLimitedLikeJson) {
+  auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  EXPECT_TRUE(YamlToJson(nested(100)).ok());
+  EXPECT_EQ(YamlToJson(nested(101)).status().ToString(),
+            "INVALID_ARGUMENT: YAML nests deeper than 100 levels; flatten it");
+  // Deep enough for yaml-cpp's own recursion guard: refused, not a stack overflow.
+  EXPECT_EQ(YamlToJson(nested(100000)).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(JobConfigYamlTest, AliasBombIsRefused) {
+  std::string yaml = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c) {
+    std::string prev(1, static_cast<char>(c - 1));
+    yaml += std::string(1, c) + ": &" + c + " [*" + prev + ", *" + prev + ", *" + prev + ", *" +
+            prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev +
+            ", *" + prev + "]\n";
+  }
+  EXPECT_NE(YamlToJson(yaml).status().message().find("more than 1000000 values"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace trainyard::spec

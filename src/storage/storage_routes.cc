@@ -1,5 +1,6 @@
 #include "storage/storage_routes.h"
 
+#include "api/route_table.h"
 #include "common/json_parse.h"
 #include "common/parse.h"
 #include "storage/object_hash.h"
@@ -360,7 +361,7 @@ bool IsStoragePath(std::string_view path) {
          path.starts_with("/download/storage/v1/") || path == "/b" || path.starts_with("/b/");
 }
 
-void RegisterStorageRoutes(httplib::Server& server, ObjectStore* store,
+void RegisterStorageRoutes(api::RouteTable& routes, ObjectStore* store,
                            StorageRoutesOptions options) {
   const std::string pattern = R"(/(upload/|resumable/upload/|download/)?storage/v1/.*|/b(/.*)?)";
   auto plain = [store, options](const httplib::Request& req, httplib::Response& res) {
@@ -370,15 +371,16 @@ void RegisterStorageRoutes(httplib::Server& server, ObjectStore* store,
                                     const httplib::ContentReader& reader) {
     Guarded(Call{req, res, &reader, store, options, BaseUrl(req)});
   };
-  server.Get(pattern, plain);
-  server.Post(pattern, plain);
-  server.Put(pattern, plain);
-  server.Patch(pattern, plain);
-  server.Delete(pattern, plain);
-  server.Post(pattern, with_body);
-  server.Put(pattern, with_body);
-  server.Patch(pattern, with_body);
-  server.Delete(pattern, with_body);
+  using auth::Access;
+  routes.Get(pattern, Access::kRead, plain);
+  routes.Post(pattern, Access::kWrite, api::Handler(plain));
+  routes.Put(pattern, Access::kWrite, api::Handler(plain));
+  routes.Patch(pattern, Access::kWrite, api::Handler(plain));
+  routes.Delete(pattern, Access::kWrite, api::Handler(plain));
+  routes.Post(pattern, Access::kWrite, api::ReaderHandler(with_body));
+  routes.Put(pattern, Access::kWrite, api::ReaderHandler(with_body));
+  routes.Patch(pattern, Access::kWrite, api::ReaderHandler(with_body));
+  routes.Delete(pattern, Access::kWrite, api::ReaderHandler(with_body));
 }
 
 }  // namespace trainyard::storage

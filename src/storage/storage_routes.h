@@ -25,8 +25,8 @@
 
 // Forward declared: this header is included next to Eigen (src/tuning, via controller/), which breaks when
 // cpp-httplib's header comes first.
-namespace httplib {
-class Server;
+namespace trainyard::api {
+class RouteTable;
 }
 
 namespace trainyard::storage {
@@ -35,8 +35,10 @@ struct StorageRoutesOptions {
   size_t max_json_bytes = 1 << 20;  // JSON bodies (metadata, compose, copy)
 };
 
-// `store` must outlive the server.
-void RegisterStorageRoutes(httplib::Server& server, ObjectStore* store,
+// `store` must outlive the server. Buckets name no project: GET (reads, downloads) needs
+// Access::kRead and every other method (uploads, metadata, compose, copy, delete) Access::kWrite,
+// from a token of any project (docs/security.md).
+void RegisterStorageRoutes(api::RouteTable& routes, ObjectStore* store,
                            StorageRoutesOptions options = {});
 
 // True for the paths RegisterStorageRoutes serves (their bodies may be objects of any size).

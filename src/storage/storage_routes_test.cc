@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "api/route_table.h"
 #include "storage/fs_object_store.h"
 #include "testing/test_util.h"
 
@@ -23,7 +24,7 @@ class StorageRoutesTest : public ::testing::Test {
     root_ = testing::MakeTestDir();
     store_ = std::move(FsObjectStore::Open(root_).value());
     ASSERT_TRUE(store_->CreateBucket("bkt").ok());
-    RegisterStorageRoutes(server_, store_.get());
+    RegisterStorageRoutes(routes_, store_.get());
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
@@ -59,6 +60,7 @@ class StorageRoutesTest : public ::testing::Test {
   fs::path root_;
   std::unique_ptr<FsObjectStore> store_;
   httplib::Server server_;
+  api::RouteTable routes_{server_, {}};
   int port_ = 0;
   std::thread thread_;
   std::unique_ptr<httplib::Client> client_;

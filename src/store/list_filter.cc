@@ -144,6 +144,16 @@ class Parser {
   }
 
   StatusOr<NodePtr> ParseUnary() {
+    // NOT and parentheses recurse; bound them so a hostile filter cannot exhaust the stack.
+    if (++depth_ > kMaxDepth) {
+      return Error(Peek(), "nesting deeper than " + std::to_string(kMaxDepth) + " levels at");
+    }
+    StatusOr<NodePtr> unary = ParseUnaryNested();
+    --depth_;
+    return unary;
+  }
+
+  StatusOr<NodePtr> ParseUnaryNested() {
     if (PeekWord("NOT") || Peek().type == Token::Type::kMinus) {
       Next();
       TY_ASSIGN_OR_RETURN(NodePtr inner, ParseUnary());
@@ -236,6 +246,8 @@ class Parser {
   std::string_view text_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;  // ParseUnary nesting (NOT, parentheses)
+  static constexpr int kMaxDepth = 100;
 };
 
 bool CompareInts(int64_t a, Op op, int64_t b) {

@@ -29,5 +29,21 @@ TEST(ListFilterTest, ErrorNamesPositionAndField) {
             "display_name, create_time, update_time and labels.KEY");
 }
 
+TEST(ListFilterTest, NestingIsBounded) {
+  auto wrapped = [](int depth) {
+    return std::string(depth, '(') + "state=JOB_STATE_RUNNING" + std::string(depth, ')');
+  };
+  EXPECT_TRUE(ListFilter::Parse(wrapped(99)).ok());
+  EXPECT_NE(ListFilter::Parse(wrapped(5000)).status().message().find("nesting deeper than 100"),
+            std::string::npos);
+  std::string nots;
+  for (int i = 0; i < 5000; ++i) nots += "NOT ";
+  EXPECT_NE(ListFilter::Parse(nots + "state=JOB_STATE_RUNNING")
+                .status()
+                .message()
+                .find("nesting deeper than 100"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace trainyard::store

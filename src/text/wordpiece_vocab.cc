@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/json_parse.h"
 #include "text/utf8.h"
 
 namespace trainyard::text {
@@ -113,12 +114,11 @@ StatusOr<std::vector<std::string>> TokensFromIdMap(const std::string& where,
 
 StatusOr<std::vector<std::string>> ParseVocabJson(const std::filesystem::path& path,
                                                   const std::string& content) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(content);
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgumentError(path.string() + ": not valid JSON: " + e.what());
+  StatusOr<nlohmann::json> parsed = ParseJson(content);
+  if (!parsed.ok()) {
+    return InvalidArgumentError(path.string() + ": not valid JSON: " + parsed.status().message());
   }
+  nlohmann::json json = std::move(*parsed);
   if (json.is_array()) {
     std::vector<std::string> tokens;
     tokens.reserve(json.size());

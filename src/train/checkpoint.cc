@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "common/file_util.h"
+#include "common/json_parse.h"
 
 namespace trainyard::train {
 namespace fs = std::filesystem;
@@ -102,8 +103,11 @@ StatusOr<std::optional<TrainingState>> CheckpointManager::LoadLatest(fs::path* f
   };
   auto json_text = ReadFile(dir / kJsonFile);
   if (!json_text.ok()) return corrupt(json_text.status().message());
-  nlohmann::json j = nlohmann::json::parse(*json_text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return corrupt(std::string(kJsonFile) + " is not JSON");
+  StatusOr<nlohmann::json> parsed = ParseJson(*json_text);
+  if (!parsed.ok() || !parsed->is_object()) {
+    return corrupt(std::string(kJsonFile) + " is not a JSON object");
+  }
+  nlohmann::json j = std::move(*parsed);
   if (j.value("format", "") != "trainyard-bert-checkpoint") {
     return corrupt(std::string(kJsonFile) + " is not a trainyard-bert checkpoint");
   }

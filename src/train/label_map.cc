@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/file_util.h"
+#include "common/json_parse.h"
 
 namespace trainyard::train {
 namespace {
@@ -69,10 +70,12 @@ LabelMap LabelMap::FromIds(int num_classes) {
 }
 
 StatusOr<LabelMap> LabelMap::FromJson(std::string_view json_text, std::string_view source) {
-  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return InvalidArgumentError(std::string(source) + ": not valid JSON");
+  StatusOr<nlohmann::json> parsed = ParseJson(json_text);
+  if (!parsed.ok()) {
+    return InvalidArgumentError(std::string(source) +
+                                ": not valid JSON: " + parsed.status().message());
   }
+  nlohmann::json j = std::move(*parsed);
   if (j.is_object() && j.contains("id2label"))
     j = j["id2label"];
   else if (j.is_object() && j.contains("labels"))

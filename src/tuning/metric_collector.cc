@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "common/json_parse.h"
 #include "protojson/reader.h"
 #include "tuning/study_spec_json.h"
 
@@ -17,8 +18,9 @@ std::optional<double> NumberOf(const nlohmann::json& v) {
 }
 
 std::optional<HypertuneRecord> ParseRecord(std::string_view line) {
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return std::nullopt;
+  StatusOr<nlohmann::json> parsed = ParseJson(line);
+  if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
+  const nlohmann::json& j = *parsed;
   HypertuneRecord r;
   r.line = std::string(line);
   for (auto it = j.begin(); it != j.end(); ++it) {

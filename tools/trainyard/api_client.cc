@@ -4,12 +4,33 @@
 
 #include <cstdlib>
 
+#include "common/file_util.h"
+#include "common/json_parse.h"
+
 namespace trainyard::cli {
 
 std::string ResolveEndpoint(const std::string& flag_value) {
   if (!flag_value.empty()) return flag_value;
   if (const char* env = std::getenv("TRAINYARD_ENDPOINT"); env && *env) return env;
   return "http://127.0.0.1:8080";
+}
+
+StatusOr<std::string> ResolveAccessToken() {
+  if (const char* token = std::getenv("TRAINYARD_ACCESS_TOKEN"); token && *token) {
+    return std::string(token);
+  }
+  for (const char* var : {"TRAINYARD_ACCESS_TOKEN_FILE", "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE"}) {
+    const char* path = std::getenv(var);
+    if (path == nullptr || *path == '\0') continue;
+    StatusOr<std::string> text = ReadFile(path);
+    std::string token = text.ok() ? text->substr(0, text->find_first_of("\r\n")) : "";
+    if (token.empty()) {
+      return InvalidArgumentError(std::string("--access-token-file: cannot read a token from ") +
+                                  path + " ($" + var + ")");
+    }
+    return token;
+  }
+  return std::string();
 }
 
 ApiClient::ApiClient(std::string endpoint, std::unique_ptr<httplib::Client> client)
@@ -27,6 +48,14 @@ StatusOr<std::unique_ptr<ApiClient>> ApiClient::Connect(const std::string& endpo
   auto client = std::make_unique<httplib::Client>(e);
   if (!client->is_valid()) {
     return InvalidArgumentError("--endpoint: '" + endpoint + "' is not a valid server URL");
+  }
+  TY_ASSIGN_OR_RETURN(std::string token, ResolveAccessToken());
+  if (!token.empty()) client->set_bearer_token_auth(token);
+  for (const char* var : {"TRAINYARD_CA_CERTS_FILE", "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE"}) {
+    if (const char* ca = std::getenv(var); ca && *ca) {
+      client->set_ca_cert_path(ca);
+      break;
+    }
   }
   client->set_connection_timeout(5, 0);
   client->set_keep_alive(true);
@@ -46,7 +75,9 @@ StatusOr<nlohmann::json> ApiClient::Call(const std::string& method, const std::s
                             "); start it with `trainyard server`, or point --endpoint / "
                             "TRAINYARD_ENDPOINT at it");
   }
-  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+  StatusOr<nlohmann::json> parsed = ParseJson(r->body);
+  nlohmann::json j =
+      parsed.ok() ? std::move(*parsed) : nlohmann::json(nlohmann::json::value_t::discarded);
   if (r->status >= 200 && r->status < 300) {
     if (j.is_discarded()) return InternalError("the server sent a response that is not JSON");
     return j;

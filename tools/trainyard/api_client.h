@@ -16,9 +16,17 @@ namespace trainyard::cli {
 // --endpoint, else $TRAINYARD_ENDPOINT, else http://127.0.0.1:8080.
 std::string ResolveEndpoint(const std::string& flag_value);
 
+// The bearer token to send: $TRAINYARD_ACCESS_TOKEN, else the first line of the file named by
+// $TRAINYARD_ACCESS_TOKEN_FILE (set by --access-token-file) or $CLOUDSDK_AUTH_ACCESS_TOKEN_FILE
+// (gcloud's), else "" (no Authorization header). INVALID_ARGUMENT naming the file when it cannot
+// be read or is empty.
+StatusOr<std::string> ResolveAccessToken();
+
 class ApiClient {
  public:
-  // INVALID_ARGUMENT for an endpoint that is not http(s)://HOST[:PORT].
+  // INVALID_ARGUMENT for an endpoint that is not http(s)://HOST[:PORT] or an unreadable token
+  // file. Sends ResolveAccessToken() when there is one; for https, trusts the CA file in
+  // $TRAINYARD_CA_CERTS_FILE or $CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE besides the system's.
   static StatusOr<std::unique_ptr<ApiClient>> Connect(const std::string& endpoint);
   ~ApiClient();
 

@@ -14,6 +14,11 @@ void RegisterGcloudEnvCommand(CLI::App& app, int* exit_code);
 // HP tuning (hp_tuning_jobs_command.cc, automl_command.cc).
 void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code);
 void RegisterAutomlCommands(CLI::App& app, int* exit_code);
+// trainyard auth create-token|list-tokens|revoke-token|audit-log (auth_command.cc).
+void RegisterAuthCommands(CLI::App& app, int* exit_code);
+
+// The server's --data-dir default: ~/.trainyard/server.
+std::string DefaultServerDataDir();
 
 // "ERROR: (trainyard.ai.custom-jobs.create) INVALID_ARGUMENT: message" on stderr, like gcloud.
 void PrintError(const std::string& command, const std::string& message);

@@ -2,8 +2,10 @@
 //   trainyard server [--host] [--port] [--data-dir] [--executor local]
 //   trainyard ai custom-jobs create|list|describe|cancel|stream-logs|delete|local-run
 //   trainyard storage cp SRC... DST
+//   trainyard auth create-token|list-tokens|revoke-token|audit-log
 //   trainyard gcloud-env        (export lines for gcloud and Google's SDKs)
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "commands.h"
@@ -16,7 +18,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainyard " TRAINYARD_VERSION);
   int exit_code = 0;
+  // gcloud's global --access-token-file, accepted anywhere on the line (fallthrough): the
+  // commands' ApiClient reads it from the environment (api_client.h).
+  app.fallthrough();
+  app.add_option_function<std::string>(
+      "--access-token-file",
+      [](const std::string& path) { ::setenv("TRAINYARD_ACCESS_TOKEN_FILE", path.c_str(), 1); },
+      "File holding the bearer token sent to the server (also $TRAINYARD_ACCESS_TOKEN_FILE, "
+      "$CLOUDSDK_AUTH_ACCESS_TOKEN_FILE, or the token itself in $TRAINYARD_ACCESS_TOKEN)");
   trainyard::cli::RegisterServerCommand(app, &exit_code);
+  trainyard::cli::RegisterAuthCommands(app, &exit_code);
   CLI::App* ai = app.add_subcommand("ai", "Vertex AI-compatible commands");
   ai->require_subcommand(1);
   trainyard::cli::RegisterCustomJobsCommands(*ai, &exit_code);

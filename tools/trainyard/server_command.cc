@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "api/api_server.h"
+#include "auth_command.h"
 #include "cloud_logging/logging_routes.h"
 #include "commands.h"
 #include "common/bucket_path.h"
@@ -66,14 +67,22 @@ struct ServerFlags {
   std::string image_rewrites;  // a rewrite file replacing the default rules
   bool no_containers = false;
   std::string podman_storage;  // private podman storage (--root/--runroot) under this dir
+  bool auth = false;     // --auth
+  bool no_auth = false;  // --no-auth; neither: on unless --host is loopback
+  std::string tls_cert;
+  std::string tls_key;
 };
 
-std::string DefaultDataDir() {
+}  // namespace
+
+std::string DefaultServerDataDir() {
   if (const char* home = std::getenv("HOME"); home && *home) {
     return std::string(home) + "/.trainyard/server";
   }
   return "/tmp/trainyard-server";
 }
+
+namespace {
 
 // One server per data dir: a second one would run every queued job twice. The lock dies with the
 // process, so a server killed with -9 can be restarted at once.
@@ -136,7 +145,7 @@ Status RunServer(const ServerFlags& f) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const std::filesystem::path data_dir =
-      std::filesystem::absolute(f.data_dir.empty() ? DefaultDataDir() : f.data_dir);
+      std::filesystem::absolute(f.data_dir.empty() ? DefaultServerDataDir() : f.data_dir);
   TY_RETURN_IF_ERROR(MakeDirs(data_dir / "jobs"));
   TY_RETURN_IF_ERROR(LockDataDir(data_dir));
 
@@ -242,25 +251,33 @@ Status RunServer(const ServerFlags& f) {
   aopts.host = f.host;
   aopts.port = f.port;
   aopts.max_request_bytes = f.max_request_bytes;
+  std::optional<bool> auth_flag;
+  if (f.auth || f.no_auth) auth_flag = f.auth;
+  TY_ASSIGN_OR_RETURN(ServerAuth server_auth, OpenServerAuth(data_dir, f.host, auth_flag));
+  aopts.auth = {server_auth.tokens.get(), server_auth.audit.get()};
+  aopts.tls_cert = f.tls_cert;
+  aopts.tls_key = f.tls_key;
   aopts.is_streaming_path = storage::IsStoragePath;
   api::ApiServer server({&controller, &tuning}, aopts);
   // Cloud Storage JSON API over the bucket root (src/storage).
   TY_ASSIGN_OR_RETURN(auto object_store, storage::FsObjectStore::Open(BucketRoot()));
-  storage::RegisterStorageRoutes(server.http(), object_store.get());
-  cloud_logging::RegisterLoggingRoutes(server.http(), &controller);  // Cloud Logging entries:list
+  storage::RegisterStorageRoutes(server.routes(), object_store.get());
+  cloud_logging::RegisterLoggingRoutes(server.routes(), &controller);  // Cloud Logging entries:list
   // Training curves, Prometheus metrics and the web console (src/observability, docs/console.md).
   observability::ServerMetrics metrics(store.get(), MachineResources);
   metrics.StartPolling(std::chrono::seconds(1));
-  observability::RegisterScalarsRoute(server.http(), &controller);
-  observability::RegisterMetricsRoute(server.http(), &metrics);
-  observability::RegisterConsoleRoutes(server.http(), observability::ConsoleAssets());
+  observability::RegisterScalarsRoute(server.routes(), &controller);
+  observability::RegisterMetricsRoute(server.routes(), &metrics);
+  observability::RegisterConsoleRoutes(server.routes(), observability::ConsoleAssets());
   TY_ASSIGN_OR_RETURN(int port, server.Bind());
-  *storage_host = "http://" + ReachableHost(f.host) + ":" + std::to_string(port);
+  const std::string scheme = f.tls_cert.empty() ? "http" : "https";
+  *storage_host = scheme + "://" + ReachableHost(f.host) + ":" + std::to_string(port);
   // Started once the port is known: recovered jobs are resubmitted with STORAGE_EMULATOR_HOST.
   TY_RETURN_IF_ERROR(controller.Start());
   TY_RETURN_IF_ERROR(tuning.Start());  // its trials are custom jobs: after the controller
-  std::cout << "Trainyard server listening on http://" << f.host << ":" << port << std::endl;
-  std::cerr << "console at http://" << f.host << ":" << port << "/"
+  std::cout << "Trainyard server listening on " << scheme << "://" << f.host << ":" << port
+            << std::endl;
+  std::cerr << "console at " << scheme << "://" << f.host << ":" << port << "/"
             << (observability::ConsoleAssets().empty() ? " (not built: no npm at build time)" : "")
             << ", metrics at /metrics\n";
   std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
@@ -359,6 +376,15 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
                   "instead of podman's default storage");
   cmd->add_flag("--no-containers", f->no_containers,
                 "Never run images as containers: only `local` and image-catalog entries run");
+  cmd->add_flag("--no-auth", f->no_auth, "Serve without authentication (see --auth)");
+  cmd->add_flag("--auth", f->auth,
+                "Require `Authorization: Bearer TOKEN` (tokens from `trainyard auth "
+                "create-token`) on every route but GET /healthz; default: on unless --host is a "
+                "loopback address (docs/security.md)");
+  cmd->add_option("--tls-cert", f->tls_cert, "PEM certificate (chain): serve HTTPS only")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-key", f->tls_key, "PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--fake-run-ms", f->fake_run_ms,
                   "With --executor fake: how long each job stays RUNNING");
   cmd->callback([f, exit_code] {

@@ -1,0 +1,143 @@
+#include "api/route_table.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+
+#include "api/route_util.h"
+
+namespace trainyard::api {
+
+RouteTable::RouteTable(httplib::Server& server, AuthOptions options)
+    : server_(server), options_(std::move(options)) {}
+
+void RouteTable::Get(const std::string& pattern, auth::Access access, Handler handler) {
+  server_.Get(pattern, Wrap({"GET", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Post(const std::string& pattern, auth::Access access, Handler handler,
+                      ProjectOf project_of) {
+  server_.Post(pattern, Wrap({"POST", pattern, access}, std::move(handler), std::move(project_of)));
+}
+
+void RouteTable::Put(const std::string& pattern, auth::Access access, Handler handler) {
+  server_.Put(pattern, Wrap({"PUT", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Patch(const std::string& pattern, auth::Access access, Handler handler) {
+  server_.Patch(pattern, Wrap({"PATCH", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Delete(const std::string& pattern, auth::Access access, Handler handler) {
+  server_.Delete(pattern, Wrap({"DELETE", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Post(const std::string& pattern, auth::Access access, ReaderHandler handler) {
+  server_.Post(pattern, WrapReader({"POST", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Put(const std::string& pattern, auth::Access access, ReaderHandler handler) {
+  server_.Put(pattern, WrapReader({"PUT", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Patch(const std::string& pattern, auth::Access access, ReaderHandler handler) {
+  server_.Patch(pattern, WrapReader({"PATCH", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::Delete(const std::string& pattern, auth::Access access, ReaderHandler handler) {
+  server_.Delete(pattern, WrapReader({"DELETE", pattern, access}, std::move(handler)));
+}
+
+void RouteTable::AddLogger(Logger logger) {
+  if (loggers_->empty()) {
+    server_.set_logger(
+        [loggers = loggers_](const httplib::Request& req, const httplib::Response& res) {
+          for (const Logger& l : *loggers) l(req, res);
+        });
+  }
+  loggers_->push_back(std::move(logger));
+}
+
+void RouteTable::Record(const RouteSpec& spec) {
+  for (const RouteSpec& r : routes_) {
+    if (r.method == spec.method && r.pattern == spec.pattern && r.access == spec.access) return;
+  }
+  routes_.push_back(spec);
+}
+
+Handler RouteTable::Wrap(RouteSpec spec, Handler handler, ProjectOf project_of) {
+  Record(spec);
+  if (spec.access == auth::Access::kPublic) return handler;
+  return [this, spec, handler, project_of](const httplib::Request& req, httplib::Response& res) {
+    Serve(spec, project_of, req, res, [&] { handler(req, res); });
+  };
+}
+
+ReaderHandler RouteTable::WrapReader(RouteSpec spec, ReaderHandler handler) {
+  Record(spec);
+  if (spec.access == auth::Access::kPublic) return handler;
+  return [this, spec, handler](const httplib::Request& req, httplib::Response& res,
+                               const httplib::ContentReader& reader) {
+    Serve(spec, nullptr, req, res, [&] { handler(req, res, reader); });
+  };
+}
+
+void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
+                       const httplib::Request& req, httplib::Response& res,
+                       const std::function<void()>& serve) const {
+  const std::string project = project_of ? project_of(req) : ProjectOfPath(req.path);
+  std::string token_id = "-";
+  Status allowed = Check(req, spec, project, &token_id);
+  if (allowed.ok()) {
+    serve();
+  } else {
+    SendError(res, allowed);
+    if (allowed.code() == StatusCode::kUnauthenticated) {
+      res.set_header("WWW-Authenticate", "Bearer realm=\"trainyard\"");
+    }
+  }
+  if (options_.audit == nullptr) return;
+  auth::AuditEntry entry;
+  entry.time = options_.clock();
+  entry.token_id = token_id;
+  entry.project = project;
+  entry.method = req.method;
+  entry.path = req.path;
+  entry.access = std::string(auth::AccessName(spec.access));
+  entry.http_status = res.status == -1 ? 200 : res.status;  // httplib's default, set later
+  if (Status s = options_.audit->Append(entry); !s.ok()) {
+    // The request has been served; losing its audit row is reported, not turned into a failure.
+    std::cerr << "trainyard server: audit log: " << s << "\n";
+  }
+}
+
+Status RouteTable::Check(const httplib::Request& req, const RouteSpec& spec,
+                         const std::string& project, std::string* token_id) const {
+  if (options_.tokens == nullptr) return Status::Ok();
+  const std::string header = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "bearer ";
+  if (header.size() <= kBearer.size() ||
+      !std::equal(kBearer.begin(), kBearer.end(), header.begin(), [](char a, char b) {
+        return a == std::tolower(static_cast<unsigned char>(b));
+      })) {
+    return UnauthenticatedError(
+        "Request is missing required authentication credential. Expected an "
+        "`Authorization: Bearer TOKEN` header with a token from `trainyard auth create-token` "
+        "(see docs/security.md).");
+  }
+  TY_ASSIGN_OR_RETURN(auth::Principal who, options_.tokens->Authenticate(
+                                               header.substr(kBearer.size()), options_.clock()));
+  *token_id = who.token_id;
+  return auth::Authorize(who, spec.access, project);
+}
+
+std::string ProjectOfPath(const std::string& path) {
+  constexpr std::string_view kPrefix = "/v1/projects/";
+  if (!path.starts_with(kPrefix)) return "";
+  const size_t end = path.find('/', kPrefix.size());
+  return path.substr(kPrefix.size(), end == std::string::npos ? end : end - kPrefix.size());
+}
+
+}  // namespace trainyard::api

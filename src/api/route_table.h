@@ -1,0 +1,105 @@
+// RouteTable: every REST route together with the access level it requires, and the one check
+// each request passes before its handler runs (STYLE.md §6: one place).
+//
+// Registering a route means declaring its auth::Access (access.h): there is no other way to add
+// a route to the ApiServer (it does not hand out its httplib::Server). The wrapped handler:
+//   1. kPublic routes (GET /healthz) run at once;
+//   2. with a TokenStore (`trainyard server --auth`): no or a bad `Authorization: Bearer` token is
+//      401 UNAUTHENTICATED; a token without the route's access on the project in the path
+//      (/v1/projects/{p}/...) is 403 PERMISSION_DENIED — both as google.rpc.Status bodies;
+//   3. with an AuditLog: the request, its token and its final HTTP status are appended.
+// routes() lists every route, so tests (and GET /v1/routes) can enumerate what the server serves.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "auth/access.h"
+#include "auth/audit_log.h"
+#include "auth/token_store.h"
+
+// httplib.h is not included here: its <resolv.h> defines `_res`, which breaks Eigen in any file
+// that includes both (src/tuning through controller/, tools/trainyard/server_command.cc).
+namespace httplib {
+class Server;
+class ContentReader;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace trainyard::api {
+
+// The same type as httplib::Server::Handler.
+using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+// The same type as httplib::Server::HandlerWithContentReader: the handler reads the body itself
+// (streamed uploads, src/storage).
+using ReaderHandler =
+    std::function<void(const httplib::Request&, httplib::Response&, const httplib::ContentReader&)>;
+// The project a request acts on, for routes whose path does not name it (Cloud Logging names it
+// in the body). "" = no project: any token whose role reaches the route's access passes.
+using ProjectOf = std::function<std::string(const httplib::Request&)>;
+
+struct RouteSpec {
+  std::string method;   // GET, POST, DELETE, PUT, PATCH
+  std::string pattern;  // httplib regex; project routes start with /v1/projects/([^/]+)/
+  auth::Access access;
+};
+
+struct AuthOptions {
+  auth::TokenStore* tokens = nullptr;  // null: requests need no token (and have token id "-")
+  auth::AuditLog* audit = nullptr;     // null: nothing is recorded
+  std::function<auth::TimePoint()> clock = [] { return std::chrono::system_clock::now(); };
+};
+
+class RouteTable {
+ public:
+  // `server`, options.tokens and options.audit must outlive the table.
+  RouteTable(httplib::Server& server, AuthOptions options);
+
+  void Get(const std::string& pattern, auth::Access access, Handler handler);
+  // `project_of`, when set, replaces ProjectOfPath for this route.
+  void Post(const std::string& pattern, auth::Access access, Handler handler,
+            ProjectOf project_of = nullptr);
+  void Put(const std::string& pattern, auth::Access access, Handler handler);
+  void Patch(const std::string& pattern, auth::Access access, Handler handler);
+  void Delete(const std::string& pattern, auth::Access access, Handler handler);
+  // Body-streaming variants (httplib calls them for requests with a body); a route registered
+  // with the same method, pattern and access as a plain one is listed once in routes().
+  void Post(const std::string& pattern, auth::Access access, ReaderHandler handler);
+  void Put(const std::string& pattern, auth::Access access, ReaderHandler handler);
+  void Patch(const std::string& pattern, auth::Access access, ReaderHandler handler);
+  void Delete(const std::string& pattern, auth::Access access, ReaderHandler handler);
+
+  // Adds a function httplib calls after every response (request counting, src/observability).
+  // Loggers are chained in the order added; none replaces another.
+  using Logger = std::function<void(const httplib::Request&, const httplib::Response&)>;
+  void AddLogger(Logger logger);
+
+  const std::vector<RouteSpec>& routes() const { return routes_; }
+  bool auth_enabled() const { return options_.tokens != nullptr; }
+
+ private:
+  Handler Wrap(RouteSpec spec, Handler handler, ProjectOf project_of = nullptr);
+  ReaderHandler WrapReader(RouteSpec spec, ReaderHandler handler);
+  void Record(const RouteSpec& spec);
+  // Checks the caller, runs `serve` when allowed (an error response otherwise), then audits.
+  void Serve(const RouteSpec& spec, const ProjectOf& project_of, const httplib::Request& req,
+             httplib::Response& res, const std::function<void()>& serve) const;
+  // OK when the caller of `req` may perform `spec` on `project`; 401/403 Status otherwise.
+  // *token_id is the caller's token id once authenticated, else "-".
+  Status Check(const httplib::Request& req, const RouteSpec& spec, const std::string& project,
+               std::string* token_id) const;
+
+  httplib::Server& server_;
+  AuthOptions options_;
+  std::vector<RouteSpec> routes_;
+  std::shared_ptr<std::vector<Logger>> loggers_ = std::make_shared<std::vector<Logger>>();
+};
+
+// The project of a /v1/projects/{p}/... path, "" for any other path.
+std::string ProjectOfPath(const std::string& path);
+
+}  // namespace trainyard::api

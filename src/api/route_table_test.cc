@@ -1,0 +1,102 @@
+#include "api/route_table.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <thread>
+
+#include "testing/test_util.h"
+
+namespace trainyard::api {
+namespace {
+
+using auth::Access;
+
+const auth::TimePoint kNow = auth::TimePoint(std::chrono::seconds(1'800'000'000));
+
+class RouteTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = testing::MakeTestDir();
+    tokens_ = std::move(*auth::TokenStore::Open(dir / "auth.db"));
+    audit_ = std::move(*auth::AuditLog::Open(dir / "auth.db"));
+    routes_ = std::make_unique<RouteTable>(
+        server_, AuthOptions{tokens_.get(), audit_.get(), [] { return kNow; }});
+    auto ok = [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("{}", "application/json");
+    };
+    routes_->Get("/healthz", Access::kPublic, ok);
+    routes_->Get("/v1/projects/([^/]+)/things", Access::kRead, ok);
+    routes_->Post("/v1/projects/([^/]+)/things", Access::kWrite, ok);
+    routes_->Get("/v1/global", Access::kAdmin, ok);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  void TearDown() override {
+    server_.stop();
+    thread_.join();
+  }
+
+  std::string Token(const std::string& project, auth::Role role) {
+    return tokens_->Create(project, role, kNow, kNow + std::chrono::hours(1))->secret;
+  }
+
+  int Call(const std::string& method, const std::string& path, const std::string& token) {
+    httplib::Client c("127.0.0.1", port_);
+    if (!token.empty()) c.set_bearer_token_auth(token);
+    auto r = method == "POST" ? c.Post(path, "{}", "application/json") : c.Get(path);
+    return r ? r->status : -1;
+  }
+
+  httplib::Server server_;
+  std::unique_ptr<auth::TokenStore> tokens_;
+  std::unique_ptr<auth::AuditLog> audit_;
+  std::unique_ptr<RouteTable> routes_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST_F(RouteTableTest, ChecksTokenRoleAndProjectOnEveryDeclaredRoute) {
+  const std::string viewer = Token("alpha", auth::Role::kViewer);
+  const std::string editor = Token("alpha", auth::Role::kEditor);
+  const std::string ops = Token("*", auth::Role::kAdmin);
+  std::string got;
+  for (const std::string& token : {std::string(), viewer, editor, ops}) {
+    got += std::to_string(Call("GET", "/healthz", token)) + " " +
+           std::to_string(Call("GET", "/v1/projects/alpha/things", token)) + " " +
+           std::to_string(Call("GET", "/v1/projects/beta/things", token)) + " " +
+           std::to_string(Call("POST", "/v1/projects/alpha/things", token)) + " " +
+           std::to_string(Call("GET", "/v1/global", token)) + "\n";
+  }
+  EXPECT_EQ(got,
+            "200 401 401 401 401\n"
+            "200 200 403 403 403\n"
+            "200 200 403 200 403\n"
+            "200 200 200 200 200\n");
+  EXPECT_EQ(routes_->routes().size(), 4u);
+}
+
+TEST_F(RouteTableTest, AuditsEveryNonPublicRequestWithItsResult) {
+  const std::string viewer = Token("alpha", auth::Role::kViewer);
+  Call("GET", "/healthz", "");
+  Call("GET", "/v1/projects/alpha/things", viewer);
+  Call("POST", "/v1/projects/alpha/things", viewer);
+  Call("GET", "/v1/projects/alpha/things", "Bearer-less garbage");
+  std::string rows;
+  for (const auto& e : *audit_->Query({})) {
+    rows += e.method + " " + e.project + " " + e.access + " " + std::to_string(e.http_status) +
+            " " + (e.token_id == "-" ? "-" : "token") + "\n";
+  }
+  EXPECT_EQ(rows, "GET alpha read 200 token\nPOST alpha write 403 token\nGET alpha read 401 -\n");
+}
+
+TEST(ProjectOfPathTest, OnlyProjectPaths) {
+  EXPECT_EQ(ProjectOfPath("/v1/projects/p1/locations/l/customJobs"), "p1");
+  EXPECT_EQ(ProjectOfPath("/v1/projects/p1"), "p1");
+  EXPECT_EQ(ProjectOfPath("/healthz"), "");
+  EXPECT_EQ(ProjectOfPath("/v1/projectsX/p"), "");
+}
+
+}  // namespace
+}  // namespace trainyard::api

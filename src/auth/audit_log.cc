@@ -1,0 +1,86 @@
+#include "auth/audit_log.h"
+
+#include <ctime>
+
+namespace trainyard::auth {
+namespace {
+
+constexpr const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "time_us INTEGER NOT NULL, token_id TEXT NOT NULL, project TEXT NOT NULL, "
+    "method TEXT NOT NULL, path TEXT NOT NULL, access TEXT NOT NULL, status INTEGER NOT NULL); "
+    "CREATE INDEX IF NOT EXISTS audit_by_project ON audit(project, seq)";
+
+int64_t Micros(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+std::string Rfc3339(TimePoint t) {
+  const int64_t us = Micros(t);
+  std::time_t secs = static_cast<std::time_t>(us / 1000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(us % 1000000));
+  return buf;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::path& db_path) {
+  TY_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path, kSchema));
+  return std::unique_ptr<AuditLog>(new AuditLog(std::move(db)));
+}
+
+Status AuditLog::Append(const AuditEntry& e) {
+  Stmt s(*db_,
+         "INSERT INTO audit(time_us, token_id, project, method, path, access, status) "
+         "VALUES(?, ?, ?, ?, ?, ?, ?)");
+  if (!s.ok()) return db_->Error("prepare audit insert");
+  s.Bind(1, Micros(e.time));
+  s.Bind(2, e.token_id);
+  s.Bind(3, e.project);
+  s.Bind(4, e.method);
+  s.Bind(5, e.path);
+  s.Bind(6, e.access);
+  s.Bind(7, static_cast<int64_t>(e.http_status));
+  if (s.Step() != SQLITE_DONE) return db_->Error("append to the audit log");
+  return Status::Ok();
+}
+
+StatusOr<std::vector<AuditEntry>> AuditLog::Query(const AuditQuery& q) {
+  Stmt s(*db_,
+         "SELECT seq, time_us, token_id, project, method, path, access, status FROM audit "
+         "WHERE seq > ? AND (? = '' OR project = ?) ORDER BY seq LIMIT ?");
+  if (!s.ok()) return db_->Error("prepare audit query");
+  s.Bind(1, q.after_seq);
+  s.Bind(2, q.project);
+  s.Bind(3, q.project);
+  s.Bind(4, static_cast<int64_t>(q.limit));
+  std::vector<AuditEntry> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    AuditEntry e;
+    e.seq = s.Int(0);
+    e.time = TimePoint(std::chrono::microseconds(s.Int(1)));
+    e.token_id = s.Text(2);
+    e.project = s.Text(3);
+    e.method = s.Text(4);
+    e.path = s.Text(5);
+    e.access = s.Text(6);
+    e.http_status = static_cast<int>(s.Int(7));
+    out.push_back(std::move(e));
+  }
+  if (rc != SQLITE_DONE) return db_->Error("query the audit log");
+  return out;
+}
+
+nlohmann::json AuditEntryToJson(const AuditEntry& e) {
+  return {{"seq", std::to_string(e.seq)}, {"time", Rfc3339(e.time)}, {"tokenId", e.token_id},
+          {"project", e.project},         {"method", e.method},      {"path", e.path},
+          {"access", e.access},           {"status", e.http_status}};
+}
+
+}  // namespace trainyard::auth

@@ -1,0 +1,54 @@
+// The audit log: one row per authorised or refused API request that needs a token — who (token
+// id, "-" when the server runs without --auth), what (method, path, the project and the access
+// level the route declares), when, and the result (HTTP status). Rows live in the `audit` table
+// of <data-dir>/auth.db, so they survive restarts; each Append is one committed INSERT.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "auth/sqlite_db.h"
+#include "auth/token_store.h"
+
+namespace trainyard::auth {
+
+struct AuditEntry {
+  int64_t seq = 0;  // assigned by Append, increasing
+  TimePoint time;
+  std::string token_id;
+  std::string project;  // "" for routes outside a project
+  std::string method;
+  std::string path;
+  std::string access;  // AccessName of the route
+  int http_status = 0;
+};
+
+struct AuditQuery {
+  std::string project;  // "" = every project
+  int64_t after_seq = 0;
+  int limit = 100;
+};
+
+// Thread-safe (one serialized SQLite connection).
+class AuditLog {
+ public:
+  static StatusOr<std::unique_ptr<AuditLog>> Open(const std::filesystem::path& db_path);
+
+  // Records `entry` (its seq is ignored). UNAVAILABLE when the database write fails.
+  Status Append(const AuditEntry& entry);
+  // Entries with seq > query.after_seq, oldest first, at most query.limit.
+  StatusOr<std::vector<AuditEntry>> Query(const AuditQuery& query);
+
+ private:
+  explicit AuditLog(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+  std::unique_ptr<SqliteDb> db_;
+};
+
+// {"seq": "12", "time": RFC 3339, "tokenId", "project", "method", "path", "access", "status"}.
+nlohmann::json AuditEntryToJson(const AuditEntry& entry);
+
+}  // namespace trainyard::auth

@@ -1,0 +1,50 @@
+#include "auth/sqlite_db.h"
+
+namespace trainyard::auth {
+
+StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::filesystem::path& path,
+                                                   const std::string& schema) {
+  sqlite3* db = nullptr;
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return IoError("cannot open " + path.string() + ": " + msg);
+  }
+  sqlite3_busy_timeout(db, 5000);
+  std::unique_ptr<SqliteDb> out(new SqliteDb(db, path));
+  const std::string sql = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; " + schema;
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return IoError(path.string() + ": cannot create the schema: " + msg);
+  }
+  return out;
+}
+
+SqliteDb::~SqliteDb() { sqlite3_close(db_); }
+
+Status SqliteDb::Error(const std::string& what) const {
+  return IoError(path_.string() + ": " + what + ": " + sqlite3_errmsg(db_));
+}
+
+Stmt::Stmt(SqliteDb& db, const char* sql) {
+  rc_ = sqlite3_prepare_v2(db.get(), sql, -1, &stmt_, nullptr);
+}
+
+void Stmt::Bind(int i, const std::string& s) {
+  sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+}
+
+void Stmt::Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+
+std::string Stmt::Text(int i) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, i);
+  return text ? std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, i))
+              : "";
+}
+
+}  // namespace trainyard::auth
