@@ -32,10 +32,10 @@ struct ApiServerOptions {
   std::function<bool(std::string_view path)> is_streaming_path;
 };
 
-// The controllers behind the routes, one per resource; all required, all must outlive the server.
+// The controllers behind the routes, one per resource; they must outlive the server.
 struct ApiControllers {
-  controller::JobController* custom_jobs = nullptr;
-  controller::TuningJobController* tuning_jobs = nullptr;
+  controller::JobController* custom_jobs = nullptr;      // required
+  controller::TuningJobController* tuning_jobs = nullptr;  // null: no hyperparameterTuningJobs
 };
 
 class ApiServer {

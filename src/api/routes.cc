@@ -34,7 +34,7 @@ void RegisterRoutes(httplib::Server& server, const ApiControllers& controllers,
                return json{{"status", "SERVING"}};
              }));
   RegisterCustomJobRoutes(server, controllers.custom_jobs, options);
-  RegisterTuningJobRoutes(server, controllers.tuning_jobs);
+  if (controllers.tuning_jobs) RegisterTuningJobRoutes(server, controllers.tuning_jobs);
 }
 
 void RegisterCustomJobRoutes(httplib::Server& server, controller::JobController* controller,

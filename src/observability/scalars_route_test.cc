@@ -49,7 +49,7 @@ class ObservabilityRoutesTest : public ::testing::Test {
     ASSERT_TRUE(controller_->Start().ok());
     api::ApiServerOptions options;
     options.port = 0;
-    server_ = std::make_unique<api::ApiServer>(controller_.get(), options);
+    server_ = std::make_unique<api::ApiServer>(api::ApiControllers{controller_.get()}, options);
     RegisterScalarsRoute(server_->http(), controller_.get());
     RegisterMetricsRoute(server_->http(), &metrics_);
     auto port = server_->Bind();
