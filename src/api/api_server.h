@@ -13,10 +13,14 @@
 
 #include "common/status.h"
 #include "controller/job_controller.h"
-#include "controller/tuning_job_controller.h"
 
 namespace httplib {
 class Server;
+}
+// Not included: tuning_job_controller.h brings Eigen (src/tuning), which breaks in any file that
+// includes cpp-httplib's header first (its <resolv.h> defines `_res`).
+namespace trainyard::controller {
+class TuningJobController;
 }
 
 namespace trainyard::api {

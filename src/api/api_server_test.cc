@@ -1,7 +1,10 @@
 #include "api/api_server.h"
-
+// Before cpp-httplib's header (it brings Eigen; see api_server.h).
+#include "controller/tuning_job_controller.h"
+// clang-format off
 #include <gtest/gtest.h>
 #include <httplib.h>
+// clang-format on
 
 #include <thread>
 

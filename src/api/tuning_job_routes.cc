@@ -1,9 +1,13 @@
 // The hyperparameterTuningJobs routes (routes.h lists them), in the shape of the customJobs ones.
+// The controller (and with it Eigen) comes before cpp-httplib's header: see api_server.h.
+#include "controller/tuning_job_controller.h"
+// clang-format off: the order above matters
 #include <httplib.h>
 
 #include "api/route_util.h"
 #include "api/routes.h"
 #include "spec/hyperparameter_tuning_job_json.h"
+// clang-format on
 
 namespace trainyard::api {
 namespace {
