@@ -44,7 +44,7 @@ struct ApiServerOptions {
 
 // The controllers behind the routes, one per resource; they must outlive the server.
 struct ApiControllers {
-  controller::JobController* custom_jobs = nullptr;      // required
+  controller::JobController* custom_jobs = nullptr;        // required
   controller::TuningJobController* tuning_jobs = nullptr;  // null: no hyperparameterTuningJobs
 };
 

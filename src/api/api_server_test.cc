@@ -260,7 +260,7 @@ TEST_F(ApiServerTest, TuningJobErrorsAreGoogleRpcStatus) {
                 std::to_string(s3) + " " + created["state"].get<std::string>() + " | " +
                 std::to_string(s4) + " " + running["error"]["status"].get<std::string>() + " | " +
                 std::to_string(s5),
-            "400 maxTrialCont: unknown field | 404 NOT_FOUND | 200 JOB_STATE_RUNNING | 400 "
+            "400 Invalid JSON payload recei | 404 NOT_FOUND | 200 JOB_STATE_RUNNING | 400 "
             "FAILED_PRECONDITION | 200");
 }
 

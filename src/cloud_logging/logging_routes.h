@@ -17,8 +17,8 @@
 #include "api/route_table.h"
 #include "controller/job_controller.h"
 
-// Forward declared: this header is included next to Eigen (src/tuning, via controller/), which breaks when
-// cpp-httplib's header comes first.
+// Forward declared: this header is included next to Eigen (src/tuning, via controller/), which
+// breaks when cpp-httplib's header comes first.
 namespace httplib {
 class Server;
 }

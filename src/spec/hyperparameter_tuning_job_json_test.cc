@@ -63,8 +63,8 @@ TEST(HyperparameterTuningJobJsonTest, ErrorsNameTheFieldPath) {
     got += (r.ok() ? "OK" : r.status().message()) + "\n";
   }
   EXPECT_EQ(got,
-            "maxTrialCont: unknown field; known fields: displayName, studySpec, maxTrialCount, "
-            "parallelTrialCount, maxFailedTrialCount, trialJobSpec\n"
+            "Invalid JSON payload received. Unknown name \"maxTrialCont\" at "
+            "'hyperparameterTuningJob': Cannot find field.\n"
             "Invalid value at 'trialJobSpec.workerPoolSpecs[0].replicaCount' (TYPE_INT64), "
             "\"two\"\n"
             "labels.team: expected a string, got 1\n"

@@ -23,8 +23,8 @@
 
 #include "storage/object_store.h"
 
-// Forward declared: this header is included next to Eigen (src/tuning, via controller/), which breaks when
-// cpp-httplib's header comes first.
+// Forward declared: this header is included next to Eigen (src/tuning, via controller/), which
+// breaks when cpp-httplib's header comes first.
 namespace trainyard::api {
 class RouteTable;
 }

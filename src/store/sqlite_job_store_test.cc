@@ -1,7 +1,7 @@
 #include "store/sqlite_job_store.h"
 
-#include "spec/custom_job_json.h"
 #include "common/time.h"
+#include "spec/custom_job_json.h"
 #include "store/job_store_conformance.h"
 #include "store/tuning_job_store_conformance.h"
 #include "testing/test_util.h"

@@ -172,7 +172,7 @@ TEST_P(TuningJobStoreConformanceTest, BadFiltersAndTokensAreInvalidArgument) {
   auto filter = store_->ListTuningJobs({"projects/p/locations/l", "statee=1", 0, ""});
   EXPECT_EQ(replay.status().ToString().substr(0, 27) + " | " +
                 garbage.status().ToString().substr(0, 27) + " | " +
-                filter.status().ToString().substr(0, 47),
+                filter.status().ToString().substr(0, 48),
             "INVALID_ARGUMENT: pageToken | INVALID_ARGUMENT: pageToken | "
             "INVALID_ARGUMENT: filter: unknown field 'statee'");
 }

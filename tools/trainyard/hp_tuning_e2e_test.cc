@@ -202,9 +202,11 @@ TEST_F(HpTuningE2ETest, InvalidRequestsNameTheFieldAndTheFix) {
   auto r = Http(server_->port(), "POST",
                 std::string("/v1/") + kParent + "/hyperparameterTuningJobs", body.dump());
   std::string message = r.body["error"].value("message", "");
+  // An empty workerPoolSpecs list is an empty (so absent, in proto3 JSON) trialJobSpec.
   EXPECT_EQ(std::to_string(r.status) + " " + message.substr(0, message.find(':')),
-            "400 trialJobSpec.workerPoolSpecs")
+            "400 trialJobSpec")
       << r.body.dump(2);
+  EXPECT_NE(message.find("workerPoolSpecs"), std::string::npos) << message;
 
   const auto config = dir_ / "no_trial_spec.yaml";
   std::ofstream(config) << "studySpec:\n  metrics: []\n";
