@@ -27,7 +27,8 @@ std::string JobName(const httplib::Request& req) {
 
 void RegisterTuningJobRoutes(RouteTable& server, controller::TuningJobController* tuning) {
   using auth::Access;
-  server.Post(kParentPattern, Access::kWrite, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+  server.Post(kParentPattern, Access::kWrite,
+              Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
                 if (req.body.empty()) {
                   return InvalidArgumentError(
@@ -43,7 +44,8 @@ void RegisterTuningJobRoutes(RouteTable& server, controller::TuningJobController
                 return spec::HyperparameterTuningJobToJson(job);
               }));
 
-  server.Get(kParentPattern, Access::kRead, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+  server.Get(kParentPattern, Access::kRead,
+             Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {"filter", "pageSize", "pageToken"}));
                store::ListQuery q;
                q.parent = ParentOf(req);
@@ -64,18 +66,19 @@ void RegisterTuningJobRoutes(RouteTable& server, controller::TuningJobController
                return out;
              }));
 
-  server.Get(kJobPattern, Access::kRead, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+  server.Get(kJobPattern, Access::kRead,
+             Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {}));
                TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job, tuning->Get(JobName(req)));
                return spec::HyperparameterTuningJobToJson(job);
              }));
 
-  server.Delete(kJobPattern, Access::kWrite, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
-                  TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                  TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job,
-                                      tuning->Delete(JobName(req)));
-                  return DoneDeleteOperation(job.name);
-                }));
+  server.Delete(
+      kJobPattern, Access::kWrite, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(CheckParams(req, {}));
+        TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job, tuning->Delete(JobName(req)));
+        return DoneDeleteOperation(job.name);
+      }));
 
   server.Post(std::string(kJobPattern) + ":cancel", Access::kWrite,
               Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {

@@ -67,8 +67,8 @@ struct ServerFlags {
   std::string image_rewrites;  // a rewrite file replacing the default rules
   bool no_containers = false;
   std::string podman_storage;  // private podman storage (--root/--runroot) under this dir
-  bool auth = false;     // --auth
-  bool no_auth = false;  // --no-auth; neither: on unless --host is loopback
+  bool auth = false;           // --auth
+  bool no_auth = false;        // --no-auth; neither: on unless --host is loopback
   std::string tls_cert;
   std::string tls_key;
 };
