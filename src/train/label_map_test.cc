@@ -32,8 +32,10 @@ TEST(LabelMapTest, RejectsGapsDuplicatesAndGarbage) {
             "INVALID_ARGUMENT: labels.json: class ids must be 0..1 without gaps; id 1 is missing");
   EXPECT_EQ(Names(LabelMap::FromJson(R"(["a","a"])", "labels.json")),
             "INVALID_ARGUMENT: labels.json: class name 'a' is used twice; names must be unique");
-  EXPECT_EQ(Names(LabelMap::FromJson("{", "labels.json")),
-            "INVALID_ARGUMENT: labels.json: not valid JSON");
+  const std::string unparsable = Names(LabelMap::FromJson("{", "labels.json"));
+  EXPECT_EQ(unparsable.substr(0, 47), "INVALID_ARGUMENT: labels.json: not valid JSON: ")
+      << unparsable;
+  EXPECT_NE(unparsable.find("line 1, column 2"), std::string::npos) << unparsable;  // where
   EXPECT_FALSE(LabelMap::FromJson("[]", "f").ok());
   EXPECT_FALSE(LabelMap::FromJson("3", "f").ok());
 }
