@@ -40,6 +40,11 @@ StatusOr<Query> ParseQuery(const json& body) {
              !body["projectIds"].empty() && body["projectIds"][0].is_string()) {
     q.project = body["projectIds"][0];
   }
+  if (q.project.empty() || q.project == "-") {
+    return InvalidArgumentError(
+        "resourceNames: name the project whose logs to read, e.g. \"resourceNames\": "
+        "[\"projects/my-project\"] (a job's logs are read only through its own project)");
+  }
   TY_ASSIGN_OR_RETURN(q.filter, LogFilter::Parse(body.value("filter", std::string())));
   const std::string order = body.value("orderBy", std::string("timestamp asc"));
   if (order == "timestamp desc") {
@@ -130,7 +135,8 @@ StatusOr<json> ListEntries(controller::JobController* controller, const Query& q
   int64_t scanned = 0;
   std::optional<int64_t> stopped_at;  // scan budget ran out after this offset (asc)
   while (true) {
-    TY_ASSIGN_OR_RETURN(auto lines, controller->ReadLogsById(q.filter.job_id(), after, kReadBatch));
+    TY_ASSIGN_OR_RETURN(auto lines,
+                        controller->ReadLogsById(q.project, q.filter.job_id(), after, kReadBatch));
     if (lines.empty()) break;
     for (auto& line : lines) {
       after = line.offset;

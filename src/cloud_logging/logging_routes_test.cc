@@ -48,8 +48,9 @@ class LoggingRoutesTest : public ::testing::Test {
   }
   // "severity task text; ..." of one call, then " next=TOKEN" when there is one.
   std::string List(const std::string& extra_filter, const std::string& order = "timestamp asc",
-                   int page_size = 50, const std::string& token = "") {
-    json body = {{"resourceNames", {"projects/p"}},
+                   int page_size = 50, const std::string& token = "",
+                   const std::string& project = "p") {
+    json body = {{"resourceNames", {"projects/" + project}},
                  {"filter", "resource.type=\"ml_job\" AND resource.labels.job_id=\"" + id_ + "\"" +
                                 extra_filter},
                  {"orderBy", order},
@@ -109,10 +110,25 @@ TEST_F(LoggingRoutesTest, PagesCoverEveryLineOnce) {
 TEST_F(LoggingRoutesTest, BadRequestsAreClear400s) {
   EXPECT_EQ(List(" AND jsonPayload.x=1").substr(0, 3), "400");
   EXPECT_EQ(List("", "insertId asc").substr(0, 3), "400");
-  auto r = client_->Post("/v2/entries:list", "{\"filter\": \"severity=INFO\"}", "application/json");
+  auto r = client_->Post("/v2/entries:list",
+                         R"({"resourceNames": ["projects/p"], "filter": "severity=INFO"})",
+                         "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("resource.labels.job_id"), std::string::npos);
+}
+
+// A job's log lines are read only through its own project: the filter's job id is not enough.
+TEST_F(LoggingRoutesTest, AnotherProjectsJobHasNoEntriesAndAProjectIsRequired) {
+  EXPECT_EQ(List("", "timestamp asc", 50, "", "p").substr(0, 29), "INFO workerpool0-0 epoch 1; E");
+  EXPECT_EQ(List("", "timestamp asc", 50, "", "q"), "");
+  EXPECT_EQ(List("", "timestamp asc", 50, "", "*"), "");
+  auto r = client_->Post("/v2/entries:list",
+                         R"({"filter": "resource.labels.job_id=\")" + id_ + R"(\""})",
+                         "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("resourceNames: name the project"), std::string::npos) << r->body;
 }
 
 }  // namespace

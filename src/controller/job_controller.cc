@@ -340,8 +340,14 @@ StatusOr<LogPage> JobController::ReadLogs(const std::string& name, int64_t after
   return page;
 }
 
-StatusOr<std::vector<executor::LogLine>> JobController::ReadLogsById(const std::string& id,
+StatusOr<std::vector<executor::LogLine>> JobController::ReadLogsById(const std::string& project,
+                                                                     const std::string& id,
                                                                      int64_t after, int limit) {
+  auto job = store_->FindInProject(project, id);
+  if (!job.ok() && job.status().code() == StatusCode::kNotFound) {
+    return std::vector<executor::LogLine>{};
+  }
+  TY_RETURN_IF_ERROR(job.status());
   auto lines = executor_->ReadLogs(id, after, limit);
   if (!lines.ok() && lines.status().code() == StatusCode::kNotFound) {
     return std::vector<executor::LogLine>{};

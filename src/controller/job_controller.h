@@ -85,9 +85,11 @@ class JobController {
 
   // Log lines after cursor `after` (-1 = from the start), at most `limit`.
   StatusOr<LogPage> ReadLogs(const std::string& name, int64_t after, int limit);
-  // The same by job id alone (the last segment of its name), for Cloud Logging queries, which
-  // name a job only by resource.labels.job_id. An id without logs gives no lines.
-  StatusOr<std::vector<executor::LogLine>> ReadLogsById(const std::string& id, int64_t after,
+  // The same by project and job id (the last segment of its name), for Cloud Logging queries,
+  // which name a job only by resource.labels.job_id. A job of another project, or an id without
+  // logs, gives no lines (as Cloud Logging answers a filter that matches nothing).
+  StatusOr<std::vector<executor::LogLine>> ReadLogsById(const std::string& project,
+                                                        const std::string& id, int64_t after,
                                                         int limit);
 
  private:

@@ -56,6 +56,12 @@ class JobStore {
   virtual StatusOr<spec::CustomJob> Mutate(
       const std::string& name, const std::function<Status(spec::CustomJob&)>& mutate) = 0;
 
+  // The job named projects/{project}/locations/{any}/customJobs/{id}: how a caller that knows
+  // only a job id (Cloud Logging's resource.labels.job_id) checks that the job is the project's.
+  // NOT_FOUND if the project has no such job (in any location).
+  virtual StatusOr<spec::CustomJob> FindInProject(const std::string& project,
+                                                  const std::string& id) = 0;
+
   // NOT_FOUND if absent.
   virtual Status Delete(const std::string& name) = 0;
 

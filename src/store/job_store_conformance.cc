@@ -132,6 +132,36 @@ TEST_P(JobStoreConformanceTest, ListIsScopedToParent) {
   EXPECT_EQ(ListAll(""), "2");
 }
 
+TEST_P(JobStoreConformanceTest, FindInProjectMatchesTheWholeProjectAndIdInAnyLocation) {
+  CustomJob a = MakeJob("7", 1);
+  a.name = "projects/p/locations/europe-west4/customJobs/7";
+  CustomJob b = MakeJob("8", 2);
+  b.name = "projects/pp/locations/l/customJobs/8";
+  CustomJob c = MakeJob("77", 3);
+  c.name = "projects/p/locations/l/customJobs/77";
+  for (const auto& j : {a, b, c}) ASSERT_TRUE(store_->Create(j).ok());
+  std::string got;
+  for (auto [project, id] :
+       std::vector<std::pair<std::string, std::string>>{{"p", "7"},
+                                                        {"p", "77"},
+                                                        {"pp", "8"},
+                                                        {"p", "8"},
+                                                        {"q", "7"},
+                                                        {"p", "*"},
+                                                        {"*", "7"},
+                                                        {"p", "?"},
+                                                        {"p/locations/europe-west4", "7"}}) {
+    auto r = store_->FindInProject(project, id);
+    got += r.ok() ? r->name : std::string(StatusCodeName(r.status().code()));
+    got += "\n";
+  }
+  EXPECT_EQ(got,
+            "projects/p/locations/europe-west4/customJobs/7\n"
+            "projects/p/locations/l/customJobs/77\n"
+            "projects/pp/locations/l/customJobs/8\n"
+            "NOT_FOUND\nNOT_FOUND\nNOT_FOUND\nNOT_FOUND\nNOT_FOUND\nNOT_FOUND\n");
+}
+
 TEST_P(JobStoreConformanceTest, FiltersFollowTheVertexSyntax) {
   ASSERT_TRUE(
       store_->Create(MakeJob("1", 1000, JobState::kSucceeded, "my_job_a", {{"team", "nlp"}})).ok());

@@ -42,6 +42,22 @@ StatusOr<spec::CustomJob> MemoryJobStore::Get(const std::string& name) {
   return it->second;
 }
 
+StatusOr<spec::CustomJob> MemoryJobStore::FindInProject(const std::string& project,
+                                                        const std::string& id) {
+  std::lock_guard lock(mu_);
+  const std::string prefix = "projects/" + project + "/locations/";
+  const std::string suffix = "/customJobs/" + id;
+  for (auto it = jobs_.lower_bound(prefix); it != jobs_.end() && it->first.starts_with(prefix);
+       ++it) {
+    const std::string& name = it->first;
+    if (name.ends_with(suffix) &&
+        name.find('/', prefix.size()) == name.size() - suffix.size()) {  // one location segment
+      return it->second;
+    }
+  }
+  return NotFoundError("project " + project + " has no CustomJob " + id);
+}
+
 StatusOr<spec::CustomJob> MemoryJobStore::Mutate(
     const std::string& name, const std::function<Status(spec::CustomJob&)>& mutate) {
   std::lock_guard lock(mu_);

@@ -14,6 +14,8 @@ class MemoryJobStore : public JobStore, public TuningJobStore {
  public:
   Status Create(const spec::CustomJob& job) override;
   StatusOr<spec::CustomJob> Get(const std::string& name) override;
+  StatusOr<spec::CustomJob> FindInProject(const std::string& project,
+                                          const std::string& id) override;
   StatusOr<spec::CustomJob> Mutate(const std::string& name,
                                    const std::function<Status(spec::CustomJob&)>& mutate) override;
   Status Delete(const std::string& name) override;

@@ -183,6 +183,47 @@ StatusOr<spec::CustomJob> SqliteJobStore::Get(const std::string& name) {
   return GetLocked(name);
 }
 
+namespace {
+
+// `text` as a literal inside a GLOB pattern: its metacharacters in brackets.
+std::string GlobLiteral(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '*' || c == '?' || c == '[') {
+      out += '[';
+      out += c;
+      out += ']';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// The literal prefix of the GLOB ("projects/P/locations/") lets SQLite walk the primary-key
+// index over the project's jobs only.
+StatusOr<spec::CustomJob> SqliteJobStore::FindInProject(const std::string& project,
+                                                        const std::string& id) {
+  std::lock_guard lock(mu_);
+  Stmt q(db_, "SELECT name, json FROM jobs WHERE name GLOB ?");
+  TY_RETURN_IF_ERROR(q.Prepared());
+  q.Bind(1, "projects/" + GlobLiteral(project) + "/locations/*/customJobs/" + GlobLiteral(id));
+  while (true) {
+    int rc = q.Step();
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) return q.Error("find " + id + " in project " + project);
+    std::string name = q.Text(0);
+    const size_t location_start =
+        std::string("projects/").size() + project.size() + std::string("/locations/").size();
+    if (name.find('/', location_start) == name.size() - id.size() - 12) {  // "/customJobs/"
+      return Decode(name, q.Text(1));
+    }
+  }
+  return NotFoundError("project " + project + " has no CustomJob " + id);
+}
+
 StatusOr<spec::CustomJob> SqliteJobStore::Mutate(
     const std::string& name, const std::function<Status(spec::CustomJob&)>& mutate) {
   std::lock_guard lock(mu_);

@@ -39,6 +39,8 @@ class SqliteJobStore : public JobStore, public TuningJobStore {
 
   Status Create(const spec::CustomJob& job) override;
   StatusOr<spec::CustomJob> Get(const std::string& name) override;
+  StatusOr<spec::CustomJob> FindInProject(const std::string& project,
+                                          const std::string& id) override;
   StatusOr<spec::CustomJob> Mutate(const std::string& name,
                                    const std::function<Status(spec::CustomJob&)>& mutate) override;
   Status Delete(const std::string& name) override;
