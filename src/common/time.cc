@@ -1,5 +1,6 @@
 #include "common/time.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -73,6 +74,12 @@ int64_t ToUnixMicros(TimePoint t) {
 }
 
 TimePoint FromUnixMicros(int64_t us) {
+  // TimePoint counts nanoseconds in an int64: beyond its range the conversion would overflow.
+  constexpr int64_t kMaxMicros =
+      std::chrono::duration_cast<std::chrono::microseconds>(TimePoint::duration::max()).count();
+  constexpr int64_t kMinMicros =
+      std::chrono::duration_cast<std::chrono::microseconds>(TimePoint::duration::min()).count();
+  us = std::clamp(us, kMinMicros, kMaxMicros);
   return TimePoint(std::chrono::duration_cast<TimePoint::duration>(std::chrono::microseconds(us)));
 }
 

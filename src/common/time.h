@@ -17,6 +17,8 @@ using TimePoint = std::chrono::system_clock::time_point;
 
 // Microseconds since the Unix epoch; sub-microsecond ticks are dropped (rounded toward the past).
 int64_t ToUnixMicros(TimePoint t);
+// TimePoint holds nanoseconds in an int64, so it covers 1677-09-21 .. 2262-04-11; times outside
+// (proto3 allows 0001 .. 9999) saturate to those ends.
 TimePoint FromUnixMicros(int64_t us);
 
 // RFC 3339 in UTC with exactly six fractional digits, e.g. "2026-11-22T02:41:52.123456Z" (fixed

@@ -18,6 +18,21 @@ TEST(TimeTest, TimestampKeepsMicrosecondsAndTruncatesNanoseconds) {
             "1795315312123456 2026-11-22T02:41:52.123456Z");
 }
 
+// proto3 allows years 0001..9999, TimePoint (int64 nanoseconds) 1677..2262: times outside
+// saturate instead of overflowing (a fuzzer found "1012-01-01T00:00:00Z" in a createTime).
+TEST(TimeTest, TimestampsBeyondTimePointRangeSaturate) {
+  auto early = ParseTimestamp("1012-01-01T00:00:00Z");
+  auto first = ParseTimestamp("0001-01-01T00:00:00Z");
+  auto last = ParseTimestamp("9999-12-31T23:59:59.999999Z");
+  ASSERT_TRUE(early.ok() && first.ok() && last.ok());
+  EXPECT_EQ(FormatTimestamp(*first).substr(0, 10), "1677-09-21");
+  EXPECT_EQ(FormatTimestamp(*early).substr(0, 10), "1677-09-21");
+  EXPECT_EQ(FormatTimestamp(*last).substr(0, 10), "2262-04-11");
+  EXPECT_LT(*first, FromUnixMicros(0));
+  EXPECT_GT(*last, FromUnixMicros(0));
+  EXPECT_EQ(FromUnixMicros(INT64_MIN), FromUnixMicros(INT64_MIN + 1));
+}
+
 TEST(TimeTest, RejectsBadTimestamps) {
   std::string accepted;
   for (const char* text : {"2021-05-18", "2021-13-18T00:00:00Z", "2021-02-30T00:00:00Z",

@@ -160,12 +160,23 @@ StatusOr<json> YamlToJson(std::string_view yaml_text) {
     return InvalidArgumentError("YAML text of " + std::to_string(yaml_text.size()) +
                                 " bytes exceeds the limit of " + std::to_string(kMaxYamlBytes));
   }
+  StatusOr<json> j = json();
   try {
     size_t values_left = kMaxYamlValues;
-    return NodeToJson(YAML::Load(std::string(yaml_text)), 0, &values_left);
+    j = NodeToJson(YAML::Load(std::string(yaml_text)), 0, &values_left);
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(std::string("malformed YAML: ") + e.what());
   }
+  if (!j.ok()) return j;
+  // yaml-cpp passes bytes through; JSON (and every API behind it) needs UTF-8. The library's
+  // serializer is the validator: it throws on the first invalid sequence.
+  try {
+    (void)j->dump();
+  } catch (const json::type_error& e) {
+    return InvalidArgumentError(std::string("a YAML string is not valid UTF-8 (") + e.what() +
+                                "); save the file as UTF-8");
+  }
+  return j;
 }
 
 StatusOr<CustomJobSpec> ParseJobConfigYaml(std::string_view yaml_text, const std::string& source) {

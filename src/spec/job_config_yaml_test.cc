@@ -35,6 +35,17 @@ TEST(JobConfigYamlTest, RejectsSnakeCaseKeysWithTheFix) {
             "'workerPoolSpecs' instead of 'worker_pool_specs'");
 }
 
+// Found by fuzz/yaml_config_fuzzer: bytes that are not UTF-8 made JsonToYaml (and any request
+// built from the config) throw inside nlohmann::json::dump.
+TEST(JobConfigYamlTest, RejectsStringsThatAreNotUtf8) {
+  const std::string yaml = "workerPoolSpecs:\n- machineSpec: {machineType: \"n1-\xf7\xff\"}\n";
+  auto spec = ParseJobConfigYaml(yaml, "--config x.yaml");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("not valid UTF-8"), std::string::npos) << spec.status();
+  EXPECT_NE(spec.status().message().find("x.yaml"), std::string::npos) << spec.status();
+  EXPECT_FALSE(YamlToJson(std::string("a: \x00\xff\xff C\xff\xff\x0e\n", 13)).ok());
+}
+
 TEST(JobConfigYamlTest, RejectsMalformedYaml) {
   auto spec = ParseJobConfigYaml("workerPoolSpecs: [\n", "--config job.yaml");
   EXPECT_TRUE(spec.status().message().starts_with("--config job.yaml: malformed YAML"))

@@ -29,6 +29,13 @@ TEST(ListFilterTest, ErrorNamesPositionAndField) {
             "display_name, create_time, update_time and labels.KEY");
 }
 
+// Found by fuzz/list_filter_fuzzer: a year before 1677 overflowed the nanosecond time point.
+TEST(ListFilterTest, TimesOutsideTheTimePointRangeParse) {
+  EXPECT_TRUE(
+      ListFilter::Parse(R"((create_time>"1012-01-01T00:00:00Z" AND labels.env="prod"))").ok());
+  EXPECT_TRUE(ListFilter::Parse(R"(update_time<"9999-12-31T23:59:59Z")").ok());
+}
+
 TEST(ListFilterTest, NestingIsBounded) {
   auto wrapped = [](int depth) {
     return std::string(depth, '(') + "state=JOB_STATE_RUNNING" + std::string(depth, ')');
