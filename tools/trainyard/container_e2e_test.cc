@@ -405,7 +405,7 @@ TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
   ASSERT_NE(slurm, nullptr) << error;
   std::string chief =
       "echo rank=$RANK; mkdir -p /gcs/bkt && echo slurm > /gcs/bkt/slurm.txt; "
-      "nc -l -p $MASTER_PORT";
+      "nc -l -p $MASTER_PORT > /gcs/bkt/heard.txt; cat /gcs/bkt/heard.txt";
   std::string worker =
       "until echo hello-from-rank-$RANK | nc $MASTER_ADDR $MASTER_PORT; do sleep 0.2; done";
   auto r = Http(slurm->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
@@ -418,7 +418,10 @@ TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
   EXPECT_EQ(State(job) + " | " + Slurp(dir_ / "buckets/bkt/slurm.txt"),
             "JOB_STATE_SUCCEEDED | slurm\n")
       << logs << slurm->Stderr();
-  EXPECT_NE(logs.find("hello-from-rank-1"), std::string::npos) << logs;
+  // What the chief heard from the worker over MASTER_ADDR. Read from /gcs, not from the log: the
+  // last line a container prints just before it exits is sometimes missing from the job log on
+  // Slurm (a known gap, docs/containers.md "On Slurm").
+  EXPECT_EQ(Slurp(dir_ / "buckets/bkt/heard.txt"), "hello-from-rank-1\n") << logs;
   EXPECT_NE(logs.find("pulling image " + registry_ + "/trainyard/busybox:latest"),
             std::string::npos)
       << logs;
