@@ -22,6 +22,35 @@ bool NewerFirst(const Job* a, const Job* b) {
   return ca != cb ? ca > cb : a->name > b->name;
 }
 
+// One page of `jobs` (already those of the query's parent that pass `matches`), newest first,
+// after the page token's cursor; the same order and tokens as the SQLite store.
+template <typename Job, typename Result>
+StatusOr<Result> PageOf(const ListQuery& query, std::vector<const Job*> jobs) {
+  std::optional<PageCursor> cursor;
+  if (!query.page_token.empty()) {
+    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, query.parent, query.filter));
+  }
+  if (cursor) {
+    std::erase_if(jobs, [&](const Job* j) {
+      int64_t c = CreateUs(*j);
+      return c > cursor->create_us || (c == cursor->create_us && j->name >= cursor->name);
+    });
+  }
+  const int page_size =
+      query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
+  std::sort(jobs.begin(), jobs.end(), NewerFirst<Job>);
+  Result result;
+  for (size_t i = 0; i < jobs.size() && i < static_cast<size_t>(page_size); ++i) {
+    result.jobs.push_back(*jobs[i]);
+  }
+  if (jobs.size() > static_cast<size_t>(page_size)) {
+    const auto& last = result.jobs.back();
+    result.next_page_token =
+        EncodePageToken({CreateUs(last), last.name}, query.parent, query.filter);
+  }
+  return result;
+}
+
 }  // namespace
 
 Status MemoryJobStore::Create(const spec::CustomJob& job) {
@@ -78,33 +107,15 @@ Status MemoryJobStore::Delete(const std::string& name) {
 
 StatusOr<ListResult> MemoryJobStore::List(const ListQuery& query) {
   TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter));
-  std::optional<PageCursor> cursor;
-  if (!query.page_token.empty()) {
-    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, query.parent, query.filter));
-  }
-  int page_size = query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
   std::lock_guard lock(mu_);
   std::vector<const spec::CustomJob*> matching;
   for (const auto& [name, job] : jobs_) {
     StatusOr<spec::ResourceName> parsed = spec::ResourceName::Parse(name, spec::kCustomJobs);
-    if (!parsed.ok() || parsed->Parent() != query.parent || !filter.Matches(job)) continue;
-    if (cursor) {
-      int64_t c = CreateUs(job);
-      if (c > cursor->create_us || (c == cursor->create_us && name >= cursor->name)) continue;
+    if (parsed.ok() && parsed->Parent() == query.parent && filter.Matches(job)) {
+      matching.push_back(&job);
     }
-    matching.push_back(&job);
   }
-  std::sort(matching.begin(), matching.end(), NewerFirst<spec::CustomJob>);
-  ListResult result;
-  for (size_t i = 0; i < matching.size() && i < static_cast<size_t>(page_size); ++i) {
-    result.jobs.push_back(*matching[i]);
-  }
-  if (matching.size() > static_cast<size_t>(page_size)) {
-    const auto& last = result.jobs.back();
-    result.next_page_token =
-        EncodePageToken({CreateUs(last), last.name}, query.parent, query.filter);
-  }
-  return result;
+  return PageOf<spec::CustomJob, ListResult>(query, std::move(matching));
 }
 
 StatusOr<std::vector<spec::CustomJob>> MemoryJobStore::ListUnfinished() {
@@ -163,39 +174,19 @@ Status MemoryJobStore::DeleteTuningJob(const std::string& name) {
 
 StatusOr<TuningJobListResult> MemoryJobStore::ListTuningJobs(const ListQuery& query) {
   TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter));
-  std::optional<PageCursor> cursor;
-  if (!query.page_token.empty()) {
-    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, query.parent, query.filter));
-  }
-  int page_size = query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
   std::lock_guard lock(mu_);
   std::vector<const spec::HyperparameterTuningJob*> matching;
   const std::string prefix =
       query.parent + "/" + std::string(spec::kHyperparameterTuningJobs) + "/";
   for (const auto& [name, record] : tuning_jobs_) {
     const spec::HyperparameterTuningJob& job = record.job;
-    if (!name.starts_with(prefix)) continue;
-    if (!filter.Matches(FilterSubject{job.state, job.display_name, job.create_time, job.update_time,
-                                      &job.labels})) {
-      continue;
+    if (name.starts_with(prefix) &&
+        filter.Matches(FilterSubject{job.state, job.display_name, job.create_time, job.update_time,
+                                     &job.labels})) {
+      matching.push_back(&job);
     }
-    if (cursor) {
-      int64_t c = CreateUs(job);
-      if (c > cursor->create_us || (c == cursor->create_us && name >= cursor->name)) continue;
-    }
-    matching.push_back(&job);
   }
-  std::sort(matching.begin(), matching.end(), NewerFirst<spec::HyperparameterTuningJob>);
-  TuningJobListResult result;
-  for (size_t i = 0; i < matching.size() && i < static_cast<size_t>(page_size); ++i) {
-    result.jobs.push_back(*matching[i]);
-  }
-  if (matching.size() > static_cast<size_t>(page_size)) {
-    const auto& last = result.jobs.back();
-    result.next_page_token =
-        EncodePageToken({CreateUs(last), last.name}, query.parent, query.filter);
-  }
-  return result;
+  return PageOf<spec::HyperparameterTuningJob, TuningJobListResult>(query, std::move(matching));
 }
 
 StatusOr<std::vector<TuningJobRecord>> MemoryJobStore::ListAllTuningJobs() {

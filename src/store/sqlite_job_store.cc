@@ -6,6 +6,7 @@
 #include "spec/custom_job_json.h"
 #include "store/list_filter.h"
 #include "store/page_token.h"
+#include "store/sqlite_list_page.h"
 #include "store/sqlite_util.h"
 
 namespace trainyard::store {
@@ -264,50 +265,12 @@ Status SqliteJobStore::Delete(const std::string& name) {
 }
 
 StatusOr<ListResult> SqliteJobStore::List(const ListQuery& query) {
-  TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter));
-  std::optional<PageCursor> cursor;
-  if (!query.page_token.empty()) {
-    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, query.parent, query.filter));
-  }
-  int page_size = query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
-  std::string sql = "SELECT name, json FROM jobs WHERE parent = ?";
-  std::vector<ListFilter::SqlParam> params;
-  params.push_back(query.parent);
-  if (cursor) {
-    // Row-value comparison walks the (parent, create_us DESC, name DESC) index from the cursor.
-    sql += " AND (create_us, name) < (?, ?)";
-    params.push_back(cursor->create_us);
-    params.push_back(cursor->name);
-  }
-  sql += " AND (";
-  filter.ToSql(&sql, &params);
-  sql += ") ORDER BY create_us DESC, name DESC LIMIT ?";
-  params.push_back(static_cast<int64_t>(page_size) + 1);
-
   std::lock_guard lock(mu_);
-  Stmt q(db_, sql);
-  TY_RETURN_IF_ERROR(q.Prepared());
-  for (size_t i = 0; i < params.size(); ++i) {
-    std::visit([&](const auto& v) { q.Bind(static_cast<int>(i + 1), v); }, params[i]);
-  }
-  ListResult result;
-  bool more = false;
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    if (result.jobs.size() == static_cast<size_t>(page_size)) {
-      more = true;
-      break;
-    }
-    TY_ASSIGN_OR_RETURN(spec::CustomJob job, Decode(q.Text(0), q.Text(1)));
-    result.jobs.push_back(std::move(job));
-  }
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return q.Error("list " + query.parent);
-  if (more) {
-    const auto& last = result.jobs.back();
-    result.next_page_token =
-        EncodePageToken({CreateUs(last), last.name}, query.parent, query.filter);
-  }
-  return result;
+  TY_ASSIGN_OR_RETURN(
+      Page<spec::CustomJob> page,
+      ListPage<spec::CustomJob>(db_, query, "SELECT name, json FROM jobs",
+                                [](Stmt& row) { return Decode(row.Text(0), row.Text(1)); }));
+  return ListResult{std::move(page.jobs), std::move(page.next_page_token)};
 }
 
 StatusOr<std::vector<spec::CustomJob>> SqliteJobStore::ListUnfinished() {

@@ -7,6 +7,7 @@
 #include "store/list_filter.h"
 #include "store/page_token.h"
 #include "store/sqlite_job_store.h"
+#include "store/sqlite_list_page.h"
 #include "store/sqlite_util.h"
 
 namespace trainyard::store {
@@ -124,50 +125,16 @@ Status SqliteJobStore::DeleteTuningJob(const std::string& name) {
 }
 
 StatusOr<TuningJobListResult> SqliteJobStore::ListTuningJobs(const ListQuery& query) {
-  TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter));
-  std::optional<PageCursor> cursor;
-  if (!query.page_token.empty()) {
-    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, query.parent, query.filter));
-  }
-  int page_size = query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
-  // ListFilter::ToSql names the row `jobs`; the alias lets the same SQL run over tuning_jobs.
-  std::string sql = "SELECT name, json, runtime FROM tuning_jobs AS jobs WHERE parent = ?";
-  std::vector<ListFilter::SqlParam> params;
-  params.push_back(query.parent);
-  if (cursor) {
-    sql += " AND (create_us, name) < (?, ?)";
-    params.push_back(cursor->create_us);
-    params.push_back(cursor->name);
-  }
-  sql += " AND (";
-  filter.ToSql(&sql, &params);
-  sql += ") ORDER BY create_us DESC, name DESC LIMIT ?";
-  params.push_back(static_cast<int64_t>(page_size) + 1);
-
   std::lock_guard lock(mu_);
-  Stmt q(db_, sql);
-  TY_RETURN_IF_ERROR(q.Prepared());
-  for (size_t i = 0; i < params.size(); ++i) {
-    std::visit([&](const auto& v) { q.Bind(static_cast<int>(i + 1), v); }, params[i]);
-  }
-  TuningJobListResult result;
-  bool more = false;
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    if (result.jobs.size() == static_cast<size_t>(page_size)) {
-      more = true;
-      break;
-    }
-    TY_ASSIGN_OR_RETURN(TuningJobRecord r, DecodeRecord(q.Text(0), q.Text(1), q.Text(2)));
-    result.jobs.push_back(std::move(r.job));
-  }
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return q.Error("list " + query.parent);
-  if (more) {
-    const auto& last = result.jobs.back();
-    result.next_page_token =
-        EncodePageToken({CreateUs(last), last.name}, query.parent, query.filter);
-  }
-  return result;
+  auto decode = [](Stmt& row) -> StatusOr<spec::HyperparameterTuningJob> {
+    TY_ASSIGN_OR_RETURN(TuningJobRecord r, DecodeRecord(row.Text(0), row.Text(1), row.Text(2)));
+    return std::move(r.job);
+  };
+  TY_ASSIGN_OR_RETURN(
+      Page<spec::HyperparameterTuningJob> page,
+      ListPage<spec::HyperparameterTuningJob>(
+          db_, query, "SELECT name, json, runtime FROM tuning_jobs AS jobs", decode));
+  return TuningJobListResult{std::move(page.jobs), std::move(page.next_page_token)};
 }
 
 StatusOr<std::vector<TuningJobRecord>> SqliteJobStore::ListAllTuningJobs() {

@@ -1,0 +1,78 @@
+// One page of a list request over a table shaped like `jobs` (columns parent, create_us, name and
+// the row's JSON; labels in job_labels), shared by the custom-job and tuning-job tables so that
+// both list with the same filter syntax, order and page tokens (list_filter.h, page_token.h).
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "common/time.h"
+#include "store/job_store.h"
+#include "store/list_filter.h"
+#include "store/page_token.h"
+#include "store/sqlite_util.h"
+
+namespace trainyard::store {
+
+template <typename Job>
+struct Page {
+  std::vector<Job> jobs;
+  std::string next_page_token;  // "" on the last page
+};
+
+// `select` is "SELECT <columns> FROM <table> AS jobs" (ListFilter::ToSql names the row `jobs`);
+// `decode(stmt)` returns StatusOr<Job> for the current row; a Job has .name and .create_time.
+// Newest first (create time, then name, descending); the caller holds the database lock.
+template <typename Job, typename DecodeRow>
+StatusOr<Page<Job>> ListPage(sqlite3* db, const ListQuery& query, const std::string& select,
+                             DecodeRow decode) {
+  TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter));
+  std::optional<PageCursor> cursor;
+  if (!query.page_token.empty()) {
+    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, query.parent, query.filter));
+  }
+  const int page_size =
+      query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
+  std::string sql = select + " WHERE parent = ?";
+  std::vector<ListFilter::SqlParam> params{query.parent};
+  if (cursor) {
+    // Row-value comparison walks the (parent, create_us DESC, name DESC) index from the cursor.
+    sql += " AND (create_us, name) < (?, ?)";
+    params.push_back(cursor->create_us);
+    params.push_back(cursor->name);
+  }
+  sql += " AND (";
+  filter.ToSql(&sql, &params);
+  sql += ") ORDER BY create_us DESC, name DESC LIMIT ?";
+  params.push_back(static_cast<int64_t>(page_size) + 1);
+
+  Stmt q(db, sql);
+  TY_RETURN_IF_ERROR(q.Prepared());
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::visit([&](const auto& v) { q.Bind(static_cast<int>(i + 1), v); }, params[i]);
+  }
+  Page<Job> page;
+  bool more = false;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    if (page.jobs.size() == static_cast<size_t>(page_size)) {
+      more = true;
+      break;
+    }
+    TY_ASSIGN_OR_RETURN(Job job, decode(q));
+    page.jobs.push_back(std::move(job));
+  }
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return q.Error("list " + query.parent);
+  if (more) {
+    const Job& last = page.jobs.back();
+    const int64_t create_us = last.create_time ? ToUnixMicros(*last.create_time) : 0;
+    page.next_page_token = EncodePageToken({create_us, last.name}, query.parent, query.filter);
+  }
+  return page;
+}
+
+}  // namespace trainyard::store
