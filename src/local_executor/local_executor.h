@@ -65,6 +65,7 @@
 #include "executor/job_log.h"
 #include "executor/machine_catalog.h"
 #include "executor/process_ops.h"
+#include "executor/replica_env.h"
 #include "executor/replica_runtime.h"
 #include "local_executor/cgroup_limits.h"
 #include "local_executor/exit_watcher.h"
@@ -147,6 +148,10 @@ class LocalExecutor : public Executor {
   // cgroup (kept in the replica's record while processes of it linger).
   void ReleaseLimits(const Gang& gang, Replica& replica, bool ended_now);
   void LaunchReplica(Gang& gang, Replica& replica);
+  // What BuildReplicaEnv needs for `replica`: the gang's members in rank order, GPUs, threads.
+  ReplicaEnvInput EnvInputOf(const Gang& gang, const Replica& replica) const;
+  // Puts a host-process replica in a fresh cgroup with its machine type's limits (logs why not).
+  void LimitWithCgroup(Gang& gang, Replica& replica, ReplicaLaunch* launch);
   // The runtime that runs `replica` (the container runtime when its spec names an image).
   ReplicaRuntime& RuntimeOf(const Gang& gang, const Replica& replica) const;
   // Fills the container-only fields of `launch` (image, limits, env without the server's own).

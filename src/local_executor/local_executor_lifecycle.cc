@@ -152,9 +152,8 @@ void LocalExecutor::StartGang(Gang& gang, const Admission& admission) {
   Notify(gang);
 }
 
-void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
+ReplicaEnvInput LocalExecutor::EnvInputOf(const Gang& gang, const Replica& r) const {
   const GangSpec& spec = gang.spec;
-  size_t self = 0;
   ReplicaEnvInput in;
   in.job_id = spec.job_id;
   in.job_spec_json = spec.job_spec_json;
@@ -169,14 +168,33 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
     return std::tie(a->pool_index, a->replica_index) < std::tie(b->pool_index, b->replica_index);
   });
   for (size_t i = 0; i < ordered.size(); ++i) {
-    if (ordered[i] == &r) self = i;
+    if (ordered[i] == &r) in.self = i;
     in.members.push_back({ordered[i]->pool_index, ordered[i]->replica_index,
                           options_.host + ":" + std::to_string(ordered[i]->port)});
   }
-  in.self = self;
   in.gpus = r.gpus;
   in.hp_metric_file = HpMetricFile(spec.job_dir, r.pool_index, r.replica_index);
   in.cpu_threads = static_cast<int>(r.cpus.size());
+  return in;
+}
+
+void LocalExecutor::LimitWithCgroup(Gang& gang, Replica& r, ReplicaLaunch* launch) {
+  const size_t i = &r - gang.replicas.data();
+  auto cgroup =
+      cgroups_.Create("trainyard-" + gang.spec.job_id + "-" +
+                          TaskName(r.pool_index, r.replica_index) + "-" + std::to_string(r.attempt),
+                      gang.demands[i].memory_gib, gang.demands[i].cpus);
+  if (cgroup.ok()) {
+    r.cgroup = *cgroup;
+    launch->cgroup = r.cgroup;
+  } else {
+    SystemLog(gang, &r, "runs without memory/CPU limits: " + cgroup.status().message());
+  }
+}
+
+void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
+  const GangSpec& spec = gang.spec;
+  const ReplicaEnvInput in = EnvInputOf(gang, r);
   const ReplicaSpec& rspec =
       *std::find_if(spec.replicas.begin(), spec.replicas.end(), [&](const ReplicaSpec& s) {
         return s.pool_index == r.pool_index && s.replica_index == r.replica_index;
@@ -214,19 +232,7 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   if (dirs.ok()) dirs = MakeDirs(in.hp_metric_file.parent_path());
   if (!r.cgroup.empty() && CgroupLimits::Remove(r.cgroup)) r.cgroup.clear();  // last attempt's
   // A container gets its limits from the container runtime (podman --cpus/--memory).
-  if (cgroups_.enabled() && dirs.ok() && !in_container) {
-    const size_t i = &r - gang.replicas.data();
-    auto cgroup =
-        cgroups_.Create("trainyard-" + spec.job_id + "-" + TaskName(r.pool_index, r.replica_index) +
-                            "-" + std::to_string(r.attempt),
-                        gang.demands[i].memory_gib, gang.demands[i].cpus);
-    if (cgroup.ok()) {
-      r.cgroup = *cgroup;
-      launch.cgroup = r.cgroup;
-    } else {
-      SystemLog(gang, &r, "runs without memory/CPU limits: " + cgroup.status().message());
-    }
-  }
+  if (cgroups_.enabled() && dirs.ok() && !in_container) LimitWithCgroup(gang, r, &launch);
   ReplicaRuntime& runtime = RuntimeOf(gang, r);
   StatusOr<ReplicaHandle> started = dirs.ok() ? runtime.Start(launch) : dirs;
   if (!started.ok()) {
