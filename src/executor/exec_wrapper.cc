@@ -143,6 +143,152 @@ Status WriteStatus(const Args& args, int exit_code) {
 
 }  // namespace
 
+namespace {
+
+// What the forked child needs, prepared before fork: the child only makes async-signal-safe calls.
+struct ChildSetup {
+  std::vector<char*> argv;  // null-terminated, pointing into Args::command
+  cpu_set_t cpus;
+  bool pin = false;
+  std::string cgroup_procs;  // "" = no cgroup
+};
+
+// In the child: its own process group, stdin from /dev/null, the pipes as stdout/stderr, the
+// cgroup and CPU pinning, default signal handling, then exec. Never returns.
+[[noreturn]] void RunChild(const ChildSetup& setup, int out_fd, int err_fd) {
+  ::setpgid(0, 0);
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, 0);
+  ::dup2(out_fd, 1);
+  ::dup2(err_fd, 2);
+  // Limits apply to the replica (and what it starts), not to the wrapper: an OOM kill inside
+  // the cgroup cannot take the exit-code writer with it. A limit that cannot be applied is
+  // reported in the log and the replica runs without it.
+  if (!setup.cgroup_procs.empty()) {
+    int fd = ::open(setup.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, "0\n", 2) != 2) {
+      ChildNote("cannot join cgroup (memory/CPU limits not applied): ", std::strerror(errno));
+    }
+    if (fd >= 0) ::close(fd);
+  }
+  if (setup.pin && ::sched_setaffinity(0, sizeof(setup.cpus), &setup.cpus) != 0) {
+    ChildNote("cannot pin to CPUs (sched_setaffinity): ", std::strerror(errno));
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execvp(setup.argv[0], setup.argv.data());
+  int err = errno;
+  const char* msg1 = "[trainyard] cannot execute '";
+  const char* msg2 = "': ";
+  const char* reason = std::strerror(err);
+  ssize_t ignored = ::write(2, msg1, std::strlen(msg1));
+  ignored = ::write(2, setup.argv[0], std::strlen(setup.argv[0]));
+  ignored = ::write(2, msg2, std::strlen(msg2));
+  ignored = ::write(2, reason, std::strlen(reason));
+  ignored = ::write(2, "\n", 1);
+  (void)ignored;
+  ::_exit(err == ENOENT ? 127 : 126);
+}
+
+// The child's pid and start time, for re-adoption. No fsync: the pid only matters while the
+// replica lives, i.e. not after a power loss.
+void WritePidFile(const std::string& pid_file, pid_t child) {
+  ProcessId id = ProcessOps::Real().Identify(child);
+  nlohmann::json pid_json{{"pid", child}, {"start_ticks", id.start_ticks}};
+  std::string tmp = pid_file + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  bool ok = f != nullptr && std::fputs((pid_json.dump() + "\n").c_str(), f) >= 0;
+  if (f != nullptr) ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), pid_file.c_str()) != 0) {
+    std::fprintf(stderr, "trainyard-exec-wrapper: cannot write %s: %s\n", pid_file.c_str(),
+                 std::strerror(errno));
+  }
+}
+
+// Non-blocking reap: true with *exit_code once `child` exited; its group is killed first.
+bool Reaped(pid_t child, int* exit_code) {
+  siginfo_t info{};
+  // WNOWAIT: the child stays a zombie, so its pid (= the group id) cannot be reused before the
+  // group is killed below.
+  if (::waitid(P_PID, child, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != child) {
+    return false;
+  }
+  // Like a VM going away on Vertex: nothing of the replica outlives it. Processes left in its
+  // group would also keep the pipes open.
+  ::kill(-child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return true;
+}
+
+// Copies the child's stdout/stderr lines into `output` and forwards our signals to its group
+// until it exited and its pipes are drained (2 s at most after the exit). Returns its exit code.
+int PumpUntilExit(pid_t child, int out_fd, int err_fd, Output& output) {
+  // Readable when the replica exits, so its exit is handled at once even after both pipes
+  // closed (otherwise the poll below would sleep its full timeout). -1: rely on the timeout.
+  int exit_fd = -1;
+#ifdef SYS_pidfd_open
+  exit_fd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
+#endif
+  LineSplitter splitters[2];
+  int fds[2] = {out_fd, err_fd};
+  bool open_fds[2] = {true, true};
+  bool exited = false;
+  int exit_code = 0;
+  int forwarded = 0;
+  auto drain_deadline = std::chrono::steady_clock::time_point::max();
+  std::vector<char> buf(64 * 1024);
+  while (!exited ||
+         ((open_fds[0] || open_fds[1]) && std::chrono::steady_clock::now() < drain_deadline)) {
+    pollfd pfds[3];
+    nfds_t n = 0;
+    int which[3];
+    for (int s = 0; s < 2; ++s) {
+      if (open_fds[s]) {
+        pfds[n] = {fds[s], POLLIN, 0};
+        which[n++] = s;
+      }
+    }
+    if (exit_fd >= 0 && !exited) {
+      pfds[n] = {exit_fd, POLLIN, 0};
+      which[n++] = 2;
+    }
+    if (::poll(pfds, n, 100) > 0) {
+      for (nfds_t k = 0; k < n; ++k) {
+        if (pfds[k].revents == 0 || which[k] == 2) continue;  // exit: handled by Reaped below
+        int s = which[k];
+        ssize_t got = ::read(fds[s], buf.data(), buf.size());
+        if (got > 0) {
+          output.Add(s == 1, splitters[s].Feed(std::string_view(buf.data(), got)));
+        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+          open_fds[s] = false;
+          output.Add(s == 1, splitters[s].Flush());
+        }
+      }
+    }
+    output.Flush();
+    if (g_signals > forwarded && !exited) {
+      ::kill(-child, g_last_signal);
+      forwarded = g_signals;
+    }
+    if (!exited && Reaped(child, &exit_code)) {
+      exited = true;
+      drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    }
+  }
+  if (exit_fd >= 0) ::close(exit_fd);
+  for (int s = 0; s < 2; ++s) output.Add(s == 1, splitters[s].Flush());
+  output.Flush();
+  return exit_code;
+}
+
+}  // namespace
+
 int ExecWrapperMain(int argc, char** argv) {
   Args args;
   std::string error;
@@ -167,142 +313,25 @@ int ExecWrapperMain(int argc, char** argv) {
     std::perror("trainyard-exec-wrapper: pipe");
     return 2;
   }
-  std::vector<char*> cargv;
-  for (auto& c : args.command) cargv.push_back(c.data());
-  cargv.push_back(nullptr);
-  // Prepared before fork: the child only makes async-signal-safe calls.
-  cpu_set_t cpu_set;
-  CPU_ZERO(&cpu_set);
-  for (int id : args.cpus) CPU_SET(id, &cpu_set);
-  std::string cgroup_procs = args.cgroup.empty() ? "" : args.cgroup + "/cgroup.procs";
+  ChildSetup setup;
+  for (auto& c : args.command) setup.argv.push_back(c.data());
+  setup.argv.push_back(nullptr);
+  CPU_ZERO(&setup.cpus);
+  for (int id : args.cpus) CPU_SET(id, &setup.cpus);
+  setup.pin = !args.cpus.empty();
+  setup.cgroup_procs = args.cgroup.empty() ? "" : args.cgroup + "/cgroup.procs";
 
   pid_t child = ::fork();
   if (child < 0) {
     std::perror("trainyard-exec-wrapper: fork");
     return 2;
   }
-  if (child == 0) {
-    ::setpgid(0, 0);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    // Limits apply to the replica (and what it starts), not to the wrapper: an OOM kill inside
-    // the cgroup cannot take the exit-code writer with it. A limit that cannot be applied is
-    // reported in the log and the replica runs without it.
-    if (!cgroup_procs.empty()) {
-      int fd = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0 || ::write(fd, "0\n", 2) != 2) {
-        ChildNote("cannot join cgroup (memory/CPU limits not applied): ", std::strerror(errno));
-      }
-      if (fd >= 0) ::close(fd);
-    }
-    if (!args.cpus.empty() && ::sched_setaffinity(0, sizeof(cpu_set), &cpu_set) != 0) {
-      ChildNote("cannot pin to CPUs (sched_setaffinity): ", std::strerror(errno));
-    }
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execvp(cargv[0], cargv.data());
-    int err = errno;
-    const char* msg1 = "[trainyard] cannot execute '";
-    const char* msg2 = "': ";
-    const char* reason = std::strerror(err);
-    ssize_t ignored = ::write(2, msg1, std::strlen(msg1));
-    ignored = ::write(2, cargv[0], std::strlen(cargv[0]));
-    ignored = ::write(2, msg2, std::strlen(msg2));
-    ignored = ::write(2, reason, std::strlen(reason));
-    ignored = ::write(2, "\n", 1);
-    (void)ignored;
-    ::_exit(err == ENOENT ? 127 : 126);
-  }
+  if (child == 0) RunChild(setup, out_pipe[1], err_pipe[1]);
   ::setpgid(child, child);  // also here, so the group exists before anyone signals it
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
-  ProcessId id = ProcessOps::Real().Identify(child);
-  nlohmann::json pid_json{{"pid", child}, {"start_ticks", id.start_ticks}};
-  // No fsync: the pid only matters while the replica lives, i.e. not after a power loss.
-  {
-    std::string tmp = args.pid_file + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "w");
-    bool ok = f != nullptr && std::fputs((pid_json.dump() + "\n").c_str(), f) >= 0;
-    if (f != nullptr) ok = std::fclose(f) == 0 && ok;
-    if (!ok || std::rename(tmp.c_str(), args.pid_file.c_str()) != 0) {
-      std::fprintf(stderr, "trainyard-exec-wrapper: cannot write %s: %s\n", args.pid_file.c_str(),
-                   std::strerror(errno));
-    }
-  }
-
-  // Readable when the replica exits, so its exit is handled at once even after both pipes
-  // closed (otherwise the poll below would sleep its full timeout). -1: rely on the timeout.
-  int exit_fd = -1;
-#ifdef SYS_pidfd_open
-  exit_fd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
-#endif
-  LineSplitter splitters[2];
-  int fds[2] = {out_pipe[0], err_pipe[0]};
-  bool open_fds[2] = {true, true};
-  bool exited = false;
-  int exit_code = 0;
-  int forwarded = 0;
-  auto drain_deadline = std::chrono::steady_clock::time_point::max();
-  std::vector<char> buf(64 * 1024);
-  while (!exited ||
-         ((open_fds[0] || open_fds[1]) && std::chrono::steady_clock::now() < drain_deadline)) {
-    pollfd pfds[3];
-    nfds_t n = 0;
-    int which[3];
-    for (int s = 0; s < 2; ++s) {
-      if (open_fds[s]) {
-        pfds[n] = {fds[s], POLLIN, 0};
-        which[n++] = s;
-      }
-    }
-    if (exit_fd >= 0 && !exited) {
-      pfds[n] = {exit_fd, POLLIN, 0};
-      which[n++] = 2;
-    }
-    int rc = ::poll(pfds, n, 100);
-    if (rc > 0) {
-      for (nfds_t k = 0; k < n; ++k) {
-        if (pfds[k].revents == 0 || which[k] == 2) continue;  // exit: handled by waitid below
-        int s = which[k];
-        ssize_t got = ::read(fds[s], buf.data(), buf.size());
-        if (got > 0) {
-          output.Add(s == 1, splitters[s].Feed(std::string_view(buf.data(), got)));
-        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-          open_fds[s] = false;
-          output.Add(s == 1, splitters[s].Flush());
-        }
-      }
-    }
-    output.Flush();
-    if (g_signals > forwarded && !exited) {
-      ::kill(-child, g_last_signal);
-      forwarded = g_signals;
-    }
-    if (!exited) {
-      siginfo_t info{};
-      // WNOWAIT: the child stays a zombie, so its pid (= the group id) cannot be reused before
-      // the group is killed below.
-      if (::waitid(P_PID, child, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == child) {
-        // Like a VM going away on Vertex: nothing of the replica outlives it. Processes left in
-        // its group would also keep the pipes open.
-        ::kill(-child, SIGKILL);
-        int status = 0;
-        ::waitpid(child, &status, 0);
-        exited = true;
-        exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-      }
-    }
-  }
-  if (exit_fd >= 0) ::close(exit_fd);
-  for (int s = 0; s < 2; ++s) output.Add(s == 1, splitters[s].Flush());
-  output.Flush();
+  WritePidFile(args.pid_file, child);
+  const int exit_code = PumpUntilExit(child, out_pipe[0], err_pipe[0], output);
   if (Status s = WriteStatus(args, exit_code); !s.ok()) {
     std::fprintf(stderr, "trainyard-exec-wrapper: %s\n", s.ToString().c_str());
     return 2;
