@@ -62,6 +62,152 @@ std::vector<int> ParseDeviceList(const std::string& value) {
   return out;
 }
 
+namespace {
+
+// This task's address (its node's, from the allocation's `nodes` file) and a free port,
+// published in the attempt's rendezvous dir; then every rank's "ADDR:PORT", in rank order, once
+// all have published. The directory must be shared by the nodes.
+StatusOr<std::vector<std::string>> Rendezvous(const nlohmann::json& plan, int rank, int world) {
+  const fs::path attempt_dir = plan.at("attempt_dir").get<std::string>();
+  std::string node = Env("SLURMD_NODENAME");
+  std::string addr = node;
+  if (auto nodes = ReadFile(attempt_dir / "nodes"); nodes.ok() && !node.empty()) {
+    addr = NodeAddress(*nodes, node);
+  }
+  if (addr.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof(host) - 1);
+    addr = host;
+  }
+  TY_ASSIGN_OR_RETURN(int port, executor::PickFreeTcpPort(addr));
+  const fs::path rdv = attempt_dir / "rendezvous";
+  if (Status s = WriteFileAtomic(rdv / std::to_string(rank), addr + ":" + std::to_string(port));
+      !s.ok()) {
+    return Status(s.code(),
+                  s.ToString() + " (the job directory must be on a file system every node shares)");
+  }
+  std::vector<std::string> addresses(world);
+  const int timeout_s = plan.value("rendezvous_timeout_s", 300);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  while (true) {
+    std::string missing;
+    for (int r = 0; r < world; ++r) {
+      if (!addresses[r].empty()) continue;
+      auto a = ReadFile(rdv / std::to_string(r));
+      if (a.ok() && !a->empty()) {
+        addresses[r] = *a;
+      } else {
+        missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      }
+    }
+    if (missing.empty()) return addresses;
+    if (std::chrono::steady_clock::now() > deadline) {
+      return UnavailableError("rank(s) " + missing + " did not publish their address in " +
+                              rdv.string() + " within " + std::to_string(timeout_s) +
+                              "s (did they start? is the directory shared between nodes?)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// The Vertex env of this task (replica_env.h): its gang from the plan, in rank order.
+executor::ReplicaEnvInput EnvInputOf(const nlohmann::json& plan,
+                                     const std::vector<std::string>& addresses, int rank) {
+  const auto& tasks = plan.at("tasks");
+  executor::ReplicaEnvInput in;
+  in.job_id = plan.at("job_id").get<std::string>();
+  in.job_spec_json = plan.value("job_spec_json", "");
+  in.base_output_dir = plan.value("base_output_dir", "");
+  in.trial_id = plan.value("trial_id", "");
+  for (size_t r = 0; r < addresses.size(); ++r) {
+    in.members.push_back(
+        {tasks[r].at("pool").get<int>(), tasks[r].at("replica").get<int>(), addresses[r]});
+  }
+  in.self = static_cast<size_t>(rank);
+  in.gpus = ParseDeviceList(Env("CUDA_VISIBLE_DEVICES"));
+  in.hp_metric_file = tasks.at(rank).at("hp_metric_file").get<std::string>();
+  return in;
+}
+
+// The environment: the node's (host processes only) with the plan's overrides, then the Vertex
+// and user variables.
+EnvMap TaskEnv(const nlohmann::json& plan, const nlohmann::json& self,
+               const executor::ReplicaEnvInput& in, bool in_container) {
+  // A container gets the Vertex and user variables only (not the node's PATH or HOME).
+  EnvMap inherited = in_container ? EnvMap{} : executor::CurrentEnvironment();
+  for (const auto& [k, v] : plan.value("env_overrides", EnvMap{})) inherited[k] = v;
+  std::string path_append = in_container ? "" : plan.value("path_append", "");
+  if (!path_append.empty()) {
+    std::string& path = inherited["PATH"];
+    path = (path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path) + ":" + path_append;
+  }
+  EnvMap env = executor::BuildReplicaEnv(inherited, self.value("env", EnvMap{}), in,
+                                         plan.value("extra_env", EnvMap{}));
+  // Slurm's value verbatim: it may name devices by UUID, which ParseDeviceList drops.
+  env["CUDA_VISIBLE_DEVICES"] = Env("CUDA_VISIBLE_DEVICES");
+  return env;
+}
+
+// The launch of this task's replica (a host process, or a container when the task names an
+// image), with its directories created.
+StatusOr<executor::ReplicaLaunch> LaunchOf(const nlohmann::json& plan, int rank,
+                                           const executor::ReplicaEnvInput& in) {
+  const auto& self = plan.at("tasks").at(rank);
+  const std::string image = self.value("image", "");
+  fs::path work = self.at("work_dir").get<std::string>();
+  fs::path task_dir = self.at("dir").get<std::string>();
+  for (const fs::path& d : {work, in.hp_metric_file.parent_path(), task_dir}) {
+    TY_RETURN_IF_ERROR(MakeDirs(d));
+  }
+  executor::ReplicaLaunch launch;
+  launch.pool_index = self.at("pool").get<int>();
+  launch.replica_index = self.at("replica").get<int>();
+  for (const auto& a : self.at("argv")) launch.argv.push_back(a.get<std::string>());
+  launch.env = TaskEnv(plan, self, in, !image.empty());
+  launch.work_dir = work;
+  launch.log_dir = task_dir / "log";
+  launch.log_limits.segment_bytes = plan.value("segment_bytes", int64_t{8} << 20);
+  launch.log_limits.max_segments = plan.value("max_segments", 8);
+  launch.pid_file = task_dir / "pid";
+  launch.status_file = task_dir / "status";
+  launch.hp_metric_file = in.hp_metric_file;
+  if (image.empty()) return launch;
+  launch.job_id = in.job_id;
+  launch.image = image;
+  launch.image_field = self.value("image_field", "containerSpec.imageUri");
+  if (self.contains("command") && !self["command"].is_null()) {
+    launch.command = self["command"].get<std::vector<std::string>>();
+  }
+  if (self.contains("args") && !self["args"].is_null()) {
+    launch.args = self["args"].get<std::vector<std::string>>();
+  }
+  launch.mounts = self.value("mounts", std::vector<std::string>{});
+  launch.gpus = in.gpus;
+  return launch;
+}
+
+// Runs the launch in the foreground of this srun task; the replica's exit code (0..255).
+int RunTask(const executor::ReplicaLaunch& launch, executor::ReplicaRuntime* container_runtime,
+            int rank) {
+  executor::HostProcessRuntime host;
+  executor::ReplicaRuntime* runtime = &host;
+  if (!launch.image.empty()) {
+    if (container_runtime == nullptr) {
+      return Fail("task " + std::to_string(rank) + " names image '" + launch.image +
+                  "' but this trainyard-slurm-task was built without container support");
+    }
+    runtime = container_runtime;
+  }
+  int rc = runtime->RunInForeground(launch);
+  if (rc != 0) return rc;
+  auto status = ReadFile(launch.status_file);
+  if (!status.ok()) return Fail(status.status().ToString());
+  int code = ParseJsonOrThrow(*status).at("exit_code").get<int>();
+  return code > 255 ? 255 : code;
+}
+
+}  // namespace
+
 int SlurmTaskMain(int argc, char** argv, executor::ReplicaRuntime* container_runtime) {
   std::string plan_path;
   for (int i = 1; i < argc; ++i) {
@@ -91,122 +237,13 @@ int SlurmTaskMain(int argc, char** argv, executor::ReplicaRuntime* container_run
       return Fail("Slurm started " + std::to_string(world) + " tasks (this is rank " +
                   std::to_string(rank) + ") but the plan has " + std::to_string(tasks.size()));
     }
-    fs::path attempt_dir = plan.at("attempt_dir").get<std::string>();
-    const auto& self = tasks.at(rank);
-
-    // Address and port, published for the others.
-    std::string node = Env("SLURMD_NODENAME");
-    std::string addr = node;
-    if (auto nodes = ReadFile(attempt_dir / "nodes"); nodes.ok() && !node.empty()) {
-      addr = NodeAddress(*nodes, node);
-    }
-    if (addr.empty()) {
-      char host[256] = {};
-      ::gethostname(host, sizeof(host) - 1);
-      addr = host;
-    }
-    auto port = executor::PickFreeTcpPort(addr);
-    if (!port.ok()) return Fail(port.status().ToString());
-    fs::path rdv = attempt_dir / "rendezvous";
-    std::string me = addr + ":" + std::to_string(*port);
-    if (Status s = WriteFileAtomic(rdv / std::to_string(rank), me); !s.ok()) {
-      return Fail(s.ToString() + " (the job directory must be on a file system every node shares)");
-    }
-    std::vector<std::string> addresses(world);
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::seconds(plan.value("rendezvous_timeout_s", 300));
-    while (true) {
-      std::string missing;
-      for (int r = 0; r < world; ++r) {
-        if (!addresses[r].empty()) continue;
-        auto a = ReadFile(rdv / std::to_string(r));
-        if (a.ok() && !a->empty()) {
-          addresses[r] = *a;
-        } else {
-          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-        }
-      }
-      if (missing.empty()) break;
-      if (std::chrono::steady_clock::now() > deadline) {
-        return Fail("rank(s) " + missing + " did not publish their address in " + rdv.string() +
-                    " within " + std::to_string(plan.value("rendezvous_timeout_s", 300)) +
-                    "s (did they start? is the directory shared between nodes?)");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-
-    executor::ReplicaEnvInput in;
-    in.job_id = plan.at("job_id").get<std::string>();
-    in.job_spec_json = plan.value("job_spec_json", "");
-    in.base_output_dir = plan.value("base_output_dir", "");
-    in.trial_id = plan.value("trial_id", "");
-    for (int r = 0; r < world; ++r) {
-      in.members.push_back(
-          {tasks[r].at("pool").get<int>(), tasks[r].at("replica").get<int>(), addresses[r]});
-    }
-    in.self = static_cast<size_t>(rank);
-    std::string slurm_devices = Env("CUDA_VISIBLE_DEVICES");
-    in.gpus = ParseDeviceList(slurm_devices);
-    in.hp_metric_file = self.at("hp_metric_file").get<std::string>();
-
-    const std::string image = self.value("image", "");
-    // A container gets the Vertex and user variables only (not the node's PATH or HOME).
-    EnvMap inherited = image.empty() ? executor::CurrentEnvironment() : EnvMap{};
-    for (const auto& [k, v] : plan.value("env_overrides", EnvMap{})) inherited[k] = v;
-    std::string path_append = image.empty() ? plan.value("path_append", "") : "";
-    if (!path_append.empty()) {
-      std::string& path = inherited["PATH"];
-      path = (path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path) + ":" + path_append;
-    }
-    EnvMap env = executor::BuildReplicaEnv(inherited, self.value("env", EnvMap{}), in,
-                                           plan.value("extra_env", EnvMap{}));
-    // Slurm's value verbatim: it may name devices by UUID, which ParseDeviceList drops.
-    env["CUDA_VISIBLE_DEVICES"] = slurm_devices;
-
-    fs::path work = self.at("work_dir").get<std::string>();
-    fs::path task_dir = self.at("dir").get<std::string>();
-    for (const fs::path& d : {work, in.hp_metric_file.parent_path(), task_dir}) {
-      if (Status s = MakeDirs(d); !s.ok()) return Fail(s.ToString());
-    }
-    executor::ReplicaLaunch launch;
-    launch.pool_index = tasks[rank].at("pool").get<int>();
-    launch.replica_index = tasks[rank].at("replica").get<int>();
-    for (const auto& a : self.at("argv")) launch.argv.push_back(a.get<std::string>());
-    launch.env = std::move(env);
-    launch.work_dir = work;
-    launch.log_dir = task_dir / "log";
-    launch.log_limits.segment_bytes = plan.value("segment_bytes", int64_t{8} << 20);
-    launch.log_limits.max_segments = plan.value("max_segments", 8);
-    launch.pid_file = task_dir / "pid";
-    launch.status_file = task_dir / "status";
-    launch.hp_metric_file = in.hp_metric_file;
-    executor::HostProcessRuntime host;
-    executor::ReplicaRuntime* runtime = &host;
-    if (!image.empty()) {
-      if (container_runtime == nullptr) {
-        return Fail("task " + std::to_string(rank) + " names image '" + image +
-                    "' but this trainyard-slurm-task was built without container support");
-      }
-      runtime = container_runtime;
-      launch.job_id = in.job_id;
-      launch.image = image;
-      launch.image_field = self.value("image_field", "containerSpec.imageUri");
-      if (self.contains("command") && !self["command"].is_null()) {
-        launch.command = self["command"].get<std::vector<std::string>>();
-      }
-      if (self.contains("args") && !self["args"].is_null()) {
-        launch.args = self["args"].get<std::vector<std::string>>();
-      }
-      launch.mounts = self.value("mounts", std::vector<std::string>{});
-      launch.gpus = in.gpus;
-    }
+    auto addresses = Rendezvous(plan, rank, world);
+    if (!addresses.ok()) return Fail(addresses.status().message());
+    const executor::ReplicaEnvInput in = EnvInputOf(plan, *addresses, rank);
+    auto launch = LaunchOf(plan, rank, in);
+    if (!launch.ok()) return Fail(launch.status().ToString());
     // The replica runs here, in the foreground of this srun task, through the replica runtime.
-    int rc = runtime->RunInForeground(launch);
-    if (rc != 0) return rc;
-    auto status = ReadFile(task_dir / "status");
-    if (!status.ok()) return Fail(status.status().ToString());
-    int code = ParseJsonOrThrow(*status).at("exit_code").get<int>();
-    return code > 255 ? 255 : code;
+    return RunTask(*launch, container_runtime, rank);
   } catch (const std::exception& e) {
     return Fail("bad plan " + plan_path + ": " + e.what());
   }
