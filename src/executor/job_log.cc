@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <optional>
 
 #include "common/file_util.h"
 
@@ -150,87 +151,106 @@ Status AppendJobLog(const fs::path& log_dir, const LogLimits& limits,
   return result;
 }
 
+namespace {
+
+// The offset just past the segment's last byte; nullopt if it cannot be read (rotated away).
+std::optional<int64_t> SegmentEnd(const Segment& segment) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(segment.path, ec);
+  if (ec) return std::nullopt;
+  return segment.start + static_cast<int64_t>(size);
+}
+
+// The line that says `bytes` of log before `next_start` were rotated away.
+LogLine GapLine(int64_t next_start, int64_t bytes) {
+  LogLine gap;
+  gap.offset = next_start - 1;
+  gap.is_stderr = true;
+  gap.text = "[trainyard] " + std::to_string(bytes) + " bytes of log were rotated away";
+  return gap;
+}
+
+// Where a read after cursor `after` starts: the segment holding `after` (whose record at `after`
+// is skipped) or, if that was rotated away, the next one, with a gap line for what is gone.
+struct ReadStart {
+  size_t segment = 0;
+  bool skip_first_line = false;
+  std::optional<LogLine> gap;
+};
+
+ReadStart StartAfter(const std::vector<Segment>& segments, int64_t after) {
+  ReadStart start;
+  if (after < 0) return start;
+  start.segment = segments.size();
+  for (size_t i = 0; i < segments.size(); ++i) {
+    if (after < segments[i].start) {
+      start.segment = i;
+      if (i > 0 && after < segments[i].start - 1) {  // `after` lies in a deleted range
+        const int64_t prev_end = SegmentEnd(segments[i - 1]).value_or(segments[i - 1].start);
+        start.gap = GapLine(segments[i].start, segments[i].start - std::max(prev_end, after));
+      }
+      return start;
+    }
+    if (after < SegmentEnd(segments[i]).value_or(segments[i].start)) {
+      start.segment = i;
+      start.skip_first_line = true;
+      return start;
+    }
+  }
+  return start;
+}
+
+// Appends the complete records of `segment` from byte `pos` (skipping the first when
+// `skip_first`) until `out` holds `limit` lines. A gap line at `*gap_index` takes the time of
+// the first record after it.
+void ReadSegment(const Segment& segment, int64_t pos, bool skip_first, int limit,
+                 std::vector<LogLine>* out, size_t* gap_index) {
+  std::ifstream in(segment.path, std::ios::binary);
+  if (!in) return;  // rotated away between listing and opening
+  if (pos > 0) in.seekg(pos);
+  std::string line;
+  bool skip = skip_first;
+  while (static_cast<int>(out->size()) < limit && std::getline(in, line)) {
+    int64_t offset = segment.start + pos;
+    bool complete = !in.eof();  // a last line without '\n' is still being written
+    pos += static_cast<int64_t>(line.size()) + 1;
+    if (!complete) break;
+    if (skip) {
+      skip = false;
+      continue;
+    }
+    LogLine ll;
+    if (!ParseRecord(line, &ll)) continue;
+    ll.offset = offset;
+    if (*gap_index != std::string::npos) (*out)[*gap_index].time = ll.time;
+    *gap_index = std::string::npos;
+    out->push_back(std::move(ll));
+  }
+}
+
+}  // namespace
+
 StatusOr<std::vector<LogLine>> ReadJobLog(const fs::path& log_dir, int64_t after, int limit) {
   std::vector<LogLine> out;
   if (limit <= 0) return out;
-  std::vector<Segment> segments = ListSegments(log_dir);
-  // The segment holding `after` (its record is skipped) or, if that was rotated away, the next.
-  size_t first = 0;
-  bool skip_first_line = false;
-  // A gap marker takes the time of the first record after it.
+  const std::vector<Segment> segments = ListSegments(log_dir);
+  ReadStart start = StartAfter(segments, after);
   size_t gap_index = std::string::npos;
-  if (after >= 0) {
-    first = segments.size();
-    for (size_t i = 0; i < segments.size(); ++i) {
-      std::error_code ec;
-      int64_t end = segments[i].start + static_cast<int64_t>(fs::file_size(segments[i].path, ec));
-      if (after < segments[i].start) {
-        first = i;
-        if (i > 0 && after < segments[i].start - 1) {
-          // `after` lies in a deleted range: say how much is gone, then resume.
-          std::error_code ec2;
-          int64_t prev_end = segments[i - 1].start +
-                             static_cast<int64_t>(fs::file_size(segments[i - 1].path, ec2));
-          LogLine gap;
-          gap.offset = segments[i].start - 1;
-          gap.is_stderr = true;
-          gap.text = "[trainyard] " +
-                     std::to_string(segments[i].start - std::max(prev_end, after)) +
-                     " bytes of log were rotated away";
-          out.push_back(std::move(gap));
-          gap_index = out.size() - 1;
-        }
-        break;
-      }
-      if (after < end) {
-        first = i;
-        skip_first_line = true;
-        break;
-      }
-    }
+  if (start.gap) {
+    out.push_back(std::move(*start.gap));
+    gap_index = out.size() - 1;
   }
-  for (size_t i = first; i < segments.size() && static_cast<int>(out.size()) < limit; ++i) {
-    if (i > first) {
-      std::error_code ec;
-      int64_t prev_end =
-          segments[i - 1].start + static_cast<int64_t>(fs::file_size(segments[i - 1].path, ec));
-      if (!ec && prev_end < segments[i].start) {
-        LogLine gap;
-        gap.offset = segments[i].start - 1;
-        gap.is_stderr = true;
-        gap.text = "[trainyard] " + std::to_string(segments[i].start - prev_end) +
-                   " bytes of log were rotated away";
-        out.push_back(std::move(gap));
+  for (size_t i = start.segment; i < segments.size() && static_cast<int>(out.size()) < limit; ++i) {
+    if (i > start.segment) {
+      const std::optional<int64_t> prev_end = SegmentEnd(segments[i - 1]);
+      if (prev_end && *prev_end < segments[i].start) {
+        out.push_back(GapLine(segments[i].start, segments[i].start - *prev_end));
         gap_index = out.size() - 1;
         if (static_cast<int>(out.size()) >= limit) break;
       }
     }
-    std::ifstream in(segments[i].path, std::ios::binary);
-    if (!in) continue;  // rotated away between listing and opening
-    int64_t pos = 0;
-    if (skip_first_line) {
-      pos = after - segments[i].start;
-      in.seekg(pos);
-    }
-    std::string line;
-    bool skip = skip_first_line;
-    skip_first_line = false;
-    while (static_cast<int>(out.size()) < limit && std::getline(in, line)) {
-      int64_t offset = segments[i].start + pos;
-      bool complete = !in.eof();  // a last line without '\n' is still being written
-      pos += static_cast<int64_t>(line.size()) + 1;
-      if (!complete) break;
-      if (skip) {
-        skip = false;
-        continue;
-      }
-      LogLine ll;
-      if (!ParseRecord(line, &ll)) continue;
-      ll.offset = offset;
-      if (gap_index != std::string::npos) out[gap_index].time = ll.time;
-      gap_index = std::string::npos;
-      out.push_back(std::move(ll));
-    }
+    const bool skip = i == start.segment && start.skip_first_line;
+    ReadSegment(segments[i], skip ? after - segments[i].start : 0, skip, limit, &out, &gap_index);
   }
   return out;
 }
