@@ -121,92 +121,104 @@ Status MultipartUploadParser::AfterDelimiter(bool* progressed) {
 
 Status MultipartUploadParser::Step(bool* progressed) {
   switch (state_) {
-    case State::kPreamble: {
-      // The first delimiter may open the body (no preceding line end).
-      const std::string first = "--" + boundary_;
-      if (buffer_.starts_with(first)) buffer_.insert(0, "\n");
-      size_t pos = buffer_.find(delimiter_);
-      if (pos == std::string::npos) {
-        if (buffer_.size() > kMaxHeaderBlock) {
-          return InvalidArgumentError("malformed multipart body: no '--" + boundary_ +
-                                      "' boundary line found; the boundary must match the one in "
-                                      "Content-Type");
-        }
-        return Status::Ok();
-      }
-      part_ = -1;  // AfterDelimiter counts the part it opens
-      buffer_.erase(0, pos);
-      state_ = State::kDelimiter;
-      *progressed = true;
-      return Status::Ok();
-    }
+    case State::kPreamble:
+      return InPreamble(progressed);
     case State::kDelimiter:
       return AfterDelimiter(progressed);
-    case State::kHeaders: {
-      size_t end = HeaderBlockEnd(buffer_);
-      if (end == std::string::npos) {
-        if (buffer_.size() > kMaxHeaderBlock) {
-          return InvalidArgumentError(
-              "malformed multipart body: part headers longer than 16 KiB "
-              "or not ended by a blank line");
-        }
-        return Status::Ok();
-      }
-      TY_RETURN_IF_ERROR(ParseHeaders(std::string_view(buffer_).substr(0, end)));
-      buffer_.erase(0, end);
-      if (part_ == 0) {
-        state_ = State::kMetadata;
-      } else if (part_ == 1) {
-        media_type_ = part_type_;
-        state_ = State::kMedia;
-      } else {
-        return InvalidArgumentError("multipart upload has more than two parts (metadata, media)");
-      }
-      // The delimiter's leading "\n" belongs to it: a part that is empty starts with it.
-      buffer_.insert(0, "\n");
-      *progressed = true;
-      return Status::Ok();
-    }
-    case State::kMetadata: {
-      size_t pos = buffer_.find(delimiter_);
-      if (pos == std::string::npos) {
-        if (buffer_.size() > max_metadata_) {
-          return InvalidArgumentError("multipart upload metadata part exceeds " +
-                                      std::to_string(max_metadata_) + " bytes");
-        }
-        return Status::Ok();
-      }
-      size_t end = pos > 0 && buffer_[pos - 1] == '\r' ? pos - 1 : pos;
-      metadata_ = buffer_.substr(1, end > 0 ? end - 1 : 0);
-      buffer_.erase(0, pos);
-      state_ = State::kDelimiter;
-      *progressed = true;
-      return Status::Ok();
-    }
-    case State::kMedia: {
-      size_t pos = buffer_.find(delimiter_);
-      if (pos == std::string::npos) {
-        // Keep enough to recognise a delimiter split across feeds, and the '\r' before it.
-        const size_t hold = delimiter_.size() + 1;
-        if (buffer_.size() > hold + (1 << 16)) {
-          size_t emit = buffer_.size() - hold;
-          // The first byte is the inserted "\n" of the part start.
-          TY_RETURN_IF_ERROR(sink_(std::string_view(buffer_).substr(1, emit - 1)));
-          buffer_.erase(1, emit - 1);
-        }
-        return Status::Ok();
-      }
-      size_t end = pos > 0 && buffer_[pos - 1] == '\r' ? pos - 1 : pos;
-      if (end > 1) TY_RETURN_IF_ERROR(sink_(std::string_view(buffer_).substr(1, end - 1)));
-      buffer_.erase(0, pos);
-      state_ = State::kDelimiter;
-      *progressed = true;
-      return Status::Ok();
-    }
+    case State::kHeaders:
+      return InHeaders(progressed);
+    case State::kMetadata:
+      return InMetadata(progressed);
+    case State::kMedia:
+      return InMedia(progressed);
     case State::kEpilogue:
       buffer_.clear();
       return Status::Ok();
   }
+  return Status::Ok();
+}
+
+Status MultipartUploadParser::InPreamble(bool* progressed) {
+  // The first delimiter may open the body (no preceding line end).
+  const std::string first = "--" + boundary_;
+  if (buffer_.starts_with(first)) buffer_.insert(0, "\n");
+  size_t pos = buffer_.find(delimiter_);
+  if (pos == std::string::npos) {
+    if (buffer_.size() > kMaxHeaderBlock) {
+      return InvalidArgumentError("malformed multipart body: no '--" + boundary_ +
+                                  "' boundary line found; the boundary must match the one in "
+                                  "Content-Type");
+    }
+    return Status::Ok();
+  }
+  part_ = -1;  // AfterDelimiter counts the part it opens
+  buffer_.erase(0, pos);
+  state_ = State::kDelimiter;
+  *progressed = true;
+  return Status::Ok();
+}
+
+Status MultipartUploadParser::InHeaders(bool* progressed) {
+  size_t end = HeaderBlockEnd(buffer_);
+  if (end == std::string::npos) {
+    if (buffer_.size() > kMaxHeaderBlock) {
+      return InvalidArgumentError(
+          "malformed multipart body: part headers longer than 16 KiB "
+          "or not ended by a blank line");
+    }
+    return Status::Ok();
+  }
+  TY_RETURN_IF_ERROR(ParseHeaders(std::string_view(buffer_).substr(0, end)));
+  buffer_.erase(0, end);
+  if (part_ == 0) {
+    state_ = State::kMetadata;
+  } else if (part_ == 1) {
+    media_type_ = part_type_;
+    state_ = State::kMedia;
+  } else {
+    return InvalidArgumentError("multipart upload has more than two parts (metadata, media)");
+  }
+  // The delimiter's leading "\n" belongs to it: a part that is empty starts with it.
+  buffer_.insert(0, "\n");
+  *progressed = true;
+  return Status::Ok();
+}
+
+Status MultipartUploadParser::InMetadata(bool* progressed) {
+  size_t pos = buffer_.find(delimiter_);
+  if (pos == std::string::npos) {
+    if (buffer_.size() > max_metadata_) {
+      return InvalidArgumentError("multipart upload metadata part exceeds " +
+                                  std::to_string(max_metadata_) + " bytes");
+    }
+    return Status::Ok();
+  }
+  size_t end = pos > 0 && buffer_[pos - 1] == '\r' ? pos - 1 : pos;
+  metadata_ = buffer_.substr(1, end > 0 ? end - 1 : 0);
+  buffer_.erase(0, pos);
+  state_ = State::kDelimiter;
+  *progressed = true;
+  return Status::Ok();
+}
+
+Status MultipartUploadParser::InMedia(bool* progressed) {
+  size_t pos = buffer_.find(delimiter_);
+  if (pos == std::string::npos) {
+    // Keep enough to recognise a delimiter split across feeds, and the '\r' before it.
+    const size_t hold = delimiter_.size() + 1;
+    if (buffer_.size() > hold + (1 << 16)) {
+      size_t emit = buffer_.size() - hold;
+      // The first byte is the inserted "\n" of the part start.
+      TY_RETURN_IF_ERROR(sink_(std::string_view(buffer_).substr(1, emit - 1)));
+      buffer_.erase(1, emit - 1);
+    }
+    return Status::Ok();
+  }
+  size_t end = pos > 0 && buffer_[pos - 1] == '\r' ? pos - 1 : pos;
+  if (end > 1) TY_RETURN_IF_ERROR(sink_(std::string_view(buffer_).substr(1, end - 1)));
+  buffer_.erase(0, pos);
+  state_ = State::kDelimiter;
+  *progressed = true;
   return Status::Ok();
 }
 

@@ -41,6 +41,11 @@ class MultipartUploadParser {
   Status ParseHeaders(std::string_view headers);
   // At a delimiter (buffer_ starts with it): decides what follows it ("--" closes the body).
   Status AfterDelimiter(bool* progressed);
+  // One state each (Step dispatches): consume what the buffer allows, set *progressed if any.
+  Status InPreamble(bool* progressed);
+  Status InHeaders(bool* progressed);
+  Status InMetadata(bool* progressed);
+  Status InMedia(bool* progressed);
 
   std::string boundary_;
   std::string delimiter_;  // "\n--" + boundary
