@@ -308,20 +308,83 @@ Status CheckOptions(const MakeSplitsOptions& opt) {
   return ValidateFractions(opt.fractions);
 }
 
+// The output directory (gs:// resolved, a trailing '/' dropped); *exists says whether it does.
+StatusOr<fs::path> OutputDir(const std::string& output_dir, bool* exists) {
+  TY_ASSIGN_OR_RETURN(fs::path out, ResolveStoragePath(output_dir));
+  if (!out.has_filename()) out = out.parent_path();  // "dir/" -> "dir"
+  if (out.empty()) return InvalidArgumentError("--output-dir must name a directory");
+  std::error_code ec;
+  *exists = fs::exists(out, ec);
+  if (*exists && !fs::is_directory(out, ec)) {
+    return FailedPreconditionError("--output-dir " + out.string() +
+                                   " exists and is not a directory");
+  }
+  return out;
+}
+
+// The three split tables: the input columns, then Target (or the input's own Target column,
+// overwritten, as the article's df['Target'] = ... would). Moves the rows out of `data`.
+std::array<CsvTable, kNumSplits> SplitTables(const MakeSplitsOptions& opt, Dataset& data,
+                                             const std::vector<size_t>& kept,
+                                             const std::vector<int>& kept_ids,
+                                             const SplitIndices& splits, MakeSplitsReport& report) {
+  std::vector<std::string> header = data.header;
+  int target_col = -1;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == kTargetColumn) target_col = static_cast<int>(i);
+  }
+  if (target_col >= 0 && opt.label_column != kTargetColumn) {
+    report.warnings.push_back("the input's own 'Target' column is replaced by the class ids");
+  }
+  if (target_col < 0) {
+    target_col = static_cast<int>(header.size());
+    header.push_back(kTargetColumn);
+  }
+  report.columns = static_cast<int64_t>(header.size());
+  std::array<CsvTable, kNumSplits> tables;
+  for (int s = 0; s < kNumSplits; ++s) {
+    CsvTable& t = tables[s];
+    t.header = header;
+    report.rows[s] = static_cast<int64_t>(splits[s].size());
+    report.class_counts[s].assign(report.labels.size(), 0);
+    for (size_t k : splits[s]) {
+      const size_t r = kept[k];
+      std::vector<std::string> row = std::move(data.rows[r]);
+      row.resize(header.size());
+      row[static_cast<size_t>(target_col)] = std::to_string(kept_ids[k]);
+      ++report.class_counts[s][static_cast<size_t>(kept_ids[k])];
+      t.rows.push_back(std::move(row));
+      t.line_numbers.push_back(data.origin[r].second);
+    }
+  }
+  return tables;
+}
+
+// Stages the splits and labels.json, then commits them (see the header for the two modes).
+Status WriteOutputs(const MakeSplitsOptions& opt, const MakeSplitsReport& report,
+                    const Dataset& data, const fs::path& out, bool out_exists,
+                    const std::array<CsvTable, kNumSplits>& tables) {
+  std::error_code ec;
+  const bool in_place = out_exists && (fs::is_symlink(out, ec) || !HoldsOnlyOurOutputs(out));
+  TY_ASSIGN_OR_RETURN(fs::path staging, MakeStagingDir(in_place ? out / ".make-splits" : out));
+  StagingGuard guard(staging);
+  for (int s = 0; s < kNumSplits; ++s) {
+    TY_RETURN_IF_ERROR(WriteCsvAtomic(staging / kSplitFiles[s], tables[s]));
+  }
+  TY_RETURN_IF_ERROR(
+      WriteFileAtomic(staging / kLabelsFileName, LabelsJson(opt, report, data.files)));
+  if (in_place) return CommitFilesInto(staging, out);
+  TY_RETURN_IF_ERROR(CommitDirectory(staging, out));
+  guard.Release();
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<MakeSplitsReport> MakeSplits(const MakeSplitsOptions& opt) {
   TY_RETURN_IF_ERROR(CheckOptions(opt));
-  TY_ASSIGN_OR_RETURN(fs::path out, ResolveStoragePath(opt.output_dir));
-  if (!out.has_filename()) out = out.parent_path();  // "dir/" -> "dir"
-  if (out.empty()) return InvalidArgumentError("--output-dir must name a directory");
-  std::error_code ec;
-  const bool out_exists = fs::exists(out, ec);
-  if (out_exists && !fs::is_directory(out, ec)) {
-    return FailedPreconditionError("--output-dir " + out.string() +
-                                   " exists and is not a directory");
-  }
-
+  bool out_exists = false;
+  TY_ASSIGN_OR_RETURN(fs::path out, OutputDir(opt.output_dir, &out_exists));
   MakeSplitsReport report;
   report.output_dir = out.string();
   TY_ASSIGN_OR_RETURN(Dataset data, ReadInputs(opt.inputs, report.warnings));
@@ -350,56 +413,9 @@ StatusOr<MakeSplitsReport> MakeSplits(const MakeSplitsOptions& opt) {
   const int num_classes = static_cast<int>(targets.labels.size());
   TY_ASSIGN_OR_RETURN(SplitIndices splits,
                       StratifiedSplit(kept_ids, num_classes, opt.fractions, opt.seed));
-
-  // Output header: the input columns, then Target (or the input's own Target column, overwritten,
-  // as the article's df['Target'] = ... would).
-  std::vector<std::string> header = data.header;
-  int target_col = -1;
-  for (size_t i = 0; i < header.size(); ++i) {
-    if (header[i] == kTargetColumn) target_col = static_cast<int>(i);
-  }
-  if (target_col >= 0 && opt.label_column != kTargetColumn) {
-    report.warnings.push_back("the input's own 'Target' column is replaced by the class ids");
-  }
-  if (target_col < 0) {
-    target_col = static_cast<int>(header.size());
-    header.push_back(kTargetColumn);
-  }
-  report.columns = static_cast<int64_t>(header.size());
-
-  std::array<CsvTable, kNumSplits> tables;
-  for (int s = 0; s < kNumSplits; ++s) {
-    CsvTable& t = tables[s];
-    t.header = header;
-    report.rows[s] = static_cast<int64_t>(splits[s].size());
-    report.class_counts[s].assign(targets.labels.size(), 0);
-    for (size_t k : splits[s]) {
-      const size_t r = kept[k];
-      std::vector<std::string> row = std::move(data.rows[r]);
-      row.resize(header.size());
-      row[static_cast<size_t>(target_col)] = std::to_string(kept_ids[k]);
-      ++report.class_counts[s][static_cast<size_t>(kept_ids[k])];
-      t.rows.push_back(std::move(row));
-      t.line_numbers.push_back(data.origin[r].second);
-    }
-  }
+  const auto tables = SplitTables(opt, data, kept, kept_ids, splits, report);
   AddSmallClassWarnings(opt, report, static_cast<int64_t>(kept.size()));
-
-  // Stage everything, then commit (see the header for the two commit modes).
-  const bool in_place = out_exists && (fs::is_symlink(out, ec) || !HoldsOnlyOurOutputs(out));
-  TY_ASSIGN_OR_RETURN(fs::path staging, MakeStagingDir(in_place ? out / ".make-splits" : out));
-  StagingGuard guard(staging);
-  for (int s = 0; s < kNumSplits; ++s) {
-    TY_RETURN_IF_ERROR(WriteCsvAtomic(staging / kSplitFiles[s], tables[s]));
-  }
-  TY_RETURN_IF_ERROR(
-      WriteFileAtomic(staging / kLabelsFileName, LabelsJson(opt, report, data.files)));
-  if (in_place) {
-    TY_RETURN_IF_ERROR(CommitFilesInto(staging, out));
-  } else {
-    TY_RETURN_IF_ERROR(CommitDirectory(staging, out));
-    guard.Release();
-  }
+  TY_RETURN_IF_ERROR(WriteOutputs(opt, report, data, out, out_exists, tables));
   return report;
 }
 
