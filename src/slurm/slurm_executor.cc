@@ -386,103 +386,109 @@ void SlurmExecutor::RunCancels() {
   }
 }
 
-void SlurmExecutor::RunResubmissions() {
-  // (spec, attempt, look up first): a new attempt after a restart of the gang, or an attempt
-  // whose marker survived a crash and may already be in Slurm.
-  struct Work {
-    GangSpec spec;
-    int attempt;
-    bool lookup;
-  };
-  std::vector<Work> work;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, g] : gangs_) {
-      if (g->done || g->in_flight) continue;
-      if (g->resubmit_pending) {
-        g->resubmit_pending = false;
-        g->attempt += 1;
-        g->slurm_job_id.clear();
-        g->slurm_state.clear();
-        g->slurm_reason.clear();
-        g->missing_polls = 0;
-        g->log_cursors.clear();
-        g->batch_out_offset = 0;
-        for (auto& r : g->replicas) r = {r.pool_index, r.replica_index, 0, std::nullopt, ""};
-        g->submitting = true;
-        g->in_flight = true;
-        Persist(*g);  // the marker, before sbatch (see Submit)
-        work.push_back({g->spec, g->attempt, false});
-      } else if (g->submitting && g->slurm_job_id.empty()) {
-        g->in_flight = true;
-        work.push_back({g->spec, g->attempt, true});
-      }
+std::vector<SlurmExecutor::Resubmission> SlurmExecutor::TakeResubmissions() {
+  std::vector<Resubmission> work;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, g] : gangs_) {
+    if (g->done || g->in_flight) continue;
+    if (g->resubmit_pending) {
+      g->resubmit_pending = false;
+      g->attempt += 1;
+      g->slurm_job_id.clear();
+      g->slurm_state.clear();
+      g->slurm_reason.clear();
+      g->missing_polls = 0;
+      g->log_cursors.clear();
+      g->batch_out_offset = 0;
+      for (auto& r : g->replicas) r = {r.pool_index, r.replica_index, 0, std::nullopt, ""};
+      g->submitting = true;
+      g->in_flight = true;
+      Persist(*g);  // the marker, before sbatch (see Submit)
+      work.push_back({g->spec, g->attempt, false});
+    } else if (g->submitting && g->slurm_job_id.empty()) {
+      g->in_flight = true;
+      work.push_back({g->spec, g->attempt, true});
     }
   }
-  for (const auto& [spec, attempt, lookup] : work) {
-    const std::string name = SlurmJobName(spec.job_id, attempt);
-    std::optional<std::string> found_id;
-    if (lookup) {
-      auto found = client_.FindByName(name);
-      if (!found.ok()) {
-        // Submitting again could run the job twice: wait until Slurm can be asked.
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = gangs_.find(spec.job_id);
-        if (it == gangs_.end()) continue;
-        it->second->in_flight = false;
-        if (it->second->slurm_state != "?") {
-          SystemLog(*it->second, "cannot ask Slurm whether " + name +
-                                     " was submitted before the restart: " +
-                                     found.status().message() + " (will keep trying)");
-          it->second->slurm_state = "?";
-        }
-        continue;
-      }
-      // Several only if someone else submitted under our name too; the newest is ours.
-      for (const auto& [id, info] : *found) {
-        if (!found_id || std::stoll(id) > std::stoll(*found_id)) found_id = id;
-      }
+  return work;
+}
+
+bool SlurmExecutor::LookUpEarlierSubmission(const Resubmission& work,
+                                            std::optional<std::string>* found_id) {
+  const std::string name = SlurmJobName(work.spec.job_id, work.attempt);
+  auto found = client_.FindByName(name);
+  if (!found.ok()) {
+    // Submitting again could run the job twice: wait until Slurm can be asked.
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = gangs_.find(work.spec.job_id);
+    if (it == gangs_.end()) return false;
+    it->second->in_flight = false;
+    if (it->second->slurm_state != "?") {
+      SystemLog(*it->second, "cannot ask Slurm whether " + name +
+                                 " was submitted before the restart: " + found.status().message() +
+                                 " (will keep trying)");
+      it->second->slurm_state = "?";
     }
+    return false;
+  }
+  // Several only if someone else submitted under our name too; the newest is ours.
+  for (const auto& [id, info] : *found) {
+    if (!*found_id || std::stoll(id) > std::stoll(**found_id)) *found_id = id;
+  }
+  return true;
+}
+
+void SlurmExecutor::FinishResubmission(const Resubmission& work,
+                                       const std::optional<std::string>& found_id,
+                                       const StatusOr<std::string>& slurm_id,
+                                       const std::vector<std::string>& warnings) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = gangs_.find(work.spec.job_id);
+  if (it == gangs_.end()) return;
+  Gang& g = *it->second;
+  g.in_flight = false;
+  if (g.done) {  // cancelled meanwhile
+    if (slurm_id.ok()) pending_cancels_.push_back({*slurm_id, "", g.spec.job_id});
+    return;
+  }
+  g.submitting = false;
+  if (!slurm_id.ok()) {
+    // As in Submit: an sbatch that timed out may still have queued the job.
+    if (!found_id) pending_cancels_.push_back({"", "", g.spec.job_id, work.attempt});
+    Perform(g, Lifecycle(g).Fail(
+                   "could not resubmit the job to Slurm: " + slurm_id.status().message(),
+                   executor::GangFailure::kStartFailed, /*any_running=*/false, clock_.Now()));
+    return;
+  }
+  g.slurm_job_id = *slurm_id;
+  g.slurm_state.clear();
+  g.missing_polls = 0;
+  if (found_id) {
+    SystemLog(g, "found Slurm job " + g.slurm_job_id + " (" +
+                     SlurmJobName(work.spec.job_id, work.attempt) +
+                     ") submitted before the restart; not submitting it again");
+  } else {
+    SystemLog(g, "submitted to Slurm as job " + g.slurm_job_id + " (attempt " +
+                     std::to_string(work.attempt) + ")");
+  }
+  for (const auto& w : warnings) SystemLog(g, "warning: " + w);
+  Persist(g);
+  Notify(g);
+}
+
+void SlurmExecutor::RunResubmissions() {
+  for (const Resubmission& work : TakeResubmissions()) {
+    std::optional<std::string> found_id;
+    if (work.lookup && !LookUpEarlierSubmission(work, &found_id)) continue;
     std::vector<std::string> warnings;
     StatusOr<std::string> slurm_id = std::string();
     if (found_id) {
       slurm_id = *found_id;
     } else {
-      auto script = PrepareAttempt(spec, attempt, &warnings);
+      auto script = PrepareAttempt(work.spec, work.attempt, &warnings);
       slurm_id = script.ok() ? client_.Submit(*script) : StatusOr<std::string>(script.status());
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    auto it = gangs_.find(spec.job_id);
-    if (it == gangs_.end()) continue;
-    Gang& g = *it->second;
-    g.in_flight = false;
-    if (g.done) {  // cancelled meanwhile
-      if (slurm_id.ok()) pending_cancels_.push_back({*slurm_id, "", g.spec.job_id});
-      continue;
-    }
-    if (!slurm_id.ok()) {
-      g.submitting = false;
-      // As in Submit: an sbatch that timed out may still have queued the job.
-      if (!found_id) pending_cancels_.push_back({"", "", g.spec.job_id, attempt});
-      Perform(g, Lifecycle(g).Fail(
-                     "could not resubmit the job to Slurm: " + slurm_id.status().message(),
-                     executor::GangFailure::kStartFailed, /*any_running=*/false, clock_.Now()));
-      continue;
-    }
-    g.submitting = false;
-    g.slurm_job_id = *slurm_id;
-    g.slurm_state.clear();
-    g.missing_polls = 0;
-    if (found_id) {
-      SystemLog(g, "found Slurm job " + g.slurm_job_id + " (" + name +
-                       ") submitted before the restart; not submitting it again");
-    } else {
-      SystemLog(g, "submitted to Slurm as job " + g.slurm_job_id + " (attempt " +
-                       std::to_string(attempt) + ")");
-    }
-    for (const auto& w : warnings) SystemLog(g, "warning: " + w);
-    Persist(g);
-    Notify(g);
+    FinishResubmission(work, found_id, slurm_id, warnings);
   }
   RunCancels();
 }

@@ -131,6 +131,22 @@ class SlurmExecutor : public executor::Executor {
   // Gangs with resubmit_pending (a new attempt) or a submit marker left by a crash (looked up by
   // name first); sbatch and the lookup run without the lock.
   void RunResubmissions();
+  // One resubmission: (spec, attempt, look up first) — a new attempt after a restart of the
+  // gang, or an attempt whose marker survived a crash and may already be in Slurm.
+  struct Resubmission {
+    executor::GangSpec spec;
+    int attempt = 0;
+    bool lookup = false;
+  };
+  // Under the lock: the gangs to (re)submit now, marked in flight.
+  std::vector<Resubmission> TakeResubmissions();
+  // Without the lock: the Slurm id of an earlier submission of this attempt (nullopt if none);
+  // false when Slurm cannot be asked (the gang waits for the next pass).
+  bool LookUpEarlierSubmission(const Resubmission& work, std::optional<std::string>* found_id);
+  // Under the lock: records the outcome of sbatch (or of the lookup) in the gang.
+  void FinishResubmission(const Resubmission& work, const std::optional<std::string>& found_id,
+                          const StatusOr<std::string>& slurm_id,
+                          const std::vector<std::string>& warnings);
   void DeliverNotifications();  // listener calls, without the lock
 
   SlurmExecutorOptions options_;
