@@ -143,6 +143,10 @@ std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
   return chosen;
 }
 
+// Longer than a screen on purpose: one batch loop over state every step shares — the GP, its
+// data with the liars appended as the batch grows, the incumbent and the taken keys — where
+// splitting would pass all of it through each piece. The pieces that stand alone are separate
+// (RandomDraw, MaximizeExpectedImprovement, FitGpHyperparameters, GaussianProcess::Condition).
 StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& history) {
   std::set<std::string> taken;
   for (const Observation& o : history.completed) taken.insert(SearchSpace::Key(o.parameters));
