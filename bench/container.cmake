@@ -7,7 +7,8 @@ add_dependencies(bench container_bench)
 
 # container_job_bench: submit->RUNNING and submit->first output through the real server for a
 # host command, a warm (pinned, no pull) image and a :latest image (pulled each start).
-add_executable(container_job_bench ${CMAKE_CURRENT_LIST_DIR}/container_job_bench.cc)
+add_executable(container_job_bench ${CMAKE_CURRENT_LIST_DIR}/container_job_bench.cc
+                                   ${CMAKE_CURRENT_LIST_DIR}/bench_server.cc)
 trainyard_target_defaults(container_job_bench)
 target_link_libraries(container_job_bench PRIVATE trainyard_common trainyard_httplib
                                                   nlohmann_json::nlohmann_json)

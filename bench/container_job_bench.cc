@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_server.h"
 #include "common/time.h"
 
 namespace fs = std::filesystem;
@@ -47,33 +48,7 @@ std::string Slurp(const fs::path& p) {
   return s.str();
 }
 
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(p * (v.size() - 1) + 0.5)];
-}
-
-// Starts the server; its stdout line "listening on http://H:P" gives the port.
-pid_t StartServer(const std::vector<std::string>& argv, int* port) {
-  int out[2];
-  if (::pipe(out) != 0) std::exit(1);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    ::close(out[0]);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    _exit(127);
-  }
-  ::close(out[1]);
-  std::string line;
-  char c;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  *port = std::atoi(line.substr(line.rfind(':') + 1).c_str());
-  return pid;
-}
+using trainyard::bench::Percentile;
 
 // The capture time of the job's first stdout line (job_log.h: "TIME POOL REPLICA O|E TEXT").
 std::optional<std::chrono::system_clock::time_point> FirstOutput(const fs::path& logs) {
@@ -174,15 +149,14 @@ int main(int argc, char** argv) {
                       "/trainyard/busybox:bench >/dev/null 2>&1 && " + server_podman + " pull " +
                       registry + "/trainyard/busybox:bench >/dev/null 2>&1";
   int rc = std::system(build.c_str());
-  int port = 0;
-  pid_t server = -1;
+  trainyard::bench::ServerProcess server;
   std::vector<std::pair<std::string, Sample>> results = {
       {"host", {}}, {"warm", {}}, {"latest", {}}};
   if (rc == 0) {
-    server = StartServer({tool, "server", "--port", "0", "--data-dir", (root / "data").string(),
-                          "--podman-storage", (root / "server").string()},
-                         &port);
-    httplib::Client client("127.0.0.1", port);
+    server = trainyard::bench::StartServer({tool, "server", "--port", "0", "--data-dir",
+                                            (root / "data").string(), "--podman-storage",
+                                            (root / "server").string()});
+    httplib::Client client("127.0.0.1", server.port);
     client.set_read_timeout(120);
     const std::vector<std::string> pools = {Pool("local"), Pool("trainyard/busybox:bench"),
                                             Pool("trainyard/busybox:latest")};
@@ -194,10 +168,7 @@ int main(int argc, char** argv) {
   } else {
     std::cerr << "cannot build/push/pull the busybox image (podman, runc, busybox-static, root)\n";
   }
-  if (server > 0) {
-    ::kill(server, SIGTERM);
-    ::waitpid(server, nullptr, 0);
-  }
+  trainyard::bench::StopServer(server);
   std::system(
       (reg_env + "bash " + (src / "scripts/registry-local.sh").string() + " stop >/dev/null 2>&1")
           .c_str());
