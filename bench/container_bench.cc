@@ -28,7 +28,7 @@
 #include "container/podman_engine.h"
 
 namespace fs = std::filesystem;
-using trainyard::container::CommandRunner;
+using trainyard::CommandRunner;
 using trainyard::container::ContainerSpec;
 using trainyard::container::PodmanEngine;
 using trainyard::container::PodmanOptions;

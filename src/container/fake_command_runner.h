@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "container/command_runner.h"
+#include "common/command_runner.h"
 
 namespace trainyard::container {
 

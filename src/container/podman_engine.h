@@ -11,7 +11,7 @@
 
 #include <memory>
 
-#include "container/command_runner.h"
+#include "common/command_runner.h"
 #include "container/container_engine.h"
 #include "container/gpu_devices.h"
 #include "container/podman_runtime.h"

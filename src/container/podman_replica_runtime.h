@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "container/command_runner.h"
+#include "common/command_runner.h"
 #include "container/container_engine.h"
 #include "container/image_reference.h"
 #include "container/podman_runtime.h"

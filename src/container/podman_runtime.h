@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "common/command_runner.h"
 #include "common/status.h"
-#include "container/command_runner.h"
 
 namespace trainyard::container {
 

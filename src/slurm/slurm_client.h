@@ -28,8 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/command_runner.h"
 #include "common/status.h"
-#include "slurm/command_runner.h"
 
 namespace trainyard::slurm {
 

@@ -10,14 +10,18 @@ namespace {
 // Canned outputs keyed by the command's program name; records every call.
 class FakeRunner : public CommandRunner {
  public:
-  StatusOr<CommandResult> Run(const std::vector<std::string>& argv,
-                              std::chrono::milliseconds) override {
+  StatusOr<CommandResult> Run(const std::vector<std::string>& argv, std::chrono::milliseconds,
+                              const std::function<void(std::string_view)>&) override {
     std::string line;
     for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
     calls.push_back(line);
     auto it = results.find(argv[0]);
     if (it == results.end()) return UnavailableError("cannot run " + argv[0]);
     return it->second;
+  }
+  StatusOr<std::unique_ptr<BackgroundCommand>> Start(const std::vector<std::string>& argv,
+                                                     const std::filesystem::path&) override {
+    return UnavailableError("the Slurm client starts nothing in the background: " + argv[0]);
   }
   std::map<std::string, CommandResult> results;
   std::vector<std::string> calls;

@@ -1,6 +1,7 @@
-// CommandRunner: how PodmanEngine reaches the podman command line. Behind an interface so unit
-// tests script podman's answers (FakeCommandRunner in fake_command_runner.h) and check the exact
-// arguments (STYLE.md §3). Every call has a timeout: a podman that hangs never hangs the server.
+// CommandRunner: how Trainyard runs the command-line tools it drives (podman for src/container,
+// sbatch/squeue/sacct/scancel/sinfo for src/slurm). Behind an interface so unit tests script the
+// tools' answers (e.g. container/fake_command_runner.h) and check the exact arguments
+// (STYLE.md §3). Every call has a timeout: a tool that hangs never hangs the server.
 #pragma once
 
 #include <chrono>
@@ -14,7 +15,7 @@
 
 #include "common/status.h"
 
-namespace trainyard::container {
+namespace trainyard {
 
 struct CommandResult {
   int exit_code = -1;  // 128+signal when killed by a signal
@@ -54,4 +55,4 @@ class CommandRunner {
   static CommandRunner& Real();
 };
 
-}  // namespace trainyard::container
+}  // namespace trainyard

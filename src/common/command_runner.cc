@@ -1,4 +1,4 @@
-#include "container/command_runner.h"
+#include "common/command_runner.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +14,7 @@
 
 extern char** environ;
 
-namespace trainyard::container {
+namespace trainyard {
 namespace {
 
 std::string Errno() { return std::strerror(errno); }
@@ -188,4 +188,4 @@ CommandRunner& CommandRunner::Real() {
   return runner;
 }
 
-}  // namespace trainyard::container
+}  // namespace trainyard
