@@ -44,9 +44,7 @@ StatusOr<fs::path> FindContainerRunHelper(const fs::path& configured) {
 fs::path ContainerRunSpecFile(const fs::path& pid_file) {
   return SiblingOf(pid_file, ".container.json");
 }
-fs::path ContainerErrorFile(const fs::path& pid_file) {
-  return SiblingOf(pid_file, ".container-error");
-}
+fs::path ContainerErrorFile(const fs::path& pid_file) { return executor::StartErrorFile(pid_file); }
 
 PullPolicy PullPolicyFor(const std::string& qualified_image) {
   if (qualified_image.find('@') != std::string::npos) return PullPolicy::kMissing;
@@ -175,13 +173,11 @@ int PodmanReplicaRuntime::RunInForeground(const ReplicaLaunch& launch) {
 ReplicaObservation PodmanReplicaRuntime::Observe(ReplicaHandle* handle) {
   ReplicaObservation seen = host_.Observe(handle);
   if (seen.phase == ReplicaObservation::Phase::kExited) {
-    auto error = ReadContainerStartError(ContainerErrorFile(handle->pid_file));
+    auto error = executor::ReadStartError(handle->pid_file);
     if (error.ok()) {
       seen.phase = ReplicaObservation::Phase::kLost;
       seen.lost_reason = "could not be started: " + error->message;
-      seen.failure = error->failure == "IMAGE_UNAVAILABLE"
-                         ? executor::GangFailure::kImageUnavailable
-                         : executor::GangFailure::kStartFailed;
+      seen.failure = error->failure;
     }
     return seen;
   }

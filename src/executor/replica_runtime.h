@@ -119,4 +119,17 @@ class ReplicaRuntime {
   virtual void Release(const ReplicaHandle& handle) { (void)handle; }
 };
 
+// A runtime that cannot start a replica (an image that cannot be pulled, a container that cannot
+// be created) leaves a start-error file next to the launch's pid file:
+// {"failure": "IMAGE_UNAVAILABLE" | "START_FAILED", "message": "..."}. Executors that see a
+// replica only through its files (the Slurm executor, whose tasks run the runtime on their node)
+// read it to fail the gang for that reason instead of by an exit code.
+std::filesystem::path StartErrorFile(const std::filesystem::path& pid_file);
+struct StartError {
+  GangFailure failure = GangFailure::kStartFailed;
+  std::string message;
+};
+// NOT_FOUND when there is no such file; DATA_LOSS when it is corrupt.
+StatusOr<StartError> ReadStartError(const std::filesystem::path& pid_file);
+
 }  // namespace trainyard::executor

@@ -12,6 +12,7 @@
 #include "common/file_util.h"
 #include "common/json_parse.h"
 #include "executor/replica_env.h"
+#include "executor/replica_runtime.h"
 #include "slurm/slurm_executor_state.h"
 #include "slurm/slurm_job_state.h"
 #include "slurm/slurm_script.h"
@@ -570,6 +571,17 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
                GangState::kCancelled,
                "cancelled outside Trainyard (scancel or a Slurm administrator; " + job + ")",
                executor::GangFailure::kCancelled, now));
+  }
+  // A task whose image could not be pulled (or container not created) left a start-error file:
+  // that reason, machine-readable, ends the gang; restarting would only fail again.
+  for (const auto& r : g.replicas) {
+    auto error = executor::ReadStartError(
+        TaskDir(AttemptDir(g.spec.job_dir, g.attempt), r.pool_index, r.replica_index) / "pid");
+    if (error.ok()) {
+      return Perform(g, lc.Fail(Describe(r.pool_index, r.replica_index) +
+                                    " could not be started: " + error->message + " (" + job + ")",
+                                error->failure, /*any_running=*/false, now));
+    }
   }
   // The replica that explains the failure: the first to exit non-zero (srun --kill-on-bad-exit
   // then kills the others, whose 143/137 explain nothing), else the first without an exit code.

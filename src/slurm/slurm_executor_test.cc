@@ -186,6 +186,29 @@ TEST_F(SlurmExecutorTest, FailureRestartsTheGangAsANewSlurmJobWhileBudgetLasts) 
             "4:0) after 1 restart | attempt 2 dir: attempt-2");
 }
 
+// trainyard-slurm-task's container runtime leaves a start-error file when the image cannot be
+// pulled: the gang fails for that reason (IMAGE_UNAVAILABLE), without a restart.
+TEST_F(SlurmExecutorTest, ATaskWhoseImageCannotBePulledFailsTheGangWithoutRestart) {
+  ASSERT_TRUE(executor_->Submit(Spec("1", /*max_restarts=*/2)).ok());
+  client_.SetJob("100", "RUNNING");
+  executor_->PollOnce();
+  const fs::path task = TaskDir(AttemptDir(dir_ / "jobs" / "1", 1), 1, 0);
+  ASSERT_TRUE(WriteFileAtomic(task / "pid.container-error",
+                              R"({"failure":"IMAGE_UNAVAILABLE","message":"image )"
+                              R"('eu.gcr.io/p/x:1' cannot be pulled: manifest unknown"})")
+                  .ok());
+  TaskExited("1", 1, 1, 125);
+  client_.SetJob("100", "FAILED", "125:0");
+  executor_->PollOnce();
+  auto s = executor_->Get("1");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(executor::GangFailureName(s->failure) + " | " + Status("1") + " | " +
+                std::to_string(client_.submissions().size()),
+            "IMAGE_UNAVAILABLE | FAILED: workerpool1 replica 0 could not be started: image "
+            "'eu.gcr.io/p/x:1' cannot be pulled: manifest unknown (Slurm job 100 FAILED, exit "
+            "code 125:0) | 1");
+}
+
 TEST_F(SlurmExecutorTest, PrimarySuccessStopsTheOtherReplicas) {
   ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
   client_.SetJob("100", "RUNNING");
