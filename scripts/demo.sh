@@ -47,7 +47,15 @@ if [[ ${DEMO_CONTAINER:-0} == 1 ]]; then
 fi
 
 echo "== 2. start the server (embedded SQLite in $DEMO/server, local executor)"
-trainyard server --port 0 --data-dir "$DEMO/server" >"$DEMO/server.out" 2>"$DEMO/server.err" &
+# A root server runs replicas as `nobody` (docs/security.md). That needs a checkout `nobody` can
+# reach; a clone under a private home (/root is 0700) cannot be, and then the demo lets its
+# replicas run as root, saying so.
+server_flags=()
+if [[ $(id -u) == 0 ]] && ! runuser -u nobody -- test -x "$ROOT/build/tools/trainyard-bert" -a -r "$DEMO/splits/train.csv"; then
+  echo "   (the checkout is not reachable for 'nobody': replicas run as root, --allow-root-replicas)"
+  server_flags+=(--allow-root-replicas)
+fi
+trainyard server --port 0 --data-dir "$DEMO/server" "${server_flags[@]}" >"$DEMO/server.out" 2>"$DEMO/server.err" &
 SERVER_PID=$!
 cleanup() {
   kill $SERVER_PID 2>/dev/null || true

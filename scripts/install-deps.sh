@@ -30,6 +30,12 @@ if ! command -v npm >/dev/null 2>&1; then
   pkgs+=(nodejs npm)
 fi
 
+# The bucket group (docs/security.md): a root server's replicas run as unprivileged users, who get
+# this group so they can write into buckets. Made once, by root only.
+if [[ $(id -u) -eq 0 ]] && ! getent group trainyard >/dev/null; then
+  groupadd --system trainyard && echo "install-deps: created the system group 'trainyard'" >&2
+fi
+
 missing=()
 for p in "${pkgs[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

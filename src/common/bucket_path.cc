@@ -1,5 +1,7 @@
 #include "common/bucket_path.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -56,6 +58,8 @@ Status BadObject(std::string_view name, const std::string& rule) {
 
 std::filesystem::path BucketRoot() {
   if (const char* root = std::getenv("TRAINYARD_BUCKET_ROOT"); root && *root) return root;
+  // root's home is private (0700): a root server's unprivileged replicas could not reach it.
+  if (::geteuid() == 0) return "/var/lib/trainyard/buckets";
   if (const char* home = std::getenv("HOME"); home && *home) {
     return std::filesystem::path(home) / ".trainyard" / "buckets";
   }

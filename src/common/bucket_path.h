@@ -6,8 +6,9 @@
 //
 //   gs://BUCKET/OBJECT  ->  $TRAINYARD_BUCKET_ROOT/BUCKET/OBJECT
 //
-// TRAINYARD_BUCKET_ROOT defaults to $HOME/.trainyard/buckets (or /tmp/trainyard-buckets when HOME
-// is unset).
+// TRAINYARD_BUCKET_ROOT defaults to /var/lib/trainyard/buckets for root (whose private home a
+// root server's unprivileged replicas cannot reach), else $HOME/.trainyard/buckets (or
+// /tmp/trainyard-buckets when HOME is unset).
 //
 // Names are checked here, once, for every caller: a bucket name by Cloud Storage's naming rules,
 // an object name by Cloud Storage's rules plus what a file system needs so that the mapped path

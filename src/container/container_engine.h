@@ -78,6 +78,11 @@ struct ContainerSpec {
   double cpus = 0;                                  // CPU limit (--cpus); 0: none
   int64_t memory_bytes = 0;  // memory limit (--memory, no swap beyond it); 0: none
   std::vector<int> gpus;     // host GPU indices this replica gets
+  // The host identity the entrypoint runs as (--user UID:GID, --group-add per supplementary
+  // group); unset keeps the image's USER. Rootful podman maps ids 1:1, so files the replica
+  // writes under /gcs are owned by that host user.
+  std::optional<uint32_t> uid, gid;
+  std::vector<uint32_t> groups;
   // An existing container with the same name is removed first (podman run --replace): the
   // executor passes true when it starts a fresh attempt (retry, gang restart).
   bool replace_existing = false;

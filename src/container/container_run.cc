@@ -1,19 +1,24 @@
 #include "container/container_run.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <thread>
+#include <string_view>
 
 #include "common/file_util.h"
-#include "common/time.h"
+#include "container/orphan_guard.h"
 #include "container/podman_engine.h"
 
 extern char** environ;
@@ -49,14 +54,21 @@ std::optional<std::vector<std::string>> OptionalListFrom(const Json& j, const ch
 
 void Say(const std::string& text) { std::cerr << "[trainyard] " << text << std::endl; }
 
-// `podman logs --follow NAME` with this process's stdout/stderr (the wrapper's pipes), in a new
-// process group: the wrapper forwards SIGTERM to our group, and the output of a container that is
-// being stopped must still reach the log. -1 if it cannot be started.
-pid_t StartFollower(const ContainerRunSpec& spec, const std::string& since) {
+// How many bytes of the container's stdout and stderr have reached our own stdout/stderr (the
+// wrapper's pipes into the job log). `podman logs` prints a container's whole log the same way
+// each time, so a later run skips exactly these bytes: nothing is repeated, nothing lost.
+struct Relayed {
+  uint64_t out = 0, err = 0;
+};
+
+// `podman logs [--follow] NAME` in a new process group (the wrapper forwards SIGTERM to our group,
+// and the output of a container that is being stopped must still reach the log), its stdout and
+// stderr into `out_fd`/`err_fd`. -1 if it cannot be started.
+pid_t StartLogs(const ContainerRunSpec& spec, bool follow, int out_fd, int err_fd) {
   std::vector<std::string> args{spec.podman.podman};
   args.insert(args.end(), spec.podman.global_args.begin(), spec.podman.global_args.end());
-  args.insert(args.end(), {"logs", "--follow"});
-  if (!since.empty()) args.insert(args.end(), {"--since", since});
+  args.push_back("logs");
+  if (follow) args.push_back("--follow");
   args.push_back(spec.container.name);
   std::vector<char*> cargs;
   for (auto& a : args) cargs.push_back(a.data());
@@ -68,11 +80,72 @@ pid_t StartFollower(const ContainerRunSpec& spec, const std::string& since) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
   pid_t pid = -1;
   int rc = ::posix_spawnp(&pid, cargs[0], &actions, &attr, cargs.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   return rc == 0 ? pid : -1;
+}
+
+// Writes `data` to `fd` after skipping what `*done` says was written before; advances `*done`.
+void RelayNew(int fd, std::string_view data, uint64_t seen_before, uint64_t* done) {
+  const uint64_t end = seen_before + data.size();
+  if (end <= *done) return;
+  std::string_view fresh = data.substr(static_cast<size_t>(*done - seen_before));
+  while (!fresh.empty()) {
+    ssize_t n = ::write(fd, fresh.data(), fresh.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the job log's pipe is gone: nothing more can be kept
+    fresh.remove_prefix(static_cast<size_t>(n));
+  }
+  *done = end;
+}
+
+// Runs `podman logs [--follow]` to its end, relaying only bytes not relayed before, and calling
+// `tick` at least every 50 ms. Its wait status, or -1 if it could not be started.
+int RelayLogs(const ContainerRunSpec& spec, bool follow, Relayed* relayed,
+              const std::function<void()>& tick) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return -1;
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return -1;
+  }
+  pid_t pid = StartLogs(spec, follow, out_pipe[1], err_pipe[1]);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  uint64_t seen[2] = {0, 0};
+  int fds[2] = {out_pipe[0], err_pipe[0]};
+  uint64_t* done[2] = {&relayed->out, &relayed->err};
+  char buf[65536];
+  while (pid > 0 && (fds[0] >= 0 || fds[1] >= 0)) {
+    pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+    int ready = ::poll(p, 2, 50);
+    tick();
+    if (ready <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i] < 0 || p[i].revents == 0) continue;
+      ssize_t n = ::read(fds[i], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(fds[i]);
+        fds[i] = -1;
+        continue;
+      }
+      RelayNew(i == 0 ? 1 : 2, std::string_view(buf, static_cast<size_t>(n)), seen[i], done[i]);
+      seen[i] += static_cast<uint64_t>(n);
+    }
+  }
+  for (int fd : fds) {
+    if (fd >= 0) ::close(fd);
+  }
+  if (pid <= 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) tick();
+  return status;
 }
 
 // Passes every signal we received since `*handled` on to the container's PID 1.
@@ -84,36 +157,26 @@ void ForwardSignals(ContainerEngine& engine, const std::string& name, int* handl
     Say("could not signal the container: " + s.message());
 }
 
-// Waits until a follower has exited with the container (all its output written), forwarding
-// signals meanwhile. Slurm signals every process of a step, not just our group, and podman logs
-// may exit on SIGTERM without saying so; so when a signal arrived during a follower's life, or
-// the container still runs, it is started again from the last moment the old one was seen alive
-// (a line may be repeated, none lost).
-void FollowUntilExit(const ContainerRunSpec& spec, ContainerEngine& engine, int* handled) {
+// Relays the container's output while it runs, forwarding signals meanwhile. Slurm signals every
+// process of a step, not just our group, and podman logs may exit on SIGTERM without saying so;
+// so when a signal arrived during a follower's life, or the container still runs, a new follower
+// starts (from the log's beginning, skipping what was relayed).
+void FollowUntilExit(const ContainerRunSpec& spec, ContainerEngine& engine, int* handled,
+                     Relayed* relayed) {
   const std::string& name = spec.container.name;
-  std::string since;
+  auto tick = [&] { ForwardSignals(engine, name, handled); };
   for (int start = 0; start < 20; ++start) {
     const int signals_before = g_signals;
-    pid_t follower = StartFollower(spec, since);
-    if (follower < 0) {
+    const int status = RelayLogs(spec, /*follow=*/true, relayed, tick);
+    if (status < 0) {
       Say("cannot follow the container's output: podman logs did not start");
       return;
     }
-    int status = 0;
-    auto alive = std::chrono::system_clock::now();
-    while (true) {
-      pid_t w = ::waitpid(follower, &status, WNOHANG);
-      if (w == follower || (w < 0 && errno != EINTR)) break;
-      alive = std::chrono::system_clock::now();
-      ForwardSignals(engine, name, handled);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ForwardSignals(engine, name, handled);
+    tick();
     auto state = engine.Inspect(name);
     bool running = state.ok() && state->status == ContainerStatus::kRunning;
     bool signalled = g_signals != signals_before || WIFSIGNALED(status);
     if (!running && !signalled) return;
-    since = FormatTimestamp(alive);
   }
 }
 
@@ -168,6 +231,9 @@ std::string ContainerRunSpecToJson(const ContainerRunSpec& s) {
                     {"memory_bytes", c.memory_bytes},
                     {"gpus", c.gpus},
                     {"replace_existing", c.replace_existing}};
+  if (c.uid && c.gid) {
+    j["container"]["user"] = {{"uid", *c.uid}, {"gid", *c.gid}, {"groups", c.groups}};
+  }
   j["error_file"] = s.error_file.string();
   return j.dump(1) + "\n";
 }
@@ -209,6 +275,11 @@ StatusOr<ContainerRunSpec> ContainerRunSpecFromJson(const std::string& text) {
     out.memory_bytes = c.at("memory_bytes").get<int64_t>();
     out.gpus = c.at("gpus").get<std::vector<int>>();
     out.replace_existing = c.at("replace_existing").get<bool>();
+    if (c.contains("user")) {
+      out.uid = c["user"].at("uid").get<uint32_t>();
+      out.gid = c["user"].at("gid").get<uint32_t>();
+      out.groups = c["user"].at("groups").get<std::vector<uint32_t>>();
+    }
     s.error_file = j.at("error_file").get<std::string>();
   } catch (const std::exception& e) {
     return InvalidArgumentError(std::string("container run spec: ") + e.what());
@@ -233,6 +304,13 @@ StatusOr<ContainerStartError> ReadContainerStartError(const fs::path& path) {
 }
 
 int ContainerRunMain(int argc, char** argv) {
+  // `--guard FD --spec FILE`: the orphan guard (orphan_guard.h), started by a supervisor below.
+  int guard_fd = -1;
+  if (argc == 5 && std::strcmp(argv[1], "--guard") == 0) {
+    guard_fd = std::atoi(argv[2]);
+    argv += 2;
+    argc -= 2;
+  }
   if (argc != 3 || std::strcmp(argv[1], "--spec") != 0) {
     std::cerr << "usage: trainyard-container-run --spec FILE\n";
     return 2;
@@ -248,6 +326,11 @@ int ContainerRunMain(int argc, char** argv) {
     return 2;
   }
   const ContainerRunSpec& spec = *parsed;
+  if (guard_fd >= 0) return OrphanGuardMain(guard_fd, spec);
+  // Removes the container if this process is killed before it has (Slurm's SIGKILL of a step);
+  // disarmed when it returns.
+  auto guard = OrphanGuard::Start(argv[2]);
+  if (!guard.ok()) Say("runs without an orphan guard: " + guard.status().message());
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
@@ -279,8 +362,15 @@ int ContainerRunMain(int argc, char** argv) {
     return fail(ran.code() == StatusCode::kNotFound ? "IMAGE_UNAVAILABLE" : "START_FAILED", ran);
   }
   int handled = 0;
-  FollowUntilExit(spec, engine, &handled);
+  Relayed relayed;
+  FollowUntilExit(spec, engine, &handled, &relayed);
   int code = ExitCodeOf(spec, engine, &handled);
+  // `podman logs --follow` can stop at the container's exit before printing the last lines its
+  // log holds; the finished log, read once more, gives what is missing.
+  if (RelayLogs(spec, /*follow=*/false, &relayed,
+                [&] { ForwardSignals(engine, spec.container.name, &handled); }) < 0) {
+    Say("cannot read the container's final output: podman logs did not start");
+  }
   if (Status removed = engine.Remove(spec.container.name); !removed.ok()) {
     Say("could not remove container " + spec.container.name + ": " + removed.message());
   }

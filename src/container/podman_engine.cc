@@ -80,6 +80,10 @@ std::vector<std::string> PodmanRunArgs(const ContainerSpec& spec, const PodmanRu
     std::string bytes = std::to_string(spec.memory_bytes) + "b";
     a.insert(a.end(), {"--memory", bytes, "--memory-swap", bytes});
   }
+  if (spec.uid && spec.gid) {
+    a.insert(a.end(), {"--user", std::to_string(*spec.uid) + ":" + std::to_string(*spec.gid)});
+    for (uint32_t g : spec.groups) a.insert(a.end(), {"--group-add", std::to_string(g)});
+  }
   std::map<std::string, std::string> env = spec.env;
   if (!spec.bucket_root.empty()) {
     a.insert(a.end(), {"--volume", spec.bucket_root.string() + ":" + std::string(kGcsMountPoint)});

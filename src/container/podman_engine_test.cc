@@ -35,12 +35,16 @@ TEST(PodmanRunArgsTest, FullSpec) {
   spec.cpus = 1.5;
   spec.memory_bytes = 1 << 30;
   spec.replace_existing = true;
+  spec.uid = 1000;
+  spec.gid = 100;
+  spec.groups = {995};
   GpuAccess gpus{{"nvidia.com/gpu=3"}, "0", "cdi:/etc/cdi/nvidia.yaml"};
   EXPECT_EQ(Join(PodmanRunArgs(spec, Runc(), gpus)),
             "run --detach --name trainyard-7-wp1-0 --replace --network host --runtime runc "
             "--ulimit nofile=20000:20000 --log-driver k8s-file --label trainyard.job=7 "
             "--label trainyard.pool=1 --label trainyard.replica=0 --cpus 1.5 "
-            "--memory 1073741824b --memory-swap 1073741824b --volume /srv/buckets:/gcs "
+            "--memory 1073741824b --memory-swap 1073741824b --user 1000:100 --group-add 995 "
+            "--volume /srv/buckets:/gcs "
             "--volume /var/jobs/7/wp1-0/hypertune:/var/jobs/7/wp1-0/hypertune "
             "--device nvidia.com/gpu=3 --env AIP_MODEL_DIR=/gcs/b/out/model/ "
             "--env CUDA_VISIBLE_DEVICES=0 --env RANK=1 --env TRAINYARD_BUCKET_ROOT=/gcs "

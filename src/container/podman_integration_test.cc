@@ -14,7 +14,9 @@
 #include <sstream>
 #include <thread>
 
+#include "container/container_run.h"
 #include "container/podman_engine.h"
+#include "testing/test_util.h"
 
 namespace trainyard::container {
 namespace {
@@ -263,6 +265,57 @@ TEST_F(PodmanIntegrationTest, ReadoptedByNameAfterRestartAndRemovedWithoutLeaks)
   EXPECT_EQ(out,
             "trainyard-adopt-wp0-0 running=1 pid_alive=1 mounted_while_running=1 left=0 "
             "leaked_mounts=0");
+}
+
+// trainyard-container-run (the supervisor) end to end on real podman: a container's last lines,
+// printed just before it exits, reach the supervisor's output (the job log); and a supervisor
+// killed with SIGKILL (as Slurm does to a step after KillWait) leaves no container behind.
+class ContainerRunTest : public PodmanIntegrationTest {
+ protected:
+  // Starts the supervisor for `command` in the test image; its stdout goes to <dir>/out.
+  testing::BackgroundProcess Supervise(const std::string& job, std::vector<std::string> command) {
+    dir = testing::MakeTestDir();
+    ContainerRunSpec run;
+    run.podman = options_;
+    run.runtime = runtime_;
+    run.requested_image = kImage;
+    run.pull = PullPolicy::kMissing;
+    run.container = Spec(job, std::move(command));
+    run.container.replace_existing = true;
+    run.error_file = dir / "error";
+    testing::WriteFileOrDie(dir / "spec.json", ContainerRunSpecToJson(run));
+    return testing::StartProcess({testing::ToolPath("trainyard-container-run").string(), "--spec",
+                                  (dir / "spec.json").string()},
+                                 {}, dir / "out", dir / "err");
+  }
+  fs::path dir;
+};
+
+TEST_F(ContainerRunTest, TheLastLinesBeforeExitAreNeverLost) {
+  for (int i = 0; i < 5; ++i) {
+    auto p = Supervise("last" + std::to_string(i),
+                       {"/bin/sh", "-c", "echo first; echo err-line >&2; echo last-line"});
+    ASSERT_EQ(testing::WaitProcess(p, 120), 0) << ReadFile(dir / "err");
+    EXPECT_EQ(ReadFile(dir / "out"), "first\nlast-line\n") << "run " << i;
+    EXPECT_NE(ReadFile(dir / "err").find("err-line\n"), std::string::npos) << ReadFile(dir / "err");
+  }
+}
+
+TEST_F(ContainerRunTest, ASupervisorKilledWithSigkillLeavesNoContainer) {
+  auto p = Supervise("orphan", {"/bin/sh", "-c", "echo started; sleep 600"});
+  ASSERT_TRUE(testing::WaitForText(p, dir / "out", "started", 120)) << ReadFile(dir / "err");
+  const std::string name = ContainerName("orphan", 0, 0);
+  auto running = engine_->Inspect(name);
+  ASSERT_TRUE(running.ok() && running->status == ContainerStatus::kRunning);
+  ::kill(p.pid, SIGKILL);
+  testing::WaitProcess(p, 10);
+  ContainerStatus status = ContainerStatus::kRunning;
+  for (int i = 0; i < 300 && status != ContainerStatus::kMissing; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+    auto state = engine_->Inspect(name);
+    status = state.ok() ? state->status : ContainerStatus::kRunning;
+  }
+  EXPECT_EQ(status, ContainerStatus::kMissing) << "the orphaned container is still there";
 }
 
 TEST_F(PodmanIntegrationTest, PullFromALoopbackRegistryAndItsErrors) {

@@ -132,6 +132,11 @@ StatusOr<ReplicaLaunch> PodmanReplicaRuntime::HelperLaunch(const ReplicaLaunch& 
   c.cpus = launch.cpu_limit;
   c.memory_bytes = launch.memory_bytes;
   c.gpus = launch.gpus;
+  if (launch.run_as) {
+    c.uid = launch.run_as->uid;
+    c.gid = launch.run_as->gid;
+    c.groups = launch.run_as->groups;
+  }
   for (const auto& m : launch.mounts) c.extra_mounts.push_back(m);
   c.replace_existing = true;  // a retry or gang restart starts a fresh container
   run.error_file = ContainerErrorFile(launch.pid_file);
@@ -148,6 +153,8 @@ StatusOr<ReplicaLaunch> PodmanReplicaRuntime::HelperLaunch(const ReplicaLaunch& 
   helper_launch.env = executor::CurrentEnvironment();
   helper_launch.cpus.clear();
   helper_launch.cgroup.clear();
+  // The helper drives podman with the server's privileges; the container itself gets --user.
+  helper_launch.run_as.reset();
   *container = c.name;
   return helper_launch;
 }

@@ -32,11 +32,16 @@ TEST(ContainerRunSpecTest, RoundTripsThroughJson) {
   s.container.env = {{"RANK", "0"}};
   s.container.memory_bytes = 1 << 30;
   s.container.gpus = {1};
+  s.container.uid = 65534;
+  s.container.gid = 65534;
+  s.container.groups = {995};
   s.error_file = "/x/attempt-1.container-error";
   auto back = ContainerRunSpecFromJson(ContainerRunSpecToJson(s));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(ContainerRunSpecToJson(*back), ContainerRunSpecToJson(s));
   EXPECT_FALSE(back->container.args.has_value());
+  EXPECT_EQ(back->container.uid, 65534u);
+  EXPECT_EQ(back->container.groups, std::vector<uint32_t>{995});
   EXPECT_EQ(ContainerRunSpecFromJson("{}").status().code(), StatusCode::kInvalidArgument);
 }
 

@@ -106,6 +106,12 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   gang.job_spec_json = spec::CustomJobSpecToJson(job.job_spec).dump();
   gang.kill_grace = options_.kill_grace;
   gang.max_restarts = options_.max_restarts;
+  if (options_.replica_users != nullptr) {
+    TY_ASSIGN_OR_RETURN(spec::ResourceName name,
+                        spec::ResourceName::Parse(job.name, spec::kCustomJobs));
+    TY_ASSIGN_OR_RETURN(gang.run_as, options_.replica_users->Resolve(name.location.project,
+                                                                     job.job_spec.service_account));
+  }
   gang.timeout = options_.default_timeout;
   if (const auto& s = job.job_spec.scheduling) {
     if (s->timeout) {

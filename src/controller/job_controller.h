@@ -23,6 +23,7 @@
 #include <optional>
 #include <set>
 
+#include "controller/replica_users.h"
 #include "executor/executor.h"
 #include "spec/custom_job.h"
 #include "spec/image_catalog.h"
@@ -44,6 +45,9 @@ struct JobControllerOptions {
   // Variables every replica gets unless its containerSpec.env sets them, e.g. the server's
   // STORAGE_EMULATOR_HOST; called per job (the port is known only once the server is bound).
   std::function<std::map<std::string, std::string>()> service_env;
+  // Which Unix user a job's replicas run as (replica_users.h); nullptr = the server's own user.
+  // Not owned; must outlive the controller.
+  const ReplicaUsers* replica_users = nullptr;
 };
 
 struct LogPage {

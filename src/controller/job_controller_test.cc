@@ -132,6 +132,50 @@ TEST_F(JobControllerTest, AnImageOutsideTheCatalogReachesTheExecutorAsAContainer
             "eu.gcr.io/p/own:dev containerSpec.imageUri - --epochs=1 argv=0");
 }
 
+// The job's project and serviceAccount choose the replicas' Unix user (replica_users.h); an
+// unmapped serviceAccount is refused before anything is stored.
+TEST_F(JobControllerTest, ServiceAccountsResolveToTheGangsUserOrAreRefused) {
+  testing::WriteFileOrDie(dir_ / "accounts.json",
+                          R"({"projects":{"p":{"serviceAccounts":{"sa@p.iam":"alice"}}}})");
+  ReplicaUsersOptions o;
+  o.table_file = dir_ / "accounts.json";
+  o.server_uid = 0;
+  o.server_user = "root";
+  o.lookup = [](const std::string& user) -> StatusOr<executor::RunAs> {
+    if (user == "alice") return executor::RunAs{"alice", 1000, 1000, {}, "/home/alice"};
+    if (user == "nobody") return executor::RunAs{"nobody", 65534, 65534, {}, "/"};
+    return NotFoundError("no user " + user);
+  };
+  auto users = ReplicaUsers::Load(o);
+  ASSERT_TRUE(users.ok()) << users.status();
+  JobControllerOptions options{dir_ / "jobs"};
+  options.replica_users = &*users;
+  executor_ = std::make_unique<executor::FakeExecutor>();
+  controller_ = std::make_unique<JobController>(
+      &store_, executor_.get(), &images_,
+      [](const spec::MachineSpec&) -> std::optional<double> { return std::nullopt; }, options,
+      [this] { return clock_.now; });
+  ASSERT_TRUE(controller_->Start().ok());
+  auto with = [](const std::string& account) {
+    return R"({"displayName":"sa","jobSpec":{"serviceAccount":")" + account +
+           R"(","workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},
+           "replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}}]}})";
+  };
+  ASSERT_TRUE(Create(with("sa@p.iam")).ok());
+  ASSERT_TRUE(Create(with("")).ok());
+  auto refused = Create(with("other@p.iam"));
+  const auto gangs = executor_->submitted();
+  ASSERT_EQ(gangs.size(), 2u);
+  EXPECT_EQ(gangs[0].run_as->user + " " + gangs[1].run_as->user, "alice nobody");
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("jobSpec.serviceAccount: 'other@p.iam'"),
+            std::string::npos)
+      << refused.status();
+  auto listed = controller_->List(store::ListQuery{kParent});
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->jobs.size(), 2u);  // the refused one was not stored
+}
+
 TEST_F(JobControllerTest, InvalidSpecsAreRejectedWithPathAndNotStored) {
   auto bad = Create(R"({"displayName":"x","jobSpec":{"workerPoolSpecs":[
       {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",

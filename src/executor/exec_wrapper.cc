@@ -1,6 +1,7 @@
 #include "executor/exec_wrapper.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -36,10 +37,54 @@ struct Args {
   std::string log_dir, pid_file, status_file;
   int pool = 0, replica = 0;
   LogLimits limits;
-  std::vector<int> cpus;  // --cpus: pin the replica to these CPU ids
-  std::string cgroup;     // --cgroup: a cgroup v2 directory the replica joins
+  std::vector<int> cpus;     // --cpus: pin the replica to these CPU ids
+  std::string cgroup;        // --cgroup: a cgroup v2 directory the replica joins
+  bool switch_user = false;  // --user UID:GID[:G1,G2...]: run the replica as this identity
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;  // supplementary groups
   std::vector<std::string> command;
 };
+
+// A decimal id below 2^32-1 (which is (uid_t)-1, "no change" to setuid); false otherwise.
+bool ParseId(const std::string& text, unsigned long* id) {
+  char* stop = nullptr;
+  errno = 0;
+  *id = std::strtoul(text.c_str(), &stop, 10);
+  return !text.empty() && text[0] != '-' && *stop == '\0' && errno == 0 && *id < 0xFFFFFFFFul;
+}
+
+// "1000:1000" or "1000:1000:27,100" -> uid, gid, supplementary groups; false for anything else.
+bool ParseUser(const std::string& text, Args* a) {
+  const size_t c1 = text.find(':');
+  if (c1 == std::string::npos) return false;
+  const size_t c2 = text.find(':', c1 + 1);
+  unsigned long uid = 0, gid = 0;
+  if (!ParseId(text.substr(0, c1), &uid)) return false;
+  if (!ParseId(text.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1),
+               &gid)) {
+    return false;
+  }
+  std::vector<gid_t> groups;
+  if (c2 != std::string::npos) {
+    const std::string list = text.substr(c2 + 1);
+    size_t i = 0;
+    while (true) {
+      const size_t comma = list.find(',', i);
+      unsigned long g = 0;
+      if (!ParseId(list.substr(i, comma == std::string::npos ? std::string::npos : comma - i), &g))
+        return false;
+      groups.push_back(static_cast<gid_t>(g));
+      if (comma == std::string::npos) break;
+      i = comma + 1;
+    }
+  }
+  a->switch_user = true;
+  a->uid = static_cast<uid_t>(uid);
+  a->gid = static_cast<gid_t>(gid);
+  a->groups = std::move(groups);
+  return true;
+}
 
 // "0,2,5" -> {0, 2, 5}; false for anything else.
 bool ParseCpuList(const std::string& text, std::vector<int>* out) {
@@ -100,6 +145,11 @@ bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
       }
     } else if (flag == "--cgroup") {
       a->cgroup = value;
+    } else if (flag == "--user") {
+      if (!ParseUser(value, a)) {
+        *error = "--user: '" + value + "' is not UID:GID or UID:GID:GROUP,GROUP...";
+        return false;
+      }
     } else {
       *error = "unknown flag " + flag;
       return false;
@@ -150,8 +200,24 @@ struct ChildSetup {
   std::vector<char*> argv;  // null-terminated, pointing into Args::command
   cpu_set_t cpus;
   bool pin = false;
-  std::string cgroup_procs;  // "" = no cgroup
+  std::string cgroup_procs;        // "" = no cgroup
+  const Args* identity = nullptr;  // switch to its uid/gid/groups; nullptr = stay
 };
+
+// Drops to the replica's identity: supplementary groups, then gid, then uid (the order in which
+// each step still has the privilege for the next). False, with errno, if any step fails: the
+// replica must then not run at all rather than run as the supervisor's user.
+bool SwitchIdentity(const Args& id) {
+  if (::setgroups(id.groups.size(), id.groups.data()) != 0) return false;
+  if (::setgid(id.gid) != 0) return false;
+  if (::setuid(id.uid) != 0) return false;
+  // Dropping to a non-root uid must be irreversible; if uid 0 can be regained, something is off.
+  if (id.uid != 0 && ::setuid(0) == 0) {
+    errno = EPERM;
+    return false;
+  }
+  return true;
+}
 
 // In the child: its own process group, stdin from /dev/null, the pipes as stdout/stderr, the
 // cgroup and CPU pinning, default signal handling, then exec. Never returns.
@@ -173,6 +239,11 @@ struct ChildSetup {
   }
   if (setup.pin && ::sched_setaffinity(0, sizeof(setup.cpus), &setup.cpus) != 0) {
     ChildNote("cannot pin to CPUs (sched_setaffinity): ", std::strerror(errno));
+  }
+  if (setup.identity && !SwitchIdentity(*setup.identity)) {
+    ChildNote("cannot switch to the replica's user (setgroups/setgid/setuid): ",
+              std::strerror(errno));
+    ::_exit(126);
   }
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -320,6 +391,7 @@ int ExecWrapperMain(int argc, char** argv) {
   for (int id : args.cpus) CPU_SET(id, &setup.cpus);
   setup.pin = !args.cpus.empty();
   setup.cgroup_procs = args.cgroup.empty() ? "" : args.cgroup + "/cgroup.procs";
+  setup.identity = args.switch_user ? &args : nullptr;
 
   pid_t child = ::fork();
   if (child < 0) {

@@ -1,12 +1,18 @@
 // trainyard-exec-wrapper: the small supervisor the LocalExecutor starts for each replica attempt.
 //
 //   trainyard-exec-wrapper --log-dir DIR --pool P --replica R --pid-file F --status-file F
-//       [--segment-bytes N] [--max-segments K] [--cpus 0,1] [--cgroup DIR] -- COMMAND [ARGS...]
+//       [--segment-bytes N] [--max-segments K] [--cpus 0,1] [--cgroup DIR]
+//       [--user UID:GID[:GROUP,...]] -- COMMAND [ARGS...]
 //
 // --cpus pins the replica to those CPU ids (sched_setaffinity) and --cgroup moves it into that
 // cgroup v2 directory (writes cgroup.procs) before it executes COMMAND; the wrapper itself
 // stays outside both. A limit that cannot be applied is noted in the job log
 // ("[trainyard] cannot ...") and the replica runs without it.
+//
+// --user runs the replica (not the wrapper, which keeps writing the log and status files) with
+// those supplementary groups, gid and uid, switched in the child after the limits above and
+// before exec. A switch that fails is never ignored: the replica does not run, the log says why
+// and its exit code is 126.
 //
 // It runs COMMAND (looked up in PATH) with the wrapper's own environment and cwd, in a new process
 // group whose id is the replica's pid, with stdin from /dev/null. It writes --pid-file

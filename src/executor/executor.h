@@ -49,6 +49,18 @@ struct ReplicaSpec {
   std::vector<std::string> mounts;  // host paths the container sees at the same path
 };
 
+// The Unix identity a gang's replicas run as. The control plane resolves it from the job's
+// serviceAccount (auth/replica_users.h); executors switch to it in the replica's process (host
+// processes: setgroups/setgid/setuid after the fork; containers: --user) and give it the job's
+// work and output directories. Unset = the server's own identity.
+struct RunAs {
+  std::string user;  // the Unix user name, for messages and $USER/$LOGNAME
+  uint32_t uid = 0;
+  uint32_t gid = 0;              // primary group
+  std::vector<uint32_t> groups;  // supplementary groups (initgroups), primary excluded
+  std::filesystem::path home;    // $HOME
+};
+
 struct GangSpec {
   std::string job_id;             // unique; e.g. "1234"
   std::string job_name;           // "projects/p/locations/l/customJobs/1234"
@@ -63,6 +75,7 @@ struct GangSpec {
   // The CustomJobSpec as proto3 JSON. Vertex puts it, as a string, in the "job" field of
   // CLUSTER_SPEC and TF_CONFIG; empty = the field is left out.
   std::string job_spec_json;
+  std::optional<RunAs> run_as;  // unset = replicas run as the server's user
 };
 
 enum class GangState { kQueued, kPending, kRunning, kSucceeded, kFailed, kCancelling, kCancelled };

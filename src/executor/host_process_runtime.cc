@@ -58,6 +58,12 @@ std::vector<std::string> ExecWrapperArgs(const ReplicaLaunch& l) {
     args.insert(args.end(), {"--cpus", list});
   }
   if (!l.cgroup.empty()) args.insert(args.end(), {"--cgroup", l.cgroup.string()});
+  if (l.run_as) {
+    std::string user = std::to_string(l.run_as->uid) + ":" + std::to_string(l.run_as->gid);
+    for (size_t i = 0; i < l.run_as->groups.size(); ++i)
+      user += (i == 0 ? ":" : ",") + std::to_string(l.run_as->groups[i]);
+    args.insert(args.end(), {"--user", user});
+  }
   args.push_back("--");
   args.insert(args.end(), l.argv.begin(), l.argv.end());
   return args;

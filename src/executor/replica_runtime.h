@@ -47,6 +47,7 @@ struct ReplicaLaunch {
   std::filesystem::path output_file;            // the supervisor's own stdout/stderr (Start only)
   std::vector<int> cpus;                        // pin to these CPU ids; empty = not pinned
   std::filesystem::path cgroup;                 // join this cgroup v2 directory; empty = none
+  std::optional<RunAs> run_as;  // run the replica as this user; unset = the supervisor's user
 
   // For runtimes that run an image (ReplicaSpec::image set); host processes ignore these.
   std::string job_id;

@@ -10,6 +10,7 @@
 #include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "executor/replica_env.h"
+#include "executor/run_as.h"
 #include "executor/tcp_port.h"
 #include "local_executor/local_executor.h"
 #include "local_executor/local_executor_state.h"
@@ -204,6 +205,7 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   // the image. TRAINYARD_BUCKET_ROOT becomes /gcs inside (the runtime mounts the bucket root).
   EnvMap inherited = in_container ? EnvMap{} : InheritedReplicaEnv();
   if (in_container) inherited["TRAINYARD_BUCKET_ROOT"] = fs::absolute(BucketRoot()).string();
+  if (!in_container) ApplyIdentityEnv(spec.run_as, &inherited);
 
   r.attempt += 1;
   r.running = true;
@@ -226,10 +228,11 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   launch.output_file =
       AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "wrapper.log");
   launch.hp_metric_file = in.hp_metric_file;
+  launch.run_as = spec.run_as;
   if (in_container) PrepareContainerLaunch(gang, r, rspec, &launch);
   if (pin_cpus_ && !in_container) launch.cpus = r.cpus;
-  Status dirs = MakeDirs(launch.work_dir);
-  if (dirs.ok()) dirs = MakeDirs(in.hp_metric_file.parent_path());
+  Status dirs = PrepareReplicaDirs(launch.work_dir, in, spec.run_as);
+  if (dirs.ok() && spec.run_as) dirs = HideJobFiles(spec.job_dir, launch.log_dir);
   if (!r.cgroup.empty() && CgroupLimits::Remove(r.cgroup)) r.cgroup.clear();  // last attempt's
   // A container gets its limits from the container runtime (podman --cpus/--memory).
   if (cgroups_.enabled() && dirs.ok() && !in_container) LimitWithCgroup(gang, r, &launch);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -628,6 +629,28 @@ TEST_F(LocalExecutorTest, DistributedGangGetsDistinctPortsAndRanks) {
   EXPECT_NE(logs.find("0/0 O rank=0 world=3 master=" + chief), std::string::npos) << logs;
   EXPECT_NE(logs.find("1/0 O rank=1 world=3 master=" + chief), std::string::npos) << logs;
   EXPECT_NE(logs.find("1/1 O rank=2 world=3 master=" + chief), std::string::npos) << logs;
+}
+
+// GangSpec::run_as: the replica (not the wrapper) switches to that user, gets its HOME, and owns
+// its work dir; the job log and status files stay the server's.
+TEST_F(LocalExecutorTest, ReplicasRunAsTheGangsUserWithTheirOwnWorkDir) {
+  if (::geteuid() != 0) GTEST_SKIP() << "switching users needs root";
+  auto e = MakeExecutor();
+  GangSpec spec = Spec("u1", {"echo uid=$(id -u) gid=$(id -g) groups=$(id -G) home=$HOME; "
+                              "touch mine && echo made-file"});
+  spec.run_as = RunAs{"nobody", 65534, 65534, {4242}, "/nonexistent"};
+  ASSERT_TRUE(e->Submit(spec).ok());
+  GangStatus s = WaitDone(*e, "u1");
+  EXPECT_EQ(GangStateName(s.state), "SUCCEEDED") << s.error_message << Logs(*e, "u1");
+  const std::string logs = Logs(*e, "u1");
+  EXPECT_NE(logs.find("uid=65534 gid=65534 groups=65534 4242 home=/nonexistent"), std::string::npos)
+      << logs;
+  EXPECT_NE(logs.find("made-file"), std::string::npos) << logs;
+  struct stat st {};
+  ASSERT_EQ(::stat((spec.job_dir / "work" / "workerpool0-0").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  ASSERT_EQ(::stat((spec.job_dir / "logs").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
 }
 
 }  // namespace

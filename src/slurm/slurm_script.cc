@@ -8,6 +8,7 @@
 
 #include "executor/gang_record.h"
 #include "executor/replica_env.h"
+#include "executor/run_as.h"
 
 namespace trainyard::slurm {
 namespace fs = std::filesystem;
@@ -337,10 +338,18 @@ std::string RenderLaunchPlan(const GangSpec& spec, const SlurmAllocation& alloc,
   j["rendezvous_timeout_s"] = settings.rendezvous_timeout.count();
   j["segment_bytes"] = settings.log_limits.segment_bytes;
   j["max_segments"] = settings.log_limits.max_segments;
+  // The tasks run as the submitting (server's) user and switch to this one for the replica.
+  if (spec.run_as) j["run_as"] = executor::RunAsToJson(*spec.run_as);
   fs::path job_dir = spec.job_dir;
+  // Each rank's share of the allocation (components cover the ranks in order), for the limits a
+  // container gets from podman (its cgroups are podman's, not the step's).
+  std::vector<const SlurmComponent*> component_of_rank;
+  for (const auto& c : alloc.components) {
+    for (int t = 0; t < c.ntasks; ++t) component_of_rank.push_back(&c);
+  }
   OJson tasks = OJson::array();
-  for (size_t i : alloc.rank_order) {
-    const ReplicaSpec& r = spec.replicas[i];
+  for (size_t rank = 0; rank < alloc.rank_order.size(); ++rank) {
+    const ReplicaSpec& r = spec.replicas[alloc.rank_order[rank]];
     OJson task{
         {"pool", r.pool_index},
         {"replica", r.replica_index},
@@ -355,6 +364,11 @@ std::string RenderLaunchPlan(const GangSpec& spec, const SlurmAllocation& alloc,
       task["command"] = r.command ? OJson(*r.command) : OJson(nullptr);
       task["args"] = r.args ? OJson(*r.args) : OJson(nullptr);
       task["mounts"] = r.mounts;
+      if (rank < component_of_rank.size()) {
+        const SlurmComponent& c = *component_of_rank[rank];
+        task["cpu_limit"] = c.cpus_per_task;
+        task["memory_bytes"] = c.mem_per_cpu_mb * c.cpus_per_task * (int64_t{1} << 20);
+      }
     }
     tasks.push_back(std::move(task));
   }

@@ -193,6 +193,19 @@ TEST(SlurmScriptTest, LaunchPlanListsTasksInRankOrder) {
             "/j/a3/workerpool0-0 /shared/jobs/42/work/workerpool0-0\n"
             "/j/a3/workerpool1-0 /shared/jobs/42/work/workerpool1-0\n"
             "/j/a3/workerpool1-1 /shared/jobs/42/work/workerpool1-1\n7");
+  EXPECT_FALSE(plan.contains("run_as"));                 // the server's own user
+  EXPECT_FALSE(plan["tasks"][0].contains("cpu_limit"));  // host processes: the step's cgroup
+  // A container's podman limits are its task's share of the allocation.
+  for (auto& r : spec.replicas) r.image = "registry/trainer:1";
+  plan = nlohmann::json::parse(RenderLaunchPlan(spec, *alloc, settings, 3, "/j/a3"));
+  const auto& c = alloc->components[0];
+  EXPECT_EQ(plan["tasks"][2]["cpu_limit"].get<int>(), c.cpus_per_task);
+  EXPECT_EQ(plan["tasks"][2]["memory_bytes"].get<int64_t>(),
+            c.mem_per_cpu_mb * c.cpus_per_task * (int64_t{1} << 20));
+  spec.run_as = executor::RunAs{"alice", 1000, 100, {995}, "/home/alice"};
+  plan = nlohmann::json::parse(RenderLaunchPlan(spec, *alloc, settings, 3, "/j/a3"));
+  EXPECT_EQ(plan["run_as"].dump(),
+            R"({"gid":100,"groups":[995],"home":"/home/alice","uid":1000,"user":"alice"})");
 }
 
 TEST(SlurmScriptTest, ShellQuoteAndTime) {

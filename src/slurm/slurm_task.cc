@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "common/file_util.h"
 #include "common/json_parse.h"
 #include "executor/host_process_runtime.h"
+#include "executor/run_as.h"
 #include "executor/tcp_port.h"
 
 namespace trainyard::slurm {
@@ -132,9 +134,11 @@ executor::ReplicaEnvInput EnvInputOf(const nlohmann::json& plan,
 // The environment: the node's (host processes only) with the plan's overrides, then the Vertex
 // and user variables.
 EnvMap TaskEnv(const nlohmann::json& plan, const nlohmann::json& self,
-               const executor::ReplicaEnvInput& in, bool in_container) {
+               const executor::ReplicaEnvInput& in, bool in_container,
+               const std::optional<executor::RunAs>& run_as) {
   // A container gets the Vertex and user variables only (not the node's PATH or HOME).
   EnvMap inherited = in_container ? EnvMap{} : executor::CurrentEnvironment();
+  if (!in_container) executor::ApplyIdentityEnv(run_as, &inherited);
   for (const auto& [k, v] : plan.value("env_overrides", EnvMap{})) inherited[k] = v;
   std::string path_append = in_container ? "" : plan.value("path_append", "");
   if (!path_append.empty()) {
@@ -156,14 +160,18 @@ StatusOr<executor::ReplicaLaunch> LaunchOf(const nlohmann::json& plan, int rank,
   const std::string image = self.value("image", "");
   fs::path work = self.at("work_dir").get<std::string>();
   fs::path task_dir = self.at("dir").get<std::string>();
-  for (const fs::path& d : {work, in.hp_metric_file.parent_path(), task_dir}) {
-    TY_RETURN_IF_ERROR(MakeDirs(d));
+  std::optional<executor::RunAs> run_as;
+  if (plan.contains("run_as")) {
+    TY_ASSIGN_OR_RETURN(run_as, executor::RunAsFromJson(plan["run_as"]));
   }
+  TY_RETURN_IF_ERROR(MakeDirs(task_dir));  // the supervisor's, not the replica's
+  TY_RETURN_IF_ERROR(executor::PrepareReplicaDirs(work, in, run_as));
   executor::ReplicaLaunch launch;
   launch.pool_index = self.at("pool").get<int>();
   launch.replica_index = self.at("replica").get<int>();
   for (const auto& a : self.at("argv")) launch.argv.push_back(a.get<std::string>());
-  launch.env = TaskEnv(plan, self, in, !image.empty());
+  launch.env = TaskEnv(plan, self, in, !image.empty(), run_as);
+  launch.run_as = run_as;
   launch.work_dir = work;
   launch.log_dir = task_dir / "log";
   launch.log_limits.segment_bytes = plan.value("segment_bytes", int64_t{8} << 20);
@@ -183,6 +191,16 @@ StatusOr<executor::ReplicaLaunch> LaunchOf(const nlohmann::json& plan, int rank,
   }
   launch.mounts = self.value("mounts", std::vector<std::string>{});
   launch.gpus = in.gpus;
+  // The task's share of the allocation, as podman limits; never above this node (podman refuses
+  // --cpus beyond the host's CPUs, and a test cluster may declare more than it has).
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  launch.cpu_limit = self.value("cpu_limit", 0.0);
+  if (online > 0) launch.cpu_limit = std::min(launch.cpu_limit, static_cast<double>(online));
+  launch.memory_bytes = self.value("memory_bytes", int64_t{0});
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) {
+    launch.memory_bytes = std::min<int64_t>(launch.memory_bytes, int64_t{pages} * page);
+  }
   return launch;
 }
 

@@ -3,6 +3,8 @@
 #include "slurm/slurm_task.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <future>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,16 @@ TEST(SlurmTaskTest, NodeAddressAndDeviceList) {
             "10.0.0.2 n9 23");
 }
 
+// One idle node, n1: 4 CPUs, 16000 MB.
+SlurmNode IdleNode() {
+  SlurmNode node;
+  node.name = "n1";
+  node.cpus = 4;
+  node.memory_mb = 16000;
+  node.state = "idle";
+  return node;
+}
+
 TEST(SlurmTaskTest, TwoRanksRendezvousAndGetTheVertexEnvironment) {
   fs::path dir = trainyard::testing::MakeTestDir();
   executor::GangSpec spec;
@@ -38,12 +50,7 @@ TEST(SlurmTaskTest, TwoRanksRendezvousAndGetTheVertexEnvironment) {
   spec.replicas.push_back(
       {0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", cmd}, {{"X", "$(RANK)"}}});
   spec.replicas.push_back({1, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", cmd}, {}});
-  SlurmNode node;
-  node.name = "n1";
-  node.cpus = 4;
-  node.memory_mb = 16000;
-  node.state = "idle";
-  auto alloc = PlanAllocation(spec, executor::MachineCatalog::Default(), {node}, "");
+  auto alloc = PlanAllocation(spec, executor::MachineCatalog::Default(), {IdleNode()}, "");
   ASSERT_TRUE(alloc.ok());
   fs::path attempt = AttemptDir(spec.job_dir, 1);
   LaunchPlanSettings settings;
@@ -80,6 +87,44 @@ TEST(SlurmTaskTest, TwoRanksRendezvousAndGetTheVertexEnvironment) {
             "RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 CUDA=[] PWD=workerpool1-0 X=\n"
             "exit 0 3 127.0.0.1 127.0.0.2 workerpool1")
       << r0.err << p1.err;
+}
+
+// The plan's run_as: the task (root under a root server's srun) runs the replica as that user,
+// in a work dir it owns.
+TEST(SlurmTaskTest, TheReplicaRunsAsThePlansUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "switching users needs root";
+  fs::path dir = trainyard::testing::MakeTestDir();
+  executor::GangSpec spec;
+  spec.job_id = "78";
+  spec.job_dir = dir / "job";
+  spec.run_as = executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent"};
+  spec.replicas.push_back({0,
+                           0,
+                           "n1-standard-4",
+                           "",
+                           0,
+                           {"/bin/sh", "-c", "echo uid=$(id -u) user=$USER; touch mine"},
+                           {}});
+  auto alloc = PlanAllocation(spec, executor::MachineCatalog::Default(), {IdleNode()}, "");
+  ASSERT_TRUE(alloc.ok());
+  fs::path attempt = AttemptDir(spec.job_dir, 1);
+  ASSERT_TRUE(WriteFileAtomic(attempt / "plan.json",
+                              RenderLaunchPlan(spec, *alloc, LaunchPlanSettings{}, 1, attempt))
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomic(attempt / "nodes", "n1 127.0.0.1\n").ok());
+  auto r = trainyard::testing::RunProcess(
+      {trainyard::testing::ToolPath("trainyard-slurm-task").string(), "--plan",
+       (attempt / "plan.json").string()},
+      "", {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURMD_NODENAME=n1", "CUDA_VISIBLE_DEVICES="});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto lines = executor::ReadJobLog(attempt / "workerpool0-0" / "log", -1, 10);
+  ASSERT_TRUE(lines.ok());
+  std::string out;
+  for (const auto& l : *lines) out += l.text + "\n";
+  EXPECT_EQ(out, "uid=65534 user=nobody\n");
+  struct stat st {};
+  ASSERT_EQ(::stat((spec.job_dir / "work" / "workerpool0-0" / "mine").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
 }
 
 TEST(SlurmTaskTest, WrongTaskCountIsAClearError) {

@@ -183,7 +183,8 @@ Status FsObjectStore::CheckReadableName(const std::string& bucket, const std::st
 
 StatusOr<BucketInfo> FsObjectStore::CreateBucket(const std::string& bucket) {
   TY_RETURN_IF_ERROR(ValidateBucketName(bucket));
-  if (::mkdir(BucketDir(bucket).c_str(), 0755) != 0) {
+  // The umask decides (002 when the server shares buckets with replica users' group).
+  if (::mkdir(BucketDir(bucket).c_str(), 0777) != 0) {
     if (errno == EEXIST) {
       return AlreadyExistsError(
           "Your previous request to create the named bucket succeeded "

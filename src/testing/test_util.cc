@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -198,11 +199,38 @@ int FreeTcpPort() {
   return port;
 }
 
+namespace {
+
+// Removes the per-process roots that processes no longer running left behind (a crashed or
+// killed test binary never cleans up after itself).
+void PruneDeadProcessRoots(const fs::path& user_root) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(user_root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::strtol(name.c_str(), nullptr, 10);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) continue;  // still running
+    fs::remove_all(entry.path(), ec);
+  }
+}
+
+}  // namespace
+
 fs::path MakeTestDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "test";
-  fs::path dir =
-      fs::temp_directory_path() / ("trainyard_test_" + std::to_string(::getuid())) / name;
+  // Each process gets its own root: ctest may run the same test binary twice at once (one
+  // test per CTest entry, or two checkouts on one machine), and a shared <Suite.Test> dir would
+  // be deleted by one run while the other's replicas write into it.
+  const fs::path user_root =
+      fs::temp_directory_path() / ("trainyard_test_" + std::to_string(::getuid()));
+  static const bool pruned = [&] {
+    PruneDeadProcessRoots(user_root);
+    return true;
+  }();
+  (void)pruned;
+  fs::path dir = user_root / std::to_string(::getpid()) / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -38,8 +38,9 @@ bool WaitForText(const BackgroundProcess& process, const std::filesystem::path& 
 // A TCP port on 127.0.0.1 that was free a moment ago (for MASTER_PORT, server ports).
 int FreeTcpPort();
 
-// A fresh empty directory under $TMPDIR named after the running gtest test; removed first if
-// left over from an earlier run.
+// A fresh empty directory $TMPDIR/trainyard_test_<uid>/<pid>/<Suite.Test>, named after the
+// running gtest test: unique to this process, so concurrent runs of one test never share it.
+// Roots of processes that are no longer running are removed on the first call.
 std::filesystem::path MakeTestDir();
 
 // <build>/tools/<name>: the built trainyard binaries.

@@ -23,8 +23,10 @@ async function startServer(extraArgs = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trainyard-node-'));
   const buckets = path.join(dir, 'buckets');
   fs.mkdirSync(buckets);
+  // --allow-root-replicas: mkdtemp's dir is 0700, which `nobody` (a root server's default replica
+  // user) cannot enter; unprivileged replicas are tested in security_e2e_test.
   const child = spawn(bin, ['server', '--port', '0', '--data-dir', path.join(dir, 'server'),
-                            ...extraArgs],
+                            '--allow-root-replicas', ...extraArgs],
                       {env: {...process.env, TRAINYARD_BUCKET_ROOT: buckets},
                        stdio: ['ignore', 'pipe', 'pipe']});
   let stderr = '';

@@ -106,12 +106,13 @@ class ContainerE2ETest : public ::testing::Test {
     StartServer();
   }
 
-  void StartServer() {
+  // `allow_root_replicas`: see ServerProcess::Start; false runs containers as `nobody`.
+  void StartServer(bool allow_root_replicas = true) {
     std::string error;
     server_ = ServerProcess::Start(dir_ / "data",
                                    {"--executor", "local", "--kill-grace-seconds", "5", "--gpus",
                                     "0", "--podman-storage", (suite_dir_ / "server").string()},
-                                   &error, Env());
+                                   &error, Env(), allow_root_replicas);
     ASSERT_NE(server_, nullptr) << error;
   }
 
@@ -156,11 +157,36 @@ class ContainerE2ETest : public ::testing::Test {
     return Cli(server_->endpoint(), {"ai", "custom-jobs", "stream-logs", name}, Env()).out;
   }
 
+  // scripts/build-images.sh bert-sentiment: the built trainyard-bert and its libraries, pushed to
+  // the suite's registry as trainyard/bert-sentiment:latest (once per suite).
+  void BuildBertImage(const fs::path& bert) {
+    if (bert_image_built_) return;
+    std::string build = "CONTAINERS_REGISTRIES_CONF=" + registries_conf_.string() +
+                        " TRAINYARD_REGISTRY=" + registry_ + " TRAINYARD_BERT=" + bert.string() +
+                        " PODMAN='podman --root " + (suite_dir_ / "build" / "storage").string() +
+                        " --runroot " + (suite_dir_ / "build" / "run").string() + "' " +
+                        std::getenv("TRAINYARD_SOURCE_DIR") +
+                        "/scripts/build-images.sh bert-sentiment >" +
+                        (suite_dir_ / "build-bert.log").string() + " 2>&1";
+    ASSERT_EQ(std::system(build.c_str()), 0) << Slurp(suite_dir_ / "build-bert.log");
+    bert_image_built_ = true;
+  }
+
+  // train.csv (`train_rows`), eval.csv and test.csv (32 each), vocab.txt into `data`.
+  static void WriteSentimentData(const fs::path& data, int train_rows) {
+    fs::create_directories(data);
+    ASSERT_TRUE(WriteFileAtomic(data / "train.csv", testing::SentimentCsv(train_rows, 1)).ok());
+    ASSERT_TRUE(WriteFileAtomic(data / "eval.csv", testing::SentimentCsv(32, 2)).ok());
+    ASSERT_TRUE(WriteFileAtomic(data / "test.csv", testing::SentimentCsv(32, 3)).ok());
+    ASSERT_TRUE(WriteFileAtomic(data / "vocab.txt", testing::SentimentVocab()).ok());
+  }
+
   static std::string State(const json& job) {
     return job.value("state", "") +
            (job.contains("error") ? " " + job["error"].value("message", "") : "");
   }
 
+  static inline bool bert_image_built_ = false;
   static inline std::string skip_reason_;
   static inline fs::path suite_dir_;
   static inline std::string registry_;
@@ -210,6 +236,21 @@ TEST_F(ContainerE2ETest, RestJobWritesTheModelDirThroughGcsAndItsExitCodeFailsTh
             "with code 3")
       << Logs(ok);
   EXPECT_NE(Logs(ok).find("dir=/gcs/bkt/run1/model"), std::string::npos) << Logs(ok);
+}
+
+// A root server's default: the container's entrypoint runs as `nobody` (podman --user), and
+// still writes its AIP_MODEL_DIR through /gcs, which the server made for it.
+TEST_F(ContainerE2ETest, ContainersRunAsTheReplicaUserNotRoot) {
+  server_.reset();
+  StartServer(/*allow_root_replicas=*/false);
+  std::string name = CreateRest(
+      R"({"baseOutputDirectory":{"outputUriPrefix":"gs://bkt/unpriv"},"workerPoolSpecs":[)" +
+      ShellPool("echo uid=$(id -u); echo w > $AIP_MODEL_DIR/model.txt && echo wrote") + "]}");
+  json job = WaitForJob(server_->port(), name, {}, 120);
+  std::string logs = Logs(name);
+  EXPECT_EQ(State(job), "JOB_STATE_SUCCEEDED") << logs;
+  EXPECT_NE(logs.find("uid=65534"), std::string::npos) << logs;
+  EXPECT_EQ(Slurp(dir_ / "buckets/bkt/unpriv/model/model.txt"), "w\n") << logs;
 }
 
 TEST_F(ContainerE2ETest, CancelSendsSigtermToTheEntrypointAndLeavesNoContainer) {
@@ -290,19 +331,8 @@ TEST_F(ContainerE2ETest, TheBertImageTrainsToTheSameMetricsAsTheHostBinary) {
   if (!fs::exists(bert) || !fs::exists(fs::path(source) / "data/sample/vocab.txt")) {
     GTEST_SKIP() << "needs trainyard-bert (a LibTorch build) and data/sample/vocab.txt";
   }
-  std::string build = "CONTAINERS_REGISTRIES_CONF=" + registries_conf_.string() +
-                      " TRAINYARD_REGISTRY=" + registry_ + " TRAINYARD_BERT=" + bert.string() +
-                      " PODMAN='podman --root " + (suite_dir_ / "build" / "storage").string() +
-                      " --runroot " + (suite_dir_ / "build" / "run").string() + "' " + source +
-                      "/scripts/build-images.sh bert-sentiment >" +
-                      (suite_dir_ / "build-bert.log").string() + " 2>&1";
-  ASSERT_EQ(std::system(build.c_str()), 0) << Slurp(suite_dir_ / "build-bert.log");
-  const fs::path data = dir_ / "buckets" / "bkt" / "data";
-  fs::create_directories(data);
-  ASSERT_TRUE(WriteFileAtomic(data / "train.csv", testing::SentimentCsv(96, 1)).ok());
-  ASSERT_TRUE(WriteFileAtomic(data / "eval.csv", testing::SentimentCsv(32, 2)).ok());
-  ASSERT_TRUE(WriteFileAtomic(data / "test.csv", testing::SentimentCsv(32, 3)).ok());
-  ASSERT_TRUE(WriteFileAtomic(data / "vocab.txt", testing::SentimentVocab()).ok());
+  ASSERT_NO_FATAL_FAILURE(BuildBertImage(bert));
+  ASSERT_NO_FATAL_FAILURE(WriteSentimentData(dir_ / "buckets" / "bkt" / "data", 96));
   // The catalog maps trainyard/bert-sentiment to the host binary; named with its registry it is
   // the image.
   // The image's ENTRYPOINT is the binary, so its args start with the subcommand; the catalog's
@@ -418,10 +448,10 @@ TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
   EXPECT_EQ(State(job) + " | " + Slurp(dir_ / "buckets/bkt/slurm.txt"),
             "JOB_STATE_SUCCEEDED | slurm\n")
       << logs << slurm->Stderr();
-  // What the chief heard from the worker over MASTER_ADDR. Read from /gcs, not from the log: the
-  // last line a container prints just before it exits is sometimes missing from the job log on
-  // Slurm (a known gap, docs/containers.md "On Slurm").
+  // What the chief heard from the worker over MASTER_ADDR, in /gcs and as the chief's last line,
+  // printed just before its container exits.
   EXPECT_EQ(Slurp(dir_ / "buckets/bkt/heard.txt"), "hello-from-rank-1\n") << logs;
+  EXPECT_NE(logs.find("hello-from-rank-1"), std::string::npos) << logs;
   EXPECT_NE(logs.find("pulling image " + registry_ + "/trainyard/busybox:latest"),
             std::string::npos)
       << logs;
@@ -430,6 +460,22 @@ TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
                                  "--format", "{{.Names}}"})
                 .out,
             "");
+
+  // An image no registry has: the task's start-error file fails the gang with IMAGE_UNAVAILABLE
+  // (code 9) naming the image, through the real daemons, without a restart.
+  auto missing = Http(slurm->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
+                      R"({"displayName":"m","jobSpec":{"workerPoolSpecs":[{"machineSpec":)"
+                      R"({"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":)"
+                      R"({"imageUri":"eu.gcr.io/my-project/no-such-image:dev"}}]}})");
+  ASSERT_EQ(missing.status, 200) << missing.body.dump();
+  json failed = WaitForJob(slurm->port(), missing.body.value("name", ""), {}, 180);
+  const std::string why = failed.contains("error") ? failed["error"].value("message", "") : "";
+  EXPECT_EQ(failed.value("state", "") + " " +
+                std::to_string(failed.contains("error") ? failed["error"].value("code", 0) : 0),
+            "JOB_STATE_FAILED 9")
+      << failed.dump();
+  EXPECT_TRUE(why.starts_with("IMAGE_UNAVAILABLE: ")) << why;
+  EXPECT_NE(why.find("eu.gcr.io/my-project/no-such-image:dev"), std::string::npos) << why;
 
   // Cancel: scancel's SIGTERM reaches the container's entrypoint on its node.
   auto c = Http(slurm->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
@@ -456,6 +502,54 @@ TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
             std::string::npos);
   std::system(("podman rmi --force " + registry_ + "/trainyard/busybox:latest >/dev/null 2>&1")
                   .c_str());  // tasks use podman's default storage
+}
+
+// The issue's bar on Slurm: the two-worker data-parallel BERT job (chief + worker, c10d over
+// MASTER_ADDR) runs from the trainer's image, one container per task on its node.
+TEST_F(ContainerE2ETest, TheBertImageTrainsTwoDataParallelWorkersOnSlurm) {
+  auto sinfo = testing::RunProcess({"sinfo", "-h", "-o", "%T"});
+  if (sinfo.exit_code != 0 || sinfo.out.find("idle") == std::string::npos) {
+    GTEST_SKIP() << "no Slurm cluster with an idle node; start one with: bash "
+                    "scripts/slurm-local.sh start --nodes 2";
+  }
+  const fs::path bert = testing::ToolPath("trainyard-bert");
+  if (!fs::exists(bert)) GTEST_SKIP() << "needs trainyard-bert (a LibTorch build)";
+  ASSERT_NO_FATAL_FAILURE(BuildBertImage(bert));
+  ASSERT_NO_FATAL_FAILURE(WriteSentimentData(dir_ / "buckets" / "bkt" / "data", 96));
+  std::string error;
+  auto slurm = ServerProcess::Start(
+      dir_ / "slurm-data", {"--executor", "slurm", "--kill-grace-seconds", "5"}, &error, Env());
+  ASSERT_NE(slurm, nullptr) << error;
+  json args = json::array({"train", "--training-file=gs://bkt/data/train.csv",
+                           "--validation-file=gs://bkt/data/eval.csv",
+                           "--testing-file=gs://bkt/data/test.csv",
+                           "--vocab=gs://bkt/data/vocab.txt", "--epochs=1", "--batch-size=8",
+                           "--max-length=24", "--threads=1", "--check-replicas"});
+  json pool = {{"machineSpec", {{"machineType", "n1-standard-4"}}},
+               {"replicaCount", "1"},
+               {"containerSpec",
+                {{"imageUri", registry_ + "/trainyard/bert-sentiment:latest"}, {"args", args}}}};
+  auto r = Http(slurm->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
+                json{{"displayName", "bert-slurm"},
+                     {"jobSpec",
+                      {{"workerPoolSpecs", json::array({pool, pool})},
+                       {"baseOutputDirectory", {{"outputUriPrefix", "gs://bkt/slurm-bert"}}},
+                       {"scheduling", {{"disableRetries", true}}}}}}
+                    .dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  const std::string name = r.body.value("name", "");
+  json job = WaitForJob(slurm->port(), name, {}, 480);
+  std::string logs = Cli(slurm->endpoint(), {"ai", "custom-jobs", "stream-logs", name}, Env()).out;
+  ASSERT_EQ(State(job), "JOB_STATE_SUCCEEDED") << logs << slurm->Stderr();
+  for (const char* line : {"Data-parallel replica: rank 0/2", "Data-parallel replica: rank 1/2",
+                           "Global batch size: 8 per replica x 2 replicas = 16"}) {
+    EXPECT_NE(logs.find(line), std::string::npos) << line << "\n" << logs;
+  }
+  json metrics =
+      json::parse(Slurp(dir_ / "buckets/bkt/slurm-bert/model/metrics.json"), nullptr, false);
+  ASSERT_TRUE(metrics.is_object()) << logs;
+  EXPECT_EQ(metrics["test"].value("examples", 0), 32);
+  EXPECT_TRUE(fs::exists(dir_ / "buckets/bkt/slurm-bert/model/model.safetensors"));
 }
 
 }  // namespace

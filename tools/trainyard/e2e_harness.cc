@@ -28,7 +28,8 @@ std::string DefaultExecutor() { return HaveLocalExecutor() ? "local" : "fake"; }
 std::unique_ptr<ServerProcess> ServerProcess::Start(const std::filesystem::path& data_dir,
                                                     const std::vector<std::string>& extra_args,
                                                     std::string* error,
-                                                    const std::vector<std::string>& extra_env) {
+                                                    const std::vector<std::string>& extra_env,
+                                                    bool allow_root_replicas) {
   auto server = std::unique_ptr<ServerProcess>(new ServerProcess());
   std::filesystem::create_directories(data_dir);
   server->stderr_path_ = data_dir.parent_path() / (data_dir.filename().string() + ".server.err");
@@ -39,6 +40,7 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::filesystem::path&
                                    "--data-dir",
                                    data_dir.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  if (allow_root_replicas && ::geteuid() == 0) argv.push_back("--allow-root-replicas");
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return nullptr;
   pid_t pid = ::fork();

@@ -22,10 +22,14 @@ class ServerProcess {
  public:
   // Starts `trainyard server --port 0 --data-dir <data_dir> <extra_args>` and waits (10 s) for its
   // "listening on" line. Returns nullptr (with the server's stderr in *error) on failure.
+  // `allow_root_replicas` adds --allow-root-replicas when the tests run as root: their jobs run
+  // the build tree's binaries, which a clone under a private home (/root) does not let `nobody`
+  // execute. security_e2e_test passes false to test the unprivileged default.
   static std::unique_ptr<ServerProcess> Start(const std::filesystem::path& data_dir,
                                               const std::vector<std::string>& extra_args,
                                               std::string* error,
-                                              const std::vector<std::string>& extra_env = {});
+                                              const std::vector<std::string>& extra_env = {},
+                                              bool allow_root_replicas = true);
   ~ServerProcess();  // SIGTERM, then waits
 
   int port() const { return port_; }

@@ -1,12 +1,17 @@
 // trainyard server: the API server with its store and executor (docs/api.md).
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -22,6 +27,7 @@
 #include "executor/fake_executor.h"
 #include "executor/gang_record.h"
 #include "executor/machine_catalog.h"
+#include "executor/run_as.h"
 #include "observability/console_routes.h"
 #include "observability/scalars_route.h"
 #include "storage/fs_object_store.h"
@@ -71,11 +77,106 @@ struct ServerFlags {
   bool no_auth = false;        // --no-auth; neither: on unless --host is loopback
   std::string tls_cert;
   std::string tls_key;
+  std::string service_accounts;  // the serviceAccount -> Unix user table (replica_users.h)
+  std::optional<std::string> bucket_group;  // unset = "trainyard" if that group exists
+  bool allow_root_replicas = false;         // replicas may run as uid 0
 };
+
+// Replicas of several users write into the same buckets (as Vertex's service accounts may): the
+// bucket root gets the bucket group, setgid and group-writable, and the server's umask becomes 002,
+// so every bucket and folder made under it is writable by that group, which replica users get as
+// a supplementary group. The group's id, or nullopt when there is none.
+StatusOr<std::optional<uint32_t>> ShareBucketRoot(const ServerFlags& f) {
+  const std::string name = f.bucket_group.value_or("trainyard");
+  if (name.empty()) return std::optional<uint32_t>();
+  const group* g = ::getgrnam(name.c_str());
+  if (g == nullptr) {
+    if (f.bucket_group) {
+      return InvalidArgumentError("--bucket-group: no group '" + name +
+                                  "' on this host (create it: groupadd --system " + name + ")");
+    }
+    std::cerr << "no group 'trainyard': replicas of other users can write only their own "
+                 "directories in buckets (create it with `groupadd --system trainyard`, "
+                 "docs/security.md)\n";
+    return std::optional<uint32_t>();
+  }
+  const std::filesystem::path root = BucketRoot();
+  if (::chown(root.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0 ||
+      ::chmod(root.c_str(), 02775) != 0) {
+    return FailedPreconditionError("cannot give the bucket root " + root.string() + " to group '" +
+                                   name + "': " + std::strerror(errno));
+  }
+  ::umask(002);
+  return std::optional<uint32_t>(g->gr_gid);
+}
+
+// The server's databases (jobs, tokens, audit log) are its own: 0600, so no replica reads them,
+// whatever user it runs as. SQLite gives its -wal/-shm files the database file's mode.
+Status MakeDatabasesPrivate(const std::filesystem::path& data_dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool db = name.ends_with(".db") || name.ends_with(".db-wal") ||
+                    name.ends_with(".db-shm") || name.ends_with(".db-journal");
+    if (db && entry.is_regular_file() && ::chmod(entry.path().c_str(), 0600) != 0) {
+      return FailedPreconditionError("cannot chmod " + entry.path().string() + ": " +
+                                     std::strerror(errno));
+    }
+  }
+  if (ec) return FailedPreconditionError("cannot list " + data_dir.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+// Which user replicas run as, checked before anything is served: the table's users exist, and
+// each of them can reach the jobs dir and the bucket root (else every job would fail later).
+StatusOr<controller::ReplicaUsers> LoadReplicaUsers(const ServerFlags& f,
+                                                    const std::filesystem::path& jobs_dir) {
+  controller::ReplicaUsersOptions opts;
+  opts.table_file = f.service_accounts;
+  opts.allow_root = f.allow_root_replicas;
+  opts.server_uid = ::geteuid();
+  if (const passwd* pw = ::getpwuid(opts.server_uid)) {
+    opts.server_user = pw->pw_name;
+  } else {
+    return FailedPreconditionError("the server's uid " + std::to_string(opts.server_uid) +
+                                   " has no user name (getpwuid)");
+  }
+  TY_RETURN_IF_ERROR(MakeDirs(jobs_dir));
+  TY_RETURN_IF_ERROR(MakeDirs(BucketRoot()));
+  if (opts.server_uid == 0) {
+    TY_ASSIGN_OR_RETURN(opts.shared_group, ShareBucketRoot(f));
+  }
+  TY_ASSIGN_OR_RETURN(controller::ReplicaUsers users, controller::ReplicaUsers::Load(opts));
+  if (f.executor == "fake") return users;  // it runs no replicas
+  if (!users.OtherIdentities().empty()) {
+    // Replicas pass through the data dir to their work dirs but must not list or read it.
+    const std::filesystem::path data_dir = jobs_dir.parent_path();
+    for (const std::filesystem::path& dir : {data_dir, jobs_dir}) {
+      if (::chmod(dir.c_str(), 0711) != 0) {
+        return FailedPreconditionError("cannot chmod " + dir.string() + ": " +
+                                       std::strerror(errno));
+      }
+    }
+  }
+  for (const executor::RunAs& id : users.OtherIdentities()) {
+    for (const std::filesystem::path& dir : {jobs_dir, BucketRoot()}) {
+      if (Status s = executor::CheckCanReach(dir, id); !s.ok()) {
+        return FailedPreconditionError(
+            s.message() + ". Replicas run as '" + id.user +
+            "': use a --data-dir (and TRAINYARD_BUCKET_ROOT) that user can reach, e.g. under "
+            "/var/lib or /srv, map replicas to another user with --service-accounts, or allow "
+            "root replicas with --allow-root-replicas (docs/security.md)");
+      }
+    }
+  }
+  return users;
+}
 
 }  // namespace
 
 std::string DefaultServerDataDir() {
+  // A root server's replicas run as other users, who cannot enter root's private home.
+  if (::geteuid() == 0) return "/var/lib/trainyard/server";
   if (const char* home = std::getenv("HOME"); home && *home) {
     return std::string(home) + "/.trainyard/server";
   }
@@ -231,6 +332,8 @@ Status RunServer(const ServerFlags& f) {
 
   controller::JobControllerOptions copts;
   copts.jobs_dir = data_dir / "jobs";
+  TY_ASSIGN_OR_RETURN(controller::ReplicaUsers replica_users, LoadReplicaUsers(f, copts.jobs_dir));
+  copts.replica_users = &replica_users;
   copts.kill_grace = std::chrono::seconds(f.kill_grace_seconds);
   copts.max_restarts = f.max_restarts;
   // Replicas reach this server's Cloud Storage API (gs:// through the official clients, gcsfs).
@@ -254,6 +357,7 @@ Status RunServer(const ServerFlags& f) {
   std::optional<bool> auth_flag;
   if (f.auth || f.no_auth) auth_flag = f.auth;
   TY_ASSIGN_OR_RETURN(ServerAuth server_auth, OpenServerAuth(data_dir, f.host, auth_flag));
+  TY_RETURN_IF_ERROR(MakeDatabasesPrivate(data_dir));
   aopts.auth = {server_auth.tokens.get(), server_auth.audit.get()};
   aopts.tls_cert = f.tls_cert;
   aopts.tls_key = f.tls_key;
@@ -283,6 +387,7 @@ Status RunServer(const ServerFlags& f) {
   std::cerr << "data dir " << data_dir.string() << ", store " << f.store << ", executor "
             << f.executor
             << (catalog_path.empty() ? "" : ", image catalog " + catalog_path.string()) << "\n";
+  std::cerr << replica_users.Describe() << "\n";
 
   std::atomic<bool> signalled{false};
   std::atomic<bool> served{false};
@@ -385,6 +490,16 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--tls-key", f->tls_key, "PEM private key of --tls-cert")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--service-accounts", f->service_accounts,
+                  "JSON table mapping each project's serviceAccounts (and default) to the Unix "
+                  "users replicas run as (docs/security.md)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--bucket-group", f->bucket_group,
+                  "Group that owns the bucket root and that every replica user gets, so replicas "
+                  "can write into buckets (default: 'trainyard' when it exists; '' = none)");
+  cmd->add_flag("--allow-root-replicas", f->allow_root_replicas,
+                "Let replicas run as uid 0 (by default a root server runs them as 'nobody' or "
+                "the users --service-accounts names)");
   cmd->add_option("--fake-run-ms", f->fake_run_ms,
                   "With --executor fake: how long each job stays RUNNING");
   cmd->callback([f, exit_code] {

@@ -1,5 +1,6 @@
 // trainyard storage cp: copy files to and from gs:// URIs, which live under the local bucket root
 // (common/bucket_path.h; the server and its jobs use the same mapping).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,9 +17,26 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Makes `dir` and its parents. Under a bucket root shared with replica users (setgid and
+// group-writable: `trainyard server --bucket-group`, docs/security.md), new folders are
+// group-writable too, as the server's own are, so jobs can write next to the data they read.
+Status MakeBucketDirs(const fs::path& dir) {
+  const fs::path root = fs::absolute(BucketRoot()).lexically_normal();
+  const fs::path target = fs::absolute(dir).lexically_normal();
+  const bool in_root = target.string().starts_with(root.string() + "/");
+  struct stat st {};
+  const bool shared =
+      in_root && ::stat(root.c_str(), &st) == 0 && (st.st_mode & S_ISGID) && (st.st_mode & S_IWGRP);
+  const mode_t old = ::umask(0);
+  ::umask(shared ? (old & ~static_cast<mode_t>(S_IWGRP)) : old);
+  Status made = MakeDirs(dir);
+  ::umask(old);
+  return made;
+}
+
 // Streams src to a temp file next to dst, fsyncs and renames it: readers never see half a file.
 Status CopyFileAtomic(const fs::path& src, const fs::path& dst) {
-  TY_RETURN_IF_ERROR(MakeDirs(dst.parent_path()));
+  TY_RETURN_IF_ERROR(MakeBucketDirs(dst.parent_path()));
   fs::path tmp = dst;
   tmp += ".tmp." + std::to_string(::getpid());
   {

@@ -68,7 +68,9 @@ for (let i = 1; i <= 8; i++) {  // one file per "step" the job appends, every 0.
   fs.writeFileSync(path.join(stage, `chunk${String(i).padStart(2, '0')}`),
     Buffer.concat([record(scalarEvent(i * 10, 'train/loss', 2 / i)), record(scalarEvent(i * 10, 'train/accuracy', 1 - 0.5 / i))]));
 }
-const server = spawn(trainyard, ['server', '--port', '0', '--data-dir', path.join(work, 'server')], {
+// --allow-root-replicas: the job runs in mkdtemp's 0700 dir, which `nobody` (a root server's
+// default replica user) cannot enter; unprivileged replicas are tested in security_e2e_test.
+const server = spawn(trainyard, ['server', '--port', '0', '--data-dir', path.join(work, 'server'), '--allow-root-replicas'], {
   env: { ...process.env, TRAINYARD_BUCKET_ROOT: path.join(work, 'buckets') },
   stdio: ['ignore', 'pipe', fs.openSync(path.join(outDir, 'console_browser_test.server.err'), 'w')],
 });
