@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
     (void)engine.Remove(spec.name);
   }
   std::system((podman + " rm --all --force --time 0 >/dev/null 2>&1; " + podman +
-               " system reset --force >/dev/null 2>&1")
+               " rmi --all --force >/dev/null 2>&1")
                   .c_str());
   fs::remove_all(dir);
 

@@ -172,8 +172,8 @@ int main(int argc, char** argv) {
   std::system(
       (reg_env + "bash " + (src / "scripts/registry-local.sh").string() + " stop >/dev/null 2>&1")
           .c_str());
-  std::system((server_podman + " system reset --force >/dev/null 2>&1; " + build_podman +
-               " system reset --force >/dev/null 2>&1")
+  std::system((server_podman + " rmi --all --force >/dev/null 2>&1; " + build_podman +
+               " rmi --all --force >/dev/null 2>&1")
                   .c_str());
   fs::remove_all(root);
   if (rc != 0) return 1;

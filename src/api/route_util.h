@@ -11,9 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/system_params.h"
 #include "common/status.h"
+#include "store/job_store.h"
 
 namespace trainyard::api {
 
@@ -70,6 +72,26 @@ StatusOr<int64_t> IntParam(const httplib::Request& req, const std::string& name,
 
 // "projects/P/locations/L" from a route whose first two captures are the project and location.
 std::string ParentOf(const httplib::Request& req);
+
+// The query of a list request on a collection under ParentOf(req): filter, pageSize (0 = the
+// store's default), pageToken. INVALID_ARGUMENT naming pageSize when it is not an integer >= 0.
+// (Unknown parameters are the caller's CheckParams.)
+StatusOr<store::ListQuery> ListQueryOf(const httplib::Request& req);
+
+// A list response as Vertex writes it: {"<field>": [to_json(job)...], "nextPageToken": "..."},
+// with the list and the token left out when empty.
+template <typename Job, typename ToJson>
+nlohmann::json ListResponse(const char* field, const std::vector<Job>& jobs,
+                            const std::string& next_page_token, ToJson to_json) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!jobs.empty()) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& job : jobs) items.push_back(to_json(job));
+    out[field] = std::move(items);
+  }
+  if (!next_page_token.empty()) out["nextPageToken"] = next_page_token;
+  return out;
+}
 
 // The body of a cancel request must be empty or a JSON object ({}); INVALID_ARGUMENT otherwise.
 Status CheckEmptyBody(const httplib::Request& req);

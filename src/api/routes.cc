@@ -62,21 +62,10 @@ void RegisterCustomJobRoutes(RouteTable& server, controller::JobController* cont
       kParentPattern, Access::kRead,
       Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
         TY_RETURN_IF_ERROR(CheckParams(req, {"filter", "pageSize", "pageToken", "readMask"}));
-        store::ListQuery q;
-        q.parent = ParentOf(req);
-        q.filter = req.get_param_value("filter");
-        TY_ASSIGN_OR_RETURN(int64_t page_size, IntParam(req, "pageSize", 0, 0, 1 << 30));
-        q.page_size = static_cast<int>(page_size);
-        q.page_token = req.get_param_value("pageToken");
+        TY_ASSIGN_OR_RETURN(store::ListQuery q, ListQueryOf(req));
         TY_ASSIGN_OR_RETURN(store::ListResult result, controller->List(q));
-        json out = json::object();
-        if (!result.jobs.empty()) {
-          json jobs = json::array();
-          for (const auto& j : result.jobs) jobs.push_back(spec::CustomJobToJson(j));
-          out["customJobs"] = std::move(jobs);
-        }
-        if (!result.next_page_token.empty()) out["nextPageToken"] = result.next_page_token;
-        return out;
+        return ListResponse("customJobs", result.jobs, result.next_page_token,
+                            [](const spec::CustomJob& j) { return spec::CustomJobToJson(j); });
       }));
 
   server.Get(kJobPattern, Access::kRead,

@@ -47,23 +47,12 @@ void RegisterTuningJobRoutes(RouteTable& server, controller::TuningJobController
   server.Get(kParentPattern, Access::kRead,
              Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {"filter", "pageSize", "pageToken"}));
-               store::ListQuery q;
-               q.parent = ParentOf(req);
-               q.filter = req.get_param_value("filter");
-               TY_ASSIGN_OR_RETURN(int64_t page_size, IntParam(req, "pageSize", 0, 0, 1 << 30));
-               q.page_size = static_cast<int>(page_size);
-               q.page_token = req.get_param_value("pageToken");
+               TY_ASSIGN_OR_RETURN(store::ListQuery q, ListQueryOf(req));
                TY_ASSIGN_OR_RETURN(store::TuningJobListResult result, tuning->List(q));
-               json out = json::object();
-               if (!result.jobs.empty()) {
-                 json jobs = json::array();
-                 for (const auto& j : result.jobs) {
-                   jobs.push_back(spec::HyperparameterTuningJobToJson(j));
-                 }
-                 out["hyperparameterTuningJobs"] = std::move(jobs);
-               }
-               if (!result.next_page_token.empty()) out["nextPageToken"] = result.next_page_token;
-               return out;
+               return ListResponse("hyperparameterTuningJobs", result.jobs, result.next_page_token,
+                                   [](const spec::HyperparameterTuningJob& j) {
+                                     return spec::HyperparameterTuningJobToJson(j);
+                                   });
              }));
 
   server.Get(kJobPattern, Access::kRead,

@@ -15,6 +15,7 @@
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 
 #include "common/file_util.h"
@@ -104,9 +105,11 @@ void RelayNew(int fd, std::string_view data, uint64_t seen_before, uint64_t* don
 }
 
 // Runs `podman logs [--follow]` to its end, relaying only bytes not relayed before, and calling
-// `tick` at least every 50 ms. Its wait status, or -1 if it could not be started.
+// `tick` at least every 50 ms; when `tick` returns false the follower is stopped (SIGTERM to its
+// group) and what it printed so far is still relayed. Its wait status, or -1 if it could not be
+// started.
 int RelayLogs(const ContainerRunSpec& spec, bool follow, Relayed* relayed,
-              const std::function<void()>& tick) {
+              const std::function<bool()>& tick) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) return -1;
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -118,13 +121,17 @@ int RelayLogs(const ContainerRunSpec& spec, bool follow, Relayed* relayed,
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   uint64_t seen[2] = {0, 0};
+  bool stopped = false;
   int fds[2] = {out_pipe[0], err_pipe[0]};
   uint64_t* done[2] = {&relayed->out, &relayed->err};
   char buf[65536];
   while (pid > 0 && (fds[0] >= 0 || fds[1] >= 0)) {
     pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
     int ready = ::poll(p, 2, 50);
-    tick();
+    if (!tick() && !stopped) {
+      ::kill(-pid, SIGTERM);
+      stopped = true;
+    }
     if (ready <= 0) continue;
     for (int i = 0; i < 2; ++i) {
       if (fds[i] < 0 || p[i].revents == 0) continue;
@@ -144,7 +151,7 @@ int RelayLogs(const ContainerRunSpec& spec, bool follow, Relayed* relayed,
   }
   if (pid <= 0) return -1;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) tick();
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) (void)tick();
   return status;
 }
 
@@ -157,14 +164,36 @@ void ForwardSignals(ContainerEngine& engine, const std::string& name, int* handl
     Say("could not signal the container: " + s.message());
 }
 
+// True while the container's PID 1 (`pid`, from podman when it started; 0 = unknown) may still
+// run. Once it has been gone for a few seconds, podman is trusted no longer: something outside
+// (a `podman system reset`, a killed conmon) can lose a container's exit, after which podman
+// reports it as "created" and `podman logs --follow` / `podman wait` never return.
+class ExitWatch {
+ public:
+  explicit ExitWatch(int64_t pid) : pid_(pid) {}
+  bool MayRun() {
+    if (pid_ <= 0 || ::kill(static_cast<pid_t>(pid_), 0) == 0 || errno != ESRCH) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (!gone_since_) gone_since_ = now;
+    return now - *gone_since_ < std::chrono::seconds(5);
+  }
+
+ private:
+  int64_t pid_;
+  std::optional<std::chrono::steady_clock::time_point> gone_since_;
+};
+
 // Relays the container's output while it runs, forwarding signals meanwhile. Slurm signals every
 // process of a step, not just our group, and podman logs may exit on SIGTERM without saying so;
 // so when a signal arrived during a follower's life, or the container still runs, a new follower
 // starts (from the log's beginning, skipping what was relayed).
 void FollowUntilExit(const ContainerRunSpec& spec, ContainerEngine& engine, int* handled,
-                     Relayed* relayed) {
+                     Relayed* relayed, ExitWatch* watch) {
   const std::string& name = spec.container.name;
-  auto tick = [&] { ForwardSignals(engine, name, handled); };
+  auto tick = [&] {
+    ForwardSignals(engine, name, handled);
+    return watch->MayRun();
+  };
   for (int start = 0; start < 20; ++start) {
     const int signals_before = g_signals;
     const int status = RelayLogs(spec, /*follow=*/true, relayed, tick);
@@ -172,7 +201,7 @@ void FollowUntilExit(const ContainerRunSpec& spec, ContainerEngine& engine, int*
       Say("cannot follow the container's output: podman logs did not start");
       return;
     }
-    tick();
+    if (!tick()) return;  // ended without podman noticing (ExitCodeOf says so)
     auto state = engine.Inspect(name);
     bool running = state.ok() && state->status == ContainerStatus::kRunning;
     bool signalled = g_signals != signals_before || WIFSIGNALED(status);
@@ -180,18 +209,25 @@ void FollowUntilExit(const ContainerRunSpec& spec, ContainerEngine& engine, int*
   }
 }
 
-int ExitCodeOf(const ContainerRunSpec& spec, ContainerEngine& engine, int* handled) {
+int ExitCodeOf(const ContainerRunSpec& spec, ContainerEngine& engine, int* handled,
+               ExitWatch* watch) {
   const std::string& name = spec.container.name;
-  for (int attempt = 0; attempt < 1000; ++attempt) {
+  for (int attempt = 0; attempt < 100000; ++attempt) {
     ForwardSignals(engine, name, handled);
     // podman wait is killed too when the wrapper forwards a signal to our group; ask again.
-    auto state = engine.Wait(name, std::chrono::minutes(10));
+    auto state = engine.Wait(name, std::chrono::seconds(10));
     if (state.ok() && state->status == ContainerStatus::kExited) {
       if (state->oom_killed) Say("the container was killed by the kernel's OOM killer");
       return state->exit_code >= 0 && state->exit_code <= 255 ? state->exit_code : 255;
     }
     if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
       Say("container " + name + " disappeared before its exit code was read (removed by hand?)");
+      return 255;
+    }
+    if (!watch->MayRun()) {
+      Say("container " + name + " has ended but podman lost its exit code (its state says '" +
+          std::string(state.ok() ? "not exited" : state.status().message()) +
+          "'; was podman's state reset meanwhile?); recording 255");
       return 255;
     }
   }
@@ -363,12 +399,17 @@ int ContainerRunMain(int argc, char** argv) {
   }
   int handled = 0;
   Relayed relayed;
-  FollowUntilExit(spec, engine, &handled, &relayed);
-  int code = ExitCodeOf(spec, engine, &handled);
+  auto started = engine.Inspect(spec.container.name);
+  ExitWatch watch(started.ok() ? started->pid : 0);
+  FollowUntilExit(spec, engine, &handled, &relayed, &watch);
+  int code = ExitCodeOf(spec, engine, &handled, &watch);
   // `podman logs --follow` can stop at the container's exit before printing the last lines its
   // log holds; the finished log, read once more, gives what is missing.
-  if (RelayLogs(spec, /*follow=*/false, &relayed,
-                [&] { ForwardSignals(engine, spec.container.name, &handled); }) < 0) {
+  auto forward = [&] {
+    ForwardSignals(engine, spec.container.name, &handled);
+    return true;
+  };
+  if (RelayLogs(spec, /*follow=*/false, &relayed, forward) < 0) {
     Say("cannot read the container's final output: podman logs did not start");
   }
   if (Status removed = engine.Remove(spec.container.name); !removed.ok()) {

@@ -104,7 +104,7 @@ class PodmanIntegrationTest : public ::testing::Test {
     std::string p = "podman " + options_.global_args[0] + " " + options_.global_args[1] + " " +
                     options_.global_args[2] + " " + options_.global_args[3];
     std::system((p + " rm --all --force --time 0 >/dev/null 2>&1; " + p +
-                 " system reset --force >/dev/null 2>&1")
+                 " rmi --all --force >/dev/null 2>&1")
                     .c_str());
     fs::remove_all(dir_);
   }
@@ -316,6 +316,24 @@ TEST_F(ContainerRunTest, ASupervisorKilledWithSigkillLeavesNoContainer) {
     status = state.ok() ? state->status : ContainerStatus::kRunning;
   }
   EXPECT_EQ(status, ContainerStatus::kMissing) << "the orphaned container is still there";
+}
+
+// conmon killed: nobody records the container's exit, podman never reports it exited and
+// `podman logs --follow` / `podman wait` would wait forever. The supervisor notices PID 1 is gone
+// and ends anyway, saying why, instead of hanging the job.
+TEST_F(ContainerRunTest, ASupervisorEndsWhenPodmanLosesTheContainersExit) {
+  auto p = Supervise("lost", {"/bin/sh", "-c", "echo started; sleep 2; exit 3"});
+  ASSERT_TRUE(testing::WaitForText(p, dir / "out", "started", 120)) << ReadFile(dir / "err");
+  auto state = engine_->Inspect(ContainerName("lost", 0, 0));
+  ASSERT_TRUE(state.ok() && state->conmon_pid > 0);
+  ::kill(static_cast<pid_t>(state->conmon_pid), SIGKILL);
+  const int code = testing::WaitProcess(p, 90);
+  // 3 if podman still learnt the exit, 255 when it lost it; never the 90 s timeout's SIGKILL.
+  EXPECT_TRUE(code == 3 || code == 255) << code << "\n" << ReadFile(dir / "err");
+  if (code == 255) {
+    EXPECT_NE(ReadFile(dir / "err").find("podman lost its exit code"), std::string::npos)
+        << ReadFile(dir / "err");
+  }
 }
 
 TEST_F(PodmanIntegrationTest, PullFromALoopbackRegistryAndItsErrors) {

@@ -164,17 +164,16 @@ StatusOr<std::optional<executor::RunAs>> ReplicaUsers::Resolve(
       auto a = p->second.service_accounts.find(service_account);
       if (a != p->second.service_accounts.end()) return IdentityOf(a->second);
     }
-    if (has_table_ || options_.server_uid == 0) {
-      return InvalidArgumentError(
-          "jobSpec.serviceAccount: '" + service_account +
-          "' is not mapped to a Unix user for project '" + project + "'; " +
-          (has_table_ ? "add it to projects." + project + ".serviceAccounts in " +
-                            options_.table_file.string()
-                      : std::string("start the server with --service-accounts FILE mapping it "
-                                    "(docs/security.md)")) +
-          ", or leave serviceAccount out to run as the project's default user");
+    if (has_table_) {
+      return InvalidArgumentError("jobSpec.serviceAccount: '" + service_account +
+                                  "' is not mapped to a Unix user for project '" + project +
+                                  "'; add it to projects." + project + ".serviceAccounts in " +
+                                  options_.table_file.string() +
+                                  ", or leave serviceAccount out to run as the project's "
+                                  "default user");
     }
-    return IdentityOf(default_user_);  // single-user mode: the server's own user
+    // No table: every account runs as the default user (a job.sh naming one works unchanged).
+    return IdentityOf(default_user_);
   }
   if (p != projects_.end() && !p->second.default_user.empty()) {
     return IdentityOf(p->second.default_user);

@@ -10,9 +10,8 @@
 // Rules:
 // - A job naming a serviceAccount runs as the user the table maps it to in the job's project; a
 //   serviceAccount the table does not map is refused at create (INVALID_ARGUMENT naming
-//   jobSpec.serviceAccount). Without a table, a server running as root refuses every
-//   serviceAccount; a server running as another user accepts them (single-user mode: replicas
-//   run as the server's user whatever the job names).
+//   jobSpec.serviceAccount). Without a table every serviceAccount runs as the default user
+//   below, so a Vertex job script that names one works unchanged.
 // - A job without one runs as the project's defaultUser, else the table's defaultUser, else
 //   `nobody` when the server runs as root (the server's own user otherwise).
 // - Replicas run as uid 0 only with `allow_root` (--allow-root-replicas); the default user is then

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "common/bucket_path.h"
 #include "common/file_util.h"
+#include "storage/block_writer.h"
 #include "storage/object_hash.h"
 
 namespace trainyard::storage {
@@ -76,7 +78,8 @@ class FdReader : public ObjectReader {
   ObjectInfo info_;
 };
 
-// Bytes go to a temp file in the store's tmp dir, buffered into large writes, hashed as written.
+// Bytes go to a temp file in the store's tmp dir, buffered into large writes that a BlockWriter
+// hashes and writes on its own thread while the next block arrives.
 class FsWriter : public ObjectWriter {
  public:
   FsWriter(FsObjectStore* store, std::string bucket, std::string name, fs::path tmp, int fd)
@@ -84,10 +87,12 @@ class FsWriter : public ObjectWriter {
         bucket_(std::move(bucket)),
         name_(std::move(name)),
         tmp_(std::move(tmp)),
-        fd_(fd) {
+        fd_(fd),
+        blocks_(std::make_unique<BlockWriter>(fd, tmp_)) {
     buffer_.reserve(kIoBlock);
   }
   ~FsWriter() override {
+    blocks_.reset();  // its thread must be gone before the fd is closed (and its number reused)
     if (fd_ >= 0) {
       ::close(fd_);
       ::unlink(tmp_.c_str());
@@ -96,12 +101,8 @@ class FsWriter : public ObjectWriter {
   Status Append(std::string_view data) override {
     if (fd_ < 0) return FailedPreconditionError("writer already committed");
     written_ += data.size();
-    if (buffer_.size() + data.size() < kIoBlock) {
-      buffer_.append(data);
-      return Status::Ok();
-    }
     buffer_.append(data);
-    return Flush();
+    return buffer_.size() < kIoBlock ? Status::Ok() : Flush();
   }
   uint64_t bytes_written() const override { return written_; }
   StatusOr<ObjectInfo> Commit(const WriteMetadata& meta, const Preconditions& pre,
@@ -110,7 +111,7 @@ class FsWriter : public ObjectWriter {
     if (fd_ < 0) return FailedPreconditionError("writer already committed");
     TY_RETURN_IF_ERROR(Flush());
     std::string md5, crc;
-    hasher_.Finish(&md5, &crc);
+    TY_RETURN_IF_ERROR(blocks_->Finish(&md5, &crc));
     if (!expected_md5.empty() && expected_md5 != md5) {
       return InvalidArgumentError("Provided MD5 hash \"" + expected_md5 +
                                   "\" doesn't match calculated MD5 hash \"" + md5 + "\".");
@@ -120,6 +121,7 @@ class FsWriter : public ObjectWriter {
                                   "\" doesn't match calculated CRC32C \"" + crc + "\".");
     }
     auto info = store_->CommitFile(tmp_, fd_, bucket_, name_, meta, pre, md5, crc);
+    blocks_.reset();
     ::close(fd_);
     if (!info.ok()) ::unlink(tmp_.c_str());
     fd_ = -1;
@@ -128,18 +130,18 @@ class FsWriter : public ObjectWriter {
 
  private:
   Status Flush() {
-    hasher_.Update(buffer_.data(), buffer_.size());
-    Status s = WriteAll(fd_, buffer_, tmp_);
-    buffer_.clear();
-    return s;
+    if (buffer_.empty()) return Status::Ok();
+    TY_ASSIGN_OR_RETURN(buffer_, blocks_->Submit(std::move(buffer_)));
+    buffer_.reserve(kIoBlock);
+    return Status::Ok();
   }
 
   FsObjectStore* store_;
   std::string bucket_, name_;
   fs::path tmp_;
   int fd_;
+  std::unique_ptr<BlockWriter> blocks_;
   std::string buffer_;
-  ObjectHasher hasher_;
   uint64_t written_ = 0;
 };
 

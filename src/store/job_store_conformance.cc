@@ -2,6 +2,7 @@
 
 #include "common/time.h"
 #include "spec/custom_job_json.h"
+#include "store/list_conformance.h"
 #include "testing/test_util.h"
 
 namespace trainyard::store {
@@ -25,32 +26,17 @@ CustomJob JobStoreConformanceTest::MakeJob(const std::string& id, int64_t create
   job.create_time = FromUnixMicros(created_s * 1000000);
   job.update_time = job.create_time;
   job.labels = std::move(labels);
-  spec::WorkerPoolSpec pool;
-  pool.machine_spec = spec::MachineSpec{"n1-standard-4", "", 0};
-  pool.replica_count = 1;
-  pool.container_spec = spec::ContainerSpec{"local", {"true"}, {}, {}};
-  job.job_spec.worker_pool_specs.push_back(pool);
+  job.job_spec.worker_pool_specs.push_back(conformance::TrueWorkerPool());
   return job;
 }
 
 std::string JobStoreConformanceTest::Ids(const std::vector<CustomJob>& jobs) {
-  std::string s;
-  for (const auto& j : jobs) s += (s.empty() ? "" : " ") + j.Id();
-  return s;
+  return conformance::JoinIds(jobs);
 }
 
 std::string JobStoreConformanceTest::ListAll(const std::string& filter, int page_size) {
-  ListQuery q{"projects/p/locations/l", filter, page_size, ""};
-  std::string out;
-  for (int page = 0; page < 1000; ++page) {
-    auto r = store_->List(q);
-    if (!r.ok()) return "error: " + r.status().message();
-    std::string ids = Ids(r->jobs);
-    if (!ids.empty()) out += (out.empty() ? "" : " ") + ids;
-    if (r->next_page_token.empty()) return out;
-    q.page_token = r->next_page_token;
-  }
-  return "error: too many pages";
+  return conformance::ListAllIds(filter, page_size,
+                                 [this](const ListQuery& q) { return store_->List(q); });
 }
 
 TEST_P(JobStoreConformanceTest, CreateThenGetReturnsTheSameJob) {

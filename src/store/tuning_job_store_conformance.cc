@@ -2,6 +2,7 @@
 
 #include "common/time.h"
 #include "spec/hyperparameter_tuning_job_json.h"
+#include "store/list_conformance.h"
 #include "testing/test_util.h"
 
 namespace trainyard::store {
@@ -37,34 +38,19 @@ TuningJobRecord TuningJobStoreConformanceTest::MakeRecord(
   job.study_spec.parameters.push_back(lr);
   job.max_trial_count = 2;
   job.parallel_trial_count = 1;
-  spec::WorkerPoolSpec pool;
-  pool.machine_spec = spec::MachineSpec{"n1-standard-4", "", 0};
-  pool.replica_count = 1;
-  pool.container_spec = spec::ContainerSpec{"local", {"true"}, {}, {}};
-  job.trial_job_spec.worker_pool_specs.push_back(pool);
+  job.trial_job_spec.worker_pool_specs.push_back(conformance::TrueWorkerPool());
   r.runtime = {{"v", id}};
   return r;
 }
 
 std::string TuningJobStoreConformanceTest::Ids(
     const std::vector<spec::HyperparameterTuningJob>& jobs) {
-  std::string s;
-  for (const auto& j : jobs) s += (s.empty() ? "" : " ") + j.Id();
-  return s;
+  return conformance::JoinIds(jobs);
 }
 
 std::string TuningJobStoreConformanceTest::ListAll(const std::string& filter, int page_size) {
-  ListQuery q{"projects/p/locations/l", filter, page_size, ""};
-  std::string out;
-  for (int page = 0; page < 1000; ++page) {
-    auto r = store_->ListTuningJobs(q);
-    if (!r.ok()) return "error: " + r.status().message();
-    std::string ids = Ids(r->jobs);
-    if (!ids.empty()) out += (out.empty() ? "" : " ") + ids;
-    if (r->next_page_token.empty()) return out;
-    q.page_token = r->next_page_token;
-  }
-  return "error: too many pages";
+  return conformance::ListAllIds(filter, page_size,
+                                 [this](const ListQuery& q) { return store_->ListTuningJobs(q); });
 }
 
 TEST_P(TuningJobStoreConformanceTest, CreateThenGetReturnsTheSameJobAndRuntime) {

@@ -94,7 +94,7 @@ class ContainerE2ETest : public ::testing::Test {
       std::string p =
           "podman --root " + (d / "storage").string() + " --runroot " + (d / "run").string();
       std::system((p + " rm --all --force --time 0 >/dev/null 2>&1; " + p +
-                   " system reset --force >/dev/null 2>&1")
+                   " rmi --all --force >/dev/null 2>&1")
                       .c_str());
     }
     fs::remove_all(suite_dir_);
