@@ -18,10 +18,9 @@
 #include <string>
 
 #include "common/status.h"
+#include "model/safetensors_header.h"
 
 namespace trainyard::model {
-
-inline constexpr uint64_t kSafetensorsMaxHeaderSize = 100'000'000;
 
 struct SafetensorsFile {
   std::map<std::string, torch::Tensor> tensors;  // CPU, contiguous

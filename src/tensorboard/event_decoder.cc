@@ -145,6 +145,11 @@ StatusOr<Tensor> DecodeTensor(std::string_view bytes) {
         std::vector<double> bits;
         TY_RETURN_IF_ERROR(AppendRepeated(r, tag.type, WireType::kVarint, unsigned64, &bits));
         for (double b : bits) {
+          // A 16-bit pattern in a varint; anything wider is malformed (and casting it is UB).
+          if (!(b >= 0 && b <= 65535)) {
+            return InvalidArgumentError("TensorProto.half_val: " + std::to_string(b) +
+                                        " is not a 16-bit pattern");
+          }
           const auto h = static_cast<uint16_t>(b);
           t.values.push_back(t.dtype == kDtBfloat16 ? Bfloat16ToDouble(h) : HalfToDouble(h));
         }

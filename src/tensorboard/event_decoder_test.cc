@@ -93,6 +93,34 @@ TEST(EventDecoderTest, RejectsTruncatedProtobufAndLeavesOutputUnchanged) {
   EXPECT_TRUE(events.empty());
 }
 
+// Found by fuzz/tensorboard_fuzzer: a half_val wider than 16 bits was cast to uint16_t
+// (undefined behaviour, UBSan's float-cast-overflow). It is now a malformed event.
+TEST(EventDecoderTest, AHalfValWiderThanSixteenBitsIsMalformed) {
+  const unsigned char crash[] = {
+      0x49, 0x00, 0xf9, 0x20, 0x40, 0xfc, 0x54, 0xd9, 0x41, 0x10, 0x05, 0x2a, 0x0d, 0x0a,
+      0x0b, 0x42, 0x08, 0x68, 0x68, 0x48, 0x01, 0x68, 0x98, 0xbf, 0x0a, 0x00, 0x00, 0x97,
+      0x97, 0x68, 0x68, 0x68, 0x68, 0x68, 0x68, 0x83, 0x00, 0xd8, 0xd8, 0xd8, 0x00};
+  std::vector<ScalarEvent> out;
+  Status s = DecodeEventScalars(
+      std::string_view(reinterpret_cast<const char*>(crash), sizeof crash), &out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(out.empty());
+}
+
+// Found by fuzz/tensorboard_fuzzer: deeply nested (deprecated) protobuf groups recursed the
+// skipper off the stack; a replica's event file could crash the server's :scalars route.
+TEST(EventDecoderTest, DeeplyNestedGroupsAreMalformedNotAStackOverflow) {
+  std::string event;
+  for (int i = 0; i < 1000000; ++i) event += '\x0b';  // field 1, wire type 3 (start group)
+  std::vector<ScalarEvent> out;
+  Status s = DecodeEventScalars(event, &out);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s;
+  std::string balanced;
+  for (int i = 0; i < 50; ++i) balanced += '\x0b';
+  for (int i = 0; i < 50; ++i) balanced += '\x0c';  // end group
+  EXPECT_TRUE(DecodeEventScalars(balanced, &out).ok());
+}
+
 TEST(EventDecoderTest, FileVersionHeaderHasNoScalars) {
   std::string header;
   Tag(header, 1, 1);

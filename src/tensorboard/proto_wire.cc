@@ -70,13 +70,26 @@ Status ProtoReader::Skip(WireType type) {
       return ReadFixed32().status();
     case WireType::kLengthDelimited:
       return ReadBytes().status();
-    case WireType::kStartGroup:
-      while (true) {
+    case WireType::kStartGroup: {
+      // Iterative, with protobuf's nesting limit: a file of nested groups must not recurse the
+      // reader off its stack (found by fuzz/tensorboard_fuzzer).
+      int depth = 1;
+      while (depth > 0) {
         if (done()) return Truncated("group");
         TY_ASSIGN_OR_RETURN(FieldTag tag, ReadTag());
-        if (tag.type == WireType::kEndGroup) return Status::Ok();
-        TY_RETURN_IF_ERROR(Skip(tag.type));
+        if (tag.type == WireType::kStartGroup) {
+          if (++depth > 100) {
+            return InvalidArgumentError("protobuf: groups nested deeper than 100 at byte " +
+                                        std::to_string(pos_));
+          }
+        } else if (tag.type == WireType::kEndGroup) {
+          --depth;
+        } else {
+          TY_RETURN_IF_ERROR(Skip(tag.type));
+        }
       }
+      return Status::Ok();
+    }
     case WireType::kEndGroup:
       return InvalidArgumentError("protobuf: unexpected end-group tag at byte " +
                                   std::to_string(pos_));

@@ -44,7 +44,8 @@ class ProtoReader {
   StatusOr<uint32_t> ReadFixed32();
   // A length-delimited field's bytes (a string, bytes, sub-message or packed repeated field).
   StatusOr<std::string_view> ReadBytes();
-  // Skips the value of a field of type `type` (groups are skipped up to their end tag).
+  // Skips the value of a field of type `type` (groups are skipped up to their end tag, nested at
+  // most 100 deep: INVALID_ARGUMENT beyond).
   Status Skip(WireType type);
 
  private:
