@@ -256,6 +256,10 @@ TEST_F(PodmanIntegrationTest, ReadoptedByNameAfterRestartAndRemovedWithoutLeaks)
   bool alive = state->pid > 0 && ::kill(static_cast<pid_t>(state->pid), 0) == 0;
   int mounts_running = StorageMounts();
   ASSERT_TRUE(restarted.Remove(spec.name).ok());
+  // The rootfs is unmounted by podman's cleanup, which can finish a moment after `rm` returns.
+  for (int i = 0; i < 100 && StorageMounts() > mounts_before; ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
   std::string out = (names->size() == 1 ? (*names)[0] : "?") +
                     " running=" + std::to_string(state->status == ContainerStatus::kRunning) +
                     " pid_alive=" + std::to_string(alive) +
