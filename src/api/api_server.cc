@@ -98,8 +98,11 @@ void ApiServer::AllowStreamingBodies() {
     return httplib::Server::HandlerResponse::Handled;
   });
   // Clients that ask first (curl does above 1 MiB) are refused before they send the body.
+  // Streaming paths (object uploads) take any size.
   server_->set_expect_100_continue_handler(
-      [limit](const httplib::Request& req, httplib::Response& res) {
+      [limit, streaming = options_.is_streaming_path](const httplib::Request& req,
+                                                      httplib::Response& res) {
+        if (streaming(req.path)) return 100;
         const std::optional<int64_t> n = ParseInt64(req.get_header_value("Content-Length"));
         if (!n || *n < 0 || static_cast<size_t>(*n) <= limit) return 100;
         SetTooLarge(res, "request body exceeds the limit of " + std::to_string(limit) + " bytes");

@@ -2,7 +2,11 @@
 // Before cpp-httplib's header (it brings Eigen; see api_server.h).
 #include "controller/tuning_job_controller.h"
 // clang-format off
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <httplib.h>
 // clang-format on
 
@@ -45,6 +49,7 @@ class ApiServerTest : public ::testing::Test {
         std::make_unique<ApiServer>(ApiControllers{controller_.get(), tuning_.get()}, options);
     auto port = server_->Bind();
     ASSERT_TRUE(port.ok()) << port.status();
+    port_ = *port;
     thread_ = std::thread([this] { server_->Serve(); });
     client_ = std::make_unique<httplib::Client>("127.0.0.1", *port);
   }
@@ -70,6 +75,7 @@ class ApiServerTest : public ::testing::Test {
   }
 
   bool streaming_ = false;  // set by fixtures that lift the limit for one path
+  int port_ = 0;
   store::MemoryJobStore store_;
   executor::FakeExecutor executor_;
   spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
@@ -133,6 +139,38 @@ TEST_F(StreamingApiServerTest, OversizedBodyIsReadAndAnswered413WithoutRunningTh
   EXPECT_EQ(std::to_string(s1) + " " + b1["error"].value("message", "") + " " + std::to_string(s2) +
                 " " + std::to_string(b3["customJobs"].size()),
             "413 request body exceeds the limit of 65536 bytes 200 1");
+}
+
+// The first line the server answers to a request that asks first (`Expect: 100-continue`, as curl
+// does above 1 MiB) with a body of `length` bytes; the body is never sent.
+std::string FirstLineOfExpectContinue(int port, const std::string& path, size_t length) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  const std::string head =
+      "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(length) +
+      "\r\nContent-Type: application/octet-stream\r\n"
+      "Expect: 100-continue\r\n\r\n";
+  (void)::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  std::string got;
+  char c;
+  while (got.find("\r\n") == std::string::npos && ::recv(fd, &c, 1, 0) == 1) got += c;
+  ::close(fd);
+  return got.substr(0, got.find("\r\n"));
+}
+
+// Object uploads (streaming paths) take any size, also from clients that ask first; other paths
+// are refused before the body is sent.
+TEST_F(StreamingApiServerTest, ExpectContinueIsAcceptedOnStreamingPathsOnly) {
+  EXPECT_EQ(FirstLineOfExpectContinue(port_, "/up", 8 << 20) + " | " +
+                FirstLineOfExpectContinue(port_, kJobs, 8 << 20),
+            "HTTP/1.1 100 Continue | HTTP/1.1 413 Payload Too Large");
 }
 
 TEST_F(ApiServerTest, NotFoundForUnknownJobsAndRoutes) {
