@@ -229,6 +229,12 @@ StatusOr<BertConfig> BertConfig::FromJson(std::string_view json_text) {
     int64_t n = 0;
     TY_RETURN_IF_ERROR(ReadInt(root, "num_labels", &n));
     if (n < 1) return FieldError("num_labels", "must be >= 1, got " + std::to_string(n));
+    // A classifier head with more labels than this is not a sentiment model; without a bound a
+    // hostile config.json makes the reader build billions of label names (found by fuzzing).
+    if (n > kMaxLabels) {
+      return FieldError("num_labels", std::to_string(n) + " is more than the " +
+                                          std::to_string(kMaxLabels) + " labels supported");
+    }
     num_labels = n;
   }
   if (auto it = root.find("id2label"); it != root.end() && !it->is_null()) {

@@ -18,6 +18,9 @@
 
 namespace trainyard::model {
 
+// The most classes a config may declare (num_labels); more is refused as malformed.
+inline constexpr int64_t kMaxLabels = 100000;
+
 struct BertConfig {
   int64_t vocab_size = 30522;
   int64_t hidden_size = 128;

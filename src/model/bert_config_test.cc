@@ -94,6 +94,17 @@ TEST(BertConfigTest, ErrorsNameTheField) {
   EXPECT_EQ(mismatches, "");
 }
 
+// Found by fuzz/safetensors_fuzzer: {"num_labels": 888884444444444444} made the reader build
+// that many label names (a hang, then out of memory).
+TEST(BertConfigTest, AHugeNumLabelsIsRefusedNotAllocated) {
+  auto huge = BertConfig::FromJson(R"({"num_labels":888884444444444444})");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("num_labels"), std::string::npos) << huge.status();
+  auto most = BertConfig::FromJson(R"({"num_labels":100000})");
+  ASSERT_TRUE(most.ok()) << most.status();
+  EXPECT_EQ(most->num_labels(), 100000);
+}
+
 TEST(BertConfigTest, ToJsonIsHfLoadableAndRoundTrips) {
   BertConfig c = BertConfig::Tiny({"negative", "neutral", "positive"});
   c.classifier_dropout = 0.2;
