@@ -1,11 +1,8 @@
 #include "model/safetensors.h"
 
-#include <algorithm>
-#include <bit>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "common/file_util.h"
 

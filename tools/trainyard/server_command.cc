@@ -141,8 +141,7 @@ StatusOr<controller::ReplicaUsers> LoadReplicaUsers(const ServerFlags& f,
     return FailedPreconditionError("the server's uid " + std::to_string(opts.server_uid) +
                                    " has no user name (getpwuid)");
   }
-  TY_RETURN_IF_ERROR(MakeDirs(jobs_dir));
-  TY_RETURN_IF_ERROR(MakeDirs(BucketRoot()));
+  TY_RETURN_IF_ERROR(MakeDirs(BucketRoot()));  // the jobs dir was made with the data dir
   if (opts.server_uid == 0) {
     TY_ASSIGN_OR_RETURN(opts.shared_group, ShareBucketRoot(f));
   }
