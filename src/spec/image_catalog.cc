@@ -8,10 +8,16 @@
 
 namespace trainyard::spec {
 
-ImageCatalog ImageCatalog::BuiltIn() {
+ImageCatalog ImageCatalog::BuiltIn(PrebuiltImages prebuilt) {
   ImageCatalog c;
   c.entries_.push_back({"trainyard/bert-sentiment", {"trainyard-bert", "train"}, {}});
   c.entries_.push_back({"trainyard/bert-sentiment:*", {"trainyard-bert", "train"}, {}});
+  if (prebuilt == PrebuiltImages::kContainer) {
+    for (const char* pattern : {"*-docker.pkg.dev/vertex-ai/training/pytorch-*",
+                                "gcr.io/cloud-aiplatform/training/pytorch-*"}) {
+      c.entries_.push_back({pattern, {}, {}, /*run_as_container=*/true});
+    }
+  }
   c.entries_.push_back(
       {"*-docker.pkg.dev/vertex-ai/training/*", {"python3"}, {{"PYTHONUNBUFFERED", "1"}}});
   c.entries_.push_back(
@@ -19,7 +25,8 @@ ImageCatalog ImageCatalog::BuiltIn() {
   return c;
 }
 
-StatusOr<ImageCatalog> ImageCatalog::LoadFile(const std::filesystem::path& path) {
+StatusOr<ImageCatalog> ImageCatalog::LoadFile(const std::filesystem::path& path,
+                                              PrebuiltImages prebuilt) {
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   const std::string where = "image catalog " + path.string();
   ImageCatalog user;
@@ -68,7 +75,7 @@ StatusOr<ImageCatalog> ImageCatalog::LoadFile(const std::filesystem::path& path)
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(where + ": " + e.what());
   }
-  for (auto& e : BuiltIn().entries_) user.entries_.push_back(std::move(e));
+  for (auto& e : BuiltIn(prebuilt).entries_) user.entries_.push_back(std::move(e));
   return user;
 }
 
@@ -78,9 +85,9 @@ const ImageEntry* ImageCatalog::Find(std::string_view image_uri) const {
                      std::string::npos ||
                  uri.find('@') != std::string::npos;
   for (const auto& e : entries_) {
-    if (::fnmatch(e.uri_pattern.c_str(), uri.c_str(), 0) == 0) return &e;
-    if (!has_tag && ::fnmatch(e.uri_pattern.c_str(), (uri + ":latest").c_str(), 0) == 0) {
-      return &e;
+    if (::fnmatch(e.uri_pattern.c_str(), uri.c_str(), 0) == 0 ||
+        (!has_tag && ::fnmatch(e.uri_pattern.c_str(), (uri + ":latest").c_str(), 0) == 0)) {
+      return e.run_as_container ? nullptr : &e;
     }
   }
   return nullptr;

@@ -5,6 +5,9 @@
 //   trainyard/bert-sentiment[:TAG]                 -> trainyard-bert train
 //   *-docker.pkg.dev/vertex-ai/training/*          -> python3   (Vertex prebuilt training images)
 //   gcr.io/cloud-aiplatform/training/*             -> python3
+// With PrebuiltImages::kContainer (a server with podman and a registry) Vertex's prebuilt PyTorch
+// names (`.../training/pytorch-*`) are not host commands: they run as containers, and the image
+// rewrite table (container/image_reference.h) maps them to trainyard/pytorch in the registry.
 // Users add their own in a YAML file (trainyard server --image-catalog FILE); user entries are
 // tried first, in file order:
 //   images:
@@ -34,6 +37,15 @@ struct ImageEntry {
   std::string uri_pattern;
   std::vector<std::string> command;  // the ENTRYPOINT
   std::map<std::string, std::string> env;
+  // A built-in entry that keeps the image an image: Find() stops at it and answers nullptr, so
+  // the job runs it as a container instead of matching a broader host-command entry below it.
+  bool run_as_container = false;
+};
+
+// What Vertex's prebuilt PyTorch training image names run as.
+enum class PrebuiltImages {
+  kHost,       // host python3 (no container runtime, or `--prebuilt-images host`)
+  kContainer,  // the image itself, rewritten to REGISTRY/trainyard/pytorch:latest
 };
 
 // A replica's resolved program: argv (argv[0] looked up in PATH) and the env the image adds; or,
@@ -53,14 +65,15 @@ struct ResolvedCommand {
 class ImageCatalog {
  public:
   // The built-in entries only.
-  static ImageCatalog BuiltIn();
+  static ImageCatalog BuiltIn(PrebuiltImages prebuilt = PrebuiltImages::kHost);
   // Built-in entries plus the file's (tried first). INVALID_ARGUMENT naming the file, entry index
   // and key on malformed YAML, unknown keys, or an entry without uri/command; NOT_FOUND if the
   // file does not exist.
-  static StatusOr<ImageCatalog> LoadFile(const std::filesystem::path& path);
+  static StatusOr<ImageCatalog> LoadFile(const std::filesystem::path& path,
+                                         PrebuiltImages prebuilt = PrebuiltImages::kHost);
 
   // The first entry whose pattern matches the URI (an untagged URI also tries ":latest"), or
-  // nullptr.
+  // nullptr when none does or the first match is a run_as_container entry.
   const ImageEntry* Find(std::string_view image_uri) const;
 
   // Resolves a non-empty pool's command as Docker would: containerSpec.command replaces the

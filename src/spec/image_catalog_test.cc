@@ -97,5 +97,37 @@ TEST(ImageCatalogTest, PythonPackageInTheUsersImageRunsThereWithPackagesAsItSees
             "mounts=/pkgs/extra argv=0");
 }
 
+// With containers, Vertex's prebuilt PyTorch names stay images (the rewrite table sends them to
+// trainyard/pytorch); its other prebuilt images, which Trainyard has no image for, stay host
+// python3; a user's catalog entry still wins over both.
+TEST(ImageCatalogTest, WithContainersVertexPytorchNamesRunAsTheirImage) {
+  const std::string gpu = "us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.1-13.py310:latest";
+  const std::string legacy = "gcr.io/cloud-aiplatform/training/pytorch-cpu.1-9";
+  const std::string tf = "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-12.py310:latest";
+  auto containers = ImageCatalog::BuiltIn(PrebuiltImages::kContainer);
+  auto host = ImageCatalog::BuiltIn(PrebuiltImages::kHost);
+  EXPECT_EQ(containers.Find(gpu), nullptr);
+  EXPECT_EQ(containers.Find(legacy), nullptr);
+  ASSERT_NE(containers.Find(tf), nullptr);
+  EXPECT_EQ(containers.Find(tf)->command, std::vector<std::string>{"python3"});
+  ASSERT_NE(host.Find(gpu), nullptr);
+  EXPECT_EQ(host.Find(gpu)->command, std::vector<std::string>{"python3"});
+
+  WorkerPoolSpec p;
+  p.python_package_spec = PythonPackageSpec{gpu, {"gs://bkt/trainer"}, "trainer.task", {}, {}};
+  auto r = containers.Resolve(p, "p");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->image + " PYTHONPATH=" + r->env["PYTHONPATH"], gpu + " PYTHONPATH=/gcs/bkt/trainer");
+
+  auto dir = testing::MakeTestDir();
+  testing::WriteFileOrDie(dir / "images.yaml",
+                          "images:\n  - uri: '*/training/pytorch-gpu.*'\n    command: [py]\n");
+  auto user = ImageCatalog::LoadFile(dir / "images.yaml", PrebuiltImages::kContainer);
+  ASSERT_TRUE(user.ok()) << user.status();
+  ASSERT_NE(user->Find(gpu), nullptr);
+  EXPECT_EQ(user->Find(gpu)->command, std::vector<std::string>{"py"});
+  EXPECT_EQ(user->Find(legacy), nullptr);
+}
+
 }  // namespace
 }  // namespace trainyard::spec

@@ -72,9 +72,10 @@ struct ServerFlags {
   std::string registry;        // REGISTRY of the image rewrite table; empty = $TRAINYARD_REGISTRY
   std::string image_rewrites;  // a rewrite file replacing the default rules
   bool no_containers = false;
-  std::string podman_storage;  // private podman storage (--root/--runroot) under this dir
-  bool auth = false;           // --auth
-  bool no_auth = false;        // --no-auth; neither: on unless --host is loopback
+  std::string prebuilt_images = "auto";  // what Vertex's prebuilt PyTorch names run as
+  std::string podman_storage;            // private podman storage (--root/--runroot) under this dir
+  bool auth = false;                     // --auth
+  bool no_auth = false;                  // --no-auth; neither: on unless --host is loopback
   std::string tls_cert;
   std::string tls_key;
   std::string service_accounts;  // the serviceAccount -> Unix user table (replica_users.h)
@@ -129,6 +130,48 @@ Status MakeDatabasesPrivate(const std::filesystem::path& data_dir) {
 
 // Which user replicas run as, checked before anything is served: the table's users exist, and
 // each of them can reach the jobs dir and the bucket root (else every job would fail later).
+bool OnPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && ::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// --prebuilt-images: `auto` runs Vertex's prebuilt PyTorch names as containers (rewritten to
+// REGISTRY/trainyard/pytorch:latest) when this server can run containers and has a registry to
+// rewrite to, else as host python3. `why` gets the reason, for the start-up line.
+StatusOr<spec::PrebuiltImages> ChoosePrebuiltImages(const ServerFlags& f, std::string* why) {
+  if (f.prebuilt_images == "host") {
+    *why = "--prebuilt-images host";
+    return spec::PrebuiltImages::kHost;
+  }
+  std::string missing;
+#ifndef TRAINYARD_HAVE_CONTAINERS
+  missing = "this build has no container support";
+#endif
+  const char* env_registry = std::getenv("TRAINYARD_REGISTRY");
+  const std::string registry = !f.registry.empty() ? f.registry : env_registry ? env_registry : "";
+  if (missing.empty() && f.no_containers) missing = "started with --no-containers";
+  if (missing.empty() && !OnPath("podman")) missing = "podman is not on PATH";
+  if (missing.empty() && registry.empty())
+    missing = "no registry (--registry, $TRAINYARD_REGISTRY)";
+  if (!missing.empty()) {
+    if (f.prebuilt_images == "container") {
+      return FailedPreconditionError("--prebuilt-images container: " + missing);
+    }
+    *why = missing;
+    return spec::PrebuiltImages::kHost;
+  }
+  *why = "as " + registry + "/trainyard/pytorch:latest (scripts/build-images.sh pytorch builds it)";
+  return spec::PrebuiltImages::kContainer;
+}
+
 StatusOr<controller::ReplicaUsers> LoadReplicaUsers(const ServerFlags& f,
                                                     const std::filesystem::path& jobs_dir) {
   controller::ReplicaUsersOptions opts;
@@ -272,9 +315,15 @@ Status RunServer(const ServerFlags& f) {
   if (catalog_path.empty() && std::filesystem::exists(data_dir / "images.yaml")) {
     catalog_path = data_dir / "images.yaml";
   }
-  spec::ImageCatalog images = spec::ImageCatalog::BuiltIn();
+  std::string prebuilt_why;
+  TY_ASSIGN_OR_RETURN(spec::PrebuiltImages prebuilt, ChoosePrebuiltImages(f, &prebuilt_why));
+  std::cerr << "Vertex's prebuilt PyTorch images run "
+            << (prebuilt == spec::PrebuiltImages::kContainer ? "as containers, "
+                                                             : "as host python3: ")
+            << prebuilt_why << "\n";
+  spec::ImageCatalog images = spec::ImageCatalog::BuiltIn(prebuilt);
   if (!catalog_path.empty()) {
-    TY_ASSIGN_OR_RETURN(images, spec::ImageCatalog::LoadFile(catalog_path));
+    TY_ASSIGN_OR_RETURN(images, spec::ImageCatalog::LoadFile(catalog_path, prebuilt));
   }
 
   // The executors this binary was built with, by name (executor_registry.h).
@@ -475,6 +524,12 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--image-rewrites", f->image_rewrites,
                   "File of image rewrite rules (PATTERN REPLACEMENT per line) replacing the "
                   "defaults (docs/containers.md)");
+  cmd->add_option("--prebuilt-images", f->prebuilt_images,
+                  "What Vertex's prebuilt PyTorch training images (us-docker.pkg.dev/vertex-ai/"
+                  "training/pytorch-*) run as: container (REGISTRY/trainyard/pytorch:latest), host "
+                  "(host python3), or auto: container when podman and a registry are available")
+      ->check(CLI::IsMember({"auto", "container", "host"}))
+      ->capture_default_str();
   cmd->add_option("--podman-storage", f->podman_storage,
                   "Keep images and containers in DIR/storage and DIR/run (podman --root/--runroot) "
                   "instead of podman's default storage");
