@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/path_lookup.h"
 #include "executor/gpu_model.h"
 
 namespace trainyard::executor {
@@ -27,17 +28,6 @@ std::string FormatGib(double gib) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f", gib);
   return buf;
-}
-
-bool OnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return false;
-  std::stringstream ss(path);
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-  }
-  return false;
 }
 
 }  // namespace

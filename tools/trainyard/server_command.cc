@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "common/bucket_path.h"
 #include "common/file_util.h"
+#include "common/path_lookup.h"
 #include "controller/job_controller.h"
 #include "controller/tuning_job_controller.h"
 #include "executor/executor_registry.h"
@@ -130,19 +131,6 @@ Status MakeDatabasesPrivate(const std::filesystem::path& data_dir) {
 
 // Which user replicas run as, checked before anything is served: the table's users exist, and
 // each of them can reach the jobs dir and the bucket root (else every job would fail later).
-bool OnPath(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  for (size_t start = 0; start <= dirs.size();) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    if (!dir.empty() && ::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 // --prebuilt-images: `auto` runs Vertex's prebuilt PyTorch names as containers (rewritten to
 // REGISTRY/trainyard/pytorch:latest) when this server can run containers and has a registry to
 // rewrite to, else as host python3. `why` gets the reason, for the start-up line.
