@@ -204,6 +204,28 @@ TEST_F(TrainyardE2ETest, SecondServerOnTheSameDataDirIsRefused) {
   EXPECT_NE(error.find("another trainyard server is using --data-dir"), std::string::npos) << error;
 }
 
+// What Vertex's prebuilt PyTorch names run as is printed at start-up; asking for containers
+// where there are none stops the server with the reason instead of failing jobs later.
+TEST_F(TrainyardE2ETest, ThePrebuiltImagesChoiceIsPrintedAndAnImpossibleOneRefused) {
+  EXPECT_NE(server_->Stderr().find("Vertex's prebuilt PyTorch images run as "), std::string::npos)
+      << server_->Stderr();
+  std::string error;
+  auto impossible = ServerProcess::Start(
+      dir_ / "data2", {"--executor", "fake", "--prebuilt-images", "container", "--no-containers"},
+      &error);
+  EXPECT_EQ(impossible, nullptr);
+  EXPECT_NE(error.find("--prebuilt-images container: started with --no-containers"),
+            std::string::npos)
+      << error;
+  auto host = ServerProcess::Start(dir_ / "data3",
+                                   {"--executor", "fake", "--prebuilt-images", "host"}, &error);
+  ASSERT_NE(host, nullptr) << error;
+  EXPECT_NE(host->Stderr().find(
+                "Vertex's prebuilt PyTorch images run as host python3: --prebuilt-images host"),
+            std::string::npos)
+      << host->Stderr();
+}
+
 TEST_F(TrainyardE2ETest, AcknowledgedJobsSurviveKillDashNine) {
   std::string name = CreateShellJob("sleep 2; echo survived");
   ASSERT_FALSE(name.empty());
