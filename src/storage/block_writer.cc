@@ -7,8 +7,13 @@
 
 namespace trainyard::storage {
 
-BlockWriter::BlockWriter(int fd, std::filesystem::path path)
-    : fd_(fd), path_(std::move(path)), worker_([this] { Run(); }) {}
+BlockWriter::BlockWriter(int fd, std::filesystem::path path, ObjectHasher* hasher,
+                         uint64_t start_offset)
+    : fd_(fd),
+      path_(std::move(path)),
+      hasher_(hasher ? hasher : &own_hasher_),
+      offset_(start_offset),
+      worker_([this] { Run(); }) {}
 
 BlockWriter::~BlockWriter() {
   {
@@ -32,11 +37,15 @@ StatusOr<std::string> BlockWriter::Submit(std::string block) {
   return next;
 }
 
-Status BlockWriter::Finish(std::string* md5_base64, std::string* crc32c_base64) {
+Status BlockWriter::Wait() {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return (!queued_.has_value() && !busy_) || !error_.ok(); });
-  if (!error_.ok()) return error_;
-  hasher_.Finish(md5_base64, crc32c_base64);  // the worker is idle and nothing is queued
+  return error_;
+}
+
+Status BlockWriter::Finish(std::string* md5_base64, std::string* crc32c_base64) {
+  TY_RETURN_IF_ERROR(Wait());
+  hasher_->Finish(md5_base64, crc32c_base64);  // the worker is idle and nothing is queued
   return Status::Ok();
 }
 
@@ -50,7 +59,7 @@ void BlockWriter::Run() {
     busy_ = true;
     lock.unlock();
     cv_.notify_all();  // Submit may queue the next block while this one is written
-    hasher_.Update(block.data(), block.size());
+    hasher_->Update(block.data(), block.size());
     Status written = WriteAll(fd_, block, path_);
     if (written.ok()) {
       // Start writing these pages back now, without waiting: the final fsync then has little

@@ -46,6 +46,38 @@ TEST(BlockWriterTest, WritesEveryBlockInOrderWithTheHashesOfTheWhole) {
   EXPECT_EQ(md5 + " " + crc, want_md5 + " " + want_crc);
 }
 
+// A resumable upload's next chunk: appended after what the file holds, hashed into the running
+// hash of the whole upload.
+TEST(BlockWriterTest, AppendsAndContinuesTheCallersRunningHash) {
+  const auto dir = testing::MakeTestDir();
+  const auto path = dir / "session.part";
+  const std::string first = RandomBytes(5000, 1);
+  testing::WriteFileOrDie(path, first);
+  ObjectHasher running;
+  running.Update(first.data(), first.size());
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  std::string all = first;
+  {
+    BlockWriter writer(fd, path, &running, first.size());
+    for (int i = 0; i < 5; ++i) {
+      std::string block = RandomBytes(3000 + i, 10 + i);
+      all += block;
+      ASSERT_TRUE(writer.Submit(std::move(block)).ok());
+    }
+    ASSERT_TRUE(writer.Wait().ok());
+    EXPECT_EQ(running.bytes(), all.size());
+  }
+  ::close(fd);
+  EXPECT_EQ(testing::ReadFileOrDie(path), all);
+  ObjectHasher whole;
+  whole.Update(all.data(), all.size());
+  std::string got_md5, got_crc, want_md5, want_crc;
+  running.Finish(&got_md5, &got_crc);
+  whole.Finish(&want_md5, &want_crc);
+  EXPECT_EQ(got_md5 + " " + got_crc, want_md5 + " " + want_crc);
+}
+
 TEST(BlockWriterTest, AWriteErrorIsReportedAndNothingHangs) {
   const auto dir = testing::MakeTestDir();
   const auto path = dir / "readonly";

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "common/file_util.h"
+#include "storage/block_writer.h"
 #include "storage/fs_object_store.h"
 #include "storage/object_hash.h"
 
@@ -156,13 +157,22 @@ StatusOr<UploadSession> FsObjectStore::AppendUpload(const std::string& id, uint6
   uint64_t appended = 0;
   bool too_long = false;
   Status write_status;
+  // Hashes (into the session's running hash) and writes each block on a thread of its own while
+  // this one receives the next, as whole-object uploads do (block_writer.h).
+  auto blocks =
+      std::make_unique<BlockWriter>(fd, part, live ? &live->hasher : nullptr, s.persisted);
   std::string buffer;
   buffer.reserve(kIoBlock);
   auto flush = [&] {
     if (buffer.empty() || !write_status.ok()) return;
-    write_status = WriteAll(fd, buffer, part);
-    if (live) live->hasher.Update(buffer.data(), buffer.size());
-    buffer.clear();
+    auto next = blocks->Submit(std::move(buffer));
+    if (next.ok()) {
+      buffer = std::move(next).value();
+      if (buffer.capacity() < kIoBlock) buffer.reserve(kIoBlock);
+    } else {
+      write_status = next.status();
+      buffer.clear();
+    }
   };
   const bool read_ok = read([&](const char* data, size_t n) {
     if (skip > 0) {
@@ -181,6 +191,8 @@ StatusOr<UploadSession> FsObjectStore::AppendUpload(const std::string& id, uint6
     return write_status.ok();
   });
   flush();
+  if (Status waited = blocks->Wait(); write_status.ok()) write_status = waited;
+  blocks.reset();  // the worker is done with fd and the running hash
   if (!read_ok || too_long || !write_status.ok()) {
     // Roll back to what the session held: a chunk is stored whole or not at all.
     (void)::ftruncate(fd, static_cast<off_t>(s.persisted));
@@ -254,6 +266,8 @@ StatusOr<ObjectInfo> FsObjectStore::FinishUpload(const std::string& id) {
 
 Status FsObjectStore::CancelUpload(const std::string& id) {
   if (!ValidSessionId(id)) return SessionNotFound(id);
+  // After an append or finish in flight: they use the session's running hash unlocked.
+  std::lock_guard session_lock(SessionMutex(id));
   bool existed = ::unlink(SessionPath(id, ".json").c_str()) == 0;
   ::unlink(SessionPath(id, ".part").c_str());
   std::lock_guard lock(sessions_mu_);
