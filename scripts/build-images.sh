@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds Trainyard's container images FROM scratch out of binaries already on this machine and
-# pushes them to the registry (no Docker Hub or other base image is reachable here). See
-# docs/containers.md "Prebuilt images".
+# Builds Trainyard's container images FROM scratch, out of binaries already on this machine or a
+# Debian root made by debootstrap, and pushes them to the registry (no Docker Hub or other base
+# image is reachable here). See docs/containers.md "Prebuilt images".
 #
 #   scripts/build-images.sh [--no-push] [busybox] [bert-sentiment] [pytorch]
 #                                                        (default: busybox bert-sentiment)
