@@ -19,17 +19,17 @@ using executor::ReplicaObservation;
 
 namespace {
 
-std::string RegistryOrEnv(const std::string& configured) {
-  if (!configured.empty()) return configured;
-  const char* env = std::getenv("TRAINYARD_REGISTRY");
-  return env ? env : "";
-}
-
 fs::path SiblingOf(const fs::path& pid_file, const std::string& suffix) {
   return pid_file.parent_path() / (pid_file.stem().string() + suffix);
 }
 
 }  // namespace
+
+std::string RegistryOrEnv(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  const char* env = std::getenv("TRAINYARD_REGISTRY");
+  return env ? env : "";
+}
 
 StatusOr<fs::path> FindContainerRunHelper(const fs::path& configured) {
 #ifdef TRAINYARD_CONTAINER_RUN_BUILD_PATH

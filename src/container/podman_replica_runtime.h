@@ -42,6 +42,10 @@
 
 namespace trainyard::container {
 
+// The REGISTRY of the image rewrite table: `configured` (--registry), else $TRAINYARD_REGISTRY,
+// else "" (rules that need it then fail with the fix).
+std::string RegistryOrEnv(const std::string& configured);
+
 struct PodmanReplicaRuntimeOptions {
   PodmanOptions podman;
   std::string registry;  // REGISTRY of the rewrite table; empty = $TRAINYARD_REGISTRY

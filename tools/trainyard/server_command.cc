@@ -129,8 +129,6 @@ Status MakeDatabasesPrivate(const std::filesystem::path& data_dir) {
   return Status::Ok();
 }
 
-// Which user replicas run as, checked before anything is served: the table's users exist, and
-// each of them can reach the jobs dir and the bucket root (else every job would fail later).
 // --prebuilt-images: `auto` runs Vertex's prebuilt PyTorch names as containers (rewritten to
 // REGISTRY/trainyard/pytorch:latest) when this server can run containers and has a registry to
 // rewrite to, else as host python3. `why` gets the reason, for the start-up line.
@@ -140,11 +138,12 @@ StatusOr<spec::PrebuiltImages> ChoosePrebuiltImages(const ServerFlags& f, std::s
     return spec::PrebuiltImages::kHost;
   }
   std::string missing;
-#ifndef TRAINYARD_HAVE_CONTAINERS
+#ifdef TRAINYARD_HAVE_CONTAINERS
+  const std::string registry = container::RegistryOrEnv(f.registry);
+#else
+  const std::string registry;
   missing = "this build has no container support";
 #endif
-  const char* env_registry = std::getenv("TRAINYARD_REGISTRY");
-  const std::string registry = !f.registry.empty() ? f.registry : env_registry ? env_registry : "";
   if (missing.empty() && f.no_containers) missing = "started with --no-containers";
   if (missing.empty() && !OnPath("podman")) missing = "podman is not on PATH";
   if (missing.empty() && registry.empty())
@@ -156,10 +155,16 @@ StatusOr<spec::PrebuiltImages> ChoosePrebuiltImages(const ServerFlags& f, std::s
     *why = missing;
     return spec::PrebuiltImages::kHost;
   }
-  *why = "as " + registry + "/trainyard/pytorch:latest (scripts/build-images.sh pytorch builds it)";
+  // A rewrite file replaces the default rules, the one to trainyard/pytorch included.
+  *why = f.image_rewrites.empty()
+             ? "as " + registry +
+                   "/trainyard/pytorch:latest (scripts/build-images.sh pytorch builds it)"
+             : "as " + f.image_rewrites + " rewrites them";
   return spec::PrebuiltImages::kContainer;
 }
 
+// Which user replicas run as, checked before anything is served: the table's users exist, and
+// each of them can reach the jobs dir and the bucket root (else every job would fail later).
 StatusOr<controller::ReplicaUsers> LoadReplicaUsers(const ServerFlags& f,
                                                     const std::filesystem::path& jobs_dir) {
   controller::ReplicaUsersOptions opts;
