@@ -297,10 +297,16 @@ TEST_F(ContainerE2ETest, AMissingImageFailsFastNamingItAndAMalformedOneIsRefused
       "not a valid image reference");
 }
 
+// The worker's message comes from a here-document, not `echo |`: busybox nc half-closes as soon
+// as its stdin ends, and the chief's stdin is /dev/null, so the worker reads EOF from the chief at
+// once; had its stdin been a pipe that `echo` had not yet written, it would exit 0 having sent
+// nothing (seen in CI under load). A here-document is in the pipe before nc starts.
+constexpr const char* kSendRankToChief =
+    "until nc $MASTER_ADDR $MASTER_PORT <<EOF\nhello-from-rank-$RANK\nEOF\ndo sleep 0.2; done";
+
 TEST_F(ContainerE2ETest, ChiefAndWorkerContainersTalkOverMasterAddr) {
   std::string chief = "echo chief-listening; nc -l -p $MASTER_PORT";
-  std::string worker =
-      "until echo hello-from-rank-$RANK | nc $MASTER_ADDR $MASTER_PORT; do sleep 0.2; done";
+  std::string worker = kSendRankToChief;
   std::string name =
       CreateRest(R"({"workerPoolSpecs":[)" + ShellPool(chief) + "," + ShellPool(worker) + "]}");
   json job = WaitForJob(server_->port(), name, {}, 120);
@@ -436,8 +442,7 @@ TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
   std::string chief =
       "echo rank=$RANK; mkdir -p /gcs/bkt && echo slurm > /gcs/bkt/slurm.txt; "
       "nc -l -p $MASTER_PORT > /gcs/bkt/heard.txt; cat /gcs/bkt/heard.txt";
-  std::string worker =
-      "until echo hello-from-rank-$RANK | nc $MASTER_ADDR $MASTER_PORT; do sleep 0.2; done";
+  std::string worker = kSendRankToChief;
   auto r = Http(slurm->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
                 R"({"displayName":"s","jobSpec":{"workerPoolSpecs":[)" + ShellPool(chief) + "," +
                     ShellPool(worker) + "]}}");
