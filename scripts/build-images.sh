@@ -16,7 +16,8 @@
 #   trainyard/pytorch         what Vertex's prebuilt PyTorch training image names run as: a Debian
 #                             12 minbase made by debootstrap (root; Debian's mirror, the one apt
 #                             uses, or $DEBIAN_MIRROR) with python3 (and `python`), Debian's
-#                             python3-torch 1.13 and NumPy, and `import hypertune`
+#                             python3-torch 1.13, NumPy, pip (with setuptools and wheel: it
+#                             installs pythonPackageSpec archives) and `import hypertune`
 #                             (images/pytorch/hypertune, the cloudml-hypertune API); CMD python3.
 #                             About 1.2 GB; debootstrap reuses apt's package cache. Not built by
 #                             default: it takes minutes (docs/containers.md "Prebuilt images").
@@ -135,7 +136,10 @@ build_pytorch() {
   log "debootstrap bookworm (minbase + python3-torch) from $mirror; this takes minutes"
   local cache=()
   [[ -d /var/cache/apt/archives && -w /var/cache/apt/archives ]] && cache=(--cache-dir=/var/cache/apt/archives)
-  debootstrap --variant=minbase --include=python3,python-is-python3,python3-torch,python3-numpy \
+  # python3-pip (with setuptools and wheel): pythonPackageSpec archives are pip-installed in the
+  # replica, as on Vertex (spec/python_package_launcher.h).
+  debootstrap --variant=minbase \
+    --include=python3,python-is-python3,python3-torch,python3-numpy,python3-pip \
     "${cache[@]}" bookworm "$ctx/rootfs" "$mirror" >"$ctx/debootstrap.log" 2>&1 ||
     die "debootstrap failed (log below; is $mirror reachable?)
 $(tail -20 "$ctx/debootstrap.log")"
@@ -146,8 +150,10 @@ $(tail -20 "$ctx/debootstrap.log")"
   mkdir -p "$site"
   cp -r images/pytorch/hypertune "$site/"
   find "$site" -name __pycache__ -prune -exec rm -rf {} +
-  chroot "$ctx/rootfs" python3 -c 'import torch, numpy, hypertune; print("torch", torch.__version__)' \
-    >"$ctx/check.log" 2>&1 || die "the image's python3 cannot import torch: $(cat "$ctx/check.log")"
+  chroot "$ctx/rootfs" python3 -c 'import torch, numpy, hypertune, importlib.util as u
+assert all(u.find_spec(m) for m in ("pip", "setuptools", "wheel")), "no pip, setuptools or wheel"
+print("torch", torch.__version__)' \
+    >"$ctx/check.log" 2>&1 || die "the image's python3 lacks torch, numpy, hypertune or pip: $(cat "$ctx/check.log")"
   # podman gives the container its own /dev, /proc and /sys.
   rm -rf "$ctx/rootfs"/dev/* "$ctx/rootfs"/proc/* "$ctx/rootfs"/sys/*
   cat >"$ctx/Containerfile" <<'CF'

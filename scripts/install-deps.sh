@@ -14,6 +14,8 @@ pkgs=(
 if [[ "${1:-}" == "--test" ]]; then
   # python3-torch: the independent reference implementation in parity tests and benchmarks.
   pkgs+=(python3 python3-torch python3-numpy procps curl clang-format)
+  # python3-pip (+ setuptools, wheel): installs pythonPackageSpec archives in launcher tests.
+  pkgs+=(python3-pip)
   # Security tests: self-signed certificates (openssl); fuzzing (clang-14 with libFuzzer).
   pkgs+=(openssl clang libclang-rt-14-dev)
   # Slurm executor integration tests: scripts/slurm-local.sh runs a real cluster on localhost.

@@ -5,6 +5,7 @@
 
 #include "common/bucket_path.h"
 #include "common/file_util.h"
+#include "spec/python_package_launcher.h"
 
 namespace trainyard::spec {
 
@@ -126,31 +127,19 @@ StatusOr<ResolvedCommand> ImageCatalog::Resolve(const WorkerPoolSpec& pool,
   if (pool.python_package_spec) {
     const PythonPackageSpec& p = *pool.python_package_spec;
     const ImageEntry* e = Find(p.executor_image_uri);
-    if (e) {
-      out.argv = e->command;
-      out.argv.push_back("-m");
-      out.argv.push_back(p.python_module);
-      out.argv.insert(out.argv.end(), p.args.begin(), p.args.end());
-      out.env = e->env;
-    } else {
+    if (!e) {
       // The user's executor image: Vertex runs `python -m MODULE ARGS` in it.
       out.image = p.executor_image_uri;
       out.image_field = "pythonPackageSpec.executorImageUri";
-      out.command = std::vector<std::string>{"python3", "-m", p.python_module};
-      out.args = p.args;
     }
-    std::string pythonpath;
+    std::vector<std::string> on_path, to_install;
     for (size_t i = 0; i < p.package_uris.size(); ++i) {
       const std::string& uri = p.package_uris[i];
-      const std::string field =
-          pool_path + ".pythonPackageSpec.packageUris[" + std::to_string(i) + "]";
-      if (uri.ends_with(".tar.gz") || uri.ends_with(".tgz")) {
-        return InvalidArgumentError(field + ": '" + uri +
-                                    "' is a source archive; Trainyard puts package URIs on "
-                                    "PYTHONPATH, so give a directory, .zip or .whl");
-      }
       auto local = ResolveStoragePath(uri);
-      if (!local.ok()) return InvalidArgumentError(field + ": " + local.status().message());
+      if (!local.ok()) {
+        return InvalidArgumentError(pool_path + ".pythonPackageSpec.packageUris[" +
+                                    std::to_string(i) + "]: " + local.status().message());
+      }
       std::string path = local->string();
       if (!out.image.empty()) {
         if (uri.starts_with("gs://")) {
@@ -159,12 +148,33 @@ StatusOr<ResolvedCommand> ImageCatalog::Resolve(const WorkerPoolSpec& pool,
           out.mounts.push_back(path);
         }
       }
-      if (!pythonpath.empty()) pythonpath += ":";
-      pythonpath += path;
+      (IsPipInstalledPackage(uri) ? to_install : on_path).push_back(path);
+    }
+    // `python -m MODULE`, through the pip launcher when packages are to be installed; ARGS follow
+    // (as the container's CMD for an image).
+    const std::vector<std::string> python = e ? e->command : std::vector<std::string>{"python3"};
+    std::vector<std::string> program =
+        to_install.empty() ? python
+                           : PythonPackageLauncherArgv(python, to_install, p.python_module);
+    if (to_install.empty()) {
+      program.push_back("-m");
+      program.push_back(p.python_module);
+    }
+    if (e) {
+      out.argv = std::move(program);
+      out.argv.insert(out.argv.end(), p.args.begin(), p.args.end());
+      out.env = e->env;
+    } else {
+      out.command = std::move(program);
+      out.args = p.args;
     }
     for (const auto& v : p.env) out.env[v.name] = v.value;
-    out.env["PYTHONPATH"] =
-        out.env.count("PYTHONPATH") ? pythonpath + ":" + out.env["PYTHONPATH"] : pythonpath;
+    std::string pythonpath;
+    for (const std::string& path : on_path) pythonpath += (pythonpath.empty() ? "" : ":") + path;
+    if (!pythonpath.empty()) {
+      out.env["PYTHONPATH"] =
+          out.env.count("PYTHONPATH") ? pythonpath + ":" + out.env["PYTHONPATH"] : pythonpath;
+    }
     return out;
   }
   return InvalidArgumentError(pool_path +

@@ -77,14 +77,15 @@ class ImageCatalog {
   const ImageEntry* Find(std::string_view image_uri) const;
 
   // Resolves a non-empty pool's command as Docker would: containerSpec.command replaces the
-  // ENTRYPOINT, args follow. pythonPackageSpec runs `<entrypoint> -m <pythonModule> <args>` with
-  // the package URIs (directories, .zip, .whl; gs:// resolved to the bucket root) on PYTHONPATH.
+  // ENTRYPOINT, args follow. pythonPackageSpec runs `<entrypoint> -m <pythonModule> <args>`, the
+  // package URIs resolved (gs:// to the bucket root): source archives and wheels installed by the
+  // pip launcher first (python_package_launcher.h), directories and .zip on PYTHONPATH.
   // An image that is not in the catalog comes back as ResolvedCommand::image (the executor checks
   // the reference and runs it as a container): a containerSpec with its command/args as
-  // ENTRYPOINT/CMD overrides; a pythonPackageSpec as `python3 -m <pythonModule> <args>` with its
-  // packageUris on PYTHONPATH as the container sees them (gs://B/x at /gcs/B/x, Vertex's Cloud
-  // Storage FUSE path; local paths mounted at the same path). INVALID_ARGUMENT naming
-  // `pool_path`'s field for a missing command or an unusable package URI.
+  // ENTRYPOINT/CMD overrides; a pythonPackageSpec as `python3 -m <pythonModule>` (or the launcher)
+  // with <args> as CMD and its packageUris as the container sees them (gs://B/x at /gcs/B/x,
+  // Vertex's Cloud Storage FUSE path; local paths mounted at the same path). INVALID_ARGUMENT
+  // naming `pool_path`'s field for a missing command or an unusable package URI.
   StatusOr<ResolvedCommand> Resolve(const WorkerPoolSpec& pool, const std::string& pool_path) const;
 
   const std::vector<ImageEntry>& entries() const { return entries_; }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "spec/python_package_launcher.h"
 #include "testing/test_util.h"
 
 namespace trainyard::spec {
@@ -95,6 +96,47 @@ TEST(ImageCatalogTest, PythonPackageInTheUsersImageRunsThereWithPackagesAsItSees
             "eu.gcr.io/proj/executor:v1 | pythonPackageSpec.executorImageUri | python3 -m "
             "trainer.task --lr=1 | PYTHONPATH=/gcs/bkt/pkgs/trainer.zip:/pkgs/extra | "
             "mounts=/pkgs/extra argv=0");
+}
+
+// Source archives and wheels are pip-installed by the launcher in the replica, as Vertex installs
+// packageUris; directories and .zip stay on PYTHONPATH. Host command and container alike.
+TEST(ImageCatalogTest, ArchivesAndWheelsGoThroughThePipLauncher) {
+  WorkerPoolSpec p;
+  p.python_package_spec =
+      PythonPackageSpec{"eu.gcr.io/proj/executor:v1",
+                        {"gs://bkt/dist/trainer-0.1.tar.gz", "/pkgs/dep-1.0-py3-none-any.whl",
+                         "/pkgs/extra", "gs://bkt/dist/old.tgz"},
+                        "trainer.task",
+                        {"--lr=1"},
+                        {}};
+  auto r = ImageCatalog::BuiltIn().Resolve(p, "p");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->command.has_value());
+  const std::vector<std::string>& c = *r->command;
+  ASSERT_EQ(c.size(), 8u);
+  EXPECT_EQ(c[0] + " " + c[1] + " | " + c[3] + " " + c[4] + " " + c[5] + " " + c[6] + " " + c[7] +
+                " | args=" + r->args->at(0) + " | PYTHONPATH=" + r->env["PYTHONPATH"] +
+                " | mounts=" + r->mounts.at(0) + "," + r->mounts.at(1),
+            "python3 -c | 3 /gcs/bkt/dist/trainer-0.1.tar.gz /pkgs/dep-1.0-py3-none-any.whl "
+            "/gcs/bkt/dist/old.tgz trainer.task | args=--lr=1 | PYTHONPATH=/pkgs/extra | "
+            "mounts=/pkgs/dep-1.0-py3-none-any.whl,/pkgs/extra");
+  EXPECT_EQ(c[2], PythonPackageLauncherSource());
+
+  auto dir = testing::MakeTestDir();
+  testing::WriteFileOrDie(dir / "images.yaml",
+                          "images:\n  - uri: 'eu.gcr.io/proj/executor:*'\n"
+                          "    command: [/opt/py/bin/python, -u]\n");
+  auto host = ImageCatalog::LoadFile(dir / "images.yaml");
+  ASSERT_TRUE(host.ok()) << host.status();
+  p.python_package_spec->package_uris = {"/pkgs/trainer-0.1.tar.gz"};
+  r = host->Resolve(p, "p");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->argv.size(), 8u);
+  EXPECT_EQ(r->argv[0] + " " + r->argv[1] + " " + r->argv[2] + " | " + r->argv[4] + " " +
+                r->argv[5] + " " + r->argv[6] + " " + r->argv[7] + " | image=" + r->image +
+                " PYTHONPATH set=" + std::to_string(r->env.count("PYTHONPATH")),
+            "/opt/py/bin/python -u -c | 1 /pkgs/trainer-0.1.tar.gz trainer.task --lr=1 | image= "
+            "PYTHONPATH set=0");
 }
 
 // With containers, Vertex's prebuilt PyTorch names stay images (the rewrite table sends them to

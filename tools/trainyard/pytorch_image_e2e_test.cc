@@ -1,7 +1,8 @@
 // End-to-end: a job that names one of Vertex's prebuilt PyTorch training images runs in
 // trainyard/pytorch (scripts/build-images.sh pytorch: Debian 12, python3-torch, `hypertune`) as a
 // podman container, the way it runs on Vertex: `python -m MODULE` with the package from gs:// on
-// PYTHONPATH, AIP_MODEL_DIR written through /gcs, metrics reported with `import hypertune`.
+// PYTHONPATH or, from a source archive, pip-installed; AIP_MODEL_DIR written through /gcs,
+// metrics reported with `import hypertune`.
 // Uses the registry the environment names ($TRAINYARD_REGISTRY, trusted through
 // /etc/containers/registries.conf.d as scripts/registry-local.sh sets it up; .ci/run pushes the
 // image there). Skipped, with the reason, without root, podman, that registry or the image in it.
@@ -34,6 +35,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--lr", type=float, default=0.1)
 parser.add_argument("--steps", type=int, default=200)
 args = parser.parse_args()
+print("package", __file__)
 torch.manual_seed(0)
 x = torch.linspace(-1, 1, 64).unsqueeze(1)
 y = 3 * x + 1
@@ -147,6 +149,53 @@ TEST_F(PytorchImageE2ETest, APythonPackageTrainsWithTorchInTheImageAndWritesTheM
   auto model = ReadFile(dir_ / "buckets" / "bkt" / "out" / "model" / "model.pt");
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->substr(0, 2), "PK");  // torch.save's zip format
+}
+
+// Vertex's usual flow: `python setup.py sdist`, the archive copied to gs://, named in packageUris.
+// The replica pip-installs it (its install_requires, numpy, is met by the image's) as `nobody`,
+// then runs the module from where pip put it.
+TEST_F(PytorchImageE2ETest, ASourceArchiveIsPipInstalledInTheImageAsOnVertex) {
+  const fs::path sdist = dir_ / "sdist" / "trainer-0.1";
+  fs::create_directories(sdist / "trainer");
+  ASSERT_TRUE(WriteFileAtomic(sdist / "setup.py",
+                              "from setuptools import setup\n"
+                              "setup(name='trainer', version='0.1', packages=['trainer'],\n"
+                              "      install_requires=['numpy'])\n")
+                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(sdist / "PKG-INFO", "Metadata-Version: 2.1\nName: trainer\nVersion: 0.1\n")
+          .ok());
+  ASSERT_TRUE(WriteFileAtomic(sdist / "trainer" / "__init__.py", "").ok());
+  ASSERT_TRUE(WriteFileAtomic(sdist / "trainer" / "task.py", kTrainer).ok());
+  fs::create_directories(dir_ / "buckets" / "bkt" / "dist");
+  auto tar =
+      testing::RunProcess({"tar", "-C", (dir_ / "sdist").string(), "-czf",
+                           (dir_ / "buckets/bkt/dist/trainer-0.1.tar.gz").string(), "trainer-0.1"});
+  ASSERT_EQ(tar.exit_code, 0) << tar.err;
+
+  json pool = Pool({"--lr=0.1"});
+  pool["pythonPackageSpec"]["packageUris"] = {"gs://bkt/dist/trainer-0.1.tar.gz"};
+  json body = {{"displayName", "pytorch-sdist"},
+               {"jobSpec",
+                {{"workerPoolSpecs", json::array({pool})},
+                 {"baseOutputDirectory", {{"outputUriPrefix", "gs://bkt/sdist-out"}}}}}};
+  auto r =
+      Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  const std::string name = r.body.value("name", "");
+  json job = WaitForJob(server_->port(), name, {}, 540);
+  const std::string logs = Logs(name);
+  ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump(2) << logs;
+  for (const std::string& want :
+       {std::string("[trainyard] pip install /gcs/bkt/dist/trainer-0.1.tar.gz"),
+        std::string("Successfully installed trainer-0.1"),
+        std::string("package /tmp/trainyard-python-")}) {
+    EXPECT_NE(logs.find(want), std::string::npos) << want << " not in\n" << logs;
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(logs, m, std::regex(R"(uid 65534 loss (\S+))"))) << logs;
+  EXPECT_LT(std::stod(m[1]), 1e-3) << logs;
+  EXPECT_TRUE(fs::exists(dir_ / "buckets" / "bkt" / "sdist-out" / "model" / "model.pt")) << logs;
 }
 
 TEST_F(PytorchImageE2ETest, AStudyGetsItsTrialsMetricsFromImportHypertune) {

@@ -1,0 +1,108 @@
+#include "spec/python_package_launcher.h"
+
+namespace trainyard::spec {
+
+bool IsPipInstalledPackage(std::string_view uri) {
+  return uri.ends_with(".tar.gz") || uri.ends_with(".tgz") || uri.ends_with(".whl");
+}
+
+// Kept to what Python 3.6's standard library has: executor images carry old pythons too.
+const std::string& PythonPackageLauncherSource() {
+  static const std::string source = R"PY(
+import importlib.util, os, signal, subprocess, sys, tempfile
+
+
+def say(text):
+    sys.stderr.write("[trainyard] " + text + "\n")
+    sys.stderr.flush()
+
+
+def fresh_user_base():
+    try:
+        return tempfile.mkdtemp(prefix=".trainyard-python-", dir=os.getcwd())
+    except OSError:
+        return tempfile.mkdtemp(prefix="trainyard-python-")
+
+
+def can_build_here():
+    # setuptools with bdist_wheel (its own since 70.1, else the wheel package's): then an archive
+    # builds without pip's isolated build environment, which downloads them from an index.
+    found = importlib.util.find_spec
+    return found("setuptools") is not None and (
+        found("wheel") is not None or found("setuptools.command.bdist_wheel") is not None)
+
+
+def install(packages):
+    base = fresh_user_base()
+    env = dict(os.environ)
+    env.update(PYTHONUSERBASE=base, PIP_BREAK_SYSTEM_PACKAGES="1", PIP_NO_INPUT="1",
+               PIP_ROOT_USER_ACTION="ignore", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    say("pip install " + " ".join(packages))
+    pip = []
+    stopped = []
+
+    def forward(sig, frame):
+        stopped.append(sig)
+        if pip:
+            pip[0].send_signal(sig)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, forward)
+    command = [sys.executable, "-m", "pip", "install", "--user", "--no-warn-script-location",
+               "--progress-bar", "off", "--no-cache-dir"]
+    if can_build_here():
+        command.append("--no-build-isolation")
+    if not stopped:
+        pip.append(subprocess.Popen(command + packages, env=env))
+        code = pip[0].wait()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+    if stopped:
+        return 128 + stopped[0]
+    if code != 0:
+        say("pip install failed with exit code %d (its output is above)" % code)
+        return 128 - code if code < 0 else code
+    os.environ["PYTHONUSERBASE"] = base
+    return 0
+
+
+def main():
+    n = int(sys.argv[1])
+    packages, module, args = sys.argv[2:2 + n], sys.argv[2 + n], sys.argv[3 + n:]
+    if importlib.util.find_spec("pip") is not None:
+        code = install(packages)
+        if code != 0:
+            return code
+    else:
+        archives = [p for p in packages if not p.endswith(".whl")]
+        if archives:
+            say("pythonPackageSpec.packageUris: %s is a source archive, which is installed with "
+                "pip, but this python (%s) has no pip: install pip in the image (Debian: "
+                "python3-pip), or give the package as a directory, .zip or .whl"
+                % (archives[0], sys.executable))
+            return 2
+        say("this python (%s) has no pip: the wheels go on PYTHONPATH, without their "
+            "dependencies" % sys.executable)
+        path = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(packages + ([path] if path else []))
+    os.execv(sys.executable, [sys.executable, "-m", module] + args)
+
+
+sys.exit(main())
+)PY";
+  return source;
+}
+
+std::vector<std::string> PythonPackageLauncherArgv(const std::vector<std::string>& python,
+                                                   const std::vector<std::string>& packages,
+                                                   const std::string& module) {
+  std::vector<std::string> argv = python;
+  argv.push_back("-c");
+  argv.push_back(PythonPackageLauncherSource());
+  argv.push_back(std::to_string(packages.size()));
+  argv.insert(argv.end(), packages.begin(), packages.end());
+  argv.push_back(module);
+  return argv;
+}
+
+}  // namespace trainyard::spec

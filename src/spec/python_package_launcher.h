@@ -1,0 +1,43 @@
+// How a pythonPackageSpec's packages reach its module, as Vertex does it: Vertex installs the
+// packageUris with pip (`pip install`, dependencies included) and then runs `python -m MODULE`.
+// Trainyard does the same for the files pip installs, source archives (`.tar.gz`, `.tgz`: what
+// `python setup.py sdist`, `python -m build --sdist` and the Vertex SDK's CustomTrainingJob
+// upload) and wheels (`.whl`); directories and `.zip` files go on PYTHONPATH as they are.
+//
+// The install runs in the replica itself (inside its container, or as the host command), through
+// a launcher handed to the image's python as `python -c LAUNCHER`:
+//   1. `python -m pip install --user --no-build-isolation PKG...` into a fresh PYTHONUSERBASE
+//      (a directory under the replica's working directory, else under $TMPDIR), so concurrent
+//      replicas and attempts never share an install; pip's output goes to the job log;
+//      PIP_BREAK_SYSTEM_PACKAGES=1 lets pip install into a Debian python (PEP 668) for that user
+//      base only; where the python has setuptools with bdist_wheel, build isolation is off (it
+//      downloads setuptools from an index, which offline machines cannot reach) and the image's
+//      own setuptools builds the archive;
+//   2. `exec python -m MODULE ARGS` with that PYTHONUSERBASE, so the module is the replica's
+//      process (PID 1 in its container) and receives its signals.
+// Without pip in that python: wheels alone go on PYTHONPATH (said in the log: their dependencies
+// are not installed); a source archive ends the replica with exit code 2 and a message naming
+// the fix. A failed install ends it with pip's exit code. SIGTERM/SIGINT during the install stop
+// pip and end the replica with 128+N.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainyard::spec {
+
+// True for the package files pip installs (.tar.gz, .tgz, .whl).
+bool IsPipInstalledPackage(std::string_view uri);
+
+// The launcher's Python source (see above).
+const std::string& PythonPackageLauncherSource();
+
+// `python -c LAUNCHER N PKG... MODULE`: the argv that installs `packages` (paths as the replica
+// sees them) and runs `module` with the arguments that follow it. `python` is the image's
+// interpreter command (one or more words, e.g. {"python3"}).
+std::vector<std::string> PythonPackageLauncherArgv(const std::vector<std::string>& python,
+                                                   const std::vector<std::string>& packages,
+                                                   const std::string& module);
+
+}  // namespace trainyard::spec

@@ -1,0 +1,145 @@
+// The pip launcher run by a real python: a source archive and a wheel, both made here, installed
+// with the python's own pip into a fresh user base under the working directory, then the module
+// run with its arguments; a failed install; a python without pip. Skipped, with the reason, where
+// no python3 with pip, setuptools and wheel is installed (scripts/install-deps.sh --test installs
+// Debian's).
+#include "spec/python_package_launcher.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "testing/test_util.h"
+
+namespace trainyard::spec {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Writes dist/trainer-0.1.tar.gz (setup.py + trainer/task.py, which prints its arguments, where
+// it was imported from and helper.VALUE) and dist/helper-1.0-py3-none-any.whl (helper/__init__.py
+// and helper/main.py) with python's tarfile and zipfile.
+constexpr const char* kMakePackages = R"PY(
+import io, os, sys, tarfile, zipfile
+dist = sys.argv[1]
+os.makedirs(dist)
+files = {
+    "trainer-0.1/setup.py": "from setuptools import setup\n"
+                            "setup(name='trainer', version='0.1', packages=['trainer'])\n",
+    "trainer-0.1/PKG-INFO": "Metadata-Version: 2.1\nName: trainer\nVersion: 0.1\n",
+    "trainer-0.1/trainer/__init__.py": "",
+    "trainer-0.1/trainer/task.py":
+        "import sys, helper, trainer\n"
+        "print('task args=%s helper=%s from=%s' % (sys.argv[1:], helper.VALUE, trainer.__file__))\n",
+}
+with tarfile.open(os.path.join(dist, "trainer-0.1.tar.gz"), "w:gz") as tar:
+    for name, text in files.items():
+        data = text.encode()
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+wheel = {
+    "helper/__init__.py": "VALUE = 42\n",
+    "helper/main.py": "import sys, helper\nprint('helper main args=%s value=%s' % "
+                      "(sys.argv[1:], helper.VALUE))\n",
+    "helper-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: helper\nVersion: 1.0\n",
+    "helper-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                  "Tag: py3-none-any\n",
+}
+wheel["helper-1.0.dist-info/RECORD"] = "".join(n + ",,\n" for n in wheel) + \
+    "helper-1.0.dist-info/RECORD,,\n"
+with zipfile.ZipFile(os.path.join(dist, "helper-1.0-py3-none-any.whl"), "w") as z:
+    for name, text in wheel.items():
+        z.writestr(name, text)
+)PY";
+
+constexpr const char* kHasPipSetuptoolsAndWheel =
+    "import importlib.util, sys\n"
+    "sys.exit(not all(importlib.util.find_spec(m) for m in ('pip', 'setuptools', 'wheel')))";
+
+class PythonPackageLauncherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* candidate : {"/usr/bin/python3", "python3"}) {
+      if (testing::RunProcess({candidate, "-c", kHasPipSetuptoolsAndWheel}).exit_code == 0) {
+        python_ = candidate;
+        break;
+      }
+    }
+    if (python_.empty()) {
+      GTEST_SKIP() << "no python3 with pip, setuptools and wheel (Debian: apt-get install "
+                      "python3-pip)";
+    }
+    dir_ = testing::MakeTestDir();
+    fs::create_directories(dir_ / "work");
+    auto made = testing::RunProcess({python_, "-c", kMakePackages, (dir_ / "dist").string()});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    sdist_ = (dir_ / "dist/trainer-0.1.tar.gz").string();
+    wheel_ = (dir_ / "dist/helper-1.0-py3-none-any.whl").string();
+  }
+
+  // Runs the launcher as a replica would: in its working directory, `python ARGV`.
+  testing::ProcessResult Launch(std::vector<std::string> python,
+                                const std::vector<std::string>& packages, const std::string& module,
+                                const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"sh", "-c", "cd \"$0\" && exec \"$@\"",
+                                     (dir_ / "work").string()};
+    for (const std::string& a : PythonPackageLauncherArgv(python, packages, module)) {
+      argv.push_back(a);
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testing::RunProcess(argv);
+  }
+
+  std::string python_;
+  fs::path dir_;
+  std::string sdist_, wheel_;
+};
+
+TEST_F(PythonPackageLauncherTest, InstallsTheArchiveAndWheelThenRunsTheModuleWithItsArguments) {
+  auto r = Launch({python_}, {sdist_, wheel_}, "trainer.task", {"--lr=0.5", "two words"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("[trainyard] pip install " + sdist_ + " " + wheel_), std::string::npos)
+      << r.err;
+  const std::string want =
+      "task args=['--lr=0.5', 'two words'] helper=42 from=" + (dir_ / "work").string() +
+      "/.trainyard-python-";
+  // pip's own lines come first (they go to the job log too); the module's line is last.
+  const std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+  EXPECT_EQ(last.substr(0, want.size()), want) << r.out << r.err;
+  EXPECT_NE(r.out.find("Successfully installed helper-1.0 trainer-0.1"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(PythonPackageLauncherTest, AFailedInstallEndsWithPipsExitCodeAndSaysSo) {
+  auto r = Launch({python_}, {(dir_ / "dist/missing-1.0.tar.gz").string()}, "trainer.task", {});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("[trainyard] pip install failed with exit code 1"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("task args"), std::string::npos) << r.out;
+}
+
+// `python -S` has no site-packages, so no pip: the wheel goes on PYTHONPATH; an archive cannot.
+TEST_F(PythonPackageLauncherTest, WithoutPipWheelsGoOnThePathAndArchivesAreRefused) {
+  auto wheel_only = Launch({python_, "-S"}, {wheel_}, "helper.main", {"--x=1"});
+  EXPECT_EQ(wheel_only.exit_code, 0) << wheel_only.out << wheel_only.err;
+  EXPECT_EQ(wheel_only.out, "helper main args=['--x=1'] value=42\n") << wheel_only.err;
+  EXPECT_NE(wheel_only.err.find("has no pip: the wheels go on PYTHONPATH, without their "
+                                "dependencies"),
+            std::string::npos)
+      << wheel_only.err;
+
+  auto archive = Launch({python_, "-S"}, {wheel_, sdist_}, "trainer.task", {});
+  EXPECT_EQ(archive.exit_code, 2) << archive.out << archive.err;
+  EXPECT_NE(archive.err.find("pythonPackageSpec.packageUris: " + sdist_ +
+                             " is a source archive, which is installed with pip, but this python"),
+            std::string::npos)
+      << archive.err;
+  EXPECT_NE(archive.err.find("install pip in the image (Debian: python3-pip)"), std::string::npos)
+      << archive.err;
+}
+
+}  // namespace
+}  // namespace trainyard::spec
