@@ -1,7 +1,8 @@
 // Google's own gcloud CLI, unchanged, against a Trainyard server: the article's job.sh flow with
 // `gcloud storage` for the data and `gcloud ai custom-jobs` for the job (create, describe until
-// done, stream-logs), `gcloud storage cat` of what the job wrote, `gcloud logging read`, and an
-// HP-tuning job through `gcloud ai hp-tuning-jobs`. Skipped (with the reason) where gcloud is not
+// done, stream-logs), `gcloud storage cat` of what the job wrote, `gcloud logging read`, a
+// Python source archive through --python-package-uris, and an HP-tuning job through
+// `gcloud ai hp-tuning-jobs`. Skipped (with the reason) where gcloud is not
 // installed.
 #include <gtest/gtest.h>
 
@@ -67,7 +68,9 @@ class GcloudE2ETest : public ::testing::Test {
     testing::WriteFileOrDie(
         dir_ / "images.yaml",
         "images:\n  - uri: eu.gcr.io/*/pt_bert_sentiment:*\n    command: [sh, " +
-            (dir_ / "trainer.sh").string() + "]\n");
+            (dir_ / "trainer.sh").string() +
+            "]\n  - uri: europe-docker.pkg.dev/vertex-ai/training/sklearn-cpu.*\n"
+            "    command: [/usr/bin/python3]\n");
     std::string error;
     server_ = ServerProcess::Start(
         dir_ / "data",
@@ -160,6 +163,51 @@ TEST_F(GcloudE2ETest, ArticleJobShWithGcloudStorageAiAndLogging) {
   auto rm = Gcloud({"storage", "rm", "gs://my-bucket/data/test.csv"});
   EXPECT_EQ(rm.exit_code, 0) << rm.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "buckets" / "my-bucket" / "data" / "test.csv"));
+}
+
+// Vertex's Python-package flow with gcloud: a source archive copied with `gcloud storage cp` and
+// named by --python-package-uris is pip-installed before `python -m MODULE` runs (here by the
+// host's Debian python, which the test's image catalog maps the executor image to).
+TEST_F(GcloudE2ETest, PythonPackageArchiveThroughGcloud) {
+  auto has_pip = testing::RunProcess(
+      {"/usr/bin/python3", "-c",
+       "import importlib.util as u, sys\n"
+       "sys.exit(not all(u.find_spec(m) for m in ('pip', 'setuptools', 'wheel')))"});
+  if (has_pip.exit_code != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 has no pip, setuptools or wheel (apt-get install "
+                    "python3-pip)";
+  }
+  const std::filesystem::path src = dir_ / "sdist" / "trainer-0.1";
+  testing::WriteFileOrDie(src / "setup.py",
+                          "from setuptools import setup, find_packages\n"
+                          "setup(name='trainer', version='0.1', packages=find_packages())\n");
+  testing::WriteFileOrDie(src / "trainer" / "__init__.py", "");
+  testing::WriteFileOrDie(src / "trainer" / "task.py",
+                          "import sys\nprint('task args=%s' % sys.argv[1:])\n");
+  auto tar = testing::RunProcess({"tar", "-C", (dir_ / "sdist").string(), "-czf",
+                                  (dir_ / "trainer-0.1.tar.gz").string(), "trainer-0.1"});
+  ASSERT_EQ(tar.exit_code, 0) << tar.err;
+  ASSERT_EQ(Gcloud({"storage", "buckets", "create", "gs://my-bucket"}).exit_code, 0);
+  auto cp =
+      Gcloud({"storage", "cp", (dir_ / "trainer-0.1.tar.gz").string(), "gs://my-bucket/dist/"});
+  ASSERT_EQ(cp.exit_code, 0) << cp.err;
+
+  auto create = Gcloud(
+      {"ai", "custom-jobs", "create", "--region=europe-west4", "--display-name=sdist",
+       "--python-package-uris=gs://my-bucket/dist/trainer-0.1.tar.gz",
+       "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,executor-image-uri="
+       "europe-docker.pkg.dev/vertex-ai/training/sklearn-cpu.1-0:latest,python-module=trainer.task",
+       "--args=--alpha=0.5"});
+  ASSERT_EQ(create.exit_code, 0) << create.out << create.err;
+  std::smatch m;
+  const std::string created = create.out + create.err;
+  ASSERT_TRUE(std::regex_search(created, m, std::regex(R"(customJobs/(\d+))"))) << created;
+  EXPECT_EQ(WaitDone("custom-jobs", m[1]), "JOB_STATE_SUCCEEDED") << server_->Stderr();
+  auto logs = Gcloud(
+      {"ai", "custom-jobs", "stream-logs", m[1], "--region=europe-west4", "--polling-interval=1"});
+  EXPECT_NE(logs.out.find("Successfully installed trainer-0.1"), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("workerpool0-0\ttask args=['--alpha=0.5']"), std::string::npos)
+      << logs.out << logs.err;
 }
 
 TEST_F(GcloudE2ETest, HpTuningJobThroughGcloud) {
