@@ -115,6 +115,23 @@ class PytorchImageE2ETest : public ::testing::Test {
               {"args", args}}}};
   }
 
+  // Creates a one-pool CustomJob writing under `output`, waits until it ends and returns it, with
+  // its log in *logs.
+  json RunJob(const std::string& display_name, const json& pool, const std::string& output,
+              std::string* logs) {
+    json body = {{"displayName", display_name},
+                 {"jobSpec",
+                  {{"workerPoolSpecs", json::array({pool})},
+                   {"baseOutputDirectory", {{"outputUriPrefix", output}}}}}};
+    auto r =
+        Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body.dump());
+    EXPECT_EQ(r.status, 200) << r.body.dump();
+    const std::string name = r.body.value("name", "");
+    json job = WaitForJob(server_->port(), name, {}, 540);
+    *logs = Logs(name);
+    return job;
+  }
+
   std::string Logs(const std::string& name) {
     return Cli(server_->endpoint(), {"ai", "custom-jobs", "stream-logs", name}).out;
   }
@@ -126,16 +143,8 @@ class PytorchImageE2ETest : public ::testing::Test {
 };
 
 TEST_F(PytorchImageE2ETest, APythonPackageTrainsWithTorchInTheImageAndWritesTheModelThroughGcs) {
-  json body = {{"displayName", "pytorch-image"},
-               {"jobSpec",
-                {{"workerPoolSpecs", json::array({Pool({"--lr=0.1"})})},
-                 {"baseOutputDirectory", {{"outputUriPrefix", "gs://bkt/out"}}}}}};
-  auto r =
-      Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body.dump());
-  ASSERT_EQ(r.status, 200) << r.body.dump();
-  const std::string name = r.body.value("name", "");
-  json job = WaitForJob(server_->port(), name, {}, 540);
-  const std::string logs = Logs(name);
+  std::string logs;
+  json job = RunJob("pytorch-image", Pool({"--lr=0.1"}), "gs://bkt/out", &logs);
   ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump(2) << logs;
   // Debian 12's torch and python, as `nobody`, pulled from the rewritten name.
   std::smatch m;
@@ -175,16 +184,8 @@ TEST_F(PytorchImageE2ETest, ASourceArchiveIsPipInstalledInTheImageAsOnVertex) {
 
   json pool = Pool({"--lr=0.1"});
   pool["pythonPackageSpec"]["packageUris"] = {"gs://bkt/dist/trainer-0.1.tar.gz"};
-  json body = {{"displayName", "pytorch-sdist"},
-               {"jobSpec",
-                {{"workerPoolSpecs", json::array({pool})},
-                 {"baseOutputDirectory", {{"outputUriPrefix", "gs://bkt/sdist-out"}}}}}};
-  auto r =
-      Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body.dump());
-  ASSERT_EQ(r.status, 200) << r.body.dump();
-  const std::string name = r.body.value("name", "");
-  json job = WaitForJob(server_->port(), name, {}, 540);
-  const std::string logs = Logs(name);
+  std::string logs;
+  json job = RunJob("pytorch-sdist", pool, "gs://bkt/sdist-out", &logs);
   ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump(2) << logs;
   for (const std::string& want :
        {std::string("[trainyard] pip install /gcs/bkt/dist/trainer-0.1.tar.gz"),
