@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,18 +169,50 @@ void ForwardSignals(ContainerEngine& engine, const std::string& name, int* handl
 // run. Once it has been gone for a few seconds, podman is trusted no longer: something outside
 // (a `podman system reset`, a killed conmon) can lose a container's exit, after which podman
 // reports it as "created" and `podman logs --follow` / `podman wait` never return.
+// As the subreaper of what podman starts (ContainerRunMain), this process is conmon's parent, and
+// PID 1's once conmon is gone: each look collects them when they have exited, and PID 1's own
+// exit status is kept (ReapedExitCode), the one exit code left when conmon died before recording
+// it.
 class ExitWatch {
  public:
-  explicit ExitWatch(int64_t pid) : pid_(pid) {}
+  ExitWatch(int64_t pid, int64_t conmon_pid) : pid_(pid), conmon_pid_(conmon_pid) {}
   bool MayRun() {
-    if (pid_ <= 0 || ::kill(static_cast<pid_t>(pid_), 0) == 0 || errno != ESRCH) return true;
+    ReapConmon();
+    if (pid_ <= 0) return true;
+    if (!reaped_exit_code_) {
+      int status = 0;
+      if (::waitpid(static_cast<pid_t>(pid_), &status, WNOHANG) == static_cast<pid_t>(pid_)) {
+        reaped_exit_code_ = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+      } else if (::kill(static_cast<pid_t>(pid_), 0) == 0 || errno != ESRCH) {
+        return true;
+      }
+    }
     const auto now = std::chrono::steady_clock::now();
     if (!gone_since_) gone_since_ = now;
     return now - *gone_since_ < std::chrono::seconds(5);
   }
+  // Collects conmon if it has exited; waits up to `patience` for that. A conmon that is not this
+  // process's child (ECHILD) is init's to collect.
+  void ReapConmon(std::chrono::milliseconds patience = std::chrono::milliseconds(0)) {
+    const auto until = std::chrono::steady_clock::now() + patience;
+    while (conmon_pid_ > 0) {
+      pid_t r = ::waitpid(static_cast<pid_t>(conmon_pid_), nullptr, WNOHANG);
+      if (r < 0 && errno == EINTR) continue;
+      if (r != 0) {
+        conmon_pid_ = 0;  // collected, or not ours
+        return;
+      }
+      if (std::chrono::steady_clock::now() >= until) return;
+      ::usleep(20000);
+    }
+  }
+  // PID 1's exit code (128+N when killed by signal N) if this process collected it.
+  std::optional<int> ReapedExitCode() const { return reaped_exit_code_; }
 
  private:
   int64_t pid_;
+  int64_t conmon_pid_;
+  std::optional<int> reaped_exit_code_;
   std::optional<std::chrono::steady_clock::time_point> gone_since_;
 };
 
@@ -225,9 +258,15 @@ int ExitCodeOf(const ContainerRunSpec& spec, ContainerEngine& engine, int* handl
       return 255;
     }
     if (!watch->MayRun()) {
+      const std::string says = state.ok() ? "not exited" : state.status().message();
+      if (auto code = watch->ReapedExitCode()) {
+        Say("container " + name + " ended with exit code " + std::to_string(*code) +
+            " after its conmon did (podman's state says '" + says +
+            "'); this process, its subreaper, collected it");
+        return *code;
+      }
       Say("container " + name + " has ended but podman lost its exit code (its state says '" +
-          std::string(state.ok() ? "not exited" : state.status().message()) +
-          "'; was podman's state reset meanwhile?); recording 255");
+          says + "'; was podman's state reset meanwhile?); recording 255");
       return 255;
     }
   }
@@ -394,13 +433,21 @@ int ContainerRunMain(int argc, char** argv) {
       engine.Pull(image, spec.pull, [](std::string_view line) { std::cerr << line << std::endl; });
   if (!pulled.ok()) return fail("IMAGE_UNAVAILABLE", pulled);
   if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);
+  // conmon leaves podman's process tree (it daemonizes). As the subreaper, this process becomes
+  // its parent instead of init, so the container stays in the tree of whatever runs us: Slurm's
+  // process tracking (proctrack/linuxproc, jobacct_gather/linux) then counts its memory and CPU
+  // in the step (sstat, sacct) and signals it with the step. ExitWatch collects conmon.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    Say(std::string("cannot become the container's subreaper (") + std::strerror(errno) +
+        "); it runs outside this process tree");
+  }
   if (Status ran = engine.Run(spec.container); !ran.ok()) {
     return fail(ran.code() == StatusCode::kNotFound ? "IMAGE_UNAVAILABLE" : "START_FAILED", ran);
   }
   int handled = 0;
   Relayed relayed;
   auto started = engine.Inspect(spec.container.name);
-  ExitWatch watch(started.ok() ? started->pid : 0);
+  ExitWatch watch(started.ok() ? started->pid : 0, started.ok() ? started->conmon_pid : 0);
   FollowUntilExit(spec, engine, &handled, &relayed, &watch);
   int code = ExitCodeOf(spec, engine, &handled, &watch);
   // `podman logs --follow` can stop at the container's exit before printing the last lines its
@@ -415,6 +462,7 @@ int ContainerRunMain(int argc, char** argv) {
   if (Status removed = engine.Remove(spec.container.name); !removed.ok()) {
     Say("could not remove container " + spec.container.name + ": " + removed.message());
   }
+  watch.ReapConmon(std::chrono::seconds(2));
   return code;
 }
 

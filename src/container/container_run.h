@@ -8,7 +8,9 @@
 // FILE (ContainerRunSpec as JSON, written by the runtime) says which podman to use, the image to
 // pull and the container to run. The program
 //   1. pulls the image (PullPolicy), podman's progress lines on stderr (-> the job log);
-//   2. runs the container detached (`podman run --detach --replace`, ContainerSpec);
+//   2. runs the container detached (`podman run --detach --replace`, ContainerSpec), as the
+//      subreaper of what podman starts: conmon (and PID 1, should conmon die) are its children,
+//      so the container stays in the process tree of what runs this program (a Slurm step);
 //   3. follows its output (`podman logs --follow`, in a process group of its own so a forwarded
 //      SIGTERM does not end it; started again from where it died if something signals it
 //      anyway, as Slurm does to every process of a step) onto its own stdout/stderr (-> the
@@ -16,7 +18,8 @@
 //   4. on SIGTERM/SIGINT/SIGHUP sends that signal to the container's PID 1 (podman kill), so the
 //      entrypoint's handlers run; SIGKILL comes from the executor (`podman kill --signal 9`);
 //   5. when the container has exited and its output is drained, removes the container and exits
-//      with the container's exit code (128+N when killed by signal N; 137 for SIGKILL and OOM).
+//      with the container's exit code (128+N when killed by signal N; 137 for SIGKILL and OOM;
+//      PID 1's own status when conmon died before recording it; 255 when nobody has it).
 // An image that cannot be pulled, or a container that cannot be started, writes the spec's
 // error_file ({"failure":"IMAGE_UNAVAILABLE"|"START_FAILED","message":"..."}) atomically and exits
 // 125 (podman's own "the engine failed" code); the runtime turns that into a failed start the

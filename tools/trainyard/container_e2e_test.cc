@@ -8,8 +8,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "common/file_util.h"
 #include "e2e_harness.h"
@@ -123,9 +126,11 @@ class ContainerE2ETest : public ::testing::Test {
   }
 
   // Creates a job over REST from its jobSpec JSON; returns its name ("" on failure).
-  std::string CreateRest(const std::string& job_spec) {
-    auto r = Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
-                  R"({"displayName":"c","jobSpec":)" + job_spec + "}");
+  // Creates a CustomJob with `job_spec` on the suite's server, or on the one at `port`.
+  std::string CreateRest(const std::string& job_spec, int port = 0) {
+    auto r =
+        Http(port ? port : server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
+             R"({"displayName":"c","jobSpec":)" + job_spec + "}");
     EXPECT_EQ(r.status, 200) << r.body.dump();
     return r.body.value("name", "");
   }
@@ -430,11 +435,7 @@ TEST_F(ContainerE2ETest, APythonPackageRunsInItsExecutorImage) {
 // node (trainyard-slurm-task); chief and worker rendezvous over MASTER_ADDR and /gcs is the bucket.
 // Skipped without an idle Slurm node (scripts/slurm-local.sh start --nodes 2).
 TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
-  auto sinfo = testing::RunProcess({"sinfo", "-h", "-o", "%T"});
-  if (sinfo.exit_code != 0 || sinfo.out.find("idle") == std::string::npos) {
-    GTEST_SKIP() << "no Slurm cluster with an idle node; start one with: bash "
-                    "scripts/slurm-local.sh start --nodes 2";
-  }
+  if (std::string why = SlurmSkipReason(); !why.empty()) GTEST_SKIP() << why;
   std::string error;
   auto slurm = ServerProcess::Start(
       dir_ / "slurm-data", {"--executor", "slurm", "--kill-grace-seconds", "5"}, &error, Env());
@@ -443,11 +444,9 @@ TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
       "echo rank=$RANK; mkdir -p /gcs/bkt && echo slurm > /gcs/bkt/slurm.txt; "
       "nc -l -p $MASTER_PORT > /gcs/bkt/heard.txt; cat /gcs/bkt/heard.txt";
   std::string worker = kSendRankToChief;
-  auto r = Http(slurm->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
-                R"({"displayName":"s","jobSpec":{"workerPoolSpecs":[)" + ShellPool(chief) + "," +
-                    ShellPool(worker) + "]}}");
-  ASSERT_EQ(r.status, 200) << r.body.dump();
-  std::string name = r.body.value("name", "");
+  std::string name = CreateRest(
+      R"({"workerPoolSpecs":[)" + ShellPool(chief) + "," + ShellPool(worker) + "]}", slurm->port());
+  ASSERT_FALSE(name.empty());
   json job = WaitForJob(slurm->port(), name, {}, 180);
   std::string logs = Cli(slurm->endpoint(), {"ai", "custom-jobs", "stream-logs", name}, Env()).out;
   EXPECT_EQ(State(job) + " | " + Slurp(dir_ / "buckets/bkt/slurm.txt"),
@@ -483,13 +482,12 @@ TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
   EXPECT_NE(why.find("eu.gcr.io/my-project/no-such-image:dev"), std::string::npos) << why;
 
   // Cancel: scancel's SIGTERM reaches the container's entrypoint on its node.
-  auto c = Http(slurm->port(), "POST", std::string("/v1/") + kParent + "/customJobs",
-                R"({"displayName":"s","jobSpec":{"workerPoolSpecs":[)" +
-                    ShellPool("trap 'echo got-SIGTERM; exit 0' TERM; echo ready; "
-                              "while true; do sleep 0.2; done") +
-                    "]}}");
-  ASSERT_EQ(c.status, 200) << c.body.dump();
-  std::string cancelled = c.body.value("name", "");
+  std::string cancelled = CreateRest(R"({"workerPoolSpecs":[)" +
+                                         ShellPool("trap 'echo got-SIGTERM; exit 0' TERM; "
+                                                   "echo ready; while true; do sleep 0.2; done") +
+                                         "]}",
+                                     slurm->port());
+  ASSERT_FALSE(cancelled.empty());
   WaitForJob(slurm->port(), cancelled, {"JOB_STATE_RUNNING"}, 120);
   for (int i = 0; i < 600; ++i) {
     auto read = Http(slurm->port(), "GET", "/v1/" + cancelled + ":logs");
@@ -509,14 +507,53 @@ TEST_F(ContainerE2ETest, OnSlurmEachTaskRunsItsContainer) {
                   .c_str());  // tasks use podman's default storage
 }
 
+// Slurm's accounting covers the container: trainyard-container-run is the subreaper of what
+// podman starts, so conmon and the container stay in the step's process tree, where
+// jobacct_gather/linux (sstat while it runs, sacct after) sums their memory. The container holds
+// a 150 MiB buffer (busybox dd's block, blocked writing into a pipe nobody reads).
+TEST_F(ContainerE2ETest, OnSlurmTheStepsAccountingCountsTheContainer) {
+  if (std::string why = SlurmSkipReason(); !why.empty()) GTEST_SKIP() << why;
+  std::string error;
+  auto slurm = ServerProcess::Start(dir_ / "slurm-data", {"--executor", "slurm"}, &error, Env());
+  ASSERT_NE(slurm, nullptr) << error;
+  const std::string name = CreateRest(
+      R"({"workerPoolSpecs":[)" +
+          ShellPool("dd if=/dev/zero bs=150M count=1 2>/dev/null | (echo holding; sleep 8)") + "]}",
+      slurm->port());
+  ASSERT_FALSE(name.empty());
+  std::string slurm_job;
+  int64_t max_rss_kib = 0;
+  std::string sstat_seen;
+  for (int i = 0; i < 600 && max_rss_kib < 150 * 1024; ++i) {
+    ::usleep(100000);
+    const std::string logs = Http(slurm->port(), "GET", "/v1/" + name + ":logs").body.dump();
+    std::smatch m;
+    if (slurm_job.empty() &&
+        std::regex_search(logs, m, std::regex(R"(submitted to Slurm as job (\d+))"))) {
+      slurm_job = m[1];
+    }
+    if (slurm_job.empty() || logs.find("holding") == std::string::npos) continue;
+    auto sstat = testing::RunProcess({"sstat", "--allsteps", "--noheader", "--parsable2",
+                                      "--format=JobID,MaxRSS", "-j", slurm_job});
+    if (sstat.exit_code != 0 || sstat.out.empty()) break;  // the step has ended
+    sstat_seen = sstat.out;
+    std::istringstream lines(sstat.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch rss;
+      if (!std::regex_search(line, rss, std::regex(R"(\|(\d+(?:\.\d+)?)([KMG]?)$)"))) continue;
+      const double scale = rss[2] == "G" ? 1024.0 * 1024 : rss[2] == "M" ? 1024.0 : 1.0;
+      max_rss_kib = std::max(max_rss_kib, static_cast<int64_t>(std::stod(rss[1]) * scale));
+    }
+  }
+  EXPECT_GE(max_rss_kib, 150 * 1024) << "sstat of Slurm job " << slurm_job << ":\n" << sstat_seen;
+  json job = WaitForJob(slurm->port(), name, {}, 180);
+  EXPECT_EQ(State(job), "JOB_STATE_SUCCEEDED") << slurm->Stderr();
+}
+
 // The issue's bar on Slurm: the two-worker data-parallel BERT job (chief + worker, c10d over
 // MASTER_ADDR) runs from the trainer's image, one container per task on its node.
 TEST_F(ContainerE2ETest, TheBertImageTrainsTwoDataParallelWorkersOnSlurm) {
-  auto sinfo = testing::RunProcess({"sinfo", "-h", "-o", "%T"});
-  if (sinfo.exit_code != 0 || sinfo.out.find("idle") == std::string::npos) {
-    GTEST_SKIP() << "no Slurm cluster with an idle node; start one with: bash "
-                    "scripts/slurm-local.sh start --nodes 2";
-  }
+  if (std::string why = SlurmSkipReason(); !why.empty()) GTEST_SKIP() << why;
   const fs::path bert = testing::ToolPath("trainyard-bert");
   if (!fs::exists(bert)) GTEST_SKIP() << "needs trainyard-bert (a LibTorch build)";
   ASSERT_NO_FATAL_FAILURE(BuildBertImage(bert));

@@ -17,11 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-bool SlurmAvailable() {
-  auto r = testing::RunProcess({"sinfo", "-h", "-o", "%T"});
-  return r.exit_code == 0 && r.out.find("idle") != std::string::npos;
-}
-
 class DistributedBertE2ETest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -146,10 +141,7 @@ TEST_F(DistributedBertE2ETest, LocalExecutorRunsTwoWorkerPoolsAsOneDataParallelG
 }
 
 TEST_F(DistributedBertE2ETest, SlurmExecutorRunsTwoWorkerPoolsAsOneDataParallelGang) {
-  if (!SlurmAvailable()) {
-    GTEST_SKIP() << "no Slurm cluster with an idle node; start one with: bash "
-                    "scripts/slurm-local.sh start --nodes 2";
-  }
+  if (std::string why = SlurmSkipReason(); !why.empty()) GTEST_SKIP() << why;
   RunAndCheck({"--executor", "slurm"});
 }
 

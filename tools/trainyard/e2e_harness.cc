@@ -25,6 +25,13 @@ bool HaveLocalExecutor() {
 
 std::string DefaultExecutor() { return HaveLocalExecutor() ? "local" : "fake"; }
 
+std::string SlurmSkipReason() {
+  auto sinfo = testing::RunProcess({"sinfo", "-h", "-o", "%T"});
+  if (sinfo.exit_code == 0 && sinfo.out.find("idle") != std::string::npos) return "";
+  return "no Slurm cluster with an idle node; start one with: bash scripts/slurm-local.sh start "
+         "--nodes 2";
+}
+
 std::unique_ptr<ServerProcess> ServerProcess::Start(const std::filesystem::path& data_dir,
                                                     const std::vector<std::string>& extra_args,
                                                     std::string* error,

@@ -17,6 +17,9 @@ namespace trainyard::e2e {
 // "local" when the binary has the LocalExecutor, else "fake".
 std::string DefaultExecutor();
 bool HaveLocalExecutor();
+// Why the tests that need a Slurm cluster cannot run here (with how to start one), or "" when
+// `sinfo` answers with an idle node.
+std::string SlurmSkipReason();
 
 class ServerProcess {
  public:
