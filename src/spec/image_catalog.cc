@@ -153,12 +153,12 @@ StatusOr<ResolvedCommand> ImageCatalog::Resolve(const WorkerPoolSpec& pool,
     // `python -m MODULE`, through the pip launcher when packages are to be installed; ARGS follow
     // (as the container's CMD for an image).
     const std::vector<std::string> python = e ? e->command : std::vector<std::string>{"python3"};
-    std::vector<std::string> program =
-        to_install.empty() ? python
-                           : PythonPackageLauncherArgv(python, to_install, p.python_module);
+    std::vector<std::string> program = python;
     if (to_install.empty()) {
       program.push_back("-m");
       program.push_back(p.python_module);
+    } else {
+      program = PythonPackageLauncherArgv(python, to_install, p.python_module);
     }
     if (e) {
       out.argv = std::move(program);
