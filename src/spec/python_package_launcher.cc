@@ -12,9 +12,9 @@ const std::string& PythonPackageLauncherSource() {
 import importlib.util, os, signal, subprocess, sys, tempfile
 
 
-def say(text):
-    sys.stderr.write("[trainyard] " + text + "\n")
-    sys.stderr.flush()
+def say(text, stream=sys.stderr):
+    stream.write("[trainyard] " + text + "\n")
+    stream.flush()
 
 
 def fresh_user_base():
@@ -37,7 +37,7 @@ def install(packages):
     env = dict(os.environ)
     env.update(PYTHONUSERBASE=base, PIP_BREAK_SYSTEM_PACKAGES="1", PIP_NO_INPUT="1",
                PIP_ROOT_USER_ACTION="ignore", PIP_DISABLE_PIP_VERSION_CHECK="1")
-    say("pip install " + " ".join(packages))
+    say("pip install " + " ".join(packages), sys.stdout)  # in order with pip's own output
     pip = []
     stopped = []
 

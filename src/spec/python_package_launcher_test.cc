@@ -101,8 +101,8 @@ class PythonPackageLauncherTest : public ::testing::Test {
 TEST_F(PythonPackageLauncherTest, InstallsTheArchiveAndWheelThenRunsTheModuleWithItsArguments) {
   auto r = Launch({python_}, {sdist_, wheel_}, "trainer.task", {"--lr=0.5", "two words"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.err.find("[trainyard] pip install " + sdist_ + " " + wheel_), std::string::npos)
-      << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "[trainyard] pip install " + sdist_ + " " + wheel_)
+      << r.out << r.err;
   const std::string want =
       "task args=['--lr=0.5', 'two words'] helper=42 from=" + (dir_ / "work").string() +
       "/.trainyard-python-";
