@@ -24,7 +24,8 @@ class Server;
 // includes cpp-httplib's header first (its <resolv.h> defines `_res`).
 namespace trainyard::controller {
 class TuningJobController;
-}
+class OperationController;
+}  // namespace trainyard::controller
 
 namespace trainyard::api {
 
@@ -46,6 +47,7 @@ struct ApiServerOptions {
 struct ApiControllers {
   controller::JobController* custom_jobs = nullptr;        // required
   controller::TuningJobController* tuning_jobs = nullptr;  // null: no hyperparameterTuningJobs
+  controller::OperationController* operations = nullptr;   // required: every delete is one
 };
 
 class ApiServer {

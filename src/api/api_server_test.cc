@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "api/http_status.h"
+#include "controller/operation_controller.h"
 #include "executor/fake_executor.h"
 #include "store/memory_job_store.h"
 #include "testing/test_util.h"
@@ -45,8 +46,8 @@ class ApiServerTest : public ::testing::Test {
     options.max_request_bytes = 64 * 1024;
     options.max_log_wait_seconds = 2;
     if (streaming_) options.is_streaming_path = [](std::string_view p) { return p == "/up"; };
-    server_ =
-        std::make_unique<ApiServer>(ApiControllers{controller_.get(), tuning_.get()}, options);
+    server_ = std::make_unique<ApiServer>(
+        ApiControllers{controller_.get(), tuning_.get(), &operations_}, options);
     auto port = server_->Bind();
     ASSERT_TRUE(port.ok()) << port.status();
     port_ = *port;
@@ -78,6 +79,7 @@ class ApiServerTest : public ::testing::Test {
   int port_ = 0;
   store::MemoryJobStore store_;
   executor::FakeExecutor executor_;
+  controller::OperationController operations_{&store_};
   spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
   std::unique_ptr<controller::JobController> controller_;
   std::unique_ptr<controller::TuningJobController> tuning_;

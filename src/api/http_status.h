@@ -4,15 +4,27 @@
 // CANCELLED 499, UNKNOWN/INTERNAL/DATA_LOSS 500, UNIMPLEMENTED 501, UNAVAILABLE 503,
 // DEADLINE_EXCEEDED 504. The body is the google.rpc.Status JSON of Google APIs:
 //   {"error": {"code": 400, "message": "...", "status": "INVALID_ARGUMENT"}}
+// An error about request fields also carries google.rpc.BadRequest in `details`:
+//   "details": [{"@type": "type.googleapis.com/google.rpc.BadRequest",
+//                "fieldViolations": [{"field": "jobSpec.workerPoolSpecs[0].replicaCount",
+//                                     "description": "..."}]}]
+// from Status::field_violations(), or, for an INVALID_ARGUMENT / FAILED_PRECONDITION / OUT_OF_RANGE
+// without any, from the wording every validator shares ("<field path>: <what is wrong>",
+// protojson/reader.h), so clients (gcloud prints them; the console shows each next to its field)
+// get the field of every validation error.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "common/status.h"
 
 namespace trainyard::api {
 
 int HttpStatusFor(StatusCode code);
+
+// The field violations the error body of `status` carries (see above); empty for other errors.
+std::vector<FieldViolation> FieldViolationsOf(const Status& status);
 
 // The error body; "code" is the HTTP status, as Google's REST front ends send it.
 nlohmann::json ErrorBody(const Status& status);

@@ -134,10 +134,15 @@ Status RouteTable::Check(const httplib::Request& req, const RouteSpec& spec,
 }
 
 std::string ProjectOfPath(const std::string& path) {
-  constexpr std::string_view kPrefix = "/v1/projects/";
-  if (!path.starts_with(kPrefix)) return "";
-  const size_t end = path.find('/', kPrefix.size());
-  return path.substr(kPrefix.size(), end == std::string::npos ? end : end - kPrefix.size());
+  // "/v1/projects/P/...", and the same under any other first segment ("/ui/", "/v1beta1/"): an
+  // alias of a project route is that project's.
+  const size_t version_end = path.find('/', 1);
+  if (path.empty() || path[0] != '/' || version_end == std::string::npos) return "";
+  constexpr std::string_view kProjects = "/projects/";
+  if (path.compare(version_end, kProjects.size(), kProjects) != 0) return "";
+  const size_t start = version_end + kProjects.size();
+  const size_t end = path.find('/', start);
+  return path.substr(start, end == std::string::npos ? end : end - start);
 }
 
 }  // namespace trainyard::api

@@ -99,7 +99,8 @@ class RouteTable {
   std::shared_ptr<std::vector<Logger>> loggers_ = std::make_shared<std::vector<Logger>>();
 };
 
-// The project of a /v1/projects/{p}/... path, "" for any other path.
+// The project of a /v1/projects/{p}/... path (or /ui/projects/{p}/..., any first segment), ""
+// for any other path.
 std::string ProjectOfPath(const std::string& path);
 
 }  // namespace trainyard::api

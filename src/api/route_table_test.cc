@@ -96,6 +96,8 @@ TEST(ProjectOfPathTest, OnlyProjectPaths) {
   EXPECT_EQ(ProjectOfPath("/v1/projects/p1"), "p1");
   EXPECT_EQ(ProjectOfPath("/healthz"), "");
   EXPECT_EQ(ProjectOfPath("/v1/projectsX/p"), "");
+  EXPECT_EQ(ProjectOfPath("/ui/projects/p2/locations/l/operations/1"), "p2");
+  EXPECT_EQ(ProjectOfPath("/storage/v1/b/projects/o"), "");
 }
 
 }  // namespace

@@ -45,17 +45,31 @@ void SendError(httplib::Response& res, const Status& status) {
   SendJson(res, HttpStatusFor(status.code()), ErrorBody(status));
 }
 
-Status CheckParams(const httplib::Request& req, std::initializer_list<std::string_view> known) {
+namespace {
+
+template <typename Known>
+Status CheckParamsIn(const httplib::Request& req, const Known& known) {
   for (const auto& [key, value] : req.params) {
     bool ok = IsSystemParam(key);
-    for (auto k : known) ok |= (k == key);
+    for (const auto& k : known) ok |= (k == key);
     if (!ok) {
       return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" + key +
                                   "\": Cannot bind query parameter. Field '" + key +
-                                  "' could not be found in request message.");
+                                  "' could not be found in request message.")
+          .WithFieldViolation(key, "unknown query parameter");
     }
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckParams(const httplib::Request& req, std::initializer_list<std::string_view> known) {
+  return CheckParamsIn(req, known);
+}
+
+Status CheckParams(const httplib::Request& req, const std::vector<std::string>& known) {
+  return CheckParamsIn(req, known);
 }
 
 StatusOr<int64_t> IntParam(const httplib::Request& req, const std::string& name, int64_t fallback,
@@ -83,16 +97,6 @@ Status CheckEmptyBody(const httplib::Request& req) {
         "Invalid JSON payload received: the cancel body must be {} or empty");
   }
   return Status::Ok();
-}
-
-json DoneDeleteOperation(const std::string& resource_name) {
-  std::string now = FormatTimestamp(std::chrono::system_clock::now());
-  return json{{"name", resource_name + "/operations/delete"},
-              {"metadata",
-               {{"@type", "type.googleapis.com/google.cloud.aiplatform.v1.DeleteOperationMetadata"},
-                {"genericMetadata", {{"createTime", now}, {"updateTime", now}}}}},
-              {"done", true},
-              {"response", {{"@type", "type.googleapis.com/google.protobuf.Empty"}}}};
 }
 
 StatusOr<store::ListQuery> ListQueryOf(const httplib::Request& req) {

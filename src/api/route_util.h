@@ -1,7 +1,7 @@
-// Helpers every REST route family uses (customJobs, hyperparameterTuningJobs):
-// one way to turn a handler's StatusOr<json> into a response, to reject unknown query
-// parameters, to read integer parameters, and to shape the Operation a delete returns. Error
-// bodies come from http_status.h, the one place where a Status becomes HTTP.
+// Helpers every REST route family uses (the shared resource layer, resource_routes.h, and the
+// routes of other APIs): one way to turn a handler's StatusOr<json> into a response, to reject
+// unknown query parameters and to read integer parameters. Error bodies come from http_status.h,
+// the one place where a Status becomes HTTP.
 #pragma once
 
 #include <httplib.h>
@@ -64,6 +64,7 @@ httplib::Server::Handler Guarded(Fn fn) {
 // INVALID_ARGUMENT (Google's wording) for a query parameter that is neither in `known` nor a
 // system parameter (IsSystemParam): unknown parameters are rejected like unknown JSON fields.
 Status CheckParams(const httplib::Request& req, std::initializer_list<std::string_view> known);
+Status CheckParams(const httplib::Request& req, const std::vector<std::string>& known);
 
 // The integer query parameter `name` (`fallback` when absent). INVALID_ARGUMENT naming the
 // parameter and the range when it is not an integer in [min, max].
@@ -95,8 +96,5 @@ nlohmann::json ListResponse(const char* field, const std::vector<Job>& jobs,
 
 // The body of a cancel request must be empty or a JSON object ({}); INVALID_ARGUMENT otherwise.
 Status CheckEmptyBody(const httplib::Request& req);
-
-// The google.longrunning.Operation a Delete returns: done at once (deletion is immediate).
-nlohmann::json DoneDeleteOperation(const std::string& resource_name);
 
 }  // namespace trainyard::api

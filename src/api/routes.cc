@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "api/auth_routes.h"
+#include "api/operation_routes.h"
+#include "api/resource_routes.h"
 #include "api/route_util.h"
 #include "common/time.h"
 #include "spec/custom_job_json.h"
@@ -15,7 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kParentPattern = "/v1/projects/([^/]+)/locations/([^/]+)/customJobs";
 constexpr const char* kJobPattern = "/v1/projects/([^/]+)/locations/([^/]+)/customJobs/([^/:]+)";
 
 std::string JobName(const httplib::Request& req) {
@@ -35,60 +36,51 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
   server.Get("/healthz", Access::kPublic, Guarded([](const httplib::Request&) -> StatusOr<json> {
                return json{{"status", "SERVING"}};
              }));
-  RegisterCustomJobRoutes(server, controllers.custom_jobs, options);
-  if (controllers.tuning_jobs) RegisterTuningJobRoutes(server, controllers.tuning_jobs);
+  RegisterCustomJobRoutes(server, controllers.custom_jobs, controllers.operations, options);
+  if (controllers.tuning_jobs) {
+    RegisterTuningJobRoutes(server, controllers.tuning_jobs, controllers.operations);
+  }
+  RegisterOperationRoutes(server, controllers.operations);
   RegisterAuthRoutes(server, options.auth.audit);
 }
 
+ResourceDescriptor CustomJobsDescriptor() {
+  ResourceDescriptor d;
+  d.collection = std::string(spec::kCustomJobs);
+  d.noun = "CustomJob";
+  d.create_example = "{\"displayName\": \"...\", \"jobSpec\": {\"workerPoolSpecs\": [...]}}";
+  d.list_params = {"readMask"};
+  return d;
+}
+
+ResourceHandlers CustomJobHandlers(controller::JobController* controller) {
+  ResourceHandlers h;
+  h.create = [controller](const CreateCall& call) -> StatusOr<json> {
+    TY_ASSIGN_OR_RETURN(spec::CustomJob request,
+                        spec::ParseCustomJob(call.body, spec::DecodeMode::kRequest));
+    TY_ASSIGN_OR_RETURN(spec::CustomJob job, controller->Create(call.parent, request));
+    return spec::CustomJobToJson(job);
+  };
+  h.get = [controller](const ResourceId& id) -> StatusOr<json> {
+    TY_ASSIGN_OR_RETURN(spec::CustomJob job, controller->Get(id.name));
+    return spec::CustomJobToJson(job);
+  };
+  h.list = [controller](const ListCall& call) -> StatusOr<ListOutput> {
+    TY_ASSIGN_OR_RETURN(store::ListResult result, controller->List(call.query));
+    ListOutput out{{}, result.next_page_token};
+    for (const auto& j : result.jobs) out.items.push_back(spec::CustomJobToJson(j));
+    return out;
+  };
+  h.remove = [controller](const ResourceId& id) { return controller->Delete(id.name).status(); };
+  h.cancel = [controller](const ResourceId& id) { return controller->Cancel(id.name); };
+  return h;
+}
+
 void RegisterCustomJobRoutes(RouteTable& server, controller::JobController* controller,
+                             controller::OperationController* operations,
                              const ApiServerOptions& options) {
   using auth::Access;
-  server.Post(kParentPattern, Access::kWrite,
-              Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
-                TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                if (req.body.empty()) {
-                  return InvalidArgumentError(
-                      "request body is empty; send a CustomJob as JSON, e.g. "
-                      "{\"displayName\": \"...\", \"jobSpec\": {\"workerPoolSpecs\": [...]}}");
-                }
-                TY_ASSIGN_OR_RETURN(spec::CustomJob request,
-                                    spec::ParseCustomJob(req.body, spec::DecodeMode::kRequest));
-                TY_ASSIGN_OR_RETURN(spec::CustomJob job,
-                                    controller->Create(ParentOf(req), request));
-                return spec::CustomJobToJson(job);
-              }));
-
-  server.Get(
-      kParentPattern, Access::kRead,
-      Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
-        TY_RETURN_IF_ERROR(CheckParams(req, {"filter", "pageSize", "pageToken", "readMask"}));
-        TY_ASSIGN_OR_RETURN(store::ListQuery q, ListQueryOf(req));
-        TY_ASSIGN_OR_RETURN(store::ListResult result, controller->List(q));
-        return ListResponse("customJobs", result.jobs, result.next_page_token,
-                            [](const spec::CustomJob& j) { return spec::CustomJobToJson(j); });
-      }));
-
-  server.Get(kJobPattern, Access::kRead,
-             Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
-               TY_RETURN_IF_ERROR(CheckParams(req, {}));
-               TY_ASSIGN_OR_RETURN(spec::CustomJob job, controller->Get(JobName(req)));
-               return spec::CustomJobToJson(job);
-             }));
-
-  server.Delete(kJobPattern, Access::kWrite,
-                Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
-                  TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                  TY_ASSIGN_OR_RETURN(spec::CustomJob job, controller->Delete(JobName(req)));
-                  return DoneDeleteOperation(job.name);
-                }));
-
-  server.Post(std::string(kJobPattern) + ":cancel", Access::kWrite,
-              Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
-                TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                TY_RETURN_IF_ERROR(CheckEmptyBody(req));
-                TY_RETURN_IF_ERROR(controller->Cancel(JobName(req)));
-                return json::object();
-              }));
+  RegisterResourceRoutes(server, operations, CustomJobsDescriptor(), CustomJobHandlers(controller));
 
   const int max_wait = options.max_log_wait_seconds;
   server.Get(

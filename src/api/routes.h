@@ -1,7 +1,8 @@
 // The REST routes of the JobService subset Trainyard serves (docs/api.md, docs/hp-tuning.md).
-// RegisterRoutes is the one place where routes are added to the HTTP server; each resource's
-// handlers decode with its spec/ codec, call its controller and answer errors through
-// route_util.h (google.rpc.Status bodies from the one Status -> HTTP mapping, http_status.h).
+// RegisterRoutes is the one place where routes are added to the HTTP server. Each resource is a
+// ResourceDescriptor + ResourceHandlers on the shared resource layer (resource_routes.h: the
+// standard methods, their parameters, errors and delete operations in one implementation); its
+// handlers decode with its spec/ codec and call its controller. Operations: operation_routes.h.
 // customJobs (routes.cc):
 //   POST   /v1/projects/{p}/locations/{l}/customJobs              CreateCustomJob
 //   GET    /v1/projects/{p}/locations/{l}/customJobs              ListCustomJobs
@@ -15,13 +16,16 @@
 //          pageSize, pageToken: the customJobs syntax and tokens)
 //   GET    /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}         Get
 //   DELETE /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}         Delete (an
-//   Operation) POST   /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}:cancel  Cancel
+//          Operation)
+//   POST   /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}:cancel  Cancel
+// operations (operation_routes.h): GET/list/:wait/:cancel/DELETE under /v1/ and /ui/
 //   GET    /healthz                                                (public)
 //   GET    /v1/routes                       Trainyard: every route and its access (admin)
 //   GET    /v1/projects/{p}/auditLogs       Trainyard: the audit log of a project (admin)
 #pragma once
 
 #include "api/api_server.h"
+#include "api/resource_routes.h"
 
 namespace trainyard::api {
 
@@ -31,7 +35,15 @@ void RegisterRoutes(RouteTable& routes, const ApiControllers& controllers,
 
 // The two resource families; RegisterRoutes calls both.
 void RegisterCustomJobRoutes(RouteTable& routes, controller::JobController* controller,
+                             controller::OperationController* operations,
                              const ApiServerOptions& options);
-void RegisterTuningJobRoutes(RouteTable& routes, controller::TuningJobController* tuning);
+void RegisterTuningJobRoutes(RouteTable& routes, controller::TuningJobController* tuning,
+                             controller::OperationController* operations);
+
+// Each resource on the layer: where it lives and what it does.
+ResourceDescriptor CustomJobsDescriptor();
+ResourceHandlers CustomJobHandlers(controller::JobController* controller);
+ResourceDescriptor TuningJobsDescriptor();
+ResourceHandlers TuningJobHandlers(controller::TuningJobController* tuning);
 
 }  // namespace trainyard::api

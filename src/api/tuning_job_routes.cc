@@ -1,4 +1,4 @@
-// The hyperparameterTuningJobs routes (routes.h lists them), in the shape of the customJobs ones.
+// The hyperparameterTuningJobs resource on the shared resource layer (routes.h lists its routes).
 // The controller (and with it Eigen) comes before cpp-httplib's header: see api_server.h.
 #include "controller/tuning_job_controller.h"
 // clang-format off: the order above matters
@@ -7,75 +7,50 @@
 #include "api/route_util.h"
 #include "api/routes.h"
 #include "spec/hyperparameter_tuning_job_json.h"
+#include "spec/resource_name.h"
 // clang-format on
 
 namespace trainyard::api {
-namespace {
 
 using nlohmann::json;
 
-constexpr const char* kParentPattern =
-    "/v1/projects/([^/]+)/locations/([^/]+)/hyperparameterTuningJobs";
-constexpr const char* kJobPattern =
-    "/v1/projects/([^/]+)/locations/([^/]+)/hyperparameterTuningJobs/([^/:]+)";
-
-std::string JobName(const httplib::Request& req) {
-  return ParentOf(req) + "/hyperparameterTuningJobs/" + std::string(req.matches[3]);
+ResourceDescriptor TuningJobsDescriptor() {
+  ResourceDescriptor d;
+  d.collection = std::string(spec::kHyperparameterTuningJobs);
+  d.noun = "HyperparameterTuningJob";
+  d.create_example =
+      "{\"displayName\": ..., \"studySpec\": ..., \"maxTrialCount\": ..., "
+      "\"parallelTrialCount\": ..., \"trialJobSpec\": ...} (docs/hp-tuning.md)";
+  return d;
 }
 
-}  // namespace
+ResourceHandlers TuningJobHandlers(controller::TuningJobController* tuning) {
+  ResourceHandlers h;
+  h.create = [tuning](const CreateCall& call) -> StatusOr<json> {
+    TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob request,
+                        spec::ParseHyperparameterTuningJob(call.body, spec::DecodeMode::kRequest));
+    TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job,
+                        tuning->Create(call.parent, std::move(request)));
+    return spec::HyperparameterTuningJobToJson(job);
+  };
+  h.get = [tuning](const ResourceId& id) -> StatusOr<json> {
+    TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job, tuning->Get(id.name));
+    return spec::HyperparameterTuningJobToJson(job);
+  };
+  h.list = [tuning](const ListCall& call) -> StatusOr<ListOutput> {
+    TY_ASSIGN_OR_RETURN(store::TuningJobListResult result, tuning->List(call.query));
+    ListOutput out{{}, result.next_page_token};
+    for (const auto& j : result.jobs) out.items.push_back(spec::HyperparameterTuningJobToJson(j));
+    return out;
+  };
+  h.remove = [tuning](const ResourceId& id) { return tuning->Delete(id.name).status(); };
+  h.cancel = [tuning](const ResourceId& id) { return tuning->Cancel(id.name); };
+  return h;
+}
 
-void RegisterTuningJobRoutes(RouteTable& server, controller::TuningJobController* tuning) {
-  using auth::Access;
-  server.Post(kParentPattern, Access::kWrite,
-              Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
-                TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                if (req.body.empty()) {
-                  return InvalidArgumentError(
-                      "request body is empty; send a HyperparameterTuningJob as JSON with "
-                      "displayName, studySpec, maxTrialCount, parallelTrialCount and "
-                      "trialJobSpec (docs/hp-tuning.md)");
-                }
-                TY_ASSIGN_OR_RETURN(
-                    spec::HyperparameterTuningJob request,
-                    spec::ParseHyperparameterTuningJob(req.body, spec::DecodeMode::kRequest));
-                TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job,
-                                    tuning->Create(ParentOf(req), std::move(request)));
-                return spec::HyperparameterTuningJobToJson(job);
-              }));
-
-  server.Get(kParentPattern, Access::kRead,
-             Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
-               TY_RETURN_IF_ERROR(CheckParams(req, {"filter", "pageSize", "pageToken"}));
-               TY_ASSIGN_OR_RETURN(store::ListQuery q, ListQueryOf(req));
-               TY_ASSIGN_OR_RETURN(store::TuningJobListResult result, tuning->List(q));
-               return ListResponse("hyperparameterTuningJobs", result.jobs, result.next_page_token,
-                                   [](const spec::HyperparameterTuningJob& j) {
-                                     return spec::HyperparameterTuningJobToJson(j);
-                                   });
-             }));
-
-  server.Get(kJobPattern, Access::kRead,
-             Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
-               TY_RETURN_IF_ERROR(CheckParams(req, {}));
-               TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job, tuning->Get(JobName(req)));
-               return spec::HyperparameterTuningJobToJson(job);
-             }));
-
-  server.Delete(
-      kJobPattern, Access::kWrite, Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
-        TY_RETURN_IF_ERROR(CheckParams(req, {}));
-        TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job, tuning->Delete(JobName(req)));
-        return DoneDeleteOperation(job.name);
-      }));
-
-  server.Post(std::string(kJobPattern) + ":cancel", Access::kWrite,
-              Guarded([tuning](const httplib::Request& req) -> StatusOr<json> {
-                TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                TY_RETURN_IF_ERROR(CheckEmptyBody(req));
-                TY_RETURN_IF_ERROR(tuning->Cancel(JobName(req)));
-                return json::object();
-              }));
+void RegisterTuningJobRoutes(RouteTable& server, controller::TuningJobController* tuning,
+                             controller::OperationController* operations) {
+  RegisterResourceRoutes(server, operations, TuningJobsDescriptor(), TuningJobHandlers(tuning));
 }
 
 }  // namespace trainyard::api

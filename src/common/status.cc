@@ -55,7 +55,31 @@ Status Status::WithPrefix(std::string_view prefix) const {
   std::string m(prefix);
   m += ": ";
   m += message_;
-  return Status(code_, std::move(m));
+  Status out(code_, std::move(m));
+  out.violations_ = violations_;
+  return out;
+}
+
+Status Status::WithFieldViolation(std::string field, std::string description) const {
+  if (ok()) return *this;
+  Status out = *this;
+  out.violations_.push_back({std::move(field), std::move(description)});
+  return out;
+}
+
+Status Status::WithFieldPrefix(std::string_view prefix) const {
+  if (ok() || prefix.empty()) return *this;
+  Status out = *this;
+  for (FieldViolation& v : out.violations_) {
+    if (v.field.empty()) {
+      v.field = std::string(prefix);
+    } else if (v.field.front() == '[') {
+      v.field = std::string(prefix) + v.field;
+    } else {
+      v.field = std::string(prefix) + "." + v.field;
+    }
+  }
+  return out;
 }
 
 std::ostream& operator<<(std::ostream& os, const Status& s) { return os << s.ToString(); }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace trainyard {
 
@@ -40,6 +41,15 @@ enum class StatusCode : int {
 // "INVALID_ARGUMENT", "NOT_FOUND", ... (the google.rpc.Code enum names).
 std::string_view StatusCodeName(StatusCode code);
 
+// One entry of google.rpc.BadRequest: the field a request got wrong, as a path into the request
+// ("jobSpec.workerPoolSpecs[0].replicaCount", "job.job_id"), and what is wrong with it. The API
+// layer sends them in error.details so that clients can show each next to its field.
+struct FieldViolation {
+  std::string field;
+  std::string description;
+  friend bool operator==(const FieldViolation&, const FieldViolation&) = default;
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
@@ -54,8 +64,17 @@ class [[nodiscard]] Status {
   // "INVALID_ARGUMENT: message", or "OK".
   std::string ToString() const;
 
-  // Returns a copy whose message is "prefix: message" (no-op for OK).
+  // Returns a copy whose message is "prefix: message" (no-op for OK); field violations are kept.
   Status WithPrefix(std::string_view prefix) const;
+
+  // The fields of the request this error is about (empty for errors that are not about one).
+  const std::vector<FieldViolation>& field_violations() const { return violations_; }
+  // A copy with one more field violation (no-op for OK). The message is unchanged: it stays the
+  // human-readable summary, which names the field too.
+  Status WithFieldViolation(std::string field, std::string description) const;
+  // A copy whose field paths are "prefix.field" ("trialJobSpec" + "workerPoolSpecs[0]"), for a
+  // codec that decodes a nested message with a codec of its own.
+  Status WithFieldPrefix(std::string_view prefix) const;
 
   friend bool operator==(const Status& a, const Status& b) {
     return a.code_ == b.code_ && a.message_ == b.message_;
@@ -64,12 +83,18 @@ class [[nodiscard]] Status {
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::vector<FieldViolation> violations_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Status& s);
 
 inline Status InvalidArgumentError(std::string m) {
   return Status(StatusCode::kInvalidArgument, std::move(m));
+}
+// INVALID_ARGUMENT "field: description" carrying that field violation: the form every validation
+// error about one request field takes.
+inline Status InvalidFieldError(const std::string& field, const std::string& description) {
+  return InvalidArgumentError(field + ": " + description).WithFieldViolation(field, description);
 }
 inline Status NotFoundError(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
 inline Status AlreadyExistsError(std::string m) {

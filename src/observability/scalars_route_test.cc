@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "api/api_server.h"
+#include "controller/operation_controller.h"
 #include "executor/fake_executor.h"
 #include "observability/console_routes.h"
 #include "store/memory_job_store.h"
@@ -49,7 +50,8 @@ class ObservabilityRoutesTest : public ::testing::Test {
     ASSERT_TRUE(controller_->Start().ok());
     api::ApiServerOptions options;
     options.port = 0;
-    server_ = std::make_unique<api::ApiServer>(api::ApiControllers{controller_.get()}, options);
+    server_ = std::make_unique<api::ApiServer>(
+        api::ApiControllers{controller_.get(), nullptr, &operations_}, options);
     RegisterScalarsRoute(server_->routes(), controller_.get());
     RegisterMetricsRoute(server_->routes(), &metrics_);
     auto port = server_->Bind();
@@ -76,6 +78,7 @@ class ObservabilityRoutesTest : public ::testing::Test {
 
   fs::path root_;
   store::MemoryJobStore store_;
+  controller::OperationController operations_{&store_};
   executor::FakeExecutor executor_;
   spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
   ServerMetrics metrics_{&store_, nullptr};

@@ -1,6 +1,7 @@
 #include "protojson/reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -59,6 +60,19 @@ std::string SnakeToCamel(std::string_view name) {
   return out;
 }
 
+std::string CamelToSnake(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string Brief(const json& value) {
   std::string s = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
@@ -70,16 +84,20 @@ Status InvalidValueError(std::string_view path, std::string_view type, const jso
   std::string msg =
       "Invalid value at '" + std::string(path) + "' (" + std::string(type) + "), " + Brief(value);
   if (!hint.empty()) msg += ": " + std::string(hint);
-  return InvalidArgumentError(std::move(msg));
+  return InvalidArgumentError(msg).WithFieldViolation(std::string(path), msg);
 }
 
 Status UnknownFieldError(std::string_view where, std::string_view key) {
-  return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" + std::string(key) +
-                              "\" at '" + std::string(where) + "': Cannot find field.");
+  // As Google's front ends: the violation names the message holding the unknown key (the key
+  // itself at the top level), the description is the whole message.
+  std::string msg = "Invalid JSON payload received. Unknown name \"" + std::string(key) +
+                    "\" at '" + std::string(where) + "': Cannot find field.";
+  return InvalidArgumentError(msg).WithFieldViolation(
+      where.empty() ? std::string(key) : std::string(where), msg);
 }
 
 Status FieldError(std::string_view path, std::string_view message) {
-  return InvalidArgumentError(std::string(path) + ": " + std::string(message));
+  return InvalidFieldError(std::string(path), std::string(message));
 }
 
 StatusOr<std::string> ReadString(const json& v, const std::string& path) {

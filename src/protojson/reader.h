@@ -48,6 +48,8 @@ std::string JoinPath(std::string_view path, std::string_view field);
 std::string IndexPath(std::string_view path, size_t index);
 // "parent_int_values" -> "parentIntValues".
 std::string SnakeToCamel(std::string_view name);
+// "parentIntValues" -> "parent_int_values".
+std::string CamelToSnake(std::string_view name);
 // `value` as compact JSON, cut to 60 characters.
 std::string Brief(const json& value);
 

@@ -6,7 +6,7 @@ namespace trainyard::spec {
 namespace {
 
 Status Invalid(const std::string& path, const std::string& what) {
-  return InvalidArgumentError(path + ": " + what);
+  return InvalidFieldError(path, what);
 }
 
 size_t Utf8Length(std::string_view s) {

@@ -32,7 +32,7 @@ struct Token {
 
 class Parser {
  public:
-  explicit Parser(std::string_view text) : text_(text) {}
+  Parser(std::string_view text, const StateVocabulary& states) : text_(text), states_(states) {}
 
   StatusOr<NodePtr> Run() {
     TY_RETURN_IF_ERROR(Tokenize());
@@ -45,8 +45,9 @@ class Parser {
   Status Error(const Token& t, const std::string& what) const {
     std::string shown = t.type == Token::Type::kEnd ? "end of filter" : "'" + t.text + "'";
     return InvalidArgumentError("filter: " + what + " " + shown + " at position " +
-                                std::to_string(t.pos + 1) +
-                                "; expected e.g. state=\"JOB_STATE_RUNNING\" AND "
+                                std::to_string(t.pos + 1) + "; expected e.g. state=\"" +
+                                std::string(states_.example) +
+                                "\" AND "
                                 "display_name:\"my_job_*\" (see docs/api.md)");
   }
 
@@ -216,13 +217,14 @@ class Parser {
     switch (n->field) {
       case Field::kState: {
         if (n->op != Op::kEq && n->op != Op::kNe) return op_error("= or !=");
-        auto state = spec::ParseJobState(n->text);
+        std::optional<int64_t> state = states_.parse(n->text);
         if (!state) {
           return InvalidArgumentError("filter: '" + n->text + "' (position " +
-                                      std::to_string(value.pos + 1) +
-                                      ") is not a job state; use e.g. JOB_STATE_RUNNING");
+                                      std::to_string(value.pos + 1) + ") is not a " +
+                                      std::string(states_.noun) + "; use e.g. " +
+                                      std::string(states_.example));
         }
-        n->number = static_cast<int64_t>(*state);
+        n->number = *state;
         break;
       }
       case Field::kDisplayName:
@@ -244,6 +246,7 @@ class Parser {
   }
 
   std::string_view text_;
+  const StateVocabulary& states_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int depth_ = 0;  // ParseUnary nesting (NOT, parentheses)
@@ -296,7 +299,7 @@ bool Eval(const Node& n, const FilterSubject& job) {
   }
   switch (n.field) {
     case Field::kState:
-      return CompareInts(static_cast<int64_t>(job.state), n.op, n.number);
+      return CompareInts(job.state, n.op, n.number);
     case Field::kDisplayName:
       return MatchString(std::string(job.display_name), n.op, n.text);
     case Field::kCreateTime:
@@ -448,19 +451,29 @@ bool WildcardMatch(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-StatusOr<ListFilter> ListFilter::Parse(std::string_view text) {
+const StateVocabulary& StateVocabulary::JobStates() {
+  static const StateVocabulary kJobStates{
+      "job state", "JOB_STATE_RUNNING", [](std::string_view name) -> std::optional<int64_t> {
+        std::optional<spec::JobState> state = spec::ParseJobState(name);
+        if (!state) return std::nullopt;
+        return static_cast<int64_t>(*state);
+      }};
+  return kJobStates;
+}
+
+StatusOr<ListFilter> ListFilter::Parse(std::string_view text, const StateVocabulary& states) {
   ListFilter f;
   bool blank = true;
   for (char c : text) blank &= std::isspace(static_cast<unsigned char>(c)) != 0;
   if (blank) return f;
-  Parser parser(text);
+  Parser parser(text, states);
   TY_ASSIGN_OR_RETURN(f.root_, parser.Run());
   return f;
 }
 
 bool ListFilter::Matches(const spec::CustomJob& job) const {
-  return Matches(
-      FilterSubject{job.state, job.display_name, job.create_time, job.update_time, &job.labels});
+  return Matches(FilterSubject{static_cast<int64_t>(job.state), job.display_name, job.create_time,
+                               job.update_time, &job.labels});
 }
 
 bool ListFilter::Matches(const FilterSubject& subject) const {

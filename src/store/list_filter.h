@@ -16,6 +16,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,10 +31,21 @@
 
 namespace trainyard::store {
 
+// The states a resource's `state` field takes, as a filter reads them: the enum names of its state
+// type mapped to their numbers (JobState for custom and HP-tuning jobs, PipelineState, ...).
+struct StateVocabulary {
+  std::string_view noun;     // in errors: "job state"
+  std::string_view example;  // in errors: "JOB_STATE_RUNNING"
+  std::function<std::optional<int64_t>(std::string_view name)> parse;  // nullopt: not a state
+
+  // google.cloud.aiplatform.v1.JobState (spec::ParseJobState).
+  static const StateVocabulary& JobStates();
+};
+
 // The fields a filter can test, for any job-like resource. Borrowed views: the subject must
-// outlive the Matches call.
+// outlive the Matches call. `state` is the number of the resource's state enum.
 struct FilterSubject {
-  spec::JobState state = spec::JobState::kUnspecified;
+  int64_t state = 0;
   std::string_view display_name;
   std::optional<std::chrono::system_clock::time_point> create_time, update_time;
   const std::map<std::string, std::string>* labels = nullptr;  // nullptr = no labels
@@ -42,7 +55,9 @@ class ListFilter {
  public:
   // An empty or all-blank filter matches everything. INVALID_ARGUMENT with "filter: ..." naming
   // the offending token and its position otherwise.
-  static StatusOr<ListFilter> Parse(std::string_view text);
+  // `states` says what `state=NAME` means (job states unless given); it must outlive the call.
+  static StatusOr<ListFilter> Parse(std::string_view text,
+                                    const StateVocabulary& states = StateVocabulary::JobStates());
 
   bool Matches(const spec::CustomJob& job) const;
   bool Matches(const FilterSubject& subject) const;

@@ -181,8 +181,8 @@ StatusOr<TuningJobListResult> MemoryJobStore::ListTuningJobs(const ListQuery& qu
   for (const auto& [name, record] : tuning_jobs_) {
     const spec::HyperparameterTuningJob& job = record.job;
     if (name.starts_with(prefix) &&
-        filter.Matches(FilterSubject{job.state, job.display_name, job.create_time, job.update_time,
-                                     &job.labels})) {
+        filter.Matches(FilterSubject{static_cast<int64_t>(job.state), job.display_name,
+                                     job.create_time, job.update_time, &job.labels})) {
       matching.push_back(&job);
     }
   }
@@ -196,6 +196,87 @@ StatusOr<std::vector<TuningJobRecord>> MemoryJobStore::ListAllTuningJobs() {
   std::sort(out.begin(), out.end(), [](const TuningJobRecord& a, const TuningJobRecord& b) {
     return NewerFirst(&b.job, &a.job);
   });
+  return out;
+}
+
+Status MemoryJobStore::CreateResource(const std::string& kind, const ResourceRecord& record) {
+  TY_RETURN_IF_ERROR(CheckNewResource(kind, record));
+  std::lock_guard lock(mu_);
+  if (jobs_.count(record.name) || tuning_jobs_.count(record.name) ||
+      !resources_.emplace(record.name, KindAndRecord{kind, record}).second) {
+    return AlreadyExistsError(kind + " " + record.name + " already exists");
+  }
+  ResourceRecord& stored = resources_[record.name].record;
+  if (!stored.update_time) stored.update_time = stored.create_time;
+  return Status::Ok();
+}
+
+StatusOr<ResourceRecord> MemoryJobStore::GetResource(const std::string& kind,
+                                                     const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = resources_.find(name);
+  if (it == resources_.end() || it->second.kind != kind) {
+    return NotFoundError(kind + " " + name + " not found");
+  }
+  return it->second.record;
+}
+
+StatusOr<ResourceRecord> MemoryJobStore::MutateResource(
+    const std::string& kind, const std::string& name,
+    const std::function<Status(ResourceRecord&)>& mutate) {
+  std::lock_guard lock(mu_);
+  auto it = resources_.find(name);
+  if (it == resources_.end() || it->second.kind != kind) {
+    return NotFoundError(kind + " " + name + " not found");
+  }
+  ResourceRecord copy = it->second.record;
+  TY_RETURN_IF_ERROR(mutate(copy));
+  const ResourceRecord& old = it->second.record;
+  if (copy.name != old.name || copy.parent != old.parent || copy.create_time != old.create_time) {
+    return InternalError("MutateResource must not change the name, parent or create_time of " +
+                         name);
+  }
+  it->second.record = copy;
+  return copy;
+}
+
+Status MemoryJobStore::DeleteResource(const std::string& kind, const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = resources_.find(name);
+  if (it == resources_.end() || it->second.kind != kind) {
+    return NotFoundError(kind + " " + name + " not found");
+  }
+  resources_.erase(it);
+  return Status::Ok();
+}
+
+StatusOr<ResourcePage> MemoryJobStore::ListResources(const std::string& kind,
+                                                     const ListQuery& query,
+                                                     const StateVocabulary& states) {
+  TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter, states));
+  std::lock_guard lock(mu_);
+  std::vector<const ResourceRecord*> matching;
+  for (const auto& [name, entry] : resources_) {
+    const ResourceRecord& r = entry.record;
+    if (entry.kind == kind && r.parent == query.parent &&
+        filter.Matches(
+            FilterSubject{r.state, r.display_name, r.create_time, r.update_time, &r.labels})) {
+      matching.push_back(&r);
+    }
+  }
+  ListQuery scoped = query;
+  scoped.parent = ResourceTokenScope(kind, query.parent);
+  return PageOf<ResourceRecord, ResourcePage>(scoped, std::move(matching));
+}
+
+StatusOr<std::vector<ResourceRecord>> MemoryJobStore::ListAllResources(const std::string& kind) {
+  std::lock_guard lock(mu_);
+  std::vector<ResourceRecord> out;
+  for (const auto& [name, entry] : resources_) {
+    if (entry.kind == kind) out.push_back(entry.record);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ResourceRecord& a, const ResourceRecord& b) { return NewerFirst(&b, &a); });
   return out;
 }
 

@@ -1,4 +1,4 @@
-// MemoryJobStore: a JobStore and TuningJobStore held in memory, for tests and for
+// MemoryJobStore: a JobStore, TuningJobStore and ResourceStore held in memory, for tests and for
 // `trainyard server --store memory`. Nothing survives the process. Thread-safe (one mutex).
 #pragma once
 
@@ -6,11 +6,12 @@
 #include <mutex>
 
 #include "store/job_store.h"
+#include "store/resource_store.h"
 #include "store/tuning_job_store.h"
 
 namespace trainyard::store {
 
-class MemoryJobStore : public JobStore, public TuningJobStore {
+class MemoryJobStore : public JobStore, public TuningJobStore, public ResourceStore {
  public:
   Status Create(const spec::CustomJob& job) override;
   StatusOr<spec::CustomJob> Get(const std::string& name) override;
@@ -29,10 +30,26 @@ class MemoryJobStore : public JobStore, public TuningJobStore {
   StatusOr<TuningJobListResult> ListTuningJobs(const ListQuery& query) override;
   StatusOr<std::vector<TuningJobRecord>> ListAllTuningJobs() override;
 
+  Status CreateResource(const std::string& kind, const ResourceRecord& record) override;
+  StatusOr<ResourceRecord> GetResource(const std::string& kind, const std::string& name) override;
+  StatusOr<ResourceRecord> MutateResource(
+      const std::string& kind, const std::string& name,
+      const std::function<Status(ResourceRecord&)>& mutate) override;
+  Status DeleteResource(const std::string& kind, const std::string& name) override;
+  StatusOr<ResourcePage> ListResources(const std::string& kind, const ListQuery& query,
+                                       const StateVocabulary& states) override;
+  StatusOr<std::vector<ResourceRecord>> ListAllResources(const std::string& kind) override;
+
  private:
+  struct KindAndRecord {
+    std::string kind;
+    ResourceRecord record;
+  };
+
   std::mutex mu_;
   std::map<std::string, spec::CustomJob> jobs_;
   std::map<std::string, TuningJobRecord> tuning_jobs_;
+  std::map<std::string, KindAndRecord> resources_;
 };
 
 }  // namespace trainyard::store

@@ -6,50 +6,12 @@
 #include "spec/custom_job_json.h"
 #include "store/list_filter.h"
 #include "store/page_token.h"
+#include "store/schema_migrations.h"
 #include "store/sqlite_list_page.h"
 #include "store/sqlite_util.h"
 
 namespace trainyard::store {
 namespace {
-
-// 1: jobs, job_labels. 2: tuning_jobs (HyperparameterTuningJobs; their labels share job_labels,
-// keyed by the resource name).
-constexpr int kSchemaVersion = 2;
-
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS jobs (
-  name TEXT PRIMARY KEY,
-  parent TEXT NOT NULL,
-  state INTEGER NOT NULL,
-  display_name TEXT NOT NULL,
-  create_us INTEGER NOT NULL,
-  update_us INTEGER NOT NULL,
-  json TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS jobs_by_parent_time ON jobs(parent, create_us DESC, name DESC);
-CREATE INDEX IF NOT EXISTS jobs_by_parent_state_time
-  ON jobs(parent, state, create_us DESC, name DESC);
-CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state);
-CREATE TABLE IF NOT EXISTS job_labels (
-  name TEXT NOT NULL,
-  key TEXT NOT NULL,
-  value TEXT NOT NULL,
-  PRIMARY KEY (name, key)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS job_labels_by_key ON job_labels(key, value);
-CREATE TABLE IF NOT EXISTS tuning_jobs (
-  name TEXT PRIMARY KEY,
-  parent TEXT NOT NULL,
-  state INTEGER NOT NULL,
-  display_name TEXT NOT NULL,
-  create_us INTEGER NOT NULL,
-  update_us INTEGER NOT NULL,
-  json TEXT NOT NULL,
-  runtime TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS tuning_jobs_by_parent_time
-  ON tuning_jobs(parent, create_us DESC, name DESC);
-)sql";
 
 int64_t CreateUs(const spec::CustomJob& j) {
   return j.create_time ? ToUnixMicros(*j.create_time) : 0;
@@ -86,17 +48,7 @@ StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::filesy
   }
   TY_RETURN_IF_ERROR(
       store->Exec(sync == Sync::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
-  Stmt version(db, "PRAGMA user_version");
-  TY_RETURN_IF_ERROR(version.Prepared());
-  int64_t v = version.Step() == SQLITE_ROW ? version.Int(0) : 0;
-  if (v > kSchemaVersion) {
-    return FailedPreconditionError(path.string() + " was written by a newer Trainyard (schema " +
-                                   std::to_string(v) + " > " + std::to_string(kSchemaVersion) +
-                                   "); upgrade trainyard");
-  }
-  TY_RETURN_IF_ERROR(store->Exec(kSchema));
-  TY_RETURN_IF_ERROR(
-      store->Exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()));
+  TY_RETURN_IF_ERROR(Migrate(db, JobsDbSchema(), path.string()));
   return store;
 }
 

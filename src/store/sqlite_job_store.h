@@ -7,8 +7,10 @@
 // Sync::kFull each commit is fsynced. Schema: table `jobs` (name, parent, state, display_name,
 // create_us, update_us, json — the job in its proto3-JSON stored form) and `job_labels`
 // (name, key, value) for label filters, `tuning_jobs` (the same columns plus `runtime`, the
-// TuningJobController's state) whose labels also live in job_labels; PRAGMA user_version is the
-// schema version. The tuning-job methods are in sqlite_tuning_jobs.cc.
+// TuningJobController's state) whose labels also live in job_labels, and `resources` (every
+// resource of the shared resource layer and every long-running operation: resource_store.h);
+// PRAGMA user_version is the schema version, upgraded step by step (schema_migrations.h). The
+// tuning-job methods are in sqlite_tuning_jobs.cc, the ResourceStore in sqlite_resources.cc.
 //
 // Data dirs written before HyperparameterTuningJobs moved into this database have a separate
 // `studies.db`; ImportStudiesDb moves its rows here once (studies_db_import.cc).
@@ -21,13 +23,14 @@
 #include <mutex>
 
 #include "store/job_store.h"
+#include "store/resource_store.h"
 #include "store/tuning_job_store.h"
 
 struct sqlite3;
 
 namespace trainyard::store {
 
-class SqliteJobStore : public JobStore, public TuningJobStore {
+class SqliteJobStore : public JobStore, public TuningJobStore, public ResourceStore {
  public:
   enum class Sync { kNormal, kFull };
 
@@ -57,6 +60,16 @@ class SqliteJobStore : public JobStore, public TuningJobStore {
   StatusOr<TuningJobListResult> ListTuningJobs(const ListQuery& query) override;
   StatusOr<std::vector<TuningJobRecord>> ListAllTuningJobs() override;
 
+  Status CreateResource(const std::string& kind, const ResourceRecord& record) override;
+  StatusOr<ResourceRecord> GetResource(const std::string& kind, const std::string& name) override;
+  StatusOr<ResourceRecord> MutateResource(
+      const std::string& kind, const std::string& name,
+      const std::function<Status(ResourceRecord&)>& mutate) override;
+  Status DeleteResource(const std::string& kind, const std::string& name) override;
+  StatusOr<ResourcePage> ListResources(const std::string& kind, const ListQuery& query,
+                                       const StateVocabulary& states) override;
+  StatusOr<std::vector<ResourceRecord>> ListAllResources(const std::string& kind) override;
+
   // The one migration path of HP-tuning data: when `studies_db` (a data dir's studies.db from
   // before HyperparameterTuningJobs lived here) exists, copies all its studies into tuning_jobs in
   // one transaction, then renames it to studies.db.imported (with its -wal/-shm). Imported jobs
@@ -75,6 +88,7 @@ class SqliteJobStore : public JobStore, public TuningJobStore {
                            const std::map<std::string, std::string>& labels);
   Status InsertTuningJobLocked(const TuningJobRecord& record, bool if_absent);
   StatusOr<spec::CustomJob> GetLocked(const std::string& name);
+  StatusOr<ResourceRecord> GetResourceLocked(const std::string& kind, const std::string& name);
 
   std::mutex mu_;
   sqlite3* db_;

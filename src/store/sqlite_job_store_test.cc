@@ -3,11 +3,19 @@
 #include "common/time.h"
 #include "spec/custom_job_json.h"
 #include "store/job_store_conformance.h"
+#include "store/resource_store_conformance.h"
 #include "store/tuning_job_store_conformance.h"
 #include "testing/test_util.h"
 
 namespace trainyard::store {
 namespace {
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, ResourceStoreConformanceTest,
+                         ::testing::Values([](const std::filesystem::path& dir) {
+                           auto s = SqliteJobStore::Open(dir / "jobs.db");
+                           return s.ok() ? std::unique_ptr<ResourceStore>(std::move(s).value())
+                                         : nullptr;
+                         }));
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, JobStoreConformanceTest,
                          ::testing::Values([](const std::filesystem::path& dir) {

@@ -24,21 +24,37 @@ struct Page {
   std::string next_page_token;  // "" on the last page
 };
 
+// Where a table holds several collections (the `resources` table): the condition that keeps one
+// ("kind = ?" and its value), the scope its page tokens are bound to, and its state names.
+struct ListScope {
+  std::string condition;  // "" = the whole table
+  std::vector<ListFilter::SqlParam> params;
+  std::string token_scope;  // "" = the query's parent
+  const StateVocabulary* states = &StateVocabulary::JobStates();
+};
+
 // `select` is "SELECT <columns> FROM <table> AS jobs" (ListFilter::ToSql names the row `jobs`);
 // `decode(stmt)` returns StatusOr<Job> for the current row; a Job has .name and .create_time.
 // Newest first (create time, then name, descending); the caller holds the database lock.
 template <typename Job, typename DecodeRow>
 StatusOr<Page<Job>> ListPage(sqlite3* db, const ListQuery& query, const std::string& select,
-                             DecodeRow decode) {
-  TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter));
+                             DecodeRow decode, const ListScope& scope = {}) {
+  TY_ASSIGN_OR_RETURN(ListFilter filter, ListFilter::Parse(query.filter, *scope.states));
+  const std::string token_scope = scope.token_scope.empty() ? query.parent : scope.token_scope;
   std::optional<PageCursor> cursor;
   if (!query.page_token.empty()) {
-    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, query.parent, query.filter));
+    TY_ASSIGN_OR_RETURN(cursor, DecodePageToken(query.page_token, token_scope, query.filter));
   }
   const int page_size =
       query.page_size <= 0 ? kDefaultPageSize : std::min(query.page_size, kMaxPageSize);
-  std::string sql = select + " WHERE parent = ?";
-  std::vector<ListFilter::SqlParam> params{query.parent};
+  std::string sql = select + " WHERE ";
+  std::vector<ListFilter::SqlParam> params;
+  if (!scope.condition.empty()) {
+    sql += scope.condition + " AND ";
+    params = scope.params;
+  }
+  sql += "parent = ?";
+  params.push_back(query.parent);
   if (cursor) {
     // Row-value comparison walks the (parent, create_us DESC, name DESC) index from the cursor.
     sql += " AND (create_us, name) < (?, ?)";
@@ -70,7 +86,7 @@ StatusOr<Page<Job>> ListPage(sqlite3* db, const ListQuery& query, const std::str
   if (more) {
     const Job& last = page.jobs.back();
     const int64_t create_us = last.create_time ? ToUnixMicros(*last.create_time) : 0;
-    page.next_page_token = EncodePageToken({create_us, last.name}, query.parent, query.filter);
+    page.next_page_token = EncodePageToken({create_us, last.name}, token_scope, query.filter);
   }
   return page;
 }

@@ -1,11 +1,16 @@
 #include "command_common.h"
 
 #include <cstdlib>
+#include <iostream>
 
 #include "output_format.h"
 #include "spec/resource_name.h"
 
 namespace trainyard::cli {
+
+void PrintError(const std::string& command, const std::string& message) {
+  std::cerr << "ERROR: (" << command << ") " << message << "\n";
+}
 
 std::string EnvOr(std::initializer_list<const char*> names, const std::string& fallback) {
   for (const char* n : names) {

@@ -1,5 +1,6 @@
 // trainyard ai custom-jobs create|list|describe|cancel|stream-logs|delete: gcloud's flags, talking
-// to the server over HTTP only.
+// to the server over HTTP only; describe/list/cancel/delete are the shared verbs
+// (resource_commands.h).
 #include <httplib.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "commands.h"
 #include "gcloud_flags.h"
 #include "output_format.h"
+#include "resource_commands.h"
 #include "spec/custom_job_json.h"
 
 namespace trainyard::cli {
@@ -31,10 +33,6 @@ std::string JobName(const Common& c, const std::string& job) {
 StatusOr<std::unique_ptr<ApiClient>> Client(const Common& c) { return ConnectClient(c); }
 
 }  // namespace
-
-void PrintError(const std::string& command, const std::string& message) {
-  std::cerr << "ERROR: (" << command << ") " << message << "\n";
-}
 
 void RegisterCustomJobsCommands(CLI::App& ai, int* exit_code) {
   CLI::App* jobs = ai.add_subcommand("custom-jobs", "Create and manage custom training jobs");
@@ -80,115 +78,19 @@ void RegisterCustomJobsCommands(CLI::App& ai, int* exit_code) {
     }));
   }
 
-  // --- describe ---
-  {
-    auto* cmd = jobs->add_subcommand("describe", "Show a custom job");
-    auto c = std::make_shared<Common>();
-    auto job_ref = std::make_shared<std::string>();
-    AddCommon(cmd, c.get(), "yaml");
-    cmd->add_option("JOB", *job_ref, "Job id or full name")->required();
-    cmd->callback(Command("trainyard.ai.custom-jobs.describe", exit_code, [c, job_ref]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      TY_ASSIGN_OR_RETURN(json job, client->Call("GET", "/v1/" + JobName(*c, *job_ref)));
-      std::cout << FormatJobs({job}, c->format, false) << std::flush;
-      return Status::Ok();
-    }));
-  }
-
-  // --- list ---
-  {
-    auto* cmd = jobs->add_subcommand("list", "List custom jobs, newest first");
-    auto c = std::make_shared<Common>();
-    struct ListFlags {
-      std::string filter;
-      int limit = 0;
-      int page_size = 0;
-      std::string sort_by;
-      bool uri = false;
-    };
-    auto l = std::make_shared<ListFlags>();
-    AddCommon(cmd, c.get(), "table");
-    cmd->add_option("--filter", l->filter,
-                    "Server-side filter, e.g. state=\"JOB_STATE_RUNNING\" AND labels.team=nlp");
-    cmd->add_option("--limit", l->limit, "Maximum number of jobs to list")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--page-size", l->page_size, "Jobs fetched per request")
-        ->check(CLI::Range(1, 1000));
-    cmd->add_option("--sort-by", l->sort_by,
-                    "Field to sort by (displayName, state, createTime); prefix ~ for descending");
-    cmd->add_flag("--uri", l->uri, "Print only the job names");
-    cmd->callback(Command("trainyard.ai.custom-jobs.list", exit_code, [c, l]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      std::vector<json> all;
-      std::string token;
-      do {
-        std::string path = "/v1/" + Parent(*c) + "/customJobs?pageSize=" +
-                           std::to_string(l->page_size ? l->page_size : 100);
-        if (!l->filter.empty()) path += "&filter=" + httplib::detail::encode_query_param(l->filter);
-        if (!token.empty()) path += "&pageToken=" + token;
-        TY_ASSIGN_OR_RETURN(json page, client->Call("GET", path));
-        if (page.contains("customJobs")) {
-          for (auto& j : page["customJobs"]) all.push_back(j);
-        }
-        token = page.value("nextPageToken", "");
-      } while (!token.empty() && (l->limit == 0 || static_cast<int>(all.size()) < l->limit));
-      if (!l->sort_by.empty()) {
-        bool desc = l->sort_by[0] == '~';
-        std::string key = desc ? l->sort_by.substr(1) : l->sort_by;
-        if (key != "displayName" && key != "state" && key != "createTime" && key != "name") {
-          return InvalidArgumentError("--sort-by: '" + key +
-                                      "' is not one of displayName, state, createTime, name");
-        }
-        std::stable_sort(all.begin(), all.end(), [&](const json& a, const json& b) {
-          return desc ? a.value(key, "") > b.value(key, "") : a.value(key, "") < b.value(key, "");
-        });
-      }
-      if (l->limit > 0 && static_cast<int>(all.size()) > l->limit) all.resize(l->limit);
-      if (l->uri) {
-        for (const auto& j : all) std::cout << j.value("name", "") << "\n";
-      } else if (!all.empty() || c->format != "table") {
-        std::cout << FormatJobs(all, c->format, true);
-      } else {
-        std::cerr << "Listed 0 items.\n";
-      }
-      std::cout << std::flush;
-      return Status::Ok();
-    }));
-  }
-
-  // --- cancel ---
-  {
-    auto* cmd = jobs->add_subcommand("cancel", "Cancel a running custom job");
-    auto c = std::make_shared<Common>();
-    auto job_ref = std::make_shared<std::string>();
-    AddCommon(cmd, c.get(), "");
-    cmd->add_option("JOB", *job_ref, "Job id or full name")->required();
-    cmd->callback(Command("trainyard.ai.custom-jobs.cancel", exit_code, [c, job_ref]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      std::string name = JobName(*c, *job_ref);
-      TY_RETURN_IF_ERROR(client->Call("POST", "/v1/" + name + ":cancel", "{}").status());
-      std::cerr << "Request to cancel CustomJob [" << name
-                << "] has been sent. You may view the status of your job with the command\n\n"
-                << "  $ trainyard ai custom-jobs describe " << name << "\n";
-      return Status::Ok();
-    }));
-  }
-
-  // --- delete (REST DeleteCustomJob; gcloud has no such command) ---
-  {
-    auto* cmd = jobs->add_subcommand("delete", "Delete a finished custom job and its logs");
-    auto c = std::make_shared<Common>();
-    auto job_ref = std::make_shared<std::string>();
-    AddCommon(cmd, c.get(), "");
-    cmd->add_option("JOB", *job_ref, "Job id or full name")->required();
-    cmd->callback(Command("trainyard.ai.custom-jobs.delete", exit_code, [c, job_ref]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      std::string name = JobName(*c, *job_ref);
-      TY_RETURN_IF_ERROR(client->Call("DELETE", "/v1/" + name).status());
-      std::cerr << "Deleted CustomJob [" << name << "].\n";
-      return Status::Ok();
-    }));
-  }
+  // --- describe, list, cancel, delete (REST DeleteCustomJob; gcloud has no such command) ---
+  CliResource resource;
+  resource.command = "trainyard.ai.custom-jobs";
+  resource.collection = "customJobs";
+  resource.noun = "CustomJob";
+  resource.formats = CustomJobFormats();
+  resource.cancel_message = [](const std::string& name) {
+    return "Request to cancel CustomJob [" + name +
+           "] has been sent. You may view the status of your job with the command\n\n"
+           "  $ trainyard ai custom-jobs describe " +
+           name + "\n";
+  };
+  RegisterResourceVerbs(jobs, resource, kDescribe | kList | kCancel | kDelete, exit_code);
 
   // --- stream-logs ---
   {

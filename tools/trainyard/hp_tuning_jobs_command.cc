@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "hp_tuning_jobs.h"
 #include "output_format.h"
+#include "resource_commands.h"
 #include "spec/job_config_yaml.h"
 #include "spec/resource_name.h"
 
@@ -328,79 +329,17 @@ void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code) {
     }));
   }
 
-  {
-    auto* cmd = jobs->add_subcommand("describe", "Show a tuning job and its trials, best first");
-    auto c = std::make_shared<Common>();
-    auto ref = std::make_shared<std::string>();
-    AddCommon(cmd, c.get(), "table");
-    cmd->add_option("JOB", *ref, "Job id or full name")->required();
-    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.describe", exit_code, [c, ref]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      TY_ASSIGN_OR_RETURN(json job, client->Call("GET", "/v1/" + JobName(*c, *ref)));
-      std::cout << (c->format == "table" ? FormatTuningJobTable(job) : Render(job, c->format));
-      return Status::Ok();
-    }));
-  }
-
-  {
-    auto* cmd = jobs->add_subcommand("list", "List tuning jobs, newest first");
-    auto c = std::make_shared<Common>();
-    auto filter = std::make_shared<std::string>();
-    AddCommon(cmd, c.get(), "table");
-    cmd->add_option("--filter", *filter,
-                    "Server-side filter (custom-jobs list syntax), e.g. "
-                    "state=\"JOB_STATE_RUNNING\" AND labels.team=nlp");
-    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.list", exit_code, [c, filter]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      std::vector<json> all;
-      std::string token;
-      do {
-        std::string path = "/v1/" + Parent(*c) + "/hyperparameterTuningJobs?pageSize=100";
-        if (!filter->empty()) path += "&filter=" + httplib::detail::encode_query_param(*filter);
-        if (!token.empty()) path += "&pageToken=" + httplib::detail::encode_query_param(token);
-        TY_ASSIGN_OR_RETURN(json page, client->Call("GET", path));
-        for (const auto& j : page.value("hyperparameterTuningJobs", json::array()))
-          all.push_back(j);
-        token = page.value("nextPageToken", "");
-      } while (!token.empty());
-      if (c->format == "table") {
-        std::cout << ListTable(all);
-      } else {
-        std::cout << (c->format == "json" ? json(all).dump(2) + "\n" : spec::JsonToYaml(all));
-      }
-      return Status::Ok();
-    }));
-  }
-
-  {
-    auto* cmd = jobs->add_subcommand("cancel", "Cancel a running tuning job and its trials");
-    auto c = std::make_shared<Common>();
-    auto ref = std::make_shared<std::string>();
-    AddCommon(cmd, c.get(), "");
-    cmd->add_option("JOB", *ref, "Job id or full name")->required();
-    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.cancel", exit_code, [c, ref]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      std::string name = JobName(*c, *ref);
-      TY_RETURN_IF_ERROR(client->Call("POST", "/v1/" + name + ":cancel", "{}").status());
-      std::cerr << "Request to cancel hyperparameter tuning job [" << name << "] has been sent.\n";
-      return Status::Ok();
-    }));
-  }
-
-  {
-    auto* cmd = jobs->add_subcommand("delete", "Delete an ended tuning job and its trial jobs");
-    auto c = std::make_shared<Common>();
-    auto ref = std::make_shared<std::string>();
-    AddCommon(cmd, c.get(), "");
-    cmd->add_option("JOB", *ref, "Job id or full name")->required();
-    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.delete", exit_code, [c, ref]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      std::string name = JobName(*c, *ref);
-      TY_RETURN_IF_ERROR(client->Call("DELETE", "/v1/" + name).status());
-      std::cerr << "Deleted hyperparameter tuning job [" << name << "].\n";
-      return Status::Ok();
-    }));
-  }
+  // describe (default: the trials best first), list, cancel, delete: the shared verbs.
+  CliResource resource;
+  resource.command = "trainyard.ai.hp-tuning-jobs";
+  resource.collection = "hyperparameterTuningJobs";
+  resource.noun = "hyperparameter tuning job";
+  resource.describe_format = "table";
+  resource.formats = {{"table", [](const std::vector<json>& items, bool as_list) {
+                         return as_list || items.size() != 1 ? ListTable(items)
+                                                             : FormatTuningJobTable(items[0]);
+                       }}};
+  RegisterResourceVerbs(jobs, resource, kDescribe | kList | kCancel | kDelete, exit_code);
 
   {
     auto* cmd = jobs->add_subcommand(

@@ -23,6 +23,7 @@
 #include "common/file_util.h"
 #include "common/path_lookup.h"
 #include "controller/job_controller.h"
+#include "controller/operation_controller.h"
 #include "controller/tuning_job_controller.h"
 #include "executor/executor_registry.h"
 #include "executor/fake_executor.h"
@@ -285,9 +286,11 @@ Status RunServer(const ServerFlags& f) {
   TY_RETURN_IF_ERROR(MakeDirs(data_dir / "jobs"));
   TY_RETURN_IF_ERROR(LockDataDir(data_dir));
 
-  // One store object holds custom jobs and HyperparameterTuningJobs (one SQLite database).
+  // One store object holds custom jobs, HyperparameterTuningJobs and the resources of the shared
+  // resource layer, operations included (one SQLite database).
   std::unique_ptr<store::JobStore> store;
   store::TuningJobStore* tuning_store = nullptr;
+  store::ResourceStore* resource_store = nullptr;
   if (f.store == "sqlite") {
     TY_ASSIGN_OR_RETURN(auto sqlite, store::SqliteJobStore::Open(
                                          data_dir / "jobs.db",
@@ -295,10 +298,12 @@ Status RunServer(const ServerFlags& f) {
                                                           : store::SqliteJobStore::Sync::kNormal));
     TY_RETURN_IF_ERROR(sqlite->ImportStudiesDb(data_dir / "studies.db"));
     tuning_store = sqlite.get();
+    resource_store = sqlite.get();
     store = std::move(sqlite);
   } else if (f.store == "memory") {
     auto memory = std::make_unique<store::MemoryJobStore>();
     tuning_store = memory.get();
+    resource_store = memory.get();
     store = std::move(memory);
   } else {
     return InvalidArgumentError("--store: '" + f.store + "' is not one of sqlite, memory");
@@ -403,7 +408,9 @@ Status RunServer(const ServerFlags& f) {
   aopts.tls_cert = f.tls_cert;
   aopts.tls_key = f.tls_key;
   aopts.is_streaming_path = storage::IsStoragePath;
-  api::ApiServer server({&controller, &tuning}, aopts);
+  controller::OperationController operations(resource_store);
+  TY_RETURN_IF_ERROR(operations.Start());
+  api::ApiServer server({&controller, &tuning, &operations}, aopts);
   // Cloud Storage JSON API over the bucket root (src/storage).
   TY_ASSIGN_OR_RETURN(auto object_store, storage::FsObjectStore::Open(BucketRoot()));
   storage::RegisterStorageRoutes(server.routes(), object_store.get());

@@ -1,0 +1,225 @@
+#include "api/resource_routes.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "api/route_util.h"
+#include "controller/operation_controller.h"
+#include "controller/stored_resource.h"
+#include "protojson/parse.h"
+#include "protojson/reader.h"
+
+namespace trainyard::api {
+namespace {
+
+using nlohmann::json;
+
+// How a descriptor's URLs look and how a request's captures become names.
+class Paths {
+ public:
+  explicit Paths(const ResourceDescriptor& d)
+      : prefix_(d.prefix), parent_(d.parent), collection_(d.collection) {}
+
+  std::string Collection() const {
+    const char* parent = parent_ == ParentShape::kProject ? "/projects/([^/]+)/"
+                                                          : "/projects/([^/]+)/locations/([^/]+)/";
+    return prefix_ + parent + collection_;
+  }
+  std::string Item() const { return Collection() + "/([^/:]+)"; }
+
+  std::string Parent(const httplib::Request& req) const {
+    std::string p = "projects/" + std::string(req.matches[1]);
+    if (parent_ == ParentShape::kProjectLocation) p += "/locations/" + std::string(req.matches[2]);
+    return p;
+  }
+  // The item's name and the version after '@' (decoded from %40 where a client left it encoded).
+  ResourceId Id(const httplib::Request& req) const {
+    std::string id = req.matches[parent_ == ParentShape::kProject ? 2 : 3];
+    if (size_t enc = id.find("%40"); enc != std::string::npos) id.replace(enc, 3, "@");
+    ResourceId out;
+    if (size_t at = id.find('@'); at != std::string::npos) {
+      out.version = id.substr(at + 1);
+      id.resize(at);
+    }
+    out.name = Parent(req) + "/" + collection_ + "/" + id;
+    return out;
+  }
+
+ private:
+  std::string prefix_;
+  ParentShape parent_;
+  std::string collection_;
+};
+
+// The client-chosen id in a create body: the descriptor's field in either spelling.
+StatusOr<std::string> ClientId(const ResourceDescriptor& d, const std::string& body) {
+  StatusOr<json> parsed = protojson::ParseJson(body);
+  if (!parsed.ok() || !parsed->is_object()) return std::string();  // the codec reports it
+  const std::string snake = protojson::CamelToSnake(d.id_field);
+  for (const std::string& key : {d.id_field, snake}) {
+    auto it = parsed->find(key);
+    if (it == parsed->end() || it->is_null()) continue;
+    TY_ASSIGN_OR_RETURN(std::string id, protojson::ReadString(*it, d.id_field));
+    if (d.check_id) TY_RETURN_IF_ERROR(d.check_id(id));
+    return id;
+  }
+  return InvalidFieldError(d.id_field, "required: the id of the new " + d.noun);
+}
+
+std::vector<std::string> SplitMask(const std::string& mask) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= mask.size()) {
+    size_t comma = mask.find(',', start);
+    if (comma == std::string::npos) comma = mask.size();
+    std::string part = mask.substr(start, comma - start);
+    while (!part.empty() && part.front() == ' ') part.erase(part.begin());
+    while (!part.empty() && part.back() == ' ') part.pop_back();
+    if (!part.empty()) out.push_back(part);
+    start = comma + 1;
+  }
+  return out;
+}
+
+void RegisterCreate(RouteTable& routes, const ResourceDescriptor& d, const ResourceHandlers& h) {
+  if (!h.create) return;
+  Paths paths(d);
+  routes.Post(paths.Collection(), d.write,
+              Guarded([d, paths, create = h.create](const httplib::Request& req) -> StatusOr<json> {
+                TY_RETURN_IF_ERROR(CheckParams(req, {}));
+                if (req.body.empty()) {
+                  return InvalidArgumentError("request body is empty; send a " + d.noun +
+                                              " as JSON, e.g. " + d.create_example);
+                }
+                CreateCall call{paths.Parent(req), req.body, ""};
+                if (!d.id_field.empty()) {
+                  TY_ASSIGN_OR_RETURN(call.id, ClientId(d, req.body));
+                }
+                return create(call);
+              }));
+}
+
+void RegisterList(RouteTable& routes, const ResourceDescriptor& d, const ResourceHandlers& h) {
+  if (!h.list) return;
+  Paths paths(d);
+  routes.Get(paths.Collection(), d.read,
+             Guarded([d, paths, list = h.list](const httplib::Request& req) -> StatusOr<json> {
+               std::vector<std::string> known = {"filter", "pageSize", "pageToken"};
+               known.insert(known.end(), d.list_params.begin(), d.list_params.end());
+               TY_RETURN_IF_ERROR(CheckParams(req, known));
+               ListCall call;
+               call.query.parent = paths.Parent(req);
+               call.query.filter = req.get_param_value("filter");
+               TY_ASSIGN_OR_RETURN(int64_t size, IntParam(req, "pageSize", 0, 0, 1 << 30));
+               call.query.page_size = static_cast<int>(size);
+               call.query.page_token = req.get_param_value("pageToken");
+               call.order_by = req.get_param_value("orderBy");
+               TY_ASSIGN_OR_RETURN(ListOutput out, list(call));
+               return ListResponse(d.ListKey().c_str(), out.items, out.next_page_token,
+                                   [](const json& j) { return j; });
+             }));
+}
+
+void RegisterItemVerbs(RouteTable& routes, controller::OperationController* operations,
+                       const ResourceDescriptor& d, const ResourceHandlers& h) {
+  Paths paths(d);
+  if (h.get) {
+    routes.Get(paths.Item(), d.read,
+               Guarded([paths, get = h.get](const httplib::Request& req) -> StatusOr<json> {
+                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
+                 return get(paths.Id(req));
+               }));
+  }
+  if (h.patch) {
+    routes.Patch(
+        paths.Item(), d.write,
+        Guarded([paths, patch = h.patch](const httplib::Request& req) -> StatusOr<json> {
+          TY_RETURN_IF_ERROR(CheckParams(req, {"updateMask"}));
+          const std::vector<std::string> mask = SplitMask(req.get_param_value("updateMask"));
+          if (mask.empty()) {
+            return InvalidFieldError("updateMask",
+                                     "required: the comma-separated fields to change, "
+                                     "e.g. ?updateMask=labels");
+          }
+          TY_ASSIGN_OR_RETURN(json body, protojson::ParseJson(req.body));
+          if (!body.is_object()) {
+            return InvalidArgumentError("Invalid JSON payload received: expected an object");
+          }
+          return patch(paths.Id(req), body, mask);
+        }));
+  }
+  if (h.remove) {
+    routes.Delete(paths.Item(), d.write,
+                  Guarded([d, paths, operations,
+                           remove = h.remove](const httplib::Request& req) -> StatusOr<json> {
+                    TY_RETURN_IF_ERROR(CheckParams(req, {}));
+                    const ResourceId id = paths.Id(req);
+                    controller::OperationStart start{paths.Parent(req), d.delete_metadata_type, {}};
+                    return operations->RunNow(start, [&]() -> StatusOr<json> {
+                      TY_RETURN_IF_ERROR(remove(id));
+                      return json{{"@type", controller::kEmptyResponse}};
+                    });
+                  }));
+  }
+  if (h.cancel) {
+    routes.Post(
+        paths.Item() + ":cancel", d.write,
+        Guarded([d, paths, cancel = h.cancel](const httplib::Request& req) -> StatusOr<json> {
+          TY_RETURN_IF_ERROR(CheckParams(req, {}));
+          TY_RETURN_IF_ERROR(CheckEmptyBody(req));
+          Status s = cancel(paths.Id(req));
+          if (s.code() == StatusCode::kFailedPrecondition && d.cancel_of_ended_is_ok) {
+            return json::object();
+          }
+          TY_RETURN_IF_ERROR(s);
+          return json::object();
+        }));
+  }
+}
+
+}  // namespace
+
+void RegisterResourceRoutes(RouteTable& routes, controller::OperationController* operations,
+                            const ResourceDescriptor& descriptor, ResourceHandlers handlers) {
+  RegisterCreate(routes, descriptor, handlers);
+  RegisterList(routes, descriptor, handlers);
+  RegisterItemVerbs(routes, operations, descriptor, handlers);
+}
+
+ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* r) {
+  ResourceHandlers h;
+  h.create = [r](const CreateCall& call) { return r->Create(call.parent, call.body, call.id); };
+  h.get = [r](const ResourceId& id) { return r->Get(id.name); };
+  h.list = [r](const ListCall& call) -> StatusOr<ListOutput> {
+    if (!call.order_by.empty()) {
+      return InvalidFieldError("orderBy", "only the default order (newest first) is supported");
+    }
+    TY_ASSIGN_OR_RETURN(store::ResourcePage page, r->List(call.query));
+    ListOutput out{{}, page.next_page_token};
+    for (const auto& record : page.jobs) out.items.push_back(record.body);
+    return out;
+  };
+  h.remove = [r](const ResourceId& id) { return r->Delete(id.name); };
+  if (!r->type().cancelled_state.empty()) {
+    h.cancel = [r](const ResourceId& id) { return r->Cancel(id.name); };
+  }
+  if (!r->type().patchable.empty()) {
+    h.patch = [r](const ResourceId& id, const json& patch, const std::vector<std::string>& mask) {
+      return r->Patch(id.name, patch, mask);
+    };
+  }
+  return h;
+}
+
+Status CheckLetterDigitUnderscoreId(const std::string& field, const std::string& id) {
+  bool ok = !id.empty() && id.size() <= 128 && std::isalpha(static_cast<unsigned char>(id[0]));
+  for (char c : id) ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  if (ok) return Status::Ok();
+  return InvalidFieldError(field, protojson::Brief(json(id)) +
+                                      " is not a valid id: use 1 to 128 letters, digits and "
+                                      "underscores, starting with a letter");
+}
+
+}  // namespace trainyard::api
