@@ -13,13 +13,30 @@ namespace {
 
 using nlohmann::json;
 
-// The operation's prefix (without the version segment): projects/P/locations/L[/C/ID].
-constexpr const char* kPrefix =
-    "/(?:v1|ui)/(projects/([^/]+)/locations/[^/]+(?:/[A-Za-z]+/[^/:]+)?)/operations";
 constexpr std::chrono::seconds kMaxWait{60};
 
-std::string Name(const httplib::Request& req) {
-  return std::string(req.matches[1]) + "/operations/" + std::string(req.matches[3]);
+// The two shapes of an operation's parent, as route patterns with only `([^/]+)`-style captures
+// (so tools that sample every route, security_e2e_test among them, can fill them in): a location,
+// or a resource in a location. `PrefixOf` rebuilds the parent from a match.
+struct Shape {
+  const char* pattern;  // after the version segment
+  int captures;         // of the parent
+};
+constexpr Shape kShapes[] = {
+    {"/projects/([^/]+)/locations/([^/]+)", 2},
+    {"/projects/([^/]+)/locations/([^/]+)/([^/]+)/([^/:]+)", 4},
+};
+
+std::string PrefixOf(const httplib::Request& req, const Shape& shape) {
+  std::string p =
+      "projects/" + std::string(req.matches[1]) + "/locations/" + std::string(req.matches[2]);
+  if (shape.captures == 4)
+    p += "/" + std::string(req.matches[3]) + "/" + std::string(req.matches[4]);
+  return p;
+}
+
+std::string Name(const httplib::Request& req, const Shape& shape) {
+  return PrefixOf(req, shape) + "/operations/" + std::string(req.matches[shape.captures + 1]);
 }
 
 StatusOr<std::chrono::milliseconds> WaitTimeout(const httplib::Request& req) {
@@ -38,42 +55,56 @@ StatusOr<std::chrono::milliseconds> WaitTimeout(const httplib::Request& req) {
 
 }  // namespace
 
-void RegisterOperationRoutes(RouteTable& routes, controller::OperationController* ops) {
+namespace {
+
+void RegisterShape(RouteTable& routes, controller::OperationController* ops,
+                   const std::string& version, const Shape& shape) {
   using auth::Access;
-  const std::string list = kPrefix;
+  const std::string list = version + shape.pattern + "/operations";
   const std::string item = list + "/([^/:]+)";
-  routes.Get(list, Access::kRead, Guarded([ops](const httplib::Request& req) -> StatusOr<json> {
+  routes.Get(list, Access::kRead,
+             Guarded([ops, shape](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {"filter", "pageSize", "pageToken"}));
                store::ListQuery q;
-               q.parent = req.matches[1];
+               q.parent = PrefixOf(req, shape);
                q.filter = req.get_param_value("filter");
                TY_ASSIGN_OR_RETURN(int64_t size, IntParam(req, "pageSize", 0, 0, 1 << 30));
                q.page_size = static_cast<int>(size);
                q.page_token = req.get_param_value("pageToken");
                return ops->List(q);
              }));
-  routes.Get(item, Access::kRead, Guarded([ops](const httplib::Request& req) -> StatusOr<json> {
+  routes.Get(item, Access::kRead,
+             Guarded([ops, shape](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {}));
-               return ops->Get(Name(req));
+               return ops->Get(Name(req, shape));
              }));
   routes.Post(item + ":wait", Access::kRead,
-              Guarded([ops](const httplib::Request& req) -> StatusOr<json> {
+              Guarded([ops, shape](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {"timeout"}));
                 TY_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, WaitTimeout(req));
-                return ops->Wait(Name(req), timeout);
+                return ops->Wait(Name(req, shape), timeout);
               }));
   routes.Post(item + ":cancel", Access::kWrite,
-              Guarded([ops](const httplib::Request& req) -> StatusOr<json> {
+              Guarded([ops, shape](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
                 TY_RETURN_IF_ERROR(CheckEmptyBody(req));
-                TY_RETURN_IF_ERROR(ops->Cancel(Name(req)));
+                TY_RETURN_IF_ERROR(ops->Cancel(Name(req, shape)));
                 return json::object();
               }));
-  routes.Delete(item, Access::kWrite, Guarded([ops](const httplib::Request& req) -> StatusOr<json> {
+  routes.Delete(item, Access::kWrite,
+                Guarded([ops, shape](const httplib::Request& req) -> StatusOr<json> {
                   TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                  TY_RETURN_IF_ERROR(ops->Delete(Name(req)));
+                  TY_RETURN_IF_ERROR(ops->Delete(Name(req, shape)));
                   return json::object();
                 }));
+}
+
+}  // namespace
+
+void RegisterOperationRoutes(RouteTable& routes, controller::OperationController* ops) {
+  for (const char* version : {"/v1", "/ui"}) {
+    for (const Shape& shape : kShapes) RegisterShape(routes, ops, version, shape);
+  }
 }
 
 }  // namespace trainyard::api

@@ -244,5 +244,38 @@ TEST_F(GcloudE2ETest, HpTuningJobThroughGcloud) {
   EXPECT_EQ(list.out, "gcloud-study\n") << list.err;
 }
 
+// A 400 names the field in google.rpc.BadRequest, and gcloud prints it under the error; a job
+// deleted through the REST API leaves an operation gcloud's `ai operations describe` reads.
+TEST_F(GcloudE2ETest, FieldViolationsArePrintedAndDeleteOperationsAreDescribed) {
+  auto bad = Gcloud({"ai", "custom-jobs", "create", "--region=europe-west4", "--display-name=bad",
+                     "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,"
+                     "container-image-uri=local"});
+  EXPECT_EQ(std::to_string(bad.exit_code) + " " +
+                std::to_string(bad.err.find("'@type': type.googleapis.com/google.rpc.BadRequest") !=
+                               std::string::npos) +
+                " " +
+                std::to_string(bad.err.find("field: jobSpec.workerPoolSpecs[0].containerSpec."
+                                            "command") != std::string::npos),
+            "1 1 1")
+      << bad.err;
+  auto job = Gcloud({"ai", "custom-jobs", "create", "--region=europe-west4", "--display-name=gone",
+                     "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,"
+                     "container-image-uri=eu.gcr.io/p/pt_bert_sentiment:dev",
+                     "--format=value(name)"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  const std::string name = job.out.substr(0, job.out.find('\n'));
+  // The trainer fails without its --job-dir; any end will do: only an ended job can be deleted.
+  const std::string state = WaitDone("custom-jobs", name.substr(name.rfind('/') + 1));
+  ASSERT_TRUE(state == "JOB_STATE_FAILED" || state == "JOB_STATE_SUCCEEDED") << state;
+  auto deleted =
+      testing::RunProcess({"curl", "-sf", "-X", "DELETE", server_->endpoint() + "/v1/" + name});
+  json op = json::parse(deleted.out, nullptr, false);
+  ASSERT_TRUE(op.is_object()) << deleted.out;
+  const std::string op_name = op.value("name", "");
+  auto described = Gcloud({"ai", "operations", "describe", op_name.substr(op_name.rfind('/') + 1),
+                           "--region=europe-west4", "--format=value(done)"});
+  EXPECT_EQ(described.out, "True\n") << described.err;
+}
+
 }  // namespace
 }  // namespace trainyard::e2e
