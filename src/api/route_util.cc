@@ -99,14 +99,5 @@ Status CheckEmptyBody(const httplib::Request& req) {
   return Status::Ok();
 }
 
-StatusOr<store::ListQuery> ListQueryOf(const httplib::Request& req) {
-  store::ListQuery q;
-  q.parent = ParentOf(req);
-  q.filter = req.get_param_value("filter");
-  TY_ASSIGN_OR_RETURN(int64_t page_size, IntParam(req, "pageSize", 0, 0, 1 << 30));
-  q.page_size = static_cast<int>(page_size);
-  q.page_token = req.get_param_value("pageToken");
-  return q;
-}
 
 }  // namespace trainyard::api

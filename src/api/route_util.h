@@ -74,10 +74,6 @@ StatusOr<int64_t> IntParam(const httplib::Request& req, const std::string& name,
 // "projects/P/locations/L" from a route whose first two captures are the project and location.
 std::string ParentOf(const httplib::Request& req);
 
-// The query of a list request on a collection under ParentOf(req): filter, pageSize (0 = the
-// store's default), pageToken. INVALID_ARGUMENT naming pageSize when it is not an integer >= 0.
-// (Unknown parameters are the caller's CheckParams.)
-StatusOr<store::ListQuery> ListQueryOf(const httplib::Request& req);
 
 // A list response as Vertex writes it: {"<field>": [to_json(job)...], "nextPageToken": "..."},
 // with the list and the token left out when empty.
