@@ -35,10 +35,10 @@ StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::path& 
 }
 
 Status AuditLog::Append(const AuditEntry& e) {
-  Stmt s(*db_,
-         "INSERT INTO audit(time_us, token_id, project, method, path, access, status) "
-         "VALUES(?, ?, ?, ?, ?, ?, ?)");
-  if (!s.ok()) return db_->Error("prepare audit insert");
+  sqlite::Stmt s(db_->get(),
+                 "INSERT INTO audit(time_us, token_id, project, method, path, access, status) "
+                 "VALUES(?, ?, ?, ?, ?, ?, ?)");
+  if (!s.Prepared().ok()) return db_->Error("prepare audit insert");
   s.Bind(1, Micros(e.time));
   s.Bind(2, e.token_id);
   s.Bind(3, e.project);
@@ -51,10 +51,10 @@ Status AuditLog::Append(const AuditEntry& e) {
 }
 
 StatusOr<std::vector<AuditEntry>> AuditLog::Query(const AuditQuery& q) {
-  Stmt s(*db_,
-         "SELECT seq, time_us, token_id, project, method, path, access, status FROM audit "
-         "WHERE seq > ? AND (? = '' OR project = ?) ORDER BY seq LIMIT ?");
-  if (!s.ok()) return db_->Error("prepare audit query");
+  sqlite::Stmt s(db_->get(),
+                 "SELECT seq, time_us, token_id, project, method, path, access, status FROM audit "
+                 "WHERE seq > ? AND (? = '' OR project = ?) ORDER BY seq LIMIT ?");
+  if (!s.Prepared().ok()) return db_->Error("prepare audit query");
   s.Bind(1, q.after_seq);
   s.Bind(2, q.project);
   s.Bind(3, q.project);

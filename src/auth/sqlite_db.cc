@@ -31,20 +31,4 @@ Status SqliteDb::Error(const std::string& what) const {
   return IoError(path_.string() + ": " + what + ": " + sqlite3_errmsg(db_));
 }
 
-Stmt::Stmt(SqliteDb& db, const char* sql) {
-  rc_ = sqlite3_prepare_v2(db.get(), sql, -1, &stmt_, nullptr);
-}
-
-void Stmt::Bind(int i, const std::string& s) {
-  sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
-}
-
-void Stmt::Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-
-std::string Stmt::Text(int i) const {
-  const unsigned char* text = sqlite3_column_text(stmt_, i);
-  return text ? std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, i))
-              : "";
-}
-
 }  // namespace trainyard::auth

@@ -1,6 +1,6 @@
 // A small owner of one SQLite connection for the auth database (tokens and the audit log share
-// <data-dir>/auth.db): WAL, a busy timeout so `trainyard auth ...` can write while the server
-// runs, and statements that finalize on every path.
+// <data-dir>/auth.db): WAL and a busy timeout so `trainyard auth ...` can write while the server
+// runs. Statements are the server's one sqlite::Stmt (sqlite/sqlite.h).
 #pragma once
 
 #include <sqlite3.h>
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "sqlite/sqlite.h"
 
 namespace trainyard::auth {
 
@@ -32,24 +33,6 @@ class SqliteDb {
   std::filesystem::path path_;
 };
 
-class Stmt {
- public:
-  Stmt(SqliteDb& db, const char* sql);
-  ~Stmt() { sqlite3_finalize(stmt_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  bool ok() const { return rc_ == SQLITE_OK; }
-  void Bind(int i, const std::string& s);
-  void Bind(int i, int64_t v);
-  int Step() { return sqlite3_step(stmt_); }
-  std::string Text(int i) const;
-  int64_t Int(int i) const { return sqlite3_column_int64(stmt_, i); }
-  bool IsNull(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_ = SQLITE_ERROR;
-};
+// Statements are sqlite::Stmt (sqlite/sqlite.h) on get().
 
 }  // namespace trainyard::auth

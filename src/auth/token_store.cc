@@ -77,10 +77,10 @@ StatusOr<NewToken> TokenStore::Create(const std::string& project, Role role, Tim
   out.info.role = role;
   out.info.create_time = now;
   out.info.expire_time = expire_time;
-  Stmt s(*db_,
-         "INSERT INTO tokens(id, sha256, project, role, create_us, expire_us) "
-         "VALUES(?, ?, ?, ?, ?, ?)");
-  if (!s.ok()) return db_->Error("prepare insert");
+  sqlite::Stmt s(db_->get(),
+                 "INSERT INTO tokens(id, sha256, project, role, create_us, expire_us) "
+                 "VALUES(?, ?, ?, ?, ?, ?)");
+  if (!s.Prepared().ok()) return db_->Error("prepare insert");
   s.Bind(1, out.info.id);
   s.Bind(2, Sha256Hex(out.secret));
   s.Bind(3, project);
@@ -95,8 +95,9 @@ StatusOr<Principal> TokenStore::Authenticate(const std::string& bearer, TimePoin
   static const std::regex kFormat("ty1_([0-9a-f]{16})_[0-9a-f]{64}");
   std::smatch m;
   if (!std::regex_match(bearer, m, kFormat)) return Unauthenticated("not a Trainyard token");
-  Stmt s(*db_, "SELECT sha256, project, role, expire_us, revoked FROM tokens WHERE id = ?");
-  if (!s.ok()) return db_->Error("prepare select");
+  sqlite::Stmt s(db_->get(),
+                 "SELECT sha256, project, role, expire_us, revoked FROM tokens WHERE id = ?");
+  if (!s.Prepared().ok()) return db_->Error("prepare select");
   s.Bind(1, m[1].str());
   int rc = s.Step();
   if (rc == SQLITE_DONE) return Unauthenticated("unknown token");
@@ -115,10 +116,10 @@ StatusOr<Principal> TokenStore::Authenticate(const std::string& bearer, TimePoin
 }
 
 StatusOr<std::vector<TokenInfo>> TokenStore::List() {
-  Stmt s(*db_,
-         "SELECT id, project, role, create_us, expire_us, revoked FROM tokens "
-         "ORDER BY create_us DESC, id");
-  if (!s.ok()) return db_->Error("prepare list");
+  sqlite::Stmt s(db_->get(),
+                 "SELECT id, project, role, create_us, expire_us, revoked FROM tokens "
+                 "ORDER BY create_us DESC, id");
+  if (!s.Prepared().ok()) return db_->Error("prepare list");
   std::vector<TokenInfo> out;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
@@ -136,8 +137,8 @@ StatusOr<std::vector<TokenInfo>> TokenStore::List() {
 }
 
 Status TokenStore::Revoke(const std::string& id) {
-  Stmt s(*db_, "UPDATE tokens SET revoked = 1 WHERE id = ?");
-  if (!s.ok()) return db_->Error("prepare revoke");
+  sqlite::Stmt s(db_->get(), "UPDATE tokens SET revoked = 1 WHERE id = ?");
+  if (!s.Prepared().ok()) return db_->Error("prepare revoke");
   s.Bind(1, id);
   if (s.Step() != SQLITE_DONE) return db_->Error("revoke token");
   if (sqlite3_changes(db_->get()) == 0) {

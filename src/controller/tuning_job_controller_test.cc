@@ -6,9 +6,9 @@
 
 #include "executor/fake_executor.h"
 #include "spec/hyperparameter_tuning_job_json.h"
+#include "sqlite/sqlite.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
-#include "store/sqlite_util.h"
 #include "testing/test_util.h"
 
 namespace trainyard::controller {
@@ -290,10 +290,10 @@ TEST(TuningJobControllerMigrationTest, ImportedStudiesReadBackUnchangedAndContin
   const auto dir = testing::MakeTestDir();
   const auto fixture = testing::SourcePath("test/fixtures/studies_db");
   ASSERT_TRUE(
-      store::ExecSqlOnFile(dir / "studies.db", testing::ReadFileOrDie(fixture / "studies.sql"))
+      sqlite::ExecSqlOnFile(dir / "studies.db", testing::ReadFileOrDie(fixture / "studies.sql"))
           .ok());
   ASSERT_TRUE(
-      store::ExecSqlOnFile(dir / "jobs.db", testing::ReadFileOrDie(fixture / "jobs.sql")).ok());
+      sqlite::ExecSqlOnFile(dir / "jobs.db", testing::ReadFileOrDie(fixture / "jobs.sql")).ok());
   auto store = store::SqliteJobStore::Open(dir / "jobs.db");
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)->ImportStudiesDb(dir / "studies.db").ok());

@@ -4,11 +4,12 @@
 
 #include "common/time.h"
 #include "spec/custom_job_json.h"
+#include "sqlite/schema.h"
+#include "sqlite/sqlite.h"
+#include "store/jobs_db_schema.h"
 #include "store/list_filter.h"
 #include "store/page_token.h"
-#include "store/schema_migrations.h"
 #include "store/sqlite_list_page.h"
-#include "store/sqlite_util.h"
 
 namespace trainyard::store {
 namespace {
@@ -48,7 +49,7 @@ StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::filesy
   }
   TY_RETURN_IF_ERROR(
       store->Exec(sync == Sync::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
-  TY_RETURN_IF_ERROR(Migrate(db, JobsDbSchema(), path.string()));
+  TY_RETURN_IF_ERROR(sqlite::Migrate(db, JobsDbSchema(), path.string()));
   return store;
 }
 
@@ -66,12 +67,12 @@ Status SqliteJobStore::Exec(const char* sql) {
 
 Status SqliteJobStore::WriteLabelsLocked(const std::string& name,
                                          const std::map<std::string, std::string>& labels) {
-  Stmt del(db_, "DELETE FROM job_labels WHERE name = ?");
+  sqlite::Stmt del(db_, "DELETE FROM job_labels WHERE name = ?");
   TY_RETURN_IF_ERROR(del.Prepared());
   del.Bind(1, name);
   if (del.Step() != SQLITE_DONE) return del.Error("delete labels of " + name);
   if (labels.empty()) return Status::Ok();
-  Stmt ins(db_, "INSERT INTO job_labels(name, key, value) VALUES (?, ?, ?)");
+  sqlite::Stmt ins(db_, "INSERT INTO job_labels(name, key, value) VALUES (?, ?, ?)");
   TY_RETURN_IF_ERROR(ins.Prepared());
   for (const auto& [k, v] : labels) {
     ins.Reset();
@@ -87,9 +88,10 @@ Status SqliteJobStore::InsertLocked(const spec::CustomJob& job) {
   std::string parent, id;
   TY_RETURN_IF_ERROR(SplitJobName(job.name, &parent, &id));
   if (!job.create_time) return InvalidArgumentError("job " + job.name + " has no create_time");
-  Stmt ins(db_,
-           "INSERT INTO jobs(name, parent, state, display_name, create_us, update_us, json) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  sqlite::Stmt ins(
+      db_,
+      "INSERT INTO jobs(name, parent, state, display_name, create_us, update_us, json) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?)");
   TY_RETURN_IF_ERROR(ins.Prepared());
   ins.Bind(1, job.name);
   ins.Bind(2, parent);
@@ -107,7 +109,7 @@ Status SqliteJobStore::InsertLocked(const spec::CustomJob& job) {
 
 Status SqliteJobStore::Create(const spec::CustomJob& job) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
+  sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
   TY_RETURN_IF_ERROR(InsertLocked(job));
   return tx.Commit();
@@ -115,14 +117,14 @@ Status SqliteJobStore::Create(const spec::CustomJob& job) {
 
 Status SqliteJobStore::CreateBatch(const std::vector<spec::CustomJob>& jobs) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
+  sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
   for (const auto& job : jobs) TY_RETURN_IF_ERROR(InsertLocked(job));
   return tx.Commit();
 }
 
 StatusOr<spec::CustomJob> SqliteJobStore::GetLocked(const std::string& name) {
-  Stmt q(db_, "SELECT json FROM jobs WHERE name = ?");
+  sqlite::Stmt q(db_, "SELECT json FROM jobs WHERE name = ?");
   TY_RETURN_IF_ERROR(q.Prepared());
   q.Bind(1, name);
   int rc = q.Step();
@@ -160,7 +162,7 @@ std::string GlobLiteral(const std::string& text) {
 StatusOr<spec::CustomJob> SqliteJobStore::FindInProject(const std::string& project,
                                                         const std::string& id) {
   std::lock_guard lock(mu_);
-  Stmt q(db_, "SELECT name, json FROM jobs WHERE name GLOB ?");
+  sqlite::Stmt q(db_, "SELECT name, json FROM jobs WHERE name GLOB ?");
   TY_RETURN_IF_ERROR(q.Prepared());
   q.Bind(1, "projects/" + GlobLiteral(project) + "/locations/*/customJobs/" + GlobLiteral(id));
   while (true) {
@@ -180,14 +182,14 @@ StatusOr<spec::CustomJob> SqliteJobStore::FindInProject(const std::string& proje
 StatusOr<spec::CustomJob> SqliteJobStore::Mutate(
     const std::string& name, const std::function<Status(spec::CustomJob&)>& mutate) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
+  sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
   TY_ASSIGN_OR_RETURN(spec::CustomJob job, GetLocked(name));
   const auto old_labels = job.labels;
   TY_RETURN_IF_ERROR(mutate(job));
   if (job.name != name) return InternalError("Mutate must not rename " + name);
-  Stmt up(db_,
-          "UPDATE jobs SET state = ?, display_name = ?, update_us = ?, json = ? WHERE name = ?");
+  sqlite::Stmt up(
+      db_, "UPDATE jobs SET state = ?, display_name = ?, update_us = ?, json = ? WHERE name = ?");
   TY_RETURN_IF_ERROR(up.Prepared());
   up.Bind(1, static_cast<int64_t>(job.state));
   up.Bind(2, job.display_name);
@@ -202,14 +204,14 @@ StatusOr<spec::CustomJob> SqliteJobStore::Mutate(
 
 Status SqliteJobStore::Delete(const std::string& name) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
+  sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
-  Stmt del(db_, "DELETE FROM jobs WHERE name = ?");
+  sqlite::Stmt del(db_, "DELETE FROM jobs WHERE name = ?");
   TY_RETURN_IF_ERROR(del.Prepared());
   del.Bind(1, name);
   if (del.Step() != SQLITE_DONE) return del.Error("delete " + name);
   if (sqlite3_changes(db_) == 0) return NotFoundError("CustomJob " + name + " not found");
-  Stmt labels(db_, "DELETE FROM job_labels WHERE name = ?");
+  sqlite::Stmt labels(db_, "DELETE FROM job_labels WHERE name = ?");
   TY_RETURN_IF_ERROR(labels.Prepared());
   labels.Bind(1, name);
   if (labels.Step() != SQLITE_DONE) return labels.Error("delete labels of " + name);
@@ -220,8 +222,9 @@ StatusOr<ListResult> SqliteJobStore::List(const ListQuery& query) {
   std::lock_guard lock(mu_);
   TY_ASSIGN_OR_RETURN(
       Page<spec::CustomJob> page,
-      ListPage<spec::CustomJob>(db_, query, "SELECT name, json FROM jobs",
-                                [](Stmt& row) { return Decode(row.Text(0), row.Text(1)); }));
+      ListPage<spec::CustomJob>(db_, query, "SELECT name, json FROM jobs", [](sqlite::Stmt& row) {
+        return Decode(row.Text(0), row.Text(1));
+      }));
   return ListResult{std::move(page.jobs), std::move(page.next_page_token)};
 }
 
@@ -235,7 +238,7 @@ StatusOr<std::vector<spec::CustomJob>> SqliteJobStore::ListUnfinished() {
   }
   sql += ") ORDER BY create_us ASC, name ASC";
   std::lock_guard lock(mu_);
-  Stmt q(db_, sql);
+  sqlite::Stmt q(db_, sql);
   TY_RETURN_IF_ERROR(q.Prepared());
   std::vector<spec::CustomJob> out;
   int rc;

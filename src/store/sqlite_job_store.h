@@ -9,7 +9,7 @@
 // (name, key, value) for label filters, `tuning_jobs` (the same columns plus `runtime`, the
 // TuningJobController's state) whose labels also live in job_labels, and `resources` (every
 // resource of the shared resource layer and every long-running operation: resource_store.h);
-// PRAGMA user_version is the schema version, upgraded step by step (schema_migrations.h). The
+// PRAGMA user_version is the schema version, upgraded step by step (jobs_db_schema.h). The
 // tuning-job methods are in sqlite_tuning_jobs.cc, the ResourceStore in sqlite_resources.cc.
 //
 // Data dirs written before HyperparameterTuningJobs moved into this database have a separate

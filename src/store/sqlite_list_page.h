@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "common/time.h"
+#include "sqlite/sqlite.h"
 #include "store/job_store.h"
 #include "store/list_filter.h"
 #include "store/page_token.h"
-#include "store/sqlite_util.h"
 
 namespace trainyard::store {
 
@@ -66,7 +66,7 @@ StatusOr<Page<Job>> ListPage(sqlite3* db, const ListQuery& query, const std::str
   sql += ") ORDER BY create_us DESC, name DESC LIMIT ?";
   params.push_back(static_cast<int64_t>(page_size) + 1);
 
-  Stmt q(db, sql);
+  sqlite::Stmt q(db, sql);
   TY_RETURN_IF_ERROR(q.Prepared());
   for (size_t i = 0; i < params.size(); ++i) {
     std::visit([&](const auto& v) { q.Bind(static_cast<int>(i + 1), v); }, params[i]);

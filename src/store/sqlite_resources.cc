@@ -1,13 +1,13 @@
-// SqliteJobStore's ResourceStore: table `resources` (schema step 3, schema_migrations.cc), one
+// SqliteJobStore's ResourceStore: table `resources` (schema step 3, jobs_db_schema.cc), one
 // row per record: the filter columns (kind, parent, state, display_name, create_us, update_us),
 // `json` = {"labels": {...}, "body": <the resource>}, `runtime` = the controller's state; labels
 // also in job_labels for filters, written in the same transaction.
 #include <sqlite3.h>
 
 #include "common/time.h"
+#include "sqlite/sqlite.h"
 #include "store/sqlite_job_store.h"
 #include "store/sqlite_list_page.h"
-#include "store/sqlite_util.h"
 
 namespace trainyard::store {
 namespace {
@@ -22,7 +22,7 @@ int64_t Us(const std::optional<std::chrono::system_clock::time_point>& t) {
 }
 
 // The record of the current row of a SELECT of kColumns.
-StatusOr<ResourceRecord> DecodeRow(Stmt& row) {
+StatusOr<ResourceRecord> DecodeRow(sqlite::Stmt& row) {
   ResourceRecord r;
   r.name = row.Text(0);
   r.parent = row.Text(2);
@@ -45,7 +45,7 @@ StatusOr<ResourceRecord> DecodeRow(Stmt& row) {
   return r;
 }
 
-void BindRecord(Stmt& s, const std::string& kind, const ResourceRecord& r) {
+void BindRecord(sqlite::Stmt& s, const std::string& kind, const ResourceRecord& r) {
   s.Bind(1, r.name);
   s.Bind(2, kind);
   s.Bind(3, r.parent);
@@ -62,7 +62,8 @@ void BindRecord(Stmt& s, const std::string& kind, const ResourceRecord& r) {
 
 StatusOr<ResourceRecord> SqliteJobStore::GetResourceLocked(const std::string& kind,
                                                            const std::string& name) {
-  Stmt q(db_, std::string("SELECT ") + kColumns + " FROM resources WHERE name = ? AND kind = ?");
+  sqlite::Stmt q(db_,
+                 std::string("SELECT ") + kColumns + " FROM resources WHERE name = ? AND kind = ?");
   TY_RETURN_IF_ERROR(q.Prepared());
   q.Bind(1, name);
   q.Bind(2, kind);
@@ -75,19 +76,20 @@ StatusOr<ResourceRecord> SqliteJobStore::GetResourceLocked(const std::string& ki
 Status SqliteJobStore::CreateResource(const std::string& kind, const ResourceRecord& record) {
   TY_RETURN_IF_ERROR(CheckNewResource(kind, record));
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
+  sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
   // Names are unique across every table: a resource may not take a job's name.
-  Stmt taken(db_,
-             "SELECT 1 FROM resources WHERE name = ?1 UNION ALL SELECT 1 FROM jobs WHERE name = ?1 "
-             "UNION ALL SELECT 1 FROM tuning_jobs WHERE name = ?1");
+  sqlite::Stmt taken(
+      db_,
+      "SELECT 1 FROM resources WHERE name = ?1 UNION ALL SELECT 1 FROM jobs WHERE name = ?1 "
+      "UNION ALL SELECT 1 FROM tuning_jobs WHERE name = ?1");
   TY_RETURN_IF_ERROR(taken.Prepared());
   taken.Bind(1, record.name);
   int rc = taken.Step();
   if (rc == SQLITE_ROW) return AlreadyExistsError(kind + " " + record.name + " already exists");
   if (rc != SQLITE_DONE) return taken.Error("create " + record.name);
-  Stmt ins(db_, std::string("INSERT INTO resources(") + kColumns +
-                    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  sqlite::Stmt ins(db_, std::string("INSERT INTO resources(") + kColumns +
+                            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
   TY_RETURN_IF_ERROR(ins.Prepared());
   BindRecord(ins, kind, record);
   if (ins.Step() != SQLITE_DONE) return ins.Error("insert " + record.name);
@@ -105,7 +107,7 @@ StatusOr<ResourceRecord> SqliteJobStore::MutateResource(
     const std::string& kind, const std::string& name,
     const std::function<Status(ResourceRecord&)>& mutate) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
+  sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
   TY_ASSIGN_OR_RETURN(ResourceRecord old, GetResourceLocked(kind, name));
   ResourceRecord record = old;
@@ -115,8 +117,8 @@ StatusOr<ResourceRecord> SqliteJobStore::MutateResource(
     return InternalError("MutateResource must not change the name, parent or create_time of " +
                          name);
   }
-  Stmt up(db_, std::string("REPLACE INTO resources(") + kColumns +
-                   ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  sqlite::Stmt up(db_, std::string("REPLACE INTO resources(") + kColumns +
+                           ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
   TY_RETURN_IF_ERROR(up.Prepared());
   BindRecord(up, kind, record);
   if (up.Step() != SQLITE_DONE) return up.Error("update " + name);
@@ -127,9 +129,9 @@ StatusOr<ResourceRecord> SqliteJobStore::MutateResource(
 
 Status SqliteJobStore::DeleteResource(const std::string& kind, const std::string& name) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
+  sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
-  Stmt del(db_, "DELETE FROM resources WHERE name = ? AND kind = ?");
+  sqlite::Stmt del(db_, "DELETE FROM resources WHERE name = ? AND kind = ?");
   TY_RETURN_IF_ERROR(del.Prepared());
   del.Bind(1, name);
   del.Bind(2, kind);
@@ -153,8 +155,8 @@ StatusOr<ResourcePage> SqliteJobStore::ListResources(const std::string& kind,
 
 StatusOr<std::vector<ResourceRecord>> SqliteJobStore::ListAllResources(const std::string& kind) {
   std::lock_guard lock(mu_);
-  Stmt q(db_, std::string("SELECT ") + kColumns +
-                  " FROM resources WHERE kind = ? ORDER BY create_us ASC, name ASC");
+  sqlite::Stmt q(db_, std::string("SELECT ") + kColumns +
+                          " FROM resources WHERE kind = ? ORDER BY create_us ASC, name ASC");
   TY_RETURN_IF_ERROR(q.Prepared());
   q.Bind(1, kind);
   std::vector<ResourceRecord> out;

@@ -4,11 +4,11 @@
 #include "common/time.h"
 #include "spec/hyperparameter_tuning_job_json.h"
 #include "spec/resource_name.h"
+#include "sqlite/sqlite.h"
 #include "store/list_filter.h"
 #include "store/page_token.h"
 #include "store/sqlite_job_store.h"
 #include "store/sqlite_list_page.h"
-#include "store/sqlite_util.h"
 
 namespace trainyard::store {
 namespace {
@@ -38,7 +38,7 @@ StatusOr<TuningJobRecord> DecodeRecord(const std::string& name, const std::strin
 }
 
 // Binds (state, display_name, update_us, json, runtime) at positions first..first+4.
-void BindMutable(Stmt& s, int first, const TuningJobRecord& r) {
+void BindMutable(sqlite::Stmt& s, int first, const TuningJobRecord& r) {
   s.Bind(first, static_cast<int64_t>(r.job.state));
   s.Bind(first + 1, r.job.display_name);
   s.Bind(first + 2, UpdateUs(r.job));
@@ -55,9 +55,10 @@ Status SqliteJobStore::InsertTuningJobLocked(const TuningJobRecord& r, bool if_a
   if (!r.job.create_time) {
     return InvalidArgumentError("hyperparameterTuningJob " + r.job.name + " has no create_time");
   }
-  Stmt ins(db_, std::string("INSERT ") + (if_absent ? "OR IGNORE " : "") +
-                    "INTO tuning_jobs(name, parent, create_us, state, display_name, update_us, "
-                    "json, runtime) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  sqlite::Stmt ins(db_,
+                   std::string("INSERT ") + (if_absent ? "OR IGNORE " : "") +
+                       "INTO tuning_jobs(name, parent, create_us, state, display_name, update_us, "
+                       "json, runtime) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   TY_RETURN_IF_ERROR(ins.Prepared());
   ins.Bind(1, r.job.name);
   ins.Bind(2, parent);
@@ -74,7 +75,7 @@ Status SqliteJobStore::InsertTuningJobLocked(const TuningJobRecord& r, bool if_a
 
 Status SqliteJobStore::CreateTuningJob(const TuningJobRecord& record) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
+  sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
   TY_RETURN_IF_ERROR(InsertTuningJobLocked(record, /*if_absent=*/false));
   return tx.Commit();
@@ -82,11 +83,11 @@ Status SqliteJobStore::CreateTuningJob(const TuningJobRecord& record) {
 
 Status SqliteJobStore::UpdateTuningJob(const TuningJobRecord& record) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
+  sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
-  Stmt up(db_,
-          "UPDATE tuning_jobs SET state = ?, display_name = ?, update_us = ?, json = ?, "
-          "runtime = ? WHERE name = ?");
+  sqlite::Stmt up(db_,
+                  "UPDATE tuning_jobs SET state = ?, display_name = ?, update_us = ?, json = ?, "
+                  "runtime = ? WHERE name = ?");
   TY_RETURN_IF_ERROR(up.Prepared());
   BindMutable(up, 1, record);
   up.Bind(6, record.job.name);
@@ -100,7 +101,7 @@ Status SqliteJobStore::UpdateTuningJob(const TuningJobRecord& record) {
 
 StatusOr<TuningJobRecord> SqliteJobStore::GetTuningJob(const std::string& name) {
   std::lock_guard lock(mu_);
-  Stmt q(db_, "SELECT json, runtime FROM tuning_jobs WHERE name = ?");
+  sqlite::Stmt q(db_, "SELECT json, runtime FROM tuning_jobs WHERE name = ?");
   TY_RETURN_IF_ERROR(q.Prepared());
   q.Bind(1, name);
   int rc = q.Step();
@@ -111,9 +112,9 @@ StatusOr<TuningJobRecord> SqliteJobStore::GetTuningJob(const std::string& name) 
 
 Status SqliteJobStore::DeleteTuningJob(const std::string& name) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
+  sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
-  Stmt del(db_, "DELETE FROM tuning_jobs WHERE name = ?");
+  sqlite::Stmt del(db_, "DELETE FROM tuning_jobs WHERE name = ?");
   TY_RETURN_IF_ERROR(del.Prepared());
   del.Bind(1, name);
   if (del.Step() != SQLITE_DONE) return del.Error("delete " + name);
@@ -126,7 +127,7 @@ Status SqliteJobStore::DeleteTuningJob(const std::string& name) {
 
 StatusOr<TuningJobListResult> SqliteJobStore::ListTuningJobs(const ListQuery& query) {
   std::lock_guard lock(mu_);
-  auto decode = [](Stmt& row) -> StatusOr<spec::HyperparameterTuningJob> {
+  auto decode = [](sqlite::Stmt& row) -> StatusOr<spec::HyperparameterTuningJob> {
     TY_ASSIGN_OR_RETURN(TuningJobRecord r, DecodeRecord(row.Text(0), row.Text(1), row.Text(2)));
     return std::move(r.job);
   };
@@ -139,7 +140,8 @@ StatusOr<TuningJobListResult> SqliteJobStore::ListTuningJobs(const ListQuery& qu
 
 StatusOr<std::vector<TuningJobRecord>> SqliteJobStore::ListAllTuningJobs() {
   std::lock_guard lock(mu_);
-  Stmt q(db_, "SELECT name, json, runtime FROM tuning_jobs ORDER BY create_us ASC, name ASC");
+  sqlite::Stmt q(db_,
+                 "SELECT name, json, runtime FROM tuning_jobs ORDER BY create_us ASC, name ASC");
   TY_RETURN_IF_ERROR(q.Prepared());
   std::vector<TuningJobRecord> out;
   int rc;

@@ -12,8 +12,8 @@
 
 #include "common/time.h"
 #include "spec/hyperparameter_tuning_job_json.h"
+#include "sqlite/sqlite.h"
 #include "store/sqlite_job_store.h"
-#include "store/sqlite_util.h"
 
 namespace trainyard::store {
 namespace {
@@ -60,7 +60,7 @@ StatusOr<std::vector<TuningJobRecord>> ReadLegacyStudies(const std::filesystem::
   std::vector<TuningJobRecord> out;
   Status status = Status::Ok();
   {
-    Stmt q(db, "SELECT name, create_us, data FROM studies ORDER BY create_us, name");
+    sqlite::Stmt q(db, "SELECT name, create_us, data FROM studies ORDER BY create_us, name");
     if (!q.Prepared().ok()) {
       status = DataLossError(path.string() + " is not a Trainyard studies database (" +
                              sqlite3_errmsg(db) + "); move it away to start without it");
@@ -85,7 +85,7 @@ Status SqliteJobStore::ImportStudiesDb(const std::filesystem::path& studies_db) 
   TY_ASSIGN_OR_RETURN(std::vector<TuningJobRecord> records, ReadLegacyStudies(studies_db));
   {
     std::lock_guard lock(mu_);
-    Transaction tx(db_);
+    sqlite::Transaction tx(db_);
     TY_RETURN_IF_ERROR(tx.Began());
     for (const auto& r : records) {
       Status s = InsertTuningJobLocked(r, /*if_absent=*/true);

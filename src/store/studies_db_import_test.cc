@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "spec/hyperparameter_tuning_job_json.h"
+#include "sqlite/sqlite.h"
 #include "store/sqlite_job_store.h"
-#include "store/sqlite_util.h"
 #include "testing/test_util.h"
 
 namespace trainyard::store {
@@ -13,9 +13,10 @@ namespace {
 class StudiesDbImportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(ExecSqlOnFile(dir_ / "studies.db", testing::ReadFileOrDie(testing::SourcePath(
+    ASSERT_TRUE(
+        sqlite::ExecSqlOnFile(dir_ / "studies.db", testing::ReadFileOrDie(testing::SourcePath(
                                                        "test/fixtures/studies_db/studies.sql")))
-                    .ok());
+            .ok());
     auto store = SqliteJobStore::Open(dir_ / "jobs.db");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);

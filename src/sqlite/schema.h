@@ -1,14 +1,11 @@
-// Schema upgrades of the one SQLite database (jobs.db): an ordered list of steps, each bringing the
+// Schema upgrades of a SQLite database: an ordered list of steps, each bringing the
 // schema from version N-1 to N (PRAGMA user_version). Open() runs every step above the file's
 // version, each in its own transaction together with its version bump, so a crash mid-upgrade
 // leaves the file at the last completed step and the next start continues from there. A file
 // from a newer Trainyard (version above the last step) is refused, never downgraded.
 //
-// Adding a table or a column for a new resource = appending a step to kSchemaSteps
-// (schema_migrations.cc); steps already released never change. Steps 1 and 2 are the schema of
-// the releases before this list existed (they created their tables with IF NOT EXISTS and set the
-// version themselves), so their SQL is idempotent: a file they wrote opens at version 2 and only
-// the later steps run.
+// Each database owns its list of steps (jobs.db: store/jobs_db_schema.h); steps already released
+// never change.
 #pragma once
 
 #include <sqlite3.h>
@@ -19,16 +16,13 @@
 
 #include "common/status.h"
 
-namespace trainyard::store {
+namespace trainyard::sqlite {
 
 struct SchemaStep {
   int version;            // the user_version once this step has run: 1, 2, 3, ... in order
   std::string_view what;  // for errors: "tuning_jobs table"
   std::string_view sql;   // the statements of the step, run in one transaction
 };
-
-// The steps of jobs.db, oldest first.
-std::span<const SchemaStep> JobsDbSchema();
 
 // The version the file is at (PRAGMA user_version).
 StatusOr<int> SchemaVersion(sqlite3* db);
@@ -39,4 +33,4 @@ StatusOr<int> SchemaVersion(sqlite3* db);
 // it); UNAVAILABLE naming the step when one fails (the database stays at the previous version).
 Status Migrate(sqlite3* db, std::span<const SchemaStep> steps, const std::string& db_name);
 
-}  // namespace trainyard::store
+}  // namespace trainyard::sqlite

@@ -1,6 +1,7 @@
-// SQLite helpers shared by SqliteJobStore's files (custom jobs, tuning jobs, the legacy import):
-// a prepared statement and a transaction that finalize / roll back on every path, so an early
-// return never leaks a statement or leaves a transaction open.
+// The one set of SQLite helpers every database of the server uses (jobs.db through store/,
+// auth.db through auth/): a prepared statement and a transaction that finalize / roll back on
+// every path, so an early return never leaks a statement or leaves a transaction open; and
+// versioned schema upgrades (schema.h).
 #pragma once
 
 #include <sqlite3.h>
@@ -11,7 +12,7 @@
 
 #include "common/status.h"
 
-namespace trainyard::store {
+namespace trainyard::sqlite {
 
 // RAII prepared statement; errors become Status with the SQLite message.
 class Stmt {
@@ -44,6 +45,7 @@ class Stmt {
              : std::string();
   }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   Status Error(const std::string& what) const {
     int code = sqlite3_errcode(db_);
     std::string msg = what + ": " + sqlite3_errmsg(db_);
@@ -102,4 +104,4 @@ inline Status ExecSqlOnFile(const std::filesystem::path& path, const std::string
   return status;
 }
 
-}  // namespace trainyard::store
+}  // namespace trainyard::sqlite
