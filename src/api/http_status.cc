@@ -5,7 +5,10 @@
 
 namespace trainyard::api {
 
-int HttpStatusFor(StatusCode code) {
+int HttpStatusFor(StatusCode code, HttpStatusOverrides overrides) {
+  for (const auto& [from, http] : overrides) {
+    if (from == code) return http;
+  }
   switch (code) {
     case StatusCode::kOk:
       return 200;

@@ -15,13 +15,20 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
 
 namespace trainyard::api {
 
-int HttpStatusFor(StatusCode code);
+// An API whose HTTP mapping differs from google.rpc's in a few codes (Cloud Storage answers a
+// failed precondition 409/412) lists only those: {code, http status} pairs.
+using HttpStatusOverrides = std::span<const std::pair<StatusCode, int>>;
+
+// The HTTP status of `code`: the API's override when it has one, else google.rpc's mapping.
+int HttpStatusFor(StatusCode code, HttpStatusOverrides overrides = {});
 
 // The field violations the error body of `status` carries (see above); empty for other errors.
 std::vector<FieldViolation> FieldViolationsOf(const Status& status);

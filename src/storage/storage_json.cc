@@ -1,5 +1,6 @@
 #include "storage/storage_json.h"
 
+#include "api/http_status.h"
 #include "common/parse.h"
 #include "common/time.h"
 
@@ -7,34 +8,11 @@ namespace trainyard::storage {
 using nlohmann::json;
 
 int GcsHttpStatus(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return 200;
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kOutOfRange:
-      return 400;
-    case StatusCode::kPermissionDenied:
-      return 403;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kAlreadyExists:
-    case StatusCode::kFailedPrecondition:
-      return 409;
-    case StatusCode::kAborted:
-      return 412;
-    case StatusCode::kResourceExhausted:
-      return 429;
-    case StatusCode::kCancelled:
-      return 499;
-    case StatusCode::kUnimplemented:
-      return 501;
-    case StatusCode::kUnavailable:
-      return 503;
-    case StatusCode::kDeadlineExceeded:
-      return 504;
-    default:
-      return 500;
-  }
+  // Cloud Storage's own: preconditions (ifGenerationMatch, ...) fail with 412, and a write that
+  // conflicts with the object's state with 409; the rest is google.rpc's mapping.
+  static constexpr std::pair<StatusCode, int> kGcs[] = {{StatusCode::kFailedPrecondition, 409},
+                                                        {StatusCode::kAborted, 412}};
+  return api::HttpStatusFor(code, kGcs);
 }
 
 namespace {
