@@ -248,7 +248,9 @@ StatusOr<json> LegacyJobController::BackingView(const std::string& backing) {
     v["state"] = spec::LegacyJobStateName(spec::LegacyStateOf(t.state));
     SetTime(v, "startTime", t.start_time);
     SetTime(v, "endTime", t.end_time);
-    if (t.error && !t.error->message.empty()) v["errorMessage"] = t.error->message;
+    if (t.error && !t.error->message.empty() && t.state != spec::JobState::kCancelled) {
+      v["errorMessage"] = t.error->message;
+    }
     v["trainingOutput"] = spec::TrainingOutputToJson(spec::TrainingOutputOf(t));
     return v;
   }
@@ -256,7 +258,10 @@ StatusOr<json> LegacyJobController::BackingView(const std::string& backing) {
   v["state"] = spec::LegacyJobStateName(spec::LegacyStateOf(j.state));
   SetTime(v, "startTime", j.start_time);
   SetTime(v, "endTime", j.end_time);
-  if (j.error && !j.error->message.empty()) v["errorMessage"] = j.error->message;
+  // A cancel is no error to report (the custom job's is google.rpc CANCELLED, "CANCELED").
+  if (j.error && !j.error->message.empty() && j.state != spec::JobState::kCancelled) {
+    v["errorMessage"] = j.error->message;
+  }
   v["trainingOutput"] = spec::TrainingOutputToJson(spec::TrainingOutput{});
   return v;
 }

@@ -145,7 +145,7 @@ TEST_F(LegacyJobControllerTest, HyperparametersRunAStudyWhoseTrialsShowInTrainin
       (*job)["state"].get<std::string>() + " trial " + (**streams)[0].trial_id + " " + out.dump(),
       "SUCCEEDED trial 1 {\"completedTrialCount\":\"1\",\"consumedMLUnits\":0.0,"
       "\"hyperparameterMetricTag\":\"accuracy\",\"isHyperparameterTuningJob\":true,"
-      "\"trials\":[{\"finalMetric\":{\"objectiveValue\":0.75,\"trainingStep\":\"0\"},"
+      "\"trials\":[{\"finalMetric\":{\"objectiveValue\":0.75,\"trainingStep\":\"1\"},"
       "\"hyperparameters\":{\"lr\":\"0.5\"},\"state\":\"SUCCEEDED\",\"trialId\":\"1\"}]}");
 }
 
@@ -166,9 +166,10 @@ TEST_F(LegacyJobControllerTest, ARestartFailsAJobThatNeverGotItsBackingJob) {
 TEST_F(LegacyJobControllerTest, LabelsArePatchableAndTheEtagChangesWithThem) {
   ASSERT_EQ(Create(ContainerJob("l1"), "l1").substr(0, 1), "{");
   auto before = legacy_->Get("projects/p/jobs/l1");
-  auto patched = legacy_->Patch("projects/p/jobs/l1", {{"labels", {{"a", "b"}}}}, {"labels"});
+  auto patched =
+      legacy_->Patch("projects/p/jobs/l1", json::parse(R"({"labels":{"a":"b"}})"), {"labels"});
   auto refused = legacy_->Patch("projects/p/jobs/l1", {{"jobId", "x"}}, {"jobId"});
-  ASSERT_TRUE(before.ok() && patched.ok());
+  ASSERT_TRUE(before.ok() && patched.ok()) << before.status() << patched.status();
   EXPECT_EQ((*patched)["labels"].dump() + " " +
                 std::to_string((*before)["etag"] != (*patched)["etag"]) + " " +
                 std::to_string((*patched)["etag"].get<std::string>().size()) + " " +

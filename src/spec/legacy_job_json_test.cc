@@ -77,8 +77,9 @@ TEST(LegacyJobJsonTest, BadEnumsUnknownFieldsAndTypesNameTheField) {
             "STANDARD_1, PREMIUM_1, BASIC_GPU, BASIC_TPU, CUSTOM");
   EXPECT_EQ(
       Error(R"({"trainingInput":{"workerConfig":{"acceleratorConfig":{"type":"NVIDIA_L4"}}}})")
-          .substr(0, 71),
-      "Invalid value at 'trainingInput.workerConfig.acceleratorConfig.type' (");
+          .substr(0, 136),
+      "Invalid value at 'trainingInput.workerConfig.acceleratorConfig.type' "
+      "(google.cloud.ml.v1.AcceleratorConfig.AcceleratorType), \"NVIDIA_L4\"");
   EXPECT_EQ(Error(R"({"trainingInput":{"workerCnt":"2"}})"),
             "Invalid JSON payload received. Unknown name \"workerCnt\" at 'trainingInput': Cannot "
             "find field.");

@@ -100,8 +100,17 @@ StatusOr<std::vector<Group>> GroupsOf(const TrainingInput& in) {
 Status SetTask(const TrainingInput& in, const Group& g, const MachineSpec& machine,
                WorkerPoolSpec* pool) {
   const ReplicaConfig* own = g.config->has_value() ? &**g.config : nullptr;
-  std::string image = own && !own->image_uri.empty() ? own->image_uri : "";
-  if (image.empty() && in.master_config) image = in.master_config->image_uri;
+  // A group without an image of its own runs the master's (AI Platform's rule), with its
+  // command and args unless the group gives its own.
+  const ReplicaConfig* code = own && !own->image_uri.empty() ? own
+                              : in.master_config             ? &*in.master_config
+                                                             : own;
+  std::string image = code ? code->image_uri : "";
+  auto pick = [&](auto member) {
+    return own && !(own->*member).empty() ? own->*member
+           : code                         ? code->*member
+                                          : std::vector<std::string>{};
+  };
   if (own && !own->tpu_tf_version.empty()) return Invalid(g.field + "Config.tpuTfVersion", kNoTpu);
   std::vector<std::string> args = in.args;
   if (!in.job_dir.empty()) args.push_back("--job-dir=" + in.job_dir);
@@ -113,8 +122,8 @@ Status SetTask(const TrainingInput& in, const Group& g, const MachineSpec& machi
     }
     ContainerSpec c;
     c.image_uri = image;
-    if (own) c.command = own->container_command;
-    if (own) c.args = own->container_args;
+    c.command = pick(&ReplicaConfig::container_command);
+    c.args = pick(&ReplicaConfig::container_args);
     c.args.insert(c.args.end(), args.begin(), args.end());
     pool->container_spec = std::move(c);
     return Status::Ok();

@@ -10,7 +10,8 @@
 //            (legacy_machines.h); CUSTOM -> the request's; BASIC_TPU, cloud_tpu, TPU_* -> 400
 //   legacy machine names (standard_gpu, ...) -> Compute Engine type + GPUs; others as they are
 //   ReplicaConfig.acceleratorConfig -> machineSpec.acceleratorType/Count; diskConfig -> diskSpec
-//   ReplicaConfig.imageUri (a group without one uses masterConfig's, as AI Platform does) ->
+//   ReplicaConfig.imageUri (a group without one uses masterConfig's image, as AI Platform does,
+//            and its containerCommand/Args unless the group has its own) ->
 //            containerSpec{imageUri, command: containerCommand, args: containerArgs + args}
 //   packageUris + pythonModule -> pythonPackageSpec{executorImageUri: the group's imageUri, else
 //            ExecutorImageForRuntime(runtimeVersion, pythonVersion), packageUris, pythonModule,

@@ -58,16 +58,17 @@ TEST(LegacyTranslationTest, TheArticlesContainerCommandIsOnePoolWithTwoT4s) {
 }
 
 TEST(LegacyTranslationTest, PoolsFollowMasterWorkerPsEvaluatorAndInheritTheMasterImage) {
-  EXPECT_EQ(Pools(R"({"scaleTier":"CUSTOM","region":"r","masterType":"complex_model_m",
+  EXPECT_EQ(
+      Pools(R"({"scaleTier":"CUSTOM","region":"r","masterType":"complex_model_m",
     "masterConfig":{"imageUri":"img:1","containerArgs":["--role=x"]},
     "workerType":"standard_gpu","workerCount":"2",
     "parameterServerType":"n1-standard-4","parameterServerCount":1,
     "parameterServerConfig":{"imageUri":"ps:1"},"evaluatorType":"large_model","evaluatorCount":"1",
     "jobDir":"gs://b/out","useChiefInTfConfig":true})"),
-            "n1-highcpu-16 -x0 | 1 | img:1 [\"--role=x\",\"--job-dir=gs://b/out\"]\n"
-            "n1-standard-8 NVIDIA_TESLA_K80x1 | 2 | img:1 [\"--job-dir=gs://b/out\"]\n"
-            "n1-standard-4 -x0 | 1 | ps:1 [\"--job-dir=gs://b/out\"]\n"
-            "n1-highmem-8 -x0 | 1 | img:1 [\"--job-dir=gs://b/out\"]\ntf_config=chief");
+      "n1-highcpu-16 -x0 | 1 | img:1 [\"--role=x\",\"--job-dir=gs://b/out\"]\n"
+      "n1-standard-8 NVIDIA_TESLA_K80x1 | 2 | img:1 [\"--role=x\",\"--job-dir=gs://b/out\"]\n"
+      "n1-standard-4 -x0 | 1 | ps:1 [\"--job-dir=gs://b/out\"]\n"
+      "n1-highmem-8 -x0 | 1 | img:1 [\"--role=x\",\"--job-dir=gs://b/out\"]\ntf_config=chief");
 }
 
 TEST(LegacyTranslationTest, ScaleTiersAreGooglesPresets) {
