@@ -35,7 +35,9 @@ ResourceType LegacyType() {
   t.patchable = {"labels"};
   t.check_patched = [](const json& job) {
     std::map<std::string, std::string> labels;
-    for (const auto& [k, v] : job.value("labels", json::object()).items()) {
+    const json given = job.value("labels", json::object());
+    if (!given.is_object()) return InvalidFieldError("labels", "must be a map of strings");
+    for (const auto& [k, v] : given.items()) {
       if (!v.is_string()) return InvalidFieldError("labels." + k, "must be a string");
       labels[k] = v.get<std::string>();
     }
