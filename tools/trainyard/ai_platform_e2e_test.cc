@@ -3,10 +3,10 @@
 // (--package-path with no setup.py, built and uploaded by gcloud, pip-installed in the executor
 // image, stream-logs ending by itself), the container form with a master and a worker that read
 // AI Platform's TF_CONFIG and reach each other, --config hptuning.yaml in both spellings, cancel,
-// list with paging, a duplicate jobId, `submit --stream-logs` on a failing job, and a package
-// whose dependencies no index can provide. Images named by the jobs run as host commands through
-// the test's image catalog (container_e2e_test.cc runs the container form in podman). Skipped,
-// with the reason, where gcloud or the local executor is missing.
+// list with paging, update of labels, a duplicate jobId, `submit --stream-logs` on a failing
+// job, and a package whose dependencies no index can provide. Images named by the jobs run as
+// host commands through the test's image catalog (container_e2e_test.cc runs the container form
+// in podman). Skipped, with the reason, where gcloud or the local executor is missing.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -250,6 +250,11 @@ TEST_F(AiPlatformE2ETest, CancelListWithPagingDuplicateAndAFailedStreamedSubmit)
             std::string::npos)
       << duplicate.err;
   EXPECT_EQ(list.out, "job_fail\tFAILED\njob_b\tSUCCEEDED\njob_a\tCANCELLED\n") << list.err;
+  // update: GET, then PATCH ?updateMask=labels with the merged labels.
+  auto update = Gcloud({"ai-platform", "jobs", "update", "job_b", "--update-labels=owner=me"});
+  auto labels =
+      Gcloud({"ai-platform", "jobs", "describe", "job_b", "--format=value(labels.owner)"});
+  EXPECT_EQ(std::to_string(update.exit_code) + " " + labels.out, "0 me\n") << update.err;
   EXPECT_NE(failed.err.find("failing on purpose"), std::string::npos) << failed.err;
 }
 
