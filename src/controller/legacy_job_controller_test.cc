@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/replica_users.h"
 #include "controller/tuning_job_controller.h"
 #include "executor/fake_executor.h"
 #include "store/memory_job_store.h"
@@ -175,6 +176,45 @@ TEST_F(LegacyJobControllerTest, LabelsArePatchableAndTheEtagChangesWithThem) {
                 std::to_string((*patched)["etag"].get<std::string>().size()) + " " +
                 refused.status().ToString().substr(0, 28),
             "{\"a\":\"b\"} 1 16 INVALID_ARGUMENT: updateMask");
+}
+
+// trainingInput.serviceAccount chooses the replicas' Unix user through the replica-user table,
+// as a custom job's does; an unmapped one is a 400 in trainingInput's terms, nothing stored.
+TEST(LegacyJobServiceAccountTest, TheServiceAccountChoosesTheReplicasUserOrIsRefused) {
+  const std::filesystem::path dir = testing::MakeTestDir();
+  testing::WriteFileOrDie(dir / "accounts.json",
+                          R"({"projects":{"p":{"serviceAccounts":{"sa@p.iam":"alice"}}}})");
+  ReplicaUsersOptions o;
+  o.table_file = dir / "accounts.json";
+  o.server_uid = 0;
+  o.server_user = "root";
+  o.lookup = [](const std::string& user) -> StatusOr<executor::RunAs> {
+    if (user == "alice") return executor::RunAs{"alice", 1000, 1000, {}, "/home/alice"};
+    if (user == "nobody") return executor::RunAs{"nobody", 65534, 65534, {}, "/"};
+    return NotFoundError("no user " + user);
+  };
+  auto users = ReplicaUsers::Load(o);
+  ASSERT_TRUE(users.ok()) << users.status();
+  store::MemoryJobStore store;
+  executor::FakeExecutor executor;
+  spec::ImageCatalog images = spec::ImageCatalog::BuiltIn();
+  JobControllerOptions options{dir / "jobs"};
+  options.replica_users = &*users;
+  JobController jobs(&store, &executor, &images, nullptr, options);
+  ASSERT_TRUE(jobs.Start().ok());
+  LegacyJobController legacy(&store, &jobs, nullptr);
+  auto with = [](const std::string& account) {
+    return R"({"trainingInput":{"region":"r","serviceAccount":")" + account +
+           R"(","masterConfig":{"imageUri":"local","containerCommand":["true"]}}})";
+  };
+  auto mapped = legacy.Create("projects/p", with("sa@p.iam"), "sa_job");
+  auto refused = legacy.Create("projects/p", with("other@p.iam"), "refused");
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  EXPECT_EQ(executor.submitted().at(0).run_as->user + " | " +
+                refused.status().ToString().substr(0, 61) + " | " +
+                legacy.Get("projects/p/jobs/refused").status().ToString(),
+            "alice | INVALID_ARGUMENT: trainingInput.serviceAccount: 'other@p.iam' | "
+            "NOT_FOUND: Job projects/p/jobs/refused not found");
 }
 
 }  // namespace
