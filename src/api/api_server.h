@@ -25,6 +25,7 @@ class Server;
 namespace trainyard::controller {
 class TuningJobController;
 class OperationController;
+class LegacyJobController;
 }  // namespace trainyard::controller
 
 namespace trainyard::api {
@@ -48,6 +49,7 @@ struct ApiControllers {
   controller::JobController* custom_jobs = nullptr;        // required
   controller::TuningJobController* tuning_jobs = nullptr;  // null: no hyperparameterTuningJobs
   controller::OperationController* operations = nullptr;   // required: every delete is one
+  controller::LegacyJobController* legacy_jobs = nullptr;  // null: no AI Platform jobs API
 };
 
 class ApiServer {

@@ -37,19 +37,18 @@ std::string ResourceRoutesConformanceTest::Create(
   auto [status, body] =
       Call("POST", CollectionPath(), served_->ValidBody(id, display_name, labels));
   EXPECT_EQ(status, 200) << body;
-  return status == 200 ? body.value("name", "") : "";
+  return status == 200 ? served_->NameOf(body) : "";
 }
 
-namespace {
-
-// The display names of a list answer, in order.
-std::string DisplayNames(const json& page, const std::string& key) {
+std::string ResourceRoutesConformanceTest::DisplayNames(const json& page) const {
   std::string out;
-  for (const auto& item : page.value(key, json::array())) {
-    out += (out.empty() ? "" : " ") + item.value("displayName", std::string("?"));
+  for (const auto& item : page.value(served_->descriptor().ListKey(), json::array())) {
+    out += (out.empty() ? "" : " ") + served_->DisplayNameOf(item);
   }
   return out;
 }
+
+namespace {
 
 TEST_P(ResourceRoutesConformanceTest, CreateAnswersTheResourceUnderItsParentAndGetFindsIt) {
   const std::string name = Create("first");
@@ -57,9 +56,9 @@ TEST_P(ResourceRoutesConformanceTest, CreateAnswersTheResourceUnderItsParentAndG
   auto [status, got] = Call("GET", served_->descriptor().prefix + "/" + name);
   const std::string expected_prefix =
       served_->parent() + "/" + served_->descriptor().collection + "/";
-  EXPECT_EQ(std::to_string(status) + " " + got.value("displayName", "") + " " +
+  EXPECT_EQ(std::to_string(status) + " " + served_->DisplayNameOf(got) + " " +
                 std::to_string(name.starts_with(expected_prefix)) + " " +
-                std::to_string(got.value("name", "") == name),
+                std::to_string(served_->NameOf(got) == name),
             "200 first 1 1");
 }
 
@@ -71,7 +70,7 @@ TEST_P(ResourceRoutesConformanceTest, ListWalksEveryPageNewestFirstWithoutRepeat
     auto [status, body] = Call(
         "GET", CollectionPath() + "?pageSize=2" + (token.empty() ? "" : "&pageToken=" + token));
     ASSERT_EQ(status, 200) << body;
-    const std::string names = DisplayNames(body, served_->descriptor().ListKey());
+    const std::string names = DisplayNames(body);
     seen += (seen.empty() || names.empty() ? "" : " ") + names;
     token = body.value("nextPageToken", "");
     if (token.empty()) break;
@@ -83,15 +82,14 @@ TEST_P(ResourceRoutesConformanceTest, ListFiltersOnLabelsAndDisplayName) {
   ASSERT_FALSE(Create("bert", {{"team", "nlp"}}).empty());
   ASSERT_FALSE(Create("resnet", {{"team", "cv"}}).empty());
   ASSERT_FALSE(Create("gpt", {{"team", "nlp"}}).empty());
-  const std::string key = served_->descriptor().ListKey();
   auto [s1, nlp] =
       Call("GET",
            CollectionPath() + "?filter=" + httplib::detail::encode_query_param("labels.team=nlp"));
   auto [s2, named] = Call("GET", CollectionPath() + "?filter=" +
                                      httplib::detail::encode_query_param("display_name:\"res*\""));
   auto [s3, bad] = Call("GET", CollectionPath() + "?filter=colour%3Dred");
-  EXPECT_EQ(std::to_string(s1) + " " + DisplayNames(nlp, key) + " | " + std::to_string(s2) + " " +
-                DisplayNames(named, key) + " | " + std::to_string(s3) + " " +
+  EXPECT_EQ(std::to_string(s1) + " " + DisplayNames(nlp) + " | " + std::to_string(s2) + " " +
+                DisplayNames(named) + " | " + std::to_string(s3) + " " +
                 bad["error"].value("status", ""),
             "200 gpt bert | 200 resnet | 400 INVALID_ARGUMENT");
 }
@@ -140,9 +138,16 @@ TEST_P(ResourceRoutesConformanceTest, HostileRequestsAreClear4xx) {
 }
 
 TEST_P(ResourceRoutesConformanceTest, DeleteIsAStoredOperationServedUnderV1AndUi) {
-  const std::string name = Create("to-delete");
+  const std::string name = Create("to_delete");
   ASSERT_FALSE(name.empty());
   const std::string prefix = served_->descriptor().prefix;
+  if (!served_->Deletable()) {
+    ASSERT_TRUE(served_->End(name).ok());
+    auto [status, error] = Call("DELETE", prefix + "/" + name);
+    auto [s_get, got] = Call("GET", prefix + "/" + name);
+    EXPECT_EQ(std::to_string(status) + " " + std::to_string(s_get), "404 200");
+    return;
+  }
   int refused = 0;
   if (served_->StartsUnended()) {
     auto [status, error] = Call("DELETE", prefix + "/" + name);
@@ -168,7 +173,7 @@ TEST_P(ResourceRoutesConformanceTest, DeleteIsAStoredOperationServedUnderV1AndUi
 
 TEST_P(ResourceRoutesConformanceTest, CancelOfAnEndedResourceFollowsTheApisPromise) {
   if (!served_->StartsUnended()) GTEST_SKIP() << "this resource has no cancel";
-  const std::string name = Create("to-cancel");
+  const std::string name = Create("to_cancel");
   ASSERT_FALSE(name.empty());
   const std::string path = served_->descriptor().prefix + "/" + name + ":cancel";
   auto [first, body] = Call("POST", path, "{}");
@@ -199,8 +204,8 @@ TEST_P(ResourceRoutesConformanceTest, TheRoutesAreInTheRouteTableWithTheirAccess
   std::string listed;
   for (const auto& s : seen) listed += s + "; ";
   const std::string read(auth::AccessName(d.read)), write(auth::AccessName(d.write));
-  std::string expected =
-      "DELETE /([^/:]+) " + write + "; GET /([^/:]+) " + read + "; GET collection " + read + "; ";
+  std::string expected = served_->Deletable() ? "DELETE /([^/:]+) " + write + "; " : "";
+  expected += "GET /([^/:]+) " + read + "; GET collection " + read + "; ";
   if (served_->Patchable()) expected += "PATCH /([^/:]+) " + write + "; ";
   if (served_->StartsUnended()) expected += "POST /([^/:]+):cancel " + write + "; ";
   expected += "POST collection " + write + "; ";

@@ -40,6 +40,14 @@ class ServedResource {
   virtual bool StartsUnended() const = 0;
   // Whether PATCH is served.
   virtual bool Patchable() const { return false; }
+  // Whether DELETE is served (AI Platform's jobs have none: it must then be 404).
+  virtual bool Deletable() const { return true; }
+  // An answered resource's name and display name (AI Platform's Job has neither: it is named
+  // by its jobId, which then plays the display name).
+  virtual std::string NameOf(const nlohmann::json& item) const { return item.value("name", ""); }
+  virtual std::string DisplayNameOf(const nlohmann::json& item) const {
+    return item.value("displayName", std::string("?"));
+  }
 };
 
 struct ServedResourceFactory {
@@ -60,8 +68,11 @@ class ResourceRoutesConformanceTest : public ::testing::TestWithParam<ServedReso
   // "/v1/projects/p/locations/l/customJobs" (the descriptor's prefix and collection).
   std::string CollectionPath() const;
   // Creates one resource; its name, or "" (with a test failure) when the create failed.
+  // Display names are letters, digits and '_' (they may have to be ids).
   std::string Create(const std::string& display_name,
                      const std::map<std::string, std::string>& labels = {});
+  // The display names of a list answer, in order.
+  std::string DisplayNames(const nlohmann::json& page) const;
 
   std::unique_ptr<ServedResource> served_;
   int next_id_ = 0;

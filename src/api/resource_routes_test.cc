@@ -1,9 +1,11 @@
 // The route conformance suite (resource_routes_conformance.h) over every resource on the shared
-// resource layer: customJobs, hyperparameterTuningJobs, and "widgets" — a resource defined only
-// in a test file (widget_resource_testing.h: fields, rules, codec), which gets every route from
-// the layer without further code.
+// resource layer: customJobs, hyperparameterTuningJobs, AI Platform's jobs (a parent without a
+// location, client-chosen ids, no delete), and "widgets" — a resource defined only in a test file
+// (widget_resource_testing.h: fields, rules, codec), which gets every route from the layer
+// without further code.
 #include "api/api_server.h"
 // Before cpp-httplib's header (it brings Eigen; see api_server.h).
+#include "controller/legacy_job_controller.h"
 #include "controller/tuning_job_controller.h"
 // clang-format off
 #include <httplib.h>
@@ -28,17 +30,36 @@ class Server : public ServedResource {
   explicit Server(std::string resource) : resource_(std::move(resource)) {
     descriptor_ = resource_ == "customJobs" ? CustomJobsDescriptor()
                   : resource_ == "widgets"  ? WidgetDescriptor()
+                  : resource_ == "jobs"     ? LegacyJobsDescriptor()
                                             : TuningJobsDescriptor();
   }
 
   int port() const override { return server_.port(); }
   const ResourceDescriptor& descriptor() const override { return descriptor_; }
-  std::string parent() const override { return "projects/p/locations/us-central1"; }
+  std::string parent() const override {
+    return resource_ == "jobs" ? "projects/p" : "projects/p/locations/us-central1";
+  }
   bool StartsUnended() const override { return true; }
-  bool Patchable() const override { return resource_ == "widgets"; }
+  bool Patchable() const override { return resource_ == "widgets" || resource_ == "jobs"; }
+  bool Deletable() const override { return resource_ != "jobs"; }
+  std::string NameOf(const json& item) const override {
+    if (resource_ != "jobs") return ServedResource::NameOf(item);
+    return parent() + "/jobs/" + item.value("jobId", "");
+  }
+  std::string DisplayNameOf(const json& item) const override {
+    return resource_ == "jobs" ? item.value("jobId", "?") : ServedResource::DisplayNameOf(item);
+  }
 
   std::string ValidBody(const std::string& id, const std::string& display_name,
                         const std::map<std::string, std::string>& labels) const override {
+    if (resource_ == "jobs") {  // the jobId is the display name
+      return json{{"jobId", display_name},
+                  {"labels", labels},
+                  {"trainingInput",
+                   {{"region", "us-central1"},
+                    {"masterConfig", {{"imageUri", "local"}, {"containerCommand", {"true"}}}}}}}
+          .dump();
+    }
     json body = {{"displayName", display_name}, {"labels", labels}};
     if (resource_ == "widgets") {
       body["widgetId"] = id;
@@ -59,7 +80,10 @@ class Server : public ServedResource {
 
   std::string InvalidBody(std::string* field) const override {
     json body = json::parse(ValidBody("w1", "bad", {}));
-    if (resource_ == "widgets") {
+    if (resource_ == "jobs") {
+      body["trainingInput"]["scaleTier"] = "HUGE";
+      *field = "trainingInput.scaleTier";
+    } else if (resource_ == "widgets") {
       body["sizeCm"] = 5000;
       *field = "sizeCm";
     } else if (resource_ == "customJobs") {
@@ -78,6 +102,14 @@ class Server : public ServedResource {
       StatusOr<spec::CustomJob> job = server_.jobs().Get(name);
       if (job.ok() && spec::IsTerminal(job->state)) return Status::Ok();
       return server_.executor().Advance(id, executor::GangState::kSucceeded);
+    }
+    if (resource_ == "jobs") {
+      TY_ASSIGN_OR_RETURN(std::string backing, server_.legacy().BackingName(name));
+      StatusOr<spec::CustomJob> job = server_.jobs().Get(backing);
+      if (job.ok() && !spec::IsTerminal(job->state)) {
+        TY_RETURN_IF_ERROR(server_.executor().Advance(job->Id(), executor::GangState::kSucceeded));
+      }
+      return server_.legacy().Get(name).status();
     }
     if (resource_ == "widgets") {
       Status s = server_.widgets().Cancel(name);
@@ -112,7 +144,7 @@ ServedResourceFactory Served(const std::string& resource) {
 
 INSTANTIATE_TEST_SUITE_P(Layer, ResourceRoutesConformanceTest,
                          ::testing::Values(Served("customJobs"), Served("hyperparameterTuningJobs"),
-                                           Served("widgets")),
+                                           Served("jobs"), Served("widgets")),
                          ServedResourceFactory::Name);
 
 // ---- What only some resources have ------------------------------------------------------------

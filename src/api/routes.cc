@@ -40,6 +40,9 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
   if (controllers.tuning_jobs) {
     RegisterTuningJobRoutes(server, controllers.tuning_jobs, controllers.operations);
   }
+  if (controllers.legacy_jobs) {
+    RegisterLegacyJobRoutes(server, controllers.legacy_jobs, controllers.operations);
+  }
   RegisterOperationRoutes(server, controllers.operations);
   RegisterAuthRoutes(server, options.auth.audit);
 }

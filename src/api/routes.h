@@ -18,6 +18,12 @@
 //   DELETE /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}         Delete (an
 //          Operation)
 //   POST   /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}:cancel  Cancel
+// AI Platform Training jobs (legacy_job_routes.cc; ml.googleapis.com v1, no location):
+//   POST   /v1/projects/{p}/jobs                  Create (client-chosen jobId)
+//   GET    /v1/projects/{p}/jobs                  List
+//   GET    /v1/projects/{p}/jobs/{id}             Get
+//   PATCH  /v1/projects/{p}/jobs/{id}             Patch (?updateMask=labels)
+//   POST   /v1/projects/{p}/jobs/{id}:cancel      Cancel ({} also for an ended job)
 // operations (operation_routes.h): GET/list/:wait/:cancel/DELETE under /v1/ and /ui/
 //   GET    /healthz                                                (public)
 //   GET    /v1/routes                       Trainyard: every route and its access (admin)
@@ -45,5 +51,9 @@ ResourceDescriptor CustomJobsDescriptor();
 ResourceHandlers CustomJobHandlers(controller::JobController* controller);
 ResourceDescriptor TuningJobsDescriptor();
 ResourceHandlers TuningJobHandlers(controller::TuningJobController* tuning);
+ResourceDescriptor LegacyJobsDescriptor();
+ResourceHandlers LegacyJobHandlers(controller::LegacyJobController* jobs);
+void RegisterLegacyJobRoutes(RouteTable& routes, controller::LegacyJobController* jobs,
+                             controller::OperationController* operations);
 
 }  // namespace trainyard::api

@@ -2,6 +2,7 @@
 
 #include "api/api_server.h"
 // Before cpp-httplib's header (it brings Eigen; see api_server.h).
+#include "controller/legacy_job_controller.h"
 #include "controller/tuning_job_controller.h"
 // clang-format off
 #include "controller/operation_controller.h"
@@ -94,6 +95,7 @@ struct TestApiServer::Parts {
   controller::StoredResourceController widgets{&store, WidgetType()};
   std::unique_ptr<controller::JobController> jobs;
   std::unique_ptr<controller::TuningJobController> tuning;
+  std::unique_ptr<controller::LegacyJobController> legacy;
   std::unique_ptr<ApiServer> server;
 };
 
@@ -107,10 +109,13 @@ TestApiServer::TestApiServer() : parts_(std::make_unique<Parts>()) {
   topts.poll_interval = std::chrono::milliseconds(0);
   p.tuning = std::make_unique<controller::TuningJobController>(&p.store, p.jobs.get(), topts);
   if (!p.tuning->Start().ok()) std::abort();
+  p.legacy =
+      std::make_unique<controller::LegacyJobController>(&p.store, p.jobs.get(), p.tuning.get());
+  if (!p.legacy->Start().ok()) std::abort();
   ApiServerOptions options;
   options.port = 0;
   p.server = std::make_unique<ApiServer>(
-      ApiControllers{p.jobs.get(), p.tuning.get(), &p.operations}, options);
+      ApiControllers{p.jobs.get(), p.tuning.get(), &p.operations, p.legacy.get()}, options);
   RegisterResourceRoutes(p.server->routes(), &p.operations, WidgetDescriptor(),
                          StoredResourceHandlers(&p.widgets));
   StatusOr<int> port = p.server->Bind();
@@ -128,5 +133,6 @@ executor::FakeExecutor& TestApiServer::executor() { return parts_->executor; }
 controller::TuningJobController& TestApiServer::tuning() { return *parts_->tuning; }
 controller::JobController& TestApiServer::jobs() { return *parts_->jobs; }
 controller::StoredResourceController& TestApiServer::widgets() { return parts_->widgets; }
+controller::LegacyJobController& TestApiServer::legacy() { return *parts_->legacy; }
 
 }  // namespace trainyard::api

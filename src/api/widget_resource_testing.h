@@ -24,6 +24,7 @@ class FakeExecutor;
 namespace trainyard::controller {
 class JobController;
 class TuningJobController;
+class LegacyJobController;
 }  // namespace trainyard::controller
 
 namespace trainyard::api {
@@ -34,7 +35,8 @@ controller::ResourceType WidgetType();
 ResourceDescriptor WidgetDescriptor();
 
 // A server on 127.0.0.1 (port 0) over memory stores with every controller — custom jobs on the
-// FakeExecutor, HP-tuning jobs, operations — and the widgets' routes. Test-only.
+// FakeExecutor, HP-tuning jobs, AI Platform jobs, operations — and the widgets' routes.
+// Test-only.
 class TestApiServer {
  public:
   TestApiServer();
@@ -45,6 +47,7 @@ class TestApiServer {
   controller::JobController& jobs();
   controller::TuningJobController& tuning();
   controller::StoredResourceController& widgets();
+  controller::LegacyJobController& legacy();
 
  private:
   struct Parts;

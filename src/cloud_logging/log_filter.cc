@@ -71,6 +71,7 @@ std::optional<std::string> CanonicalField(const std::string& f) {
     return "task_name";
   }
   if (f == "resource.labels.project_id") return "project_id";
+  if (f == "labels.trial_id" || f == "labels.ml.googleapis.com/trial_id") return "trial_id";
   if (f == "logName" || f == "log_name") return "log_name";
   if (f == "severity") return "severity";
   if (f == "timestamp" || f == "receiveTimestamp") return "timestamp";
@@ -265,6 +266,7 @@ bool TermMatches(const Term& t, const EntryView& e) {
   if (t.field == "type") actual = "ml_job";
   if (t.field == "job_id") actual = e.job_id;
   if (t.field == "task_name") actual = e.task_name;
+  if (t.field == "trial_id") actual = e.trial_id;
   if (t.field == "log_name") actual = e.log_name;
   if (t.field == "text") actual = e.text;
   if (t.field == "insert_id") actual = e.insert_id;

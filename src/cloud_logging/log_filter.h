@@ -9,7 +9,8 @@
 // terms are ANDed. Precedence is Cloud Logging's: NOT binds tightest, then OR, then AND, so
 // `a OR b AND c` is `(a OR b) AND c`. Fields: resource.type, resource.labels.job_id,
 // resource.labels.task_name, resource.labels.project_id, labels."ml.googleapis.com/task_name",
-// labels.task_name, logName, severity, timestamp, receiveTimestamp, insertId, textPayload.
+// labels.task_name, labels.trial_id, labels."ml.googleapis.com/trial_id", logName, severity,
+// timestamp, receiveTimestamp, insertId, textPayload.
 // Operators: = != < <= > >= and ':' (substring). A query must pin one job with
 // resource.labels.job_id="ID" among its top-level AND terms (logs are kept per job). Nesting
 // deeper than kMaxFilterDepth is refused. Anything else is INVALID_ARGUMENT naming the part.
@@ -29,7 +30,8 @@ namespace trainyard::cloud_logging {
 struct EntryView {
   std::string project;  // the project the request names
   std::string job_id;
-  std::string task_name;  // "workerpool0-0"
+  std::string task_name;  // "workerpool0-0" (an AI Platform job's: "master-replica-0")
+  std::string trial_id;   // an HP trial's id, "" otherwise
   std::string log_name;   // "projects/P/logs/workerpool0-0"
   std::string severity;   // "INFO" (stdout) or "ERROR" (stderr), as Vertex sends them
   std::chrono::system_clock::time_point timestamp;

@@ -1,5 +1,7 @@
 #include "cloud_logging/logging_routes.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <deque>
 
 #include "api/route_util.h"
@@ -7,6 +9,7 @@
 #include "common/json_parse.h"
 #include "common/parse.h"
 #include "common/time.h"
+#include "spec/legacy_translation.h"
 
 namespace trainyard::cloud_logging {
 namespace {
@@ -21,6 +24,7 @@ struct Query {
   bool descending = false;
   int page_size = 50;
   std::optional<int64_t> token_offset;  // asc: after it; desc: before it
+  std::string page_token;               // as sent ("l:..." for an AI Platform job's merged log)
 };
 
 StatusOr<Query> ParseQuery(const json& body) {
@@ -61,7 +65,8 @@ StatusOr<Query> ParseQuery(const json& body) {
     if (body["pageSize"] == 0) q.page_size = 50;
   }
   const std::string token = body.value("pageToken", std::string());
-  if (!token.empty()) {
+  q.page_token = token;
+  if (!token.empty() && !token.starts_with("l:")) {
     auto offset = ParseInt64(token.substr(2));
     if (token.size() < 3 || token[1] != ':' || (token[0] == 'd') != q.descending || !offset) {
       return InvalidArgumentError("pageToken is not one this query returned");
@@ -101,21 +106,24 @@ EntryView ViewOf(const Query& q, const executor::LogLine& line) {
   return v;
 }
 
-json EntryJson(const Query& q, const executor::LogLine& line) {
-  const EntryView v = ViewOf(q, line);
-  const std::string time = FormatTimestamp(line.time);
+json EntryJson(const EntryView& v) {
+  const std::string time = FormatTimestamp(v.timestamp);
+  json labels = {{"ml.googleapis.com/task_name", v.task_name}};
+  if (!v.trial_id.empty()) labels["ml.googleapis.com/trial_id"] = v.trial_id;
   return json{
       {"logName", v.log_name},
       {"resource",
        {{"type", "ml_job"},
-        {"labels", {{"job_id", v.job_id}, {"task_name", v.task_name}, {"project_id", q.project}}}}},
+        {"labels", {{"job_id", v.job_id}, {"task_name", v.task_name}, {"project_id", v.project}}}}},
       {"timestamp", time},
       {"receiveTimestamp", time},
       {"severity", v.severity},
-      {"textPayload", line.text},
+      {"textPayload", v.text},
       {"insertId", v.insert_id},
-      {"labels", {{"ml.googleapis.com/task_name", v.task_name}}}};
+      {"labels", std::move(labels)}};
 }
+
+json EntryJson(const Query& q, const executor::LogLine& line) { return EntryJson(ViewOf(q, line)); }
 
 // The project the request's body names (resourceNames[0] "projects/P" or projectIds[0]), checked
 // by the RouteTable like a /v1/projects/P/ path; "" when the body names none or does not parse
@@ -178,17 +186,92 @@ StatusOr<json> ListEntries(controller::JobController* controller, const Query& q
   return out;
 }
 
+// An AI Platform job's entry: its task named as AI Platform names them, its trial, and an
+// insertId that sorts by stream then line, so the merged log orders by (timestamp, insertId).
+EntryView LegacyView(const Query& q, size_t stream, const std::string& trial_id,
+                     const executor::LogLine& line) {
+  EntryView v = ViewOf(q, line);
+  v.task_name = spec::LegacyTaskName(line.pool_index, line.replica_index);
+  v.log_name = "projects/" + q.project + "/logs/" + v.task_name;
+  v.trial_id = trial_id;
+  char id[48];
+  std::snprintf(id, sizeof(id), "-%04zu-%016lld", stream, static_cast<long long>(line.offset));
+  v.insert_id = q.filter.job_id() + id;
+  return v;
+}
+
+// "l:<micros>:<insertId>": where the previous page ended.
+std::string SortKey(const EntryView& v) {
+  char micros[24];
+  std::snprintf(micros, sizeof(micros), "%020lld",
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                           v.timestamp.time_since_epoch())
+                                           .count()));
+  return std::string(micros) + ":" + v.insert_id;
+}
+
+// The lines of an AI Platform job (legacy_job_controller.h): its custom job's, or its trials'
+// jobs' (each labelled with its trial id), merged in time order, at most kMaxScannedLines.
+StatusOr<json> ListLegacyEntries(controller::JobController* jobs, const Query& q,
+                                 const std::vector<controller::LegacyLogStream>& streams) {
+  std::vector<std::pair<std::string, EntryView>> picked;  // (sort key, entry)
+  int64_t scanned = 0;
+  for (size_t s = 0; s < streams.size() && scanned < kMaxScannedLines; ++s) {
+    int64_t after = -1;
+    while (scanned < kMaxScannedLines) {
+      TY_ASSIGN_OR_RETURN(
+          auto lines, jobs->ReadLogsById(q.project, streams[s].custom_job_id, after, kReadBatch));
+      if (lines.empty()) break;
+      scanned += static_cast<int64_t>(lines.size());
+      for (const auto& line : lines) {
+        after = line.offset;
+        EntryView v = LegacyView(q, s, streams[s].trial_id, line);
+        if (q.filter.Matches(v)) picked.emplace_back(SortKey(v), std::move(v));
+      }
+    }
+  }
+  std::sort(picked.begin(), picked.end(), [&](const auto& a, const auto& b) {
+    return q.descending ? a.first > b.first : a.first < b.first;
+  });
+  const std::string from = q.page_token.empty() ? "" : q.page_token.substr(2);
+  json entries = json::array();
+  std::string last;
+  bool more = false;
+  for (const auto& [key, v] : picked) {
+    if (!from.empty() && (q.descending ? key >= from : key <= from)) continue;
+    if (static_cast<int>(entries.size()) == q.page_size) {
+      more = true;
+      break;
+    }
+    entries.push_back(EntryJson(v));
+    last = key;
+  }
+  json out = json::object();
+  if (!entries.empty()) out["entries"] = std::move(entries);
+  if (more) out["nextPageToken"] = "l:" + last;
+  return out;
+}
+
 }  // namespace
 
-void RegisterLoggingRoutes(api::RouteTable& routes, controller::JobController* controller) {
+void RegisterLoggingRoutes(api::RouteTable& routes, controller::JobController* controller,
+                           controller::LegacyJobController* legacy) {
   routes.Post("/v2/entries:list", auth::Access::kRead,
-              api::Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
+              api::Guarded([controller, legacy](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
                 json body = json::object();
                 if (!req.body.empty()) {
                   TY_ASSIGN_OR_RETURN(body, ParseJson(req.body));
                 }
                 TY_ASSIGN_OR_RETURN(Query q, ParseQuery(body));
+                if (legacy != nullptr) {
+                  TY_ASSIGN_OR_RETURN(auto streams,
+                                      legacy->LogStreams(q.project, q.filter.job_id()));
+                  if (streams) return ListLegacyEntries(controller, q, *streams);
+                }
+                if (q.page_token.starts_with("l:")) {
+                  return InvalidArgumentError("pageToken is not one this query returned");
+                }
                 return ListEntries(controller, q);
               }),
               QueryProject);

@@ -16,6 +16,7 @@
 
 #include "api/route_table.h"
 #include "controller/job_controller.h"
+#include "controller/legacy_job_controller.h"
 
 // Forward declared: this header is included next to Eigen (src/tuning, via controller/), which
 // breaks when cpp-httplib's header comes first.
@@ -27,7 +28,12 @@ namespace trainyard::cloud_logging {
 
 inline constexpr int kMaxScannedLines = 200000;
 
-// `controller` must outlive the server.
-void RegisterLoggingRoutes(api::RouteTable& routes, controller::JobController* controller);
+// `controller` must outlive the server, and `legacy` when given. With `legacy`, a job_id that
+// names an AI Platform job (ml.googleapis.com, `gcloud ai-platform jobs stream-logs`) reads that
+// job's lines: its custom job's, or its HP trials' with labels."ml.googleapis.com/trial_id",
+// merged in time order, with AI Platform's task names (master-replica-0, worker-replica-1, ...)
+// and page tokens of their own.
+void RegisterLoggingRoutes(api::RouteTable& routes, controller::JobController* controller,
+                           controller::LegacyJobController* legacy = nullptr);
 
 }  // namespace trainyard::cloud_logging

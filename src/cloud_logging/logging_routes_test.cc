@@ -1,11 +1,17 @@
 // entries:list over a JobController with a FakeExecutor's logs, as gcloud calls it.
+// The tuning controller (and with it Eigen) comes before cpp-httplib's header: see api_server.h.
+#include "controller/tuning_job_controller.h"
+// clang-format off: the order above matters
 #include "cloud_logging/logging_routes.h"
+// clang-format on
 
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <thread>
 
+#include "controller/legacy_job_controller.h"
 #include "executor/fake_executor.h"
 #include "spec/custom_job_json.h"
 #include "store/memory_job_store.h"
@@ -129,6 +135,87 @@ TEST_F(LoggingRoutesTest, AnotherProjectsJobHasNoEntriesAndAProjectIsRequired) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("resourceNames: name the project"), std::string::npos) << r->body;
+}
+
+// An AI Platform job's log by its jobId: its HP trials' lines, labelled with their trial, in
+// AI Platform's task names, with the legacy filter gcloud ai-platform jobs stream-logs sends.
+class LegacyLoggingTest : public LoggingRoutesTest {
+ protected:
+  void SetUp() override {
+    LoggingRoutesTest::SetUp();
+    controller::TuningJobControllerOptions o;
+    o.poll_interval = std::chrono::milliseconds(0);
+    tuning_ = std::make_unique<controller::TuningJobController>(&store_, controller_.get(), o);
+    ASSERT_TRUE(tuning_->Start().ok());
+    legacy_ = std::make_unique<controller::LegacyJobController>(&store_, controller_.get(),
+                                                                tuning_.get());
+    auto job = legacy_->Create("projects/p", R"({"trainingInput":{"region":"us-central1",
+        "masterConfig":{"imageUri":"local","containerCommand":["true"]},
+        "hyperparameters":{"goal":"MAXIMIZE","maxTrials":2,"maxParallelTrials":2,"params":[
+        {"parameterName":"x","type":"DISCRETE","discreteValues":[1,2]}]}}})",
+                               "hp_job");
+    ASSERT_TRUE(job.ok()) << job.status();
+    tuning_->PollOnce();
+    auto streams = legacy_->LogStreams("p", "hp_job");
+    ASSERT_TRUE(streams.ok() && *streams && (*streams)->size() == 2) << streams.status();
+    for (const auto& s : **streams) {
+      ASSERT_TRUE(executor_.AppendLog(s.custom_job_id, 0, 0, "line of trial " + s.trial_id).ok());
+    }
+    legacy_routes_ = std::make_unique<api::RouteTable>(legacy_server_, api::AuthOptions{});
+    RegisterLoggingRoutes(*legacy_routes_, controller_.get(), legacy_.get());
+    int port = legacy_server_.bind_to_any_port("127.0.0.1");
+    legacy_thread_ = std::thread([this] { legacy_server_.listen_after_bind(); });
+    legacy_client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
+  }
+  void TearDown() override {
+    legacy_server_.stop();
+    if (legacy_thread_.joinable()) legacy_thread_.join();
+    LoggingRoutesTest::TearDown();
+  }
+  // "task trial text; ..." sorted, then " pages=N" (walking pageSize=1).
+  std::string Walk(const std::string& extra) {
+    std::vector<std::string> seen;
+    std::string token;
+    int pages = 0;
+    do {
+      json body = {{"resourceNames", {"projects/p"}},
+                   {"filter",
+                    "(resource.type=\"ml_job\" OR resource.type=\"cloudml_job\") AND "
+                    "resource.labels.job_id=\"hp_job\"" +
+                        extra},
+                   {"orderBy", "timestamp asc"},
+                   {"pageSize", 1}};
+      if (!token.empty()) body["pageToken"] = token;
+      auto r = legacy_client_->Post("/v2/entries:list", body.dump(), "application/json");
+      if (!r || r->status != 200) return r ? r->body : "no response";
+      json out = json::parse(r->body);
+      for (const auto& e : out.value("entries", json::array())) {
+        seen.push_back(e["resource"]["labels"].value("task_name", "") + " " +
+                       e["labels"].value("ml.googleapis.com/trial_id", "") + " " +
+                       e.value("textPayload", ""));
+      }
+      token = out.value("nextPageToken", "");
+      ++pages;
+    } while (!token.empty() && pages < 10);
+    std::sort(seen.begin(), seen.end());
+    std::string s;
+    for (const auto& line : seen) s += line + "; ";
+    return s + "pages=" + std::to_string(pages);
+  }
+
+  std::unique_ptr<controller::TuningJobController> tuning_;
+  std::unique_ptr<controller::LegacyJobController> legacy_;
+  httplib::Server legacy_server_;
+  std::unique_ptr<api::RouteTable> legacy_routes_;
+  std::thread legacy_thread_;
+  std::unique_ptr<httplib::Client> legacy_client_;
+};
+
+TEST_F(LegacyLoggingTest, TrialsAreMergedByJobIdWithTheirTrialAndAiPlatformTaskNames) {
+  EXPECT_EQ(Walk(""),
+            "master-replica-0 1 line of trial 1; master-replica-0 2 line of trial 2; pages=2");
+  EXPECT_EQ(Walk(" AND labels.trial_id=\"2\" AND resource.labels.task_name=\"master-replica-0\""),
+            "master-replica-0 2 line of trial 2; pages=1");
 }
 
 }  // namespace

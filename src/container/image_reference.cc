@@ -216,6 +216,8 @@ std::vector<ImageRewriteRule> DefaultImageRewriteRules() {
       {"*-docker.pkg.dev/vertex-ai/training/pytorch-*", pytorch},
       {"*-docker.pkg.dev/vertex-ai-restricted/training/pytorch-*", pytorch},
       {"gcr.io/cloud-aiplatform/training/pytorch-*", pytorch},
+      // AI Platform Training's prebuilt PyTorch containers (seed 002: pytorch-gpu.1-7).
+      {"gcr.io/cloud-ml-public/training/pytorch-*", pytorch},
       {"gcr.io/*/...", "REGISTRY/..."},
       {"*.gcr.io/*/...", "REGISTRY/..."},
       {"*-docker.pkg.dev/*/*/...", "REGISTRY/..."},

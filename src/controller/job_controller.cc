@@ -104,6 +104,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   // Vertex hands every replica its job's spec, as a string in CLUSTER_SPEC's and TF_CONFIG's
   // "job" field (replica_contract.h); this is the spec as stored, defaults filled in.
   gang.job_spec_json = spec::CustomJobSpecToJson(job.job_spec).dump();
+  if (job.job_spec.tf_config_primary_role == "master") gang.tf_config_primary_role = "master";
   gang.kill_grace = options_.kill_grace;
   gang.max_restarts = options_.max_restarts;
   if (options_.replica_users != nullptr) {

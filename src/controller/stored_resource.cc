@@ -31,7 +31,7 @@ std::string StoredResourceController::NewId() {
 }
 
 Status StoredResourceController::FillColumns(const json& resource, store::ResourceRecord* r) const {
-  r->display_name = resource.value("displayName", "");
+  r->display_name = resource.value(type_.display_name_field, "");
   r->labels.clear();
   if (const auto it = resource.find("labels"); it != resource.end() && it->is_object()) {
     for (const auto& [k, v] : it->items()) {

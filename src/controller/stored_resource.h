@@ -7,7 +7,8 @@
 //
 // What it keeps in the stored JSON: `name`, `createTime`, `updateTime` and, for a resource with
 // states, `state` (the initial state at create); everything else is what ResourceType::decode
-// returned. The record's filter columns come from `state`, `displayName` and `labels`.
+// returned. The record's filter columns come from `state`, `displayName` (or the type's
+// display_name_field) and `labels`.
 //
 // Thread-safety: all methods may be called concurrently.
 #pragma once
@@ -44,6 +45,9 @@ struct ResourceType {
   std::function<Status(const nlohmann::json& resource)> check_patched;
   // The message of a duplicate client-chosen id; null = "<noun> <name> already exists".
   std::function<std::string(const std::string& name)> duplicate_message;
+  // The field whose value is the record's display name (list filters' display_name): a resource
+  // without a displayName names another, e.g. AI Platform's jobs their "jobId".
+  std::string display_name_field = "displayName";
 };
 
 class StoredResourceController {

@@ -75,6 +75,9 @@ struct GangSpec {
   // The CustomJobSpec as proto3 JSON. Vertex puts it, as a string, in the "job" field of
   // CLUSTER_SPEC and TF_CONFIG; empty = the field is left out.
   std::string job_spec_json;
+  // TF_CONFIG's name for pool 0: "chief" (Vertex) or "master" (AI Platform Training's legacy
+  // jobs); replica_contract.h encodes it, on every executor (Slurm carries it in its plan).
+  std::string tf_config_primary_role = "chief";
   std::optional<RunAs> run_as;  // unset = replicas run as the server's user
 };
 

@@ -6,7 +6,7 @@ namespace {
 namespace rc = replica_contract;
 
 rc::ClusterLayout Layout(const ReplicaEnvInput& in) {
-  return {in.members, in.self, in.trial_id, in.job_spec_json};
+  return {in.members, in.self, in.trial_id, in.job_spec_json, in.tf_config_primary_role};
 }
 
 }  // namespace

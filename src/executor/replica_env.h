@@ -32,6 +32,7 @@ using replica_contract::TaskName;
 struct ReplicaEnvInput {
   std::string job_id;
   std::string job_spec_json;           // may be empty (then CLUSTER_SPEC/TF_CONFIG have no "job")
+  std::string tf_config_primary_role;  // GangSpec::tf_config_primary_role ("" = "chief")
   std::string base_output_dir;         // may be empty
   std::string trial_id;                // empty unless an HP-tuning trial
   std::vector<ClusterMember> members;  // every replica of the gang, pool then index order

@@ -39,6 +39,17 @@ TEST(ReplicaEnvTest, TfConfigUsesTensorflowRolesAndLeavesTheEvaluatorOutOfTheClu
             cluster + R"("task":{"type":"evaluator","index":0,"trial":""}})");
 }
 
+// AI Platform Training's legacy jobs (GangSpec::tf_config_primary_role): pool 0 is "master".
+TEST(ReplicaEnvTest, TfConfigOfAnAiPlatformJobNamesPoolZeroMaster) {
+  ReplicaEnvInput in = FivePools(1);
+  in.tf_config_primary_role = "master";
+  EXPECT_EQ(
+      PlatformEnv(in).at("TF_CONFIG"),
+      R"({"cluster":{"master":["127.0.0.1:2000"],"worker":["127.0.0.1:2001","127.0.0.1:2002"],)"
+      R"("ps":["127.0.0.1:2003"]},"environment":"cloud",)"
+      R"("task":{"type":"worker","index":0,"trial":""}})");
+}
+
 TEST(ReplicaEnvTest, JobSpecAndTrialAreIncludedWhenKnown) {
   ReplicaEnvInput in = FivePools(0);
   in.members.resize(1);

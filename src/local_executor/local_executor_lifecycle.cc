@@ -158,6 +158,7 @@ ReplicaEnvInput LocalExecutor::EnvInputOf(const Gang& gang, const Replica& r) co
   ReplicaEnvInput in;
   in.job_id = spec.job_id;
   in.job_spec_json = spec.job_spec_json;
+  in.tf_config_primary_role = spec.tf_config_primary_role;
   in.base_output_dir = spec.base_output_dir;
   if (auto it = spec.extra_env.find("CLOUD_ML_TRIAL_ID"); it != spec.extra_env.end()) {
     in.trial_id = it->second;

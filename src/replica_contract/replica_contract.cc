@@ -248,12 +248,15 @@ std::string EncodeClusterSpec(const ClusterLayout& layout) {
 }
 
 std::string EncodeTfConfig(const ClusterLayout& layout) {
+  auto role = [&layout](int pool) {
+    return pool == 0 && layout.tf_config_primary_role == "master" ? std::string("master")
+                                                                  : TfConfigRole(pool);
+  };
   OJson cluster = OJson::object();
   for (const auto& [pool, addresses] : AddressesByPool(layout)) {
-    if (pool <= 2) cluster[TfConfigRole(pool)] = addresses;  // evaluators are not in the cluster
+    if (pool <= 2) cluster[role(pool)] = addresses;  // evaluators are not in the cluster
   }
-  return Document(layout, std::move(cluster),
-                  TfConfigRole(layout.members.at(layout.self).pool_index));
+  return Document(layout, std::move(cluster), role(layout.members.at(layout.self).pool_index));
 }
 
 int GlobalRank(const ClusterLayout& layout, size_t i) {

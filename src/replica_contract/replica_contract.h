@@ -9,8 +9,9 @@
 //                  "job":"<CustomJobSpec JSON, as a string>"}
 //                 (only pools that have replicas are listed; "job" only when known)
 //   TF_CONFIG     the same shape with TensorFlow roles: cluster{chief, worker, ps} (pools 0, 1, 2;
-//                 evaluators are not in "cluster"), task.type chief|worker|ps|evaluator; the
-//                 legacy role name "master" is read as "chief"
+//                 evaluators are not in "cluster"), task.type chief|worker|ps|evaluator; pool 0
+//                 is "master" instead of "chief" where the layout asks (AI Platform Training's
+//                 legacy name), and "master" is read as "chief"
 //   MASTER_ADDR/MASTER_PORT  the primary replica's address; WORLD_SIZE = all replicas;
 //   RANK          global rank, pool 0 first then pool 1, 2, 3 in index order; LOCAL_RANK=0
 //   AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, AIP_TENSORBOARD_LOG_DIR
@@ -74,6 +75,10 @@ struct ClusterLayout {
   // kMaxJobFieldBytes: the value goes into two environment strings, and execve refuses any single
   // string over 128 KiB (MAX_ARG_STRLEN), which would keep the replica from starting at all.
   std::string job_spec_json;
+  // TF_CONFIG's role name for pool 0: "chief" ("" means it too), or "master" as AI Platform
+  // Training writes it for custom containers and 1.x runtimes (its "useChiefInTfConfig" picks
+  // "chief"). Both are read back as the chief.
+  std::string tf_config_primary_role;
 };
 inline constexpr size_t kMaxJobFieldBytes = 48 * 1024;
 

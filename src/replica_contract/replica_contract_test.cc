@@ -102,6 +102,23 @@ TEST(ReplicaContractTest, ClusterSpecShapeAsVertexWritesIt) {
             R"("environment":"cloud","task":{"type":"workerpool1","index":1,"trial":""}})");
 }
 
+// AI Platform Training's legacy TF_CONFIG: pool 0 is "master" (useChiefInTfConfig picks
+// "chief"); it decodes back to the same roles.
+TEST(ReplicaContractTest, TfConfigNamesPoolZeroMasterWhereTheLayoutAsks) {
+  ClusterLayout layout;
+  layout.members = Gang({1, 1});
+  layout.tf_config_primary_role = "master";
+  layout.self = 1;  // workerpool0-0
+  const std::string master = EncodeTfConfig(layout);
+  layout.self = 0;  // workerpool1-0
+  const std::string worker = EncodeTfConfig(layout);
+  EXPECT_EQ(master + "\n" + Render(DecodeRole({{kTfConfig, master}})) + "\n" +
+                Render(DecodeRole({{kTfConfig, worker}})),
+            R"({"cluster":{"master":["10.0.0.0:2222"],"worker":["10.0.1.0:2223"]},)"
+            R"("environment":"cloud","task":{"type":"master","index":0,"trial":""}})"
+            "\nTF_CONFIG 0/2 10.0.0.0:2222\nTF_CONFIG 1/2 10.0.0.0:2222");
+}
+
 TEST(ReplicaContractTest, OversizedJobSpecIsLeftOut) {
   ClusterLayout layout;
   layout.members = Gang({1});

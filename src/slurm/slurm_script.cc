@@ -329,6 +329,7 @@ std::string RenderLaunchPlan(const GangSpec& spec, const SlurmAllocation& alloc,
   j["attempt"] = attempt;
   j["attempt_dir"] = attempt_dir.string();
   j["job_spec_json"] = spec.job_spec_json;
+  j["tf_config_primary_role"] = spec.tf_config_primary_role;
   j["base_output_dir"] = spec.base_output_dir;
   auto trial = spec.extra_env.find("CLOUD_ML_TRIAL_ID");
   j["trial_id"] = trial == spec.extra_env.end() ? "" : trial->second;

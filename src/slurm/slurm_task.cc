@@ -119,6 +119,7 @@ executor::ReplicaEnvInput EnvInputOf(const nlohmann::json& plan,
   executor::ReplicaEnvInput in;
   in.job_id = plan.at("job_id").get<std::string>();
   in.job_spec_json = plan.value("job_spec_json", "");
+  in.tf_config_primary_role = plan.value("tf_config_primary_role", "");
   in.base_output_dir = plan.value("base_output_dir", "");
   in.trial_id = plan.value("trial_id", "");
   for (size_t r = 0; r < addresses.size(); ++r) {

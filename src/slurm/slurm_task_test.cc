@@ -127,6 +127,35 @@ TEST(SlurmTaskTest, TheReplicaRunsAsThePlansUser) {
   EXPECT_EQ(st.st_uid, 65534u);
 }
 
+// An AI Platform Training job's TF_CONFIG names pool 0 "master" on Slurm too: the task builds the
+// environment on its node, so the choice travels in the plan.
+TEST(SlurmTaskTest, TheTfConfigRoleOfAnAiPlatformJobTravelsInThePlan) {
+  fs::path dir = trainyard::testing::MakeTestDir();
+  executor::GangSpec spec;
+  spec.job_id = "79";
+  spec.job_dir = dir / "job";
+  spec.tf_config_primary_role = "master";
+  spec.replicas.push_back({0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", "echo $TF_CONFIG"}, {}});
+  auto alloc = PlanAllocation(spec, executor::MachineCatalog::Default(), {IdleNode()}, "");
+  ASSERT_TRUE(alloc.ok());
+  fs::path attempt = AttemptDir(spec.job_dir, 1);
+  ASSERT_TRUE(WriteFileAtomic(attempt / "plan.json",
+                              RenderLaunchPlan(spec, *alloc, LaunchPlanSettings{}, 1, attempt))
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomic(attempt / "nodes", "n1 127.0.0.1\n").ok());
+  auto r = trainyard::testing::RunProcess(
+      {trainyard::testing::ToolPath("trainyard-slurm-task").string(), "--plan",
+       (attempt / "plan.json").string()},
+      "", {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURMD_NODENAME=n1", "CUDA_VISIBLE_DEVICES="});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto lines = executor::ReadJobLog(attempt / "workerpool0-0" / "log", -1, 10);
+  ASSERT_TRUE(lines.ok() && !lines->empty());
+  auto tf = nlohmann::json::parse((*lines)[0].text, nullptr, false);
+  ASSERT_TRUE(tf.is_object()) << (*lines)[0].text;
+  EXPECT_EQ(std::to_string(tf["cluster"].contains("master")) + " " + tf["task"].value("type", ""),
+            "1 master");
+}
+
 TEST(SlurmTaskTest, WrongTaskCountIsAClearError) {
   fs::path dir = trainyard::testing::MakeTestDir();
   ASSERT_TRUE(WriteFileAtomic(dir / "plan.json",

@@ -112,6 +112,10 @@ struct CustomJobSpec {
   std::string experiment;
   std::string experiment_run;
   std::string persistent_resource_id;
+  // Trainyard extension (JSON "trainyardTfConfigPrimaryRole"): the name TF_CONFIG gives pool 0,
+  // "chief" (Vertex; "" means it too) or "master" (AI Platform Training's for custom containers
+  // and 1.x runtimes, which legacy jobs ask for: spec/legacy_translation.h).
+  std::string tf_config_primary_role;
 };
 
 // google.rpc.Status as stored on a job (code is a google.rpc.Code value).

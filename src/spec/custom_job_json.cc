@@ -260,6 +260,7 @@ json CustomJobSpecToJson(const CustomJobSpec& spec) {
                .String("experiment", spec.experiment)
                .String("experimentRun", spec.experiment_run)
                .String("persistentResourceId", spec.persistent_resource_id)
+               .String("trainyardTfConfigPrimaryRole", spec.tf_config_primary_role)
                .Build();
   j["workerPoolSpecs"] = pools;  // even when empty: clients index into it
   if (const auto& s = spec.scheduling) {
@@ -299,12 +300,13 @@ json CustomJobToJson(const CustomJob& job) {
 StatusOr<CustomJobSpec> CustomJobSpecFromJson(const json& j, const std::string& path) {
   TY_ASSIGN_OR_RETURN(
       Fields f,
-      Fields::Open(j, path,
-                   {"workerPoolSpecs", "scheduling", "serviceAccount", "network",
-                    "reservedIpRanges", "baseOutputDirectory", "tensorboard", "enableWebAccess",
-                    "enableDashboardAccess", "experiment", "experimentRun", "persistentResourceId",
-                    "models", "protectedArtifactLocationId", "pscInterfaceConfig"},
-                   {}, "customJobSpec"));
+      Fields::Open(
+          j, path,
+          {"workerPoolSpecs", "scheduling", "serviceAccount", "network", "reservedIpRanges",
+           "baseOutputDirectory", "tensorboard", "enableWebAccess", "enableDashboardAccess",
+           "experiment", "experimentRun", "persistentResourceId", "models",
+           "protectedArtifactLocationId", "pscInterfaceConfig", "trainyardTfConfigPrimaryRole"},
+          {}, "customJobSpec"));
   CustomJobSpec spec;
   TY_RETURN_IF_ERROR(f.Repeated("workerPoolSpecs", &spec.worker_pool_specs, DecodePool));
   TY_RETURN_IF_ERROR(f.Message("scheduling", &spec.scheduling, DecodeScheduling));
@@ -321,6 +323,7 @@ StatusOr<CustomJobSpec> CustomJobSpecFromJson(const json& j, const std::string& 
   TY_RETURN_IF_ERROR(f.String("experiment", &spec.experiment));
   TY_RETURN_IF_ERROR(f.String("experimentRun", &spec.experiment_run));
   TY_RETURN_IF_ERROR(f.String("persistentResourceId", &spec.persistent_resource_id));
+  TY_RETURN_IF_ERROR(f.String("trainyardTfConfigPrimaryRole", &spec.tf_config_primary_role));
   for (std::string_view unsupported :
        {"reservedIpRanges", "models", "protectedArtifactLocationId", "pscInterfaceConfig"}) {
     TY_RETURN_IF_ERROR(f.RejectIfSet(unsupported, "remove it"));

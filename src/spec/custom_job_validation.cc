@@ -203,6 +203,11 @@ Status ValidateCustomJobSpec(const CustomJobSpec& spec, const std::string& path)
     return Invalid(path + ".enableDashboardAccess",
                    "dashboards are not supported by Trainyard; remove it");
   }
+  if (const std::string& role = spec.tf_config_primary_role;
+      !role.empty() && role != "chief" && role != "master") {
+    return Invalid(path + ".trainyardTfConfigPrimaryRole",
+                   "'" + role + "' is not one of chief, master");
+  }
   if (!spec.persistent_resource_id.empty()) {
     return Invalid(path + ".persistentResourceId",
                    "persistent resources are not supported by Trainyard; remove it (jobs run on "

@@ -15,7 +15,8 @@ ImageCatalog ImageCatalog::BuiltIn(PrebuiltImages prebuilt) {
   c.entries_.push_back({"trainyard/bert-sentiment:*", {"trainyard-bert", "train"}, {}});
   if (prebuilt == PrebuiltImages::kContainer) {
     for (const char* pattern : {"*-docker.pkg.dev/vertex-ai/training/pytorch-*",
-                                "gcr.io/cloud-aiplatform/training/pytorch-*"}) {
+                                "gcr.io/cloud-aiplatform/training/pytorch-*",
+                                "gcr.io/cloud-ml-public/training/pytorch-*"}) {
       c.entries_.push_back({pattern, {}, {}, /*run_as_container=*/true});
     }
   }
@@ -23,6 +24,9 @@ ImageCatalog ImageCatalog::BuiltIn(PrebuiltImages prebuilt) {
       {"*-docker.pkg.dev/vertex-ai/training/*", {"python3"}, {{"PYTHONUNBUFFERED", "1"}}});
   c.entries_.push_back(
       {"gcr.io/cloud-aiplatform/training/*", {"python3"}, {{"PYTHONUNBUFFERED", "1"}}});
+  // AI Platform Training's prebuilt PyTorch containers (gcr.io/cloud-ml-public/training/pytorch-*).
+  c.entries_.push_back(
+      {"gcr.io/cloud-ml-public/training/*", {"python3"}, {{"PYTHONUNBUFFERED", "1"}}});
   return c;
 }
 

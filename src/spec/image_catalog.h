@@ -5,6 +5,7 @@
 //   trainyard/bert-sentiment[:TAG]                 -> trainyard-bert train
 //   *-docker.pkg.dev/vertex-ai/training/*          -> python3   (Vertex prebuilt training images)
 //   gcr.io/cloud-aiplatform/training/*             -> python3
+//   gcr.io/cloud-ml-public/training/*              -> python3   (AI Platform Training's)
 // With PrebuiltImages::kContainer (a server with podman and a registry) Vertex's prebuilt PyTorch
 // names (`.../training/pytorch-*`) are not host commands: they run as containers, and the image
 // rewrite table (container/image_reference.h) maps them to trainyard/pytorch in the registry.

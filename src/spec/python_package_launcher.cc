@@ -9,7 +9,7 @@ bool IsPipInstalledPackage(std::string_view uri) {
 // Kept to what Python 3.6's standard library has: executor images carry old pythons too.
 const std::string& PythonPackageLauncherSource() {
   static const std::string source = R"PY(
-import importlib.util, os, signal, subprocess, sys, tempfile
+import importlib.util, os, re, signal, subprocess, sys, tempfile
 
 
 def say(text, stream=sys.stderr):
@@ -30,6 +30,60 @@ def can_build_here():
     found = importlib.util.find_spec
     return found("setuptools") is not None and (
         found("wheel") is not None or found("setuptools.command.bdist_wheel") is not None)
+
+
+def requirement_names(lines):
+    names = []
+    for line in lines:
+        spec, _, marker = line.partition(";")
+        if "extra" in marker:
+            continue
+        name = re.split(r"[\s<>=!~\[(,]", spec.strip(), 1)[0]
+        if name:
+            names.append(name)
+    return names
+
+
+def declared_requirements(path):
+    # What a package says it needs: a setuptools sdist's <name>.egg-info/requires.txt (up to its
+    # first [extra] section), else its PKG-INFO's or a wheel's METADATA's Requires-Dist lines.
+    def requires_dist(text):
+        return [l[len("Requires-Dist:"):] for l in text.splitlines() if l.startswith("Requires-Dist:")]
+    try:
+        if path.endswith(".whl"):
+            import zipfile
+            with zipfile.ZipFile(path) as z:
+                for n in z.namelist():
+                    if n.endswith(".dist-info/METADATA"):
+                        return requirement_names(requires_dist(z.read(n).decode("utf-8", "replace")))
+            return []
+        import tarfile
+        found = []
+        with tarfile.open(path) as t:
+            for m in t.getmembers():
+                text = lambda: t.extractfile(m).read().decode("utf-8", "replace")
+                if m.name.endswith(".egg-info/requires.txt"):
+                    return requirement_names(text().split("\n[")[0].splitlines())
+                if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO"):
+                    found = requirement_names(requires_dist(text()))
+        return found
+    except Exception:
+        return []
+
+
+def not_installed(names):
+    try:
+        from importlib import metadata
+    except ImportError:
+        return []  # before Python 3.8 the launcher cannot tell; pip's message stands
+    missing = []
+    for name in names:
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            if name not in missing:
+                missing.append(name)
+    return missing
 
 
 def install(packages):
@@ -61,6 +115,13 @@ def install(packages):
         return 128 + stopped[0]
     if code != 0:
         say("pip install failed with exit code %d (its output is above)" % code)
+        missing = not_installed([n for p in packages for n in declared_requirements(p)])
+        if missing:
+            say("the packages need %s, which this image's python (%s) does not have and no "
+                "package index provided: run the job in an image that has them (gcloud "
+                "ai-platform: --master-image-uri; Vertex: executorImageUri or containerSpec), or "
+                "make a package index reachable from the replicas (PIP_INDEX_URL)"
+                % (", ".join(missing), sys.executable))
         return 128 - code if code < 0 else code
     os.environ["PYTHONUSERBASE"] = base
     return 0

@@ -17,8 +17,10 @@
 //      process (PID 1 in its container) and receives its signals.
 // Without pip in that python: wheels alone go on PYTHONPATH (said in the log: their dependencies
 // are not installed); a source archive ends the replica with exit code 2 and a message naming
-// the fix. A failed install ends it with pip's exit code. SIGTERM/SIGINT during the install stop
-// pip and end the replica with 128+N.
+// the fix. A failed install ends it with pip's exit code, and names the dependencies the packages
+// declare (requires.txt, Requires-Dist) that the image's python lacks, with the fix: an image
+// that has them, or a package index the replicas can reach (seed 002's transformers, offline).
+// SIGTERM/SIGINT during the install stop pip and end the replica with 128+N.
 #pragma once
 
 #include <string>

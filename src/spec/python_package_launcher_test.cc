@@ -83,14 +83,15 @@ class PythonPackageLauncherTest : public ::testing::Test {
   // Runs the launcher as a replica would: in its working directory, `python ARGV`.
   testing::ProcessResult Launch(std::vector<std::string> python,
                                 const std::vector<std::string>& packages, const std::string& module,
-                                const std::vector<std::string>& args) {
+                                const std::vector<std::string>& args,
+                                const std::vector<std::string>& env = {}) {
     std::vector<std::string> argv = {"sh", "-c", "cd \"$0\" && exec \"$@\"",
                                      (dir_ / "work").string()};
     for (const std::string& a : PythonPackageLauncherArgv(python, packages, module)) {
       argv.push_back(a);
     }
     argv.insert(argv.end(), args.begin(), args.end());
-    return testing::RunProcess(argv);
+    return testing::RunProcess(argv, "", env);
   }
 
   std::string python_;
@@ -119,6 +120,39 @@ TEST_F(PythonPackageLauncherTest, AFailedInstallEndsWithPipsExitCodeAndSaysSo) {
   EXPECT_NE(r.err.find("[trainyard] pip install failed with exit code 1"), std::string::npos)
       << r.err;
   EXPECT_EQ(r.out.find("task args"), std::string::npos) << r.out;
+}
+
+// Seed 002's situation: the package needs what the image lacks and no index is reachable.
+constexpr const char* kMakeNeedyPackage = R"PY(
+import io, sys, tarfile
+files = {
+    "needy-1.0/setup.py": "from setuptools import setup\n"
+                          "setup(name='needy', version='1.0',\n"
+                          "      install_requires=['surely-absent-xyz>=1', 'other-absent'])\n",
+    "needy-1.0/PKG-INFO": "Metadata-Version: 2.1\nName: needy\nVersion: 1.0\n",
+    "needy-1.0/needy.egg-info/requires.txt": "surely-absent-xyz>=1\nother-absent\n\n[dev]\npytest\n",
+}
+with tarfile.open(sys.argv[1], "w:gz") as tar:
+    for name, text in files.items():
+        info = tarfile.TarInfo(name)
+        info.size = len(text)
+        tar.addfile(info, io.BytesIO(text.encode()))
+)PY";
+
+TEST_F(PythonPackageLauncherTest, MissingDependenciesWithoutAnIndexAreNamedWithTheFix) {
+  const std::string needy = (dir_ / "dist/needy-1.0.tar.gz").string();
+  auto made = testing::RunProcess({python_, "-c", kMakeNeedyPackage, needy});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto r = Launch({python_}, {needy}, "needy", {},
+                  {"PIP_INDEX_URL=http://127.0.0.1:9/simple", "PIP_RETRIES=0", "PIP_TIMEOUT=2"});
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("[trainyard] the packages need surely-absent-xyz, other-absent, which this "
+                       "image's python"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("make a package index reachable from the replicas (PIP_INDEX_URL)"),
+            std::string::npos)
+      << r.err;
 }
 
 // `python -S` has no site-packages, so no pip: the wheel goes on PYTHONPATH; an archive cannot.

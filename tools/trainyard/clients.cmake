@@ -1,9 +1,12 @@
 # Google's own clients against the real server (src/storage, src/cloud_logging, the Vertex routes):
 #   gcloud_e2e_test: the gcloud CLI (skipped where /usr/bin/gcloud is absent);
+#   ai_platform_e2e_test: `gcloud ai-platform jobs` (AI Platform Training's API; same skip);
 #   node_*_client_test: the official Node.js clients (scripts/install-node-clients.sh installs
 #   them into <build>/node-clients; skipped when missing).
 trainyard_e2e_test(gcloud_e2e_test TIMEOUT 600)
 set_tests_properties(gcloud_e2e_test PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+trainyard_e2e_test(ai_platform_e2e_test TIMEOUT 900)
+set_tests_properties(ai_platform_e2e_test PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 
 find_program(NODE_EXECUTABLE node)
 if(NODE_EXECUTABLE)

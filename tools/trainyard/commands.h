@@ -16,6 +16,9 @@ void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code);
 void RegisterAutomlCommands(CLI::App& app, int* exit_code);
 // trainyard auth create-token|list-tokens|revoke-token|audit-log (auth_command.cc).
 void RegisterAuthCommands(CLI::App& app, int* exit_code);
+// trainyard ai-platform jobs submit training|describe|list|cancel|stream-logs
+// (ai_platform_command.cc).
+void RegisterAiPlatformCommands(CLI::App& app, int* exit_code);
 
 // The server's --data-dir default: ~/.trainyard/server.
 std::string DefaultServerDataDir();

@@ -320,6 +320,43 @@ TEST_F(ContainerE2ETest, ChiefAndWorkerContainersTalkOverMasterAddr) {
   EXPECT_NE(logs.find("[workerpool0-0] hello-from-rank-1"), std::string::npos) << logs;
 }
 
+// AI Platform Training's container form through the real gcloud (`gcloud ai-platform jobs`):
+// --master-image-uri from the registry, CUSTOM tier with one worker; both read AI Platform's
+// TF_CONFIG (pool 0 is "master") and the worker reaches the master at its TF_CONFIG address.
+TEST_F(ContainerE2ETest, AiPlatformMasterAndWorkerReadTfConfigAndTalk) {
+  if (!fs::exists("/usr/bin/gcloud")) GTEST_SKIP() << "gcloud is not installed (/usr/bin/gcloud)";
+  const std::string script =
+      "echo tf=$TF_CONFIG; a=$(echo \"$TF_CONFIG\" | sed "
+      "'s/.*\"master\":\\[\"\\([^\"]*\\)\".*/\\1/'); "
+      "case \"$TF_CONFIG\" in *'\"type\":\"master\"'*) nc -l -p ${a##*:} ;; "
+      "*) until nc ${a%:*} ${a##*:} <<EOF\nhello-from-the-worker\nEOF\ndo sleep 0.2; done ;; esac";
+  testing::WriteFileOrDie(dir_ / "gcloud" / "gce", "False");
+  std::vector<std::string> env = {
+      "CLOUDSDK_API_ENDPOINT_OVERRIDES_ML=" + server_->endpoint() + "/",
+      "CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING=" + server_->endpoint() + "/",
+      "CLOUDSDK_ML_ENGINE_POLLING_INTERVAL=1",
+      "CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true",
+      "CLOUDSDK_CORE_PROJECT=my-project",
+      "CLOUDSDK_CONFIG=" + (dir_ / "gcloud").string(),
+      "CLOUDSDK_CORE_DISABLE_PROMPTS=1",
+      "CLOUDSDK_CORE_DISABLE_USAGE_REPORTING=1"};
+  auto submit = testing::RunProcess(
+      {"timeout", "300", "gcloud", "ai-platform", "jobs", "submit", "training", "job_tf",
+       "--region=us-central1", "--master-image-uri=eu.gcr.io/my-project/trainyard/busybox:latest",
+       "--scale-tier=CUSTOM", "--master-machine-type=n1-standard-4", "--worker-count=1",
+       "--worker-machine-type=n1-standard-4", "--stream-logs", "--", "sh", "-c", script},
+      "", env);
+  EXPECT_EQ(submit.exit_code, 0) << submit.out << submit.err;
+  std::string seen;
+  for (const char* line :
+       {"master-replica-0\t\ttf={\"cluster\":{\"master\":[",
+        "worker-replica-0\t\ttf={\"cluster\":{\"master\":[",
+        "\"task\":{\"type\":\"worker\",\"index\":0", "master-replica-0\t\thello-from-the-worker"}) {
+    seen += std::to_string(submit.err.find(line) != std::string::npos);
+  }
+  EXPECT_EQ(seen, "1111") << submit.err;
+}
+
 TEST_F(ContainerE2ETest, AContainerKeepsRunningThroughAServerKillAndIsReadopted) {
   std::string name = CreateRest(R"({"scheduling":{"disableRetries":true},"workerPoolSpecs":[)" +
                                 ShellPool("echo before; sleep 6; echo after; exit 4") + "]}");

@@ -34,10 +34,15 @@ Status PrintGcloudEnv(const GcloudEnvFlags& f) {
   const std::string region = parent.substr(parent.rfind('/') + 1);
   std::cout << "export CLOUDSDK_API_ENDPOINT_OVERRIDES_AIPLATFORM=" << endpoint << "/\n"
             << "export CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=" << endpoint << "/\n"
-            << "export CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING=" << endpoint << "/\n"
+            << "export CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING=" << endpoint
+            << "/\n"
+            // AI Platform Training (`gcloud ai-platform jobs`): its own API name, `ml`; its
+            // submit reads the region from compute/region when --region is not given.
+            << "export CLOUDSDK_API_ENDPOINT_OVERRIDES_ML=" << endpoint << "/\n"
             << "export CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true\n"
             << "export CLOUDSDK_CORE_PROJECT=" << project << "\n"
             << "export CLOUDSDK_AI_REGION=" << region << "\n"
+            << "export CLOUDSDK_COMPUTE_REGION=" << region << "\n"
             << "export STORAGE_EMULATOR_HOST=" << endpoint << "\n";
   return Status::Ok();
 }

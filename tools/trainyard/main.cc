@@ -4,6 +4,7 @@
 //   trainyard storage cp SRC... DST
 //   trainyard auth create-token|list-tokens|revoke-token|audit-log
 //   trainyard gcloud-env        (export lines for gcloud and Google's SDKs)
+//   trainyard ai-platform jobs submit training|describe|list|cancel|stream-logs
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   trainyard::cli::RegisterGcloudEnvCommand(app, &exit_code);
   trainyard::cli::RegisterHpTuningJobsCommands(*ai, &exit_code);  // HP tuning
   trainyard::cli::RegisterAutomlCommands(app, &exit_code);
+  trainyard::cli::RegisterAiPlatformCommands(app, &exit_code);  // AI Platform Training
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -23,6 +23,7 @@
 #include "common/file_util.h"
 #include "common/path_lookup.h"
 #include "controller/job_controller.h"
+#include "controller/legacy_job_controller.h"
 #include "controller/operation_controller.h"
 #include "controller/tuning_job_controller.h"
 #include "executor/executor_registry.h"
@@ -395,6 +396,9 @@ Status RunServer(const ServerFlags& f) {
     return executor::ReplicaHpMetricFile(jobs_dir / job.Id(), 0, 0);
   };
   controller::TuningJobController tuning(tuning_store, &controller, topts);
+  // AI Platform Training's jobs (`gcloud ai-platform jobs`), each backed by a custom job or an
+  // HP-tuning job of the controllers above.
+  controller::LegacyJobController legacy(resource_store, &controller, &tuning);
 
   api::ApiServerOptions aopts;
   aopts.host = f.host;
@@ -410,11 +414,12 @@ Status RunServer(const ServerFlags& f) {
   aopts.is_streaming_path = storage::IsStoragePath;
   controller::OperationController operations(resource_store);
   TY_RETURN_IF_ERROR(operations.Start());
-  api::ApiServer server({&controller, &tuning, &operations}, aopts);
+  api::ApiServer server({&controller, &tuning, &operations, &legacy}, aopts);
   // Cloud Storage JSON API over the bucket root (src/storage).
   TY_ASSIGN_OR_RETURN(auto object_store, storage::FsObjectStore::Open(BucketRoot()));
   storage::RegisterStorageRoutes(server.routes(), object_store.get());
-  cloud_logging::RegisterLoggingRoutes(server.routes(), &controller);  // Cloud Logging entries:list
+  // Cloud Logging entries:list, for custom jobs and AI Platform jobs.
+  cloud_logging::RegisterLoggingRoutes(server.routes(), &controller, &legacy);
   // Training curves, Prometheus metrics and the web console (src/observability, docs/console.md).
   observability::ServerMetrics metrics(store.get(), MachineResources);
   metrics.StartPolling(std::chrono::seconds(1));
@@ -427,6 +432,7 @@ Status RunServer(const ServerFlags& f) {
   // Started once the port is known: recovered jobs are resubmitted with STORAGE_EMULATOR_HOST.
   TY_RETURN_IF_ERROR(controller.Start());
   TY_RETURN_IF_ERROR(tuning.Start());  // its trials are custom jobs: after the controller
+  TY_RETURN_IF_ERROR(legacy.Start());  // backed by both
   std::cout << "Trainyard server listening on " << scheme << "://" << f.host << ":" << port
             << std::endl;
   std::cerr << "console at " << scheme << "://" << f.host << ":" << port << "/"

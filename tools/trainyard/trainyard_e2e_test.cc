@@ -283,6 +283,28 @@ TEST_F(TrainyardE2ETest, MultiPoolJobGetsTfConfigRoles) {
   EXPECT_EQ(logs.out.find("[workerpool0-0]"), std::string::npos) << logs.out;
 }
 
+// AI Platform Training's jobs through the CLI (gcloud's own client is ai_platform_e2e_test):
+// submit with a --config, follow the logs to the end, describe, list, cancel of an ended job.
+TEST_F(TrainyardE2ETest, AiPlatformJobsThroughTheCli) {
+  REQUIRE_LOCAL_EXECUTOR();
+  testing::WriteFileOrDie(dir_ / "legacy.yaml",
+                          "trainingInput:\n  masterConfig:\n    imageUri: local\n"
+                          "    containerCommand: [sh, -c, 'echo TF=$TF_CONFIG args=$0 $1']\n");
+  auto submit =
+      Run({"ai-platform", "jobs", "submit", "training", "cli_job", "--region=us-central1",
+           "--config=" + (dir_ / "legacy.yaml").string(), "--stream-logs", "--", "a1", "a2"});
+  auto describe = Run({"ai-platform", "jobs", "describe", "cli_job", "--format=value(state)"});
+  auto list = Run({"ai-platform", "jobs", "list", "--format=value(jobId,state)"});
+  auto cancel = Run({"ai-platform", "jobs", "cancel", "cli_job"});
+  EXPECT_EQ(std::to_string(submit.exit_code) + " " + submit.out + describe.out + list.out +
+                std::to_string(cancel.exit_code) + " [" + cancel.err + "]",
+            "0 jobId: cli_job\nstate: SUCCEEDED\nSUCCEEDED\ncli_job\tSUCCEEDED\n0 []")
+      << submit.err;
+  EXPECT_NE(submit.err.find("master-replica-0\t\tTF={\"cluster\":{\"master\":["), std::string::npos)
+      << submit.err;
+  EXPECT_NE(submit.err.find("args=a1 a2"), std::string::npos) << submit.err;
+}
+
 TEST_F(TrainyardE2ETest, FailureRecordsTheExitCode) {
   REQUIRE_LOCAL_EXECUTOR();
   std::string name = CreateShellJob("", R"(workerPoolSpecs:
