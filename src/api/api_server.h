@@ -25,6 +25,8 @@ class Server;
 namespace trainyard::controller {
 class TuningJobController;
 class OperationController;
+class ModelRegistry;
+class TrainingPipelineController;
 }  // namespace trainyard::controller
 
 namespace trainyard::api {
@@ -48,6 +50,8 @@ struct ApiControllers {
   controller::JobController* custom_jobs = nullptr;        // required
   controller::TuningJobController* tuning_jobs = nullptr;  // null: no hyperparameterTuningJobs
   controller::OperationController* operations = nullptr;   // required: every delete is one
+  controller::ModelRegistry* models = nullptr;             // null: no models
+  controller::TrainingPipelineController* training_pipelines = nullptr;  // null: none
 };
 
 class ApiServer {

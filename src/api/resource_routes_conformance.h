@@ -40,6 +40,14 @@ class ServedResource {
   virtual bool StartsUnended() const = 0;
   // Whether PATCH is served.
   virtual bool Patchable() const { return false; }
+  // Create is `POST {collection}{CreateVerb()}`: "" for the standard method, ":upload" for a
+  // resource created by a custom method (models).
+  virtual std::string CreateVerb() const { return ""; }
+  // The new resource's name in a create answer: its "name", or where an operation's response
+  // holds it.
+  virtual std::string CreatedName(const nlohmann::json& answer) const {
+    return answer.value("name", "");
+  }
 };
 
 struct ServedResourceFactory {
@@ -59,6 +67,8 @@ class ResourceRoutesConformanceTest : public ::testing::TestWithParam<ServedReso
                                       const std::string& body = "");
   // "/v1/projects/p/locations/l/customJobs" (the descriptor's prefix and collection).
   std::string CollectionPath() const;
+  // Where a create is POSTed: CollectionPath() + the resource's CreateVerb().
+  std::string CreatePath() const;
   // Creates one resource; its name, or "" (with a test failure) when the create failed.
   std::string Create(const std::string& display_name,
                      const std::map<std::string, std::string>& labels = {});

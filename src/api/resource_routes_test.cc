@@ -1,10 +1,11 @@
 // The route conformance suite (resource_routes_conformance.h) over every resource on the shared
-// resource layer: customJobs, hyperparameterTuningJobs, and "widgets" — a resource defined only
-// in a test file (widget_resource_testing.h: fields, rules, codec), which gets every route from
-// the layer without further code.
+// resource layer: customJobs, hyperparameterTuningJobs, trainingPipelines, models, and "widgets" —
+// a resource defined only in a test file (widget_resource_testing.h: fields, rules, codec), which
+// gets every route from the layer without further code.
 #include "api/api_server.h"
 // Before cpp-httplib's header (it brings Eigen; see api_server.h).
 #include "controller/tuning_job_controller.h"
+#include "controller/training_pipeline_controller.h"
 // clang-format off
 #include <httplib.h>
 // clang-format on
@@ -15,6 +16,7 @@
 #include "api/routes.h"
 #include "api/widget_resource_testing.h"
 #include "executor/fake_executor.h"
+#include "spec/training_pipeline.h"
 
 namespace trainyard::api {
 namespace {
@@ -26,22 +28,33 @@ using nlohmann::json;
 class Server : public ServedResource {
  public:
   explicit Server(std::string resource) : resource_(std::move(resource)) {
-    descriptor_ = resource_ == "customJobs" ? CustomJobsDescriptor()
-                  : resource_ == "widgets"  ? WidgetDescriptor()
-                                            : TuningJobsDescriptor();
+    descriptor_ = resource_ == "customJobs"          ? CustomJobsDescriptor()
+                  : resource_ == "widgets"           ? WidgetDescriptor()
+                  : resource_ == "trainingPipelines" ? TrainingPipelinesDescriptor()
+                  : resource_ == "models"            ? ModelsDescriptor()
+                                                     : TuningJobsDescriptor();
   }
 
   int port() const override { return server_.port(); }
   const ResourceDescriptor& descriptor() const override { return descriptor_; }
   std::string parent() const override { return "projects/p/locations/us-central1"; }
-  bool StartsUnended() const override { return true; }
-  bool Patchable() const override { return resource_ == "widgets"; }
+  bool StartsUnended() const override { return resource_ != "models"; }
+  bool Patchable() const override { return resource_ == "widgets" || resource_ == "models"; }
+  std::string CreateVerb() const override { return resource_ == "models" ? ":upload" : ""; }
+  std::string CreatedName(const json& answer) const override {
+    if (resource_ != "models") return answer.value("name", "");
+    return answer.value("response", json::object()).value("model", "");
+  }
 
   std::string ValidBody(const std::string& id, const std::string& display_name,
                         const std::map<std::string, std::string>& labels) const override {
     json body = {{"displayName", display_name}, {"labels", labels}};
+    if (resource_ == "models") return json{{"model", body}}.dump();
     if (resource_ == "widgets") {
       body["widgetId"] = id;
+    } else if (resource_ == "trainingPipelines") {
+      body["trainingTaskDefinition"] = std::string(spec::kCustomTaskDefinition);
+      body["trainingTaskInputs"] = JobSpec();
     } else if (resource_ == "customJobs") {
       body["jobSpec"] = JobSpec();
     } else {
@@ -62,6 +75,12 @@ class Server : public ServedResource {
     if (resource_ == "widgets") {
       body["sizeCm"] = 5000;
       *field = "sizeCm";
+    } else if (resource_ == "models") {
+      body["model"]["containerSpec"] = {{"imageUri", "i"}, {"ports", {{{"containerPort", 0}}}}};
+      *field = "model.containerSpec.ports[0].containerPort";
+    } else if (resource_ == "trainingPipelines") {
+      body["trainingTaskInputs"]["workerPoolSpecs"][0]["replicaCount"] = "two";
+      *field = "trainingTaskInputs.workerPoolSpecs[0].replicaCount";
     } else if (resource_ == "customJobs") {
       body["jobSpec"]["workerPoolSpecs"][0]["replicaCount"] = "two";
       *field = "jobSpec.workerPoolSpecs[0].replicaCount";
@@ -81,6 +100,12 @@ class Server : public ServedResource {
     }
     if (resource_ == "widgets") {
       Status s = server_.widgets().Cancel(name);
+      return s.code() == StatusCode::kFailedPrecondition ? Status::Ok() : s;
+    }
+    if (resource_ == "models") return Status::Ok();
+    if (resource_ == "trainingPipelines") {
+      // A pipeline's job on the fake executor is still queued: its cancel ends both.
+      Status s = server_.pipelines().Cancel(name);
       return s.code() == StatusCode::kFailedPrecondition ? Status::Ok() : s;
     }
     Status s = server_.tuning().Cancel(name);
@@ -112,6 +137,7 @@ ServedResourceFactory Served(const std::string& resource) {
 
 INSTANTIATE_TEST_SUITE_P(Layer, ResourceRoutesConformanceTest,
                          ::testing::Values(Served("customJobs"), Served("hyperparameterTuningJobs"),
+                                           Served("trainingPipelines"), Served("models"),
                                            Served("widgets")),
                          ServedResourceFactory::Name);
 

@@ -40,6 +40,14 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
   if (controllers.tuning_jobs) {
     RegisterTuningJobRoutes(server, controllers.tuning_jobs, controllers.operations);
   }
+  if (controllers.models) {
+    RegisterResourceRoutes(server, controllers.operations, ModelsDescriptor(),
+                           ModelHandlers(controllers.models, controllers.operations));
+  }
+  if (controllers.training_pipelines) {
+    RegisterResourceRoutes(server, controllers.operations, TrainingPipelinesDescriptor(),
+                           TrainingPipelineHandlers(controllers.training_pipelines));
+  }
   RegisterOperationRoutes(server, controllers.operations);
   RegisterAuthRoutes(server, options.auth.audit);
 }

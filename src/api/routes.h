@@ -18,6 +18,18 @@
 //   DELETE /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}         Delete (an
 //          Operation)
 //   POST   /v1/projects/{p}/locations/{l}/hyperparameterTuningJobs/{id}:cancel  Cancel
+// trainingPipelines (training_pipeline_routes.cc): create, list (filter, pageSize, pageToken),
+//   get, :cancel, delete (an Operation) on the layer; the custom task only
+// models (model_routes.cc):
+//   POST   /v1/projects/{p}/locations/{l}/models:upload                UploadModel (an Operation
+//          named .../models/{id}/operations/{op}, done when answered)
+//   GET    /v1/projects/{p}/locations/{l}/models                       ListModels
+//   GET    /v1/projects/{p}/locations/{l}/models/{id}[@version|alias]  GetModel
+//   PATCH  /v1/projects/{p}/locations/{l}/models/{id}[@version]        UpdateModel
+//   DELETE /v1/projects/{p}/locations/{l}/models/{id}                  DeleteModel (an Operation)
+//   GET    /v1/projects/{p}/locations/{l}/models/{id}:listVersions     ListModelVersions
+//   DELETE /v1/projects/{p}/locations/{l}/models/{id}@{v}:deleteVersion  DeleteModelVersion (an
+//          Operation)
 // operations (operation_routes.h): GET/list/:wait/:cancel/DELETE under /v1/ and /ui/
 //   GET    /healthz                                                (public)
 //   GET    /v1/routes                       Trainyard: every route and its access (admin)
@@ -45,5 +57,10 @@ ResourceDescriptor CustomJobsDescriptor();
 ResourceHandlers CustomJobHandlers(controller::JobController* controller);
 ResourceDescriptor TuningJobsDescriptor();
 ResourceHandlers TuningJobHandlers(controller::TuningJobController* tuning);
+ResourceDescriptor TrainingPipelinesDescriptor();
+ResourceHandlers TrainingPipelineHandlers(controller::TrainingPipelineController* pipelines);
+ResourceDescriptor ModelsDescriptor();
+ResourceHandlers ModelHandlers(controller::ModelRegistry* models,
+                               controller::OperationController* operations);
 
 }  // namespace trainyard::api

@@ -5,6 +5,7 @@
 #include "controller/tuning_job_controller.h"
 // clang-format off
 #include "controller/operation_controller.h"
+#include "controller/training_pipeline_controller.h"
 #include "executor/fake_executor.h"
 #include "store/memory_job_store.h"
 #include "testing/test_util.h"
@@ -94,6 +95,8 @@ struct TestApiServer::Parts {
   controller::StoredResourceController widgets{&store, WidgetType()};
   std::unique_ptr<controller::JobController> jobs;
   std::unique_ptr<controller::TuningJobController> tuning;
+  controller::ModelRegistry models{&store, [](const std::string&) { return Status::Ok(); }};
+  std::unique_ptr<controller::TrainingPipelineController> pipelines;
   std::unique_ptr<ApiServer> server;
 };
 
@@ -107,10 +110,16 @@ TestApiServer::TestApiServer() : parts_(std::make_unique<Parts>()) {
   topts.poll_interval = std::chrono::milliseconds(0);
   p.tuning = std::make_unique<controller::TuningJobController>(&p.store, p.jobs.get(), topts);
   if (!p.tuning->Start().ok()) std::abort();
+  controller::TrainingPipelineOptions popts;
+  popts.poll_interval = std::chrono::milliseconds(0);
+  p.pipelines = std::make_unique<controller::TrainingPipelineController>(&p.store, p.jobs.get(),
+                                                                         &p.models, popts);
+  if (!p.pipelines->Start().ok()) std::abort();
   ApiServerOptions options;
   options.port = 0;
   p.server = std::make_unique<ApiServer>(
-      ApiControllers{p.jobs.get(), p.tuning.get(), &p.operations}, options);
+      ApiControllers{p.jobs.get(), p.tuning.get(), &p.operations, &p.models, p.pipelines.get()},
+      options);
   RegisterResourceRoutes(p.server->routes(), &p.operations, WidgetDescriptor(),
                          StoredResourceHandlers(&p.widgets));
   StatusOr<int> port = p.server->Bind();
@@ -128,5 +137,7 @@ executor::FakeExecutor& TestApiServer::executor() { return parts_->executor; }
 controller::TuningJobController& TestApiServer::tuning() { return *parts_->tuning; }
 controller::JobController& TestApiServer::jobs() { return *parts_->jobs; }
 controller::StoredResourceController& TestApiServer::widgets() { return parts_->widgets; }
+controller::ModelRegistry& TestApiServer::models() { return parts_->models; }
+controller::TrainingPipelineController& TestApiServer::pipelines() { return *parts_->pipelines; }
 
 }  // namespace trainyard::api

@@ -24,6 +24,8 @@ class FakeExecutor;
 namespace trainyard::controller {
 class JobController;
 class TuningJobController;
+class ModelRegistry;
+class TrainingPipelineController;
 }  // namespace trainyard::controller
 
 namespace trainyard::api {
@@ -34,7 +36,8 @@ controller::ResourceType WidgetType();
 ResourceDescriptor WidgetDescriptor();
 
 // A server on 127.0.0.1 (port 0) over memory stores with every controller — custom jobs on the
-// FakeExecutor, HP-tuning jobs, operations — and the widgets' routes. Test-only.
+// FakeExecutor, HP-tuning jobs, operations, models (every gs:// artifactUri counts as existing),
+// training pipelines (polled by their tests: PollOnce) — and the widgets' routes. Test-only.
 class TestApiServer {
  public:
   TestApiServer();
@@ -45,6 +48,8 @@ class TestApiServer {
   controller::JobController& jobs();
   controller::TuningJobController& tuning();
   controller::StoredResourceController& widgets();
+  controller::ModelRegistry& models();
+  controller::TrainingPipelineController& pipelines();
 
  private:
   struct Parts;
