@@ -4,6 +4,7 @@
 // its model, as Vertex names it, and carries the UploadModel @types the clients decode.
 #include <charconv>
 
+#include "api/route_util.h"
 #include "api/routes.h"
 #include "controller/model_registry.h"
 #include "controller/operation_controller.h"

@@ -83,7 +83,7 @@ TEST_F(ModelRegistryTest, AnAliasNamesOneVersionAndDefaultMovesTheModelsDefault)
                 " " + registry_.Get(name, "")->value("versionId", "") + " | " +
                 refused.status().message().substr(0, 40),
             "1[] 2[] 3[default,prod] 3 | 1[default,old] 2[] 3[prod] 1 | "
-            "version 1 of projects/p/locations/l/mod");
+            "version 1 of projects/p/locations/l/mode");
 }
 
 TEST_F(ModelRegistryTest, PatchChangesTheModelsNameEverywhereAndLabelsOfOneVersion) {
@@ -134,12 +134,12 @@ TEST_F(ModelRegistryTest, UploadsAreCheckedAndAPipelinesRetryRegistersOnce) {
   const std::string once = Upload({{"displayName", "m"}, {"artifactUri", "gs://b/m1/"}}, "m", "", pipeline);
   existing_.clear();  // a retry does not need the files again: its version is there
   const std::string again = Upload({{"displayName", "m"}, {"artifactUri", "gs://b/m1/"}}, "m", "", pipeline);
-  EXPECT_EQ(missing + " | " + taken.substr(0, 60) + " | " + unknown.substr(0, 40) + " | " +
+  EXPECT_EQ(missing + " | " + taken.substr(0, 64) + " | " + unknown.substr(0, 40) + " | " +
                 foreign.substr(0, 30) + " | " + once + " " + again + " " +
                 Versions(std::string(kParent) + "/models/m"),
             "INVALID_ARGUMENT: model.artifactUri: gs://b/none/ is empty | ALREADY_EXISTS: Model "
-            "projects/p/locations/l/models/m already ex | NOT_FOUND: parentModel: Model projec | "
-            "INVALID_ARGUMENT: parentModel | m@2 m@2 1[default] 2[]");
+            "projects/p/locations/l/models/m already ex | NOT_FOUND: parentModel: Model projects/p | "
+            "INVALID_ARGUMENT: parentModel: | m@2 m@2 1[default] 2[]");
 }
 
 TEST_F(ModelRegistryTest, ListVersionsPagesAndFilters) {
@@ -163,12 +163,12 @@ TEST_F(ModelRegistryTest, ListVersionsPagesAndFilters) {
 TEST(CheckArtifactsExistTest, AGsUriMustNameAFileOrANonEmptyDirectory) {
   const std::filesystem::path root = testing::MakeTestDir();
   ::setenv("TRAINYARD_BUCKET_ROOT", root.c_str(), 1);
-  std::filesystem::create_directories(root / "b/empty");
-  std::filesystem::create_directories(root / "b/model");
-  std::ofstream(root / "b/model/config.json") << "{}";
+  std::filesystem::create_directories(root / "bkt/empty");
+  std::filesystem::create_directories(root / "bkt/model");
+  std::ofstream(root / "bkt/model/config.json") << "{}";
   std::string got;
-  for (const char* uri : {"gs://b/model/", "gs://b/model/config.json", "gs://b/empty/",
-                          "gs://b/none", "/tmp/model", "gs://b/../etc"}) {
+  for (const char* uri : {"gs://bkt/model/", "gs://bkt/model/config.json", "gs://bkt/empty/",
+                          "gs://bkt/none", "/tmp/model", "gs://bkt/../etc"}) {
     got += std::string(StatusCodeName(CheckArtifactsExist(uri).code())) + " ";
   }
   EXPECT_EQ(got, "OK OK INVALID_ARGUMENT INVALID_ARGUMENT INVALID_ARGUMENT INVALID_ARGUMENT ");

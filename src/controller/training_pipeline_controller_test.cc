@@ -131,7 +131,7 @@ TEST_F(TrainingPipelineControllerTest, MissingModelFilesFailThePipeline) {
   const json p = Get(name);
   EXPECT_EQ(State(p) + " " + p["error"]["code"].dump() + " " +
                 p["error"].value("message", "").substr(0, 65),
-            "PIPELINE_STATE_FAILED 3 the model upload failed: model.artifactUri: gs://stage/aip");
+            "PIPELINE_STATE_FAILED 3 the model upload failed: model.artifactUri: gs://stage/aiplatform");
 }
 
 TEST_F(TrainingPipelineControllerTest, CancelCancelsTheBackingJobAndACancelledPipelineStays) {
@@ -158,12 +158,13 @@ TEST_F(TrainingPipelineControllerTest, CreateRefusesWhatTheJobWouldAndStoresNoth
   std::string got;
   for (const json& body : {Body(), parent}) {
     auto r = pipelines_->Create(kParent, body.dump());
-    got += r.status().ToString().substr(0, 60) + " | ";
+    got += r.status().ToString() + " | ";
   }
   auto listed = pipelines_->stored().List({kParent, "", 0, ""});
   EXPECT_EQ(got + std::to_string(listed->jobs.size()),
-            "INVALID_ARGUMENT: trainingTaskInputs.workerPoolSpecs[0].machineSp | NOT_FOUND: "
-            "parentModel: Model projects/p/locations/l/models/nope n | 0");
+            "INVALID_ARGUMENT: trainingTaskInputs.workerPoolSpecs[0].machineSpec.machineType: "
+            "unknown machine type 'n1-standard-4' | NOT_FOUND: parentModel: Model "
+            "projects/p/locations/l/models/nope not found | 0");
 }
 
 TEST_F(TrainingPipelineControllerTest, ARestartAdoptsAJobCreatedBeforeTheCrashAndRegistersOnce) {
