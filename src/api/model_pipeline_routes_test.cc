@@ -8,8 +8,11 @@
 #include "controller/training_pipeline_controller.h"
 #include "controller/tuning_job_controller.h"
 // clang-format off
+#include <gtest/gtest.h>
 #include <httplib.h>
 // clang-format on
+
+#include <regex>
 
 #include "api/widget_resource_testing.h"
 #include "executor/fake_executor.h"
@@ -63,21 +66,22 @@ class ModelPipelineRoutesTest : public ::testing::Test {
 };
 
 TEST_F(ModelPipelineRoutesTest, UploadIsADoneOperationUnderItsModelPolledUnderUi) {
-  const json op = Upload({{"modelId", "m1"},
-                          {"model", {{"displayName", "bert"}, {"artifactUri", "gs://b/m/"}}}});
+  const json op = Upload(
+      {{"modelId", "m1"}, {"model", {{"displayName", "bert"}, {"artifactUri", "gs://b/m/"}}}});
   const std::string name = op.value("name", "");
   Answer ui = Call("GET", "/ui/" + name);
   Answer encoded = Call("GET", std::string(kLoc) + "/models/m1%401");
   Answer alias = Call("GET", std::string(kLoc) + "/models/m1@default" + kPyAlt);
-  EXPECT_EQ(std::to_string(name.starts_with("projects/p/locations/us-central1/models/m1/operations/")) +
-                " " + op["done"].dump() + " " + op["metadata"].value("@type", "") + " " +
-                op["response"].dump() + " | " + std::to_string(ui.status) + " " +
-                std::to_string(ui.body == op) + " | " + encoded.body.value("name", "") + " " +
-                encoded.body.value("versionId", "") + " " + alias.body.value("artifactUri", ""),
-            "1 true type.googleapis.com/google.cloud.aiplatform.v1.UploadModelOperationMetadata "
-            R"({"@type":"type.googleapis.com/google.cloud.aiplatform.v1.UploadModelResponse",)"
-            R"("model":"projects/p/locations/us-central1/models/m1","modelVersionId":"1"} | )"
-            "200 1 | projects/p/locations/us-central1/models/m1 1 gs://b/m/");
+  EXPECT_EQ(
+      std::to_string(name.starts_with("projects/p/locations/us-central1/models/m1/operations/")) +
+          " " + op["done"].dump() + " " + op["metadata"].value("@type", "") + " " +
+          op["response"].dump() + " | " + std::to_string(ui.status) + " " +
+          std::to_string(ui.body == op) + " | " + encoded.body.value("name", "") + " " +
+          encoded.body.value("versionId", "") + " " + alias.body.value("artifactUri", ""),
+      "1 true type.googleapis.com/google.cloud.aiplatform.v1.UploadModelOperationMetadata "
+      R"({"@type":"type.googleapis.com/google.cloud.aiplatform.v1.UploadModelResponse",)"
+      R"("model":"projects/p/locations/us-central1/models/m1","modelVersionId":"1"} | )"
+      "200 1 | projects/p/locations/us-central1/models/m1 1 gs://b/m/");
 }
 
 TEST_F(ModelPipelineRoutesTest, VersionsAliasesAndTheirDeletesOverHttp) {
@@ -103,13 +107,20 @@ TEST_F(ModelPipelineRoutesTest, HostileInputOnTheModelRoutesIsAClear4xx) {
   Upload({{"modelId", "m"}, {"model", {{"displayName", "m"}}}});
   const std::string m = std::string(kLoc) + "/models/m";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"POST " + std::string(kLoc) + "/models:upload", R"({"modelId": "../x", "model": {"displayName": "m"}})"},
-      {"POST " + std::string(kLoc) + "/models:upload", R"({"modelId": "m", "model": {"displayName": "m"}})"},
-      {"POST " + std::string(kLoc) + "/models:upload", R"({"parent": "projects/q/locations/us-central1", "model": {"displayName": "m"}})"},
-      {"POST " + std::string(kLoc) + "/models:upload", R"({"parentModel": "nope", "model": {"displayName": "m"}})"},
-      {"POST " + std::string(kLoc) + "/models:upload", R"({"parentModel": "projects/p/locations/x/models/m", "model": {"displayName": "m"}})"},
-      {"POST " + std::string(kLoc) + "/models:upload", R"({"model": {"displayName": "m", "artifactUri": 7}})"},
-      {"POST " + std::string(kLoc) + "/models:upload?colour=red", R"({"model": {"displayName": "m"}})"},
+      {"POST " + std::string(kLoc) + "/models:upload",
+       R"({"modelId": "../x", "model": {"displayName": "m"}})"},
+      {"POST " + std::string(kLoc) + "/models:upload",
+       R"({"modelId": "m", "model": {"displayName": "m"}})"},
+      {"POST " + std::string(kLoc) + "/models:upload",
+       R"({"parent": "projects/q/locations/us-central1", "model": {"displayName": "m"}})"},
+      {"POST " + std::string(kLoc) + "/models:upload",
+       R"({"parentModel": "nope", "model": {"displayName": "m"}})"},
+      {"POST " + std::string(kLoc) + "/models:upload",
+       R"({"parentModel": "projects/p/locations/x/models/m", "model": {"displayName": "m"}})"},
+      {"POST " + std::string(kLoc) + "/models:upload",
+       R"({"model": {"displayName": "m", "artifactUri": 7}})"},
+      {"POST " + std::string(kLoc) + "/models:upload?colour=red",
+       R"({"model": {"displayName": "m"}})"},
       {"GET " + m + ":listVersions?pageSize=abc", ""},
       {"GET " + m + ":listVersions?pageToken=bm90LWEtdG9rZW4", ""},
       {"GET " + m + ":listVersions?filter=colour%3Dred", ""},
@@ -156,17 +167,18 @@ TEST_F(ModelPipelineRoutesTest, APipelineInTheSdksWireFormatEndsWithItsModel) {
   server_.pipelines().PollOnce();
   Answer done = Call("GET", "/v1/" + name + kPyAlt);
   const json model_ref = done.body.value("modelToUpload", json::object());
-  Answer model = Call("GET", std::string(kLoc) + "/models/" +
-                                 model_ref.value("name", "/").substr(
-                                     model_ref.value("name", "/").rfind('/') + 1) +
-                                 "@" + model_ref.value("versionId", "") + kPyAlt);
+  Answer model = Call(
+      "GET", std::string(kLoc) + "/models/" +
+                 model_ref.value("name", "/").substr(model_ref.value("name", "/").rfind('/') + 1) +
+                 "@" + model_ref.value("versionId", "") + kPyAlt);
   Answer listed = Call("GET", pipelines + "?filter=state%3D%22PIPELINE_STATE_SUCCEEDED%22");
   EXPECT_EQ(created.body["state"].dump() + " " +
                 std::to_string(created.text.find(R"("replica_count": 1.0)") != std::string::npos) +
                 std::to_string(created.body["trainingTaskInputs"] ==
                                json::parse(kSdkPipeline)["trainingTaskInputs"]) +
-                " " + done.body["state"].dump() + " " + std::to_string(done.body.contains("error")) +
-                " | " + model.body.value("artifactUri", "") + " " +
+                " " + done.body["state"].dump() + " " +
+                std::to_string(done.body.contains("error")) + " | " +
+                model.body.value("artifactUri", "") + " " +
                 model.body.value("trainingPipeline", "") + " " +
                 model.body["containerSpec"].value("imageUri", "") + " | " +
                 std::to_string(listed.body.value("trainingPipelines", json::array()).size()),
@@ -206,9 +218,8 @@ TEST_F(ModelPipelineRoutesTest, TheCustomMethodsAreInTheRouteTableWithTheirAcces
   std::string seen;
   for (const json& r : routes.body.value("routes", json::array())) {
     const std::string pattern = r.value("pattern", "");
-    if (pattern.find("/models") == std::string::npos || pattern.find(':') == std::string::npos) {
-      continue;
-    }
+    static const std::regex kCustom("/models(/\\(\\[\\^/:\\]\\+\\))?:[A-Za-z]+$");
+    if (!std::regex_search(pattern, kCustom)) continue;
     seen += r.value("method", "") + " " + pattern.substr(pattern.find("/models")) + " " +
             r.value("access", "") + "; ";
   }

@@ -29,18 +29,18 @@ CustomMethod Upload(controller::ModelRegistry* models, controller::OperationCont
           "request body is empty; send an UploadModelRequest as JSON, e.g. {\"model\": "
           "{\"displayName\": \"m\", \"artifactUri\": \"gs://bucket/model/\"}}");
     }
-    TY_ASSIGN_OR_RETURN(spec::UploadModelRequest request,
-                        spec::ParseUploadModelRequest(call.body));
+    TY_ASSIGN_OR_RETURN(spec::UploadModelRequest request, spec::ParseUploadModelRequest(call.body));
     if (!request.parent.empty() && request.parent != call.parent) {
-      return protojson::FieldError("parent", "'" + request.parent + "' differs from the URL's '" +
-                                                 call.parent + "'");
+      return protojson::FieldError(
+          "parent", "'" + request.parent + "' differs from the URL's '" + call.parent + "'");
     }
     controller::ModelUpload upload{call.parent, request.model_id, request.parent_model,
                                    request.model, ""};
     TY_ASSIGN_OR_RETURN(std::string model, models->Target(&upload));
     return ops->RunNow({model, kUploadMetadata, {}}, [&]() -> StatusOr<json> {
       TY_ASSIGN_OR_RETURN(controller::UploadedModel up, models->Upload(upload));
-      return json{{"@type", kUploadResponse}, {"model", up.model}, {"modelVersionId", up.version_id}};
+      return json{
+          {"@type", kUploadResponse}, {"model", up.model}, {"modelVersionId", up.version_id}};
     });
   };
   return m;
@@ -59,8 +59,9 @@ StatusOr<int> PageSize(const CustomCall& call) {
 }
 
 CustomMethod ListVersions(controller::ModelRegistry* models) {
-  CustomMethod m{"GET", "listVersions", false, false, {"filter", "pageSize", "pageToken", "readMask"},
-                 "", nullptr};
+  CustomMethod m{
+      "GET", "listVersions", false, false, {"filter", "pageSize", "pageToken", "readMask"},
+      "",    nullptr};
   m.run = [models](const CustomCall& call) -> StatusOr<json> {
     store::ListQuery query;
     query.parent = call.id.name;
@@ -109,8 +110,9 @@ ResourceHandlers ModelHandlers(controller::ModelRegistry* models,
   };
   h.remove = [models](const ResourceId& id) -> Status {
     if (!id.version.empty()) {
-      return protojson::FieldError("name", "DeleteModel deletes every version; to delete version '" +
-                                               id.version + "' only, use :deleteVersion");
+      return protojson::FieldError(
+          "name", "DeleteModel deletes every version; to delete version '" + id.version +
+                      "' only, use :deleteVersion");
     }
     return models->Delete(id.name);
   };

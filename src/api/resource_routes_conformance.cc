@@ -118,16 +118,16 @@ TEST_P(ResourceRoutesConformanceTest, HostileRequestsAreClear4xx) {
   const std::string c = CollectionPath();
   const std::string post = "POST " + CreatePath();
   std::vector<std::pair<std::string, std::string>> cases = {
-      {post, ""},                                 // empty body
-      {post, "{\"displayName\": \"x\""},          // truncated JSON
-      {post, "\"just a string\""},                // not an object
-      {post, std::string(5000, '[')},             // deep nesting
-      {post, "{\"displayName\": \"\xff\xfe\"}"},  // not UTF-8
-      {"GET " + c + "?colour=red", ""},                  // unknown parameter
-      {"GET " + c + "?pageSize=-1", ""},                 // bad page size
-      {"GET " + c + "?pageToken=bm90LWEtdG9rZW4", ""},   // forged token
-      {"GET " + c + "/no-such-id", ""},                  // unknown id
-      {"GET " + c + "/..", ""},                          // dot segment
+      {post, ""},                                       // empty body
+      {post, "{\"displayName\": \"x\""},                // truncated JSON
+      {post, "\"just a string\""},                      // not an object
+      {post, std::string(5000, '[')},                   // deep nesting
+      {post, "{\"displayName\": \"\xff\xfe\"}"},        // not UTF-8
+      {"GET " + c + "?colour=red", ""},                 // unknown parameter
+      {"GET " + c + "?pageSize=-1", ""},                // bad page size
+      {"GET " + c + "?pageToken=bm90LWEtdG9rZW4", ""},  // forged token
+      {"GET " + c + "/no-such-id", ""},                 // unknown id
+      {"GET " + c + "/..", ""},                         // dot segment
       {"DELETE " + c + "/no-such-id", ""},
   };
   std::string codes;
@@ -204,9 +204,9 @@ TEST_P(ResourceRoutesConformanceTest, TheRoutesAreInTheRouteTableWithTheirAccess
                 r.value("access", ""));
   }
   const std::string read(auth::AccessName(d.read)), write(auth::AccessName(d.write));
-  std::set<std::string> expected = {"DELETE /([^/:]+) " + write, "GET /([^/:]+) " + read,
-                                    "GET collection " + read,
-                                    "POST " + (create.empty() ? "collection" : create) + " " + write};
+  std::set<std::string> expected = {
+      "DELETE /([^/:]+) " + write, "GET /([^/:]+) " + read, "GET collection " + read,
+      "POST " + (create.empty() ? "collection" : create) + " " + write};
   if (served_->Patchable()) expected.insert("PATCH /([^/:]+) " + write);
   if (served_->StartsUnended()) expected.insert("POST /([^/:]+):cancel " + write);
   std::string listed, wanted;

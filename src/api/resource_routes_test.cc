@@ -4,8 +4,8 @@
 // gets every route from the layer without further code.
 #include "api/api_server.h"
 // Before cpp-httplib's header (it brings Eigen; see api_server.h).
-#include "controller/tuning_job_controller.h"
 #include "controller/training_pipeline_controller.h"
+#include "controller/tuning_job_controller.h"
 // clang-format off
 #include <httplib.h>
 // clang-format on

@@ -127,12 +127,13 @@ StatusOr<std::string> ModelRegistry::Target(ModelUpload* u) {
   if (!u->parent_model.starts_with("projects/")) u->parent_model = models + u->parent_model;
   const std::string id = u->parent_model.substr(std::min(models.size(), u->parent_model.size()));
   if (!u->parent_model.starts_with(models) || id.empty() || id.find('/') != std::string::npos) {
-    return protojson::FieldError("parentModel", protojson::Brief(json(u->parent_model)) +
-                                                    " is not a model of " + u->parent);
+    return protojson::FieldError(
+        "parentModel", protojson::Brief(json(u->parent_model)) + " is not a model of " + u->parent);
   }
   if (!u->model_id.empty() && u->model_id != id) {
-    return protojson::FieldError("modelId", "'" + u->model_id + "' differs from parentModel's id '" +
-                                                id + "'; leave modelId out to add a version");
+    return protojson::FieldError("modelId", "'" + u->model_id +
+                                                "' differs from parentModel's id '" + id +
+                                                "'; leave modelId out to add a version");
   }
   return u->parent_model;
 }
@@ -141,10 +142,10 @@ StatusOr<UploadedModel> ModelRegistry::Upload(const ModelUpload& upload) {
   if (upload.model_id.empty() && upload.parent_model.empty()) {
     return InternalError("ModelRegistry::Upload before Target");
   }
-  const std::string name = upload.parent_model.empty() ? upload.parent + "/" +
-                                                             std::string(spec::kModels) + "/" +
-                                                             upload.model_id
-                                                       : upload.parent_model;
+  const std::string name =
+      upload.parent_model.empty()
+          ? upload.parent + "/" + std::string(spec::kModels) + "/" + upload.model_id
+          : upload.parent_model;
   if (!upload.training_pipeline.empty()) {  // a pipeline's retry: its version, if registered
     if (auto r = models_.GetRecord(name); r.ok()) {
       for (const json& entry : r->runtime.value("versions", json::array())) {
@@ -241,8 +242,8 @@ StatusOr<ModelVersionsPage> ModelRegistry::ListVersions(const std::string& name,
     }
     if (!filter.Matches(subject)) continue;
     if (page.versions.size() == size) {
-      page.next_page_token = store::EncodePageToken(
-          {VersionNumber(page.versions.back()), name}, name, query.filter);
+      page.next_page_token =
+          store::EncodePageToken({VersionNumber(page.versions.back()), name}, name, query.filter);
       break;
     }
     page.versions.push_back(Render(name, r.body, entry));
@@ -267,42 +268,46 @@ StatusOr<json> ModelRegistry::Patch(const std::string& name, const std::string& 
     fields.push_back(f);
   }
   std::string version_id;
-  StatusOr<store::ResourceRecord> r = models_.Mutate(name, [&](json& body, json& runtime) -> Status {
-    json* entry = version.empty() ? &DefaultEntry(runtime) : FindVersion(runtime, version);
-    if (entry == nullptr) {
-      return NotFoundError("Model " + name + " has no version or alias '" + version + "'");
-    }
-    version_id = entry->value("versionId", "");
-    json candidate = *entry;
-    for (const std::string& f : fields) {
-      if (const json* v = PatchValue(patch, f)) {
-        candidate[f] = *v;
-      } else {
-        candidate.erase(f);
-      }
-    }
-    TY_ASSIGN_OR_RETURN(json decoded, spec::DecodeModel(candidate, ""));
-    json aliases = decoded.value("versionAliases", json::array());
-    if (HasAlias(*entry, spec::kDefaultAlias) && !HasAlias(decoded, spec::kDefaultAlias)) {
-      return FailedPreconditionError(
-          "version " + version_id + " of " + name +
-          " is the default version and keeps the alias 'default'; give 'default' to another "
-          "version to move it");
-    }
-    for (const std::string& f : fields) {
-      const bool model_level = std::count(kModelFields.begin(), kModelFields.end(), f) > 0;
-      for (json& e : runtime["versions"]) {
-        if (!model_level && &e != entry) continue;
-        if (decoded.contains(f)) e[f] = decoded[f]; else e.erase(f);
-      }
-    }
-    if (std::count(fields.begin(), fields.end(), "versionAliases")) {
-      TakeAliases(runtime, aliases, version_id);
-    }
-    (*entry)["versionUpdateTime"] = FormatTimestamp(clock_());
-    body = Render(name, body, DefaultEntry(runtime));
-    return Status::Ok();
-  });
+  StatusOr<store::ResourceRecord> r =
+      models_.Mutate(name, [&](json& body, json& runtime) -> Status {
+        json* entry = version.empty() ? &DefaultEntry(runtime) : FindVersion(runtime, version);
+        if (entry == nullptr) {
+          return NotFoundError("Model " + name + " has no version or alias '" + version + "'");
+        }
+        version_id = entry->value("versionId", "");
+        json candidate = *entry;
+        for (const std::string& f : fields) {
+          if (const json* v = PatchValue(patch, f)) {
+            candidate[f] = *v;
+          } else {
+            candidate.erase(f);
+          }
+        }
+        TY_ASSIGN_OR_RETURN(json decoded, spec::DecodeModel(candidate, ""));
+        json aliases = decoded.value("versionAliases", json::array());
+        if (HasAlias(*entry, spec::kDefaultAlias) && !HasAlias(decoded, spec::kDefaultAlias)) {
+          return FailedPreconditionError(
+              "version " + version_id + " of " + name +
+              " is the default version and keeps the alias 'default'; give 'default' to another "
+              "version to move it");
+        }
+        for (const std::string& f : fields) {
+          const bool model_level = std::count(kModelFields.begin(), kModelFields.end(), f) > 0;
+          for (json& e : runtime["versions"]) {
+            if (!model_level && &e != entry) continue;
+            if (decoded.contains(f))
+              e[f] = decoded[f];
+            else
+              e.erase(f);
+          }
+        }
+        if (std::count(fields.begin(), fields.end(), "versionAliases")) {
+          TakeAliases(runtime, aliases, version_id);
+        }
+        (*entry)["versionUpdateTime"] = FormatTimestamp(clock_());
+        body = Render(name, body, DefaultEntry(runtime));
+        return Status::Ok();
+      });
   TY_RETURN_IF_ERROR(r.status());
   return Render(name, r->body, *FindVersion(r->runtime, version_id));
 }
@@ -314,31 +319,30 @@ Status ModelRegistry::DeleteVersion(const std::string& name, const std::string& 
     return protojson::FieldError("name", "name a version: " + name + "@VERSION_ID");
   }
   return models_
-      .Mutate(name,
-              [&](json&, json& runtime) -> Status {
-                json* entry = FindVersion(runtime, version);
-                if (entry == nullptr) {
-                  return NotFoundError("Model " + name + " has no version or alias '" + version +
-                                       "'");
-                }
-                if (runtime["versions"].size() == 1) {
-                  return FailedPreconditionError("version " + version + " is the only version of " +
-                                                 name + "; delete the model instead");
-                }
-                if (HasAlias(*entry, spec::kDefaultAlias)) {
-                  return FailedPreconditionError(
-                      "version " + version + " is the default version of " + name +
-                      "; give the alias 'default' to another version first");
-                }
-                const std::string id = entry->value("versionId", "");
-                json& versions = runtime["versions"];
-                versions.erase(std::remove_if(versions.begin(), versions.end(),
-                                              [&](const json& e) {
-                                                return e.value("versionId", "") == id;
-                                              }),
-                               versions.end());
-                return Status::Ok();
-              })
+      .Mutate(
+          name,
+          [&](json&, json& runtime) -> Status {
+            json* entry = FindVersion(runtime, version);
+            if (entry == nullptr) {
+              return NotFoundError("Model " + name + " has no version or alias '" + version + "'");
+            }
+            if (runtime["versions"].size() == 1) {
+              return FailedPreconditionError("version " + version + " is the only version of " +
+                                             name + "; delete the model instead");
+            }
+            if (HasAlias(*entry, spec::kDefaultAlias)) {
+              return FailedPreconditionError("version " + version + " is the default version of " +
+                                             name +
+                                             "; give the alias 'default' to another version first");
+            }
+            const std::string id = entry->value("versionId", "");
+            json& versions = runtime["versions"];
+            versions.erase(
+                std::remove_if(versions.begin(), versions.end(),
+                               [&](const json& e) { return e.value("versionId", "") == id; }),
+                versions.end());
+            return Status::Ok();
+          })
       .status();
 }
 

@@ -55,19 +55,22 @@ TEST_F(ModelRegistryTest, VersionsAreAddedThroughParentModelAndFoundByIdOrAlias)
   const std::string first =
       Upload({{"displayName", "bert"}, {"artifactUri", "gs://b/m1/"}}, "", "bert");
   const std::string name = std::string(kParent) + "/models/bert";
-  const std::string second = Upload(
-      {{"displayName", "bert"}, {"artifactUri", "gs://b/m2/"}, {"versionAliases", {"exp"}}}, "bert");
+  const std::string second =
+      Upload({{"displayName", "bert"}, {"artifactUri", "gs://b/m2/"}, {"versionAliases", {"exp"}}},
+             "bert");
   auto by_alias = registry_.Get(name, "exp");
   auto plain = registry_.Get(name, "");
   auto listed = registry_.stored().List({kParent, "", 0, ""});
   ASSERT_TRUE(by_alias.ok() && plain.ok() && listed.ok());
-  EXPECT_EQ(first + " " + second + " | " + Versions(name) + " | " + by_alias->value("versionId", "") +
-                " " + by_alias->value("artifactUri", "") + " " + by_alias->value("name", "") +
-                " | " + plain->value("versionId", "") + " " +
+  EXPECT_EQ(first + " " + second + " | " + Versions(name) + " | " +
+                by_alias->value("versionId", "") + " " + by_alias->value("artifactUri", "") + " " +
+                by_alias->value("name", "") + " | " + plain->value("versionId", "") + " " +
                 std::to_string(listed->jobs.size()) + " | " +
                 registry_.Get(name, "7").status().ToString(),
-            "bert@1 bert@2 | 1[default] 2[exp] | 2 gs://b/m2/ " + name + " | 1 1 | NOT_FOUND: "
-            "Model " + name + " has no version or alias '7'");
+            "bert@1 bert@2 | 1[default] 2[exp] | 2 gs://b/m2/ " + name +
+                " | 1 1 | NOT_FOUND: "
+                "Model " +
+                name + " has no version or alias '7'");
 }
 
 TEST_F(ModelRegistryTest, AnAliasNamesOneVersionAndDefaultMovesTheModelsDefault) {
@@ -75,9 +78,10 @@ TEST_F(ModelRegistryTest, AnAliasNamesOneVersionAndDefaultMovesTheModelsDefault)
   const std::string name = std::string(kParent) + "/models/m";
   Upload({{"displayName", "m"}, {"versionAliases", {"prod"}}}, "m");
   Upload({{"displayName", "m"}, {"versionAliases", {"default", "prod"}}}, "m");
-  const std::string after_upload = Versions(name) + " " + registry_.Get(name, "")->value("versionId", "");
-  auto patched = registry_.Patch(name, "1", {{"version_aliases", {"default", "old"}}},
-                                 {"version_aliases"});
+  const std::string after_upload =
+      Versions(name) + " " + registry_.Get(name, "")->value("versionId", "");
+  auto patched =
+      registry_.Patch(name, "1", {{"version_aliases", {"default", "old"}}}, {"version_aliases"});
   auto refused = registry_.Patch(name, "1", {{"versionAliases", {"old"}}}, {"versionAliases"});
   EXPECT_EQ(after_upload + " | " + (patched.ok() ? Versions(name) : patched.status().ToString()) +
                 " " + registry_.Get(name, "")->value("versionId", "") + " | " +
@@ -90,18 +94,17 @@ TEST_F(ModelRegistryTest, PatchChangesTheModelsNameEverywhereAndLabelsOfOneVersi
   Upload({{"displayName", "m"}}, "", "m");
   const std::string name = std::string(kParent) + "/models/m";
   Upload({{"displayName", "m"}}, "m");
-  auto patched = registry_.Patch(name, "2",
-                                 {{"displayName", "renamed"}, {"labels", {{"team", "nlp"}}},
-                                  {"description", "d"}},
-                                 {"displayName", "labels"});
+  auto patched = registry_.Patch(
+      name, "2", {{"displayName", "renamed"}, {"labels", {{"team", "nlp"}}}, {"description", "d"}},
+      {"displayName", "labels"});
   auto bad = registry_.Patch(name, "", {{"artifactUri", "gs://x/"}}, {"artifactUri"});
   auto bad_label = registry_.Patch(name, "", {{"labels", {{"Team", "x"}}}}, {"labels"});
   auto v1 = registry_.Get(name, "1");
   ASSERT_TRUE(patched.ok() && v1.ok()) << patched.status();
   EXPECT_EQ(patched->value("displayName", "") + " " + patched->value("labels", json()).dump() +
                 " " + patched->value("description", "-") + " | " + v1->value("displayName", "") +
-                " " + v1->value("labels", json()).dump() + " | " + bad.status().ToString() +
-                " | " + bad_label.status().message().substr(0, 11),
+                " " + v1->value("labels", json()).dump() + " | " + bad.status().ToString() + " | " +
+                bad_label.status().message().substr(0, 11),
             "renamed {\"team\":\"nlp\"} - | renamed null | INVALID_ARGUMENT: updateMask: "
             "'artifactUri' cannot be changed on a Model; fields that can: displayName, "
             "description, labels, versionDescription, versionAliases | labels.Team");
@@ -121,7 +124,8 @@ TEST_F(ModelRegistryTest, DeletesForgetEntriesButRefuseTheDefaultAndOnlyVersion)
                 unnamed.substr(0, 22) + " | " + second + " " + versions + " | " + deleted + " " +
                 registry_.Get(name, "").status().ToString(),
             "FAILED_PRECONDITION | FAILED_PRECONDITION: version default is | INVALID_ARGUMENT: "
-            "name | OK 1[default] | OK NOT_FOUND: Model " + name + " not found");
+            "name | OK 1[default] | OK NOT_FOUND: Model " +
+                name + " not found");
 }
 
 TEST_F(ModelRegistryTest, UploadsAreCheckedAndAPipelinesRetryRegistersOnce) {
@@ -131,15 +135,18 @@ TEST_F(ModelRegistryTest, UploadsAreCheckedAndAPipelinesRetryRegistersOnce) {
   const std::string unknown = Upload({{"displayName", "m"}}, "nope");
   const std::string foreign = Upload({{"displayName", "m"}}, "projects/q/locations/l/models/m");
   const std::string pipeline = "projects/p/locations/l/trainingPipelines/9";
-  const std::string once = Upload({{"displayName", "m"}, {"artifactUri", "gs://b/m1/"}}, "m", "", pipeline);
+  const std::string once =
+      Upload({{"displayName", "m"}, {"artifactUri", "gs://b/m1/"}}, "m", "", pipeline);
   existing_.clear();  // a retry does not need the files again: its version is there
-  const std::string again = Upload({{"displayName", "m"}, {"artifactUri", "gs://b/m1/"}}, "m", "", pipeline);
-  EXPECT_EQ(missing + " | " + taken.substr(0, 64) + " | " + unknown.substr(0, 40) + " | " +
-                foreign.substr(0, 30) + " | " + once + " " + again + " " +
-                Versions(std::string(kParent) + "/models/m"),
-            "INVALID_ARGUMENT: model.artifactUri: gs://b/none/ is empty | ALREADY_EXISTS: Model "
-            "projects/p/locations/l/models/m already ex | NOT_FOUND: parentModel: Model projects/p | "
-            "INVALID_ARGUMENT: parentModel: | m@2 m@2 1[default] 2[]");
+  const std::string again =
+      Upload({{"displayName", "m"}, {"artifactUri", "gs://b/m1/"}}, "m", "", pipeline);
+  EXPECT_EQ(
+      missing + " | " + taken.substr(0, 64) + " | " + unknown.substr(0, 40) + " | " +
+          foreign.substr(0, 30) + " | " + once + " " + again + " " +
+          Versions(std::string(kParent) + "/models/m"),
+      "INVALID_ARGUMENT: model.artifactUri: gs://b/none/ is empty | ALREADY_EXISTS: Model "
+      "projects/p/locations/l/models/m already ex | NOT_FOUND: parentModel: Model projects/p | "
+      "INVALID_ARGUMENT: parentModel: | m@2 m@2 1[default] 2[]");
 }
 
 TEST_F(ModelRegistryTest, ListVersionsPagesAndFilters) {
@@ -157,7 +164,8 @@ TEST_F(ModelRegistryTest, ListVersionsPagesAndFilters) {
     token = page->next_page_token;
   } while (!token.empty());
   auto forged = registry_.ListVersions(name, {name, "", 2, "bm90LWEtdG9rZW4"});
-  EXPECT_EQ(seen + forged.status().ToString().substr(0, 27), "1 3 | 4 | INVALID_ARGUMENT: pageToken");
+  EXPECT_EQ(seen + forged.status().ToString().substr(0, 27),
+            "1 3 | 4 | INVALID_ARGUMENT: pageToken");
 }
 
 TEST(CheckArtifactsExistTest, AGsUriMustNameAFileOrANonEmptyDirectory) {

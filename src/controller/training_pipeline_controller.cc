@@ -74,12 +74,12 @@ bool Refused(const Status& s) {
 }  // namespace
 
 const store::StateVocabulary& PipelineStates() {
-  static const store::StateVocabulary kStates{
-      "pipeline state", "PIPELINE_STATE_RUNNING",
-      [](std::string_view name) -> std::optional<int64_t> {
-        const int n = spec::ParsePipelineState(name);
-        return n < 0 ? std::nullopt : std::optional<int64_t>(n);
-      }};
+  static const store::StateVocabulary kStates{"pipeline state", "PIPELINE_STATE_RUNNING",
+                                              [](std::string_view name) -> std::optional<int64_t> {
+                                                const int n = spec::ParsePipelineState(name);
+                                                return n < 0 ? std::nullopt
+                                                             : std::optional<int64_t>(n);
+                                              }};
   return kStates;
 }
 
@@ -164,8 +164,8 @@ StatusOr<json> TrainingPipelineController::Create(const std::string& parent,
   const std::string collection = parent + "/" + std::string(spec::kTrainingPipelines) + "/";
   TY_ASSIGN_OR_RETURN(spec::CustomJob job, JobFor(collection + "0", pipeline));
   TY_RETURN_IF_ERROR(AsPipelineError(jobs_->Validate(parent, job)));
-  ModelUpload probe{parent, pipeline.value("modelId", ""), pipeline.value("parentModel", ""), {},
-                    ""};
+  ModelUpload probe{
+      parent, pipeline.value("modelId", ""), pipeline.value("parentModel", ""), {}, ""};
   if (!probe.parent_model.empty()) {
     TY_ASSIGN_OR_RETURN(std::string model, models_->Target(&probe));
     if (models_->Get(model, "").status().code() == StatusCode::kNotFound) {
@@ -207,8 +207,7 @@ Status TrainingPipelineController::Cancel(const std::string& name) {
                                  })
                          .status());
   Status s = jobs_->Cancel(job);
-  if (!s.ok() && s.code() != StatusCode::kFailedPrecondition &&
-      s.code() != StatusCode::kNotFound) {
+  if (!s.ok() && s.code() != StatusCode::kFailedPrecondition && s.code() != StatusCode::kNotFound) {
     return s;
   }
   (void)Advance(name);  // a job cancelled while queued has already ended
@@ -266,11 +265,10 @@ Status TrainingPipelineController::StartJob(const std::string& name, const json&
     }
     job = *created;
   }
-  TY_ASSIGN_OR_RETURN(store::ResourceRecord r,
-                      pipelines_.Mutate(name, [&](json& p, json&) {
-                        p["trainingTaskMetadata"] = {{"backingCustomJob", job.name}};
-                        return Status::Ok();
-                      }));
+  TY_ASSIGN_OR_RETURN(store::ResourceRecord r, pipelines_.Mutate(name, [&](json& p, json&) {
+    p["trainingTaskMetadata"] = {{"backingCustomJob", job.name}};
+    return Status::Ok();
+  }));
   return Mirror(name, r, job);
 }
 
@@ -351,10 +349,10 @@ Status TrainingPipelineController::Succeed(const std::string& name, const json& 
   return End(name, kSucceeded, 0, "", model);
 }
 
-Status TrainingPipelineController::End(const std::string& name, const std::string& state,
-                                       int code, const std::string& message, const json& model) {
-  const std::string now = FormatTimestamp(
-      options_.clock ? options_.clock() : std::chrono::system_clock::now());
+Status TrainingPipelineController::End(const std::string& name, const std::string& state, int code,
+                                       const std::string& message, const json& model) {
+  const std::string now =
+      FormatTimestamp(options_.clock ? options_.clock() : std::chrono::system_clock::now());
   TY_RETURN_IF_ERROR(pipelines_
                          .Mutate(name,
                                  [&](json& p, json&) {

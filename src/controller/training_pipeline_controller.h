@@ -110,8 +110,8 @@ class TrainingPipelineController {
   TrainingPipelineOptions options_;
   StoredResourceController pipelines_;
 
-  std::mutex mu_;                  // the steps
-  std::set<std::string> active_;   // pipelines that have not ended
+  std::mutex mu_;                 // the steps
+  std::set<std::string> active_;  // pipelines that have not ended
 
   std::mutex thread_mu_;
   std::condition_variable wake_;

@@ -93,7 +93,8 @@ TEST_F(TrainingPipelineControllerTest, ASucceededJobRegistersTheModelFromAipMode
   auto job = jobs_->Get(JobOf(created));
   ASSERT_TRUE(job.ok()) << job.status();
   Advance(name, GangState::kRunning);
-  const std::string running = State(Get(name)) + " " + std::to_string(Get(name).contains("startTime"));
+  const std::string running =
+      State(Get(name)) + " " + std::to_string(Get(name).contains("startTime"));
   const std::string model_dir = "gs://stage/aiplatform-custom-training-" + Id(name) + "/model/";
   artifacts_.insert(model_dir);
   Advance(name, GangState::kSucceeded);
@@ -101,10 +102,10 @@ TEST_F(TrainingPipelineControllerTest, ASucceededJobRegistersTheModelFromAipMode
   auto model = models_.Get(done["modelToUpload"].value("name", ""), "1");
   ASSERT_TRUE(model.ok()) << done;
   EXPECT_EQ(State(created) + " " + job->display_name + " " + job->labels.at("team") + " " +
-                job->labels.at(kPipelineLabel) + " " + job->job_spec.base_output_directory +
-                " | " + running + " | " + State(done) + " " + done["modelToUpload"].dump() +
-                " | " + model->value("artifactUri", "") + " " +
-                model->value("trainingPipeline", "") + " " + std::to_string(done.contains("error")),
+                job->labels.at(kPipelineLabel) + " " + job->job_spec.base_output_directory + " | " +
+                running + " | " + State(done) + " " + done["modelToUpload"].dump() + " | " +
+                model->value("artifactUri", "") + " " + model->value("trainingPipeline", "") + " " +
+                std::to_string(done.contains("error")),
             "PIPELINE_STATE_QUEUED tp-custom-job nlp " + Id(name) +
                 " gs://stage/aiplatform-custom-training-" + Id(name) +
                 " | PIPELINE_STATE_RUNNING 1 | PIPELINE_STATE_SUCCEEDED "
@@ -118,8 +119,8 @@ TEST_F(TrainingPipelineControllerTest, AFailedJobFailsThePipelineWithItsErrorAnd
   Advance(name, GangState::kFailed, "replica workerpool0-0 exited with code 3");
   const json p = Get(name);
   auto models = models_.stored().List({kParent, "", 0, ""});
-  EXPECT_EQ(State(p) + " " + p["error"].dump() + " " + std::to_string(p.contains("endTime")) +
-                " " + std::to_string(p["modelToUpload"].contains("name")) + " " +
+  EXPECT_EQ(State(p) + " " + p["error"].dump() + " " + std::to_string(p.contains("endTime")) + " " +
+                std::to_string(p["modelToUpload"].contains("name")) + " " +
                 std::to_string(models->jobs.size()),
             "PIPELINE_STATE_FAILED " + p["error"].dump() + " 1 0 0");
   EXPECT_NE(p["error"].value("message", "").find("exited with code 3"), std::string::npos) << p;
@@ -129,9 +130,10 @@ TEST_F(TrainingPipelineControllerTest, MissingModelFilesFailThePipeline) {
   const std::string name = Create();
   Advance(name, GangState::kSucceeded);
   const json p = Get(name);
-  EXPECT_EQ(State(p) + " " + p["error"]["code"].dump() + " " +
-                p["error"].value("message", "").substr(0, 65),
-            "PIPELINE_STATE_FAILED 3 the model upload failed: model.artifactUri: gs://stage/aiplatform");
+  EXPECT_EQ(
+      State(p) + " " + p["error"]["code"].dump() + " " +
+          p["error"].value("message", "").substr(0, 65),
+      "PIPELINE_STATE_FAILED 3 the model upload failed: model.artifactUri: gs://stage/aiplatform");
 }
 
 TEST_F(TrainingPipelineControllerTest, CancelCancelsTheBackingJobAndACancelledPipelineStays) {
@@ -143,8 +145,9 @@ TEST_F(TrainingPipelineControllerTest, CancelCancelsTheBackingJobAndACancelledPi
   Advance(name, GangState::kCancelled);
   const json p = Get(name);
   EXPECT_EQ(cancel.ToString() + " " + cancelling + " " + State(p) + " " +
-                p["error"]["code"].dump() + " " + pipelines_->Cancel(name).ToString().substr(0, 19) +
-                " " + std::string(spec::JobStateName(jobs_->Get(JobOf(p))->state)),
+                p["error"]["code"].dump() + " " +
+                pipelines_->Cancel(name).ToString().substr(0, 19) + " " +
+                std::string(spec::JobStateName(jobs_->Get(JobOf(p))->state)),
             "OK PIPELINE_STATE_CANCELLING PIPELINE_STATE_CANCELLED 1 FAILED_PRECONDITION "
             "JOB_STATE_CANCELLED");
 }
@@ -169,7 +172,8 @@ TEST_F(TrainingPipelineControllerTest, CreateRefusesWhatTheJobWouldAndStoresNoth
 
 TEST_F(TrainingPipelineControllerTest, ARestartAdoptsAJobCreatedBeforeTheCrashAndRegistersOnce) {
   // A crash after the job was created but before the pipeline recorded it.
-  auto stored = pipelines_->stored().Insert(kParent, *spec::DecodeTrainingPipeline(Body().dump()), "");
+  auto stored =
+      pipelines_->stored().Insert(kParent, *spec::DecodeTrainingPipeline(Body().dump()), "");
   ASSERT_TRUE(stored.ok()) << stored.status();
   const std::string name = stored->value("name", "");
   spec::CustomJob orphan;

@@ -49,9 +49,8 @@ StatusOr<json> DecodeContainerSpec(const json& j, const std::string& path) {
   TY_ASSIGN_OR_RETURN(
       Fields f, Fields::Open(j, path,
                              {"imageUri", "command", "args", "env", "ports", "predictRoute",
-                              "healthRoute", "grpcPorts", "deploymentTimeout",
-                              "sharedMemorySizeMb", "startupProbe", "healthProbe",
-                              "livenessProbe"}));
+                              "healthRoute", "grpcPorts", "deploymentTimeout", "sharedMemorySizeMb",
+                              "startupProbe", "healthProbe", "livenessProbe"}));
   TY_RETURN_IF_ERROR(f.Require("imageUri", "the serving container's image"));
   std::string image, predict_route, health_route;
   std::vector<std::string> command, args;
@@ -86,7 +85,8 @@ StatusOr<json> DecodeSchemata(const json& j, const std::string& path) {
       Fields f,
       Fields::Open(j, path, {"instanceSchemaUri", "parametersSchemaUri", "predictionSchemaUri"}));
   Writer w;
-  for (std::string_view name : {"instanceSchemaUri", "parametersSchemaUri", "predictionSchemaUri"}) {
+  for (std::string_view name :
+       {"instanceSchemaUri", "parametersSchemaUri", "predictionSchemaUri"}) {
     std::string v;
     TY_RETURN_IF_ERROR(f.String(name, &v));
     w.String(name, v);
@@ -102,18 +102,32 @@ constexpr std::string_view kModelStrings[] = {"displayName", "description", "ver
 
 StatusOr<json> DecodeModel(const json& j, const std::string& path) {
   TY_ASSIGN_OR_RETURN(
-      Fields f,
-      Fields::Open(j, path,
-                   {"displayName", "description", "versionDescription", "versionAliases", "labels",
-                    "artifactUri", "containerSpec", "predictSchemata", "metadataSchemaUri",
-                    "metadata", "explanationSpec", "encryptionSpec"},
-                   {"name", "versionId", "versionCreateTime", "versionUpdateTime", "createTime",
-                    "updateTime", "etag", "trainingPipeline", "deployedModels",
-                    "supportedDeploymentResourcesTypes", "supportedInputStorageFormats",
-                    "supportedOutputStorageFormats", "supportedExportFormats", "modelSourceInfo",
-                    "originalModelInfo", "metadataArtifact", "satisfiesPzs", "satisfiesPzi",
-                    "pipelineJob", "dataStats", "baseModelSource"},
-                   "model"));
+      Fields f, Fields::Open(j, path,
+                             {"displayName", "description", "versionDescription", "versionAliases",
+                              "labels", "artifactUri", "containerSpec", "predictSchemata",
+                              "metadataSchemaUri", "metadata", "explanationSpec", "encryptionSpec"},
+                             {"name",
+                              "versionId",
+                              "versionCreateTime",
+                              "versionUpdateTime",
+                              "createTime",
+                              "updateTime",
+                              "etag",
+                              "trainingPipeline",
+                              "deployedModels",
+                              "supportedDeploymentResourcesTypes",
+                              "supportedInputStorageFormats",
+                              "supportedOutputStorageFormats",
+                              "supportedExportFormats",
+                              "modelSourceInfo",
+                              "originalModelInfo",
+                              "metadataArtifact",
+                              "satisfiesPzs",
+                              "satisfiesPzi",
+                              "pipelineJob",
+                              "dataStats",
+                              "baseModelSource"},
+                             "model"));
   TY_RETURN_IF_ERROR(f.Require("displayName", "the model's name in lists"));
   TY_RETURN_IF_ERROR(f.RejectIfSet("encryptionSpec", "remove it (no customer-managed keys)"));
   Writer w;
@@ -142,10 +156,9 @@ StatusOr<json> DecodeModel(const json& j, const std::string& path) {
 
 StatusOr<UploadModelRequest> ParseUploadModelRequest(std::string_view body) {
   TY_ASSIGN_OR_RETURN(json j, protojson::ParseJson(body));
-  TY_ASSIGN_OR_RETURN(Fields f,
-                      Fields::Open(j, "",
-                                   {"parent", "parentModel", "modelId", "model", "serviceAccount"},
-                                   {}, "uploadModelRequest"));
+  TY_ASSIGN_OR_RETURN(
+      Fields f, Fields::Open(j, "", {"parent", "parentModel", "modelId", "model", "serviceAccount"},
+                             {}, "uploadModelRequest"));
   UploadModelRequest r;
   std::string service_account;  // accepted, not used: the server reads the artifacts itself
   TY_RETURN_IF_ERROR(f.String("parent", &r.parent));
@@ -153,8 +166,9 @@ StatusOr<UploadModelRequest> ParseUploadModelRequest(std::string_view body) {
   TY_RETURN_IF_ERROR(f.String("modelId", &r.model_id));
   TY_RETURN_IF_ERROR(f.String("serviceAccount", &service_account));
   if (!r.model_id.empty()) TY_RETURN_IF_ERROR(CheckModelId("modelId", r.model_id));
-  TY_RETURN_IF_ERROR(f.Require("model", "the Model to register, e.g. {\"displayName\": \"m\", "
-                                        "\"artifactUri\": \"gs://bucket/model/\"}"));
+  TY_RETURN_IF_ERROR(f.Require("model",
+                               "the Model to register, e.g. {\"displayName\": \"m\", "
+                               "\"artifactUri\": \"gs://bucket/model/\"}"));
   TY_ASSIGN_OR_RETURN(r.model, DecodeModel(*f.Get("model"), "model"));
   return r;
 }

@@ -21,12 +21,12 @@ Status CheckTaskDefinition(const Fields& f) {
   std::string definition;
   TY_RETURN_IF_ERROR(f.String("trainingTaskDefinition", &definition));
   if (definition == kCustomTaskDefinition) return Status::Ok();
-  return protojson::FieldError(
-      "trainingTaskDefinition",
-      "the schema '" + definition.substr(0, 300) + "' is not supported: Trainyard runs only the custom task " +
-          std::string(kCustomTaskDefinition) +
-          " (aiplatform.CustomTrainingJob, CustomContainerTrainingJob, "
-          "CustomPythonPackageTrainingJob)");
+  return protojson::FieldError("trainingTaskDefinition",
+                               "the schema '" + definition.substr(0, 300) +
+                                   "' is not supported: Trainyard runs only the custom task " +
+                                   std::string(kCustomTaskDefinition) +
+                                   " (aiplatform.CustomTrainingJob, CustomContainerTrainingJob, "
+                                   "CustomPythonPackageTrainingJob)");
 }
 
 // modelToUpload, its displayName defaulting to the pipeline's (as the SDK's "<name>-model" would).
@@ -69,16 +69,17 @@ std::string_view PipelineStateOfJob(JobState state) {
 StatusOr<json> DecodeTrainingPipeline(std::string_view body) {
   TY_ASSIGN_OR_RETURN(json j, protojson::ParseJson(body));
   TY_ASSIGN_OR_RETURN(
-      Fields f, Fields::Open(j, "",
-                             {"displayName", "trainingTaskDefinition", "trainingTaskInputs",
-                              "modelToUpload", "modelId", "parentModel", "labels",
-                              "inputDataConfig", "encryptionSpec"},
-                             {"name", "state", "trainingTaskMetadata", "error", "createTime",
-                              "startTime", "endTime", "updateTime"},
-                             "trainingPipeline"));
+      Fields f,
+      Fields::Open(j, "",
+                   {"displayName", "trainingTaskDefinition", "trainingTaskInputs", "modelToUpload",
+                    "modelId", "parentModel", "labels", "inputDataConfig", "encryptionSpec"},
+                   {"name", "state", "trainingTaskMetadata", "error", "createTime", "startTime",
+                    "endTime", "updateTime"},
+                   "trainingPipeline"));
   TY_RETURN_IF_ERROR(f.Require("displayName"));
   TY_RETURN_IF_ERROR(f.Require("trainingTaskDefinition", std::string(kCustomTaskDefinition)));
-  TY_RETURN_IF_ERROR(f.Require("trainingTaskInputs", "a CustomJobSpec: {\"workerPoolSpecs\": [...]}"));
+  TY_RETURN_IF_ERROR(
+      f.Require("trainingTaskInputs", "a CustomJobSpec: {\"workerPoolSpecs\": [...]}"));
   TY_RETURN_IF_ERROR(f.RejectIfSet(
       "inputDataConfig", "Vertex datasets are not served; read your data from gs:// in the job"));
   TY_RETURN_IF_ERROR(f.RejectIfSet("encryptionSpec", "remove it (no customer-managed keys)"));

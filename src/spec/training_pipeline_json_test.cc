@@ -34,18 +34,17 @@ TEST(TrainingPipelineJsonTest, SdkSpellingIsEchoedVerbatimAndDecodedAsACustomJob
   auto spec = TrainingTaskSpec(*pipeline);
   ASSERT_TRUE(spec.ok()) << spec.status();
   const auto& pools = spec->worker_pool_specs;
-  EXPECT_EQ((*pipeline)["trainingTaskInputs"].dump() + "\n" +
-                std::to_string(pools.size()) + " " + std::to_string(pools[0].replica_count) + " " +
-                pools[0].machine_spec->accelerator_type + "x" +
-                std::to_string(pools[0].machine_spec->accelerator_count) + " " +
-                pools[0].container_spec->image_uri + " " + pools[0].container_spec->env[0].name +
-                " " + std::to_string(pools[1].IsEmpty()) + " " +
-                pools[2].python_package_spec->package_uris[0] + " " +
-                spec->base_output_directory + " " + (*pipeline)["modelToUpload"].dump(),
-            json::parse(kSdkBody)["trainingTaskInputs"].dump() +
-                "\n3 1 NVIDIA_TESLA_T4x1 IMG K 1 gs://b/p.tar.gz "
-                "gs://bkt1/aiplatform-custom-training-2026-11-26-02:40:00.123 "
-                R"({"containerSpec":{"imageUri":"SERV"},"displayName":"x-model","versionAliases":["default"]})");
+  EXPECT_EQ(
+      (*pipeline)["trainingTaskInputs"].dump() + "\n" + std::to_string(pools.size()) + " " +
+          std::to_string(pools[0].replica_count) + " " + pools[0].machine_spec->accelerator_type +
+          "x" + std::to_string(pools[0].machine_spec->accelerator_count) + " " +
+          pools[0].container_spec->image_uri + " " + pools[0].container_spec->env[0].name + " " +
+          std::to_string(pools[1].IsEmpty()) + " " + pools[2].python_package_spec->package_uris[0] +
+          " " + spec->base_output_directory + " " + (*pipeline)["modelToUpload"].dump(),
+      json::parse(kSdkBody)["trainingTaskInputs"].dump() +
+          "\n3 1 NVIDIA_TESLA_T4x1 IMG K 1 gs://b/p.tar.gz "
+          "gs://bkt1/aiplatform-custom-training-2026-11-26-02:40:00.123 "
+          R"({"containerSpec":{"imageUri":"SERV"},"displayName":"x-model","versionAliases":["default"]})");
 }
 
 TEST(TrainingPipelineJsonTest, NodeCamelCaseAndADefaultModelName) {
@@ -108,25 +107,27 @@ TEST(ModelJsonTest, UploadRequestInEitherSpellingDropsOutputOnlyFields) {
               "version_aliases": ["v-1"], "versionId": "3", "etag": "x", "metadata": {"a": [1]}},
     "serviceAccount": "sa@p.iam.gserviceaccount.com"})");
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->parent_model + " " + r->model.dump(),
-            "projects/p/locations/l/models/m "
-            R"({"artifactUri":"gs://b/model/","containerSpec":{"imageUri":"img","ports":)"
-            R"([{"containerPort":8080}],"startupProbe":{"exec":{"command":["true"]}}},)"
-            R"("displayName":"m","labels":{"k":"v"},"metadata":{"a":[1]},"versionAliases":["v-1"]})");
+  EXPECT_EQ(
+      r->parent_model + " " + r->model.dump(),
+      "projects/p/locations/l/models/m "
+      R"({"artifactUri":"gs://b/model/","containerSpec":{"imageUri":"img","ports":)"
+      R"([{"containerPort":8080}],"startupProbe":{"exec":{"command":["true"]}}},)"
+      R"("displayName":"m","labels":{"k":"v"},"metadata":{"a":[1]},"versionAliases":["v-1"]})");
 }
 
 TEST(ModelJsonTest, BadUploadsNameTheField) {
   std::string got;
-  for (const char* body : {
-           R"({})",
-           R"({"model": {}})",
-           R"({"model": {"displayName": "m", "artifactUrl": "gs://b"}})",
-           R"({"model": {"displayName": "m", "containerSpec": {"command": ["x"]}}})",
-           R"({"model": {"displayName": "m", "versionAliases": ["ab", "ab"]}})",
-           R"({"model": {"displayName": "m", "containerSpec": {"imageUri": "i", "ports": [{"containerPort": 0}]}}})",
-           R"({"modelId": "My-Model", "model": {"displayName": "m"}})",
-           R"({"model": {"displayName": "m", "encryptionSpec": {"kmsKeyName": "k"}}})",
-       }) {
+  for (
+      const char* body : {
+          R"({})",
+          R"({"model": {}})",
+          R"({"model": {"displayName": "m", "artifactUrl": "gs://b"}})",
+          R"({"model": {"displayName": "m", "containerSpec": {"command": ["x"]}}})",
+          R"({"model": {"displayName": "m", "versionAliases": ["ab", "ab"]}})",
+          R"({"model": {"displayName": "m", "containerSpec": {"imageUri": "i", "ports": [{"containerPort": 0}]}}})",
+          R"({"modelId": "My-Model", "model": {"displayName": "m"}})",
+          R"({"model": {"displayName": "m", "encryptionSpec": {"kmsKeyName": "k"}}})",
+      }) {
     Status s = ParseUploadModelRequest(body).status();
     got += s.message().substr(0, s.message().find_first_of(": ")) + " ";
   }

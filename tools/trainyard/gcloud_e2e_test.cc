@@ -262,9 +262,9 @@ TEST_F(GcloudE2ETest, AiModelsOnAModelATrainingPipelineRegistered) {
                "d=\"$TRAINYARD_BUCKET_ROOT/${AIP_MODEL_DIR#gs://}\"; mkdir -p \"$d\" && "
                "echo '{}' > \"$d/config.json\""}}}}}}}}},
       {"modelToUpload", {{"displayName", "gc-model"}, {"containerSpec", {{"imageUri", "img"}}}}}};
-  HttpResult created = Http(server_->port(), "POST",
-                            "/v1/projects/my-project/locations/europe-west4/trainingPipelines",
-                            body.dump());
+  HttpResult created =
+      Http(server_->port(), "POST",
+           "/v1/projects/my-project/locations/europe-west4/trainingPipelines", body.dump());
   ASSERT_EQ(created.status, 200) << created.body;
   json pipeline;
   for (int i = 0; i < 300; ++i) {
@@ -275,20 +275,20 @@ TEST_F(GcloudE2ETest, AiModelsOnAModelATrainingPipelineRegistered) {
   const std::string model = pipeline["modelToUpload"].value("name", "");
   ASSERT_FALSE(model.empty()) << pipeline << server_->Stderr();
   const std::string id = model.substr(model.rfind('/') + 1);
-  const std::string dir = "gs://trainyard-staging/aiplatform-custom-training-" +
-                          created.body.value("name", "").substr(
-                              created.body.value("name", "").rfind('/') + 1) +
-                          "/model/";
+  const std::string dir =
+      "gs://trainyard-staging/aiplatform-custom-training-" +
+      created.body.value("name", "").substr(created.body.value("name", "").rfind('/') + 1) +
+      "/model/";
   const std::string region = "--region=europe-west4";
   auto list = Gcloud({"ai", "models", "list", region});
   auto describe = Gcloud({"ai", "models", "describe", id, region,
                           "--format=value(displayName,artifactUri,versionId)"});
-  auto upload = Gcloud({"ai", "models", "upload", region, "--display-name=gc-v2",
-                        "--artifact-uri=" + dir, "--container-image-uri=img",
-                        "--parent-model=" + model});
-  auto refused = Gcloud({"ai", "models", "upload", region, "--display-name=none",
-                         "--artifact-uri=gs://trainyard-staging/nothing/",
-                         "--container-image-uri=img"});
+  auto upload =
+      Gcloud({"ai", "models", "upload", region, "--display-name=gc-v2", "--artifact-uri=" + dir,
+              "--container-image-uri=img", "--parent-model=" + model});
+  auto refused =
+      Gcloud({"ai", "models", "upload", region, "--display-name=none",
+              "--artifact-uri=gs://trainyard-staging/nothing/", "--container-image-uri=img"});
   auto versions = Gcloud({"ai", "models", "list-version", id, region});
   auto drop = Gcloud({"ai", "models", "delete-version", id + "@2", region});
   auto remove = Gcloud({"ai", "models", "delete", id, region});

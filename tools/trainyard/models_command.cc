@@ -3,9 +3,9 @@
 //   list            GET  /v1/{parent}/models            table MODEL_ID DISPLAY_NAME
 //   describe MODEL  GET  /v1/{parent}/models/MODEL      (MODEL may be ID@VERSION or ID@ALIAS)
 //   upload          POST /v1/{parent}/models:upload     waits for the operation
-//   list-version M  GET  /v1/{parent}/models/M:listVersions   table MODEL_ID VERSION_ID DISPLAY_NAME
-//   delete MODEL    DELETE /v1/{parent}/models/MODEL
-//   delete-version MODEL@VERSION   DELETE /v1/{parent}/models/MODEL@VERSION:deleteVersion
+//   list-version M  GET  /v1/{parent}/models/M:listVersions   table MODEL_ID VERSION_ID
+//   DISPLAY_NAME delete MODEL    DELETE /v1/{parent}/models/MODEL delete-version MODEL@VERSION
+//   DELETE /v1/{parent}/models/MODEL@VERSION:deleteVersion
 // Deletes and uploads print nothing once their operation is done, as gcloud does; --format=json
 // prints an upload's response ({model, modelVersionId}).
 #include <httplib.h>
@@ -41,7 +41,8 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-// The UploadModelRequest the flags describe (--container-env-vars=K=V,..., --container-ports=N,...).
+// The UploadModelRequest the flags describe (--container-env-vars=K=V,...,
+// --container-ports=N,...).
 StatusOr<json> UploadRequest(const UploadFlags& f) {
   json container = {{"imageUri", f.image_uri}};
   if (!f.command.empty()) container["command"] = SplitList(f.command);
@@ -116,8 +117,8 @@ void AddUpload(CLI::App* models, int* exit_code) {
     TY_ASSIGN_OR_RETURN(json request, UploadRequest(*f));
     TY_ASSIGN_OR_RETURN(auto client, ConnectClient(*c));
     std::cerr << "Using endpoint [" << client->endpoint() << "]\n";
-    TY_ASSIGN_OR_RETURN(json op, client->Call("POST", "/v1/" + ParentName(*c) + "/models:upload",
-                                              request.dump()));
+    TY_ASSIGN_OR_RETURN(
+        json op, client->Call("POST", "/v1/" + ParentName(*c) + "/models:upload", request.dump()));
     TY_ASSIGN_OR_RETURN(op, WaitForOperation(*client, op));
     if (c->format.empty()) return Status::Ok();
     TY_ASSIGN_OR_RETURN(std::string text,
@@ -159,7 +160,8 @@ void AddDeleteVersion(CLI::App* models, int* exit_code) {
   cmd->add_option("MODEL_VERSION", *version, "MODEL@VERSION (id or full name)")->required();
   cmd->callback(Command("trainyard.ai.models.delete-version", exit_code, [c, version]() -> Status {
     if (version->find('@') == std::string::npos) {
-      return InvalidArgumentError("MODEL_VERSION: '" + *version + "' names no version; use "
+      return InvalidArgumentError("MODEL_VERSION: '" + *version +
+                                  "' names no version; use "
                                   "MODEL@VERSION_ID");
     }
     TY_ASSIGN_OR_RETURN(auto client, ConnectClient(*c));

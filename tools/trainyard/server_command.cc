@@ -435,7 +435,7 @@ Status RunServer(const ServerFlags& f) {
   *storage_host = scheme + "://" + ReachableHost(f.host) + ":" + std::to_string(port);
   // Started once the port is known: recovered jobs are resubmitted with STORAGE_EMULATOR_HOST.
   TY_RETURN_IF_ERROR(controller.Start());
-  TY_RETURN_IF_ERROR(tuning.Start());  // its trials are custom jobs: after the controller
+  TY_RETURN_IF_ERROR(tuning.Start());     // its trials are custom jobs: after the controller
   TY_RETURN_IF_ERROR(pipelines.Start());  // so are pipelines' backing jobs
   std::cout << "Trainyard server listening on " << scheme << "://" << f.host << ":" << port
             << std::endl;

@@ -66,12 +66,16 @@ json PipelineBody(const std::string& display_name, const json& pools) {
            {{"worker_pool_specs", pools},
             {"base_output_directory", {{"output_uri_prefix", kStaging}}},
             {"scheduling",
-             {{"timeout", "3600s"}, {"restart_job_on_worker_restart", false},
-              {"disable_retries", false}, {"strategy", nullptr}, {"max_wait_duration", nullptr}}},
+             {{"timeout", "3600s"},
+              {"restart_job_on_worker_restart", false},
+              {"disable_retries", false},
+              {"strategy", nullptr},
+              {"max_wait_duration", nullptr}}},
             {"enable_web_access", false}}},
           {"modelToUpload",
            {{"displayName", display_name + "-model"},
-            {"containerSpec", {{"imageUri", "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-0:latest"}}},
+            {"containerSpec",
+             {{"imageUri", "us-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-0:latest"}}},
             {"versionAliases", {"default"}}}}};
 }
 
@@ -93,12 +97,11 @@ class TrainingPipelineE2ETest : public ::testing::Test {
               const std::string& content_type = "application/json") {
     httplib::Client client("127.0.0.1", server_->port());
     client.set_read_timeout(60, 0);
-    httplib::Result r = method == "POST" ? client.Post(path, body, content_type)
-                                         : client.Get(path);
+    httplib::Result r = method == "POST" ? client.Post(path, body, content_type) : client.Get(path);
     Answer a;
     if (r) a = {r->status, json::parse(r->body, nullptr, false), r->body};
-    std::string shown = std::regex_replace(path.substr(0, path.find('?')),
-                                           std::regex("/[0-9]{6,}"), "/{id}");
+    std::string shown =
+        std::regex_replace(path.substr(0, path.find('?')), std::regex("/[0-9]{6,}"), "/{id}");
     shown = std::regex_replace(shown, std::regex("^" + std::string(kParent)), "");
     log_.push_back(method + " " + shown + " -> " + std::to_string(a.status));
     return a;
@@ -162,8 +165,8 @@ class TrainingPipelineE2ETest : public ::testing::Test {
     }
     for (int i = 0; i < 2; ++i) pipeline = Send("GET", "/v1/" + name + kAlt).body;  // has_failed
     const json model = pipeline.value("modelToUpload", json::object());
-    Answer got = Send("GET", "/v1/" + model.value("name", "") + "@" +
-                                 model.value("versionId", "") + kAlt);
+    Answer got =
+        Send("GET", "/v1/" + model.value("name", "") + "@" + model.value("versionId", "") + kAlt);
     return {pipeline, got};
   }
 
@@ -182,13 +185,14 @@ constexpr const char* kRunSequence =
 
 TEST_F(TrainingPipelineE2ETest, PythonSdkCustomContainerTrainingJob) {
   StartServer({"--executor", "fake", "--fake-run-ms", "1000"});
-  json body = PipelineBody(
-      "x", {Pool({{"containerSpec",
-                   {{"imageUri", "local"}, {"command", {"true"}}, {"args", {"--epochs", "3"}},
-                    {"env", {{{"name", "K"}, {"value", "V"}}}}}}})});
+  json body = PipelineBody("x", {Pool({{"containerSpec",
+                                        {{"imageUri", "local"},
+                                         {"command", {"true"}},
+                                         {"args", {"--epochs", "3"}},
+                                         {"env", {{{"name", "K"}, {"value", "V"}}}}}}})});
   auto [pipeline, model] = Run(body);
-  EXPECT_EQ(Log() + std::to_string(StateNumber(pipeline)) +
-                " " + std::to_string(pipeline.contains("error")) + " " +
+  EXPECT_EQ(Log() + std::to_string(StateNumber(pipeline)) + " " +
+                std::to_string(pipeline.contains("error")) + " " +
                 model.body.value("artifactUri", "") + " " + model.body.value("versionId", ""),
             std::string(kRunSequence) + "4 0 " + kStaging + "/model/ 1");
 }
@@ -247,7 +251,7 @@ TEST_F(TrainingPipelineE2ETest, PythonSdkCustomPythonPackageTrainingJobWithARedu
 
 TEST_F(TrainingPipelineE2ETest, KillDashNineWhileAPipelineRunsLosesNothing) {
   if (!HaveLocalExecutor()) GTEST_SKIP() << "needs the local executor";
-  const std::vector<std::string> args = {"--executor", "local", "--gpus", "0",
+  const std::vector<std::string> args = {"--executor",           "local", "--gpus", "0",
                                          "--kill-grace-seconds", "1"};
   StartServer(args);
   json body = {{"displayName", "survivor"},
@@ -303,9 +307,9 @@ TEST_F(TrainingPipelineE2ETest, TrainyardAiModelsSpeaksGcloud) {
     args.insert(args.end(), region.begin(), region.end());
     return Cli(endpoint, args, env_);
   };
-  auto upload = cli({"ai", "models", "upload", "--display-name=bert", "--model-id=bert",
-                     "--artifact-uri=gs://bkt1/run1/model/", "--container-image-uri=img",
-                     "--format=json"});
+  auto upload =
+      cli({"ai", "models", "upload", "--display-name=bert", "--model-id=bert",
+           "--artifact-uri=gs://bkt1/run1/model/", "--container-image-uri=img", "--format=json"});
   auto second = cli({"ai", "models", "upload", "--display-name=bert", "--parent-model=bert",
                      "--artifact-uri=gs://bkt1/run1/model/", "--container-image-uri=img",
                      "--version-aliases=candidate"});
@@ -317,17 +321,17 @@ TEST_F(TrainingPipelineE2ETest, TrainyardAiModelsSpeaksGcloud) {
   auto dropped = cli({"ai", "models", "delete-version", "bert@2"});
   auto deleted = cli({"ai", "models", "delete", "bert"});
   auto empty = cli({"ai", "models", "list"});
-  EXPECT_EQ(std::to_string(upload.exit_code) + " " + json::parse(upload.out, nullptr, false).dump() +
-                " | " + std::to_string(second.exit_code) + second.out + " | " +
+  EXPECT_EQ(std::to_string(upload.exit_code) + " " +
+                json::parse(upload.out, nullptr, false).dump() + " | " +
+                std::to_string(second.exit_code) + second.out + " | " +
                 std::to_string(missing.exit_code) + " " +
                 std::to_string(missing.err.find("ERROR: (trainyard.ai.models.upload) "
                                                 "INVALID_ARGUMENT: model.artifactUri: "
                                                 "gs://bkt1/nothing/ does not contain a model") !=
                                std::string::npos) +
-                " | " + list.out + " | " +
-                describe.out + " | " + versions.out + " | " + std::to_string(dropped.exit_code) +
-                std::to_string(deleted.exit_code) + dropped.out + deleted.out + deleted.err +
-                " | " + empty.out + empty.err,
+                " | " + list.out + " | " + describe.out + " | " + versions.out + " | " +
+                std::to_string(dropped.exit_code) + std::to_string(deleted.exit_code) +
+                dropped.out + deleted.out + deleted.err + " | " + empty.out + empty.err,
             "0 {\"@type\":\"type.googleapis.com/google.cloud.aiplatform.v1.UploadModelResponse\","
             "\"model\":\"projects/p1/locations/us-central1/models/bert\",\"modelVersionId\":\"1\"}"
             " | 0 | 1 1 | "
@@ -351,21 +355,21 @@ TEST_F(TrainingPipelineE2ETest, TrainyardBertPredictsWithARegisteredModelsArtifa
   }
   env_.push_back("PATH=" + bert.parent_path().string() + ":" + std::getenv("PATH"));
   StartServer({"--executor", "local", "--gpus", "0", "--cpus", "64", "--memory-gib", "256"});
-  json body = {
-      {"displayName", "bert"},
-      {"trainingTaskDefinition", kCustomTask},
-      {"trainingTaskInputs",
-       {{"workerPoolSpecs",
-         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
-           {"replicaCount", 1},
-           {"containerSpec",
-            {{"imageUri", "trainyard/bert-sentiment"},
-             {"args",
-              {"--training-file=gs://data-bkt/train.csv", "--validation-file=gs://data-bkt/eval.csv",
-               "--vocab=" + vocab.string(), "--text-column=text", "--label-column=label",
-               "--epochs=1", "--threads=1", "--max-length=16"}}}}}}},
-        {"baseOutputDirectory", {{"outputUriPrefix", "gs://data-bkt/run"}}}}},
-      {"modelToUpload", {{"displayName", "bert-model"}}}};
+  json body = {{"displayName", "bert"},
+               {"trainingTaskDefinition", kCustomTask},
+               {"trainingTaskInputs",
+                {{"workerPoolSpecs",
+                  {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+                    {"replicaCount", 1},
+                    {"containerSpec",
+                     {{"imageUri", "trainyard/bert-sentiment"},
+                      {"args",
+                       {"--training-file=gs://data-bkt/train.csv",
+                        "--validation-file=gs://data-bkt/eval.csv", "--vocab=" + vocab.string(),
+                        "--text-column=text", "--label-column=label", "--epochs=1", "--threads=1",
+                        "--max-length=16"}}}}}}},
+                 {"baseOutputDirectory", {{"outputUriPrefix", "gs://data-bkt/run"}}}}},
+               {"modelToUpload", {{"displayName", "bert-model"}}}};
   Answer created = Send("POST", std::string(kParent) + "/trainingPipelines", body.dump());
   ASSERT_EQ(created.status, 200) << created.text;
   json pipeline;
@@ -377,10 +381,10 @@ TEST_F(TrainingPipelineE2ETest, TrainyardBertPredictsWithARegisteredModelsArtifa
   }
   ASSERT_EQ(pipeline.value("state", ""), "PIPELINE_STATE_SUCCEEDED") << pipeline.dump();
   Answer model = Send("GET", "/v1/" + pipeline["modelToUpload"].value("name", ""));
-  auto predict = testing::RunProcess({bert.string(), "predict", "--model-dir",
-                                      model.body.value("artifactUri", ""), "--text",
-                                      "good great fine", "--threads", "1", "--max-length", "16"},
-                                     "", env_);
+  auto predict = testing::RunProcess(
+      {bert.string(), "predict", "--model-dir", model.body.value("artifactUri", ""), "--text",
+       "good great fine", "--threads", "1", "--max-length", "16"},
+      "", env_);
   EXPECT_EQ(model.body.value("artifactUri", "") + " " + std::to_string(predict.exit_code),
             "gs://data-bkt/run/model/ 0")
       << predict.out << predict.err;
