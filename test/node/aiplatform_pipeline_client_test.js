@@ -2,7 +2,7 @@
 // registry as a Node notebook drives them (legacy-and-pipelines.md §3.4). On the local executor:
 //   PipelineServiceClient create (no baseOutputDirectory: the server's staging bucket) -> poll get
 //   until SUCCEEDED -> ModelServiceClient get of the uploaded model (ID@version, sent as %40);
-//   uploadModel as an LRO whose promise() polls GET /ui/{operation}; a version via parentModel;
+//   uploadModel as an LRO, resumed by name through GET /ui/{operation}; a version via parentModel;
 //   list (filter, paging), cancel (the backing job is cancelled), delete (the job and model stay);
 //   a failed backing job gives a FAILED pipeline with its error and no model.
 'use strict';
@@ -83,13 +83,18 @@ run(async () => {
   assert.deepStrictEqual(model.versionAliases, ['default']);
   assert.ok(fs.existsSync(path.join(server.buckets, modelDir.slice(5), 'model.safetensors')));
 
-  // uploadModel: an LRO polled under /ui/; then a second version through parentModel.
+  // uploadModel: an LRO (answered done: the registry checks and records at once); resuming it by
+  // name polls GET /ui/{operation}, where the client's http rules put GetOperation.
   const [op] = await models.uploadModel({parent, model: {displayName: 'node-uploaded',
     artifactUri: modelDir, containerSpec: {imageUri: 'img'}}});
   const [uploaded] = await op.promise();
   assert.strictEqual(uploaded.modelVersionId, '1');
-  assert.ok(requests.some(r => r.includes(`/ui/${uploaded.model}/operations/`)),
-            `no poll under /ui/: ${requests.filter(r => r.includes('operations')).join(', ')}`);
+  assert.match(op.name, new RegExp(`^${uploaded.model}/operations/\\d+$`));
+  const resumed = await models.checkUploadModelProgress(op.name);
+  assert.ok(resumed.done);
+  assert.strictEqual(resumed.result.model, uploaded.model);
+  assert.ok(requests.some(r => r.startsWith(`GET http://127.0.0.1:${server.port}/ui/${op.name}`)),
+            `no poll under /ui/: ${requests.join('\n')}`);
   const [op2] = await models.uploadModel({parent, parentModel: uploaded.model,
     model: {displayName: 'node-uploaded', artifactUri: modelDir, containerSpec: {imageUri: 'img'},
             versionAliases: ['candidate']}});
@@ -132,7 +137,10 @@ run(async () => {
   const [page, next] = await pipelines.listTrainingPipelines({parent, pageSize: 2}, {autoPaginate: false});
   assert.strictEqual(page.length, 2);
   assert.ok(next && next.pageToken, 'a second page');
-  const [all] = await pipelines.listTrainingPipelines({parent, pageSize: 2});
+  const all = [];  // page by page (pageSize 2), through the client's paging
+  for await (const p of pipelines.listTrainingPipelinesAsync({parent, pageSize: 2}, {autoPaginate: false})) {
+    all.push(p);
+  }
   assert.deepStrictEqual(all.map(p => p.displayName), ['node-slow', 'node-fails', 'node-tp']);
   const [listedModels] = await models.listModels({parent});
   assert.deepStrictEqual(listedModels.map(m => m.displayName).sort(), ['node-model', 'node-uploaded']);
