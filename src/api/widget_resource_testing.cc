@@ -1,5 +1,7 @@
 #include "api/widget_resource_testing.h"
 
+#include <atomic>
+
 #include "api/api_server.h"
 // Before cpp-httplib's header (it brings Eigen; see api_server.h).
 #include "controller/tuning_job_controller.h"
@@ -98,6 +100,7 @@ struct TestApiServer::Parts {
   controller::ModelRegistry models{&store, [](const std::string&) { return Status::Ok(); }};
   std::unique_ptr<controller::TrainingPipelineController> pipelines;
   std::unique_ptr<ApiServer> server;
+  std::atomic<bool> served{false};  // Serve() has returned
 };
 
 TestApiServer::TestApiServer() : parts_(std::make_unique<Parts>()) {
@@ -125,11 +128,19 @@ TestApiServer::TestApiServer() : parts_(std::make_unique<Parts>()) {
   StatusOr<int> port = p.server->Bind();
   if (!port.ok()) std::abort();
   port_ = *port;
-  thread_ = std::thread([this] { parts_->server->Serve(); });
+  thread_ = std::thread([this] {
+    parts_->server->Serve();
+    parts_->served = true;
+  });
 }
 
 TestApiServer::~TestApiServer() {
-  parts_->server->Stop();
+  // A Stop that lands before the listener loop has started is lost (a test that sends no request
+  // ends that early), so it is repeated until Serve returns.
+  while (!parts_->served) {
+    parts_->server->Stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   thread_.join();
 }
 
