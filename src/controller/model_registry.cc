@@ -93,6 +93,25 @@ const json* PatchValue(const json& patch, const std::string& f) {
   return nullptr;
 }
 
+// The fields an updateMask names, lowerCamelCase; INVALID_ARGUMENT for one a PATCH may not change.
+StatusOr<std::vector<std::string>> PatchFields(const std::vector<std::string>& mask) {
+  std::vector<std::string> fields;
+  for (const std::string& path : mask) {
+    const std::string f = protojson::SnakeToCamel(path);
+    if (std::count(kModelFields.begin(), kModelFields.end(), f) +
+            std::count(kVersionFields.begin(), kVersionFields.end(), f) ==
+        0) {
+      return protojson::FieldError("updateMask",
+                                   "'" + path +
+                                       "' cannot be changed on a Model; fields that can: "
+                                       "displayName, description, labels, versionDescription, "
+                                       "versionAliases");
+    }
+    fields.push_back(f);
+  }
+  return fields;
+}
+
 }  // namespace
 
 Status CheckArtifactsExist(const std::string& uri) {
@@ -253,20 +272,7 @@ StatusOr<ModelVersionsPage> ModelRegistry::ListVersions(const std::string& name,
 
 StatusOr<json> ModelRegistry::Patch(const std::string& name, const std::string& version,
                                     const json& patch, const std::vector<std::string>& mask) {
-  std::vector<std::string> fields;
-  for (const std::string& path : mask) {
-    const std::string f = protojson::SnakeToCamel(path);
-    if (std::count(kModelFields.begin(), kModelFields.end(), f) +
-            std::count(kVersionFields.begin(), kVersionFields.end(), f) ==
-        0) {
-      return protojson::FieldError("updateMask",
-                                   "'" + path +
-                                       "' cannot be changed on a Model; fields that can: "
-                                       "displayName, description, labels, versionDescription, "
-                                       "versionAliases");
-    }
-    fields.push_back(f);
-  }
+  TY_ASSIGN_OR_RETURN(std::vector<std::string> fields, PatchFields(mask));
   std::string version_id;
   StatusOr<store::ResourceRecord> r =
       models_.Mutate(name, [&](json& body, json& runtime) -> Status {

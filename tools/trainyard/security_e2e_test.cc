@@ -118,7 +118,12 @@ TEST_F(SecurityE2ETest, EveryRouteChecksTokenProjectAndRole) {
     // Patterns that are alternatives or wildcards: a sample path each route serves.
     if (pattern.find("storage/v1/") != std::string::npos) path = "/storage/v1/b/x/o";
     if (pattern == "/assets/(.+)") path = "/assets/x.js";
-    const bool project_route = path.starts_with("/v1/projects/alpha/");
+    if (pattern.starts_with("/(?:v1|ui)/")) {  // operations, under /ui/ as the REST clients poll
+      path = "/ui/projects/alpha/locations/x/models/m/operations" +
+             path.substr(path.find("/operations") + 11);
+    }
+    const bool project_route =
+        path.starts_with("/v1/projects/alpha/") || path.starts_with("/ui/projects/alpha/");
     const int need = kAccess.at(access);
     auto expect = [&](const std::string& who, int got, bool allowed, int denied_status) {
       const bool ok = allowed ? (got != 401 && got != 403) : got == denied_status;
