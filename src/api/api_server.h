@@ -26,6 +26,8 @@ namespace trainyard::controller {
 class TuningJobController;
 class OperationController;
 class LegacyJobController;
+class ModelRegistry;
+class TrainingPipelineController;
 }  // namespace trainyard::controller
 
 namespace trainyard::api {
@@ -50,6 +52,8 @@ struct ApiControllers {
   controller::TuningJobController* tuning_jobs = nullptr;  // null: no hyperparameterTuningJobs
   controller::OperationController* operations = nullptr;   // required: every delete is one
   controller::LegacyJobController* legacy_jobs = nullptr;  // null: no AI Platform jobs API
+  controller::ModelRegistry* models = nullptr;             // null: no models
+  controller::TrainingPipelineController* training_pipelines = nullptr;  // null: none
 };
 
 class ApiServer {

@@ -179,6 +179,32 @@ void RegisterItemVerbs(RouteTable& routes, controller::OperationController* oper
   }
 }
 
+// The path of a custom method and the call it makes.
+void RegisterCustom(RouteTable& routes, controller::OperationController* operations,
+                    const ResourceDescriptor& d, const CustomMethod& m) {
+  Paths paths(d);
+  const std::string pattern = (m.on_collection ? paths.Collection() : paths.Item()) + ":" + m.verb;
+  auto handler = Guarded([paths, m, operations](const httplib::Request& req) -> StatusOr<json> {
+    TY_RETURN_IF_ERROR(CheckParams(req, m.params));
+    CustomCall call{paths.Parent(req), {}, req.body, {}};
+    if (!m.on_collection) call.id = paths.Id(req);
+    for (const std::string& p : m.params) {
+      if (req.has_param(p)) call.params[p] = req.get_param_value(p);
+    }
+    if (m.operation_metadata_type.empty()) return m.run(call);
+    controller::OperationStart start{call.parent, m.operation_metadata_type, {}};
+    return operations->RunNow(start, [&] { return m.run(call); });
+  });
+  const auth::Access access = m.write ? d.write : d.read;
+  if (m.http_method == "GET") {
+    routes.Get(pattern, access, handler);
+  } else if (m.http_method == "DELETE") {
+    routes.Delete(pattern, access, handler);
+  } else {
+    routes.Post(pattern, access, handler);
+  }
+}
+
 }  // namespace
 
 void RegisterResourceRoutes(RouteTable& routes, controller::OperationController* operations,
@@ -186,6 +212,7 @@ void RegisterResourceRoutes(RouteTable& routes, controller::OperationController*
   RegisterCreate(routes, descriptor, handlers);
   RegisterList(routes, descriptor, handlers);
   RegisterItemVerbs(routes, operations, descriptor, handlers);
+  for (const CustomMethod& m : handlers.custom) RegisterCustom(routes, operations, descriptor, m);
 }
 
 ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* r) {
@@ -193,9 +220,7 @@ ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* r)
   h.create = [r](const CreateCall& call) { return r->Create(call.parent, call.body, call.id); };
   h.get = [r](const ResourceId& id) { return r->Get(id.name); };
   h.list = [r](const ListCall& call) -> StatusOr<ListOutput> {
-    if (!call.order_by.empty()) {
-      return InvalidFieldError("orderBy", "only the default order (newest first) is supported");
-    }
+    TY_RETURN_IF_ERROR(CheckDefaultOrder(call.order_by));
     TY_ASSIGN_OR_RETURN(store::ResourcePage page, r->List(call.query));
     ListOutput out{{}, page.next_page_token};
     for (const auto& record : page.jobs) out.items.push_back(record.body);
@@ -211,6 +236,20 @@ ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* r)
     };
   }
   return h;
+}
+
+Status CheckDefaultOrder(const std::string& order_by) {
+  std::string spaced;  // single spaces, no leading or trailing ones
+  for (char c : order_by) {
+    if (c != ' ' || (!spaced.empty() && spaced.back() != ' ')) spaced += c;
+  }
+  while (!spaced.empty() && spaced.back() == ' ') spaced.pop_back();
+  if (spaced.empty() || spaced == "create_time desc" || spaced == "createTime desc") {
+    return Status::Ok();
+  }
+  return InvalidFieldError("orderBy", protojson::Brief(json(order_by)) +
+                                          " is not supported; lists are newest first "
+                                          "(\"create_time desc\"), the only order served");
 }
 
 Status CheckLetterDigitUnderscoreId(const std::string& field, const std::string& id) {

@@ -11,6 +11,9 @@
 //                                                                 (controller/operation_controller.h)
 //   POST   {prefix}/{parent}/{collection}/{id}:cancel   cancel   {} ({} also for an ended
 //                                                                 resource where the API says so)
+//   {GET|POST|DELETE} {prefix}/{parent}/{collection}[/{id}]:{verb}   the resource's custom methods
+//                                                               (AIP-136: models:upload,
+//                                                               models/{id}:listVersions)
 //
 // {parent} is "projects/{p}/locations/{l}" or, for AI Platform's API, "projects/{p}". A verb
 // whose handler is unset is not served (404, as any unknown route). Every route is registered in
@@ -22,6 +25,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -93,6 +97,27 @@ struct ListOutput {
   std::string next_page_token;
 };
 
+struct CustomCall {
+  std::string parent;  // "projects/P/locations/L" or "projects/P"
+  ResourceId id;       // the resource named in the path; empty for a collection's method
+  std::string body;    // the request body ("" when none), with enum names
+  std::map<std::string, std::string> params;  // the declared query parameters that were sent
+};
+
+// A custom method (AIP-136): `{item}:{verb}`, or `{collection}:{verb}` when on_collection.
+struct CustomMethod {
+  std::string http_method;  // "GET", "POST" or "DELETE"
+  std::string verb;         // "listVersions", "deleteVersion", "upload"
+  bool on_collection = false;
+  bool write = false;               // needs the descriptor's write access (else read)
+  std::vector<std::string> params;  // query parameters it takes (others are 400)
+  // Non-empty: the method is a long-running operation that runs inside the request, as delete
+  // does: `run`'s error is the request's, its result (an object with "@type") the response of a
+  // done operation stored under the parent whose metadata has this "@type".
+  std::string operation_metadata_type;
+  std::function<StatusOr<nlohmann::json>(const CustomCall&)> run;
+};
+
 // What the resource does, each verb as a function; an unset one is not served.
 struct ResourceHandlers {
   std::function<StatusOr<nlohmann::json>(const CreateCall&)> create;
@@ -107,6 +132,7 @@ struct ResourceHandlers {
   std::function<StatusOr<nlohmann::json>(const ResourceId&, const nlohmann::json& patch,
                                          const std::vector<std::string>& update_mask)>
       patch;
+  std::vector<CustomMethod> custom;
 };
 
 // Registers the routes of `descriptor` served by `handlers`. `operations` stores the delete
@@ -115,7 +141,8 @@ void RegisterResourceRoutes(RouteTable& routes, controller::OperationController*
                             const ResourceDescriptor& descriptor, ResourceHandlers handlers);
 
 // The handlers of a resource kept by a StoredResourceController (controller/stored_resource.h):
-// create, get, list, delete, cancel where its type has a cancelled state, patch where it has
+// create, get, list (newest first; an orderBy other than that order, "create_time desc", is
+// INVALID_ARGUMENT), delete, cancel where its type has a cancelled state, patch where it has
 // patchable fields. `resource` must outlive the server.
 ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* resource);
 
@@ -123,5 +150,9 @@ ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* re
 // letters, digits and '_', starting with a letter (AI Platform's jobId rule); so never '/', '.'
 // or '..'.
 Status CheckLetterDigitUnderscoreId(const std::string& field, const std::string& id);
+
+// OK for "" and for the stored resources' one order spelled out ("create_time desc",
+// "createTime desc"); INVALID_ARGUMENT naming orderBy otherwise.
+Status CheckDefaultOrder(const std::string& order_by);
 
 }  // namespace trainyard::api

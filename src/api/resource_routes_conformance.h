@@ -48,6 +48,12 @@ class ServedResource {
   virtual std::string DisplayNameOf(const nlohmann::json& item) const {
     return item.value("displayName", std::string("?"));
   }
+  // Create is `POST {collection}{CreateVerb()}`: "" for the standard method, ":upload" for a
+  // resource created by a custom method (models).
+  virtual std::string CreateVerb() const { return ""; }
+  // The new resource's name in a create answer: NameOf the answer, or where an operation's
+  // response holds it.
+  virtual std::string CreatedName(const nlohmann::json& answer) const { return NameOf(answer); }
 };
 
 struct ServedResourceFactory {
@@ -67,6 +73,8 @@ class ResourceRoutesConformanceTest : public ::testing::TestWithParam<ServedReso
                                       const std::string& body = "");
   // "/v1/projects/p/locations/l/customJobs" (the descriptor's prefix and collection).
   std::string CollectionPath() const;
+  // Where a create is POSTed: CollectionPath() + the resource's CreateVerb().
+  std::string CreatePath() const;
   // Creates one resource; its name, or "" (with a test failure) when the create failed.
   // Display names are letters, digits and '_' (they may have to be ids).
   std::string Create(const std::string& display_name,

@@ -1,11 +1,12 @@
 // The route conformance suite (resource_routes_conformance.h) over every resource on the shared
 // resource layer: customJobs, hyperparameterTuningJobs, AI Platform's jobs (a parent without a
-// location, client-chosen ids, no delete), and "widgets" — a resource defined only in a test file
-// (widget_resource_testing.h: fields, rules, codec), which gets every route from the layer
-// without further code.
+// location, client-chosen ids, no delete), trainingPipelines, models (created by :upload), and
+// "widgets" — a resource defined only in a test file (widget_resource_testing.h: fields, rules,
+// codec), which gets every route from the layer without further code.
 #include "api/api_server.h"
 // Before cpp-httplib's header (it brings Eigen; see api_server.h).
 #include "controller/legacy_job_controller.h"
+#include "controller/training_pipeline_controller.h"
 #include "controller/tuning_job_controller.h"
 // clang-format off
 #include <httplib.h>
@@ -17,6 +18,7 @@
 #include "api/routes.h"
 #include "api/widget_resource_testing.h"
 #include "executor/fake_executor.h"
+#include "spec/training_pipeline.h"
 
 namespace trainyard::api {
 namespace {
@@ -28,10 +30,12 @@ using nlohmann::json;
 class Server : public ServedResource {
  public:
   explicit Server(std::string resource) : resource_(std::move(resource)) {
-    descriptor_ = resource_ == "customJobs" ? CustomJobsDescriptor()
-                  : resource_ == "widgets"  ? WidgetDescriptor()
-                  : resource_ == "jobs"     ? LegacyJobsDescriptor()
-                                            : TuningJobsDescriptor();
+    descriptor_ = resource_ == "customJobs"          ? CustomJobsDescriptor()
+                  : resource_ == "widgets"           ? WidgetDescriptor()
+                  : resource_ == "jobs"              ? LegacyJobsDescriptor()
+                  : resource_ == "trainingPipelines" ? TrainingPipelinesDescriptor()
+                  : resource_ == "models"            ? ModelsDescriptor()
+                                                     : TuningJobsDescriptor();
   }
 
   int port() const override { return server_.port(); }
@@ -39,8 +43,10 @@ class Server : public ServedResource {
   std::string parent() const override {
     return resource_ == "jobs" ? "projects/p" : "projects/p/locations/us-central1";
   }
-  bool StartsUnended() const override { return true; }
-  bool Patchable() const override { return resource_ == "widgets" || resource_ == "jobs"; }
+  bool StartsUnended() const override { return resource_ != "models"; }
+  bool Patchable() const override {
+    return resource_ == "widgets" || resource_ == "jobs" || resource_ == "models";
+  }
   bool Deletable() const override { return resource_ != "jobs"; }
   std::string NameOf(const json& item) const override {
     if (resource_ != "jobs") return ServedResource::NameOf(item);
@@ -48,6 +54,11 @@ class Server : public ServedResource {
   }
   std::string DisplayNameOf(const json& item) const override {
     return resource_ == "jobs" ? item.value("jobId", "?") : ServedResource::DisplayNameOf(item);
+  }
+  std::string CreateVerb() const override { return resource_ == "models" ? ":upload" : ""; }
+  std::string CreatedName(const json& answer) const override {
+    if (resource_ != "models") return NameOf(answer);
+    return answer.value("response", json::object()).value("model", "");
   }
 
   std::string ValidBody(const std::string& id, const std::string& display_name,
@@ -61,8 +72,12 @@ class Server : public ServedResource {
           .dump();
     }
     json body = {{"displayName", display_name}, {"labels", labels}};
+    if (resource_ == "models") return json{{"model", body}}.dump();
     if (resource_ == "widgets") {
       body["widgetId"] = id;
+    } else if (resource_ == "trainingPipelines") {
+      body["trainingTaskDefinition"] = std::string(spec::kCustomTaskDefinition);
+      body["trainingTaskInputs"] = JobSpec();
     } else if (resource_ == "customJobs") {
       body["jobSpec"] = JobSpec();
     } else {
@@ -86,6 +101,12 @@ class Server : public ServedResource {
     } else if (resource_ == "widgets") {
       body["sizeCm"] = 5000;
       *field = "sizeCm";
+    } else if (resource_ == "models") {
+      body["model"]["containerSpec"] = {{"imageUri", "i"}, {"ports", {{{"containerPort", 0}}}}};
+      *field = "model.containerSpec.ports[0].containerPort";
+    } else if (resource_ == "trainingPipelines") {
+      body["trainingTaskInputs"]["workerPoolSpecs"][0]["replicaCount"] = "two";
+      *field = "trainingTaskInputs.workerPoolSpecs[0].replicaCount";
     } else if (resource_ == "customJobs") {
       body["jobSpec"]["workerPoolSpecs"][0]["replicaCount"] = "two";
       *field = "jobSpec.workerPoolSpecs[0].replicaCount";
@@ -113,6 +134,12 @@ class Server : public ServedResource {
     }
     if (resource_ == "widgets") {
       Status s = server_.widgets().Cancel(name);
+      return s.code() == StatusCode::kFailedPrecondition ? Status::Ok() : s;
+    }
+    if (resource_ == "models") return Status::Ok();
+    if (resource_ == "trainingPipelines") {
+      // A pipeline's job on the fake executor is still queued: its cancel ends both.
+      Status s = server_.pipelines().Cancel(name);
       return s.code() == StatusCode::kFailedPrecondition ? Status::Ok() : s;
     }
     Status s = server_.tuning().Cancel(name);
@@ -144,7 +171,8 @@ ServedResourceFactory Served(const std::string& resource) {
 
 INSTANTIATE_TEST_SUITE_P(Layer, ResourceRoutesConformanceTest,
                          ::testing::Values(Served("customJobs"), Served("hyperparameterTuningJobs"),
-                                           Served("jobs"), Served("widgets")),
+                                           Served("jobs"), Served("trainingPipelines"),
+                                           Served("models"), Served("widgets")),
                          ServedResourceFactory::Name);
 
 // ---- What only some resources have ------------------------------------------------------------

@@ -43,6 +43,14 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
   if (controllers.legacy_jobs) {
     RegisterLegacyJobRoutes(server, controllers.legacy_jobs, controllers.operations);
   }
+  if (controllers.models) {
+    RegisterResourceRoutes(server, controllers.operations, ModelsDescriptor(),
+                           ModelHandlers(controllers.models, controllers.operations));
+  }
+  if (controllers.training_pipelines) {
+    RegisterResourceRoutes(server, controllers.operations, TrainingPipelinesDescriptor(),
+                           TrainingPipelineHandlers(controllers.training_pipelines));
+  }
   RegisterOperationRoutes(server, controllers.operations);
   RegisterAuthRoutes(server, options.auth.audit);
 }

@@ -24,6 +24,18 @@
 //   GET    /v1/projects/{p}/jobs/{id}             Get
 //   PATCH  /v1/projects/{p}/jobs/{id}             Patch (?updateMask=labels)
 //   POST   /v1/projects/{p}/jobs/{id}:cancel      Cancel ({} also for an ended job)
+// trainingPipelines (training_pipeline_routes.cc): create, list (filter, pageSize, pageToken),
+//   get, :cancel, delete (an Operation) on the layer; the custom task only
+// models (model_routes.cc):
+//   POST   /v1/projects/{p}/locations/{l}/models:upload                UploadModel (an Operation
+//          named .../models/{id}/operations/{op}, done when answered)
+//   GET    /v1/projects/{p}/locations/{l}/models                       ListModels
+//   GET    /v1/projects/{p}/locations/{l}/models/{id}[@version|alias]  GetModel
+//   PATCH  /v1/projects/{p}/locations/{l}/models/{id}[@version]        UpdateModel
+//   DELETE /v1/projects/{p}/locations/{l}/models/{id}                  DeleteModel (an Operation)
+//   GET    /v1/projects/{p}/locations/{l}/models/{id}:listVersions     ListModelVersions
+//   DELETE /v1/projects/{p}/locations/{l}/models/{id}@{v}:deleteVersion  DeleteModelVersion (an
+//          Operation)
 // operations (operation_routes.h): GET/list/:wait/:cancel/DELETE under /v1/ and /ui/
 //   GET    /healthz                                                (public)
 //   GET    /v1/routes                       Trainyard: every route and its access (admin)
@@ -55,5 +67,10 @@ ResourceDescriptor LegacyJobsDescriptor();
 ResourceHandlers LegacyJobHandlers(controller::LegacyJobController* jobs);
 void RegisterLegacyJobRoutes(RouteTable& routes, controller::LegacyJobController* jobs,
                              controller::OperationController* operations);
+ResourceDescriptor TrainingPipelinesDescriptor();
+ResourceHandlers TrainingPipelineHandlers(controller::TrainingPipelineController* pipelines);
+ResourceDescriptor ModelsDescriptor();
+ResourceHandlers ModelHandlers(controller::ModelRegistry* models,
+                               controller::OperationController* operations);
 
 }  // namespace trainyard::api

@@ -18,6 +18,18 @@ const EnumValues kJobState = {{"JOB_STATE_UNSPECIFIED", 0}, {"JOB_STATE_QUEUED",
                               {"JOB_STATE_CANCELLING", 6},  {"JOB_STATE_CANCELLED", 7},
                               {"JOB_STATE_PAUSED", 8},      {"JOB_STATE_EXPIRED", 9},
                               {"JOB_STATE_UPDATING", 10},   {"JOB_STATE_PARTIALLY_SUCCEEDED", 11}};
+// A resource's own `state`: a job's (JobState) or a training pipeline's (PipelineState); the
+// names differ and the numbers agree, so one table serves both.
+const EnumValues kResourceState = [] {
+  EnumValues v = kJobState;
+  for (const char* name :
+       {"PIPELINE_STATE_UNSPECIFIED", "PIPELINE_STATE_QUEUED", "PIPELINE_STATE_PENDING",
+        "PIPELINE_STATE_RUNNING", "PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED",
+        "PIPELINE_STATE_CANCELLING", "PIPELINE_STATE_CANCELLED", "PIPELINE_STATE_PAUSED"}) {
+    v.emplace_back(name, static_cast<int>(v.size()) - static_cast<int>(kJobState.size()));
+  }
+  return v;
+}();
 const EnumValues kTrialState = {{"STATE_UNSPECIFIED", 0}, {"REQUESTED", 1}, {"ACTIVE", 2},
                                 {"STOPPING", 3},          {"SUCCEEDED", 4}, {"INFEASIBLE", 5}};
 // google/cloud/aiplatform/v1/accelerator_type.proto
@@ -71,7 +83,9 @@ struct EnumField {
 
 const std::vector<EnumField>& EnumFields() {
   static const std::vector<EnumField> fields = {
-      {"state", {"", "customJobs", "hyperparameterTuningJobs", "response"}, &kJobState},
+      {"state",
+       {"", "customJobs", "hyperparameterTuningJobs", "trainingPipelines", "response"},
+       &kResourceState},
       {"state", {"trials"}, &kTrialState},
       {"acceleratorType", {"machineSpec"}, &kAcceleratorType},
       {"strategy", {"scheduling"}, &kStrategy},
@@ -93,14 +107,18 @@ const EnumValues* EnumFor(const std::string& parent, const std::string& field) {
 }
 
 // Visits every (parent name, key, value) of objects in `j`; array elements take the array's
-// name as their parent. Maps of user data (labels, metadata) are not entered.
+// name as their parent. Maps of user data (labels, metadata) and google.protobuf.Value fields
+// (a pipeline's trainingTaskInputs, echoed exactly as sent) are not entered.
 template <typename Visit>
 Status Walk(json& j, const std::string& name, const Visit& visit) {
   if (j.is_array()) {
     for (auto& e : j) TY_RETURN_IF_ERROR(Walk(e, name, visit));
   } else if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (it.key() == "labels" || it.key() == "metadata" || it.key() == "env") continue;
+      if (it.key() == "labels" || it.key() == "metadata" || it.key() == "env" ||
+          it.key() == "trainingTaskInputs" || it.key() == "trainingTaskMetadata") {
+        continue;
+      }
       TY_RETURN_IF_ERROR(visit(name, it.key(), it.value()));
       TY_RETURN_IF_ERROR(Walk(it.value(), it.key(), visit));
     }

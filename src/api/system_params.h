@@ -5,8 +5,9 @@
 //
 // With enum-encoding=int, enums travel as numbers both ways: request bodies are turned back into
 // enum names before the codec sees them (EnumsToNames) and responses get numbers
-// (EnumsToNumbers). This is a layer over the JSON, keyed by the enum fields of CustomJob and
-// HyperparameterTuningJob (kEnumFields in the .cc), so it is independent of the codecs.
+// (EnumsToNumbers). This is a layer over the JSON, keyed by the enum fields of CustomJob,
+// HyperparameterTuningJob and TrainingPipeline (kEnumFields in the .cc), so it is independent of
+// the codecs; google.protobuf.Value fields (trainingTaskInputs) pass untouched.
 #pragma once
 
 #include <httplib.h>

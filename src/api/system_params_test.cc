@@ -45,5 +45,22 @@ TEST(SystemParamsTest, EnumsRoundTripAndLabelsStayAlone) {
   EXPECT_FALSE(EnumsToNames(bad).ok());
 }
 
+// A pipeline's own state becomes its number; its trainingTaskInputs (a google.protobuf.Value the
+// SDKs read back key by key) is left exactly as sent, enum-like strings included.
+TEST(SystemParamsTest, PipelineStatesAreNumberedAndTrainingTaskInputsStayAsSent) {
+  json pipeline = json::parse(R"({"state":"PIPELINE_STATE_SUCCEEDED",
+    "trainingTaskInputs":{"workerPoolSpecs":[{"machineSpec":{"acceleratorType":"NVIDIA_TESLA_T4"}}],
+                          "scheduling":{"strategy":"SPOT"}},
+    "trainingTaskMetadata":{"state":"JOB_STATE_RUNNING"}})");
+  json numbers = pipeline;
+  EnumsToNumbers(numbers);
+  json list = {{"trainingPipelines", {pipeline}}};
+  EnumsToNumbers(list);
+  EXPECT_EQ(numbers["state"].dump() + " " + list["trainingPipelines"][0]["state"].dump() + " " +
+                std::to_string(numbers["trainingTaskInputs"] == pipeline["trainingTaskInputs"]) +
+                std::to_string(numbers["trainingTaskMetadata"] == pipeline["trainingTaskMetadata"]),
+            "4 4 11");
+}
+
 }  // namespace
 }  // namespace trainyard::api

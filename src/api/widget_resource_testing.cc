@@ -1,11 +1,14 @@
 #include "api/widget_resource_testing.h"
 
+#include <atomic>
+
 #include "api/api_server.h"
 // Before cpp-httplib's header (it brings Eigen; see api_server.h).
 #include "controller/legacy_job_controller.h"
 #include "controller/tuning_job_controller.h"
 // clang-format off
 #include "controller/operation_controller.h"
+#include "controller/training_pipeline_controller.h"
 #include "executor/fake_executor.h"
 #include "store/memory_job_store.h"
 #include "testing/test_util.h"
@@ -96,7 +99,10 @@ struct TestApiServer::Parts {
   std::unique_ptr<controller::JobController> jobs;
   std::unique_ptr<controller::TuningJobController> tuning;
   std::unique_ptr<controller::LegacyJobController> legacy;
+  controller::ModelRegistry models{&store, [](const std::string&) { return Status::Ok(); }};
+  std::unique_ptr<controller::TrainingPipelineController> pipelines;
   std::unique_ptr<ApiServer> server;
+  std::atomic<bool> served{false};  // Serve() has returned
 };
 
 TestApiServer::TestApiServer() : parts_(std::make_unique<Parts>()) {
@@ -112,20 +118,39 @@ TestApiServer::TestApiServer() : parts_(std::make_unique<Parts>()) {
   p.legacy =
       std::make_unique<controller::LegacyJobController>(&p.store, p.jobs.get(), p.tuning.get());
   if (!p.legacy->Start().ok()) std::abort();
+  controller::TrainingPipelineOptions popts;
+  popts.poll_interval = std::chrono::milliseconds(0);
+  p.pipelines = std::make_unique<controller::TrainingPipelineController>(&p.store, p.jobs.get(),
+                                                                         &p.models, popts);
+  if (!p.pipelines->Start().ok()) std::abort();
   ApiServerOptions options;
   options.port = 0;
-  p.server = std::make_unique<ApiServer>(
-      ApiControllers{p.jobs.get(), p.tuning.get(), &p.operations, p.legacy.get()}, options);
+  ApiControllers controllers;
+  controllers.custom_jobs = p.jobs.get();
+  controllers.tuning_jobs = p.tuning.get();
+  controllers.operations = &p.operations;
+  controllers.legacy_jobs = p.legacy.get();
+  controllers.models = &p.models;
+  controllers.training_pipelines = p.pipelines.get();
+  p.server = std::make_unique<ApiServer>(controllers, options);
   RegisterResourceRoutes(p.server->routes(), &p.operations, WidgetDescriptor(),
                          StoredResourceHandlers(&p.widgets));
   StatusOr<int> port = p.server->Bind();
   if (!port.ok()) std::abort();
   port_ = *port;
-  thread_ = std::thread([this] { parts_->server->Serve(); });
+  thread_ = std::thread([this] {
+    parts_->server->Serve();
+    parts_->served = true;
+  });
 }
 
 TestApiServer::~TestApiServer() {
-  parts_->server->Stop();
+  // A Stop that lands before the listener loop has started is lost (a test that sends no request
+  // ends that early), so it is repeated until Serve returns.
+  while (!parts_->served) {
+    parts_->server->Stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   thread_.join();
 }
 
@@ -134,5 +159,7 @@ controller::TuningJobController& TestApiServer::tuning() { return *parts_->tunin
 controller::JobController& TestApiServer::jobs() { return *parts_->jobs; }
 controller::StoredResourceController& TestApiServer::widgets() { return parts_->widgets; }
 controller::LegacyJobController& TestApiServer::legacy() { return *parts_->legacy; }
+controller::ModelRegistry& TestApiServer::models() { return parts_->models; }
+controller::TrainingPipelineController& TestApiServer::pipelines() { return *parts_->pipelines; }
 
 }  // namespace trainyard::api

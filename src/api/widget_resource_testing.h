@@ -25,6 +25,8 @@ namespace trainyard::controller {
 class JobController;
 class TuningJobController;
 class LegacyJobController;
+class ModelRegistry;
+class TrainingPipelineController;
 }  // namespace trainyard::controller
 
 namespace trainyard::api {
@@ -37,6 +39,8 @@ ResourceDescriptor WidgetDescriptor();
 // A server on 127.0.0.1 (port 0) over memory stores with every controller — custom jobs on the
 // FakeExecutor, HP-tuning jobs, AI Platform jobs, operations — and the widgets' routes.
 // Test-only.
+// FakeExecutor, HP-tuning jobs, operations, models (every gs:// artifactUri counts as existing),
+// training pipelines (polled by their tests: PollOnce) — and the widgets' routes. Test-only.
 class TestApiServer {
  public:
   TestApiServer();
@@ -48,6 +52,8 @@ class TestApiServer {
   controller::TuningJobController& tuning();
   controller::StoredResourceController& widgets();
   controller::LegacyJobController& legacy();
+  controller::ModelRegistry& models();
+  controller::TrainingPipelineController& pipelines();
 
  private:
   struct Parts;

@@ -177,17 +177,30 @@ CustomJob JobFromRequest(CustomJob request) {
 
 }  // namespace
 
+Status JobController::ValidateGang(const executor::GangSpec& gang) const {
+  Status v = executor_->Validate(gang);
+  if (v.ok()) return v;
+  std::string msg = v.message();
+  if (msg.starts_with("workerPoolSpecs")) msg = "jobSpec." + msg;
+  return Status(v.code(), msg);
+}
+
+Status JobController::Validate(const std::string& parent, CustomJob request) const {
+  TY_ASSIGN_OR_RETURN(spec::LocationName location, spec::LocationName::Parse(parent));
+  TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
+  CustomJob job = JobFromRequest(std::move(request));
+  job.name = spec::ResourceName::Of(location, spec::kCustomJobs, "0").ToString();
+  TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
+  return ValidateGang(gang);
+}
+
 StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request) {
   TY_ASSIGN_OR_RETURN(spec::LocationName location, spec::LocationName::Parse(parent));
   TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
   CustomJob job = JobFromRequest(std::move(request));
   job.name = spec::ResourceName::Of(location, spec::kCustomJobs, NewJobId()).ToString();
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
-  if (Status v = executor_->Validate(gang); !v.ok()) {
-    std::string msg = v.message();
-    if (msg.starts_with("workerPoolSpecs")) msg = "jobSpec." + msg;
-    return Status(v.code(), msg);
-  }
+  TY_RETURN_IF_ERROR(ValidateGang(gang));
 
   auto now = clock_();
   job.state = JobState::kQueued;

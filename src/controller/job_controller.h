@@ -71,6 +71,11 @@ class JobController {
   // stored job (JOB_STATE_QUEUED, or FAILED if the executor refused it after it was stored).
   // INVALID_ARGUMENT with the field path for invalid specs; nothing is stored then.
   StatusOr<spec::CustomJob> Create(const std::string& parent, spec::CustomJob request);
+  // The checks Create makes before it stores anything (spec rules, image catalog, replica user,
+  // Executor::Validate): OK when Create would accept `request` now; stores nothing. For
+  // resources that create a job later (a TrainingPipeline's backing job), so that their own
+  // create can refuse what the job would.
+  Status Validate(const std::string& parent, spec::CustomJob request) const;
 
   // NOT_FOUND if unknown. Running jobs get a fresh estimated cost.
   StatusOr<spec::CustomJob> Get(const std::string& name);
@@ -98,6 +103,8 @@ class JobController {
 
  private:
   StatusOr<executor::GangSpec> BuildGang(const spec::CustomJob& job) const;
+  // Executor::Validate, with the job's field paths.
+  Status ValidateGang(const executor::GangSpec& gang) const;
   void OnGangStatus(const executor::GangStatus& status);
   // Writes an executor status into the stored job (one transaction), respecting the state rules.
   void ApplyStatus(const std::string& name, const executor::GangStatus& status);

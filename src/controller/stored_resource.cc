@@ -54,7 +54,13 @@ bool StoredResourceController::Ended(const json& resource) const {
 
 StatusOr<json> StoredResourceController::Create(const std::string& parent, const std::string& body,
                                                 const std::string& id) {
+  if (!type_.decode) return UnimplementedError(type_.noun + " is not created from a request body");
   TY_ASSIGN_OR_RETURN(json resource, type_.decode(body));
+  return Insert(parent, std::move(resource), id);
+}
+
+StatusOr<json> StoredResourceController::Insert(const std::string& parent, json resource,
+                                                const std::string& id, json runtime) {
   if (!resource.is_object()) return InternalError(type_.noun + " codec returned a non-object");
   const auto now = clock_();
   store::ResourceRecord r;
@@ -68,6 +74,7 @@ StatusOr<json> StoredResourceController::Create(const std::string& parent, const
   if (type_.states != nullptr) resource["state"] = type_.initial_state;
   TY_RETURN_IF_ERROR(FillColumns(resource, &r));
   r.body = resource;
+  r.runtime = runtime.is_object() ? std::move(runtime) : json::object();
   Status created = store_->CreateResource(type_.kind, r);
   if (created.code() == StatusCode::kAlreadyExists) {
     return AlreadyExistsError(type_.duplicate_message
@@ -79,10 +86,14 @@ StatusOr<json> StoredResourceController::Create(const std::string& parent, const
 }
 
 StatusOr<json> StoredResourceController::Get(const std::string& name) {
+  TY_ASSIGN_OR_RETURN(store::ResourceRecord r, GetRecord(name));
+  return std::move(r.body);
+}
+
+StatusOr<store::ResourceRecord> StoredResourceController::GetRecord(const std::string& name) {
   StatusOr<store::ResourceRecord> r = store_->GetResource(type_.kind, name);
   if (r.status().code() == StatusCode::kNotFound) return NotFoundError(NotFound(type_, name));
-  TY_RETURN_IF_ERROR(r.status());
-  return r->body;
+  return r;
 }
 
 StatusOr<store::ResourcePage> StoredResourceController::List(const store::ListQuery& query) {

@@ -62,8 +62,17 @@ class StoredResourceController {
   // Returns it as stored. The decode error, or ALREADY_EXISTS for a taken id.
   StatusOr<nlohmann::json> Create(const std::string& parent, const std::string& body,
                                   const std::string& id);
+  // Stores a resource its own controller built (not decoded from a request body): `resource`
+  // gets name, createTime, updateTime (and the initial state, for a resource with states) and
+  // `runtime` is kept beside it, in one transaction. Returns the resource as stored;
+  // ALREADY_EXISTS for a taken id.
+  StatusOr<nlohmann::json> Insert(const std::string& parent, nlohmann::json resource,
+                                  const std::string& id,
+                                  nlohmann::json runtime = nlohmann::json::object());
   // NOT_FOUND if absent.
   StatusOr<nlohmann::json> Get(const std::string& name);
+  // The stored record (resource and runtime state); NOT_FOUND if absent.
+  StatusOr<store::ResourceRecord> GetRecord(const std::string& name);
   // The resources of query.parent, newest first.
   StatusOr<store::ResourcePage> List(const store::ListQuery& query);
   // Deletes a resource that has no state or has ended; FAILED_PRECONDITION (cancel it first)
@@ -83,11 +92,14 @@ class StoredResourceController {
       const std::string& name,
       const std::function<Status(nlohmann::json& resource, nlohmann::json& runtime)>& mutate);
 
+  // A new numeric id, as Vertex's, increasing with time (so ids sort by creation); for a
+  // controller that must name a resource before it stores it.
+  std::string NewId();
+
  private:
   // The record columns (state, display name, labels) of `resource`.
   Status FillColumns(const nlohmann::json& resource, store::ResourceRecord* r) const;
   bool Ended(const nlohmann::json& resource) const;
-  std::string NewId();
 
   store::ResourceStore* store_;
   ResourceType type_;

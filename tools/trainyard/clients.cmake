@@ -10,7 +10,7 @@ set_tests_properties(ai_platform_e2e_test PROPERTIES SKIP_REGULAR_EXPRESSION "\\
 
 find_program(NODE_EXECUTABLE node)
 if(NODE_EXECUTABLE)
-  foreach(client storage aiplatform)
+  foreach(client storage aiplatform aiplatform_pipeline)
     add_test(NAME node_${client}_client_test
              COMMAND ${NODE_EXECUTABLE} ${PROJECT_SOURCE_DIR}/test/node/${client}_client_test.js)
     set_tests_properties(node_${client}_client_test PROPERTIES

@@ -14,6 +14,8 @@ void RegisterGcloudEnvCommand(CLI::App& app, int* exit_code);
 // HP tuning (hp_tuning_jobs_command.cc, automl_command.cc).
 void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code);
 void RegisterAutomlCommands(CLI::App& app, int* exit_code);
+// trainyard ai models list|describe|upload|list-version|delete|delete-version (models_command.cc).
+void RegisterModelsCommands(CLI::App& ai, int* exit_code);
 // trainyard auth create-token|list-tokens|revoke-token|audit-log (auth_command.cc).
 void RegisterAuthCommands(CLI::App& app, int* exit_code);
 // trainyard ai-platform jobs submit training|describe|list|cancel|stream-logs

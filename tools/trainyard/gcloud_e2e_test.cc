@@ -2,8 +2,10 @@
 // `gcloud storage` for the data and `gcloud ai custom-jobs` for the job (create, describe until
 // done, stream-logs), `gcloud storage cat` of what the job wrote, `gcloud logging read`, a
 // Python source archive through --python-package-uris, and an HP-tuning job through
-// `gcloud ai hp-tuning-jobs`. Skipped (with the reason) where gcloud is not
-// installed.
+// `gcloud ai hp-tuning-jobs`, and `gcloud ai models list/describe/upload/list-version/
+// delete-version/delete` on a model a training pipeline registered (gcloud has no pipeline
+// command: the pipeline is created over REST, as the SDKs do). Skipped (with the reason) where
+// gcloud is not installed.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -275,6 +277,66 @@ TEST_F(GcloudE2ETest, FieldViolationsArePrintedAndDeleteOperationsAreDescribed) 
   auto described = Gcloud({"ai", "operations", "describe", op_name.substr(op_name.rfind('/') + 1),
                            "--region=europe-west4", "--format=value(done)"});
   EXPECT_EQ(described.out, "True\n") << described.err;
+}
+
+TEST_F(GcloudE2ETest, AiModelsOnAModelATrainingPipelineRegistered) {
+  const json body = {
+      {"displayName", "gc-pipeline"},
+      {"trainingTaskDefinition",
+       "gs://google-cloud-aiplatform/schema/trainingjob/definition/custom_task_1.0.0.yaml"},
+      {"trainingTaskInputs",
+       {{"workerPoolSpecs",
+         {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+           {"replicaCount", 1},
+           {"containerSpec",
+            {{"imageUri", "local"},
+             {"command",
+              {"sh", "-c",
+               "d=\"$TRAINYARD_BUCKET_ROOT/${AIP_MODEL_DIR#gs://}\"; mkdir -p \"$d\" && "
+               "echo '{}' > \"$d/config.json\""}}}}}}}}},
+      {"modelToUpload", {{"displayName", "gc-model"}, {"containerSpec", {{"imageUri", "img"}}}}}};
+  HttpResult created =
+      Http(server_->port(), "POST",
+           "/v1/projects/my-project/locations/europe-west4/trainingPipelines", body.dump());
+  ASSERT_EQ(created.status, 200) << created.body;
+  json pipeline;
+  for (int i = 0; i < 300; ++i) {
+    pipeline = Http(server_->port(), "GET", "/v1/" + created.body.value("name", "")).body;
+    if (pipeline.value("state", "") == "PIPELINE_STATE_SUCCEEDED") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::string model = pipeline["modelToUpload"].value("name", "");
+  ASSERT_FALSE(model.empty()) << pipeline << server_->Stderr();
+  const std::string id = model.substr(model.rfind('/') + 1);
+  const std::string dir =
+      "gs://trainyard-staging/aiplatform-custom-training-" +
+      created.body.value("name", "").substr(created.body.value("name", "").rfind('/') + 1) +
+      "/model/";
+  const std::string region = "--region=europe-west4";
+  auto list = Gcloud({"ai", "models", "list", region});
+  auto describe = Gcloud({"ai", "models", "describe", id, region,
+                          "--format=value(displayName,artifactUri,versionId)"});
+  auto upload =
+      Gcloud({"ai", "models", "upload", region, "--display-name=gc-v2", "--artifact-uri=" + dir,
+              "--container-image-uri=img", "--parent-model=" + model});
+  auto refused =
+      Gcloud({"ai", "models", "upload", region, "--display-name=none",
+              "--artifact-uri=gs://trainyard-staging/nothing/", "--container-image-uri=img"});
+  auto versions = Gcloud({"ai", "models", "list-version", id, region});
+  auto drop = Gcloud({"ai", "models", "delete-version", id + "@2", region});
+  auto remove = Gcloud({"ai", "models", "delete", id, region});
+  auto empty = Gcloud({"ai", "models", "list", region});
+  EXPECT_EQ(list.out + " | " + describe.out + " | " + std::to_string(upload.exit_code) + " " +
+                std::to_string(refused.exit_code) + " " +
+                std::to_string(refused.err.find("does not contain a model") != std::string::npos) +
+                " | " + std::regex_replace(versions.out, std::regex(" +"), " ") + " | " +
+                std::to_string(drop.exit_code) + std::to_string(remove.exit_code) + " | " +
+                std::to_string(empty.err.find("Listed 0 items.") != std::string::npos),
+            "MODEL_ID" + std::string(id.size() - 6, ' ') + "DISPLAY_NAME\n" + id + "  gc-model\n" +
+                " | gc-model\t" + dir + "\t1\n | 0 1 1 | MODEL_ID VERSION_ID DISPLAY_NAME\n" + id +
+                " 1 gc-model\n" + id + " 2 gc-v2\n | 00 | 1")
+      << list.err << describe.err << upload.err << refused.err << versions.err << drop.err
+      << remove.err << empty.err;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // trainyard: the server and the gcloud-compatible CLI of Trainyard (docs/api.md).
 //   trainyard server [--host] [--port] [--data-dir] [--executor local]
 //   trainyard ai custom-jobs create|list|describe|cancel|stream-logs|delete|local-run
+//   trainyard ai models list|describe|upload|list-version|delete|delete-version
 //   trainyard storage cp SRC... DST
 //   trainyard auth create-token|list-tokens|revoke-token|audit-log
 //   trainyard gcloud-env        (export lines for gcloud and Google's SDKs)
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   trainyard::cli::RegisterStorageCommands(app, &exit_code);
   trainyard::cli::RegisterGcloudEnvCommand(app, &exit_code);
   trainyard::cli::RegisterHpTuningJobsCommands(*ai, &exit_code);  // HP tuning
+  trainyard::cli::RegisterModelsCommands(*ai, &exit_code);        // the model registry
   trainyard::cli::RegisterAutomlCommands(app, &exit_code);
   trainyard::cli::RegisterAiPlatformCommands(app, &exit_code);  // AI Platform Training
   try {

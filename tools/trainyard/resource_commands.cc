@@ -112,7 +112,7 @@ void AddList(CLI::App* group, const CliResource& r, int* exit_code) {
       std::cout << std::flush;
       return Status::Ok();
     }
-    if (all.empty() && c->format == "table") {
+    if (all.empty() && c->format.starts_with("table")) {
       std::cerr << "Listed 0 items.\n";
       return Status::Ok();
     }

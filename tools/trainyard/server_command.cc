@@ -24,7 +24,9 @@
 #include "common/path_lookup.h"
 #include "controller/job_controller.h"
 #include "controller/legacy_job_controller.h"
+#include "controller/model_registry.h"
 #include "controller/operation_controller.h"
+#include "controller/training_pipeline_controller.h"
 #include "controller/tuning_job_controller.h"
 #include "executor/executor_registry.h"
 #include "executor/fake_executor.h"
@@ -84,6 +86,7 @@ struct ServerFlags {
   std::string service_accounts;  // the serviceAccount -> Unix user table (replica_users.h)
   std::optional<std::string> bucket_group;  // unset = "trainyard" if that group exists
   bool allow_root_replicas = false;         // replicas may run as uid 0
+  std::string staging_bucket = "gs://trainyard-staging";  // outputs of pipelines without one
 };
 
 // Replicas of several users write into the same buckets (as Vertex's service accounts may): the
@@ -414,7 +417,20 @@ Status RunServer(const ServerFlags& f) {
   aopts.is_streaming_path = storage::IsStoragePath;
   controller::OperationController operations(resource_store);
   TY_RETURN_IF_ERROR(operations.Start());
-  api::ApiServer server({&controller, &tuning, &operations, &legacy}, aopts);
+  // The model registry and training pipelines (whose jobs are custom jobs of the controller).
+  controller::ModelRegistry models(resource_store);
+  controller::TrainingPipelineOptions popts;
+  popts.staging_bucket = f.staging_bucket;
+  TY_RETURN_IF_ERROR(ParseGcsUri(f.staging_bucket).status().WithPrefix("--staging-bucket"));
+  controller::TrainingPipelineController pipelines(resource_store, &controller, &models, popts);
+  api::ApiControllers controllers;
+  controllers.custom_jobs = &controller;
+  controllers.tuning_jobs = &tuning;
+  controllers.operations = &operations;
+  controllers.legacy_jobs = &legacy;
+  controllers.models = &models;
+  controllers.training_pipelines = &pipelines;
+  api::ApiServer server(controllers, aopts);
   // Cloud Storage JSON API over the bucket root (src/storage).
   TY_ASSIGN_OR_RETURN(auto object_store, storage::FsObjectStore::Open(BucketRoot()));
   storage::RegisterStorageRoutes(server.routes(), object_store.get());
@@ -431,8 +447,9 @@ Status RunServer(const ServerFlags& f) {
   *storage_host = scheme + "://" + ReachableHost(f.host) + ":" + std::to_string(port);
   // Started once the port is known: recovered jobs are resubmitted with STORAGE_EMULATOR_HOST.
   TY_RETURN_IF_ERROR(controller.Start());
-  TY_RETURN_IF_ERROR(tuning.Start());  // its trials are custom jobs: after the controller
-  TY_RETURN_IF_ERROR(legacy.Start());  // backed by both
+  TY_RETURN_IF_ERROR(tuning.Start());     // its trials are custom jobs: after the controller
+  TY_RETURN_IF_ERROR(legacy.Start());     // backed by both
+  TY_RETURN_IF_ERROR(pipelines.Start());  // so are pipelines' backing jobs
   std::cout << "Trainyard server listening on " << scheme << "://" << f.host << ":" << port
             << std::endl;
   std::cerr << "console at " << scheme << "://" << f.host << ":" << port << "/"
@@ -464,6 +481,7 @@ Status RunServer(const ServerFlags& f) {
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   metrics.StopPolling();
+  pipelines.Stop();
   tuning.Stop();
   executor->Shutdown();
   return Status::Ok();
@@ -560,6 +578,11 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--allow-root-replicas", f->allow_root_replicas,
                 "Let replicas run as uid 0 (by default a root server runs them as 'nobody' or "
                 "the users --service-accounts names)");
+  cmd->add_option("--staging-bucket", f->staging_bucket,
+                  "gs://BUCKET[/PREFIX] where training pipelines whose trainingTaskInputs have no "
+                  "baseOutputDirectory write (<staging>/aiplatform-custom-training-<id>/), as the "
+                  "Vertex SDK's staging bucket")
+      ->capture_default_str();
   cmd->add_option("--fake-run-ms", f->fake_run_ms,
                   "With --executor fake: how long each job stays RUNNING");
   cmd->callback([f, exit_code] {
