@@ -209,8 +209,9 @@ TEST_P(ResourceRoutesConformanceTest, TheRoutesAreInTheRouteTableWithTheirAccess
                 r.value("access", ""));
   }
   const std::string read(auth::AccessName(d.read)), write(auth::AccessName(d.write));
-  std::set<std::string> expected = {"GET /([^/:]+) " + read, "GET collection " + read,
-                                    "POST " + (create.empty() ? "collection" : create) + " " + write};
+  std::set<std::string> expected = {
+      "GET /([^/:]+) " + read, "GET collection " + read,
+      "POST " + (create.empty() ? "collection" : create) + " " + write};
   if (served_->Deletable()) expected.insert("DELETE /([^/:]+) " + write);
   if (served_->Patchable()) expected.insert("PATCH /([^/:]+) " + write);
   if (served_->StartsUnended()) expected.insert("POST /([^/:]+):cancel " + write);

@@ -99,5 +99,4 @@ Status CheckEmptyBody(const httplib::Request& req) {
   return Status::Ok();
 }
 
-
 }  // namespace trainyard::api

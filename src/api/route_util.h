@@ -74,7 +74,6 @@ StatusOr<int64_t> IntParam(const httplib::Request& req, const std::string& name,
 // "projects/P/locations/L" from a route whose first two captures are the project and location.
 std::string ParentOf(const httplib::Request& req);
 
-
 // A list response as Vertex writes it: {"<field>": [to_json(job)...], "nextPageToken": "..."},
 // with the list and the token left out when empty.
 template <typename Job, typename ToJson>

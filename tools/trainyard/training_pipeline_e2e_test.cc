@@ -185,11 +185,12 @@ constexpr const char* kRunSequence =
 
 TEST_F(TrainingPipelineE2ETest, PythonSdkCustomContainerTrainingJob) {
   StartServer({"--executor", "fake", "--fake-run-ms", "1000"});
-  json body = PipelineBody("x", json::array({Pool({{"containerSpec",
-                                        {{"imageUri", "local"},
-                                         {"command", json::array({"true"})},
-                                         {"args", {"--epochs", "3"}},
-                                         {"env", {{{"name", "K"}, {"value", "V"}}}}}}})}));
+  json body =
+      PipelineBody("x", json::array({Pool({{"containerSpec",
+                                            {{"imageUri", "local"},
+                                             {"command", json::array({"true"})},
+                                             {"args", {"--epochs", "3"}},
+                                             {"env", {{{"name", "K"}, {"value", "V"}}}}}}})}));
   auto [pipeline, model] = Run(body);
   EXPECT_EQ(Log() + std::to_string(StateNumber(pipeline)) + " " +
                 std::to_string(pipeline.contains("error")) + " " +
@@ -214,13 +215,14 @@ TEST_F(TrainingPipelineE2ETest, PythonSdkCustomTrainingJobUploadsItsScriptFirst)
                          "multipart/related; boundary=\"" + boundary + "\"");
   ASSERT_EQ(uploaded.status, 200) << uploaded.text;
   json body = PipelineBody(
-      "script", json::array({Pool({{"python_package_spec",
-                        {{"executor_image_uri",
-                          "us-docker.pkg.dev/vertex-ai/training/pytorch-cpu.2-1.py310:latest"},
-                         {"python_module", "aiplatform_custom_trainer_script.task"},
-                         {"package_uris", json::array({"gs://bkt1/" + object})},
-                         {"args", json::array()},
-                         {"env", json::array()}}}})}));
+      "script",
+      json::array({Pool({{"python_package_spec",
+                          {{"executor_image_uri",
+                            "us-docker.pkg.dev/vertex-ai/training/pytorch-cpu.2-1.py310:latest"},
+                           {"python_module", "aiplatform_custom_trainer_script.task"},
+                           {"package_uris", json::array({"gs://bkt1/" + object})},
+                           {"args", json::array()},
+                           {"env", json::array()}}}})}));
   log_.clear();
   auto [pipeline, model] = Run(body);
   EXPECT_EQ(uploaded.body.value("size", "") + " | " + Log() +
@@ -240,8 +242,9 @@ TEST_F(TrainingPipelineE2ETest, PythonSdkCustomPythonPackageTrainingJobWithARedu
   json workers = Pool(package);
   workers["replica_count"] = 2.0;
   // chief, workers, an empty parameter-server pool ({} in the middle), a reduction server pool.
-  json body = PipelineBody("pkg", json::array({Pool(package), workers, json::object(),
-                                               Pool({{"container_spec", {{"image_uri", "local"}}}})}));
+  json body =
+      PipelineBody("pkg", json::array({Pool(package), workers, json::object(),
+                                       Pool({{"container_spec", {{"image_uri", "local"}}}})}));
   body["trainingTaskInputs"]["worker_pool_specs"][3]["container_spec"]["command"] =
       json::array({"true"});
   auto [pipeline, model] = Run(body);
