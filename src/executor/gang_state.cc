@@ -35,7 +35,8 @@ namespace {
 constexpr GangFailure kAllFailures[] = {GangFailure::kNone,        GangFailure::kReplicaFailed,
                                         GangFailure::kReplicaLost, GangFailure::kTimeout,
                                         GangFailure::kCancelled,   GangFailure::kStartFailed,
-                                        GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable};
+                                        GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable,
+                                        GangFailure::kConfigError};
 }  // namespace
 
 std::string GangFailureName(GangFailure failure) {
@@ -56,6 +57,8 @@ std::string GangFailureName(GangFailure failure) {
       return "LOST_ON_ADOPT";
     case GangFailure::kImageUnavailable:
       return "IMAGE_UNAVAILABLE";
+    case GangFailure::kConfigError:
+      return "CONFIG_ERROR";
   }
   return "NONE";
 }

@@ -97,7 +97,7 @@ TEST(SlurmTaskTest, TheReplicaRunsAsThePlansUser) {
   executor::GangSpec spec;
   spec.job_id = "78";
   spec.job_dir = dir / "job";
-  spec.run_as = executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent"};
+  spec.run_as = executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent", std::nullopt};
   spec.replicas.push_back({0,
                            0,
                            "n1-standard-4",

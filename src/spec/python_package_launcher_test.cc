@@ -83,14 +83,15 @@ class PythonPackageLauncherTest : public ::testing::Test {
   // Runs the launcher as a replica would: in its working directory, `python ARGV`.
   testing::ProcessResult Launch(std::vector<std::string> python,
                                 const std::vector<std::string>& packages, const std::string& module,
-                                const std::vector<std::string>& args) {
+                                const std::vector<std::string>& args,
+                                const std::vector<std::string>& env = {}) {
     std::vector<std::string> argv = {"sh", "-c", "cd \"$0\" && exec \"$@\"",
                                      (dir_ / "work").string()};
     for (const std::string& a : PythonPackageLauncherArgv(python, packages, module)) {
       argv.push_back(a);
     }
     argv.insert(argv.end(), args.begin(), args.end());
-    return testing::RunProcess(argv);
+    return testing::RunProcess(argv, "", env);
   }
 
   std::string python_;
@@ -119,6 +120,26 @@ TEST_F(PythonPackageLauncherTest, AFailedInstallEndsWithPipsExitCodeAndSaysSo) {
   EXPECT_NE(r.err.find("[trainyard] pip install failed with exit code 1"), std::string::npos)
       << r.err;
   EXPECT_EQ(r.out.find("task args"), std::string::npos) << r.out;
+}
+
+// AIP_MODEL_DIR is made (gs:// under TRAINYARD_BUCKET_ROOT) and written to before anything else;
+// one that cannot be written ends the replica with exit 78 and the reason, before pip runs.
+TEST_F(PythonPackageLauncherTest, AModelDirItCannotWriteEndsWith78BeforeTheInstall) {
+  const std::string root = "TRAINYARD_BUCKET_ROOT=" + (dir_ / "buckets").string();
+  auto ok = Launch({python_, "-S"}, {wheel_}, "helper.main", {}, {root, "AIP_MODEL_DIR=gs://b/m/"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_TRUE(fs::is_directory(dir_ / "buckets/b/m") && fs::is_empty(dir_ / "buckets/b/m"));
+  // Even root cannot make a directory below a file.
+  testing::WriteFileOrDie(dir_ / "buckets/b/file", "x");
+  auto blocked =
+      Launch({python_}, {sdist_}, "trainer.task", {}, {root, "AIP_MODEL_DIR=gs://b/file/m/"});
+  EXPECT_EQ(blocked.exit_code, 78) << blocked.out << blocked.err;
+  const std::string path = (dir_ / "buckets/b/file/m/").string();
+  EXPECT_TRUE(blocked.err.starts_with("[trainyard] AIP_MODEL_DIR gs://b/file/m/: cannot write " +
+                                      path + " (Not a directory); "))
+      << blocked.err;
+  EXPECT_NE(blocked.err.find("Fix: let uid "), std::string::npos) << blocked.err;
+  EXPECT_EQ(blocked.out, "") << "pip must not have run";
 }
 
 // `python -S` has no site-packages, so no pip: the wheel goes on PYTHONPATH; an archive cannot.
