@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "testing/test_util.h"
 
 namespace trainyard::executor {
@@ -170,7 +172,7 @@ TEST(CheckOutputDirsTest, NamesTheDirectoryItsOwnerModeAndTheFix) {
   // A bucket it cannot pass through is named with its mode.
   ::chmod((dir / "buckets/bkt").c_str(), 0700);
   s = CheckOutputDirs("gs://bkt/new", "", who);
-  EXPECT_NE(s.message().find("cannot reach " + (dir / "buckets/bkt/new/model").string() + ": " +
+  EXPECT_NE(s.message().find("cannot reach " + (dir / "buckets/bkt/new").string() + ": " +
                              (dir / "buckets/bkt").string() + " is owned by"),
             std::string::npos)
       << s;

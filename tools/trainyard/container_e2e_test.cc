@@ -6,6 +6,7 @@
 // podman, runc, docker-registry or busybox-static is missing, or when not running as root.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstdio>
 #include <iostream>
 
 #include "common/time.h"
