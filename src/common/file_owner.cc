@@ -50,8 +50,8 @@ std::string OwnerAndMode(const std::filesystem::path& path) {
 
 std::string ProcessIdentity() {
   const uid_t uid = ::geteuid();
-  std::string s = UserName(uid) + " (uid " + std::to_string(uid) + ", gid " +
-                  std::to_string(::getegid());
+  std::string s =
+      UserName(uid) + " (uid " + std::to_string(uid) + ", gid " + std::to_string(::getegid());
   std::vector<gid_t> groups(static_cast<size_t>(std::max(0, ::getgroups(0, nullptr))));
   const int n = groups.empty() ? 0 : ::getgroups(static_cast<int>(groups.size()), groups.data());
   std::string list;

@@ -182,8 +182,7 @@ Status CheckOutputs(const executor::GangSpec& gang) {
   if (!gang.run_as) return Status::Ok();
   const auto trial = gang.extra_env.find("CLOUD_ML_TRIAL_ID");
   return executor::CheckOutputDirs(gang.base_output_dir,
-                                   trial == gang.extra_env.end() ? "" : trial->second,
-                                   *gang.run_as)
+                                   trial == gang.extra_env.end() ? "" : trial->second, *gang.run_as)
       .WithPrefix("jobSpec.baseOutputDirectory.outputUriPrefix");
 }
 

@@ -146,7 +146,8 @@ TEST_F(JobControllerTest, ServiceAccountsResolveToTheGangsUserOrAreRefused) {
   o.server_uid = 0;
   o.server_user = "root";
   o.lookup = [](const std::string& user) -> StatusOr<executor::RunAs> {
-    if (user == "alice") return executor::RunAs{"alice", 1000, 1000, {}, "/home/alice", std::nullopt};
+    if (user == "alice")
+      return executor::RunAs{"alice", 1000, 1000, {}, "/home/alice", std::nullopt};
     if (user == "nobody") return executor::RunAs{"nobody", 65534, 65534, {}, "/", std::nullopt};
     return NotFoundError("no user " + user);
   };
@@ -196,8 +197,8 @@ TEST_F(JobControllerTest, AnOutputDirTheReplicaUserCannotWriteIsRefusedAtCreate)
   ASSERT_TRUE(users.ok()) << users.status();
   Restart(&*users);
   auto with_base = [](const std::string& base) {
-    return R"({"displayName":"out","jobSpec":{"baseOutputDirectory":{"outputUriPrefix":")" +
-           base + R"("},"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},
+    return R"({"displayName":"out","jobSpec":{"baseOutputDirectory":{"outputUriPrefix":")" + base +
+           R"("},"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},
            "replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}}]}})";
   };
   auto refused = Create(with_base("gs://bkt/out"));

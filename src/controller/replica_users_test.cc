@@ -10,8 +10,10 @@ namespace {
 // A host with root, nobody, alice (1000, also in group 27) and bob (1001).
 StatusOr<executor::RunAs> FakeLookup(const std::string& user) {
   if (user == "root") return executor::RunAs{"root", 0, 0, {}, "/root", std::nullopt};
-  if (user == "nobody") return executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent", std::nullopt};
-  if (user == "alice") return executor::RunAs{"alice", 1000, 1000, {27}, "/home/alice", std::nullopt};
+  if (user == "nobody")
+    return executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent", std::nullopt};
+  if (user == "alice")
+    return executor::RunAs{"alice", 1000, 1000, {27}, "/home/alice", std::nullopt};
   if (user == "bob") return executor::RunAs{"bob", 1001, 1001, {}, "/home/bob", std::nullopt};
   return NotFoundError("no Unix user '" + user + "' on this host");
 }

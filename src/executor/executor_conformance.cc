@@ -64,9 +64,8 @@ void ExecutorConformanceTest::SetUp() {
 void ExecutorConformanceTest::TearDown() {
   if (!executor_) return;
   // Leave nothing running behind: cancel what is left and wait for it to end.
-  for (const char* id :
-       {"ok", "retry", "spent", "config", "gang", "blocker", "queued", "run", "slow", "adopted",
-        "ended"}) {
+  for (const char* id : {"ok", "retry", "spent", "config", "gang", "blocker", "queued", "run",
+                         "slow", "adopted", "ended"}) {
     auto s = executor_->Get(id);
     if (!s.ok() || GangLifecycle::IsTerminal(s->state)) continue;
     (void)executor_->Cancel(id);

@@ -38,8 +38,8 @@ struct ReplicaPlan {
   std::string error;                        // a line it prints to stderr next; empty = none
 };
 
-// The plan as a command line "conformance-replica print=TEXT attempts=3,0 error=TEXT" (for simulated
-// worlds), and back; nullopt when `argv` is not such a command.
+// The plan as a command line "conformance-replica print=TEXT attempts=3,0 error=TEXT" (for
+// simulated worlds), and back; nullopt when `argv` is not such a command.
 std::vector<std::string> EncodeReplicaPlan(const ReplicaPlan& plan);
 std::optional<ReplicaPlan> DecodeReplicaPlan(const std::vector<std::string>& argv);
 // What attempt `attempt` (from 1) of `plan` does: its exit code, or kUntilStopped.

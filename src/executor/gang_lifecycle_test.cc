@@ -125,8 +125,8 @@ TEST_F(GangLifecycleTest, GangRestartStopsEveryoneThenStartsThemAgain) {
   Run();
   std::string trace = Show(Lc().ReplicaFailed("workerpool1 replica 0", 1, "x exited", true, now_));
   trace += "\n" + Show(Lc().Tick(/*any_running=*/false, now_));
-  trace +=
-      "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", 1, "x exited with code 1", false, now_));
+  trace += "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", 1, "x exited with code 1", false,
+                                          now_));
   EXPECT_EQ(trace,
             "terminate [restarting the whole job (restartJobOnWorkerRestart; restart 1 of 1)] | "
             "RUNNING RESTART_GANG NONE 1\n"
@@ -330,10 +330,10 @@ TEST(StopGoalTest, NamesRoundTrip) {
                      StopGoal::kTimeout, StopGoal::kRestartGang}) {
     got += StopGoalName(g) + (StopGoalFromName(StopGoalName(g)) == g ? " " : "! ");
   }
-  for (GangFailure f : {GangFailure::kNone, GangFailure::kReplicaFailed, GangFailure::kReplicaLost,
-                        GangFailure::kTimeout, GangFailure::kCancelled, GangFailure::kStartFailed,
-                        GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable,
-                        GangFailure::kConfigError}) {
+  for (GangFailure f :
+       {GangFailure::kNone, GangFailure::kReplicaFailed, GangFailure::kReplicaLost,
+        GangFailure::kTimeout, GangFailure::kCancelled, GangFailure::kStartFailed,
+        GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable, GangFailure::kConfigError}) {
     got += GangFailureName(f) + (GangFailureFromName(GangFailureName(f)) == f ? " " : "! ");
   }
   EXPECT_EQ(got + std::to_string(StopGoalFromName("nope").has_value()),

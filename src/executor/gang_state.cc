@@ -32,11 +32,10 @@ std::optional<GangState> GangStateFromName(const std::string& name) {
 }
 
 namespace {
-constexpr GangFailure kAllFailures[] = {GangFailure::kNone,        GangFailure::kReplicaFailed,
-                                        GangFailure::kReplicaLost, GangFailure::kTimeout,
-                                        GangFailure::kCancelled,   GangFailure::kStartFailed,
-                                        GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable,
-                                        GangFailure::kConfigError};
+constexpr GangFailure kAllFailures[] = {
+    GangFailure::kNone,        GangFailure::kReplicaFailed,    GangFailure::kReplicaLost,
+    GangFailure::kTimeout,     GangFailure::kCancelled,        GangFailure::kStartFailed,
+    GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable, GangFailure::kConfigError};
 }  // namespace
 
 std::string GangFailureName(GangFailure failure) {

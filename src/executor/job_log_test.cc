@@ -85,10 +85,10 @@ TEST(JobLogTest, LastStderrLineIsTheReplicasOwnNewestOneAcrossSegments) {
                     .ok());
   }
   const std::string early = LastStderrLine(dir, 0, 0);
-  ASSERT_TRUE(AppendJobLog(dir, limits, {Rec(0, 0, true, "the reason"), Rec(0, 0, false, "x")}).ok());
-  EXPECT_EQ(early + " | " + LastStderrLine(dir, 0, 0) + " | " + LastStderrLine(dir, 1, 0) +
-                " | '" + LastStderrLine(dir, 2, 0) + "' | '" +
-                LastStderrLine(dir / "missing", 0, 0) + "'",
+  ASSERT_TRUE(
+      AppendJobLog(dir, limits, {Rec(0, 0, true, "the reason"), Rec(0, 0, false, "x")}).ok());
+  EXPECT_EQ(early + " | " + LastStderrLine(dir, 0, 0) + " | " + LastStderrLine(dir, 1, 0) + " | '" +
+                LastStderrLine(dir, 2, 0) + "' | '" + LastStderrLine(dir / "missing", 0, 0) + "'",
             "first reason | the reason | worker err 19 | '' | ''");
 }
 

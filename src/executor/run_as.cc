@@ -153,7 +153,8 @@ Status CheckOutputDirs(const std::string& base_output_dir, const std::string& tr
                                        std::strerror(errno));
       }
       if (!S_ISDIR(st.st_mode)) {
-        return FailedPreconditionError(walked.string() + " is not a directory; remove it or use "
+        return FailedPreconditionError(walked.string() +
+                                       " is not a directory; remove it or use "
                                        "another baseOutputDirectory");
       }
       const bool writes = AtOrBelow(walked, dirs.front());
@@ -180,8 +181,8 @@ Status CheckCanReach(const fs::path& dir, const RunAs& run_as) {
     const mode_t bit = st.st_uid == run_as.uid ? S_IXUSR : in_group ? S_IXGRP : S_IXOTH;
     if ((st.st_mode & bit) == 0) {
       return FailedPreconditionError(Who(run_as) + " cannot reach " + dir.string() + ": " +
-                                     walked.string() + " is mode " + ModeString(st.st_mode) + ", owned by uid " +
-                                     std::to_string(st.st_uid));
+                                     walked.string() + " is mode " + ModeString(st.st_mode) +
+                                     ", owned by uid " + std::to_string(st.st_uid));
     }
   }
   return Status::Ok();

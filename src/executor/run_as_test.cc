@@ -83,7 +83,9 @@ TEST(PrepareReplicaDirsTest, MakesTheWorkMetricAndOutputDirs) {
 // TRAINYARD_BUCKET_ROOT for one test.
 class BucketRootForTest {
  public:
-  explicit BucketRootForTest(const fs::path& root) { ::setenv("TRAINYARD_BUCKET_ROOT", root.c_str(), 1); }
+  explicit BucketRootForTest(const fs::path& root) {
+    ::setenv("TRAINYARD_BUCKET_ROOT", root.c_str(), 1);
+  }
   ~BucketRootForTest() { ::unsetenv("TRAINYARD_BUCKET_ROOT"); }
 };
 
@@ -143,19 +145,22 @@ TEST(CheckOutputDirsTest, NamesTheDirectoryItsOwnerModeAndTheFix) {
   const fs::path dir = testing::MakeTestDir();
   BucketRootForTest root(dir / "buckets");
   fs::create_directories(dir / "buckets/bkt/out/model");
-  for (const char* d : {"bkt", "bkt/out", "bkt/out/model"}) ::chmod((dir / "buckets" / d).c_str(), 0755);
+  for (const char* d : {"bkt", "bkt/out", "bkt/out/model"})
+    ::chmod((dir / "buckets" / d).c_str(), 0755);
   RunAs who = Nobody();
   who.bucket_group = 4242;
   Status s = CheckOutputDirs("gs://bkt/out", "", who);
   const std::string out = (dir / "buckets/bkt/out").string();
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(s.message().starts_with("user 'nobody' (uid 65534), who runs this job's replicas, "
-                                      "cannot write " + out + ": it is owned by "))
+  EXPECT_TRUE(
+      s.message().starts_with("user 'nobody' (uid 65534), who runs this job's replicas, "
+                              "cannot write " +
+                              out + ": it is owned by "))
       << s;
-  for (const std::string& part :
-       {std::string("(uid ") + std::to_string(::geteuid()) + ", gid ", std::string("mode 0755"),
-        std::string("chown nobody ") + out, std::string("chgrp 4242 ") + out + " && chmod 2775 " + out,
-        std::string("another baseOutputDirectory")}) {
+  for (const std::string& part : {std::string("(uid ") + std::to_string(::geteuid()) + ", gid ",
+                                  std::string("mode 0755"), std::string("chown nobody ") + out,
+                                  std::string("chgrp 4242 ") + out + " && chmod 2775 " + out,
+                                  std::string("another baseOutputDirectory")}) {
     EXPECT_NE(s.message().find(part), std::string::npos) << part << " in " << s;
   }
   // Writable through a group the user has (the bucket group), or as its owner: fine.
@@ -185,8 +190,9 @@ TEST(ReplicaOutputDirsTest, BaseTrialAndTheAipDirsAsLocalPaths) {
   ASSERT_TRUE(dirs.ok()) << dirs.status();
   std::string got;
   for (const auto& d : *dirs) got += d.string() + " ";
-  EXPECT_EQ(got,
-            "/b/bkt/out /b/bkt/out/3 /b/bkt/out/3/model /b/bkt/out/3/checkpoints /b/bkt/out/3/logs ");
+  EXPECT_EQ(
+      got,
+      "/b/bkt/out /b/bkt/out/3 /b/bkt/out/3/model /b/bkt/out/3/checkpoints /b/bkt/out/3/logs ");
   EXPECT_TRUE(ReplicaOutputDirs("", "3")->empty());
 }
 

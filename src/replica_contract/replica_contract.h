@@ -48,8 +48,8 @@ inline constexpr char kCloudMlTrialId[] = "CLOUD_ML_TRIAL_ID";
 inline constexpr char kCloudMlHpMetricFile[] = "CLOUD_ML_HP_METRIC_FILE";
 inline constexpr char kCudaVisibleDevices[] = "CUDA_VISIBLE_DEVICES";
 
-// The exit code of a replica that cannot succeed as configured, however often it is retried: an output
-// it cannot write, a setting that is wrong (sysexits.h EX_CONFIG). A replica exiting with it
+// The exit code of a replica that cannot succeed as configured, however often it is retried: an
+// output it cannot write, a setting that is wrong (sysexits.h EX_CONFIG). A replica exiting with it
 // writes the reason as its last line on stderr. Every executor's gang lifecycle
 // (executor/gang_lifecycle.h) then ends the job FAILED at once, without using its restart budget,
 // and the job's error.message ends with that line. trainyard-bert train and the pythonPackageSpec

@@ -208,9 +208,12 @@ StatusOr<executor::ReplicaLaunch> LaunchOf(const nlohmann::json& plan, int rank,
 // start-error file tells the executor, which ends the gang with that reason instead of restarting
 // it (replica_runtime.h).
 int StartFailed(const nlohmann::json& plan, int rank, const Status& why) {
-  const fs::path pid_file = fs::path(plan.at("tasks").at(rank).at("dir").get<std::string>()) / "pid";
+  const fs::path pid_file =
+      fs::path(plan.at("tasks").at(rank).at("dir").get<std::string>()) / "pid";
   Status written = MakeDirs(pid_file.parent_path());
-  if (written.ok()) written = executor::WriteStartError(pid_file, {executor::GangFailure::kStartFailed, why.message()});
+  if (written.ok())
+    written =
+        executor::WriteStartError(pid_file, {executor::GangFailure::kStartFailed, why.message()});
   if (!written.ok()) Fail("cannot record the failure: " + written.message());
   return Fail(why.ToString());
 }

@@ -151,8 +151,8 @@ TEST(SlurmTaskTest, AnOutputDirTheUserCannotWriteIsRecordedAsAStartError) {
       {trainyard::testing::ToolPath("trainyard-slurm-task").string(), "--plan",
        (attempt / "plan.json").string()},
       "",
-      {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURMD_NODENAME=n1", "CUDA_VISIBLE_DEVICES=",
-       "TRAINYARD_BUCKET_ROOT=" + (dir / "buckets").string()});
+      {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURMD_NODENAME=n1",
+       "CUDA_VISIBLE_DEVICES=", "TRAINYARD_BUCKET_ROOT=" + (dir / "buckets").string()});
   auto error = executor::ReadStartError(attempt / "workerpool0-0" / "pid");
   ASSERT_TRUE(error.ok()) << error.status() << " " << r.err;
   EXPECT_EQ(std::to_string(r.exit_code) + " " + executor::GangFailureName(error->failure) + " " +

@@ -53,18 +53,19 @@ Status CheckExportDir(const std::string& flag, const fs::path& dir_in) {
   TY_RETURN_IF_ERROR(ProbeStaging(flag, dir, dir));
   // CommitDirectory renames a previous export aside; in a sticky parent (/tmp) only the owner of
   // the export or of the parent may (rename(2) EPERM otherwise).
-  struct stat parent {}, existing {};
+  struct stat parent {
+  }, existing{};
   const fs::path parent_dir = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
   const uid_t self = ::geteuid();
   if (::stat(dir.c_str(), &existing) == 0 && ::stat(parent_dir.c_str(), &parent) == 0 &&
       (parent.st_mode & S_ISVTX) != 0 && self != 0 && self != existing.st_uid &&
       self != parent.st_uid) {
-    return FailedPreconditionError(
-        flag + " " + dir.string() + ": the export replaces it, but it is " +
-        OwnerAndMode(existing) + " in the sticky directory " + parent_dir.string() +
-        ", where only its owner may move it, and this process runs as " + ProcessIdentity() +
-        ". Fix: remove it or give it to uid " + std::to_string(self) + " (chown), or pass another " +
-        flag);
+    return FailedPreconditionError(flag + " " + dir.string() +
+                                   ": the export replaces it, but it is " + OwnerAndMode(existing) +
+                                   " in the sticky directory " + parent_dir.string() +
+                                   ", where only its owner may move it, and this process runs as " +
+                                   ProcessIdentity() + ". Fix: remove it or give it to uid " +
+                                   std::to_string(self) + " (chown), or pass another " + flag);
   }
   return Status::Ok();
 }

@@ -81,7 +81,8 @@ TEST(OutputCheckTest, APreviousExportAnotherUserOwnsInAStickyDirCannotBeReplaced
   const fs::path sticky = testing::MakeTestDir() / "tmp";
   fs::create_directories(sticky / "model");
   ::chmod(sticky.c_str(), 01777);
-  const std::string got = Unprivileged([&] { return CheckExportDir("--job-dir", sticky / "model"); });
+  const std::string got =
+      Unprivileged([&] { return CheckExportDir("--job-dir", sticky / "model"); });
   EXPECT_NE(got.find("--job-dir " + (sticky / "model").string() +
                      ": the export replaces it, but it is owned by root:"),
             std::string::npos)

@@ -399,10 +399,10 @@ TEST_F(ContainerE2ETest, TheBertImageAsNobodyExportsIntoAHandMadeBucketOrFailsAt
   server_.reset();
   StartServer(/*allow_root_replicas=*/false);
   auto job = [&](const std::string& base, const std::string& job_dir) {
-    json args = json::array({"train", "--training-file=gs://bkt/data/train.csv",
-                             "--validation-file=gs://bkt/data/eval.csv",
-                             "--vocab=gs://bkt/data/vocab.txt", "--epochs=1", "--batch-size=16",
-                             "--max-length=24", "--threads=1"});
+    json args =
+        json::array({"train", "--training-file=gs://bkt/data/train.csv",
+                     "--validation-file=gs://bkt/data/eval.csv", "--vocab=gs://bkt/data/vocab.txt",
+                     "--epochs=1", "--batch-size=16", "--max-length=24", "--threads=1"});
     if (!job_dir.empty()) args.push_back("--job-dir=" + job_dir);
     json pool = {{"machineSpec", {{"machineType", "n1-standard-4"}}},
                  {"replicaCount", "1"},

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "common/time.h"
@@ -133,15 +133,19 @@ class OutputsE2ETest : public ::testing::Test {
     std::string logs;
     json job = Run(TrainJob("", {"--job-dir=" + (root_only / "model").string()}), &logs);
     const std::string outcome = Outcome(job);
-    const std::string want = "JOB_STATE_FAILED 9 workerpool0 replica 0 exited with code 78 (a "
-                             "configuration error, not restarted): trainyard-bert train: --job-dir " +
-                             (root_only / "model").string() + ": cannot create directory " +
-                             (root_only / "model").string() + ".tmp.";
+    const std::string want =
+        "JOB_STATE_FAILED 9 workerpool0 replica 0 exited with code 78 (a "
+        "configuration error, not restarted): trainyard-bert train: --job-dir " +
+        (root_only / "model").string() + ": cannot create directory " +
+        (root_only / "model").string() + ".tmp.";
     EXPECT_EQ(outcome.substr(0, want.size()) + " | restarts " + std::to_string(Restarts(job)) +
-                  " | data read " + std::to_string(logs.find("Read and tokenized") != std::string::npos),
+                  " | data read " +
+                  std::to_string(logs.find("Read and tokenized") != std::string::npos),
               want + " | restarts 0 | data read 0")
-        << outcome << "\n" << logs;
-    EXPECT_NE(outcome.find(root_only.string() + " is owned by root:"), std::string::npos) << outcome;
+        << outcome << "\n"
+        << logs;
+    EXPECT_NE(outcome.find(root_only.string() + " is owned by root:"), std::string::npos)
+        << outcome;
     EXPECT_NE(outcome.find("mode 0700"), std::string::npos) << outcome;
     // For the record (not a threshold): how long the job ran before it failed.
     auto start = ParseTimestamp(job.value("startTime", ""));
