@@ -59,7 +59,7 @@ TEST(OutputCheckTest, AnExportDirWhoseParentItCannotWriteNamesTheParentAndTheFix
             ": cannot create directory " + (locked / "model").string() + ".tmp.",
         "Permission denied; " + locked.string() + " is owned by ", std::string(", mode 0555, "),
         std::string("and this process runs as "), std::string("Fix: let uid "),
-        "or pass another --job-dir"}) {
+        std::string("or pass another --job-dir")}) {
     EXPECT_NE(got.find(part), std::string::npos) << part << "\nin: " << got;
   }
 }
