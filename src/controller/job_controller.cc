@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "common/time.h"
+#include "executor/run_as.h"
 #include "spec/custom_job_json.h"
 #include "spec/custom_job_validation.h"
 #include "spec/resource_name.h"
@@ -175,6 +176,17 @@ CustomJob JobFromRequest(CustomJob request) {
   return job;
 }
 
+// The executor gives a replica of another user its output dirs (executor::PrepareReplicaDirs);
+// one that exists already and that user cannot write is refused here, before the job queues,
+// instead of failing the run when it exports.
+Status CheckOutputs(const executor::GangSpec& gang) {
+  if (!gang.run_as) return Status::Ok();
+  const auto trial = gang.extra_env.find("CLOUD_ML_TRIAL_ID");
+  return executor::CheckOutputDirs(gang.base_output_dir,
+                                   trial == gang.extra_env.end() ? "" : trial->second, *gang.run_as)
+      .WithPrefix("jobSpec.baseOutputDirectory.outputUriPrefix");
+}
+
 }  // namespace
 
 Status JobController::ValidateGang(const executor::GangSpec& gang) const {
@@ -191,7 +203,8 @@ Status JobController::Validate(const std::string& parent, CustomJob request) con
   CustomJob job = JobFromRequest(std::move(request));
   job.name = spec::ResourceName::Of(location, spec::kCustomJobs, "0").ToString();
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
-  return ValidateGang(gang);
+  TY_RETURN_IF_ERROR(ValidateGang(gang));
+  return CheckOutputs(gang);
 }
 
 StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request) {
@@ -201,6 +214,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   job.name = spec::ResourceName::Of(location, spec::kCustomJobs, NewJobId()).ToString();
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   TY_RETURN_IF_ERROR(ValidateGang(gang));
+  TY_RETURN_IF_ERROR(CheckOutputs(gang));
 
   auto now = clock_();
   job.state = JobState::kQueued;
@@ -409,6 +423,10 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
         // The reason stays machine-readable in the job's error, as Vertex's console shows it.
         code = StatusCode::kFailedPrecondition;
         message = executor::GangFailureName(status.failure) + ": " + message;
+      }
+      // A replica's configuration error (exit 78): the job cannot run as configured.
+      if (status.failure == executor::GangFailure::kConfigError) {
+        code = StatusCode::kFailedPrecondition;
       }
       job.error = spec::RpcStatus{static_cast<int>(code), message};
     } else if (next == JobState::kCancelled) {

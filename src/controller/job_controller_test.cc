@@ -1,6 +1,7 @@
 #include "controller/job_controller.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -29,16 +30,19 @@ class JobControllerTest : public ::testing::Test {
  protected:
   void SetUp() override { Restart(); }
 
-  // A new controller over the same store (a server restart), with a fresh executor.
-  void Restart() {
+  // A new controller over the same store (a server restart), with a fresh executor; replicas run
+  // as `users` say (nullptr: the server's user).
+  void Restart(const ReplicaUsers* users = nullptr) {
     executor_ = std::make_unique<executor::FakeExecutor>();
+    JobControllerOptions options{dir_ / "jobs"};
+    options.replica_users = users;
     controller_ = std::make_unique<JobController>(
         &store_, executor_.get(), &images_,
         [](const spec::MachineSpec& m) -> std::optional<double> {
           if (m.machine_type != "n1-standard-4") return std::nullopt;
           return 0.24 + (m.accelerator_type == "NVIDIA_TESLA_T4" ? 0.40 * m.accelerator_count : 0);
         },
-        JobControllerOptions{dir_ / "jobs"}, [this] { return clock_.now; });
+        options, [this] { return clock_.now; });
     ASSERT_TRUE(controller_->Start().ok());
   }
 
@@ -142,8 +146,9 @@ TEST_F(JobControllerTest, ServiceAccountsResolveToTheGangsUserOrAreRefused) {
   o.server_uid = 0;
   o.server_user = "root";
   o.lookup = [](const std::string& user) -> StatusOr<executor::RunAs> {
-    if (user == "alice") return executor::RunAs{"alice", 1000, 1000, {}, "/home/alice"};
-    if (user == "nobody") return executor::RunAs{"nobody", 65534, 65534, {}, "/"};
+    if (user == "alice")
+      return executor::RunAs{"alice", 1000, 1000, {}, "/home/alice", std::nullopt};
+    if (user == "nobody") return executor::RunAs{"nobody", 65534, 65534, {}, "/", std::nullopt};
     return NotFoundError("no user " + user);
   };
   auto users = ReplicaUsers::Load(o);
@@ -174,6 +179,40 @@ TEST_F(JobControllerTest, ServiceAccountsResolveToTheGangsUserOrAreRefused) {
   auto listed = controller_->List(store::ListQuery{kParent});
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->jobs.size(), 2u);  // the refused one was not stored
+}
+
+// A root server's replicas run as `nobody`: an existing output dir nobody cannot write is refused
+// at create, naming it, before anything is stored or queued; one it can write is accepted.
+TEST_F(JobControllerTest, AnOutputDirTheReplicaUserCannotWriteIsRefusedAtCreate) {
+  ::setenv("TRAINYARD_BUCKET_ROOT", (dir_ / "buckets").c_str(), 1);
+  std::filesystem::create_directories(dir_ / "buckets/bkt/out");
+  ::chmod((dir_ / "buckets/bkt/out").c_str(), 0755);
+  ReplicaUsersOptions o;
+  o.server_uid = 0;
+  o.server_user = "root";
+  o.lookup = [](const std::string& user) -> StatusOr<executor::RunAs> {
+    return executor::RunAs{user, 65534, 65534, {}, "/", std::nullopt};
+  };
+  auto users = ReplicaUsers::Load(o);
+  ASSERT_TRUE(users.ok()) << users.status();
+  Restart(&*users);
+  auto with_base = [](const std::string& base) {
+    return R"({"displayName":"out","jobSpec":{"baseOutputDirectory":{"outputUriPrefix":")" + base +
+           R"("},"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},
+           "replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}}]}})";
+  };
+  auto refused = Create(with_base("gs://bkt/out"));
+  auto accepted = Create(with_base("gs://bkt/fresh"));
+  ::unsetenv("TRAINYARD_BUCKET_ROOT");
+  EXPECT_TRUE(accepted.ok()) << accepted.status();
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(refused.status().message().starts_with(
+      "jobSpec.baseOutputDirectory.outputUriPrefix: user 'nobody' (uid 65534), who runs this "
+      "job's replicas, cannot write " +
+      (dir_ / "buckets/bkt/out").string() + ": it is owned by "))
+      << refused.status();
+  EXPECT_EQ(controller_->List({kParent, "", 0, ""})->jobs.size() + executor_->submitted().size(),
+            2u);  // only the accepted job: stored and submitted
 }
 
 TEST_F(JobControllerTest, InvalidSpecsAreRejectedWithPathAndNotStored) {
@@ -274,6 +313,21 @@ TEST_F(JobControllerTest, FailureRecordsTheExecutorReason) {
   auto got = controller_->Get(job.name);
   EXPECT_EQ(std::to_string(got->error->code) + " " + got->error->message,
             "3 workerpool1 replica 1 exited with code 2 after 3 restarts");
+}
+
+TEST_F(JobControllerTest, AConfigurationErrorIsAFailedPrecondition) {
+  CustomJob job = MustCreate();
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());
+  ASSERT_TRUE(executor_
+                  ->Advance(job.Id(), GangState::kFailed,
+                            "workerpool0 replica 0 exited with code 78 (a configuration error, not "
+                            "restarted): cannot write /out",
+                            executor::GangFailure::kConfigError)
+                  .ok());
+  auto got = controller_->Get(job.name);
+  EXPECT_EQ(std::to_string(got->error->code) + " " + got->error->message,
+            "9 workerpool0 replica 0 exited with code 78 (a configuration error, not restarted): "
+            "cannot write /out");
 }
 
 TEST_F(JobControllerTest, CancelGoesThroughCancellingAndFinishedJobsCannotBeCancelled) {

@@ -86,9 +86,12 @@ Status ReplicaUsers::CheckUser(const std::string& user, const std::string& where
         "'; run the server as root or map to '" + options_.server_user + "'");
   }
   executor::RunAs id = *found;
-  if (options_.shared_group && id.uid != 0 && id.gid != *options_.shared_group &&
-      std::find(id.groups.begin(), id.groups.end(), *options_.shared_group) == id.groups.end()) {
-    id.groups.push_back(*options_.shared_group);
+  if (options_.shared_group && id.uid != 0) {
+    id.bucket_group = options_.shared_group;
+    if (id.gid != *options_.shared_group &&
+        std::find(id.groups.begin(), id.groups.end(), *options_.shared_group) == id.groups.end()) {
+      id.groups.push_back(*options_.shared_group);
+    }
   }
   users_[user] = std::move(id);
   return Status::Ok();

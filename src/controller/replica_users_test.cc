@@ -9,10 +9,12 @@ namespace {
 
 // A host with root, nobody, alice (1000, also in group 27) and bob (1001).
 StatusOr<executor::RunAs> FakeLookup(const std::string& user) {
-  if (user == "root") return executor::RunAs{"root", 0, 0, {}, "/root"};
-  if (user == "nobody") return executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent"};
-  if (user == "alice") return executor::RunAs{"alice", 1000, 1000, {27}, "/home/alice"};
-  if (user == "bob") return executor::RunAs{"bob", 1001, 1001, {}, "/home/bob"};
+  if (user == "root") return executor::RunAs{"root", 0, 0, {}, "/root", std::nullopt};
+  if (user == "nobody")
+    return executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent", std::nullopt};
+  if (user == "alice")
+    return executor::RunAs{"alice", 1000, 1000, {27}, "/home/alice", std::nullopt};
+  if (user == "bob") return executor::RunAs{"bob", 1001, 1001, {}, "/home/bob", std::nullopt};
   return NotFoundError("no Unix user '" + user + "' on this host");
 }
 
@@ -137,6 +139,7 @@ TEST_F(ReplicaUsersTest, TheBucketGroupIsAddedToEveryReplicaUser) {
   auto alice = users->Resolve("team-a", "");
   ASSERT_TRUE(alice.ok() && alice->has_value());
   EXPECT_EQ((*alice)->groups, (std::vector<uint32_t>{27, 995}));
+  EXPECT_EQ((*alice)->bucket_group.value_or(0), 995u);  // their output dirs get it
 }
 
 }  // namespace

@@ -59,6 +59,10 @@ struct RunAs {
   uint32_t gid = 0;              // primary group
   std::vector<uint32_t> groups;  // supplementary groups (initgroups), primary excluded
   std::filesystem::path home;    // $HOME
+  // The bucket group (the server's --bucket-group), also in `groups`: directories the executor
+  // makes on the replica's output paths get it, setgid and group-writable (run_as.h). Unset: they
+  // get the user's primary group.
+  std::optional<uint32_t> bucket_group;
 };
 
 struct GangSpec {
@@ -100,6 +104,7 @@ enum class GangFailure {
   kStartFailed,       // a replica or the gang could not be started (no port, sbatch refused, ...)
   kLostOnAdopt,       // after a server restart its replicas were not found
   kImageUnavailable,  // the replica's image could not be pulled or run
+  kConfigError,       // a replica exited replica_contract::kExitConfig (78): not restarted
 };
 
 // "REPLICA_FAILED", "TIMEOUT", ... : the stable spelling in state files. "NONE" for kNone.

@@ -16,16 +16,18 @@ std::vector<std::string> EncodeReplicaPlan(const ReplicaPlan& plan) {
     attempts += (attempts.empty() ? "" : ",") +
                 (a == ReplicaPlan::kUntilStopped ? std::string("T") : std::to_string(a));
   }
-  return {"conformance-replica", "print=" + plan.print, "attempts=" + attempts};
+  return {"conformance-replica", "print=" + plan.print, "attempts=" + attempts,
+          "error=" + plan.error};
 }
 
 std::optional<ReplicaPlan> DecodeReplicaPlan(const std::vector<std::string>& argv) {
-  if (argv.size() != 3 || argv[0] != "conformance-replica" || !argv[1].starts_with("print=") ||
-      !argv[2].starts_with("attempts=")) {
+  if (argv.size() != 4 || argv[0] != "conformance-replica" || !argv[1].starts_with("print=") ||
+      !argv[2].starts_with("attempts=") || !argv[3].starts_with("error=")) {
     return std::nullopt;
   }
   ReplicaPlan plan;
   plan.print = argv[1].substr(6);
+  plan.error = argv[3].substr(6);
   plan.attempts.clear();
   std::stringstream ss(argv[2].substr(9));
   std::string item;
@@ -62,8 +64,8 @@ void ExecutorConformanceTest::SetUp() {
 void ExecutorConformanceTest::TearDown() {
   if (!executor_) return;
   // Leave nothing running behind: cancel what is left and wait for it to end.
-  for (const char* id :
-       {"ok", "retry", "spent", "gang", "blocker", "queued", "run", "slow", "adopted", "ended"}) {
+  for (const char* id : {"ok", "retry", "spent", "config", "gang", "blocker", "queued", "run",
+                         "slow", "adopted", "ended"}) {
     auto s = executor_->Get(id);
     if (!s.ok() || GangLifecycle::IsTerminal(s->state)) continue;
     (void)executor_->Cancel(id);
@@ -137,8 +139,8 @@ std::string ExecutorConformanceTest::Outcome(const GangStatus& s) {
 
 namespace {
 
-ReplicaPlan Plan(std::string print, std::vector<int> attempts) {
-  return ReplicaPlan{std::move(print), std::move(attempts)};
+ReplicaPlan Plan(std::string print, std::vector<int> attempts, std::string error = "") {
+  return ReplicaPlan{std::move(print), std::move(attempts), std::move(error)};
 }
 constexpr int kUntilStopped = ReplicaPlan::kUntilStopped;
 
@@ -182,6 +184,25 @@ TEST_P(ExecutorConformanceTest, SpentBudgetFailsNamingTheReplicaAndRestarts) {
                 std::to_string(m.ends_with(" after 1 restart")),
             "FAILED REPLICA_FAILED 11")
       << m;
+}
+
+TEST_P(ExecutorConformanceTest, ConfigurationErrorFailsAtOnceWithItsReason) {
+  // The worker exits 78 (replica_contract::kExitConfig) on its first attempt; a restart would
+  // succeed, so a restart shows as a success here. The chief runs until it is stopped.
+  GangSpec spec = Spec("config", {Plan("chief", {kUntilStopped}),
+                                  Plan("", {78, 0}, "cannot write /out: mode 0755")});
+  spec.max_restarts = 2;
+  spec.restart_job_on_worker_restart = true;
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  GangStatus s = WaitDone("config");
+  const std::string want =
+      "workerpool1 replica 0 exited with code 78 (a configuration error, not restarted): cannot "
+      "write /out: mode 0755";
+  EXPECT_EQ(GangStateName(s.state) + " " + GangFailureName(s.failure) + " " +
+                std::to_string(s.error_message.starts_with(want)) + " restarts " +
+                std::to_string(s.replicas[1].restarts),
+            "FAILED CONFIG_ERROR 1 restarts 0")
+      << s.error_message;
 }
 
 TEST_P(ExecutorConformanceTest, GangRestartStartsEveryReplicaAgain) {

@@ -9,7 +9,8 @@
 // The suite describes replicas by behaviour (ReplicaPlan); the harness turns a plan into a command
 // its world runs, and moves its world on in Step() (a short real sleep, or a fake clock tick plus a
 // poll). Scenarios: submit -> running -> succeeded with logs and cursors, a failing replica with
-// retries and with its budget spent, a gang restart, cancel while queued and while running,
+// retries and with its budget spent, a configuration error (exit 78: no restart, its stderr reason
+// in the message), a gang restart, cancel while queued and while running,
 // timeout, unknown ids, and re-adoption by a new executor (a server restart) of a running and of
 // an ended gang.
 #pragma once
@@ -34,10 +35,11 @@ struct ReplicaPlan {
   static constexpr int kUntilStopped = -1;  // runs until SIGTERM (then exits 143)
   std::string print;                        // a line it prints to stdout first; empty = none
   std::vector<int> attempts = {0};          // exit code of attempt 1, 2, ...; or kUntilStopped
+  std::string error;                        // a line it prints to stderr next; empty = none
 };
 
-// The plan as a command line "conformance-replica print=TEXT attempts=3,0" (for simulated
-// worlds), and back; nullopt when `argv` is not such a command.
+// The plan as a command line "conformance-replica print=TEXT attempts=3,0 error=TEXT" (for
+// simulated worlds), and back; nullopt when `argv` is not such a command.
 std::vector<std::string> EncodeReplicaPlan(const ReplicaPlan& plan);
 std::optional<ReplicaPlan> DecodeReplicaPlan(const std::vector<std::string>& argv);
 // What attempt `attempt` (from 1) of `plan` does: its exit code, or kUntilStopped.

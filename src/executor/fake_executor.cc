@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "executor/executor_registry.h"
+#include "executor/job_log.h"
+#include "replica_contract/replica_contract.h"
 
 namespace trainyard::executor {
 namespace {
@@ -358,6 +360,10 @@ void FakeExecutor::StartReplica(Gang& g, size_t i) {
     g.logs.push_back(
         {next_log_offset_++, Now(), rs.pool_index, rs.replica_index, false, std::move(text)});
   }
+  for (auto& text : run.errors) {
+    g.logs.push_back(
+        {next_log_offset_++, Now(), rs.pool_index, rs.replica_index, true, std::move(text)});
+  }
   r.running = !run.exit_code.has_value();
   r.handled = r.running;
   r.code = run.exit_code;
@@ -373,9 +379,13 @@ void FakeExecutor::HandleExits(Gang& g) {
     r.handled = true;
     if (*r.code == 0) continue;
     bool any_running = std::any_of(g.sim.begin(), g.sim.end(), [](auto& x) { return x.running; });
-    std::string name = Describe(g.replicas[i]);
+    const ReplicaStatus& rs = g.replicas[i];
+    const std::string reason = *r.code == replica_contract::kExitConfig
+                                   ? LastStderrLine(g.logs, rs.pool_index, rs.replica_index)
+                                   : "";
+    const std::string name = Describe(rs);
     Perform(g,
-            Lifecycle(g).ReplicaFailed(name, name + " exited with code " + std::to_string(*r.code),
+            Lifecycle(g).ReplicaFailed(name, *r.code, ReplicaExitMessage(name, *r.code, reason),
                                        any_running, now),
             i);
     if (IsTerminal(g.record.state) || Lifecycle(g).stopping()) return;

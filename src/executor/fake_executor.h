@@ -33,11 +33,13 @@
 
 namespace trainyard::executor {
 
-// What one attempt of a simulated replica does: prints `output`, then exits with `exit_code`, or
-// (nullopt) runs until it is stopped, then exits 143 as if SIGTERM killed it.
+// What one attempt of a simulated replica does: prints `output` on stdout, then `errors` on
+// stderr, then exits with `exit_code`, or (nullopt) runs until it is stopped, then exits 143 as
+// if SIGTERM killed it.
 struct FakeReplicaRun {
   std::vector<std::string> output;
   std::optional<int> exit_code;
+  std::vector<std::string> errors;
 };
 // `attempt` counts from 1 across restarts of that replica.
 using FakeReplicaProgram = std::function<FakeReplicaRun(const ReplicaSpec& replica, int attempt)>;

@@ -10,9 +10,10 @@ namespace {
 
 FakeReplicaRun Run(const ReplicaSpec& replica, int attempt) {
   auto plan = DecodeReplicaPlan(replica.argv);
-  if (!plan) return {{"not a conformance replica"}, 127};
+  if (!plan) return {{"not a conformance replica"}, 127, {}};
   FakeReplicaRun run;
   if (!plan->print.empty()) run.output.push_back(plan->print);
+  if (!plan->error.empty()) run.errors.push_back(plan->error);
   int code = PlannedExit(*plan, attempt);
   if (code != ReplicaPlan::kUntilStopped) run.exit_code = code;
   return run;

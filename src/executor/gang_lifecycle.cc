@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "replica_contract/replica_contract.h"
+
 namespace trainyard::executor {
 
 using Kind = LifecycleAction::Kind;
@@ -79,6 +81,14 @@ std::string TimeoutMessage(std::chrono::seconds timeout) {
   return "timed out after " + std::to_string(timeout.count()) + "s";
 }
 
+std::string ReplicaExitMessage(const std::string& replica, int exit_code,
+                               const std::string& reason) {
+  std::string message = replica + " exited with code " + std::to_string(exit_code);
+  if (exit_code != replica_contract::kExitConfig) return message;
+  message += " (a configuration error, not restarted)";
+  return reason.empty() ? message : message + ": " + reason;
+}
+
 GangLifecycle::GangLifecycle(GangRecord* record, LifecyclePolicy policy)
     : record_(record), policy_(policy) {}
 
@@ -100,9 +110,13 @@ bool GangLifecycle::Placed(GangState where, TimePoint now) {
   return true;
 }
 
-LifecycleAction GangLifecycle::ReplicaFailed(const std::string& replica, const std::string& what,
-                                             bool any_running, TimePoint now) {
+LifecycleAction GangLifecycle::ReplicaFailed(const std::string& replica, int exit_code,
+                                             const std::string& what, bool any_running,
+                                             TimePoint now) {
   if (terminal() || stopping()) return {};
+  if (exit_code == replica_contract::kExitConfig) {
+    return BeginStop(StopGoal::kFail, what, GangFailure::kConfigError, any_running, now);
+  }
   if (record_->restarts_used < policy_.max_restarts) {
     record_->restarts_used += 1;
     std::string budget = "restart " + std::to_string(record_->restarts_used) + " of " +

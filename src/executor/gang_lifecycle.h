@@ -22,6 +22,9 @@
 //   reports Stopped() once nothing runs; the stop goal then decides the terminal state.
 // - Cancel wins over a pending gang restart; a stop already headed for a terminal state keeps its
 //   goal.
+// - A replica exiting replica_contract::kExitConfig (78) has a configuration error: the gang
+//   stops FAILED with kConfigError at once, whatever budget is left (a retry would fail the same
+//   way), and the message carries the replica's reason line (ReplicaExitMessage).
 // - A success is the primary replica(s) exiting 0 (PrimarySucceeded).
 //
 // The GangRecord is what executors persist (gang_record.h), so a re-adopted gang continues where
@@ -96,6 +99,13 @@ bool PrimarySucceeded(const std::vector<std::pair<int, std::optional<int>>>& rep
 // "timed out after 600s"
 std::string TimeoutMessage(std::chrono::seconds timeout);
 
+// What a replica's exit says in the job's error: "workerpool1 replica 0 exited with code 2"; for
+// kExitConfig "... exited with code 78 (a configuration error, not restarted): REASON", where
+// `reason` is the replica's last line on stderr (executors read it from the job log;
+// job_log.h LastStderrLine); without one the part after the parenthesis is left out.
+std::string ReplicaExitMessage(const std::string& replica, int exit_code,
+                               const std::string& reason);
+
 class GangLifecycle {
  public:
   // Operates on *record (not owned; must outlive this object). Cheap: executors make one per use.
@@ -113,11 +123,12 @@ class GangLifecycle {
   // Returns true if the visible state changed.
   bool Placed(GangState where, std::chrono::system_clock::time_point now);
 
-  // A replica ended with a non-zero exit code. `replica` names it ("workerpool1 replica 0"),
-  // `what` says what happened ("workerpool1 replica 0 exited with code 2"). Uses the restart
-  // budget: kRestartReplica, or a gang restart (kTerminate while `any_running`, else kRestartGang),
-  // or a stop with failure kReplicaFailed (kTerminate, or kFinished when nothing runs).
-  LifecycleAction ReplicaFailed(const std::string& replica, const std::string& what,
+  // A replica ended with non-zero `exit_code`. `replica` names it ("workerpool1 replica 0"),
+  // `what` says what happened (ReplicaExitMessage). kExitConfig: a stop with failure kConfigError
+  // and message `what`, no restart. Otherwise uses the restart budget: kRestartReplica, or a gang
+  // restart (kTerminate while `any_running`, else kRestartGang), or a stop with failure
+  // kReplicaFailed (kTerminate, or kFinished when nothing runs).
+  LifecycleAction ReplicaFailed(const std::string& replica, int exit_code, const std::string& what,
                                 bool any_running, std::chrono::system_clock::time_point now);
 
   // The primary replica succeeded: stop the rest (kTerminate) or finish SUCCEEDED (kFinished).

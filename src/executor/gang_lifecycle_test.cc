@@ -77,9 +77,9 @@ TEST_F(GangLifecycleTest, ReplicaRestartsAloneUntilTheBudgetIsSpent) {
   policy_.max_restarts = 2;
   Run();
   std::string what = "workerpool1 replica 0 exited with code 2";
-  std::string trace = Show(Lc().ReplicaFailed("workerpool1 replica 0", what, true, now_));
-  trace += "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", what, true, now_));
-  trace += "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", what, true, now_));
+  std::string trace = Show(Lc().ReplicaFailed("workerpool1 replica 0", 2, what, true, now_));
+  trace += "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", 2, what, true, now_));
+  trace += "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", 2, what, true, now_));
   trace += "\n" + Show(Lc().Stopped(now_));
   EXPECT_EQ(trace,
             "restart-replica [restarting workerpool1 replica 0 (restart 1 of 2)] | RUNNING NONE "
@@ -93,19 +93,40 @@ TEST_F(GangLifecycleTest, ReplicaRestartsAloneUntilTheBudgetIsSpent) {
 
 TEST_F(GangLifecycleTest, NoRestartsMeansFailedWithoutASuffix) {
   Run();
-  EXPECT_EQ(Show(Lc().ReplicaFailed("workerpool0 replica 0",
+  EXPECT_EQ(Show(Lc().ReplicaFailed("workerpool0 replica 0", 5,
                                     "workerpool0 replica 0 exited with code 5", false, now_)),
             "finished | FAILED FAIL REPLICA_FAILED 0 workerpool0 replica 0 exited with code 5");
+}
+
+TEST_F(GangLifecycleTest, AConfigurationErrorFailsAtOnceWhateverTheBudget) {
+  policy_.max_restarts = 3;
+  policy_.restart_job_on_worker_restart = true;
+  Run();
+  const std::string what =
+      ReplicaExitMessage("workerpool1 replica 0", 78, "train: cannot write /b/out: mode 0755");
+  std::string trace = Show(Lc().ReplicaFailed("workerpool1 replica 0", 78, what, true, now_));
+  trace += "\n" + Show(Lc().Stopped(now_));
+  EXPECT_EQ(trace,
+            "terminate | RUNNING FAIL NONE 0\n"
+            "finished | FAILED FAIL CONFIG_ERROR 0 workerpool1 replica 0 exited with code 78 (a "
+            "configuration error, not restarted): train: cannot write /b/out: mode 0755");
+}
+
+TEST(ReplicaExitMessageTest, OnlyAConfigurationErrorCarriesItsReason) {
+  EXPECT_EQ(ReplicaExitMessage("workerpool0 replica 0", 2, "ignored") + " | " +
+                ReplicaExitMessage("workerpool0 replica 0", 78, ""),
+            "workerpool0 replica 0 exited with code 2 | workerpool0 replica 0 exited with code 78 "
+            "(a configuration error, not restarted)");
 }
 
 TEST_F(GangLifecycleTest, GangRestartStopsEveryoneThenStartsThemAgain) {
   policy_.max_restarts = 1;
   policy_.restart_job_on_worker_restart = true;
   Run();
-  std::string trace = Show(Lc().ReplicaFailed("workerpool1 replica 0", "x exited", true, now_));
+  std::string trace = Show(Lc().ReplicaFailed("workerpool1 replica 0", 1, "x exited", true, now_));
   trace += "\n" + Show(Lc().Tick(/*any_running=*/false, now_));
-  trace +=
-      "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", "x exited with code 1", false, now_));
+  trace += "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", 1, "x exited with code 1", false,
+                                          now_));
   EXPECT_EQ(trace,
             "terminate [restarting the whole job (restartJobOnWorkerRestart; restart 1 of 1)] | "
             "RUNNING RESTART_GANG NONE 1\n"
@@ -117,7 +138,7 @@ TEST_F(GangLifecycleTest, GangRestartsOnlyExecutorRestartsTheGangWhenNothingRuns
   policy_.max_restarts = 3;
   policy_.gang_restarts_only = true;
   Run();
-  EXPECT_EQ(Show(Lc().ReplicaFailed("workerpool0 replica 0", "w", false, now_)),
+  EXPECT_EQ(Show(Lc().ReplicaFailed("workerpool0 replica 0", 1, "w", false, now_)),
             "restart-gang [restarting the whole job (restart 1 of 3)] | RUNNING NONE NONE 1");
 }
 
@@ -153,7 +174,7 @@ TEST_F(GangLifecycleTest, CancelWinsOverAGangRestartButNotOverAFailure) {
   policy_.max_restarts = 1;
   policy_.restart_job_on_worker_restart = true;
   Run();
-  Lc().ReplicaFailed("r", "r exited", true, now_);
+  Lc().ReplicaFailed("r", 1, "r exited", true, now_);
   std::string trace = Show(Lc().Cancel(true, now_));
   trace += "\n" + Show(Lc().Stopped(now_));
   record_ = {};
@@ -189,7 +210,7 @@ TEST_F(GangLifecycleTest, AGangRestartPastTheTimeoutBecomesATimeout) {
   policy_.max_restarts = 1;
   policy_.restart_job_on_worker_restart = true;
   Run();
-  Lc().ReplicaFailed("r", "r exited", true, now_ + 50s);
+  Lc().ReplicaFailed("r", 1, "r exited", true, now_ + 50s);
   EXPECT_EQ(Show(Lc().Tick(false, now_ + 61s)),
             "finished | FAILED TIMEOUT TIMEOUT 1 timed out after 60s");
 }
@@ -199,7 +220,7 @@ TEST_F(GangLifecycleTest, StartTimeSurvivesAGangRestart) {
   policy_.max_restarts = 1;
   policy_.gang_restarts_only = true;
   Run();
-  Lc().ReplicaFailed("r", "r exited", false, now_ + 30s);
+  Lc().ReplicaFailed("r", 1, "r exited", false, now_ + 30s);
   // Waiting for its next allocation, a restarted gang is RUNNING and its clock keeps going.
   bool changed = Lc().Placed(GangState::kQueued, now_ + 40s);
   EXPECT_EQ(std::to_string(changed) + " " + Show(Lc().Tick(true, now_ + 60s)),
@@ -237,7 +258,7 @@ TEST_F(GangLifecycleTest, TerminalStatesAreFinal) {
   std::string trace;
   trace += Show(Lc().Cancel(true, now_)) + "\n";
   trace += Show(Lc().Fail("x", GangFailure::kReplicaLost, true, now_)) + "\n";
-  trace += Show(Lc().ReplicaFailed("r", "r", true, now_)) + "\n";
+  trace += Show(Lc().ReplicaFailed("r", 1, "r", true, now_)) + "\n";
   trace += Show(Lc().Tick(true, now_ + 10000s)) + "\n";
   trace += Show(Lc().Stopped(now_)) + "\n";
   trace += Show(Lc().EndedElsewhere(GangState::kFailed, "x", GangFailure::kTimeout, now_));
@@ -254,7 +275,7 @@ TEST_F(GangLifecycleTest, TerminalStatesAreFinal) {
 TEST_F(GangLifecycleTest, EventsDuringAStopDoNotChangeItsGoal) {
   Run();
   Lc().Succeeded(true, now_);
-  std::string trace = Show(Lc().ReplicaFailed("r", "r exited with code 143", true, now_));
+  std::string trace = Show(Lc().ReplicaFailed("r", 143, "r exited with code 143", true, now_));
   trace += "\n" + Show(Lc().Fail("lost", GangFailure::kReplicaLost, true, now_));
   trace += "\n" + Show(Lc().Succeeded(true, now_));
   EXPECT_EQ(trace,
@@ -309,14 +330,15 @@ TEST(StopGoalTest, NamesRoundTrip) {
                      StopGoal::kTimeout, StopGoal::kRestartGang}) {
     got += StopGoalName(g) + (StopGoalFromName(StopGoalName(g)) == g ? " " : "! ");
   }
-  for (GangFailure f : {GangFailure::kNone, GangFailure::kReplicaFailed, GangFailure::kReplicaLost,
-                        GangFailure::kTimeout, GangFailure::kCancelled, GangFailure::kStartFailed,
-                        GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable}) {
+  for (GangFailure f :
+       {GangFailure::kNone, GangFailure::kReplicaFailed, GangFailure::kReplicaLost,
+        GangFailure::kTimeout, GangFailure::kCancelled, GangFailure::kStartFailed,
+        GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable, GangFailure::kConfigError}) {
     got += GangFailureName(f) + (GangFailureFromName(GangFailureName(f)) == f ? " " : "! ");
   }
   EXPECT_EQ(got + std::to_string(StopGoalFromName("nope").has_value()),
             "NONE SUCCEED FAIL CANCEL TIMEOUT RESTART_GANG NONE REPLICA_FAILED REPLICA_LOST "
-            "TIMEOUT CANCELLED START_FAILED LOST_ON_ADOPT IMAGE_UNAVAILABLE 0");
+            "TIMEOUT CANCELLED START_FAILED LOST_ON_ADOPT IMAGE_UNAVAILABLE CONFIG_ERROR 0");
 }
 
 }  // namespace

@@ -32,10 +32,10 @@ std::optional<GangState> GangStateFromName(const std::string& name) {
 }
 
 namespace {
-constexpr GangFailure kAllFailures[] = {GangFailure::kNone,        GangFailure::kReplicaFailed,
-                                        GangFailure::kReplicaLost, GangFailure::kTimeout,
-                                        GangFailure::kCancelled,   GangFailure::kStartFailed,
-                                        GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable};
+constexpr GangFailure kAllFailures[] = {
+    GangFailure::kNone,        GangFailure::kReplicaFailed,    GangFailure::kReplicaLost,
+    GangFailure::kTimeout,     GangFailure::kCancelled,        GangFailure::kStartFailed,
+    GangFailure::kLostOnAdopt, GangFailure::kImageUnavailable, GangFailure::kConfigError};
 }  // namespace
 
 std::string GangFailureName(GangFailure failure) {
@@ -56,6 +56,8 @@ std::string GangFailureName(GangFailure failure) {
       return "LOST_ON_ADOPT";
     case GangFailure::kImageUnavailable:
       return "IMAGE_UNAVAILABLE";
+    case GangFailure::kConfigError:
+      return "CONFIG_ERROR";
   }
   return "NONE";
 }

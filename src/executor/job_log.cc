@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <optional>
 
 #include "common/file_util.h"
@@ -253,6 +254,25 @@ StatusOr<std::vector<LogLine>> ReadJobLog(const fs::path& log_dir, int64_t after
     ReadSegment(segments[i], skip ? after - segments[i].start : 0, skip, limit, &out, &gap_index);
   }
   return out;
+}
+
+std::string LastStderrLine(const std::vector<LogLine>& lines, int pool, int replica) {
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (it->is_stderr && it->pool_index == pool && it->replica_index == replica) return it->text;
+  }
+  return "";
+}
+
+std::string LastStderrLine(const fs::path& log_dir, int pool, int replica) {
+  const std::vector<Segment> segments = ListSegments(log_dir);
+  for (auto segment = segments.rbegin(); segment != segments.rend(); ++segment) {
+    std::vector<LogLine> lines;
+    size_t no_gap = std::string::npos;
+    ReadSegment(*segment, 0, false, std::numeric_limits<int>::max(), &lines, &no_gap);
+    std::string last = LastStderrLine(lines, pool, replica);
+    if (!last.empty()) return last;
+  }
+  return "";
 }
 
 std::vector<std::string> LineSplitter::Feed(std::string_view bytes) {

@@ -60,6 +60,14 @@ Status AppendJobLog(const std::filesystem::path& log_dir, const LogLimits& limit
 StatusOr<std::vector<LogLine>> ReadJobLog(const std::filesystem::path& log_dir, int64_t after,
                                           int limit);
 
+// The last line replica (`pool`, `replica`) wrote to stderr, "" when there is none: what explains
+// an exit (replica_contract::kExitConfig). Reads segments from the newest back and stops at the
+// first that has one. Call it before the executor logs its own note about that exit (its
+// "[trainyard] ..." notes go to the replica's stderr lines too).
+std::string LastStderrLine(const std::filesystem::path& log_dir, int pool, int replica);
+// The same over lines already read (the FakeExecutor's log).
+std::string LastStderrLine(const std::vector<LogLine>& lines, int pool, int replica);
+
 // Splits a byte stream into lines for a log: Feed() returns the complete lines seen so far (a
 // line longer than kMaxLineBytes is emitted in pieces); Flush() returns a final unterminated line.
 class LineSplitter {

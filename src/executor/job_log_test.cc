@@ -74,6 +74,24 @@ TEST(JobLogTest, RotationKeepsTheFirstAndNewestSegmentsAndMarksTheGap) {
   EXPECT_EQ(resumed->back().text, "line 39");
 }
 
+TEST(JobLogTest, LastStderrLineIsTheReplicasOwnNewestOneAcrossSegments) {
+  auto dir = testing::MakeTestDir();
+  LogLimits limits{200, 8};
+  ASSERT_TRUE(AppendJobLog(dir, limits, {Rec(0, 0, true, "first reason")}).ok());
+  for (int i = 0; i < 20; ++i) {  // several segments with nothing of replica 0/0 on stderr
+    ASSERT_TRUE(AppendJobLog(dir, limits,
+                             {Rec(0, 0, false, "out " + std::to_string(i)),
+                              Rec(1, 0, true, "worker err " + std::to_string(i))})
+                    .ok());
+  }
+  const std::string early = LastStderrLine(dir, 0, 0);
+  ASSERT_TRUE(
+      AppendJobLog(dir, limits, {Rec(0, 0, true, "the reason"), Rec(0, 0, false, "x")}).ok());
+  EXPECT_EQ(early + " | " + LastStderrLine(dir, 0, 0) + " | " + LastStderrLine(dir, 1, 0) + " | '" +
+                LastStderrLine(dir, 2, 0) + "' | '" + LastStderrLine(dir / "missing", 0, 0) + "'",
+            "first reason | the reason | worker err 19 | '' | ''");
+}
+
 TEST(JobLogTest, SplitterEmitsLinesAndCutsOverlongOnes) {
   LineSplitter s;
   EXPECT_EQ(s.Feed("a\nbc"), (std::vector<std::string>{"a"}));

@@ -26,4 +26,9 @@ StatusOr<StartError> ReadStartError(const std::filesystem::path& pid_file) {
   return error;
 }
 
+Status WriteStartError(const std::filesystem::path& pid_file, const StartError& error) {
+  const nlohmann::json j{{"failure", GangFailureName(error.failure)}, {"message", error.message}};
+  return WriteFileAtomic(StartErrorFile(pid_file), j.dump() + "\n");
+}
+
 }  // namespace trainyard::executor

@@ -132,5 +132,8 @@ struct StartError {
 };
 // NOT_FOUND when there is no such file; DATA_LOSS when it is corrupt.
 StatusOr<StartError> ReadStartError(const std::filesystem::path& pid_file);
+// Writes it (atomically), for launchers that fail before any runtime starts (trainyard-slurm-task
+// when the replica's directories cannot be prepared on its node).
+Status WriteStartError(const std::filesystem::path& pid_file, const StartError& error);
 
 }  // namespace trainyard::executor

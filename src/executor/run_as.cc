@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "common/bucket_path.h"
+#include "common/file_owner.h"
 #include "common/file_util.h"
 #include "replica_contract/replica_contract.h"
 
@@ -22,6 +24,68 @@ Status Chown(const fs::path& dir, const RunAs& run_as) {
   if (::chown(dir.c_str(), run_as.uid, run_as.gid) != 0) {
     return InternalError("cannot give " + dir.string() + " to user '" + run_as.user + "' (uid " +
                          std::to_string(run_as.uid) + "): " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+std::string Who(const RunAs& r) {
+  return "user '" + r.user + "' (uid " + std::to_string(r.uid) + ")";
+}
+
+// The rwx bits (0..7) the kernel applies to `r` on a file with `st`: the owner's, else the
+// group's (primary or supplementary), else the others'.
+unsigned BitsFor(const struct stat& st, const RunAs& r) {
+  if (st.st_uid == r.uid) return (st.st_mode >> 6) & 07;
+  bool in_group = st.st_gid == r.gid;
+  for (uint32_t g : r.groups) in_group |= st.st_gid == g;
+  return in_group ? (st.st_mode >> 3) & 07 : st.st_mode & 07;
+}
+
+fs::path Normal(const fs::path& p) {
+  fs::path n = fs::absolute(p).lexically_normal();
+  return n.has_filename() || n == n.root_path() ? n : n.parent_path();
+}
+
+bool AtOrBelow(const fs::path& dir, const fs::path& base) {
+  auto [b, d] = std::mismatch(base.begin(), base.end(), dir.begin(), dir.end());
+  return b == base.end();
+}
+
+// The refusal of an output dir `run_as` cannot write (`writes`), or cannot pass through on its way
+// to `target`.
+Status Refuse(const fs::path& dir, const struct stat& st, const RunAs& r, bool writes,
+              const fs::path& target) {
+  const std::string d = dir.string();
+  std::string fix = "chown " + r.user + " " + d;
+  if (r.bucket_group) {
+    fix += ", or give it to the bucket group: chgrp " + GroupName(*r.bucket_group) + " " + d +
+           " && chmod 2775 " + d;
+  }
+  if (!writes) fix = "chmod o+x " + d;
+  const std::string what = writes ? "write " + d + ": it" : "reach " + target.string() + ": " + d;
+  return FailedPreconditionError(Who(r) + ", who runs this job's replicas, cannot " + what +
+                                 " is " + OwnerAndMode(st) + ". Fix it (" + fix +
+                                 ") or use another baseOutputDirectory (docs/security.md)");
+}
+
+// Makes the missing directories on the way to each of `dirs` (ReplicaOutputDirs order) for `r`.
+Status MakeOutputDirs(const std::vector<fs::path>& dirs, const RunAs& r) {
+  const gid_t group = r.bucket_group.value_or(r.gid);
+  for (const fs::path& dir : dirs) {
+    fs::path walked;
+    for (const fs::path& part : dir) {
+      walked /= part;
+      if (::mkdir(walked.c_str(), 0775) != 0) {
+        if (errno == EEXIST) continue;  // also a Slurm task on another node that was quicker
+        return IoError("cannot create directory " + walked.string() + ": " + std::strerror(errno));
+      }
+      const uid_t owner = AtOrBelow(walked, dirs.front()) ? r.uid : static_cast<uid_t>(-1);
+      // chmod after chown: the setgid bit must survive the change of group.
+      if (::chown(walked.c_str(), owner, group) != 0 || ::chmod(walked.c_str(), 02775) != 0) {
+        return InternalError("cannot give " + walked.string() + " to " + Who(r) + " and group " +
+                             GroupName(group) + ": " + std::strerror(errno));
+      }
+    }
   }
   return Status::Ok();
 }
@@ -51,12 +115,52 @@ Status PrepareReplicaDirs(const fs::path& work_dir, const ReplicaEnvInput& in,
   // Only a replica of another user needs them made for it; one running as the server's user
   // creates them itself, as before.
   if (!run_as) return Status::Ok();
+  // Checked again at every start: a directory may have changed since the job was created.
+  TY_RETURN_IF_ERROR(CheckOutputDirs(in.base_output_dir, in.trial_id, *run_as));
+  TY_ASSIGN_OR_RETURN(std::vector<fs::path> dirs,
+                      ReplicaOutputDirs(in.base_output_dir, in.trial_id));
+  return MakeOutputDirs(dirs, *run_as);
+}
+
+StatusOr<std::vector<fs::path>> ReplicaOutputDirs(const std::string& base_output_dir,
+                                                  const std::string& trial_id) {
+  std::vector<fs::path> out;
+  if (base_output_dir.empty()) return out;
+  TY_ASSIGN_OR_RETURN(fs::path base, ResolveStoragePath(base_output_dir));
+  out.push_back(Normal(base));
+  if (!trial_id.empty()) out.push_back(out.front() / trial_id);
   const replica_contract::OutputDirs dirs =
-      replica_contract::OutputDirsFor(in.base_output_dir, in.trial_id);
+      replica_contract::OutputDirsFor(base_output_dir, trial_id);
   for (const std::string& uri : {dirs.model_dir, dirs.checkpoint_dir, dirs.tensorboard_log_dir}) {
-    if (uri.empty()) continue;
     TY_ASSIGN_OR_RETURN(fs::path local, ResolveStoragePath(uri));
-    TY_RETURN_IF_ERROR(MakeReplicaDir(local, run_as));
+    out.push_back(Normal(local));
+  }
+  return out;
+}
+
+Status CheckOutputDirs(const std::string& base_output_dir, const std::string& trial_id,
+                       const RunAs& run_as) {
+  if (run_as.uid == 0) return Status::Ok();
+  TY_ASSIGN_OR_RETURN(std::vector<fs::path> dirs, ReplicaOutputDirs(base_output_dir, trial_id));
+  for (const fs::path& dir : dirs) {
+    fs::path walked;
+    for (const fs::path& part : dir) {
+      walked /= part;
+      struct stat st {};
+      if (::stat(walked.c_str(), &st) != 0) {
+        if (errno == ENOENT) break;  // made at the start, for the replica
+        return FailedPreconditionError("cannot stat " + walked.string() + ": " +
+                                       std::strerror(errno));
+      }
+      if (!S_ISDIR(st.st_mode)) {
+        return FailedPreconditionError(walked.string() +
+                                       " is not a directory; remove it or use "
+                                       "another baseOutputDirectory");
+      }
+      const bool writes = AtOrBelow(walked, dirs.front());
+      const unsigned need = writes ? 03 : 01;  // w and x in it, or x to pass through
+      if ((BitsFor(st, run_as) & need) != need) return Refuse(walked, st, run_as, writes, dir);
+    }
   }
   return Status::Ok();
 }
@@ -76,11 +180,8 @@ Status CheckCanReach(const fs::path& dir, const RunAs& run_as) {
     for (uint32_t g : run_as.groups) in_group |= st.st_gid == g;
     const mode_t bit = st.st_uid == run_as.uid ? S_IXUSR : in_group ? S_IXGRP : S_IXOTH;
     if ((st.st_mode & bit) == 0) {
-      char mode[8];
-      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-      return FailedPreconditionError("user '" + run_as.user + "' (uid " +
-                                     std::to_string(run_as.uid) + ") cannot reach " + dir.string() +
-                                     ": " + walked.string() + " is mode " + mode +
+      return FailedPreconditionError(Who(run_as) + " cannot reach " + dir.string() + ": " +
+                                     walked.string() + " is mode " + ModeString(st.st_mode) +
                                      ", owned by uid " + std::to_string(st.st_uid));
     }
   }
@@ -105,11 +206,13 @@ void ApplyIdentityEnv(const std::optional<RunAs>& run_as, EnvMap* inherited) {
 }
 
 nlohmann::json RunAsToJson(const RunAs& r) {
-  return {{"user", r.user},
-          {"uid", r.uid},
-          {"gid", r.gid},
-          {"groups", r.groups},
-          {"home", r.home.string()}};
+  nlohmann::json j = {{"user", r.user},
+                      {"uid", r.uid},
+                      {"gid", r.gid},
+                      {"groups", r.groups},
+                      {"home", r.home.string()}};
+  if (r.bucket_group) j["bucket_group"] = *r.bucket_group;
+  return j;
 }
 
 StatusOr<RunAs> RunAsFromJson(const nlohmann::json& j) {
@@ -121,6 +224,7 @@ StatusOr<RunAs> RunAsFromJson(const nlohmann::json& j) {
     r.gid = j.at("gid").get<uint32_t>();
     r.groups = j.value("groups", std::vector<uint32_t>{});
     r.home = j.value("home", std::string());
+    if (j.contains("bucket_group")) r.bucket_group = j.at("bucket_group").get<uint32_t>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgumentError(std::string("run_as: ") + e.what());
   }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "executor/executor.h"
@@ -19,11 +21,31 @@ namespace trainyard::executor {
 // for an earlier attempt; a directory another user owns is left alone. Errors name the directory.
 Status MakeReplicaDir(const std::filesystem::path& dir, const std::optional<RunAs>& run_as);
 
-// The directories a replica writes, created and given to `run_as`: `work_dir`, the directory of
-// the hypertune metric file, and the local paths of AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and
-// AIP_TENSORBOARD_LOG_DIR (gs:// URIs map under BucketRoot(); empty base output = none).
+// The directories a replica writes: `work_dir` and the directory of the hypertune metric file
+// (MakeReplicaDir), and with `run_as` its output dirs (ReplicaOutputDirs): first checked
+// (CheckOutputDirs: FAILED_PRECONDITION, nothing made), then every missing directory on the way
+// to them is made with the bucket group (RunAs::bucket_group, else the user's primary group) and
+// mode 02775 (setgid: what is made inside keeps the group); those at or below the base output dir
+// belong to `run_as`, those above it (a missing bucket) to the server. Without `run_as` output
+// dirs are left to the replica, which runs as the server's user.
 Status PrepareReplicaDirs(const std::filesystem::path& work_dir, const ReplicaEnvInput& in,
                           const std::optional<RunAs>& run_as);
+
+// The local directories of a replica's outputs, in the order they are made: the base output dir,
+// `<base>/<trial>` for a trial, then AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR
+// (replica_contract::OutputDirsFor; gs:// URIs map under BucketRoot()), absolute and without a
+// trailing '/'. Empty without a base. INVALID_ARGUMENT for a URI that does not map.
+StatusOr<std::vector<std::filesystem::path>> ReplicaOutputDirs(const std::string& base_output_dir,
+                                                               const std::string& trial_id);
+
+// OK when `run_as` can use the output dirs (ReplicaOutputDirs) as far as they exist: search every
+// directory on the way, and write (w and x, by the owner, else the group, else the other bits, as
+// the kernel decides) the base output dir and every directory below it. FAILED_PRECONDITION
+// otherwise, naming the directory, its owner, group and mode, and the fix. Directories not made
+// yet are fine. JobController::Create calls it, so such a job is refused before it queues;
+// PrepareReplicaDirs again at every start.
+Status CheckOutputDirs(const std::string& base_output_dir, const std::string& trial_id,
+                       const RunAs& run_as);
 
 // OK when `run_as` may search every directory on the way to `dir` (and `dir` itself), by the
 // owner/group/other x bits; FAILED_PRECONDITION naming the first directory that stops it, its

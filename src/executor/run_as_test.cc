@@ -4,13 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "testing/test_util.h"
 
 namespace trainyard::executor {
 namespace {
 namespace fs = std::filesystem;
 
-RunAs Nobody() { return RunAs{"nobody", 65534, 65534, {}, "/nonexistent"}; }
+RunAs Nobody() { return RunAs{"nobody", 65534, 65534, {}, "/nonexistent", std::nullopt}; }
 
 TEST(CheckCanReachTest, NamesTheFirstDirectoryThatStopsTheUser) {
   const fs::path dir = testing::MakeTestDir();
@@ -78,8 +80,124 @@ TEST(PrepareReplicaDirsTest, MakesTheWorkMetricAndOutputDirs) {
   ::unsetenv("TRAINYARD_BUCKET_ROOT");
 }
 
+// TRAINYARD_BUCKET_ROOT for one test.
+class BucketRootForTest {
+ public:
+  explicit BucketRootForTest(const fs::path& root) {
+    ::setenv("TRAINYARD_BUCKET_ROOT", root.c_str(), 1);
+  }
+  ~BucketRootForTest() { ::unsetenv("TRAINYARD_BUCKET_ROOT"); }
+};
+
+// "owner:group mode" of a directory, numerically.
+std::string Owner(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return "missing";
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid) + " " + mode;
+}
+
+TEST(PrepareReplicaDirsTest, OutputDirsGetTheUserTheBucketGroupAndSetgid) {
+  if (::geteuid() != 0) GTEST_SKIP() << "chown to another user needs root";
+  const fs::path dir = testing::MakeTestDir();
+  BucketRootForTest root(dir / "buckets");
+  // A bucket made by hand, not through Trainyard: root's, 0755, no setgid, not the bucket group.
+  fs::create_directories(dir / "buckets/bkt/data");
+  ::chmod((dir / "buckets/bkt").c_str(), 0755);
+  ReplicaEnvInput in;
+  in.base_output_dir = "gs://bkt/out";
+  in.trial_id = "3";
+  RunAs who = Nobody();
+  who.bucket_group = 4242;
+  ASSERT_TRUE(PrepareReplicaDirs(dir / "work", in, who).ok());
+  in.base_output_dir = "gs://new-bkt/out";  // a bucket the server makes: its own, shared
+  ASSERT_TRUE(PrepareReplicaDirs(dir / "work", in, who).ok());
+  std::string got;
+  for (const char* d : {"bkt", "bkt/out", "bkt/out/3", "bkt/out/3/model", "bkt/out/3/checkpoints",
+                        "bkt/out/3/logs", "new-bkt", "new-bkt/out/3/model"}) {
+    got += std::string(d) + "=" + Owner(dir / "buckets" / d) + "\n";
+  }
+  EXPECT_EQ(got,
+            "bkt=0:0 0755\n"
+            "bkt/out=65534:4242 2775\n"
+            "bkt/out/3=65534:4242 2775\n"
+            "bkt/out/3/model=65534:4242 2775\n"
+            "bkt/out/3/checkpoints=65534:4242 2775\n"
+            "bkt/out/3/logs=65534:4242 2775\n"
+            "new-bkt=0:4242 2775\n"
+            "new-bkt/out/3/model=65534:4242 2775\n");
+}
+
+TEST(PrepareReplicaDirsTest, AnOutputDirTheUserCannotWriteFailsTheStart) {
+  const fs::path dir = testing::MakeTestDir();
+  BucketRootForTest root(dir / "buckets");
+  fs::create_directories(dir / "buckets/bkt/out");
+  ::chmod((dir / "buckets/bkt/out").c_str(), 0755);
+  ReplicaEnvInput in;
+  in.base_output_dir = "gs://bkt/out";
+  Status s = PrepareReplicaDirs(dir / "work", in, Nobody());
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s;
+  EXPECT_FALSE(fs::exists(dir / "buckets/bkt/out/model"));
+}
+
+TEST(CheckOutputDirsTest, NamesTheDirectoryItsOwnerModeAndTheFix) {
+  const fs::path dir = testing::MakeTestDir();
+  BucketRootForTest root(dir / "buckets");
+  fs::create_directories(dir / "buckets/bkt/out/model");
+  for (const char* d : {"bkt", "bkt/out", "bkt/out/model"})
+    ::chmod((dir / "buckets" / d).c_str(), 0755);
+  RunAs who = Nobody();
+  who.bucket_group = 4242;
+  Status s = CheckOutputDirs("gs://bkt/out", "", who);
+  const std::string out = (dir / "buckets/bkt/out").string();
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(
+      s.message().starts_with("user 'nobody' (uid 65534), who runs this job's replicas, "
+                              "cannot write " +
+                              out + ": it is owned by "))
+      << s;
+  for (const std::string& part : {std::string("(uid ") + std::to_string(::geteuid()) + ", gid ",
+                                  std::string("mode 0755"), std::string("chown nobody ") + out,
+                                  std::string("chgrp 4242 ") + out + " && chmod 2775 " + out,
+                                  std::string("another baseOutputDirectory")}) {
+    EXPECT_NE(s.message().find(part), std::string::npos) << part << " in " << s;
+  }
+  // Writable through a group the user has (the bucket group), or as its owner: fine.
+  for (const char* d : {"bkt/out", "bkt/out/model"}) ::chmod((dir / "buckets" / d).c_str(), 02775);
+  RunAs member = who;
+  member.groups = {static_cast<uint32_t>(::getegid())};
+  EXPECT_TRUE(CheckOutputDirs("gs://bkt/out", "", member).ok());
+  EXPECT_FALSE(CheckOutputDirs("gs://bkt/out", "", who).ok());
+  RunAs owner = who;
+  owner.uid = ::geteuid();
+  EXPECT_TRUE(CheckOutputDirs("gs://bkt/out", "", owner).ok());
+  // Directories not made yet are fine, below a bucket the user may pass through.
+  EXPECT_TRUE(CheckOutputDirs("gs://bkt/new/deeper", "7", who).ok());
+  // A bucket it cannot pass through is named with its mode.
+  ::chmod((dir / "buckets/bkt").c_str(), 0700);
+  s = CheckOutputDirs("gs://bkt/new", "", who);
+  EXPECT_NE(s.message().find("cannot reach " + (dir / "buckets/bkt/new").string() + ": " +
+                             (dir / "buckets/bkt").string() + " is owned by"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.message().find("mode 0700"), std::string::npos) << s;
+}
+
+TEST(ReplicaOutputDirsTest, BaseTrialAndTheAipDirsAsLocalPaths) {
+  BucketRootForTest root("/b");
+  auto dirs = ReplicaOutputDirs("gs://bkt/out/", "3");
+  ASSERT_TRUE(dirs.ok()) << dirs.status();
+  std::string got;
+  for (const auto& d : *dirs) got += d.string() + " ";
+  EXPECT_EQ(
+      got,
+      "/b/bkt/out /b/bkt/out/3 /b/bkt/out/3/model /b/bkt/out/3/checkpoints /b/bkt/out/3/logs ");
+  EXPECT_TRUE(ReplicaOutputDirs("", "3")->empty());
+}
+
 TEST(RunAsJsonTest, RoundTripsAndNamesBadFields) {
-  RunAs r{"alice", 1000, 100, {27, 44}, "/home/alice"};
+  RunAs r{"alice", 1000, 100, {27, 44}, "/home/alice", 44};
   auto back = RunAsFromJson(RunAsToJson(r));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(RunAsToJson(*back), RunAsToJson(r));

@@ -36,6 +36,7 @@ class LocalHarness : public ExecutorHarness {
     std::string script =
         "n=$(( $(cat .attempts 2>/dev/null || echo 0) + 1 )); echo $n > .attempts; ";
     if (!plan.print.empty()) script += "echo " + Quote(plan.print) + "; ";
+    if (!plan.error.empty()) script += "echo " + Quote(plan.error) + " >&2; ";
     script += "case $n in ";
     for (size_t i = 0; i < plan.attempts.size(); ++i) {
       bool last = i + 1 == plan.attempts.size();

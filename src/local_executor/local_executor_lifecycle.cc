@@ -9,11 +9,13 @@
 
 #include "common/bucket_path.h"
 #include "common/file_util.h"
+#include "executor/job_log.h"
 #include "executor/replica_env.h"
 #include "executor/run_as.h"
 #include "executor/tcp_port.h"
 #include "local_executor/local_executor.h"
 #include "local_executor/local_executor_state.h"
+#include "replica_contract/replica_contract.h"
 
 namespace trainyard::executor {
 namespace fs = std::filesystem;
@@ -203,9 +205,11 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
       });
   const bool in_container = !rspec.image.empty();
   // A container gets the Vertex and user variables only: the server's PATH or HOME would break
-  // the image. TRAINYARD_BUCKET_ROOT becomes /gcs inside (the runtime mounts the bucket root).
+  // the image. TRAINYARD_BUCKET_ROOT becomes /gcs inside (the runtime mounts the bucket root); a
+  // host process gets the server's, so gs:// paths resolve where the server made the output dirs
+  // (a replica user's own default would be under its $HOME).
   EnvMap inherited = in_container ? EnvMap{} : InheritedReplicaEnv();
-  if (in_container) inherited["TRAINYARD_BUCKET_ROOT"] = fs::absolute(BucketRoot()).string();
+  inherited["TRAINYARD_BUCKET_ROOT"] = fs::absolute(BucketRoot()).string();
   if (!in_container) ApplyIdentityEnv(spec.run_as, &inherited);
 
   r.attempt += 1;
@@ -311,10 +315,15 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
           gang, lc.Fail(Describe(r) + " " + r.lost_reason, r.lost_failure, AnyRunning(gang), now));
     }
     int code = r.exit_code.value_or(-1);
-    std::string what = Describe(r) + " exited with code " + std::to_string(code);
+    // Read before this note joins the replica's stderr lines.
+    const std::string reason =
+        code == replica_contract::kExitConfig
+            ? LastStderrLine(gang.spec.job_dir / "logs", r.pool_index, r.replica_index)
+            : "";
+    std::string what = ReplicaExitMessage(Describe(r), code, reason);
     SystemLog(gang, &r, what);
     if (code == 0) continue;
-    LifecycleAction action = lc.ReplicaFailed(Describe(r), what, AnyRunning(gang), now);
+    LifecycleAction action = lc.ReplicaFailed(Describe(r), code, what, AnyRunning(gang), now);
     Perform(gang, action, &r);
     if (action.kind != LifecycleAction::Kind::kRestartReplica || !Active(gang)) return;
   }

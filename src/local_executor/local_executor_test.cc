@@ -638,7 +638,7 @@ TEST_F(LocalExecutorTest, ReplicasRunAsTheGangsUserWithTheirOwnWorkDir) {
   auto e = MakeExecutor();
   GangSpec spec = Spec("u1", {"echo uid=$(id -u) gid=$(id -g) groups=$(id -G) home=$HOME; "
                               "touch mine && echo made-file"});
-  spec.run_as = RunAs{"nobody", 65534, 65534, {4242}, "/nonexistent"};
+  spec.run_as = RunAs{"nobody", 65534, 65534, {4242}, "/nonexistent", std::nullopt};
   ASSERT_TRUE(e->Submit(spec).ok());
   GangStatus s = WaitDone(*e, "u1");
   EXPECT_EQ(GangStateName(s.state), "SUCCEEDED") << s.error_message << Logs(*e, "u1");

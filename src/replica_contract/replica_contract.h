@@ -18,6 +18,7 @@
 //                 <base>/model/, <base>/checkpoints/, <base>/logs/ (<base>/<trial>/... for a trial)
 //   CLOUD_ML_JOB_ID, CLOUD_ML_TRIAL_ID (trials), CLOUD_ML_HP_METRIC_FILE
 //   CUDA_VISIBLE_DEVICES
+//   exit code 78  a configuration error (kExitConfig, below): not restarted
 //
 // No LibTorch: the executors and the server link it as well as the trainer.
 #pragma once
@@ -47,6 +48,14 @@ inline constexpr char kCloudMlJobId[] = "CLOUD_ML_JOB_ID";
 inline constexpr char kCloudMlTrialId[] = "CLOUD_ML_TRIAL_ID";
 inline constexpr char kCloudMlHpMetricFile[] = "CLOUD_ML_HP_METRIC_FILE";
 inline constexpr char kCudaVisibleDevices[] = "CUDA_VISIBLE_DEVICES";
+
+// The exit code of a replica that cannot succeed as configured, however often it is retried: an
+// output it cannot write, a setting that is wrong (sysexits.h EX_CONFIG). A replica exiting with it
+// writes the reason as its last line on stderr. Every executor's gang lifecycle
+// (executor/gang_lifecycle.h) then ends the job FAILED at once, without using its restart budget,
+// and the job's error.message ends with that line. trainyard-bert train and the pythonPackageSpec
+// launcher exit with it when their outputs cannot be written; user code may too.
+inline constexpr int kExitConfig = 78;
 
 // The names above plus every AIP_* and CLOUD_ML_*: values only the platform sets, so an inherited
 // one (the server's own environment) never reaches a replica.

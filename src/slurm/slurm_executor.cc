@@ -13,6 +13,7 @@
 #include "common/json_parse.h"
 #include "executor/replica_env.h"
 #include "executor/replica_runtime.h"
+#include "replica_contract/replica_contract.h"
 #include "slurm/slurm_executor_state.h"
 #include "slurm/slurm_job_state.h"
 #include "slurm/slurm_script.h"
@@ -592,8 +593,15 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
     if (first == nullptr || r.end_time < first->end_time) first = &r;
   }
   if (first != nullptr) {
-    replica = Describe(first->pool_index, first->replica_index) + " exited with code " +
-              std::to_string(*first->exit_code);
+    const int code = *first->exit_code;
+    const fs::path log =
+        TaskDir(AttemptDir(g.spec.job_dir, g.attempt), first->pool_index, first->replica_index) /
+        "log";
+    replica = executor::ReplicaExitMessage(
+        Describe(first->pool_index, first->replica_index), code,
+        code == replica_contract::kExitConfig
+            ? executor::LastStderrLine(log, first->pool_index, first->replica_index)
+            : "");
   }
   if (replica.empty()) {
     for (const auto& r : g.replicas) {
@@ -603,12 +611,15 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
       }
     }
   }
-  RestartOrFail(g, replica.empty() ? job : replica + " (" + job + ")");
+  RestartOrFail(g, first != nullptr ? *first->exit_code : -1,
+                replica.empty() ? job : replica + " (" + job + ")");
 }
 
-void SlurmExecutor::RestartOrFail(Gang& g, const std::string& message) {
+void SlurmExecutor::RestartOrFail(Gang& g, int exit_code, const std::string& message) {
   // The Slurm job has ended: nothing runs, so a restart resubmits at once.
-  Perform(g, Lifecycle(g).ReplicaFailed("the job", message, /*any_running=*/false, clock_.Now()),
+  Perform(g,
+          Lifecycle(g).ReplicaFailed("the job", exit_code, message, /*any_running=*/false,
+                                     clock_.Now()),
           message);
 }
 

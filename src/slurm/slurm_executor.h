@@ -121,7 +121,8 @@ class SlurmExecutor : public executor::Executor {
   executor::GangLifecycle Lifecycle(Gang& gang) const;
   // Does what the state machine decided; `why` prefixes a gang restart's log line.
   void Perform(Gang& gang, const executor::LifecycleAction& action, const std::string& why = "");
-  void RestartOrFail(Gang& gang, const std::string& message);
+  // `exit_code`: the failed replica's (-1 when none is known); kExitConfig is never restarted.
+  void RestartOrFail(Gang& gang, int exit_code, const std::string& message);
   void ReadTaskFiles(Gang& gang);
   void SyncLogs(Gang& gang);
   void SystemLog(const Gang& gang, const std::string& text);

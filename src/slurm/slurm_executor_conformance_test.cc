@@ -143,9 +143,11 @@ class SlurmHarness : public executor::ExecutorHarness {
         ASSERT_TRUE(WriteFileAtomic(t.dir / "pid", Json{{"pid", 4000 + attempt}}.dump()).ok());
         auto decoded = executor::DecodeReplicaPlan(task.at("argv").get<std::vector<std::string>>());
         ASSERT_TRUE(decoded.has_value());
-        if (!decoded->print.empty()) {
+        for (bool is_stderr : {false, true}) {
+          const std::string& text = is_stderr ? decoded->error : decoded->print;
+          if (text.empty()) continue;
           executor::LogRecord rec{clock_.Now(), task.at("pool").get<int>(),
-                                  task.at("replica").get<int>(), false, decoded->print};
+                                  task.at("replica").get<int>(), is_stderr, text};
           ASSERT_TRUE(executor::AppendJobLog(t.dir / "log", executor::LogLimits{}, {rec}).ok());
         }
         int code = executor::PlannedExit(*decoded, attempt);

@@ -202,7 +202,7 @@ TEST(SlurmScriptTest, LaunchPlanListsTasksInRankOrder) {
   EXPECT_EQ(plan["tasks"][2]["cpu_limit"].get<int>(), c.cpus_per_task);
   EXPECT_EQ(plan["tasks"][2]["memory_bytes"].get<int64_t>(),
             c.mem_per_cpu_mb * c.cpus_per_task * (int64_t{1} << 20));
-  spec.run_as = executor::RunAs{"alice", 1000, 100, {995}, "/home/alice"};
+  spec.run_as = executor::RunAs{"alice", 1000, 100, {995}, "/home/alice", std::nullopt};
   plan = nlohmann::json::parse(RenderLaunchPlan(spec, *alloc, settings, 3, "/j/a3"));
   EXPECT_EQ(plan["run_as"].dump(),
             R"({"gid":100,"groups":[995],"home":"/home/alice","uid":1000,"user":"alice"})");

@@ -205,6 +205,20 @@ StatusOr<executor::ReplicaLaunch> LaunchOf(const nlohmann::json& plan, int rank,
   return launch;
 }
 
+// The replica could not be set up on this node (e.g. an output dir its user cannot write): a
+// start-error file tells the executor, which ends the gang with that reason instead of restarting
+// it (replica_runtime.h).
+int StartFailed(const nlohmann::json& plan, int rank, const Status& why) {
+  const fs::path pid_file =
+      fs::path(plan.at("tasks").at(rank).at("dir").get<std::string>()) / "pid";
+  Status written = MakeDirs(pid_file.parent_path());
+  if (written.ok())
+    written =
+        executor::WriteStartError(pid_file, {executor::GangFailure::kStartFailed, why.message()});
+  if (!written.ok()) Fail("cannot record the failure: " + written.message());
+  return Fail(why.ToString());
+}
+
 // Runs the launch in the foreground of this srun task; the replica's exit code (0..255).
 int RunTask(const executor::ReplicaLaunch& launch, executor::ReplicaRuntime* container_runtime,
             int rank) {
@@ -260,7 +274,7 @@ int SlurmTaskMain(int argc, char** argv, executor::ReplicaRuntime* container_run
     if (!addresses.ok()) return Fail(addresses.status().message());
     const executor::ReplicaEnvInput in = EnvInputOf(plan, *addresses, rank);
     auto launch = LaunchOf(plan, rank, in);
-    if (!launch.ok()) return Fail(launch.status().ToString());
+    if (!launch.ok()) return StartFailed(plan, rank, launch.status());
     // The replica runs here, in the foreground of this srun task, through the replica runtime.
     return RunTask(*launch, container_runtime, rank);
   } catch (const std::exception& e) {

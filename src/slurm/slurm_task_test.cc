@@ -97,7 +97,7 @@ TEST(SlurmTaskTest, TheReplicaRunsAsThePlansUser) {
   executor::GangSpec spec;
   spec.job_id = "78";
   spec.job_dir = dir / "job";
-  spec.run_as = executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent"};
+  spec.run_as = executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent", std::nullopt};
   spec.replicas.push_back({0,
                            0,
                            "n1-standard-4",
@@ -154,6 +154,43 @@ TEST(SlurmTaskTest, TheTfConfigRoleOfAnAiPlatformJobTravelsInThePlan) {
   ASSERT_TRUE(tf.is_object()) << (*lines)[0].text;
   EXPECT_EQ(std::to_string(tf["cluster"].contains("master")) + " " + tf["task"].value("type", ""),
             "1 master");
+}
+
+// An output dir the replica user cannot write (made by hand, root's, 0755) is a start error on
+// the node, recorded for the executor, which then fails the gang instead of restarting it.
+TEST(SlurmTaskTest, AnOutputDirTheUserCannotWriteIsRecordedAsAStartError) {
+  if (::geteuid() != 0) GTEST_SKIP() << "replica users need root";
+  fs::path dir = trainyard::testing::MakeTestDir();
+  fs::create_directories(dir / "buckets/bkt/out");
+  ::chmod((dir / "buckets/bkt/out").c_str(), 0755);
+  executor::GangSpec spec;
+  spec.job_id = "79";
+  spec.job_dir = dir / "job";
+  spec.base_output_dir = "gs://bkt/out";
+  spec.run_as = executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent", std::nullopt};
+  spec.replicas.push_back({0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", "echo ran"}, {}});
+  auto alloc = PlanAllocation(spec, executor::MachineCatalog::Default(), {IdleNode()}, "");
+  ASSERT_TRUE(alloc.ok());
+  fs::path attempt = AttemptDir(spec.job_dir, 1);
+  ASSERT_TRUE(WriteFileAtomic(attempt / "plan.json",
+                              RenderLaunchPlan(spec, *alloc, LaunchPlanSettings{}, 1, attempt))
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomic(attempt / "nodes", "n1 127.0.0.1\n").ok());
+  auto r = trainyard::testing::RunProcess(
+      {trainyard::testing::ToolPath("trainyard-slurm-task").string(), "--plan",
+       (attempt / "plan.json").string()},
+      "",
+      {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURMD_NODENAME=n1",
+       "CUDA_VISIBLE_DEVICES=", "TRAINYARD_BUCKET_ROOT=" + (dir / "buckets").string()});
+  auto error = executor::ReadStartError(attempt / "workerpool0-0" / "pid");
+  ASSERT_TRUE(error.ok()) << error.status() << " " << r.err;
+  EXPECT_EQ(std::to_string(r.exit_code) + " " + executor::GangFailureName(error->failure) + " " +
+                std::to_string(error->message.starts_with(
+                    "user 'nobody' (uid 65534), who runs this job's replicas, cannot write " +
+                    (dir / "buckets/bkt/out").string())) +
+                " ran=" + std::to_string(fs::exists(attempt / "workerpool0-0" / "log")),
+            "2 START_FAILED 1 ran=0")
+      << error->message;
 }
 
 TEST(SlurmTaskTest, WrongTaskCountIsAClearError) {

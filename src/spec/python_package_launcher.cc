@@ -127,9 +127,42 @@ def install(packages):
     return 0
 
 
+def model_dir_problem():
+    # AIP_MODEL_DIR is written by the module at its end: check it now, as the replica's user, by
+    # making and removing a directory in it. A gs:// value maps under TRAINYARD_BUCKET_ROOT (unset:
+    # the module writes through the Storage API, nothing to check here).
+    uri = os.environ.get("AIP_MODEL_DIR", "")
+    root = os.environ.get("TRAINYARD_BUCKET_ROOT", "")
+    if not uri or (uri.startswith("gs://") and not root):
+        return None
+    path = os.path.join(root, uri[len("gs://"):]) if uri.startswith("gs://") else uri
+    try:
+        os.makedirs(path, exist_ok=True)
+        os.rmdir(tempfile.mkdtemp(prefix=".trainyard-write-check-", dir=path))
+        return None
+    except OSError as e:
+        culprit = path
+        while not os.path.isdir(culprit) and os.path.dirname(culprit) != culprit:
+            culprit = os.path.dirname(culprit)
+        try:
+            st = os.stat(culprit)
+            owner = "owned by uid %d, gid %d, mode %04o" % (st.st_uid, st.st_gid, st.st_mode & 0o7777)
+        except OSError:
+            owner = "not readable"
+        return ("AIP_MODEL_DIR %s: cannot write %s (%s); %s is %s, and this replica runs as uid %d "
+                "(gid %d, groups %s). Fix: let uid %d write %s (chown it, or chgrp a group it has "
+                "and chmod g+ws), or use another baseOutputDirectory"
+                % (uri, path, e.strerror, culprit, owner, os.geteuid(), os.getegid(),
+                   ",".join(str(g) for g in os.getgroups()) or "none", os.geteuid(), culprit))
+
+
 def main():
     n = int(sys.argv[1])
     packages, module, args = sys.argv[2:2 + n], sys.argv[2 + n], sys.argv[3 + n:]
+    problem = model_dir_problem()
+    if problem:
+        say(problem)
+        return 78  # EX_CONFIG (replica_contract::kExitConfig): not restarted
     if importlib.util.find_spec("pip") is not None:
         code = install(packages)
         if code != 0:

@@ -6,6 +6,11 @@
 //
 // The install runs in the replica itself (inside its container, or as the host command), through
 // a launcher handed to the image's python as `python -c LAUNCHER`:
+//   0. AIP_MODEL_DIR, when set (gs:// under TRAINYARD_BUCKET_ROOT; /gcs/... in a container), is
+//      made if missing and a directory is made and removed in it, as the replica's user: one it
+//      cannot write ends the replica at once with exit code 78 (replica_contract::kExitConfig: not
+//      restarted) and one stderr line naming the path, its owner and mode, the replica's uid and
+//      the fix, before any package is installed or user code runs;
 //   1. `python -m pip install --user --no-build-isolation PKG...` into a fresh PYTHONUSERBASE
 //      (a directory under the replica's working directory, else under $TMPDIR), so concurrent
 //      replicas and attempts never share an install; pip's output goes to the job log;

@@ -155,6 +155,26 @@ TEST_F(PythonPackageLauncherTest, MissingDependenciesWithoutAnIndexAreNamedWithT
       << r.err;
 }
 
+// AIP_MODEL_DIR is made (gs:// under TRAINYARD_BUCKET_ROOT) and written to before anything else;
+// one that cannot be written ends the replica with exit 78 and the reason, before pip runs.
+TEST_F(PythonPackageLauncherTest, AModelDirItCannotWriteEndsWith78BeforeTheInstall) {
+  const std::string root = "TRAINYARD_BUCKET_ROOT=" + (dir_ / "buckets").string();
+  auto ok = Launch({python_, "-S"}, {wheel_}, "helper.main", {}, {root, "AIP_MODEL_DIR=gs://b/m/"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_TRUE(fs::is_directory(dir_ / "buckets/b/m") && fs::is_empty(dir_ / "buckets/b/m"));
+  // Even root cannot make a directory below a file.
+  testing::WriteFileOrDie(dir_ / "buckets/b/file", "x");
+  auto blocked =
+      Launch({python_}, {sdist_}, "trainer.task", {}, {root, "AIP_MODEL_DIR=gs://b/file/m/"});
+  EXPECT_EQ(blocked.exit_code, 78) << blocked.out << blocked.err;
+  const std::string path = (dir_ / "buckets/b/file/m/").string();
+  EXPECT_TRUE(blocked.err.starts_with("[trainyard] AIP_MODEL_DIR gs://b/file/m/: cannot write " +
+                                      path + " (Not a directory); "))
+      << blocked.err;
+  EXPECT_NE(blocked.err.find("Fix: let uid "), std::string::npos) << blocked.err;
+  EXPECT_EQ(blocked.out, "") << "pip must not have run";
+}
+
 // `python -S` has no site-packages, so no pip: the wheel goes on PYTHONPATH; an archive cannot.
 TEST_F(PythonPackageLauncherTest, WithoutPipWheelsGoOnThePathAndArchivesAreRefused) {
   auto wheel_only = Launch({python_, "-S"}, {wheel_}, "helper.main", {"--x=1"});

@@ -1,8 +1,10 @@
 #include "train/train_paths.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "common/bucket_path.h"
+#include "train/output_check.h"
 
 namespace trainyard::train {
 namespace fs = std::filesystem;
@@ -93,6 +95,25 @@ StatusOr<TrainPaths> ResolveTrainPaths(const TrainOptions& o, bool check_job_dir
   }
   if (!p.job_dir.empty() && !o.dry_run && check_job_dir) TY_RETURN_IF_ERROR(CheckJobDir(p));
   return p;
+}
+
+Status CheckTrainOutputs(const TrainOptions& o, const replica_contract::EnvMap& env) {
+  StatusOr<replica_contract::ReplicaRole> role = replica_contract::DecodeRole(env);
+  if (!role.ok() || !role->is_chief()) return Status::Ok();
+  std::ostringstream quiet;  // ResolveTrainPaths' warnings: RunTraining prints them
+  TrainConsole console(quiet, quiet, false);
+  StatusOr<TrainPaths> paths = ResolveTrainPaths(o, /*check_job_dir=*/false, console);
+  if (!paths.ok()) return Status::Ok();
+  if (!paths->job_dir.empty() && !o.dry_run) {
+    TY_RETURN_IF_ERROR(CheckExportDir("--job-dir", paths->job_dir));
+  }
+  if (!paths->checkpoint_dir.empty()) {
+    TY_RETURN_IF_ERROR(CheckOutputDir("--checkpoint-dir", paths->checkpoint_dir));
+  }
+  if (!paths->tensorboard_dir.empty()) {
+    TY_RETURN_IF_ERROR(CheckOutputDir("--tensorboard-dir", paths->tensorboard_dir));
+  }
+  return Status::Ok();
 }
 
 }  // namespace trainyard::train

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "replica_contract/replica_contract.h"
 #include "train/progress.h"
 #include "train/train_options.h"
 
@@ -31,5 +32,12 @@ const std::vector<std::string>& ExportFiles();
 // (the article's job.sh) exports to its directory, with a warning on `console`.
 StatusOr<TrainPaths> ResolveTrainPaths(const TrainOptions& o, bool check_job_dir,
                                        TrainConsole& console);
+
+// The outputs this process will write, checked before anything else (output_check.h): the export
+// dir (not on dry runs), the checkpoint dir and the TensorBoard dir, resolved as ResolveTrainPaths
+// resolves them, for the chief only (rank 0 by replica_contract::DecodeRole(env); the other ranks
+// write none). OK when there is nothing to check; flags ResolveTrainPaths or DecodeRole refuse
+// are left to RunTraining to report. FAILED_PRECONDITION from the checks otherwise.
+Status CheckTrainOutputs(const TrainOptions& o, const replica_contract::EnvMap& env);
 
 }  // namespace trainyard::train

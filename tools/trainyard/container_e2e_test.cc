@@ -6,6 +6,7 @@
 // podman, runc, docker-registry or busybox-static is missing, or when not running as root.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -418,6 +419,54 @@ TEST_F(ContainerE2ETest, TheBertImageTrainsToTheSameMetricsAsTheHostBinary) {
   EXPECT_NE(metrics("host"), "no metrics.json");
   EXPECT_NE(Logs(image).find("pulling image " + registry_ + "/trainyard/bert-sentiment:latest"),
             std::string::npos);
+}
+
+// Issue 24 in a container run as `nobody` (podman --user): with a bucket made by hand (root's,
+// 0755) the server makes the output dirs for that user and the bucket group, so the export lands;
+// a --job-dir the user cannot write fails the job at once (exit 78, no restart), naming the path,
+// before the trainer reads its data.
+TEST_F(ContainerE2ETest, TheBertImageAsNobodyExportsIntoAHandMadeBucketOrFailsAtOnce) {
+  const fs::path bert = testing::ToolPath("trainyard-bert");
+  if (!fs::exists(bert)) GTEST_SKIP() << "needs trainyard-bert (a LibTorch build)";
+  ASSERT_NO_FATAL_FAILURE(BuildBertImage(bert));
+  ASSERT_NO_FATAL_FAILURE(WriteSentimentData(dir_ / "buckets" / "bkt" / "data", 96));
+  for (const char* d : {"bkt", "bkt/data"}) ::chmod((dir_ / "buckets" / d).c_str(), 0755);
+  fs::create_directories(dir_ / "buckets" / "locked");
+  ::chmod((dir_ / "buckets" / "locked").c_str(), 0700);
+  server_.reset();
+  StartServer(/*allow_root_replicas=*/false);
+  auto job = [&](const std::string& base, const std::string& job_dir) {
+    json args =
+        json::array({"train", "--training-file=gs://bkt/data/train.csv",
+                     "--validation-file=gs://bkt/data/eval.csv", "--vocab=gs://bkt/data/vocab.txt",
+                     "--epochs=1", "--batch-size=16", "--max-length=24", "--threads=1"});
+    if (!job_dir.empty()) args.push_back("--job-dir=" + job_dir);
+    json pool = {{"machineSpec", {{"machineType", "n1-standard-4"}}},
+                 {"replicaCount", "1"},
+                 {"containerSpec",
+                  {{"imageUri", registry_ + "/trainyard/bert-sentiment:latest"}, {"args", args}}}};
+    return CreateRest(json{{"workerPoolSpecs", json::array({pool})},
+                           {"baseOutputDirectory", {{"outputUriPrefix", base}}}}
+                          .dump());
+  };
+  const std::string ok = job("gs://bkt/out", "");
+  const std::string bad = job("gs://bkt/out-bad", "gs://locked/model");
+  json ok_job = WaitForJob(server_->port(), ok, {}, 300);
+  json bad_job = WaitForJob(server_->port(), bad, {}, 300);
+  EXPECT_EQ(State(ok_job), "JOB_STATE_SUCCEEDED") << Logs(ok);
+  EXPECT_TRUE(fs::exists(dir_ / "buckets/bkt/out/model/model.safetensors")) << Logs(ok);
+  const std::string want =
+      "JOB_STATE_FAILED workerpool0 replica 0 exited with code 78 (a configuration error, not "
+      "restarted): trainyard-bert train: --job-dir /gcs/locked/model: cannot create directory "
+      "/gcs/locked/model.tmp.";
+  const std::string got = State(bad_job);
+  EXPECT_EQ(got.substr(0, want.size()) + " | restarts " +
+                std::to_string(bad_job["trainyardInfo"]["replicas"][0].value("restarts", -1)) +
+                " | data read " +
+                std::to_string(Logs(bad).find("Read and tokenized") != std::string::npos),
+            want + " | restarts 0 | data read 0")
+      << got << "\n"
+      << Logs(bad);
 }
 
 // pythonPackageSpec with the user's executor image: `python3 -m MODULE ARGS` in the image, the

@@ -4,8 +4,10 @@
 // AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR provide defaults as on Vertex. Data parallelism
 // needs no flag: the role comes from MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK, CLUSTER_SPEC or
 // TF_CONFIG, as the platform sets them for every replica. Exit codes: 0 done, 2 bad
-// flags/input, 1 other errors (including a dead or hung peer), 143 stopped by SIGTERM after
-// writing a checkpoint (all replicas stop together).
+// flags/input, 1 other errors (including a dead or hung peer), 78 an output it cannot write
+// (checked before any data is read: train/output_check.h; replica_contract::kExitConfig, which
+// executors do not restart), 143 stopped by SIGTERM after writing a checkpoint (all replicas stop
+// together).
 #include "command_registry.h"
 
 #if defined(TRAINYARD_HAVE_TRAINER)
@@ -19,6 +21,7 @@
 
 #include "common/exit_code.h"
 #include "replica_contract/replica_contract.h"
+#include "train/train_paths.h"
 #include "train/trainer.h"
 
 namespace trainyard::tools {
@@ -33,6 +36,11 @@ int RunTrain(train::TrainOptions options) {
   // (role, hypertune file) handed to the trainer.
   const replica_contract::EnvMap env = replica_contract::CurrentEnvironment();
   train::ApplyEnvironmentDefaults(options, env);
+  // Outputs first: a run that cannot save must fail now, not after training, and not be retried.
+  if (Status outputs = train::CheckTrainOutputs(options, env); !outputs.ok()) {
+    std::cerr << "trainyard-bert train: " << outputs.message() << "\n";
+    return replica_contract::kExitConfig;
+  }
   // SIGTERM (a preemptible VM's notice, `docker stop`, Slurm) finishes the current step, writes
   // a checkpoint and exits 143; SIGINT keeps its default (stop now).
   struct sigaction action {};
