@@ -59,8 +59,6 @@
 #include "executor/executor.h"
 #include "executor/executor_registry.h"
 #include "executor/gang_lifecycle.h"
-#include "executor/gang_scheduler.h"
-#include "executor/host_inventory.h"
 #include "executor/host_process_runtime.h"
 #include "executor/job_log.h"
 #include "executor/process_ops.h"
@@ -68,6 +66,8 @@
 #include "executor/replica_runtime.h"
 #include "local_executor/cgroup_limits.h"
 #include "local_executor/exit_watcher.h"
+#include "local_executor/gang_scheduler.h"
+#include "local_executor/host_inventory.h"
 #include "machines/machine_catalog.h"
 
 namespace trainyard::executor {

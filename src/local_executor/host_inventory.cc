@@ -1,4 +1,4 @@
-#include "executor/host_inventory.h"
+#include "local_executor/host_inventory.h"
 
 #include <sched.h>
 #include <sys/wait.h>
