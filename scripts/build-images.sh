@@ -82,8 +82,12 @@ build() {
 
 build_busybox() {
   [[ -x /bin/busybox ]] || die "busybox-static is not installed (apt-get install busybox-static)"
-  file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' ||
-    ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' || die "/bin/busybox is not static: install busybox-static"
+  # Static = ldd finds no loader. Its output is captured first: ldd exits 1 for a static binary,
+  # which pipefail would turn into a failed check (and `file` is not installed by install-deps.sh).
+  local deps
+  deps=$(ldd /bin/busybox 2>&1 || true)
+  [[ $deps == *"not a dynamic executable"* || $deps == *"statically linked"* ]] ||
+    die "/bin/busybox is not static: install busybox-static"
   local ctx=$work/busybox
   mkdir -p "$ctx/rootfs/bin" "$ctx/rootfs/tmp"
   cp /bin/busybox "$ctx/rootfs/bin/busybox"

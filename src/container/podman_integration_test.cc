@@ -1,7 +1,9 @@
 // PodmanEngine against real podman + runc on this machine, with private image storage
 // (--root/--runroot under a temporary directory) and a busybox-static image built FROM scratch by
 // `podman import`. The registry test starts Debian's docker-registry on a free loopback port.
-// Every test is skipped, with the reason, when podman, runc or busybox-static is missing.
+// Every test is skipped, with the reason, when podman, runc or busybox-static is missing or this
+// host cannot start a container (testing/container_probe.h); with TRAINYARD_REQUIRE_CONTAINERS=1
+// (CI) the latter fails instead.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -16,6 +18,7 @@
 
 #include "container/container_run.h"
 #include "container/podman_engine.h"
+#include "testing/container_probe.h"
 #include "testing/test_util.h"
 
 namespace trainyard::container {
@@ -76,6 +79,11 @@ class PodmanIntegrationTest : public ::testing::Test {
           missing;
       return;
     }
+    if (std::string why = testing::ContainerHostProblem(); !why.empty()) {
+      (testing::ContainersRequired() ? fail_reason_ : skip_reason_) =
+          "container tests need podman to start containers on this host: " + why;
+      return;
+    }
     char tmpl[] = "/tmp/trainyard-podman-test-XXXXXX";
     dir_ = ::mkdtemp(tmpl);
     options_.global_args = {"--root", (dir_ / "storage").string(), "--runroot",
@@ -109,6 +117,7 @@ class PodmanIntegrationTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void SetUp() override {
+    if (!fail_reason_.empty()) FAIL() << fail_reason_ << " (TRAINYARD_REQUIRE_CONTAINERS=1)";
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
     engine_ = std::make_unique<PodmanEngine>(CommandRunner::Real(), options_, runtime_);
   }
@@ -148,6 +157,7 @@ class PodmanIntegrationTest : public ::testing::Test {
   }
 
   static inline std::string skip_reason_;
+  static inline std::string fail_reason_;
   static inline fs::path dir_;
   static inline PodmanOptions options_;
   static inline PodmanRuntime runtime_;

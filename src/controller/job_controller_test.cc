@@ -227,15 +227,32 @@ TEST_F(JobControllerTest, InvalidSpecsAreRejectedWithPathAndNotStored) {
 }
 
 TEST_F(JobControllerTest, ExecutorValidationErrorsGetTheJobSpecPrefix) {
-  executor_->SetKnownMachineTypes({"n1-standard-4"});
+  executor_->SetValidateError(
+      InvalidArgumentError("workerPoolSpecs[1]: NVIDIA_TESLA_T4 x1 requested but this host has "
+                           "no GPU"));
   auto bad = Create(R"({"displayName":"x","jobSpec":{"workerPoolSpecs":[
       {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
        "containerSpec":{"imageUri":"local","command":["true"]}},
-      {"machineSpec":{"machineType":"n9-huge"},"replicaCount":"1",
+      {"machineSpec":{"machineType":"n1-standard-4","acceleratorType":"NVIDIA_TESLA_T4",
+       "acceleratorCount":1},"replicaCount":"1",
        "containerSpec":{"imageUri":"local","command":["true"]}}]}})");
   EXPECT_EQ(bad.status().ToString(),
-            "INVALID_ARGUMENT: jobSpec.workerPoolSpecs[1].machineSpec.machineType: unknown "
-            "machine type 'n9-huge'");
+            "INVALID_ARGUMENT: jobSpec.workerPoolSpecs[1]: NVIDIA_TESLA_T4 x1 requested but this "
+            "host has no GPU");
+}
+
+// What the machine catalog refuses is refused at create by spec validation, whatever the
+// executor, so every executor refuses the same specs.
+TEST_F(JobControllerTest, MachineSpecsTheCatalogRefusesAreRefusedAtCreate) {
+  auto bad = Create(R"({"displayName":"x","jobSpec":{"workerPoolSpecs":[
+      {"machineSpec":{"machineType":"a2-highgpu-2g","acceleratorType":"NVIDIA_TESLA_T4",
+       "acceleratorCount":1},"replicaCount":"1",
+       "containerSpec":{"imageUri":"local","command":["true"]}}]}})");
+  EXPECT_EQ(bad.status().ToString(),
+            "INVALID_ARGUMENT: jobSpec.workerPoolSpecs[0].machineSpec: a2-highgpu-2g comes with 2 "
+            "x NVIDIA_TESLA_A100; set acceleratorType NVIDIA_TESLA_A100 and acceleratorCount 2 (or "
+            "leave both unset)");
+  EXPECT_TRUE(executor_->submitted().empty());
 }
 
 TEST_F(JobControllerTest, ListenerDrivesStateTimesAndCost) {

@@ -146,6 +146,63 @@ constexpr int kUntilStopped = ReplicaPlan::kUntilStopped;
 
 }  // namespace
 
+// Every executor accepts and refuses the same machine specs, with the machine catalog's words
+// (machines/machine_catalog.h): GPU machine families naming only their machine type, bundled GPUs
+// that do not match, unknown and legacy names, TPUs. Harnesses give their world 8 GPUs of any
+// model, so only the spec decides.
+TEST_P(ExecutorConformanceTest, MachineSpecsAreAcceptedOrRefusedAlike) {
+  struct Case {
+    const char* machine;
+    const char* accel;
+    int count;
+  };
+  std::string got;
+  for (const Case& c :
+       {Case{"n1-standard-4", "", 0}, Case{"n1-standard-4", "NVIDIA_TESLA_T4", 2},
+        Case{"a2-highgpu-1g", "", 0}, Case{"a2-ultragpu-2g", "", 0}, Case{"a3-highgpu-8g", "", 0},
+        Case{"g2-standard-24", "NVIDIA_L4", 2}, Case{"a2-highgpu-2g", "NVIDIA_TESLA_T4", 1},
+        Case{"g2-standard-4", "NVIDIA_L4", 2}, Case{"n1-standard-4", "TPU_V2", 8},
+        Case{"n1-standard-4", "NVIDIA_TESLA_T4", 0}, Case{"n1-standard-4", "NVIDIA_TESLA_T5", 1},
+        Case{"n9-huge", "", 0}, Case{"complex_model_m", "", 0}}) {
+    GangSpec spec = Spec("machines", {Plan("", {0})});
+    spec.replicas[0].machine_type = c.machine;
+    spec.replicas[0].accelerator_type = c.accel;
+    spec.replicas[0].accelerator_count = c.count;
+    std::string result = executor_->Validate(spec).ToString();
+    // The lists of valid names after "; use one of" are the catalog's; not repeated here.
+    result = result.substr(0, result.find("; use one of"));
+    got += std::string(c.machine) + " " + c.accel + " x" + std::to_string(c.count) + ": " + result +
+           "\n";
+  }
+  EXPECT_EQ(got,
+            "n1-standard-4  x0: OK\n"
+            "n1-standard-4 NVIDIA_TESLA_T4 x2: OK\n"
+            "a2-highgpu-1g  x0: OK\n"
+            "a2-ultragpu-2g  x0: OK\n"
+            "a3-highgpu-8g  x0: OK\n"
+            "g2-standard-24 NVIDIA_L4 x2: OK\n"
+            "a2-highgpu-2g NVIDIA_TESLA_T4 x1: INVALID_ARGUMENT: workerPoolSpecs[0].machineSpec: "
+            "a2-highgpu-2g comes with 2 x NVIDIA_TESLA_A100; set acceleratorType NVIDIA_TESLA_A100 "
+            "and acceleratorCount 2 (or leave both unset)\n"
+            "g2-standard-4 NVIDIA_L4 x2: INVALID_ARGUMENT: workerPoolSpecs[0].machineSpec: "
+            "g2-standard-4 comes with 1 x NVIDIA_L4; set acceleratorType NVIDIA_L4 and "
+            "acceleratorCount 1 (or leave both unset)\n"
+            "n1-standard-4 TPU_V2 x8: INVALID_ARGUMENT: "
+            "workerPoolSpecs[0].machineSpec.acceleratorType: TPU_V2 is a Cloud TPU; TPUs are not "
+            "supported by Trainyard, use a GPU type such as NVIDIA_TESLA_T4\n"
+            "n1-standard-4 NVIDIA_TESLA_T4 x0: INVALID_ARGUMENT: "
+            "workerPoolSpecs[0].machineSpec.acceleratorCount: must be >= 1 when acceleratorType "
+            "NVIDIA_TESLA_T4 is set\n"
+            "n1-standard-4 NVIDIA_TESLA_T5 x1: INVALID_ARGUMENT: "
+            "workerPoolSpecs[0].machineSpec.acceleratorType: unknown accelerator "
+            "'NVIDIA_TESLA_T5'\n"
+            "n9-huge  x0: INVALID_ARGUMENT: workerPoolSpecs[0].machineSpec.machineType: unknown "
+            "machine type 'n9-huge'\n"
+            "complex_model_m  x0: INVALID_ARGUMENT: workerPoolSpecs[0].machineSpec.machineType: "
+            "unknown machine type 'complex_model_m' ('complex_model_m' is an AI Platform legacy "
+            "name; Vertex names it n1-highcpu-16)\n");
+}
+
 TEST_P(ExecutorConformanceTest, SubmitRunsToSucceededWithLogs) {
   GangSpec spec = Spec("ok", {Plan("hello from the chief", {0})});
   ASSERT_TRUE(executor_->Validate(spec).ok());

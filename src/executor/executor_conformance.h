@@ -10,9 +10,9 @@
 // its world runs, and moves its world on in Step() (a short real sleep, or a fake clock tick plus a
 // poll). Scenarios: submit -> running -> succeeded with logs and cursors, a failing replica with
 // retries and with its budget spent, a configuration error (exit 78: no restart, its stderr reason
-// in the message), a gang restart, cancel while queued and while running,
-// timeout, unknown ids, and re-adoption by a new executor (a server restart) of a running and of
-// an ended gang.
+// in the message), a gang restart, cancel while queued and while running, timeout, unknown ids,
+// re-adoption by a new executor (a server restart) of a running and of an ended gang, and the
+// same machine specs accepted or refused (the machine catalog's rules).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -59,8 +59,10 @@ class SteppedClock : public Clock {
 class ExecutorHarness {
  public:
   virtual ~ExecutorHarness() = default;
-  // A new executor over the harness's data dir. Called again after the previous one was shut
-  // down: a server restart (replicas, files and the outside world survive it).
+  // A new executor over the harness's data dir, in a world with 8 GPUs of any model (so that
+  // only the machine catalog decides which GPU specs are accepted). Called again after the
+  // previous one was shut down: a server restart (replicas, files and the outside world survive
+  // it).
   virtual std::unique_ptr<Executor> Make() = 0;
   // The argv of a replica that behaves as `plan` says.
   virtual std::vector<std::string> Command(const ReplicaPlan& plan) = 0;

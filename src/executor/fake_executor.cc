@@ -5,6 +5,7 @@
 #include "executor/executor_registry.h"
 #include "executor/job_log.h"
 #include "replica_contract/replica_contract.h"
+#include "machines/machine_catalog.h"
 
 namespace trainyard::executor {
 namespace {
@@ -98,11 +99,11 @@ Status FakeExecutor::Validate(const GangSpec& spec) const {
       return InvalidArgumentError("workerPoolSpecs[" + std::to_string(r.pool_index) +
                                   "]: replica has no command");
     }
-    if (!known_machine_types_.empty() && !known_machine_types_.count(r.machine_type)) {
-      return InvalidArgumentError("workerPoolSpecs[" + std::to_string(r.pool_index) +
-                                  "].machineSpec.machineType: unknown machine type '" +
-                                  r.machine_type + "'");
-    }
+    TY_RETURN_IF_ERROR(
+        machines::MachineCatalog::Default()
+            .Resolve({r.machine_type, r.accelerator_type, r.accelerator_count},
+                     "workerPoolSpecs[" + std::to_string(r.pool_index) + "].machineSpec")
+            .status());
   }
   return Status::Ok();
 }
@@ -216,10 +217,6 @@ StatusOr<std::vector<LogLine>> FakeExecutor::ReadLogs(const std::string& job_id,
   return out;
 }
 
-void FakeExecutor::SetKnownMachineTypes(std::set<std::string> names) {
-  std::lock_guard lock(mu_);
-  known_machine_types_ = std::move(names);
-}
 void FakeExecutor::SetValidateError(Status status) {
   std::lock_guard lock(mu_);
   validate_error_ = std::move(status);

@@ -67,9 +67,6 @@ class FakeExecutor : public Executor {
   void Shutdown() override;
 
   // --- Test controls. ---
-  // Machine types Validate accepts (empty = any). Unknown ones give INVALID_ARGUMENT naming the
-  // pool like the real catalog: "workerPoolSpecs[1].machineSpec.machineType: unknown ...".
-  void SetKnownMachineTypes(std::set<std::string> names);
   // The next Validate/Submit calls return `status` (OK clears).
   void SetValidateError(Status status);
   void SetSubmitError(Status status);
@@ -143,7 +140,6 @@ class FakeExecutor : public Executor {
   std::map<std::string, Gang> gangs_;
   std::vector<GangSpec> submitted_;
   std::vector<std::string> cancelled_;
-  std::set<std::string> known_machine_types_;
   Status validate_error_;
   Status submit_error_;
   std::map<std::string, StatusOr<GangState>> adopt_results_;

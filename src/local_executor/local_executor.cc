@@ -16,9 +16,9 @@
 
 #include "common/file_util.h"
 #include "executor/gang_record.h"
-#include "executor/gpu_model.h"
 #include "executor/replica_env.h"
 #include "local_executor/local_executor_state.h"
+#include "machines/gpu_model.h"
 
 namespace trainyard::executor {
 namespace fs = std::filesystem;
@@ -80,7 +80,7 @@ Status RegisterLocalExecutor(ExecutorRegistry* registry) {
 
 LocalExecutor::LocalExecutor(LocalExecutorOptions options)
     : options_(std::move(options)),
-      catalog_(options_.catalog ? *options_.catalog : MachineCatalog::Default()),
+      catalog_(machines::MachineCatalog::Default()),
       clock_(options_.clock ? *options_.clock : Clock::Real()),
       owned_runtime_(options_.runtime ? nullptr
                                       : std::make_unique<HostProcessRuntime>(options_.wrapper_path,
@@ -208,50 +208,11 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
   std::map<std::string, int> gpus_by_type;  // accelerator type -> GPUs the gang asks for
   for (const auto& r : spec.replicas) {
     std::string field = PoolField(r.pool_index);
-    const MachineType* machine = catalog_.FindMachine(r.machine_type);
-    if (machine == nullptr) {
-      std::string names;
-      for (const auto& n : catalog_.MachineNames()) names += (names.empty() ? "" : ", ") + n;
-      return InvalidArgumentError(field + ".machineSpec.machineType: unknown machine type '" +
-                                  r.machine_type + "'; use one of " + names);
-    }
-    std::string accel = r.accelerator_type;
-    int count = r.accelerator_count;
-    if (count < 0) {
-      return InvalidArgumentError(field + ".machineSpec.acceleratorCount: must be >= 0, got " +
-                                  std::to_string(count));
-    }
-    if (machine->bundled_accelerator_count > 0) {
-      if (accel.empty() && count == 0) {
-        accel = machine->bundled_accelerator;
-        count = machine->bundled_accelerator_count;
-      } else if ((!accel.empty() && accel != machine->bundled_accelerator) ||
-                 (count != 0 && count != machine->bundled_accelerator_count)) {
-        return InvalidArgumentError(field + ".machineSpec: " + machine->name + " comes with " +
-                                    std::to_string(machine->bundled_accelerator_count) + " x " +
-                                    machine->bundled_accelerator + "; set acceleratorType " +
-                                    machine->bundled_accelerator + " and acceleratorCount " +
-                                    std::to_string(machine->bundled_accelerator_count) +
-                                    " (or leave both unset)");
-      }
-      if (count == 0) count = machine->bundled_accelerator_count;
-    }
-    if (!accel.empty() && catalog_.FindAccelerator(accel) == nullptr) {
-      std::string names;
-      for (const auto& n : catalog_.AcceleratorNames()) names += (names.empty() ? "" : ", ") + n;
-      return InvalidArgumentError(field + ".machineSpec.acceleratorType: unknown accelerator '" +
-                                  accel + "'; use one of " + names);
-    }
-    if (accel.empty() && count > 0) {
-      return InvalidArgumentError(field + ".machineSpec.acceleratorType: acceleratorCount is " +
-                                  std::to_string(count) + " but no acceleratorType is set");
-    }
-    if (!accel.empty() && count == 0) {
-      return InvalidArgumentError(field +
-                                  ".machineSpec.acceleratorCount: must be >= 1 when "
-                                  "acceleratorType " +
-                                  accel + " is set");
-    }
+    TY_ASSIGN_OR_RETURN(machines::ResolvedMachine machine,
+                        catalog_.Resolve({r.machine_type, r.accelerator_type, r.accelerator_count},
+                                         field + ".machineSpec"));
+    const std::string& accel = machine.accelerator_type;
+    const int count = machine.accelerator_count;
     int host_gpus = static_cast<int>(inventory_.gpus.size());
     if (count > host_gpus) {
       return InvalidArgumentError(
@@ -286,15 +247,15 @@ Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDe
       }
     }
     std::string task = TaskName(r.pool_index, r.replica_index);
-    if (machine->vcpus > inventory_.cpus || machine->memory_gib > inventory_.memory_gib) {
+    if (machine.vcpus > inventory_.cpus || machine.memory_gib > inventory_.memory_gib) {
       warnings->push_back(
-          task + ": " + machine->name + " asks for " + std::to_string(machine->vcpus) +
-          " vCPUs / " + FormatNumber(machine->memory_gib) + " GiB but this host has " +
+          task + ": " + machine.machine_type + " asks for " + std::to_string(machine.vcpus) +
+          " vCPUs / " + FormatNumber(machine.memory_gib) + " GiB but this host has " +
           std::to_string(inventory_.cpus) + " vCPUs / " + FormatNumber(inventory_.memory_gib) +
           " GiB; it runs taking the whole host (oversubscribed)");
     }
     demands->push_back(
-        {static_cast<double>(machine->vcpus), machine->memory_gib, count, std::move(candidates)});
+        {static_cast<double>(machine.vcpus), machine.memory_gib, count, std::move(candidates)});
   }
   return Status::Ok();
 }
@@ -306,9 +267,11 @@ StatusOr<std::vector<int>> LocalExecutor::GpuCandidates(const std::string& field
   std::string have;
   std::set<std::string> types;
   for (const auto& g : inventory_.gpus) {
-    if (options_.any_gpu_model || GpuServes(accel, g.name)) candidates.push_back(g.index);
+    if (options_.any_gpu_model || machines::GpuServes(accel, g.name)) {
+      candidates.push_back(g.index);
+    }
     have += (have.empty() ? "" : ", ") + std::to_string(g.index) + ": " + g.name;
-    if (std::string t = AcceleratorTypeOf(g.name); !t.empty()) types.insert(t);
+    if (std::string t = machines::AcceleratorTypeOf(g.name); !t.empty()) types.insert(t);
   }
   if (candidates.empty()) {
     std::string use;

@@ -59,16 +59,16 @@
 #include "executor/executor.h"
 #include "executor/executor_registry.h"
 #include "executor/gang_lifecycle.h"
-#include "executor/gang_scheduler.h"
-#include "executor/host_inventory.h"
 #include "executor/host_process_runtime.h"
 #include "executor/job_log.h"
-#include "executor/machine_catalog.h"
 #include "executor/process_ops.h"
 #include "executor/replica_env.h"
 #include "executor/replica_runtime.h"
 #include "local_executor/cgroup_limits.h"
 #include "local_executor/exit_watcher.h"
+#include "local_executor/gang_scheduler.h"
+#include "local_executor/host_inventory.h"
+#include "machines/machine_catalog.h"
 
 namespace trainyard::executor {
 
@@ -93,12 +93,11 @@ struct LocalExecutorOptions {
   std::filesystem::path wrapper_path;
   std::chrono::milliseconds poll_interval{100};  // how often running replicas are checked
   LogLimits log_limits;
-  const MachineCatalog* catalog = nullptr;  // nullptr = MachineCatalog::Default()
-  Clock* clock = nullptr;                   // nullptr = Clock::Real()
-  ProcessOps* process_ops = nullptr;        // nullptr = ProcessOps::Real()
-  std::optional<HostInventory> inventory;   // set = use as is, skip detection and overrides
+  Clock* clock = nullptr;                  // nullptr = Clock::Real()
+  ProcessOps* process_ops = nullptr;       // nullptr = ProcessOps::Real()
+  std::optional<HostInventory> inventory;  // set = use as is, skip detection and overrides
   // Every GPU serves every acceleratorType (for hand-configured inventories whose device names
-  // are not nvidia-smi product names); default: only the requested model (gpu_model.h).
+  // are not nvidia-smi product names); default: only the requested model (machines/gpu_model.h).
   bool any_gpu_model = false;
   bool pin_cpus = true;  // pin replicas to their CPUs when the inventory's CPU ids are ours
   CgroupOptions cgroup;  // per-replica memory/CPU cgroups where possible
@@ -171,13 +170,13 @@ class LocalExecutor : public Executor {
   Status ValidateImage(const std::string& field, const ReplicaSpec& replica) const;
   Status ValidateLocked(const GangSpec& spec, std::vector<ReplicaDemand>* demands,
                         std::vector<std::string>* warnings) const;
-  // The CUDA indices of the host's GPUs that serve `accel` (gpu_model.h); INVALID_ARGUMENT
+  // The CUDA indices of the host's GPUs that serve `accel` (machines/gpu_model.h); INVALID_ARGUMENT
   // naming `field` and what the host has when there are none, or fewer than already + count.
   StatusOr<std::vector<int>> GpuCandidates(const std::string& field, const std::string& accel,
                                            int count, int already) const;
 
   LocalExecutorOptions options_;
-  const MachineCatalog& catalog_;
+  const machines::MachineCatalog& catalog_;  // MachineCatalog::Default(), as spec validation
   Clock& clock_;
   std::unique_ptr<ReplicaRuntime> owned_runtime_;
   ReplicaRuntime& runtime_;

@@ -1,9 +1,11 @@
 // The executor conformance suite against the LocalExecutor: real /bin/sh replicas through the
-// real trainyard-exec-wrapper on a 4-CPU inventory (one n1-standard-4 gang at a time), real time.
+// real trainyard-exec-wrapper on a 4-CPU inventory (one n1-standard-4 gang at a time) with 8
+// configured GPUs (any model), real time.
 #include <thread>
 
 #include "executor/executor_conformance.h"
 #include "local_executor/local_executor.h"
+#include "machines/gpu_model.h"
 #include "testing/test_util.h"
 
 namespace trainyard::executor {
@@ -26,6 +28,8 @@ class LocalHarness : public ExecutorHarness {
     LocalExecutorOptions o;
     o.data_dir = dir_ / "data";
     o.inventory = HostInventory{4, 16, {}, {}};
+    for (int i = 0; i < 8; ++i)
+      o.inventory->gpus.push_back({i, std::string(machines::kAnyGpuModel), 0});
     o.poll_interval = 20ms;
     o.wrapper_path = testing::ToolPath("trainyard-exec-wrapper");
     return std::make_unique<LocalExecutor>(o);

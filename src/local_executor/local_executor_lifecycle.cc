@@ -402,10 +402,12 @@ std::vector<ReplicaDemand> LocalExecutor::DemandsOf(const GangSpec& spec) const 
   std::vector<ReplicaDemand> out;
   for (const auto& r : spec.replicas) {
     ReplicaDemand d;
-    if (const MachineType* m = catalog_.FindMachine(r.machine_type)) {
+    // A spec the catalog refuses was never admitted (ValidateLocked): it demands nothing.
+    auto m = catalog_.Resolve({r.machine_type, r.accelerator_type, r.accelerator_count}, "");
+    if (m.ok()) {
       d.cpus = m->vcpus;
       d.memory_gib = m->memory_gib;
-      d.gpus = r.accelerator_count > 0 ? r.accelerator_count : m->bundled_accelerator_count;
+      d.gpus = m->accelerator_count;
     }
     out.push_back(d);
   }

@@ -69,7 +69,7 @@ Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry) {
 
 SlurmExecutor::SlurmExecutor(SlurmExecutorOptions options)
     : options_(std::move(options)),
-      catalog_(options_.catalog ? *options_.catalog : executor::MachineCatalog::Default()),
+      catalog_(machines::MachineCatalog::Default()),
       clock_(options_.clock ? *options_.clock : executor::Clock::Real()),
       owned_client_(options_.client
                         ? nullptr

@@ -45,9 +45,9 @@
 #include "executor/executor_registry.h"
 #include "executor/gang_lifecycle.h"
 #include "executor/job_log.h"
-#include "executor/machine_catalog.h"
 #include "executor/process_ops.h"
 #include "executor/replica_runtime.h"
+#include "machines/machine_catalog.h"
 #include "slurm/slurm_client.h"
 
 namespace trainyard::slurm {
@@ -74,10 +74,9 @@ struct SlurmExecutorOptions {
   // A job Slurm answers nothing about this many polls in a row counts as gone.
   int missing_polls_before_lost = 3;
   executor::LogLimits log_limits;
-  const executor::MachineCatalog* catalog = nullptr;  // nullptr = MachineCatalog::Default()
-  executor::Clock* clock = nullptr;                   // nullptr = Clock::Real()
-  SlurmClient* client = nullptr;  // nullptr = CliSlurmClient over the real commands
-  bool start_monitor = true;      // false: nothing polls until PollOnce() (unit tests)
+  executor::Clock* clock = nullptr;  // nullptr = Clock::Real()
+  SlurmClient* client = nullptr;     // nullptr = CliSlurmClient over the real commands
+  bool start_monitor = true;         // false: nothing polls until PollOnce() (unit tests)
 };
 
 // The task launcher per the order above; NOT_FOUND naming what was tried.
@@ -151,7 +150,7 @@ class SlurmExecutor : public executor::Executor {
   void DeliverNotifications();  // listener calls, without the lock
 
   SlurmExecutorOptions options_;
-  const executor::MachineCatalog& catalog_;
+  const machines::MachineCatalog& catalog_;  // MachineCatalog::Default(), as spec validation
   executor::Clock& clock_;
   std::unique_ptr<SlurmClient> owned_client_;
   SlurmClient& client_;

@@ -30,6 +30,7 @@ class SlurmHarness : public executor::ExecutorHarness {
     n.default_partition = true;
     n.cpus = 16;
     n.memory_mb = 64000;
+    n.gpus = 8;  // GRES gpu:8
     n.state = "idle";
     client_.SetNodes({n});
   }

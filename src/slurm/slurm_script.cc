@@ -72,7 +72,7 @@ void FitIntoPartition(const std::vector<SlurmNode>& nodes, const std::string& pa
 }  // namespace
 
 StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
-                                         const executor::MachineCatalog& catalog,
+                                         const machines::MachineCatalog& catalog,
                                          const std::vector<SlurmNode>& nodes,
                                          const std::string& partition_name) {
   std::string partition =
@@ -106,22 +106,13 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
   for (size_t i : alloc.rank_order) {
     const ReplicaSpec& r = spec.replicas[i];
     std::string field = PoolField(r.pool_index);
-    const executor::MachineType* m = catalog.FindMachine(r.machine_type);
-    if (m == nullptr) {
-      std::string names;
-      for (const auto& n : catalog.MachineNames()) names += (names.empty() ? "" : ", ") + n;
-      return InvalidArgumentError(field + ".machineSpec.machineType: unknown machine type '" +
-                                  r.machine_type + "'; use one of " + names);
-    }
-    int gpus = r.accelerator_count > 0 ? r.accelerator_count : m->bundled_accelerator_count;
-    if (!r.accelerator_type.empty() && catalog.FindAccelerator(r.accelerator_type) == nullptr) {
-      return InvalidArgumentError(field + ".machineSpec.acceleratorType: unknown accelerator '" +
-                                  r.accelerator_type + "'");
-    }
+    TY_ASSIGN_OR_RETURN(auto m,
+                        catalog.Resolve({r.machine_type, r.accelerator_type, r.accelerator_count},
+                                        field + ".machineSpec"));
+    const int gpus = m.accelerator_count;
     if (gpus > max_gpus) {
-      std::string accel = r.accelerator_type.empty() ? m->bundled_accelerator : r.accelerator_type;
       return InvalidArgumentError(
-          field + ": " + accel + " x" + std::to_string(gpus) +
+          field + ": " + m.accelerator_type + " x" + std::to_string(gpus) +
           " requested but the largest node of " + partition + " has " +
           (max_gpus == 0 ? std::string("no GPU (GRES gpu)") : std::to_string(max_gpus) + " GPUs"));
     }
@@ -131,18 +122,19 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
                                   "image mapped to a command)");
     }
     Shape s;
-    s.cpus = std::max(1, std::min(m->vcpus, max_cpus));
-    int64_t want_mb = static_cast<int64_t>(std::ceil(m->memory_gib * 1024));
+    s.cpus = std::max(1, std::min(m.vcpus, max_cpus));
+    int64_t want_mb = static_cast<int64_t>(std::ceil(m.memory_gib * 1024));
     int64_t mem_mb = max_mem > 0 ? std::min(want_mb, max_mem) : want_mb;
     s.mem_mb = mem_mb;
     s.gpus = gpus;
-    if ((m->vcpus > max_cpus || (max_mem > 0 && want_mb > max_mem)) && !warned[r.pool_index]) {
+    if ((m.vcpus > max_cpus || (max_mem > 0 && want_mb > max_mem)) && !warned[r.pool_index]) {
       warned[r.pool_index] = true;
-      alloc.warnings.push_back(field + ": " + m->name + " asks for " + std::to_string(m->vcpus) +
-                               " vCPUs / " + Num(m->memory_gib) + " GiB but the largest node of " +
-                               partition + " has " + std::to_string(max_cpus) + " CPUs / " +
-                               Num(max_mem / 1024.0) + " GiB; each replica gets " +
-                               std::to_string(s.cpus) + " CPUs / " + Num(mem_mb / 1024.0) + " GiB");
+      alloc.warnings.push_back(field + ": " + m.machine_type + " asks for " +
+                               std::to_string(m.vcpus) + " vCPUs / " + Num(m.memory_gib) +
+                               " GiB but the largest node of " + partition + " has " +
+                               std::to_string(max_cpus) + " CPUs / " + Num(max_mem / 1024.0) +
+                               " GiB; each replica gets " + std::to_string(s.cpus) + " CPUs / " +
+                               Num(mem_mb / 1024.0) + " GiB");
     }
     shapes.push_back(s);
     pools.push_back(r.pool_index);

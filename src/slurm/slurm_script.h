@@ -27,7 +27,7 @@
 #include "common/status.h"
 #include "executor/executor.h"
 #include "executor/job_log.h"
-#include "executor/machine_catalog.h"
+#include "machines/machine_catalog.h"
 #include "slurm/slurm_client.h"
 
 namespace trainyard::slurm {
@@ -47,10 +47,10 @@ struct SlurmAllocation {
 };
 
 // Plans the allocation of `spec` on the nodes of the partition. INVALID_ARGUMENT naming the
-// pool when a replica can never fit (unknown machine/accelerator type, more GPUs than any node
+// pool when a replica can never fit (what `catalog`'s Resolve refuses, more GPUs than any node
 // has, more GPU replicas than nodes with that many GPUs) or the partition has no usable node.
 StatusOr<SlurmAllocation> PlanAllocation(const executor::GangSpec& spec,
-                                         const executor::MachineCatalog& catalog,
+                                         const machines::MachineCatalog& catalog,
                                          const std::vector<SlurmNode>& nodes,
                                          const std::string& partition_name);
 

@@ -8,7 +8,7 @@ namespace trainyard::slurm {
 namespace {
 
 using executor::GangSpec;
-using executor::MachineCatalog;
+using machines::MachineCatalog;
 
 SlurmNode Node(const std::string& name, int cpus, int64_t mem_mb, int gpus = 0,
                const std::string& state = "idle") {

@@ -11,7 +11,6 @@
 
 #include "common/file_util.h"
 #include "executor/job_log.h"
-#include "executor/machine_catalog.h"
 #include "slurm/slurm_script.h"
 #include "testing/test_util.h"
 
@@ -50,7 +49,7 @@ TEST(SlurmTaskTest, TwoRanksRendezvousAndGetTheVertexEnvironment) {
   spec.replicas.push_back(
       {0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", cmd}, {{"X", "$(RANK)"}}});
   spec.replicas.push_back({1, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", cmd}, {}});
-  auto alloc = PlanAllocation(spec, executor::MachineCatalog::Default(), {IdleNode()}, "");
+  auto alloc = PlanAllocation(spec, machines::MachineCatalog::Default(), {IdleNode()}, "");
   ASSERT_TRUE(alloc.ok());
   fs::path attempt = AttemptDir(spec.job_dir, 1);
   LaunchPlanSettings settings;
@@ -105,7 +104,7 @@ TEST(SlurmTaskTest, TheReplicaRunsAsThePlansUser) {
                            0,
                            {"/bin/sh", "-c", "echo uid=$(id -u) user=$USER; touch mine"},
                            {}});
-  auto alloc = PlanAllocation(spec, executor::MachineCatalog::Default(), {IdleNode()}, "");
+  auto alloc = PlanAllocation(spec, machines::MachineCatalog::Default(), {IdleNode()}, "");
   ASSERT_TRUE(alloc.ok());
   fs::path attempt = AttemptDir(spec.job_dir, 1);
   ASSERT_TRUE(WriteFileAtomic(attempt / "plan.json",
@@ -136,7 +135,7 @@ TEST(SlurmTaskTest, TheTfConfigRoleOfAnAiPlatformJobTravelsInThePlan) {
   spec.job_dir = dir / "job";
   spec.tf_config_primary_role = "master";
   spec.replicas.push_back({0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", "echo $TF_CONFIG"}, {}});
-  auto alloc = PlanAllocation(spec, executor::MachineCatalog::Default(), {IdleNode()}, "");
+  auto alloc = PlanAllocation(spec, machines::MachineCatalog::Default(), {IdleNode()}, "");
   ASSERT_TRUE(alloc.ok());
   fs::path attempt = AttemptDir(spec.job_dir, 1);
   ASSERT_TRUE(WriteFileAtomic(attempt / "plan.json",
@@ -169,7 +168,7 @@ TEST(SlurmTaskTest, AnOutputDirTheUserCannotWriteIsRecordedAsAStartError) {
   spec.base_output_dir = "gs://bkt/out";
   spec.run_as = executor::RunAs{"nobody", 65534, 65534, {}, "/nonexistent", std::nullopt};
   spec.replicas.push_back({0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", "echo ran"}, {}});
-  auto alloc = PlanAllocation(spec, executor::MachineCatalog::Default(), {IdleNode()}, "");
+  auto alloc = PlanAllocation(spec, machines::MachineCatalog::Default(), {IdleNode()}, "");
   ASSERT_TRUE(alloc.ok());
   fs::path attempt = AttemptDir(spec.job_dir, 1);
   ASSERT_TRUE(WriteFileAtomic(attempt / "plan.json",

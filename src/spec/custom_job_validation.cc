@@ -57,24 +57,9 @@ Status ValidatePool(const WorkerPoolSpec& pool, size_t index, const std::string&
     }
     return Status::Ok();
   }
-  if (!pool.machine_spec || pool.machine_spec->machine_type.empty()) {
-    return Invalid(path + ".machineSpec.machineType",
-                   "required; e.g. \"n1-standard-4\" (see docs/api.md for the machine catalog)");
-  }
-  const MachineSpec& m = *pool.machine_spec;
-  if (m.accelerator_count < 0) {
-    return Invalid(path + ".machineSpec.acceleratorCount",
-                   "must be >= 0, got " + std::to_string(m.accelerator_count));
-  }
-  if (!m.accelerator_type.empty() && m.accelerator_count == 0) {
-    return Invalid(path + ".machineSpec.acceleratorCount",
-                   "must be >= 1 when acceleratorType is set (" + m.accelerator_type + ")");
-  }
-  if (m.accelerator_type.empty() && m.accelerator_count > 0) {
-    return Invalid(path + ".machineSpec.acceleratorType", "required when acceleratorCount is " +
-                                                              std::to_string(m.accelerator_count) +
-                                                              "; e.g. \"NVIDIA_TESLA_T4\"");
-  }
+  TY_RETURN_IF_ERROR(
+      ResolveMachineSpec(pool.machine_spec.value_or(MachineSpec{}), path + ".machineSpec")
+          .status());
   if (index == 0 && pool.replica_count != 1) {
     return Invalid(path + ".replicaCount",
                    "the primary pool (workerPoolSpecs[0]) must have exactly 1 replica, got " +
@@ -129,6 +114,18 @@ Status ValidatePool(const WorkerPoolSpec& pool, size_t index, const std::string&
 }
 
 }  // namespace
+
+StatusOr<machines::ResolvedMachine> ResolveMachineSpec(const MachineSpec& m,
+                                                       const std::string& path) {
+  return machines::MachineCatalog::Default().Resolve(
+      {m.machine_type, m.accelerator_type, static_cast<int>(m.accelerator_count)}, path);
+}
+
+std::optional<double> CatalogHourlyUsd(const MachineSpec& m) {
+  auto resolved = ResolveMachineSpec(m, "machineSpec");
+  if (!resolved.ok()) return std::nullopt;
+  return resolved->hourly_usd;
+}
 
 Status ValidateLabels(const std::map<std::string, std::string>& labels, const std::string& path) {
   if (labels.size() > kMaxLabels) {

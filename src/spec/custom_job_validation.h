@@ -4,11 +4,16 @@
 // what is wrong and how to fix it, e.g.
 //   jobSpec.workerPoolSpecs[0].replicaCount: the primary pool (workerPoolSpecs[0]) must have
 //   exactly 1 replica, got 3
-// Machine and accelerator types are not checked here: they belong to the executor's catalog
-// (Executor::Validate). Image URIs are checked when the command is resolved (image_catalog.h).
+// Machine and accelerator types are checked by the machine catalog (machines/machine_catalog.h),
+// so every executor refuses the same specs at create; whether the hardware exists is the
+// executor's (Executor::Validate). Image URIs are checked when the command is resolved
+// (image_catalog.h).
 #pragma once
 
+#include <optional>
+
 #include "common/status.h"
+#include "machines/machine_catalog.h"
 #include "spec/custom_job.h"
 
 namespace trainyard::spec {
@@ -24,6 +29,16 @@ Status ValidateCustomJob(const CustomJob& job);
 
 // Checks only the spec; `path` is the spec's path ("jobSpec", or "trialJobSpec" for HP tuning).
 Status ValidateCustomJobSpec(const CustomJobSpec& spec, const std::string& path);
+
+// The machine `m` names, validated and resolved by MachineCatalog::Default() (bundled GPUs
+// filled in, sizes, hourly price); `path` is the MachineSpec's path in errors, e.g.
+// "jobSpec.workerPoolSpecs[0].machineSpec".
+StatusOr<machines::ResolvedMachine> ResolveMachineSpec(const MachineSpec& m,
+                                                       const std::string& path);
+
+// The catalog's hourly USD for one replica of `m` (machine + requested or bundled accelerators);
+// nullopt when the catalog refuses `m`. What the server's cost estimates use.
+std::optional<double> CatalogHourlyUsd(const MachineSpec& m);
 
 // Label rules shared with the CLI's --labels: keys 1..63 chars, values 0..63 chars, of lowercase
 // letters, digits, '_' and '-'; keys start with a lowercase letter. `path` is e.g. "labels".

@@ -45,27 +45,34 @@ TEST(CustomJobValidationTest, EveryInvalidCaseNamesItsField) {
       {Job(R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"3",)"
            R"("containerSpec":{"imageUri":"local"}})"),
        "jobSpec.workerPoolSpecs[0].replicaCount"},
-      {Job(pool1(R"({"machineSpec":{"machineType":"m"},"replicaCount":"0",)"
+      {Job(pool1(R"({"machineSpec":{"machineType":"e2-standard-4"},"replicaCount":"0",)"
                  R"("containerSpec":{"imageUri":"x"}})")),
        "jobSpec.workerPoolSpecs[1].replicaCount"},
-      {Job(pool1(R"({"machineSpec":{"machineType":"m"},"replicaCount":"2"})")),
+      {Job(pool1(R"({"machineSpec":{"machineType":"e2-standard-4"},"replicaCount":"2"})")),
        "jobSpec.workerPoolSpecs[1]"},
-      {Job(pool1(R"({"machineSpec":{"machineType":"m","acceleratorType":"NVIDIA_TESLA_T4"},)"
-                 R"("replicaCount":"2","containerSpec":{"imageUri":"x"}})")),
+      {Job(pool1(
+           R"({"machineSpec":{"machineType":"e2-standard-4","acceleratorType":"NVIDIA_TESLA_T4"},)"
+           R"("replicaCount":"2","containerSpec":{"imageUri":"x"}})")),
        "jobSpec.workerPoolSpecs[1].machineSpec.acceleratorCount"},
-      {Job(pool1(R"({"machineSpec":{"machineType":"m","acceleratorCount":2},)"
+      {Job(pool1(R"({"machineSpec":{"machineType":"e2-standard-4","acceleratorCount":2},)"
                  R"("replicaCount":"2","containerSpec":{"imageUri":"x"}})")),
        "jobSpec.workerPoolSpecs[1].machineSpec.acceleratorType"},
-      {Job(pool1(R"({"machineSpec":{"machineType":"m"},"replicaCount":"1",)"
+      {Job(pool1(R"({"machineSpec":{"machineType":"n9-huge"},"replicaCount":"1",)"
+                 R"("containerSpec":{"imageUri":"x"}})")),
+       "jobSpec.workerPoolSpecs[1].machineSpec.machineType"},
+      {Job(pool1(R"({"machineSpec":{"machineType":"g2-standard-4","acceleratorType":"NVIDIA_L4",)"
+                 R"("acceleratorCount":2},"replicaCount":"1","containerSpec":{"imageUri":"x"}})")),
+       "jobSpec.workerPoolSpecs[1].machineSpec"},
+      {Job(pool1(R"({"machineSpec":{"machineType":"e2-standard-4"},"replicaCount":"1",)"
                  R"("containerSpec":{"imageUri":""}})")),
        "jobSpec.workerPoolSpecs[1].containerSpec.imageUri"},
-      {Job(pool1(R"({"machineSpec":{"machineType":"m"},"replicaCount":"1",)"
+      {Job(pool1(R"({"machineSpec":{"machineType":"e2-standard-4"},"replicaCount":"1",)"
                  R"("containerSpec":{"imageUri":"x","env":[{"name":"1BAD","value":""}]}})")),
        "jobSpec.workerPoolSpecs[1].containerSpec.env[0].name"},
-      {Job(pool1(R"({"machineSpec":{"machineType":"m"},"replicaCount":"1",)"
+      {Job(pool1(R"({"machineSpec":{"machineType":"e2-standard-4"},"replicaCount":"1",)"
                  R"("pythonPackageSpec":{"executorImageUri":"x","pythonModule":"m"}})")),
        "jobSpec.workerPoolSpecs[1].pythonPackageSpec.packageUris"},
-      {Job(pool1(R"({"machineSpec":{"machineType":"m"},"replicaCount":"1",)"
+      {Job(pool1(R"({"machineSpec":{"machineType":"e2-standard-4"},"replicaCount":"1",)"
                  R"("containerSpec":{"imageUri":"x"},"diskSpec":{"bootDiskType":"floppy"}})")),
        "jobSpec.workerPoolSpecs[1].diskSpec.bootDiskType"},
       {Job(p0, R"(,"scheduling":{"timeout":"0s"})"), "jobSpec.scheduling.timeout"},

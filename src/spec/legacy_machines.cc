@@ -1,68 +1,56 @@
 #include "spec/legacy_machines.h"
 
-#include <array>
+#include "machines/legacy_machines.h"
 
 namespace trainyard::spec {
 namespace {
 
-struct Entry {
-  std::string_view name;
-  std::string_view machine_type;
-  std::string_view accelerator_type;
-  int32_t accelerator_count;
-};
-
-// AI Platform Training's "legacy machine types" and their Compute Engine equivalents.
-constexpr std::array<Entry, 14> kLegacyMachines = {{
-    {"standard", "n1-standard-4", "", 0},
-    {"large_model", "n1-highmem-8", "", 0},
-    {"complex_model_s", "n1-highcpu-8", "", 0},
-    {"complex_model_m", "n1-highcpu-16", "", 0},
-    {"complex_model_l", "n1-highcpu-32", "", 0},
-    {"standard_gpu", "n1-standard-8", "NVIDIA_TESLA_K80", 1},
-    {"complex_model_m_gpu", "n1-standard-16", "NVIDIA_TESLA_K80", 4},
-    {"complex_model_l_gpu", "n1-standard-32", "NVIDIA_TESLA_K80", 8},
-    {"standard_p100", "n1-standard-8", "NVIDIA_TESLA_P100", 1},
-    {"complex_model_m_p100", "n1-standard-16", "NVIDIA_TESLA_P100", 4},
-    {"standard_v100", "n1-standard-8", "NVIDIA_TESLA_V100", 1},
-    {"large_model_v100", "n1-highmem-8", "NVIDIA_TESLA_V100", 1},
-    {"complex_model_m_v100", "n1-standard-16", "NVIDIA_TESLA_V100", 4},
-    {"complex_model_l_v100", "n1-standard-32", "NVIDIA_TESLA_V100", 8},
-}};
+// The legacy name whose machine is `m` (the tables of machines/legacy_machines.h are one-to-one).
+std::string LegacyNameOf(const machines::MachineRequest& m) {
+  for (const machines::LegacyMachine& l : machines::LegacyMachines()) {
+    if (l.machine.machine_type == m.machine_type &&
+        l.machine.accelerator_type == m.accelerator_type &&
+        l.machine.accelerator_count == m.accelerator_count) {
+      return l.name;
+    }
+  }
+  return m.machine_type;
+}
 
 }  // namespace
 
 std::optional<LegacyMachine> LegacyMachineType(std::string_view name) {
-  for (const Entry& e : kLegacyMachines) {
-    if (e.name == name) {
-      return LegacyMachine{std::string(e.machine_type), std::string(e.accelerator_type),
-                           e.accelerator_count};
-    }
-  }
-  return std::nullopt;
+  const machines::LegacyMachine* l = machines::FindLegacyMachine(name);
+  if (l == nullptr) return std::nullopt;
+  return LegacyMachine{l->machine.machine_type, l->machine.accelerator_type,
+                       l->machine.accelerator_count};
 }
 
 std::vector<std::string> LegacyMachineNames() {
   std::vector<std::string> names;
-  for (const Entry& e : kLegacyMachines) names.emplace_back(e.name);
+  for (const machines::LegacyMachine& l : machines::LegacyMachines()) names.push_back(l.name);
   return names;
 }
 
 std::optional<ScaleTierPreset> ScaleTierPresetOf(ScaleTier tier) {
-  switch (tier) {
-    case ScaleTier::kBasic:
-      return ScaleTierPreset{"standard", 0, "", 0, ""};
-    case ScaleTier::kBasicGpu:
-      return ScaleTierPreset{"standard_gpu", 0, "", 0, ""};
-    case ScaleTier::kStandard1:
-      return ScaleTierPreset{"complex_model_s", 4, "complex_model_s", 3, "standard"};
-    case ScaleTier::kPremium1:
-      return ScaleTierPreset{"complex_model_m", 19, "complex_model_m", 11, "large_model"};
-    case ScaleTier::kBasicTpu:
-    case ScaleTier::kCustom:
-      return std::nullopt;
+  if (tier == ScaleTier::kBasicTpu || tier == ScaleTier::kCustom) return std::nullopt;
+  StatusOr<std::vector<machines::ScaleTierPool>> pools =
+      machines::ScaleTierPools(ScaleTierName(tier), "scaleTier");
+  if (!pools.ok()) return std::nullopt;
+  ScaleTierPreset preset;
+  for (const machines::ScaleTierPool& p : *pools) {
+    const std::string name = LegacyNameOf(p.machine);
+    if (p.role == "master") {
+      preset.master = name;
+    } else if (p.role == "worker") {
+      preset.worker = name;
+      preset.worker_count = p.replica_count;
+    } else {
+      preset.parameter_server = name;
+      preset.parameter_server_count = p.replica_count;
+    }
   }
-  return std::nullopt;
+  return preset;
 }
 
 }  // namespace trainyard::spec

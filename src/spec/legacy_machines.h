@@ -5,8 +5,8 @@
 // Compute Engine names (n1-standard-8, a2-highgpu-1g, ...) are not here: they pass through to
 // the executor's machine catalog as on Vertex.
 //
-// The legacy names live behind LegacyMachineType() only, so that one function can be pointed at
-// the shared machine catalog (src/machines) when it holds them.
+// The tables themselves are the machine catalog's (machines/legacy_machines.h, their one owner);
+// these functions give the translation (legacy_translation.h) the names it works with.
 #pragma once
 
 #include <cstdint>

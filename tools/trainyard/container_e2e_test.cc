@@ -3,7 +3,8 @@
 // (scripts/registry-local.sh), and the busybox image built FROM scratch and pushed by
 // scripts/build-images.sh; jobs are created with the real CLI (the article's
 // --worker-pool-spec=...,container-image-uri=...) and over REST. Skipped, with the reason, where
-// podman, runc, docker-registry or busybox-static is missing, or when not running as root.
+// podman, runc, docker-registry or busybox-static is missing, when not running as root, or where
+// this host cannot start a container (failed instead with TRAINYARD_REQUIRE_CONTAINERS=1, CI).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 
 #include "common/file_util.h"
 #include "e2e_harness.h"
+#include "testing/container_probe.h"
 #include "testing/sentiment_data.h"
 
 namespace trainyard::e2e {
@@ -57,6 +59,11 @@ class ContainerE2ETest : public ::testing::Test {
     }
     if (!HaveLocalExecutor()) {
       skip_reason_ = "container e2e tests need the local executor";
+      return;
+    }
+    if (std::string why = testing::ContainerHostProblem(); !why.empty()) {
+      (testing::ContainersRequired() ? fail_reason_ : skip_reason_) =
+          "container e2e tests need a host that can start containers: " + why;
       return;
     }
     char tmpl[] = "/tmp/trainyard-container-e2e-XXXXXX";
@@ -105,6 +112,7 @@ class ContainerE2ETest : public ::testing::Test {
   }
 
   void SetUp() override {
+    if (!fail_reason_.empty()) FAIL() << fail_reason_ << " (TRAINYARD_REQUIRE_CONTAINERS=1)";
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
     dir_ = testing::MakeTestDir();
     StartServer();
@@ -194,6 +202,7 @@ class ContainerE2ETest : public ::testing::Test {
 
   static inline bool bert_image_built_ = false;
   static inline std::string skip_reason_;
+  static inline std::string fail_reason_;
   static inline fs::path suite_dir_;
   static inline std::string registry_;
   static inline fs::path registries_conf_;

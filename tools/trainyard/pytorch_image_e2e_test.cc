@@ -5,7 +5,8 @@
 // metrics reported with `import hypertune`.
 // Uses the registry the environment names ($TRAINYARD_REGISTRY, trusted through
 // /etc/containers/registries.conf.d as scripts/registry-local.sh sets it up; .ci/run pushes the
-// image there). Skipped, with the reason, without root, podman, that registry or the image in it.
+// image there). Skipped, with the reason, without root, podman, a host that can start containers
+// (failed instead with TRAINYARD_REQUIRE_CONTAINERS=1, CI), that registry or the image in it.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 
 #include "common/file_util.h"
 #include "e2e_harness.h"
+#include "testing/container_probe.h"
 
 namespace trainyard::e2e {
 namespace {
@@ -69,6 +71,9 @@ class PytorchImageE2ETest : public ::testing::Test {
     } else if (std::system("command -v podman >/dev/null 2>&1") != 0) {
       skip_reason_ =
           "the trainyard/pytorch image tests need podman (scripts/install-deps.sh --test)";
+    } else if (std::string why = testing::ContainerHostProblem(); !why.empty()) {
+      (testing::ContainersRequired() ? fail_reason_ : skip_reason_) =
+          "the trainyard/pytorch image tests need a host that can start containers: " + why;
     } else if (registry == nullptr || *registry == '\0') {
       skip_reason_ =
           "the trainyard/pytorch image tests need a registry: scripts/registry-local.sh start; "
@@ -87,6 +92,7 @@ class PytorchImageE2ETest : public ::testing::Test {
   }
 
   void SetUp() override {
+    if (!fail_reason_.empty()) FAIL() << fail_reason_ << " (TRAINYARD_REQUIRE_CONTAINERS=1)";
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
     dir_ = testing::MakeTestDir();
     const fs::path package = dir_ / "buckets" / "bkt" / "pkgs" / "trainer";
@@ -137,6 +143,7 @@ class PytorchImageE2ETest : public ::testing::Test {
   }
 
   static inline std::string skip_reason_;
+  static inline std::string fail_reason_;
   static inline std::string registry_;
   fs::path dir_;
   std::unique_ptr<ServerProcess> server_;

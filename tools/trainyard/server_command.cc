@@ -31,10 +31,10 @@
 #include "executor/executor_registry.h"
 #include "executor/fake_executor.h"
 #include "executor/gang_record.h"
-#include "executor/machine_catalog.h"
 #include "executor/run_as.h"
 #include "observability/console_routes.h"
 #include "observability/scalars_route.h"
+#include "spec/custom_job_validation.h"
 #include "storage/fs_object_store.h"
 #include "storage/storage_routes.h"
 #include "store/memory_job_store.h"
@@ -241,18 +241,6 @@ Status LockDataDir(const std::filesystem::path& dir) {
   return Status::Ok();  // fd stays open for the life of the process
 }
 
-std::optional<double> CatalogPrice(const spec::MachineSpec& m) {
-  const auto& catalog = executor::MachineCatalog::Default();
-  const auto* machine = catalog.FindMachine(m.machine_type);
-  if (!machine) return std::nullopt;
-  double price = machine->usd_per_hour;
-  if (!m.accelerator_type.empty()) {
-    const auto* acc = catalog.FindAccelerator(m.accelerator_type);
-    if (acc) price += acc->usd_per_hour * m.accelerator_count;
-  }
-  return price;
-}
-
 // The address replicas use to reach the server: the listening host, or this machine's name when
 // the server listens on every interface.
 std::string ReachableHost(const std::string& host) {
@@ -264,15 +252,10 @@ std::string ReachableHost(const std::string& host) {
 
 observability::ReplicaResources MachineResources(const spec::MachineSpec& m) {
   observability::ReplicaResources r;
-  const auto& catalog = executor::MachineCatalog::Default();
-  if (const auto* machine = catalog.FindMachine(m.machine_type)) {
+  if (auto machine = spec::ResolveMachineSpec(m, "machineSpec"); machine.ok()) {
     r.cpus = machine->vcpus;
-    r.gpus = machine->bundled_accelerator_count;
-    r.gpu_type = machine->bundled_accelerator;
-  }
-  if (m.accelerator_count > 0) {
-    r.gpus = m.accelerator_count;
-    r.gpu_type = m.accelerator_type;
+    r.gpus = machine->accelerator_count;
+    r.gpu_type = machine->accelerator_type;
   }
   return r;
 }
@@ -391,7 +374,8 @@ Status RunServer(const ServerFlags& f) {
   copts.service_env = [storage_host] {
     return std::map<std::string, std::string>{{"STORAGE_EMULATOR_HOST", *storage_host}};
   };
-  controller::JobController controller(store.get(), executor.get(), &images, CatalogPrice, copts);
+  controller::JobController controller(store.get(), executor.get(), &images, spec::CatalogHourlyUsd,
+                                       copts);
 
   // HP tuning: trials are custom jobs of the controller above.
   controller::TuningJobControllerOptions topts;

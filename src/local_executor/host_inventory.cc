@@ -1,4 +1,4 @@
-#include "executor/host_inventory.h"
+#include "local_executor/host_inventory.h"
 
 #include <sched.h>
 #include <sys/wait.h>
@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "common/path_lookup.h"
-#include "executor/gpu_model.h"
+#include "machines/gpu_model.h"
 
 namespace trainyard::executor {
 namespace {
@@ -154,7 +154,7 @@ HostInventory DetectHostInventory(const InventoryOverrides& overrides,
     if (static_cast<int>(inv.gpus.size()) > want) inv.gpus.resize(want);
     while (static_cast<int>(inv.gpus.size()) < want) {
       int index = inv.gpus.empty() ? 0 : inv.gpus.back().index + 1;
-      inv.gpus.push_back({index, std::string(kAnyGpuModel), 0});
+      inv.gpus.push_back({index, std::string(machines::kAnyGpuModel), 0});
     }
   }
   return inv;

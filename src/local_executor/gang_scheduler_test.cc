@@ -1,4 +1,4 @@
-#include "executor/gang_scheduler.h"
+#include "local_executor/gang_scheduler.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,10 @@
-#include "executor/gpu_model.h"
+#include "machines/gpu_model.h"
 
 #include <gtest/gtest.h>
 
-namespace trainyard::executor {
+#include "machines/machine_catalog.h"
+
+namespace trainyard::machines {
 namespace {
 
 // nvidia-smi names as drivers print them -> the Vertex acceleratorType they are.
@@ -51,5 +53,29 @@ TEST(GpuModelTest, ADeviceServesOnlyItsOwnModelExceptConfiguredPlaceholders) {
   EXPECT_EQ(got, "ynnyynyn");
 }
 
+// One owner each, kept together: every GPU type of the catalog is recognised on a host, and every
+// type a device is recognised as is one the catalog prices.
+TEST(GpuModelTest, EveryCatalogGpuHasNvidiaSmiNamesAndNoOtherTypeIsRecognised) {
+  const std::vector<std::pair<const char*, const char*>> samples = {
+      {"NVIDIA_TESLA_T4", "Tesla T4"},
+      {"NVIDIA_TESLA_P4", "Tesla P4"},
+      {"NVIDIA_TESLA_P100", "Tesla P100-PCIE-16GB"},
+      {"NVIDIA_TESLA_V100", "Tesla V100-SXM2-16GB"},
+      {"NVIDIA_TESLA_K80", "Tesla K80"},
+      {"NVIDIA_TESLA_A100", "NVIDIA A100-SXM4-40GB"},
+      {"NVIDIA_A100_80GB", "NVIDIA A100 80GB PCIe"},
+      {"NVIDIA_L4", "NVIDIA L4"},
+      {"NVIDIA_H100_80GB", "NVIDIA H100 80GB HBM3"},
+      {"NVIDIA_H100_MEGA_80GB", "NVIDIA H100 80GB HBM3"},
+      {"NVIDIA_H200_141GB", "NVIDIA H200"}};
+  std::vector<std::string> types;
+  for (auto [type, device] : samples) {
+    types.push_back(type);
+    EXPECT_TRUE(GpuServes(type, device)) << type;
+    EXPECT_NE(MachineCatalog::Default().FindAccelerator(AcceleratorTypeOf(device)), nullptr);
+  }
+  EXPECT_EQ(types, MachineCatalog::Default().AcceleratorNames());
+}
+
 }  // namespace
-}  // namespace trainyard::executor
+}  // namespace trainyard::machines

@@ -1,8 +1,8 @@
-#include "executor/gpu_model.h"
+#include "machines/gpu_model.h"
 
 #include <cctype>
 
-namespace trainyard::executor {
+namespace trainyard::machines {
 namespace {
 
 std::string Normalize(std::string_view name) {
@@ -70,4 +70,4 @@ std::string AcceleratorTypeOf(std::string_view device_name) {
   return "";
 }
 
-}  // namespace trainyard::executor
+}  // namespace trainyard::machines

@@ -46,9 +46,10 @@ struct InventoryOverrides {
 // GPUs from nvidia-smi when it is on PATH (none otherwise). An override replaces the detected
 // value (a CPU override keeps the first N CPU ids; one larger than the detected count leaves
 // replicas unpinned, with a warning); a GPU override larger than the detected count adds
-// placeholder devices named "configured GPU", which serve every acceleratorType (gpu_model.h;
-// for hosts whose nvidia-smi is missing from PATH). Never fails: an unreadable source falls back
-// to 1 CPU / 1 GiB / no GPUs and the problem is appended to `warnings`.
+// placeholder devices named "configured GPU", which serve every acceleratorType
+// (machines/gpu_model.h; for hosts whose nvidia-smi is missing from PATH). Never fails: an
+// unreadable source falls back to 1 CPU / 1 GiB / no GPUs and the problem is appended to
+// `warnings`.
 HostInventory DetectHostInventory(const InventoryOverrides& overrides,
                                   std::vector<std::string>* warnings = nullptr);
 

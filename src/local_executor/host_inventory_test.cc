@@ -1,4 +1,4 @@
-#include "executor/host_inventory.h"
+#include "local_executor/host_inventory.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

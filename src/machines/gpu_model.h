@@ -1,4 +1,5 @@
-// Which physical GPUs serve a Vertex acceleratorType: the mapping from MachineSpec's enum names
+// Which physical GPUs serve a Vertex acceleratorType (the types of machine_catalog.h; a test keeps
+// the two in step): the mapping from MachineSpec's enum names
 // (NVIDIA_TESLA_T4, NVIDIA_A100_80GB, ...) to the product names nvidia-smi prints
 // (--query-gpu=name), e.g.
 //   NVIDIA_TESLA_T4        "Tesla T4"
@@ -20,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-namespace trainyard::executor {
+namespace trainyard::machines {
 
 inline constexpr std::string_view kAnyGpuModel = "configured GPU";
 
@@ -32,4 +33,4 @@ bool GpuServes(std::string_view accelerator_type, std::string_view device_name);
 // has (e.g. "NVIDIA GeForce RTX 4090"). For H100s: NVIDIA_H100_80GB.
 std::string AcceleratorTypeOf(std::string_view device_name);
 
-}  // namespace trainyard::executor
+}  // namespace trainyard::machines

@@ -19,8 +19,8 @@
 // the host's) and CUDA indices. CPUs go to the least-used ids first, lowest id on ties, so gangs
 // that fit get CPUs no other running gang has, and the replicas of an oversized gang share the
 // host evenly. A replica's GPUs come from its candidates (the devices of the model it asked
-// for; gpu_model.h), lowest index first; a waiting gang reserves the candidate GPUs it would
-// take, so jobs asking for another model can still start next to it.
+// for; machines/gpu_model.h), lowest index first; a waiting gang reserves the candidate GPUs it
+// would take, so jobs asking for another model can still start next to it.
 #pragma once
 
 #include <deque>
