@@ -112,7 +112,8 @@ mount -o remount,bind,ro "$root/src/trainyard"
 
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
 
-missing=$(in_root dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>&1 |
+# dpkg-query exits 1 when a package is unknown to it: that is what we are asking.
+missing=$({ in_root dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>&1 || true; } |
   awk '$NF != "installed" || /no packages found/' | wc -l)
 if [[ $missing -gt 0 ]]; then
   log "installing ${#PACKAGES[@]} packages in the root (libtorch-dev, python3-torch, ...)"
