@@ -8,7 +8,7 @@
 //                           [--threads 2] [--epochs 2] [--python-steps 12] [--python
 //                           /usr/bin/python3] [--configs fixed,grouping] [--rows 164000]
 //                           [--max-steps 200] [--model tiny|base] [--no-openblas-variant]
-//                           [--python-pretokenized]
+//                           [--python-pretokenized] [--batch-size 128]
 //
 // The Python pipeline runs twice: as users run it (Debian's torch on OpenBLAS, whose own thread
 // pool then competes with torch's OpenMP threads) and with OPENBLAS_NUM_THREADS=1, its faster
@@ -115,6 +115,8 @@ int main(int argc, char** argv) {
   app.add_option("--csv", csv, "UCI sample CSV (columns text,label)");
   app.add_option("--vocab", vocab);
   app.add_option("--threads", threads, "CPU threads for both pipelines");
+  app.add_option("--batch-size", batch, "Examples per training step (the article's: 128)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--epochs", epochs, "Epochs per trainyard configuration");
   app.add_option("--python-steps", python_steps, "Timed steps of the Python pipeline (0 = skip)");
   app.add_option("--python", python);

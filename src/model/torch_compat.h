@@ -11,6 +11,10 @@
 //     set it with set_autocast_gpu_dtype/set_enabled, 2.4+ with the device-typed
 //     set_autocast_dtype(kCUDA, ...)/set_autocast_enabled(kCUDA, ...) (the old names are gone).
 //   - CPU autocast is queried with is_cpu_enabled() before 2.4, is_autocast_enabled(kCPU) after.
+//   - c10d: ProcessGroupGloo / ProcessGroupNCCL derive from c10d::ProcessGroup up to 1.13 and from
+//     c10d::Backend (what a 2.x ProcessGroup dispatches to) from 2.0 (C10dBackend below).
+//
+// src/distributed includes this header too (header only: no link dependency on src/model).
 //
 // All functions are thread-safe in the sense LibTorch's are: autocast state is thread-local.
 #pragma once
@@ -18,6 +22,13 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 #include <torch/version.h>
+
+#include <type_traits>
+
+namespace c10d {
+class Backend;
+class ProcessGroup;
+}  // namespace c10d
 
 namespace trainyard::model::compat {
 
@@ -35,6 +46,11 @@ inline constexpr bool kHasFusedAttention = TorchAtLeast(2, 0);
 
 // bf16 autocast on CUDA is available (LibTorch >= 2.0).
 inline constexpr bool kHasCudaBf16Autocast = TorchAtLeast(2, 0);
+
+// The c10d base class of ProcessGroupGloo and ProcessGroupNCCL, to hold either by: both bases
+// declare allreduce(tensors, options) and broadcast(tensors, options) alike. Include
+// <torch/csrc/distributed/c10d/Backend.hpp> and ProcessGroup.hpp (both exist from 1.13) to use it.
+using C10dBackend = std::conditional_t<TorchAtLeast(2, 0), c10d::Backend, c10d::ProcessGroup>;
 
 // softmax(q k^T / sqrt(HS) + mask) v with dropout `dropout_p` on the probabilities, by
 // at::scaled_dot_product_attention. q (B, NH, Tq, HS), k and v (B, NH, T, HS), mask additive,
