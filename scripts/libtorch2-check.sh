@@ -142,7 +142,7 @@ log "configuring and building ${#TARGETS[@]} targets against libtorch-dev $libto
 in_root sh -c 'export CCACHE_DIR=/var/cache/ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
   cmake -S /src/trainyard -B /build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/build.configure.log 2>&1 ||
     { tail -40 /build.configure.log; exit 1; }
-  shift; cmake --build /build -j"$0" --target "$@"' "$jobs" x "${TARGETS[@]}" >"$root.build.log" 2>&1 ||
+  shift; cmake --build /build -j"$0" --target "$@" -- -k' "$jobs" x "${TARGETS[@]}" >"$root.build.log" 2>&1 ||
   die "the build against LibTorch $libtorch_version failed (log: $root.build.log)
 $(grep -E 'error|Error' "$root.build.log" | head -30)"
 build_seconds=$(($(date +%s) - build_started))
