@@ -21,6 +21,7 @@
 
 #include "model/bert.h"
 #include "text/bert_tokenizer.h"
+#include "train/autocast.h"
 #include "train/batch_plan.h"
 #include "train/labeled_dataset.h"
 #include "train/train_step.h"
@@ -150,7 +151,9 @@ TEST(GpuTest, Bf16LossCurveStaysCloseToFloat32Over100Steps) {
   if (!device) GTEST_SKIP() << "no CUDA device (set TRAINYARD_GPU_TEST_DEVICE=cpu for a dry run)";
   // The dry run (CPU in the GPU's place) runs the same loop with float32 twice.
   const bool use_bf16 = device->is_cuda();
-  if (use_bf16) ASSERT_TRUE(CheckAutocastSupported(true, *device).ok());
+  if (use_bf16) {
+    ASSERT_TRUE(CheckAutocastSupported(true, *device).ok());
+  }
   const fs::path dir = testing::MakeTestDir();
   constexpr int kSteps = 100, kWindow = 10;
   Data data = MakeData(dir, 640, 32);  // 20 batches, 5 epochs' worth of steps
