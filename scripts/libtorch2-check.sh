@@ -30,7 +30,7 @@ bench=0
 host_build=$repo/build
 lock=""
 # The trainer's tests: model, train, distributed, text, data and the trainyard-bert CLI tests.
-TESTS='^(model_test|model_parity_test|train_test|train_step_parity_test|train_slow_test|train_core_test|distributed_test|distributed_multiprocess_test|text_test|text_oracle_fuzz|data_test|[a-z_]+_cli_test)$'
+TESTS='^(model_test|model_parity_test|train_test|train_step_parity_test|train_slow_test|train_core_test|train_gpu_test|distributed_test|distributed_multiprocess_test|text_test|text_oracle_fuzz|data_test|make_splits_cli_test|predict_cli_test|predict_parity_cli_test|tokenize_cli_test|train_cli_test|train_distributed_cli_test)$'
 while [[ $# -gt 0 ]]; do
   case $1 in
     --root) root=$2; shift 2 ;;
@@ -134,7 +134,8 @@ fi
 
 # The targets the tests below need (not the server and CLI, which have no LibTorch code).
 TARGETS=(trainyard-bert model_test model_parity_test train_test train_step_parity_test
-  train_slow_test train_core_test distributed_test distributed_multiprocess_test text_test data_test
+  train_slow_test train_core_test train_gpu_test distributed_test distributed_multiprocess_test text_test
+  data_test
   make_splits_cli_test predict_cli_test predict_parity_cli_test tokenize_cli_test train_cli_test
   train_distributed_cli_test train_bench)
 build_started=$(date +%s)

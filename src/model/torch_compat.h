@@ -13,6 +13,9 @@
 //   - CPU autocast is queried with is_cpu_enabled() before 2.4, is_autocast_enabled(kCPU) after.
 //   - c10d: ProcessGroupGloo / ProcessGroupNCCL derive from c10d::ProcessGroup up to 1.13 and from
 //     c10d::Backend (what a 2.x ProcessGroup dispatches to) from 2.0 (C10dBackend below).
+//   - c10d::TCPStoreOptions::useLibUV (2.2+) defaults to true from 2.4, and a LibTorch built
+//     without libuv (Debian 13's 2.6) then refuses to make a TCPStore ("use_libuv was requested
+//     but PyTorch was build without libuv support"): UseClassicTcpStore below.
 //
 // src/distributed includes this header too (header only: no link dependency on src/model).
 //
@@ -51,6 +54,13 @@ inline constexpr bool kHasCudaBf16Autocast = TorchAtLeast(2, 0);
 // declare allreduce(tensors, options) and broadcast(tensors, options) alike. Include
 // <torch/csrc/distributed/c10d/Backend.hpp> and ProcessGroup.hpp (both exist from 1.13) to use it.
 using C10dBackend = std::conditional_t<TorchAtLeast(2, 0), c10d::Backend, c10d::ProcessGroup>;
+
+// Selects the classic socket TCPStore backend, which every LibTorch has (the only one before
+// 2.2), in `options` (a c10d::TCPStoreOptions); no-op where the options have no useLibUV.
+template <typename TcpStoreOptions>
+void UseClassicTcpStore(TcpStoreOptions& options) {
+  if constexpr (requires { options.useLibUV; }) options.useLibUV = false;
+}
 
 // softmax(q k^T / sqrt(HS) + mask) v with dropout `dropout_p` on the probabilities, by
 // at::scaled_dot_product_attention. q (B, NH, Tq, HS), k and v (B, NH, T, HS), mask additive,
