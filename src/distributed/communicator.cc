@@ -119,6 +119,7 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::Connect(const DistributedC
     store_options.numWorkers = static_cast<size_t>(config.world_size);
     store_options.waitWorkers = true;
     store_options.timeout = options.rendezvous_timeout;
+    model::compat::UseClassicTcpStore(store_options);
     comm->store_ = c10::make_intrusive<c10d::TCPStore>(config.master_addr, store_options);
   } catch (const std::exception& e) {
     const std::string what = e.what();

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -27,6 +28,7 @@
 
 #include "common/status.h"
 #include "distributed/distributed_config.h"
+#include "model/torch_compat.h"
 
 namespace trainyard::distributed {
 
@@ -104,7 +106,7 @@ class Communicator {
   CommunicatorOptions options_;
   bool nccl_ = false;
   c10::intrusive_ptr<c10d::Store> store_;
-  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  c10::intrusive_ptr<model::compat::C10dBackend> group_;  // ProcessGroupGloo or ProcessGroupNCCL
   int64_t sequence_ = 0;
   mutable std::mutex mu_;  // guards broken_
   Status broken_;

@@ -1,13 +1,12 @@
 #include "model/bert.h"
 
-#include <torch/version.h>
-
 #include <cmath>
 #include <limits>
 
 #include "model/dropout.h"
 #include "model/embedding_lookup.h"
 #include "model/parallel_linear.h"
+#include "model/torch_compat.h"
 
 namespace trainyard::model {
 namespace {
@@ -119,14 +118,12 @@ torch::Tensor BertSelfAttentionImpl::Attend(const torch::Tensor& q, const torch:
                                             const torch::Tensor& v, const torch::Tensor& keep) {
   const int64_t B = q.size(0), NH = q.size(1), Tq = q.size(2), HS = q.size(3), T = k.size(2);
   auto mask = AdditiveMask(keep, q.scalar_type()).view({B, 1, 1, T});  // (B, 1, 1, T)
-#if TORCH_VERSION_MAJOR >= 2
-  if (!q.device().is_cpu()) {
+  if (compat::kHasFusedAttention && !q.device().is_cpu()) {
     // Fused kernel (flash / memory-efficient / math), same math as below; default scale
     // 1/sqrt(HS). CPU keeps the path below for its faster dropout.
-    return at::scaled_dot_product_attention(q, k, v, mask, is_training() ? dropout_ : 0.0,
-                                            /*is_causal=*/false);  // (B, NH, Tq, HS)
+    return compat::FusedAttention(q, k, v, mask,
+                                  is_training() ? dropout_ : 0.0);  // (B, NH, Tq, HS)
   }
-#endif
   // scores = q k^T / sqrt(HS) + mask, as one baddbmm over B*NH batches.
   auto q3 = q.reshape({B * NH, Tq, HS});                            // (B*NH, Tq, HS)
   auto k3 = k.reshape({B * NH, T, HS});                             // (B*NH, T, HS)

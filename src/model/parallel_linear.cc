@@ -1,28 +1,19 @@
 #include "model/parallel_linear.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
-#include <torch/version.h>
 
 #include <algorithm>
 #include <functional>
 
 #include "model/compute_pool.h"
+#include "model/torch_compat.h"
 
 namespace trainyard::model {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-bool CpuAutocastEnabled() {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  return at::autocast::is_autocast_enabled(at::kCPU);
-#else
-  return at::autocast::is_cpu_enabled();
-#endif
-}
 
 // fn(begin, end) over [0, rows) in one contiguous block per pool thread.
 void ForRowBlocks(int64_t rows, const std::function<void(int64_t, int64_t)>& fn) {
@@ -80,10 +71,10 @@ class ParallelLinearFunction : public torch::autograd::Function<ParallelLinearFu
 torch::Tensor ParallelLinear(const torch::Tensor& x, const torch::Tensor& w,
                              const torch::Tensor& b) {
   const int threads = ComputePool::Get().threads();
-  const bool use = threads > 1 && !at::in_parallel_region() && x.dim() == 2 &&
-                   x.size(0) >= 32 * threads && x.device().is_cpu() &&
-                   x.scalar_type() == torch::kFloat && w.scalar_type() == torch::kFloat &&
-                   (!b.defined() || b.scalar_type() == torch::kFloat) && !CpuAutocastEnabled();
+  const bool use =
+      threads > 1 && !at::in_parallel_region() && x.dim() == 2 && x.size(0) >= 32 * threads &&
+      x.device().is_cpu() && x.scalar_type() == torch::kFloat && w.scalar_type() == torch::kFloat &&
+      (!b.defined() || b.scalar_type() == torch::kFloat) && !compat::CpuAutocastEnabled();
   if (!use) return at::linear(x, w, b);
   return ParallelLinearFunction::apply(x.contiguous(), w, b);
 }

@@ -1,6 +1,5 @@
-// bf16 autocast on CUDA behind one small guard, because the autocast API differs between
-// LibTorch versions: 1.13 (Debian, CPU) has no usable bf16 CUDA path here, 2.0-2.3 use
-// set_enabled/set_autocast_gpu_dtype, 2.4+ use the device-typed set_autocast_enabled/_dtype.
+// bf16 autocast on CUDA behind one small guard (the version differences of the autocast API
+// live in model/torch_compat.h): LibTorch 1.13 (Debian 12, CPU) has no usable bf16 CUDA path.
 #pragma once
 
 #include <torch/torch.h>
