@@ -1,15 +1,17 @@
 // Number formats of the charts' axes and legends (no DOM: unit-tested in web/test/console_unit_test.mjs).
 
 // A tick label for `v` among ticks `incr` apart: plain decimals with as many places as the spacing
-// needs, or exponent form for magnitudes below 1e-3 or from 1e6.
+// needs, or exponent form when the ticks are less than 1e-3 apart or reach 1e6 (a learning-rate
+// axis reads 0, 2.5e-4, 5e-4, 7.5e-4, 1e-3 rather than 0, 0, 0, 0, 0).
 export function fmtTick(v: number, incr: number): string {
   if (v === 0) return '0';
-  const mag = Math.abs(v);
-  if (mag < 1e-3 || mag >= 1e6) {
-    const digits = Math.max(0, Math.min(3, Math.ceil(Math.log10(mag / Math.max(Math.abs(incr), mag * 1e-4)))));
-    return v.toExponential(digits).replace(/\.?0+e/, 'e');
+  const step = Math.abs(incr) || Math.abs(v);
+  if (step < 1e-3 || Math.abs(v) >= 1e6) {
+    const exp = Math.floor(Math.log10(Math.abs(v)));
+    const digits = Math.min(3, placesOf(step / 10 ** exp));
+    return v.toExponential(digits).replace(/\.?0+e/, 'e').replace('e+', 'e');
   }
-  return v.toFixed(placesOf(incr));
+  return v.toFixed(placesOf(step));
 }
 
 // The decimal places that write `incr` exactly (at most 8): 0.25 -> 2, 20 -> 0.

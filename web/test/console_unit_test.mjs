@@ -44,7 +44,10 @@ function test(name, fn) {
 test('axis ticks keep small values readable', () => {
   // The learning-rate chart of seed 003: 5e-4 with ticks 1e-4 apart used to read "0".
   assert.deepEqual([4e-4, 5e-4, 6e-4].map((v) => fmtTick(v, 1e-4)), ['4e-4', '5e-4', '6e-4']);
-  assert.deepEqual([0.0015, 0.002].map((v) => fmtTick(v, 0.0005)), ['0.0015', '0.0020']);
+  assert.deepEqual([0, 2.5e-4, 5e-4, 7.5e-4, 1e-3].map((v) => fmtTick(v, 2.5e-4)), ['0', '2.5e-4', '5e-4', '7.5e-4', '1e-3']);
+  assert.deepEqual([0.0015, 0.002].map((v) => fmtTick(v, 0.0005)), ['1.5e-3', '2e-3']);
+  assert.deepEqual([0.01, 0.015].map((v) => fmtTick(v, 0.005)), ['0.010', '0.015']);
+  assert.deepEqual([2e6, 2.5e6].map((v) => fmtTick(v, 5e5)), ['2e6', '2.5e6']);
   assert.deepEqual([0, 0.25, 0.5].map((v) => fmtTick(v, 0.25)), ['0', '0.25', '0.50']);
   assert.deepEqual([100, 120].map((v) => fmtTick(v, 20)), ['100', '120']);
   assert.deepEqual([fmtValue(0.000512345), fmtValue(0.693147), fmtValue(null)], ['5.12e-4', '0.6931', '—']);

@@ -10,7 +10,7 @@ const DISK_TYPES: [string, string][] = [['pd-ssd', 'SSD persistent disk'], ['pd-
 
 export function machineLine(m: MachineTypeInfo): string {
   const gpu = m.bundledAccelerator ? ` · ${m.bundledAccelerator.acceleratorCount}× ${m.bundledAccelerator.acceleratorType}` : '';
-  return `${m.name} · ${m.vcpus} vCPU · ${+m.memoryGib.toFixed(1)} GiB${gpu} · ${fmtUsd(m.usdPerHourWithAccelerators)}/h`;
+  return `${m.name} · ${m.vcpus} vCPU · ${+m.memoryGib.toFixed(2)} GiB${gpu} · ${fmtUsd(m.usdPerHourWithAccelerators)}/h`;
 }
 
 // One replica's hourly price: the machine plus its accelerators (the catalog's prices).
@@ -59,7 +59,7 @@ function poolBody(catalog: MachineCatalog, f: CreateForm, i: number, rerender: (
   return [
     machineSelect(catalog, p, `${at}.machineSpec.machineType`, rerender),
     h('div.facts', { 'data-pool-facts': i, text: m
-      ? `${m.vcpus} vCPUs, ${+m.memoryGib.toFixed(1)} GiB memory${bundled ? `, includes ${m.bundledAccelerator!.acceleratorCount}× ${m.bundledAccelerator!.acceleratorType}` : ''}`
+      ? `${m.vcpus} vCPUs, ${+m.memoryGib.toFixed(2)} GiB memory${bundled ? `, includes ${m.bundledAccelerator!.acceleratorCount}× ${m.bundledAccelerator!.acceleratorType}` : ''}`
       : 'not in the catalog' }),
     h('div.row', {},
       selectField('Accelerator type', accelerators, () => p.acceleratorType, (v) => {
@@ -95,7 +95,9 @@ export function poolsSection(catalog: MachineCatalog, f: CreateForm, changed: ()
       const el = box.querySelector(`[data-pool-price="${i}"]`);
       if (el) el.textContent = poolPrice(catalog, p);
     });
-    total.textContent = `Estimated ${fmtUsd(clusterUsd(catalog, f))} per hour for every replica (${catalog.priceNote}).`;
+    const replicas = f.pools.reduce((n, p, i) => n + (p.enabled || i === 0 ? p.replicaCount : 0), 0);
+    total.replaceChildren(h('b', { 'data-total': '', text: `Estimated ${fmtUsd(clusterUsd(catalog, f))} per hour for all ${replicas} replicas` }),
+      h('span.sub', { text: ` (${catalog.priceNote})` }));
     changed();
   };
   const render = () => {
