@@ -59,7 +59,7 @@ function poolBody(catalog: MachineCatalog, f: CreateForm, i: number, rerender: (
   return [
     machineSelect(catalog, p, `${at}.machineSpec.machineType`, rerender),
     h('div.facts', { 'data-pool-facts': i, text: m
-      ? `${m.vcpus} vCPUs, ${+m.memoryGib.toFixed(2)} GiB memory${bundled ? `, includes ${m.bundledAccelerator!.acceleratorCount}× ${m.bundledAccelerator!.acceleratorType}` : ''}`
+      ? `${m.vcpus} vCPU${m.vcpus === 1 ? '' : 's'}, ${+m.memoryGib.toFixed(2)} GiB memory${bundled ? `, includes ${m.bundledAccelerator!.acceleratorCount}× ${m.bundledAccelerator!.acceleratorType}` : ''}`
       : 'not in the catalog' }),
     h('div.row', {},
       selectField('Accelerator type', accelerators, () => p.acceleratorType, (v) => {
