@@ -103,6 +103,9 @@ async function newPage(tokenValue) {
   await page.waitForSelector('.signin input[name=token]');
   await page.fill('.signin input[name=token]', tokenValue);
   await page.click('.signin button[type=submit]');
+  // Signed in, the console opens where the jobs are; later navigation must not race with it.
+  await page.waitForSelector('.signin', { state: 'detached' });
+  await waitInPage(page, () => /\/customJobs$/.test(location.hash));
   return page;
 }
 
@@ -321,9 +324,8 @@ async function phoneWidthAndLabels(page, shot) {
   check(noLabel.length === 0, `every form field has a label (${noLabel.join(' | ')})`);
 }
 
-let page = null;
 try {
-  page = await newPage(editor);
+  const page = await newPage(editor);
   const shot = screenshotter(page, outDir, 'console-create');
   await firstVisitOpensWhereTheJobsAre(page, shot);
   await visit(page, `${PARENT}/customJobs`, '[data-action=create]:not([hidden])');
@@ -340,7 +342,12 @@ try {
 } catch (e) {
   state.failures++;
   console.log(`FAIL ${e.stack}`);
-  await page?.screenshot({ path: path.join(outDir, 'console-create-failure.png'), fullPage: true }).catch(() => {});
+  let n = 0;
+  for (const c of browser.contexts()) {
+    for (const p of c.pages()) {
+      await p.screenshot({ path: path.join(outDir, `console-create-failure-${++n}.png`), fullPage: true }).catch(() => {});
+    }
+  }
 } finally {
   await browser.close();
   server.proc.kill('SIGTERM');
