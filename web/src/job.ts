@@ -1,7 +1,7 @@
 // Job page: state timeline, replicas, spec, live logs per replica, training curves (:scalars),
 // cancel and delete.
 import { api, CustomJob, LogEntry, StateChange } from './api';
-import { curvesCard } from './curves';
+import { CurvesCard } from './curves';
 import { machineOf } from './jobs';
 import type { Cleanup } from './main';
 import { guardWrite } from './session';
@@ -167,7 +167,7 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
   }
 
   // Curves: curves.ts (train and validation of a metric on one chart, smoothing of step curves).
-  const curveCard = curvesCard(curves, name, later, () => stopped);
+  const curveCard = new CurvesCard(curves, name, later, () => stopped);
   const onResize = () => curveCard.resize();
   window.addEventListener('resize', onResize);
 

@@ -46,6 +46,34 @@ export function metricRows(value: unknown, prefix = ''): [string, string][] {
   return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => metricRows(v, prefix ? `${prefix}.${k}` : k));
 }
 
+function renderFiles(box: HTMLElement, bucket: string, dir: string, items: GcsObject[]) {
+  box.replaceChildren(items.length === 0 ? message('empty', 'No files.') : h('table.files', {},
+    h('tr', {}, h('th', { text: 'File' }), h('th', { text: 'Size' }), h('th', { text: 'Updated' })),
+    ...items.map((o) => h('tr', { 'data-file': o.name.slice(dir.length) },
+      h('td.mono', { text: o.name.slice(dir.length), title: `gs://${bucket}/${o.name}` }),
+      h('td', { text: `${Number(o.size).toLocaleString()} B` }), h('td', { text: fmtTime(o.updated) })))));
+}
+
+function renderMetrics(box: HTMLElement, text: string | null) {
+  if (text === null) { box.replaceChildren(message('empty', 'This version has no metrics.json (write one into AIP_MODEL_DIR).')); return; }
+  let parsed: unknown;
+  try { parsed = JSON.parse(text); } catch { box.replaceChildren(message('error', 'metrics.json is not JSON.'), h('pre.json', { text })); return; }
+  box.replaceChildren(h('table.metrics', {}, ...metricRows(parsed).map(([k, v]) =>
+    h('tr', { 'data-metric': k }, h('th', { text: k }), h('td', { text: v })))));
+}
+
+// The pipeline that trained the version and that pipeline's backing job.
+async function renderOrigin(box: HTMLElement, v: ModelVersion) {
+  if (!v.trainingPipeline) { box.replaceChildren(h('dt', { text: 'Produced by' }), h('dd', { text: 'an upload (trainyard ai models upload)' })); return; }
+  let p: Pipeline | null = null;
+  try { p = await api.getPipeline(v.trainingPipeline); } catch { /* deleted: the name still links */ }
+  const job = p?.trainingTaskMetadata?.backingCustomJob;
+  box.replaceChildren(h('dt', { text: 'Training pipeline' }),
+    h('dd', {}, h('a', { href: `#/${v.trainingPipeline}`, 'data-link': 'pipeline', text: p?.displayName ?? idOf(v.trainingPipeline) })),
+    h('dt', { text: 'Custom job' }),
+    h('dd', {}, job ? h('a', { href: `#/${job}`, 'data-link': 'job', text: idOf(job) }) : '—'));
+}
+
 export function modelPage(app: HTMLElement, name: string): Cleanup {
   let stopped = false;
   const list = `#/${name.replace(/\/models\/.*/, '/models')}`;
@@ -111,34 +139,6 @@ export function modelPage(app: HTMLElement, name: string): Cleanup {
       .catch((e) => files.replaceChildren(message('error', `Could not list ${v.artifactUri}: ${(e as Error).message}`)));
     api.objectText(bucket, `${dir}metrics.json`).then((text) => renderMetrics(metrics, text))
       .catch((e) => metrics.replaceChildren(message('error', `Could not read metrics.json: ${(e as Error).message}`)));
-  }
-
-  function renderFiles(box: HTMLElement, bucket: string, dir: string, items: GcsObject[]) {
-    box.replaceChildren(items.length === 0 ? message('empty', 'No files.') : h('table.files', {},
-      h('tr', {}, h('th', { text: 'File' }), h('th', { text: 'Size' }), h('th', { text: 'Updated' })),
-      ...items.map((o) => h('tr', { 'data-file': o.name.slice(dir.length) },
-        h('td.mono', { text: o.name.slice(dir.length), title: `gs://${bucket}/${o.name}` }),
-        h('td', { text: `${Number(o.size).toLocaleString()} B` }), h('td', { text: fmtTime(o.updated) })))));
-  }
-
-  function renderMetrics(box: HTMLElement, text: string | null) {
-    if (text === null) { box.replaceChildren(message('empty', 'This version has no metrics.json (write one into AIP_MODEL_DIR).')); return; }
-    let parsed: unknown;
-    try { parsed = JSON.parse(text); } catch { box.replaceChildren(message('error', 'metrics.json is not JSON.'), h('pre.json', { text })); return; }
-    box.replaceChildren(h('table.metrics', {}, ...metricRows(parsed).map(([k, v]) =>
-      h('tr', { 'data-metric': k }, h('th', { text: k }), h('td', { text: v })))));
-  }
-
-  // The pipeline that trained the version and that pipeline's backing job.
-  async function renderOrigin(box: HTMLElement, v: ModelVersion) {
-    if (!v.trainingPipeline) { box.replaceChildren(h('dt', { text: 'Produced by' }), h('dd', { text: 'an upload (trainyard ai models upload)' })); return; }
-    let p: Pipeline | null = null;
-    try { p = await api.getPipeline(v.trainingPipeline); } catch { /* deleted: the name still links */ }
-    const job = p?.trainingTaskMetadata?.backingCustomJob;
-    box.replaceChildren(h('dt', { text: 'Training pipeline' }),
-      h('dd', {}, h('a', { href: `#/${v.trainingPipeline}`, 'data-link': 'pipeline', text: p?.displayName ?? idOf(v.trainingPipeline) })),
-      h('dt', { text: 'Custom job' }),
-      h('dd', {}, job ? h('a', { href: `#/${job}`, 'data-link': 'job', text: idOf(job) }) : '—'));
   }
 
   load();
