@@ -28,6 +28,7 @@ class OperationController;
 class LegacyJobController;
 class ModelRegistry;
 class TrainingPipelineController;
+class ResourceDirectory;
 }  // namespace trainyard::controller
 
 namespace trainyard::api {
@@ -54,6 +55,7 @@ struct ApiControllers {
   controller::LegacyJobController* legacy_jobs = nullptr;  // null: no AI Platform jobs API
   controller::ModelRegistry* models = nullptr;             // null: no models
   controller::TrainingPipelineController* training_pipelines = nullptr;  // null: none
+  controller::ResourceDirectory* directory = nullptr;  // null: no GET /v1/projects
 };
 
 class ApiServer {

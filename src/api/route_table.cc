@@ -113,9 +113,8 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
   }
 }
 
-Status RouteTable::Check(const httplib::Request& req, const RouteSpec& spec,
-                         const std::string& project, std::string* token_id) const {
-  if (options_.tokens == nullptr) return Status::Ok();
+StatusOr<std::optional<auth::Principal>> RouteTable::Caller(const httplib::Request& req) const {
+  if (options_.tokens == nullptr) return std::optional<auth::Principal>();
   const std::string header = req.get_header_value("Authorization");
   constexpr std::string_view kBearer = "bearer ";
   if (header.size() <= kBearer.size() ||
@@ -129,8 +128,15 @@ Status RouteTable::Check(const httplib::Request& req, const RouteSpec& spec,
   }
   TY_ASSIGN_OR_RETURN(auth::Principal who, options_.tokens->Authenticate(
                                                header.substr(kBearer.size()), options_.clock()));
-  *token_id = who.token_id;
-  return auth::Authorize(who, spec.access, project);
+  return std::optional<auth::Principal>(std::move(who));
+}
+
+Status RouteTable::Check(const httplib::Request& req, const RouteSpec& spec,
+                         const std::string& project, std::string* token_id) const {
+  TY_ASSIGN_OR_RETURN(std::optional<auth::Principal> who, Caller(req));
+  if (!who) return Status::Ok();
+  *token_id = who->token_id;
+  return auth::Authorize(*who, spec.access, project);
 }
 
 std::string ProjectOfPath(const std::string& path) {

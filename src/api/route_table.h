@@ -14,6 +14,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,11 @@ class RouteTable {
 
   const std::vector<RouteSpec>& routes() const { return routes_; }
   bool auth_enabled() const { return options_.tokens != nullptr; }
+
+  // The authenticated caller of `req` (its Authorization: Bearer token), for handlers whose answer
+  // depends on who asks (GET /v1/caller, GET /v1/projects). nullopt when the server runs without
+  // tokens (every caller may do everything); UNAUTHENTICATED for a missing or bad token.
+  StatusOr<std::optional<auth::Principal>> Caller(const httplib::Request& req) const;
 
  private:
   Handler Wrap(RouteSpec spec, Handler handler, ProjectOf project_of = nullptr);

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "api/auth_routes.h"
+#include "api/directory_routes.h"
 #include "api/operation_routes.h"
 #include "api/resource_routes.h"
 #include "api/route_util.h"
@@ -53,6 +54,7 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
   }
   RegisterOperationRoutes(server, controllers.operations);
   RegisterAuthRoutes(server, options.auth.audit);
+  RegisterDirectoryRoutes(server, controllers.directory);
 }
 
 ResourceDescriptor CustomJobsDescriptor() {

@@ -40,6 +40,7 @@
 //   GET    /healthz                                                (public)
 //   GET    /v1/routes                       Trainyard: every route and its access (admin)
 //   GET    /v1/projects/{p}/auditLogs       Trainyard: the audit log of a project (admin)
+// the console's extensions (directory_routes.h): GET /v1/caller, /v1/projects, /v1/machineTypes
 #pragma once
 
 #include "api/api_server.h"

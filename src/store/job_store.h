@@ -36,6 +36,12 @@ struct ListResult {
   std::string next_page_token;  // "" on the last page
 };
 
+// How many resources of one collection a parent holds (the console's "where the jobs are").
+struct ParentCount {
+  std::string parent;  // "projects/P/locations/L" (or "projects/P" for resources without one)
+  int64_t count = 0;   // > 0
+};
+
 // Splits "projects/P/locations/L/customJobs/ID" into parent and id. INVALID_ARGUMENT otherwise.
 Status SplitJobName(const std::string& name, std::string* parent, std::string* id);
 
@@ -71,6 +77,9 @@ class JobStore {
 
   // Every job not in a terminal state, oldest first, across all parents (for server restart).
   virtual StatusOr<std::vector<spec::CustomJob>> ListUnfinished() = 0;
+
+  // Every parent that holds at least one job, with its number of jobs, ordered by parent.
+  virtual StatusOr<std::vector<ParentCount>> CountJobsByParent() = 0;
 };
 
 }  // namespace trainyard::store

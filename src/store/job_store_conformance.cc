@@ -218,4 +218,17 @@ TEST_P(JobStoreConformanceTest, ListUnfinishedReturnsNonTerminalJobsOldestFirst)
   EXPECT_EQ(Ids(*r), "1 3 5");
 }
 
+TEST_P(JobStoreConformanceTest, CountJobsByParentNamesEveryParentWithItsJobs) {
+  CustomJob elsewhere = MakeJob("3", 300);
+  elsewhere.name = "projects/q/locations/europe-west4/customJobs/3";
+  ASSERT_TRUE(store_->Create(MakeJob("1", 100)).ok());
+  ASSERT_TRUE(store_->Create(MakeJob("2", 200)).ok());
+  ASSERT_TRUE(store_->Create(elsewhere).ok());
+  auto counts = store_->CountJobsByParent();
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  std::string got;
+  for (const ParentCount& c : *counts) got += c.parent + "=" + std::to_string(c.count) + " ";
+  EXPECT_EQ(got, "projects/p/locations/l=2 projects/q/locations/europe-west4=1 ");
+}
+
 }  // namespace trainyard::store

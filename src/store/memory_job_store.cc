@@ -1,6 +1,7 @@
 #include "store/memory_job_store.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "common/time.h"
 #include "spec/resource_name.h"
@@ -49,6 +50,26 @@ StatusOr<Result> PageOf(const ListQuery& query, std::vector<const Job*> jobs) {
         EncodePageToken({CreateUs(last), last.name}, query.parent, query.filter);
   }
   return result;
+}
+
+// Every parent among `items` (a map of name -> item) with its count, ordered by parent.
+template <typename Map, typename ParentOf>
+std::vector<ParentCount> CountByParent(const Map& items, ParentOf parent_of) {
+  std::map<std::string, int64_t> counts;
+  for (const auto& [name, item] : items) {
+    if (std::optional<std::string> parent = parent_of(name, item)) ++counts[*parent];
+  }
+  std::vector<ParentCount> out;
+  for (const auto& [parent, n] : counts) out.push_back({parent, n});
+  return out;
+}
+
+// The parent of a "projects/P/locations/L/<collection>/ID" name.
+std::optional<std::string> ParentOfName(const std::string& name) {
+  const size_t id = name.rfind('/');
+  const size_t collection = id == std::string::npos ? id : name.rfind('/', id - 1);
+  if (collection == std::string::npos) return std::nullopt;
+  return name.substr(0, collection);
 }
 
 }  // namespace
@@ -278,6 +299,25 @@ StatusOr<std::vector<ResourceRecord>> MemoryJobStore::ListAllResources(const std
   std::sort(out.begin(), out.end(),
             [](const ResourceRecord& a, const ResourceRecord& b) { return NewerFirst(&b, &a); });
   return out;
+}
+
+StatusOr<std::vector<ParentCount>> MemoryJobStore::CountJobsByParent() {
+  std::lock_guard lock(mu_);
+  return CountByParent(jobs_,
+                       [](const std::string& name, const auto&) { return ParentOfName(name); });
+}
+
+StatusOr<std::vector<ParentCount>> MemoryJobStore::CountTuningJobsByParent() {
+  std::lock_guard lock(mu_);
+  return CountByParent(tuning_jobs_,
+                       [](const std::string& name, const auto&) { return ParentOfName(name); });
+}
+
+StatusOr<std::vector<ParentCount>> MemoryJobStore::CountResourcesByParent(const std::string& kind) {
+  std::lock_guard lock(mu_);
+  return CountByParent(resources_, [&kind](const std::string&, const KindAndRecord& r) {
+    return r.kind == kind ? std::optional<std::string>(r.record.parent) : std::nullopt;
+  });
 }
 
 }  // namespace trainyard::store

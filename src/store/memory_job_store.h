@@ -22,6 +22,7 @@ class MemoryJobStore : public JobStore, public TuningJobStore, public ResourceSt
   Status Delete(const std::string& name) override;
   StatusOr<ListResult> List(const ListQuery& query) override;
   StatusOr<std::vector<spec::CustomJob>> ListUnfinished() override;
+  StatusOr<std::vector<ParentCount>> CountJobsByParent() override;
 
   Status CreateTuningJob(const TuningJobRecord& record) override;
   Status UpdateTuningJob(const TuningJobRecord& record) override;
@@ -29,6 +30,7 @@ class MemoryJobStore : public JobStore, public TuningJobStore, public ResourceSt
   Status DeleteTuningJob(const std::string& name) override;
   StatusOr<TuningJobListResult> ListTuningJobs(const ListQuery& query) override;
   StatusOr<std::vector<TuningJobRecord>> ListAllTuningJobs() override;
+  StatusOr<std::vector<ParentCount>> CountTuningJobsByParent() override;
 
   Status CreateResource(const std::string& kind, const ResourceRecord& record) override;
   StatusOr<ResourceRecord> GetResource(const std::string& kind, const std::string& name) override;
@@ -39,6 +41,7 @@ class MemoryJobStore : public JobStore, public TuningJobStore, public ResourceSt
   StatusOr<ResourcePage> ListResources(const std::string& kind, const ListQuery& query,
                                        const StateVocabulary& states) override;
   StatusOr<std::vector<ResourceRecord>> ListAllResources(const std::string& kind) override;
+  StatusOr<std::vector<ParentCount>> CountResourcesByParent(const std::string& kind) override;
 
  private:
   struct KindAndRecord {

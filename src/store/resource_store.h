@@ -74,6 +74,9 @@ class ResourceStore {
                                                const StateVocabulary& states) = 0;
   // Every record of the kind, all parents, oldest first (server start).
   virtual StatusOr<std::vector<ResourceRecord>> ListAllResources(const std::string& kind) = 0;
+  // Every parent that holds at least one record of the kind, with its number of them, ordered by
+  // parent.
+  virtual StatusOr<std::vector<ParentCount>> CountResourcesByParent(const std::string& kind) = 0;
 };
 
 // INVALID_ARGUMENT unless `kind` is a non-empty identifier and the record has a name, a parent

@@ -182,5 +182,22 @@ TEST_P(ResourceStoreConformanceTest, ListAllIsOldestFirstAcrossParentsOfOneKind)
   EXPECT_EQ(conformance::JoinIds(*all), "a b");
 }
 
+TEST_P(ResourceStoreConformanceTest, CountByParentCountsOneKindPerParent) {
+  ResourceRecord b = MakeWidget("b", 20);
+  b.parent = "projects/q";
+  b.name = "projects/q/widgets/b";
+  ASSERT_TRUE(store_->CreateResource("widgets", b).ok());
+  ASSERT_TRUE(store_->CreateResource("widgets", MakeWidget("a", 10)).ok());
+  ASSERT_TRUE(store_->CreateResource("widgets", MakeWidget("c", 30)).ok());
+  ResourceRecord gadget = MakeWidget("g", 5);
+  gadget.name = gadget.parent + "/gadgets/g";
+  ASSERT_TRUE(store_->CreateResource("gadgets", gadget).ok());
+  auto counts = store_->CountResourcesByParent("widgets");
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  std::string got;
+  for (const ParentCount& c : *counts) got += c.parent + "=" + std::to_string(c.count) + " ";
+  EXPECT_EQ(got, "projects/p/locations/l=2 projects/q=1 ");
+}
+
 }  // namespace
 }  // namespace trainyard::store

@@ -250,4 +250,9 @@ StatusOr<std::vector<spec::CustomJob>> SqliteJobStore::ListUnfinished() {
   return out;
 }
 
+StatusOr<std::vector<ParentCount>> SqliteJobStore::CountJobsByParent() {
+  std::lock_guard lock(mu_);
+  return CountRowsByParent(db_, "jobs");
+}
+
 }  // namespace trainyard::store

@@ -49,6 +49,7 @@ class SqliteJobStore : public JobStore, public TuningJobStore, public ResourceSt
   Status Delete(const std::string& name) override;
   StatusOr<ListResult> List(const ListQuery& query) override;
   StatusOr<std::vector<spec::CustomJob>> ListUnfinished() override;
+  StatusOr<std::vector<ParentCount>> CountJobsByParent() override;
 
   // Inserts many jobs in one transaction (benchmarks and imports). Same checks as Create.
   Status CreateBatch(const std::vector<spec::CustomJob>& jobs);
@@ -59,6 +60,7 @@ class SqliteJobStore : public JobStore, public TuningJobStore, public ResourceSt
   Status DeleteTuningJob(const std::string& name) override;
   StatusOr<TuningJobListResult> ListTuningJobs(const ListQuery& query) override;
   StatusOr<std::vector<TuningJobRecord>> ListAllTuningJobs() override;
+  StatusOr<std::vector<ParentCount>> CountTuningJobsByParent() override;
 
   Status CreateResource(const std::string& kind, const ResourceRecord& record) override;
   StatusOr<ResourceRecord> GetResource(const std::string& kind, const std::string& name) override;
@@ -69,6 +71,7 @@ class SqliteJobStore : public JobStore, public TuningJobStore, public ResourceSt
   StatusOr<ResourcePage> ListResources(const std::string& kind, const ListQuery& query,
                                        const StateVocabulary& states) override;
   StatusOr<std::vector<ResourceRecord>> ListAllResources(const std::string& kind) override;
+  StatusOr<std::vector<ParentCount>> CountResourcesByParent(const std::string& kind) override;
 
   // The one migration path of HP-tuning data: when `studies_db` (a data dir's studies.db from
   // before HyperparameterTuningJobs lived here) exists, copies all its studies into tuning_jobs in

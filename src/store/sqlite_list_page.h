@@ -33,6 +33,22 @@ struct ListScope {
   const StateVocabulary* states = &StateVocabulary::JobStates();
 };
 
+// Every parent of `table` (restricted to `kind` when non-empty: the `resources` table) with its
+// number of rows, ordered by parent; the caller holds the database lock.
+inline StatusOr<std::vector<ParentCount>> CountRowsByParent(sqlite3* db, const std::string& table,
+                                                            const std::string& kind = "") {
+  sqlite::Stmt q(db, "SELECT parent, COUNT(*) FROM " + table +
+                         (kind.empty() ? "" : " WHERE kind = ?") +
+                         " GROUP BY parent ORDER BY parent");
+  TY_RETURN_IF_ERROR(q.Prepared());
+  if (!kind.empty()) q.Bind(1, kind);
+  std::vector<ParentCount> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back({q.Text(0), q.Int(1)});
+  if (rc != SQLITE_DONE) return q.Error("count " + table + " by parent");
+  return out;
+}
+
 // `select` is "SELECT <columns> FROM <table> AS jobs" (ListFilter::ToSql names the row `jobs`);
 // `decode(stmt)` returns StatusOr<Job> for the current row; a Job has .name and .create_time.
 // Newest first (create time, then name, descending); the caller holds the database lock.

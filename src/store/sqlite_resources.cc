@@ -169,4 +169,9 @@ StatusOr<std::vector<ResourceRecord>> SqliteJobStore::ListAllResources(const std
   return out;
 }
 
+StatusOr<std::vector<ParentCount>> SqliteJobStore::CountResourcesByParent(const std::string& kind) {
+  std::lock_guard lock(mu_);
+  return CountRowsByParent(db_, "resources", kind);
+}
+
 }  // namespace trainyard::store

@@ -153,4 +153,9 @@ StatusOr<std::vector<TuningJobRecord>> SqliteJobStore::ListAllTuningJobs() {
   return out;
 }
 
+StatusOr<std::vector<ParentCount>> SqliteJobStore::CountTuningJobsByParent() {
+  std::lock_guard lock(mu_);
+  return CountRowsByParent(db_, "tuning_jobs");
+}
+
 }  // namespace trainyard::store

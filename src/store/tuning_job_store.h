@@ -54,6 +54,8 @@ class TuningJobStore {
   virtual StatusOr<TuningJobListResult> ListTuningJobs(const ListQuery& query) = 0;
   // Every record of every parent, oldest first (server start).
   virtual StatusOr<std::vector<TuningJobRecord>> ListAllTuningJobs() = 0;
+  // Every parent that holds at least one tuning job, with its number of them, ordered by parent.
+  virtual StatusOr<std::vector<ParentCount>> CountTuningJobsByParent() = 0;
 };
 
 }  // namespace trainyard::store

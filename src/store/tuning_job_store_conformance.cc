@@ -176,4 +176,17 @@ TEST_P(TuningJobStoreConformanceTest, ListAllReturnsEveryParentOldestFirst) {
   EXPECT_EQ(got, "p1 q2 p3 ");
 }
 
+TEST_P(TuningJobStoreConformanceTest, CountTuningJobsByParentNamesEveryParent) {
+  TuningJobRecord other = MakeRecord("2", 2);
+  other.job.name = "projects/q/locations/asia-east1/hyperparameterTuningJobs/2";
+  ASSERT_TRUE(store_->CreateTuningJob(MakeRecord("1", 1)).ok());
+  ASSERT_TRUE(store_->CreateTuningJob(other).ok());
+  ASSERT_TRUE(store_->CreateTuningJob(MakeRecord("3", 3)).ok());
+  auto counts = store_->CountTuningJobsByParent();
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  std::string got;
+  for (const ParentCount& c : *counts) got += c.parent + "=" + std::to_string(c.count) + " ";
+  EXPECT_EQ(got, "projects/p/locations/l=2 projects/q/locations/asia-east1=1 ");
+}
+
 }  // namespace trainyard::store

@@ -26,6 +26,7 @@
 #include "controller/legacy_job_controller.h"
 #include "controller/model_registry.h"
 #include "controller/operation_controller.h"
+#include "controller/resource_directory.h"
 #include "controller/training_pipeline_controller.h"
 #include "controller/tuning_job_controller.h"
 #include "executor/executor_registry.h"
@@ -414,6 +415,9 @@ Status RunServer(const ServerFlags& f) {
   controllers.legacy_jobs = &legacy;
   controllers.models = &models;
   controllers.training_pipelines = &pipelines;
+  // Where the resources are, for the console's project/location picker (GET /v1/projects).
+  controller::ResourceDirectory directory(store.get(), tuning_store, resource_store);
+  controllers.directory = &directory;
   api::ApiServer server(controllers, aopts);
   // Cloud Storage JSON API over the bucket root (src/storage).
   TY_ASSIGN_OR_RETURN(auto object_store, storage::FsObjectStore::Open(BucketRoot()));

@@ -42,9 +42,42 @@ export interface Study {
   labels?: Record<string, string>;
 }
 
+// A google.rpc.BadRequest field violation: `field` is the request's field path
+// ("jobSpec.workerPoolSpecs[0].replicaCount").
+export interface FieldViolation { field: string; description: string }
+
 export class ApiError extends Error {
-  constructor(public status: number, message: string) { super(message); }
+  constructor(public status: number, message: string, public violations: FieldViolation[] = []) { super(message); }
 }
+
+// The server's machine catalog (GET /v1/machineTypes, docs/console.md).
+export interface MachineTypeInfo {
+  name: string; family: string; vcpus: number; memoryGib: number; usdPerHour: number;
+  usdPerHourWithAccelerators: number; bundledAccelerator?: { acceleratorType: string; acceleratorCount: number };
+}
+export interface AcceleratorInfo { name: string; memoryGib: number; usdPerHour: number }
+export interface MachineCatalog { machineTypes: MachineTypeInfo[]; acceleratorTypes: AcceleratorInfo[]; priceNote: string }
+// Who the token is (GET /v1/caller).
+export interface Caller {
+  authentication: boolean; tokenId?: string; project: string; role: string;
+  access: { read: boolean; write: boolean; admin: boolean };
+}
+// Where the resources are (GET /v1/projects).
+export interface LocationInfo { locationId: string; name: string; resourceCounts: Record<string, number> }
+export interface ProjectInfo { projectId: string; locations: LocationInfo[] }
+export interface Pipeline {
+  name: string; displayName: string; state: string; createTime?: string; startTime?: string; endTime?: string;
+  error?: { code?: number; message?: string }; labels?: Record<string, string>;
+  trainingTaskInputs?: Record<string, unknown>; trainingTaskMetadata?: { backingCustomJob?: string };
+  modelToUpload?: { name?: string; versionId?: string; displayName?: string }; modelId?: string; parentModel?: string;
+}
+export interface ModelVersion {
+  name: string; displayName: string; description?: string; versionId?: string; versionAliases?: string[];
+  createTime?: string; versionCreateTime?: string; updateTime?: string; artifactUri?: string;
+  labels?: Record<string, string>; trainingPipeline?: string; containerSpec?: { imageUri?: string };
+}
+export interface GcsObject { name: string; size: string; updated?: string }
+export interface Bucket { name: string }
 
 // Pages re-render through this after a token was entered (main.ts sets it to its router).
 export let onSignedIn: () => void = () => location.reload();
@@ -70,8 +103,27 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
       () => onSignedIn());
     throw new ApiError(401, `sign-in needed: ${why}`);
   }
-  if (!res.ok) throw new ApiError(res.status, why);
+  if (!res.ok) throw new ApiError(res.status, why, violationsOf(json));
   return json as T;
+}
+
+function violationsOf(body: any): FieldViolation[] {
+  const out: FieldViolation[] = [];
+  for (const d of body?.error?.details ?? []) {
+    if (String(d?.['@type'] ?? '').endsWith('google.rpc.BadRequest')) out.push(...(d.fieldViolations ?? []));
+  }
+  return out;
+}
+
+// An object's bytes as text (Cloud Storage JSON API, alt=media), or null when it does not exist.
+async function objectText(bucket: string, object: string): Promise<string | null> {
+  const headers: Record<string, string> = {};
+  const t = token();
+  if (t) headers['Authorization'] = `Bearer ${t}`;
+  const res = await fetch(`/storage/v1/b/${encodeURIComponent(bucket)}/o/${encodeURIComponent(object)}?alt=media`, { headers });
+  if (res.status === 404) return null;
+  if (!res.ok) throw new ApiError(res.status, `${res.status} reading gs://${bucket}/${object}`);
+  return res.text();
 }
 
 const q = (params: Record<string, string | number | undefined>) => {
@@ -97,4 +149,25 @@ export const api = {
   getStudy: (name: string) => call<Study>('GET', `/v1/${name}`),
   cancelStudy: (name: string) => call<object>('POST', `/v1/${name}:cancel`, {}),
   deleteStudy: (name: string) => call<object>('DELETE', `/v1/${name}`),
+  createJob: (parent: string, body: unknown) => call<CustomJob>('POST', `/v1/${parent}/customJobs`, body),
+  createStudy: (parent: string, body: unknown) => call<Study>('POST', `/v1/${parent}/hyperparameterTuningJobs`, body),
+  createPipeline: (parent: string, body: unknown) => call<Pipeline>('POST', `/v1/${parent}/trainingPipelines`, body),
+  listPipelines: (parent: string, pageSize: number, pageToken: string) =>
+    call<{ trainingPipelines?: Pipeline[]; nextPageToken?: string }>(
+      'GET', `/v1/${parent}/trainingPipelines${q({ pageSize, pageToken })}`),
+  getPipeline: (name: string) => call<Pipeline>('GET', `/v1/${name}`),
+  cancelPipeline: (name: string) => call<object>('POST', `/v1/${name}:cancel`, {}),
+  deletePipeline: (name: string) => call<object>('DELETE', `/v1/${name}`),
+  listModels: (parent: string, pageSize: number, pageToken: string) =>
+    call<{ models?: ModelVersion[]; nextPageToken?: string }>('GET', `/v1/${parent}/models${q({ pageSize, pageToken })}`),
+  getModel: (name: string) => call<ModelVersion>('GET', `/v1/${name}`),
+  listModelVersions: (name: string) => call<{ models?: ModelVersion[] }>('GET', `/v1/${name}:listVersions${q({ pageSize: 1000 })}`),
+  deleteModel: (name: string) => call<object>('DELETE', `/v1/${name}`),
+  caller: () => call<Caller>('GET', '/v1/caller'),
+  projects: () => call<{ projects?: ProjectInfo[] }>('GET', '/v1/projects'),
+  machineTypes: () => call<MachineCatalog>('GET', '/v1/machineTypes'),
+  listBuckets: (project: string) => call<{ items?: Bucket[] }>('GET', `/storage/v1/b${q({ project })}`),
+  listObjects: (bucket: string, prefix: string) =>
+    call<{ items?: GcsObject[] }>('GET', `/storage/v1/b/${encodeURIComponent(bucket)}/o${q({ prefix, maxResults: 200 })}`),
+  objectText,
 };

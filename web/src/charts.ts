@@ -1,27 +1,51 @@
-// Charts drawn by uPlot: line charts of scalars (one per tag), metric per trial, and a
-// parallel-coordinates plot (each trial one series over the axes param1..paramN, metric).
+// Charts drawn by uPlot: line charts of scalars (several series on one chart, e.g. a metric's
+// train and validation curves), metric per trial, and a parallel-coordinates plot (each trial one
+// series over the axes param1..paramN, metric). Axes are made to be read at a glance: x ticks are
+// whole numbers (steps, epochs, trials), y ticks have as many digits as their spacing needs
+// (a learning rate of 5e-4 reads 5e-4, not 0).
 import uPlot from 'uplot';
+import { fmtTick, fmtValue } from './format';
 
 const PALETTE = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#ca8a04', '#db2777'];
 export const colour = (i: number) => PALETTE[i % PALETTE.length];
 
 function widthOf(el: HTMLElement) {
-  return Math.max(280, Math.min(el.clientWidth || 600, 900) - 8);
+  return Math.max(240, Math.min(el.clientWidth || 600, 900) - 8);
 }
 
-// A line chart whose data grows: call set() with the full arrays on every update.
+const INTEGER_INCRS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000,
+  1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7];
+
+// The x axis of steps, epochs or trials: whole-number ticks only.
+export function integerXAxis(label: string): uPlot.Axis {
+  return { label, incrs: INTEGER_INCRS, values: (_u, splits) => splits.map((s) => String(Math.round(s))) };
+}
+
+// A y axis whose labels show small and large values.
+export function valueYAxis(): uPlot.Axis {
+  return {
+    size: 64,
+    values: (_u, splits, _axis, _space, incr) => splits.map((s) => fmtTick(s, incr || (splits[1] - splits[0]) || 1)),
+  };
+}
+
+export interface SeriesStyle { label: string; colour: string; width?: number; faint?: boolean }
+
+// A line chart whose data grows: call set() with the x values and one array per series.
 export class LineChart {
   private plot: uPlot;
-  constructor(el: HTMLElement, title: string, seriesLabels: string[], xLabel = 'step') {
+  constructor(el: HTMLElement, title: string, series: (string | SeriesStyle)[], xLabel = 'step') {
+    const styles = series.map((s, i): SeriesStyle => (typeof s === 'string' ? { label: s, colour: colour(i) } : s));
     const opts: uPlot.Options = {
       title, width: widthOf(el), height: 220,
       scales: { x: { time: false } },
-      axes: [{ label: xLabel }, {}],
-      series: [{ label: xLabel }, ...seriesLabels.map((l, i) => ({
-        label: l, stroke: colour(i), width: 2, points: { show: true, size: 4 }, spanGaps: true,
+      axes: [integerXAxis(xLabel), valueYAxis()],
+      series: [{ label: xLabel }, ...styles.map((s) => ({
+        label: s.label, stroke: s.faint ? `${s.colour}40` : s.colour, width: s.width ?? 2,
+        points: { show: !s.faint, size: 4 }, spanGaps: true, value: (_u: uPlot, v: number | null) => fmtValue(v),
       }))],
     };
-    this.plot = new uPlot(opts, [[], ...seriesLabels.map(() => [])], el);
+    this.plot = new uPlot(opts, [[], ...styles.map(() => [])], el);
     el.dataset.points = '0';
   }
   set(x: number[], ys: (number | null)[][]) {
@@ -40,7 +64,6 @@ export function parallelCoordinates(el: HTMLElement, axes: string[], rows: numbe
   const norm = (v: number, a: number) => (maxs[a] === mins[a] ? 0.5 : (v - mins[a]) / (maxs[a] - mins[a]));
   const x = axes.map((_, i) => i);
   const data = [x, ...rows.map((r) => r.map((v, a) => norm(v, a)))] as uPlot.AlignedData;
-  const fmt = (v: number) => (Math.abs(v) >= 1000 || (Math.abs(v) < 0.01 && v !== 0) ? v.toExponential(2) : +v.toFixed(3));
   return new uPlot({
     title: 'Parameters → metric (each line a trial; axes scaled to their range)',
     width: widthOf(el), height: 260,
@@ -48,7 +71,7 @@ export function parallelCoordinates(el: HTMLElement, axes: string[], rows: numbe
     legend: { show: false },
     axes: [
       { values: (_u, splits) => splits.map((s) => (Number.isInteger(s) && axes[s] !== undefined
-        ? `${axes[s]} [${fmt(mins[s])}…${fmt(maxs[s])}]` : '')), splits: () => x, size: 40 },
+        ? `${axes[s]} [${fmtValue(mins[s])}…${fmtValue(maxs[s])}]` : '')), splits: () => x, size: 40 },
       { show: false },
     ],
     series: [{}, ...rows.map((_, i) => ({

@@ -1,9 +1,10 @@
 // Job page: state timeline, replicas, spec, live logs per replica, training curves (:scalars),
 // cancel and delete.
-import { api, CustomJob, LogEntry, ScalarSeries, StateChange } from './api';
-import { LineChart } from './charts';
+import { api, CustomJob, LogEntry, StateChange } from './api';
+import { CurvesCard } from './curves';
 import { machineOf } from './jobs';
 import type { Cleanup } from './main';
+import { guardWrite } from './session';
 import { durationOf, fmtTime, fmtUsd, h, idOf, isTerminal, message, shortState, stateBadge } from './util';
 
 const ERROR_RE = /\b(error|exception|traceback|fatal|failed|killed)\b/i;
@@ -14,7 +15,7 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
   const later = (fn: () => void, ms: number) => timers.push(window.setTimeout(fn, ms));
   const header = h('div.job-header', {}, message('loading', 'Loading job…'));
   const summary = h('section.card.summary');
-  const curves = h('section.card.curves', {}, h('h2', { text: 'Training curves' }), message('loading', 'Reading TensorBoard event files…'));
+  const curves = h('section.card.curves');
   const logs = h('section.card.logs');
   const spec = h('section.card.spec');
   app.append(header, h('div.grid', {}, summary, curves), logs, spec);
@@ -73,8 +74,16 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
     header.replaceChildren(
       h('a.back', { href: `#/${name.replace(/\/customJobs\/.*/, '/customJobs')}`, text: '← Jobs' }),
       h('h1', {}, j.displayName || idOf(name), ' ', stateBadge(j.state)),
-      h('div.actions', {}, cancel, del),
+      guardWrite(name.split('/')[1], h('div.actions', {}, cancel, del)),
       j.error?.message ? message('error', j.error.message) : '');
+  }
+
+  // The training pipeline this job backs (its label), linked both ways.
+  function pipelineOf(j: CustomJob): HTMLElement[] {
+    const id = j.labels?.['trainyard-training-pipeline'];
+    if (!id) return [];
+    const pipeline = `${name.replace(/\/customJobs\/.*/, '')}/trainingPipelines/${id}`;
+    return [h('dt', { text: 'Training pipeline' }), h('dd', {}, h('a', { href: `#/${pipeline}`, 'data-link': 'pipeline', text: id }))];
   }
 
   function renderSummary(j: CustomJob) {
@@ -87,6 +96,7 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
         h('dt', { text: 'Machines' }), h('dd', { text: machineOf(j) }),
         h('dt', { text: 'Estimated cost' }), h('dd', { text: `${fmtUsd(j.trainyardInfo?.estimatedCostUsd)} (${fmtUsd(j.trainyardInfo?.hourlyCostUsd)}/h)` }),
         h('dt', { text: 'Output dir' }), h('dd', { text: out ?? '—' }),
+        ...pipelineOf(j),
         h('dt', { text: 'Name' }), h('dd.mono', { text: name })),
       h('h2', { text: 'Replicas' }),
       (j.trainyardInfo?.replicas ?? []).length === 0 ? message('empty', 'No replica has started yet.')
@@ -156,72 +166,16 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
     logBox.scrollTop = el.offsetTop - logBox.offsetTop - 40;
   }
 
-  // Curves: :scalars polled with its cursor; one chart per tag group ("train/loss" → "train").
-  const series = new Map<string, { x: number[]; y: (number | null)[] }>();
-  const charts = new Map<string, { chart: LineChart; keys: string[]; el: HTMLElement }>();
-  let scalarsCursor = '';
-  async function pollScalars() {
-    if (stopped) return;
-    try {
-      const page = await api.scalars(name, scalarsCursor);
-      if (stopped) return;
-      scalarsCursor = page.nextCursor;
-      for (const s of page.series) add(s);
-      renderCurves(page.logDir, page.warnings);
-      const ended = isTerminal(page.jobState);
-      if (page.more) later(pollScalars, 0);
-      else if (!ended) later(pollScalars, 2000);
-    } catch (e) {
-      curves.replaceChildren(h('h2', { text: 'Training curves' }), message('error', `Could not read scalars: ${(e as Error).message}`));
-      later(pollScalars, 5000);
-    }
-  }
-  function add(s: ScalarSeries) {
-    const key = s.run === '.' ? s.tag : `${s.run}/${s.tag}`;
-    const cur = series.get(key) ?? { x: [], y: [] };
-    for (const [step, , value] of s.points) { cur.x.push(step); cur.y.push(value); }
-    series.set(key, cur);
-  }
-  function renderCurves(logDir: string | null, warnings: string[]) {
-    if (series.size === 0) {
-      curves.replaceChildren(h('h2', { text: 'Training curves' }), message('empty', logDir
-        ? `No scalars in ${logDir} yet; they appear as the job writes TensorBoard events.`
-        : 'This job has no TensorBoard log dir (set baseOutputDirectory, or pass --tensorboard-dir).'));
-      return;
-    }
-    if (curves.querySelector('.state')) curves.replaceChildren(h('h2', { text: 'Training curves' }));
-    const groups = new Map<string, string[]>();
-    for (const key of [...series.keys()].sort()) {
-      const g = key.includes('/') ? key.slice(0, key.lastIndexOf('/')) : 'scalars';
-      groups.set(g, [...(groups.get(g) ?? []), key]);
-    }
-    for (const [g, keys] of groups) {
-      // Each tag on its own chart: losses and accuracies have different scales.
-      for (const key of keys) {
-        let c = charts.get(key);
-        if (!c) {
-          const el = h('div.chart', { 'data-tag': key });
-          curves.append(el);
-          c = { chart: new LineChart(el, key, [key], g.startsWith('epoch') ? 'epoch' : 'step'), keys: [key], el };
-          charts.set(key, c);
-        }
-        const s = series.get(key)!;
-        const order = s.x.map((_, i) => i).sort((a, b) => s.x[a] - s.x[b]);
-        c.chart.set(order.map((i) => s.x[i]), [order.map((i) => s.y[i])]);
-      }
-    }
-    curves.querySelector('.warnings')?.remove();
-    if (warnings.length) curves.append(h('div.warnings', { text: warnings.join('; ') }));
-  }
-  const onResize = () => charts.forEach((c) => c.chart.resize(c.el));
+  // Curves: curves.ts (train and validation of a metric on one chart, smoothing of step curves).
+  const curveCard = new CurvesCard(curves, name, later, () => stopped);
+  const onResize = () => curveCard.resize();
   window.addEventListener('resize', onResize);
 
   refreshJob().then(() => { if (job) renderLogTabs(job); restartLogs(); });
-  pollScalars();
   return () => {
     stopped = true;
     timers.forEach((t) => window.clearTimeout(t));
     window.removeEventListener('resize', onResize);
-    charts.forEach((c) => c.chart.destroy());
+    curveCard.destroy();
   };
 }

@@ -2,41 +2,55 @@
 //   #/projects/local/locations/us-central1/customJobs            jobs list
 //   #/projects/local/locations/us-central1/customJobs/42         job page
 //   #/projects/local/locations/us-central1/hyperparameterTuningJobs[/7]
+//   #/projects/local/locations/us-central1/trainingPipelines[/9]
+//   #/projects/local/locations/us-central1/models[/m]
+//   #/projects/local/locations/us-central1/create[?kind=customJob|hpTuningJob]
 // Every page returns a function that stops its timers when the page is left.
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { setOnSignedIn } from './api';
 import { forgetToken, token } from './auth';
+import { createPage } from './create/create_page';
 import { jobsPage } from './jobs';
 import { jobPage } from './job';
+import { modelPage, modelsPage } from './models';
+import { pipelinePage, pipelinesPage } from './pipelines';
+import { forgetCaller, whyReadOnly } from './session';
 import { studiesPage, studyPage } from './study';
 import { h } from './util';
+import { rememberedParent, rememberParent, startingParent, wherePicker } from './where';
 
 export type Cleanup = () => void;
 
-const DEFAULT_PARENT = 'projects/local/locations/us-central1';
+const COLLECTIONS = ['customJobs', 'hyperparameterTuningJobs', 'trainingPipelines', 'models', 'create'];
 let cleanup: Cleanup | null = null;
+let generation = 0;
 
-function route() {
+async function route() {
   cleanup?.();
   cleanup = null;
+  const gen = ++generation;
   const app = document.getElementById('app')!;
   app.replaceChildren();
-  let path = location.hash.replace(/^#\/?/, '');
-  const m = path.match(/^(projects\/[^/]+\/locations\/[^/]+)(?:\/(customJobs|hyperparameterTuningJobs)(?:\/([^/?]+))?)?/);
-  if (!m) {
-    path = localStorage.getItem('trainyard.parent') ?? DEFAULT_PARENT;
-    location.replace(`#/${path}/customJobs`);
+  const path = location.hash.replace(/^#\/?/, '').split('?')[0];
+  const m = path.match(/^(projects\/[^/]+\/locations\/[^/]+)(?:\/([A-Za-z]+)(?:\/([^/]+))?)?$/);
+  if (!m || (m[2] && !COLLECTIONS.includes(m[2]))) {
+    // A first visit opens where the jobs are; later ones where the user last was.
+    const parent = rememberedParent() ?? await startingParent();
+    if (parent && gen === generation) location.replace(`#/${parent}/customJobs`);
     return;
   }
   const [, parent, collection = 'customJobs', id] = m;
-  localStorage.setItem('trainyard.parent', parent);
+  rememberParent(parent);
   renderNav(parent, collection);
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
-  if (collection === 'customJobs') {
-    cleanup = id ? jobPage(app, `${parent}/customJobs/${id}`) : jobsPage(app, parent, params);
-  } else {
-    cleanup = id ? studyPage(app, `${parent}/hyperparameterTuningJobs/${id}`) : studiesPage(app, parent);
+  const name = `${parent}/${collection}/${id}`;
+  switch (collection) {
+    case 'customJobs': cleanup = id ? jobPage(app, name) : jobsPage(app, parent, params); break;
+    case 'hyperparameterTuningJobs': cleanup = id ? studyPage(app, name) : studiesPage(app, parent); break;
+    case 'trainingPipelines': cleanup = id ? pipelinePage(app, name) : pipelinesPage(app, parent); break;
+    case 'models': cleanup = id ? modelPage(app, name) : modelsPage(app, parent); break;
+    default: cleanup = createPage(app, parent, params.get('kind') ?? 'pipeline');
   }
 }
 
@@ -44,25 +58,24 @@ function renderNav(parent: string, collection: string) {
   const nav = document.getElementById('nav')!;
   const link = (c: string, label: string) =>
     h(`a${c === collection ? '.active' : ''}`, { href: `#/${parent}/${c}`, text: label });
-  const where = h('form.where', {
-    onsubmit: (e: Event) => {
-      e.preventDefault();
-      const p = (where.querySelector('[name=project]') as HTMLInputElement).value.trim() || 'local';
-      const l = (where.querySelector('[name=location]') as HTMLInputElement).value.trim() || 'us-central1';
-      location.hash = `#/projects/${p}/locations/${l}/${collection}`;
-    },
-  },
-    h('input', { name: 'project', value: parent.split('/')[1], 'aria-label': 'project', size: 8 }),
-    h('input', { name: 'location', value: parent.split('/')[3], 'aria-label': 'location', size: 11 }),
-    h('button', { type: 'submit', text: 'Go' }));
+  const create = h('a.create', { href: `#/${parent}/create`, text: '+ Create', hidden: true, 'data-action': 'create' });
+  const notice = h('span.readonly', { hidden: true });
+  whyReadOnly(parent.split('/')[1]).then((why) => {
+    create.hidden = !!why;
+    notice.hidden = !why;
+    notice.textContent = why ? 'read-only' : '';
+    notice.title = why ?? '';
+  });
   const signOut = token()
-    ? h('button.link', { type: 'button', text: 'Sign out', onclick: () => { forgetToken(); route(); } })
+    ? h('button.link', { type: 'button', text: 'Sign out', onclick: () => { forgetToken(); forgetCaller(); route(); } })
     : null;
-  nav.replaceChildren(link('customJobs', 'Custom jobs'), link('hyperparameterTuningJobs', 'HP tuning'), where,
+  nav.replaceChildren(link('customJobs', 'Custom jobs'), link('hyperparameterTuningJobs', 'HP tuning'),
+    link('trainingPipelines', 'Training pipelines'), link('models', 'Models'), create, notice,
+    wherePicker(parent, (p) => { location.hash = `#/${p}/${collection === 'create' ? 'customJobs' : collection}`; }),
     signOut ?? '');
 }
 
-setOnSignedIn(route);
+setOnSignedIn(() => { forgetCaller(); route(); });
 
 window.addEventListener('hashchange', route);
 route();

@@ -4,6 +4,7 @@ import uPlot from 'uplot';
 import { api, Study, Trial } from './api';
 import { LineChart, parallelCoordinates } from './charts';
 import type { Cleanup } from './main';
+import { guardWrite } from './session';
 import { durationOf, fmtTime, h, idOf, isTerminal, message, stateBadge } from './util';
 
 export function studiesPage(app: HTMLElement, parent: string): Cleanup {
@@ -75,7 +76,7 @@ export function studyPage(app: HTMLElement, name: string): Cleanup {
     header.replaceChildren(
       h('a.back', { href: `#/${name.replace(/\/hyperparameterTuningJobs\/.*/, '/hyperparameterTuningJobs')}`, text: '← HP tuning' }),
       h('h1', {}, s.displayName || idOf(name), ' ', stateBadge(s.state)),
-      h('div.actions', {}, cancel),
+      guardWrite(name.split('/')[1], h('div.actions', {}, cancel)),
       h('p.sub', { text: `${metric.goal} ${metric.metricId} · ${trials.length} / ${s.maxTrialCount ?? '?'} trials · ${s.parallelTrialCount ?? 1} in parallel` +
         (best ? ` · best: trial ${best.id} = ${metricOf(best, metric.metricId)}` : '') }),
       s.error?.message ? message('error', s.error.message) : '');

@@ -17,7 +17,7 @@ export function h(tag: string, attrs: Record<string, any> = {}, ...children: Chi
   return el;
 }
 
-export const shortState = (s: string) => s.replace(/^JOB_STATE_/, '');
+export const shortState = (s: string) => s.replace(/^(JOB|PIPELINE)_STATE_/, '');
 
 export function stateBadge(state: string): HTMLElement {
   const s = shortState(state);
@@ -54,4 +54,11 @@ export function message(kind: 'loading' | 'empty' | 'error', text: string): HTML
 
 export const isTerminal = (s: string) =>
   ['JOB_STATE_SUCCEEDED', 'JOB_STATE_FAILED', 'JOB_STATE_CANCELLED', 'JOB_STATE_EXPIRED',
-   'JOB_STATE_PARTIALLY_SUCCEEDED'].includes(s);
+   'JOB_STATE_PARTIALLY_SUCCEEDED', 'PIPELINE_STATE_SUCCEEDED', 'PIPELINE_STATE_FAILED',
+   'PIPELINE_STATE_CANCELLED'].includes(s);
+
+// "gs://bucket/a/b" -> ["bucket", "a/b"]; null for anything else.
+export function splitGcs(uri: string): [string, string] | null {
+  const m = uri.match(/^gs:\/\/([^/]+)\/?(.*)$/);
+  return m ? [m[1], m[2]] : null;
+}

@@ -1,0 +1,29 @@
+// Number formats of the charts' axes and legends (no DOM: unit-tested in web/test/console_unit_test.mjs).
+
+// A tick label for `v` among ticks `incr` apart: plain decimals with as many places as the spacing
+// needs, or exponent form when the ticks are less than 1e-3 apart or reach 1e6 (a learning-rate
+// axis reads 0, 2.5e-4, 5e-4, 7.5e-4, 1e-3 rather than 0, 0, 0, 0, 0).
+export function fmtTick(v: number, incr: number): string {
+  if (v === 0) return '0';
+  const step = Math.abs(incr) || Math.abs(v);
+  if (step < 1e-3 || Math.abs(v) >= 1e6) {
+    const exp = Math.floor(Math.log10(Math.abs(v)));
+    const digits = Math.min(3, placesOf(step / 10 ** exp));
+    return v.toExponential(digits).replace(/\.?0+e/, 'e').replace('e+', 'e');
+  }
+  return v.toFixed(placesOf(step));
+}
+
+// The decimal places that write `incr` exactly (at most 8): 0.25 -> 2, 20 -> 0.
+function placesOf(incr: number): number {
+  const step = Math.abs(incr);
+  for (let p = 0; p < 8; p++) {
+    const scaled = step * 10 ** p;
+    if (Math.abs(scaled - Math.round(scaled)) < 1e-6 * Math.max(1, scaled)) return p;
+  }
+  return 8;
+}
+
+// A value in a legend or a table: 4 significant digits.
+export const fmtValue = (v: number | null | undefined) =>
+  v === null || v === undefined || !isFinite(v) ? '—' : Math.abs(v) < 1e-3 && v !== 0 ? v.toExponential(2) : String(+v.toPrecision(4));
