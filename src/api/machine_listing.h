@@ -2,9 +2,8 @@
 // with its vCPUs, memory, bundled accelerators and hourly price, and every accelerator type with
 // its price, for the console's worker-pool form.
 //
-// ADAPTER: this is the one place the API reads the machine catalog for a listing. Today it reads
-// src/executor/machine_catalog.h; once the single machine catalog of src/machines (issue 25)
-// lands, point MachineCatalogListing at its console listing and nothing else changes.
+// This is the one place the API reads the machine catalog (src/machines/machine_catalog.h) for a
+// listing.
 #pragma once
 
 #include <nlohmann/json.hpp>

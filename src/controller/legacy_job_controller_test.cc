@@ -96,7 +96,6 @@ TEST_F(LegacyJobControllerTest, ADuplicateJobIdIsAlreadyExistsInAiPlatformsWords
 }
 
 TEST_F(LegacyJobControllerTest, AJobTheEngineRefusesIsA400InTrainingInputTermsAndIsNotStored) {
-  executor_.SetKnownMachineTypes({"n1-standard-4"});
   const std::string error = Create(
       R"({"trainingInput":{"region":"r","scaleTier":"CUSTOM","masterType":"n1-standard-4",
           "masterConfig":{"imageUri":"local","containerCommand":["true"]},

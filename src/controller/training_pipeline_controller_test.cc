@@ -153,20 +153,20 @@ TEST_F(TrainingPipelineControllerTest, CancelCancelsTheBackingJobAndACancelledPi
 }
 
 TEST_F(TrainingPipelineControllerTest, CreateRefusesWhatTheJobWouldAndStoresNothing) {
-  executor_->SetKnownMachineTypes({"n1-standard-8"});
+  json unknown = Body();
+  unknown["trainingTaskInputs"]["worker_pool_specs"][0]["machine_spec"]["machine_type"] =
+      "n9-huge";
   json parent = Body();
   parent["parentModel"] = "nope";
-  parent["trainingTaskInputs"]["worker_pool_specs"][0]["machine_spec"]["machine_type"] =
-      "n1-standard-8";
   std::string got;
-  for (const json& body : {Body(), parent}) {
+  for (const json& body : {unknown, parent}) {
     auto r = pipelines_->Create(kParent, body.dump());
     got += r.status().ToString() + " | ";
   }
   auto listed = pipelines_->stored().List({kParent, "", 0, ""});
   EXPECT_EQ(got + std::to_string(listed->jobs.size()),
             "INVALID_ARGUMENT: trainingTaskInputs.workerPoolSpecs[0].machineSpec.machineType: "
-            "unknown machine type 'n1-standard-4' | NOT_FOUND: parentModel: Model "
+            "unknown machine type 'n9-huge' | NOT_FOUND: parentModel: Model "
             "projects/p/locations/l/models/nope not found | 0");
 }
 
