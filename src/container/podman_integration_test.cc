@@ -80,8 +80,11 @@ class PodmanIntegrationTest : public ::testing::Test {
       return;
     }
     if (std::string why = testing::ContainerHostProblem(); !why.empty()) {
-      (testing::ContainersRequired() ? fail_reason_ : skip_reason_) =
-          "container tests need podman to start containers on this host: " + why;
+      if (testing::ContainersRequired()) {
+        fail_reason_ = testing::ContainersRequiredFailure(why);
+      } else {
+        skip_reason_ = "container tests need podman to start containers on this host: " + why;
+      }
       return;
     }
     char tmpl[] = "/tmp/trainyard-podman-test-XXXXXX";
@@ -117,7 +120,7 @@ class PodmanIntegrationTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void SetUp() override {
-    if (!fail_reason_.empty()) FAIL() << fail_reason_ << " (TRAINYARD_REQUIRE_CONTAINERS=1)";
+    if (!fail_reason_.empty()) FAIL() << fail_reason_;
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
     engine_ = std::make_unique<PodmanEngine>(CommandRunner::Real(), options_, runtime_);
   }

@@ -4,8 +4,8 @@
 
 #include "executor/executor_registry.h"
 #include "executor/job_log.h"
-#include "replica_contract/replica_contract.h"
 #include "machines/machine_catalog.h"
+#include "replica_contract/replica_contract.h"
 
 namespace trainyard::executor {
 namespace {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "container/podman_runtime.h"
 #include "testing/test_util.h"
 
 namespace trainyard::testing {
@@ -48,7 +49,14 @@ std::string Probe() {
     if (import.exit_code != 0) problem = "podman import: " + LastLine(import.err);
   }
   if (problem.empty()) {
-    ProcessResult start = run({"run", "--rm", "localhost/probe:1", "/bin/busybox", "true"});
+    // The rlimits the product's containers get (container::FittingUlimits): podman's defaults
+    // exceed the hard limits of a server without CAP_SYS_RESOURCE, and runc then refuses them.
+    std::vector<std::string> args{"run", "--rm"};
+    for (const std::string& u : container::FittingUlimits(container::HostLimits::Current())) {
+      args.insert(args.end(), {"--ulimit", u});
+    }
+    args.insert(args.end(), {"localhost/probe:1", "/bin/busybox", "true"});
+    ProcessResult start = run(args);
     if (start.exit_code != 0) {
       problem = "podman run of a trivial container exits " + std::to_string(start.exit_code) +
                 ": " + LastLine(start.err);
@@ -70,6 +78,10 @@ std::string ContainerHostProblem() {
 bool ContainersRequired() {
   const char* v = std::getenv("TRAINYARD_REQUIRE_CONTAINERS");
   return v != nullptr && std::string(v) == "1";
+}
+
+std::string ContainersRequiredFailure(const std::string& problem) {
+  return "TRAINYARD_REQUIRE_CONTAINERS=1, but this host cannot start a container: " + problem;
 }
 
 }  // namespace trainyard::testing

@@ -20,4 +20,9 @@ std::string ContainerHostProblem();
 // a suite then fails with ContainerHostProblem() instead of skipping.
 bool ContainersRequired();
 
+// What a suite fails with where containers are required but `problem` (ContainerHostProblem())
+// stops them. Worded so that no suite's SKIP_REGULAR_EXPRESSION ("... tests need ...") matches:
+// ctest must report the suite Failed, not Skipped.
+std::string ContainersRequiredFailure(const std::string& problem);
+
 }  // namespace trainyard::testing

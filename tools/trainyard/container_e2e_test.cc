@@ -62,8 +62,11 @@ class ContainerE2ETest : public ::testing::Test {
       return;
     }
     if (std::string why = testing::ContainerHostProblem(); !why.empty()) {
-      (testing::ContainersRequired() ? fail_reason_ : skip_reason_) =
-          "container e2e tests need a host that can start containers: " + why;
+      if (testing::ContainersRequired()) {
+        fail_reason_ = testing::ContainersRequiredFailure(why);
+      } else {
+        skip_reason_ = "container e2e tests need a host that can start containers: " + why;
+      }
       return;
     }
     char tmpl[] = "/tmp/trainyard-container-e2e-XXXXXX";
@@ -112,7 +115,7 @@ class ContainerE2ETest : public ::testing::Test {
   }
 
   void SetUp() override {
-    if (!fail_reason_.empty()) FAIL() << fail_reason_ << " (TRAINYARD_REQUIRE_CONTAINERS=1)";
+    if (!fail_reason_.empty()) FAIL() << fail_reason_;
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
     dir_ = testing::MakeTestDir();
     StartServer();

@@ -72,8 +72,12 @@ class PytorchImageE2ETest : public ::testing::Test {
       skip_reason_ =
           "the trainyard/pytorch image tests need podman (scripts/install-deps.sh --test)";
     } else if (std::string why = testing::ContainerHostProblem(); !why.empty()) {
-      (testing::ContainersRequired() ? fail_reason_ : skip_reason_) =
-          "the trainyard/pytorch image tests need a host that can start containers: " + why;
+      if (testing::ContainersRequired()) {
+        fail_reason_ = testing::ContainersRequiredFailure(why);
+      } else {
+        skip_reason_ =
+            "the trainyard/pytorch image tests need a host that can start containers: " + why;
+      }
     } else if (registry == nullptr || *registry == '\0') {
       skip_reason_ =
           "the trainyard/pytorch image tests need a registry: scripts/registry-local.sh start; "
@@ -92,7 +96,7 @@ class PytorchImageE2ETest : public ::testing::Test {
   }
 
   void SetUp() override {
-    if (!fail_reason_.empty()) FAIL() << fail_reason_ << " (TRAINYARD_REQUIRE_CONTAINERS=1)";
+    if (!fail_reason_.empty()) FAIL() << fail_reason_;
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
     dir_ = testing::MakeTestDir();
     const fs::path package = dir_ / "buckets" / "bkt" / "pkgs" / "trainer";
