@@ -121,21 +121,11 @@ CF
   build bert-sentiment "$ctx"
 }
 
-# The Debian mirror apt uses here (deb822 `URIs:` or a one-line `deb` entry).
-debian_mirror() {
-  if [[ -n ${DEBIAN_MIRROR:-} ]]; then echo "$DEBIAN_MIRROR"; return; fi
-  local uri
-  uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}')
-  [[ -n $uri ]] || uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-    awk '$0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}')
-  echo "${uri:-http://deb.debian.org/debian}"
-}
-
 build_pytorch() {
   command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
   [[ $(id -u) == 0 ]] || die "the pytorch image is made with debootstrap, which needs root"
   local ctx=$work/pytorch mirror
-  mirror=$(debian_mirror)
+  mirror=$(bash scripts/debian-mirror.sh)
   mkdir -p "$ctx"
   log "debootstrap bookworm (minbase + python3-torch) from $mirror; this takes minutes"
   local cache=()

@@ -34,15 +34,6 @@ BOOKWORM=(
 GLOO_SUITE=sid
 GLOO=(libgloo-dev)
 
-debian_mirror() {
-  if [[ -n ${DEBIAN_MIRROR:-} ]]; then echo "$DEBIAN_MIRROR"; return; fi
-  local uri
-  uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}')
-  [[ -n $uri ]] || uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-    awk '$0 !~ /security|cloud.google|nodesource/ {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}')
-  echo "${uri:-http://deb.debian.org/debian}"
-}
-
 command -v apt-get >/dev/null || die "needs apt-get (a Debian 12 machine)"
 grep -qs 'VERSION_CODENAME=bookworm' /etc/os-release ||
   echo "gpu-debs: warning: this is not Debian 12; the 'bookworm' packages come from its apt lists" >&2
@@ -57,7 +48,7 @@ rm -f "$out"/*.deb
 tmp=$(mktemp -d /tmp/gpu-debs-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/lists/partial" "$tmp/archives/partial"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(debian_mirror) $GLOO_SUITE main" \
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(bash scripts/debian-mirror.sh) $GLOO_SUITE main" \
   >"$tmp/sources.list"
 apt_private=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
   -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache::pkgcache=$tmp/pkgcache.bin"

@@ -58,16 +58,6 @@ command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get 
 [[ $root == /* ]] || root=$(realpath -m "$root")
 case $root/ in "$repo"/*) die "--root $root is inside the checkout; put it outside" ;; esac
 
-# The Debian mirror apt uses here (deb822 `URIs:` or a one-line `deb` entry), as build-images.sh.
-debian_mirror() {
-  if [[ -n ${DEBIAN_MIRROR:-} ]]; then echo "$DEBIAN_MIRROR"; return; fi
-  local uri
-  uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}')
-  [[ -n $uri ]] || uri=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-    awk '$0 !~ /security|cloud.google|nodesource/ {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}')
-  echo "${uri:-http://deb.debian.org/debian}"
-}
-
 # scripts/install-deps.sh's build list (and its --test list's python3-torch reference), by their
 # trixie names, plus ccache so reruns are quick.
 PACKAGES=(
@@ -89,7 +79,7 @@ unmount_all
 
 started=$(date +%s)
 if [[ ! -f $root/.trainyard-debootstrap-done ]]; then
-  mirror=$(debian_mirror)
+  mirror=$(bash scripts/debian-mirror.sh)
   log "debootstrap trixie (minbase) into $root from $mirror; this takes minutes"
   rm -rf "$root"
   mkdir -p "$root"
