@@ -105,32 +105,13 @@ Status TrainingPipelineController::Start() {
       if (!Ended(r.body)) active_.insert(r.name);
     }
   }
-  std::lock_guard lock(thread_mu_);
-  stopping_ = false;
-  if (options_.poll_interval.count() > 0 && !thread_.joinable()) {
-    thread_ = std::thread([this] { Loop(); });
+  if (options_.poll_interval.count() > 0) {
+    poller_.Start(options_.poll_interval, [this] { PollOnce(); });
   }
   return Status::Ok();
 }
 
-void TrainingPipelineController::Stop() {
-  {
-    std::lock_guard lock(thread_mu_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void TrainingPipelineController::Loop() {
-  std::unique_lock lock(thread_mu_);
-  while (!stopping_) {
-    lock.unlock();
-    PollOnce();
-    lock.lock();
-    wake_.wait_for(lock, options_.poll_interval, [this] { return stopping_; });
-  }
-}
+void TrainingPipelineController::Stop() { poller_.Stop(); }
 
 void TrainingPipelineController::PollOnce() {
   std::lock_guard lock(mu_);

@@ -31,13 +31,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-#include <thread>
 
+#include "common/periodic_thread.h"
 #include "common/status.h"
 #include "controller/job_controller.h"
 #include "controller/model_registry.h"
@@ -102,7 +101,6 @@ class TrainingPipelineController {
              const std::string& message, const nlohmann::json& model = nullptr);
   // The backing job a create of `pipeline` (named `name`) asks for.
   StatusOr<spec::CustomJob> JobFor(const std::string& name, const nlohmann::json& pipeline) const;
-  void Loop();
 
   store::ResourceStore* store_;
   JobController* jobs_;
@@ -113,10 +111,7 @@ class TrainingPipelineController {
   std::mutex mu_;                 // the steps
   std::set<std::string> active_;  // pipelines that have not ended
 
-  std::mutex thread_mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  PeriodicThread poller_;  // PollOnce() every options_.poll_interval
 };
 
 }  // namespace trainyard::controller

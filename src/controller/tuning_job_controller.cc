@@ -485,30 +485,11 @@ Status TuningJobController::Start() {
     }
   }
   if (options_.poll_interval.count() > 0) {
-    std::lock_guard lock(thread_mu_);
-    stopping_ = false;
-    thread_ = std::thread([this] { Loop(); });
+    poller_.Start(options_.poll_interval, [this] { PollOnce(); });
   }
   return Status::Ok();
 }
 
-void TuningJobController::Loop() {
-  std::unique_lock lock(thread_mu_);
-  while (!stopping_) {
-    lock.unlock();
-    PollOnce();
-    lock.lock();
-    wake_.wait_for(lock, options_.poll_interval, [this] { return stopping_; });
-  }
-}
-
-void TuningJobController::Stop() {
-  {
-    std::lock_guard lock(thread_mu_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void TuningJobController::Stop() { poller_.Stop(); }
 
 }  // namespace trainyard::controller

@@ -28,7 +28,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -36,9 +35,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "common/periodic_thread.h"
 #include "common/status.h"
 #include "controller/job_controller.h"
 #include "spec/hyperparameter_tuning_job.h"
@@ -117,7 +116,6 @@ class TuningJobController {
   Status RestoreStudy(const store::TuningJobRecord& record);
   Status RestoreRunner(Study& s, const nlohmann::json& runtime);
   void CancelOrphans(Study& s);
-  void Loop();
 
   store::TuningJobStore* store_;
   JobController* jobs_;
@@ -127,10 +125,7 @@ class TuningJobController {
   std::map<std::string, std::unique_ptr<Study>> studies_;  // by name
   uint64_t last_id_ = 0;
 
-  std::mutex thread_mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  PeriodicThread poller_;  // PollOnce() every options_.poll_interval
 };
 
 }  // namespace trainyard::controller
