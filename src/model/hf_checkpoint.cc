@@ -136,13 +136,12 @@ void FitHeadToLabels(const LoadOptions& options, const BertConfig& config,
     loaded->erase("classifier.weight");
     loaded->erase("classifier.bias");
   }
-  if (!(options.labels && !head_relabelled && loaded->count("classifier.weight") &&
-        loaded->count("classifier.bias") && loaded->at("classifier.bias").dim() == 1 &&
-        loaded->at("classifier.bias").size(0) == config.num_labels() &&
-        checkpoint_labels.size() == options.labels->size() &&
-        checkpoint_labels != *options.labels)) {
-    return;
-  }
+  const bool same_count_other_order =
+      options.labels && !head_relabelled && loaded->count("classifier.weight") &&
+      loaded->count("classifier.bias") && loaded->at("classifier.bias").dim() == 1 &&
+      loaded->at("classifier.bias").size(0) == config.num_labels() &&
+      checkpoint_labels.size() == options.labels->size() && checkpoint_labels != *options.labels;
+  if (!same_count_other_order) return;
   std::vector<int64_t> order;
   for (const auto& label : *options.labels) {
     auto it = std::find(checkpoint_labels.begin(), checkpoint_labels.end(), label);
