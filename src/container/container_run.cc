@@ -378,6 +378,79 @@ StatusOr<ContainerStartError> ReadContainerStartError(const fs::path& path) {
   }
 }
 
+namespace {
+
+// Says why the container did not start and records it in spec.error_file for the wrapper.
+// Returns the exit code for that, or 128+signal when a signal stopped us meanwhile (stopped,
+// not failed).
+int StartFailed(const ContainerRunSpec& spec, const std::string& failure, const Status& s) {
+  if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);
+  // Name the image as the job wrote it; the pull error names the reference actually pulled.
+  const std::string& image = spec.container.image;
+  std::string message =
+      spec.requested_image == image
+          ? s.message()
+          : "image '" + spec.requested_image + "' (rewritten to '" + image + "'): " + s.message();
+  Say(message);
+  if (Status w = WriteContainerStartError(spec.error_file, {failure, message}); !w.ok()) {
+    Say("cannot record the failure: " + w.message());
+  }
+  return kContainerStartFailedExit;
+}
+
+// Relays the started container's output and signals until it exits, then removes it. Returns
+// its exit code.
+int FollowAndRemove(const ContainerRunSpec& spec, PodmanEngine& engine) {
+  int handled = 0;
+  Relayed relayed;
+  auto started = engine.Inspect(spec.container.name);
+  ExitWatch watch(started.ok() ? started->pid : 0, started.ok() ? started->conmon_pid : 0);
+  FollowUntilExit(spec, engine, &handled, &relayed, &watch);
+  int code = ExitCodeOf(spec, engine, &handled, &watch);
+  // `podman logs --follow` can stop at the container's exit before printing the last lines its
+  // log holds; the finished log, read once more, gives what is missing.
+  auto forward = [&] {
+    ForwardSignals(engine, spec.container.name, &handled);
+    return true;
+  };
+  if (RelayLogs(spec, /*follow=*/false, &relayed, forward) < 0) {
+    Say("cannot read the container's final output: podman logs did not start");
+  }
+  if (Status removed = engine.Remove(spec.container.name); !removed.ok()) {
+    Say("could not remove container " + spec.container.name + ": " + removed.message());
+  }
+  watch.ReapConmon(std::chrono::seconds(2));
+  return code;
+}
+
+// Pulls the image, starts the container and follows it (FollowAndRemove). Returns its exit
+// code, or StartFailed's when it never ran.
+int PullAndRun(const ContainerRunSpec& spec, PodmanEngine& engine) {
+  const std::string& image = spec.container.image;
+  if (spec.requested_image != image) {
+    Say("image " + spec.requested_image + " resolves to " + image + " (image rewrite table)");
+  }
+  Status pulled =
+      engine.Pull(image, spec.pull, [](std::string_view line) { std::cerr << line << std::endl; });
+  if (!pulled.ok()) return StartFailed(spec, "IMAGE_UNAVAILABLE", pulled);
+  if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);
+  // conmon leaves podman's process tree (it daemonizes). As the subreaper, this process becomes
+  // its parent instead of init, so the container stays in the tree of whatever runs us: Slurm's
+  // process tracking (proctrack/linuxproc, jobacct_gather/linux) then counts its memory and CPU
+  // in the step (sstat, sacct) and signals it with the step. ExitWatch collects conmon.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    Say(std::string("cannot become the container's subreaper (") + std::strerror(errno) +
+        "); it runs outside this process tree");
+  }
+  if (Status ran = engine.Run(spec.container); !ran.ok()) {
+    return StartFailed(
+        spec, ran.code() == StatusCode::kNotFound ? "IMAGE_UNAVAILABLE" : "START_FAILED", ran);
+  }
+  return FollowAndRemove(spec, engine);
+}
+
+}  // namespace
+
 int ContainerRunMain(int argc, char** argv) {
   // `--guard FD --spec FILE`: the orphan guard (orphan_guard.h), started by a supervisor below.
   int guard_fd = -1;
@@ -412,58 +485,7 @@ int ContainerRunMain(int argc, char** argv) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 
   PodmanEngine engine(CommandRunner::Real(), spec.podman, spec.runtime);
-  const std::string& image = spec.container.image;
-  auto fail = [&](const std::string& failure, const Status& s) {
-    if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);  // stopped, not failed
-    // Name the image as the job wrote it; the pull error names the reference actually pulled.
-    std::string message =
-        spec.requested_image == image
-            ? s.message()
-            : "image '" + spec.requested_image + "' (rewritten to '" + image + "'): " + s.message();
-    Say(message);
-    if (Status w = WriteContainerStartError(spec.error_file, {failure, message}); !w.ok()) {
-      Say("cannot record the failure: " + w.message());
-    }
-    return kContainerStartFailedExit;
-  };
-  if (spec.requested_image != image) {
-    Say("image " + spec.requested_image + " resolves to " + image + " (image rewrite table)");
-  }
-  Status pulled =
-      engine.Pull(image, spec.pull, [](std::string_view line) { std::cerr << line << std::endl; });
-  if (!pulled.ok()) return fail("IMAGE_UNAVAILABLE", pulled);
-  if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);
-  // conmon leaves podman's process tree (it daemonizes). As the subreaper, this process becomes
-  // its parent instead of init, so the container stays in the tree of whatever runs us: Slurm's
-  // process tracking (proctrack/linuxproc, jobacct_gather/linux) then counts its memory and CPU
-  // in the step (sstat, sacct) and signals it with the step. ExitWatch collects conmon.
-  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-    Say(std::string("cannot become the container's subreaper (") + std::strerror(errno) +
-        "); it runs outside this process tree");
-  }
-  if (Status ran = engine.Run(spec.container); !ran.ok()) {
-    return fail(ran.code() == StatusCode::kNotFound ? "IMAGE_UNAVAILABLE" : "START_FAILED", ran);
-  }
-  int handled = 0;
-  Relayed relayed;
-  auto started = engine.Inspect(spec.container.name);
-  ExitWatch watch(started.ok() ? started->pid : 0, started.ok() ? started->conmon_pid : 0);
-  FollowUntilExit(spec, engine, &handled, &relayed, &watch);
-  int code = ExitCodeOf(spec, engine, &handled, &watch);
-  // `podman logs --follow` can stop at the container's exit before printing the last lines its
-  // log holds; the finished log, read once more, gives what is missing.
-  auto forward = [&] {
-    ForwardSignals(engine, spec.container.name, &handled);
-    return true;
-  };
-  if (RelayLogs(spec, /*follow=*/false, &relayed, forward) < 0) {
-    Say("cannot read the container's final output: podman logs did not start");
-  }
-  if (Status removed = engine.Remove(spec.container.name); !removed.ok()) {
-    Say("could not remove container " + spec.container.name + ": " + removed.message());
-  }
-  watch.ReapConmon(std::chrono::seconds(2));
-  return code;
+  return PullAndRun(spec, engine);
 }
 
 }  // namespace trainyard::container

@@ -63,16 +63,13 @@ Status ValidateFractions(const SplitFractions& f) {
   return Status::Ok();
 }
 
-SplitAllocation AllocateStratified(const std::vector<int64_t>& class_counts,
-                                   const SplitFractions& f) {
-  const size_t k = class_counts.size();
-  int64_t n = 0;
-  for (int64_t c : class_counts) n += c;
-  SplitAllocation a(k, {0, 0, 0});
-  if (n == 0) return a;
+namespace {
 
-  // Step 1: split sizes by largest remainder.
-  std::array<int64_t, kNumSplits> size{};
+using SplitSizes = std::array<int64_t, kNumSplits>;
+
+// Step 1: split sizes for n rows by largest remainder.
+SplitSizes LargestRemainderSizes(int64_t n, const SplitFractions& f) {
+  SplitSizes size{};
   std::array<double, kNumSplits> rem{};
   int64_t placed = 0;
   for (int s = 0; s < kNumSplits; ++s) {
@@ -90,11 +87,24 @@ SplitAllocation AllocateStratified(const std::vector<int64_t>& class_counts,
     rem[best] = -1.0;
     ++placed;
   }
+  return size;
+}
 
-  // ideal[c][s]: class c's exact share of split s.
-  std::vector<std::array<double, kNumSplits>> ideal(k);
-  std::vector<int64_t> left(k, 0);
-  std::array<int64_t, kNumSplits> deficit = size;
+// What steps 2-3 leave for step 4 to hand out.
+struct Owed {
+  std::vector<std::array<double, kNumSplits>> ideal;  // ideal[c][s]: class c's exact share of s
+  std::vector<int64_t> left;                          // rows of class c not yet placed
+  SplitSizes deficit;                                 // rows split s still lacks
+};
+
+// Steps 2-3: every class gets the floor of its share of each split, and at least one row in each
+// non-empty split while it has rows to give.
+Owed AllocateFloors(const std::vector<int64_t>& class_counts, const SplitFractions& f,
+                    const SplitSizes& size, int64_t n, SplitAllocation* alloc) {
+  SplitAllocation& a = *alloc;
+  const size_t k = class_counts.size();
+  Owed owed{std::vector<std::array<double, kNumSplits>>(k), std::vector<int64_t>(k, 0), size};
+  auto& ideal = owed.ideal;
   for (size_t c = 0; c < k; ++c) {
     const int64_t nc = class_counts[c];
     std::array<int64_t, kNumSplits> min{};
@@ -114,21 +124,28 @@ SplitAllocation AllocateStratified(const std::vector<int64_t>& class_counts,
       --a[c][give];
       --sum;
     }
-    left[c] = nc - sum;
-    for (int s = 0; s < kNumSplits; ++s) deficit[s] -= a[c][s];
+    owed.left[c] = nc - sum;
+    for (int s = 0; s < kNumSplits; ++s) owed.deficit[s] -= a[c][s];
   }
+  return owed;
+}
 
-  // Step 4, first pass: one extra row per (class, split) pair in order of remainder.
+// Step 4, first pass: one extra row per (class, split) pair in order of remainder.
+void GiveByRemainder(const std::vector<int64_t>& class_counts, const SplitFractions& f,
+                     SplitAllocation* alloc, Owed* owed) {
+  SplitAllocation& a = *alloc;
   struct Candidate {
     double remainder;
     size_t c;
     int s;
   };
   std::vector<Candidate> candidates;
-  for (size_t c = 0; c < k; ++c) {
-    if (left[c] == 0) continue;
+  for (size_t c = 0; c < class_counts.size(); ++c) {
+    if (owed->left[c] == 0) continue;
     for (int s = 0; s < kNumSplits; ++s) {
-      if (f[s] > 0.0) candidates.push_back({ideal[c][s] - static_cast<double>(a[c][s]), c, s});
+      if (f[s] > 0.0) {
+        candidates.push_back({owed->ideal[c][s] - static_cast<double>(a[c][s]), c, s});
+      }
     }
   }
   std::stable_sort(candidates.begin(), candidates.end(),
@@ -142,29 +159,48 @@ SplitAllocation AllocateStratified(const std::vector<int64_t>& class_counts,
                      return x.c != y.c ? x.c < y.c : x.s < y.s;
                    });
   for (const Candidate& cand : candidates) {
-    if (left[cand.c] > 0 && deficit[cand.s] > 0) {
+    if (owed->left[cand.c] > 0 && owed->deficit[cand.s] > 0) {
       ++a[cand.c][cand.s];
-      --left[cand.c];
-      --deficit[cand.s];
+      --owed->left[cand.c];
+      --owed->deficit[cand.s];
     }
   }
-  // Second pass: whatever is left (a class needing two rows where only one split had room, or
-  // splits overfilled by step 3) goes where it is most owed, preferring splits with room.
-  for (size_t c = 0; c < k; ++c) {
-    while (left[c] > 0) {
+}
+
+// Step 4, second pass: whatever is left (a class needing two rows where only one split had room,
+// or splits overfilled by step 3) goes where it is most owed, preferring splits with room.
+void GiveLeftovers(const SplitFractions& f, SplitAllocation* alloc, Owed* owed) {
+  SplitAllocation& a = *alloc;
+  for (size_t c = 0; c < owed->left.size(); ++c) {
+    while (owed->left[c] > 0) {
       int best = -1;
       for (int s = 0; s < kNumSplits; ++s) {
         if (f[s] <= 0.0) continue;
         auto key = [&](int t) {
-          return std::make_pair(deficit[t] > 0 ? 1 : 0, ideal[c][t] - static_cast<double>(a[c][t]));
+          return std::make_pair(owed->deficit[t] > 0 ? 1 : 0,
+                                owed->ideal[c][t] - static_cast<double>(a[c][t]));
         };
         if (best < 0 || key(s) > key(best)) best = s;
       }
       ++a[c][best];
-      --left[c];
-      --deficit[best];
+      --owed->left[c];
+      --owed->deficit[best];
     }
   }
+}
+
+}  // namespace
+
+SplitAllocation AllocateStratified(const std::vector<int64_t>& class_counts,
+                                   const SplitFractions& f) {
+  int64_t n = 0;
+  for (int64_t c : class_counts) n += c;
+  SplitAllocation a(class_counts.size(), {0, 0, 0});
+  if (n == 0) return a;
+  const SplitSizes size = LargestRemainderSizes(n, f);
+  Owed owed = AllocateFloors(class_counts, f, size, n, &a);
+  GiveByRemainder(class_counts, f, &a, &owed);
+  GiveLeftovers(f, &a, &owed);
   return a;
 }
 

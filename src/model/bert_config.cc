@@ -166,15 +166,10 @@ Status BertConfig::Validate() const {
   return Status::Ok();
 }
 
-StatusOr<BertConfig> BertConfig::FromJson(std::string_view json_text) {
-  StatusOr<json> parsed = ParseJson(json_text);
-  if (!parsed.ok()) {
-    return InvalidArgumentError("config.json: not valid JSON: " + parsed.status().message());
-  }
-  json root = std::move(*parsed);
-  if (!root.is_object()) return InvalidArgumentError("config.json: must be a JSON object");
+namespace {
 
-  BertConfig c;
+// Refuses configs of models this BERT does not implement, then reads hidden_act.
+Status ReadModelKind(const json& root, BertConfig* c) {
   std::optional<std::string> model_type, position_type, hidden_act, problem_type;
   TY_RETURN_IF_ERROR(ReadString(root, "model_type", &model_type));
   if (model_type && *model_type != "bert") {
@@ -199,31 +194,37 @@ StatusOr<BertConfig> BertConfig::FromJson(std::string_view json_text) {
                       "\" is not supported; this trainer does single_label_classification");
   }
   TY_RETURN_IF_ERROR(ReadString(root, "hidden_act", &hidden_act));
-  if (hidden_act) c.hidden_act = *hidden_act;
+  if (hidden_act) c->hidden_act = *hidden_act;
   if (auto it = root.find("hidden_act"); it != root.end() && it->is_null()) {
     return FieldError("hidden_act", "must be a string such as \"gelu\"");
   }
+  return Status::Ok();
+}
 
-  TY_RETURN_IF_ERROR(ReadInt(root, "vocab_size", &c.vocab_size));
-  TY_RETURN_IF_ERROR(ReadInt(root, "hidden_size", &c.hidden_size));
-  TY_RETURN_IF_ERROR(ReadInt(root, "num_hidden_layers", &c.num_hidden_layers));
-  TY_RETURN_IF_ERROR(ReadInt(root, "num_attention_heads", &c.num_attention_heads));
-  TY_RETURN_IF_ERROR(ReadInt(root, "intermediate_size", &c.intermediate_size));
-  TY_RETURN_IF_ERROR(ReadInt(root, "max_position_embeddings", &c.max_position_embeddings));
-  TY_RETURN_IF_ERROR(ReadInt(root, "type_vocab_size", &c.type_vocab_size));
-  TY_RETURN_IF_ERROR(ReadInt(root, "pad_token_id", &c.pad_token_id));
-  TY_RETURN_IF_ERROR(ReadDouble(root, "layer_norm_eps", &c.layer_norm_eps));
-  TY_RETURN_IF_ERROR(ReadDouble(root, "hidden_dropout_prob", &c.hidden_dropout_prob));
+Status ReadSizesAndRates(const json& root, BertConfig* c) {
+  TY_RETURN_IF_ERROR(ReadInt(root, "vocab_size", &c->vocab_size));
+  TY_RETURN_IF_ERROR(ReadInt(root, "hidden_size", &c->hidden_size));
+  TY_RETURN_IF_ERROR(ReadInt(root, "num_hidden_layers", &c->num_hidden_layers));
+  TY_RETURN_IF_ERROR(ReadInt(root, "num_attention_heads", &c->num_attention_heads));
+  TY_RETURN_IF_ERROR(ReadInt(root, "intermediate_size", &c->intermediate_size));
+  TY_RETURN_IF_ERROR(ReadInt(root, "max_position_embeddings", &c->max_position_embeddings));
+  TY_RETURN_IF_ERROR(ReadInt(root, "type_vocab_size", &c->type_vocab_size));
+  TY_RETURN_IF_ERROR(ReadInt(root, "pad_token_id", &c->pad_token_id));
+  TY_RETURN_IF_ERROR(ReadDouble(root, "layer_norm_eps", &c->layer_norm_eps));
+  TY_RETURN_IF_ERROR(ReadDouble(root, "hidden_dropout_prob", &c->hidden_dropout_prob));
   TY_RETURN_IF_ERROR(
-      ReadDouble(root, "attention_probs_dropout_prob", &c.attention_probs_dropout_prob));
-  TY_RETURN_IF_ERROR(ReadDouble(root, "initializer_range", &c.initializer_range));
+      ReadDouble(root, "attention_probs_dropout_prob", &c->attention_probs_dropout_prob));
+  TY_RETURN_IF_ERROR(ReadDouble(root, "initializer_range", &c->initializer_range));
   if (auto it = root.find("classifier_dropout"); it != root.end() && !it->is_null()) {
     double v = 0;
     TY_RETURN_IF_ERROR(ReadDouble(root, "classifier_dropout", &v));
-    c.classifier_dropout = v;
+    c->classifier_dropout = v;
   }
+  return Status::Ok();
+}
 
-  // Labels: id2label wins (HF derives num_labels from it); num_labels alone gives LABEL_i.
+// Labels: id2label wins (HF derives num_labels from it); num_labels alone gives LABEL_i.
+Status ReadLabels(const json& root, BertConfig* c) {
   std::optional<int64_t> num_labels;
   if (auto it = root.find("num_labels"); it != root.end() && !it->is_null()) {
     int64_t n = 0;
@@ -238,17 +239,34 @@ StatusOr<BertConfig> BertConfig::FromJson(std::string_view json_text) {
     num_labels = n;
   }
   if (auto it = root.find("id2label"); it != root.end() && !it->is_null()) {
-    TY_ASSIGN_OR_RETURN(c.id2label, ParseId2Label(*it));
-    if (num_labels && *num_labels != c.num_labels()) {
+    TY_ASSIGN_OR_RETURN(c->id2label, ParseId2Label(*it));
+    if (num_labels && *num_labels != c->num_labels()) {
       return FieldError("num_labels", std::to_string(*num_labels) +
                                           " disagrees with id2label, "
                                           "which names " +
-                                          std::to_string(c.num_labels()) +
+                                          std::to_string(c->num_labels()) +
                                           " labels; remove one of them");
     }
   } else if (num_labels) {
-    c.id2label = DefaultLabels(*num_labels);
+    c->id2label = BertConfig::DefaultLabels(*num_labels);
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<BertConfig> BertConfig::FromJson(std::string_view json_text) {
+  StatusOr<json> parsed = ParseJson(json_text);
+  if (!parsed.ok()) {
+    return InvalidArgumentError("config.json: not valid JSON: " + parsed.status().message());
+  }
+  json root = std::move(*parsed);
+  if (!root.is_object()) return InvalidArgumentError("config.json: must be a JSON object");
+
+  BertConfig c;
+  TY_RETURN_IF_ERROR(ReadModelKind(root, &c));
+  TY_RETURN_IF_ERROR(ReadSizesAndRates(root, &c));
+  TY_RETURN_IF_ERROR(ReadLabels(root, &c));
   TY_RETURN_IF_ERROR(c.Validate());
   return c;
 }

@@ -87,6 +87,129 @@ std::optional<std::string> CanonicalParameterName(const std::string& checkpoint_
   return name;
 }
 
+namespace {
+
+// Safetensors first (safe and fast), then the pickle, each possibly sharded.
+StatusOr<fs::path> FindWeightsFile(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path candidates[] = {dir / "model.safetensors", dir / "model.safetensors.index.json",
+                                 dir / "pytorch_model.bin", dir / "pytorch_model.bin.index.json"};
+  for (const auto& c : candidates) {
+    if (fs::exists(c, ec)) return c;
+  }
+  return NotFoundError(dir.string() +
+                       ": no weights (expected model.safetensors or pytorch_model.bin)");
+}
+
+// Renames to our parameter names, remembering each one's checkpoint name in `source_name`;
+// two checkpoint names for one parameter is an error.
+StatusOr<TensorMap> CanonicalTensors(const TensorMap& raw, const fs::path& weights_path,
+                                     std::map<std::string, std::string>* source_name) {
+  TensorMap loaded;
+  for (const auto& [name, tensor] : raw) {
+    auto canonical = CanonicalParameterName(name);
+    if (!canonical) continue;
+    auto [it, inserted] = source_name->emplace(*canonical, name);
+    if (!inserted) {
+      return InvalidArgumentError(weights_path.string() + ": tensors \"" + it->second +
+                                  "\" and \"" + name + "\" both map to " + *canonical);
+    }
+    loaded.emplace(*canonical, tensor);
+  }
+  return loaded;
+}
+
+// Makes the checkpoint's classifier head fit options.labels: drops a head trained for another
+// number of classes (when allowed), or permutes its rows when the same class names come in
+// another order, so each name keeps its row.
+void FitHeadToLabels(const LoadOptions& options, const BertConfig& config,
+                     const std::vector<std::string>& checkpoint_labels, TensorMap* loaded,
+                     LoadReport* rep) {
+  const bool head_relabelled = options.labels && loaded->count("classifier.weight") &&
+                               loaded->at("classifier.weight").dim() >= 1 &&
+                               loaded->at("classifier.weight").size(0) != config.num_labels();
+  if (head_relabelled && options.allow_missing_head) {
+    rep->warnings.push_back("checkpoint head has " +
+                            std::to_string(loaded->at("classifier.weight").size(0)) + " classes, " +
+                            std::to_string(config.num_labels()) +
+                            " labels given: classifier.* freshly initialised");
+    loaded->erase("classifier.weight");
+    loaded->erase("classifier.bias");
+  }
+  const bool same_count_other_order =
+      options.labels && !head_relabelled && loaded->count("classifier.weight") &&
+      loaded->count("classifier.bias") && loaded->at("classifier.bias").dim() == 1 &&
+      loaded->at("classifier.bias").size(0) == config.num_labels() &&
+      checkpoint_labels.size() == options.labels->size() && checkpoint_labels != *options.labels;
+  if (!same_count_other_order) return;
+  std::vector<int64_t> order;
+  for (const auto& label : *options.labels) {
+    auto it = std::find(checkpoint_labels.begin(), checkpoint_labels.end(), label);
+    if (it == checkpoint_labels.end()) break;
+    order.push_back(it - checkpoint_labels.begin());
+  }
+  if (order.size() != checkpoint_labels.size()) return;
+  auto index = torch::tensor(order, torch::kLong);
+  (*loaded)["classifier.weight"] = loaded->at("classifier.weight").index_select(0, index);
+  (*loaded)["classifier.bias"] = loaded->at("classifier.bias").index_select(0, index);
+  rep->warnings.push_back("classifier rows reordered from the checkpoint's label order to " +
+                          JoinNames(*options.labels));
+}
+
+// Copies each loaded tensor into the model parameter of its name, erasing it from `loaded`
+// (what remains is unexpected). Returns the missing head/pooler parameters the caller may leave
+// freshly initialised; other missing and mis-shaped parameters go to `rep`.
+std::vector<std::string> CopyIntoModel(BertForSequenceClassification& model,
+                                       const LoadOptions& options, TensorMap* loaded,
+                                       LoadReport* rep) {
+  std::vector<std::string> fresh;
+  torch::NoGradGuard no_grad;
+  for (auto& item : model->named_parameters(/*recurse=*/true)) {
+    const std::string& name = item.key();
+    torch::Tensor& param = item.value();
+    auto it = loaded->find(name);
+    if (it == loaded->end()) {
+      const bool head = StartsWith(name, "classifier.");
+      const bool pooler = StartsWith(name, "bert.pooler.");
+      if (options.allow_missing_head && (head || pooler)) {
+        fresh.push_back(name);
+      } else {
+        rep->missing.push_back(name);
+      }
+      continue;
+    }
+    if (it->second.sizes() != param.sizes()) {
+      rep->mismatched.push_back(name + ": checkpoint " + ShapeString(it->second) + " vs model " +
+                                ShapeString(param));
+    } else if (!it->second.is_floating_point()) {
+      rep->mismatched.push_back(name + ": checkpoint dtype " +
+                                std::string(c10::toString(it->second.scalar_type())) +
+                                " is not floating point");
+    } else {
+      param.copy_(it->second.to(torch::kFloat32));
+    }
+    loaded->erase(it);
+  }
+  return fresh;
+}
+
+std::string DoesNotFitMessage(const fs::path& weights_path, const fs::path& dir,
+                              const LoadReport& rep) {
+  std::string message = weights_path.string() + " does not fit the BERT model of " +
+                        (dir / "config.json").string() + ":";
+  if (!rep.missing.empty()) message += " missing tensors: " + JoinNames(rep.missing) + ";";
+  if (!rep.unexpected.empty()) {
+    message += " unexpected tensors: " + JoinNames(rep.unexpected) + ";";
+  }
+  if (!rep.mismatched.empty()) {
+    message += " mis-shaped tensors: " + JoinNames(rep.mismatched) + ";";
+  }
+  message.pop_back();
+  return message;
+}
+
+}  // namespace
+
 StatusOr<BertForSequenceClassification> LoadPretrained(const fs::path& dir,
                                                        const LoadOptions& options,
                                                        LoadReport* report) {
@@ -104,105 +227,18 @@ StatusOr<BertForSequenceClassification> LoadPretrained(const fs::path& dir,
     if (!valid.ok()) return InvalidArgumentError("labels: " + valid.message());
   }
 
-  // Weights: safetensors first (safe and fast), then the pickle, each possibly sharded.
-  const fs::path candidates[] = {dir / "model.safetensors", dir / "model.safetensors.index.json",
-                                 dir / "pytorch_model.bin", dir / "pytorch_model.bin.index.json"};
-  fs::path weights_path;
-  for (const auto& c : candidates) {
-    if (fs::exists(c, ec)) {
-      weights_path = c;
-      break;
-    }
-  }
-  if (weights_path.empty()) {
-    return NotFoundError(dir.string() +
-                         ": no weights (expected model.safetensors or pytorch_model.bin)");
-  }
+  TY_ASSIGN_OR_RETURN(fs::path weights_path, FindWeightsFile(dir));
   rep.weights_file = weights_path.string();
   StatusOr<TensorMap> raw = EndsWith(weights_path.string(), ".index.json")
                                 ? ReadShardedWeights(weights_path)
                                 : ReadWeightsFile(weights_path);
   if (!raw.ok()) return raw.status();
-
-  // Rename to our parameter names; two checkpoint names for one parameter is an error.
-  TensorMap loaded;
   std::map<std::string, std::string> source_name;
-  for (auto& [name, tensor] : *raw) {
-    auto canonical = CanonicalParameterName(name);
-    if (!canonical) continue;
-    auto [it, inserted] = source_name.emplace(*canonical, name);
-    if (!inserted) {
-      return InvalidArgumentError(weights_path.string() + ": tensors \"" + it->second +
-                                  "\" and \"" + name + "\" both map to " + *canonical);
-    }
-    loaded.emplace(*canonical, tensor);
-  }
+  TY_ASSIGN_OR_RETURN(TensorMap loaded, CanonicalTensors(*raw, weights_path, &source_name));
 
   BertForSequenceClassification model(config);
-  auto params = model->named_parameters(/*recurse=*/true);
-
-  // The head of a checkpoint trained for other classes is not this model's head.
-  const bool head_relabelled = options.labels && loaded.count("classifier.weight") &&
-                               loaded.at("classifier.weight").dim() >= 1 &&
-                               loaded.at("classifier.weight").size(0) != config.num_labels();
-  if (head_relabelled && options.allow_missing_head) {
-    rep.warnings.push_back("checkpoint head has " +
-                           std::to_string(loaded.at("classifier.weight").size(0)) + " classes, " +
-                           std::to_string(config.num_labels()) +
-                           " labels given: classifier.* freshly initialised");
-    loaded.erase("classifier.weight");
-    loaded.erase("classifier.bias");
-  }
-  // The same class names in another order: permute the head's rows so each name keeps its row.
-  if (options.labels && !head_relabelled && loaded.count("classifier.weight") &&
-      loaded.count("classifier.bias") && loaded.at("classifier.bias").dim() == 1 &&
-      loaded.at("classifier.bias").size(0) == config.num_labels() &&
-      checkpoint_labels.size() == options.labels->size() && checkpoint_labels != *options.labels) {
-    std::vector<int64_t> order;
-    for (const auto& label : *options.labels) {
-      auto it = std::find(checkpoint_labels.begin(), checkpoint_labels.end(), label);
-      if (it == checkpoint_labels.end()) break;
-      order.push_back(it - checkpoint_labels.begin());
-    }
-    if (order.size() == checkpoint_labels.size()) {
-      auto index = torch::tensor(order, torch::kLong);
-      loaded["classifier.weight"] = loaded.at("classifier.weight").index_select(0, index);
-      loaded["classifier.bias"] = loaded.at("classifier.bias").index_select(0, index);
-      rep.warnings.push_back("classifier rows reordered from the checkpoint's label order to " +
-                             JoinNames(*options.labels));
-    }
-  }
-
-  std::vector<std::string> fresh;  // missing parameters we may initialise instead
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& item : params) {
-      const std::string& name = item.key();
-      torch::Tensor& param = item.value();
-      auto it = loaded.find(name);
-      if (it == loaded.end()) {
-        const bool head = StartsWith(name, "classifier.");
-        const bool pooler = StartsWith(name, "bert.pooler.");
-        if (options.allow_missing_head && (head || pooler)) {
-          fresh.push_back(name);
-        } else {
-          rep.missing.push_back(name);
-        }
-        continue;
-      }
-      if (it->second.sizes() != param.sizes()) {
-        rep.mismatched.push_back(name + ": checkpoint " + ShapeString(it->second) + " vs model " +
-                                 ShapeString(param));
-      } else if (!it->second.is_floating_point()) {
-        rep.mismatched.push_back(name + ": checkpoint dtype " +
-                                 std::string(c10::toString(it->second.scalar_type())) +
-                                 " is not floating point");
-      } else {
-        param.copy_(it->second.to(torch::kFloat32));
-      }
-      loaded.erase(it);
-    }
-  }
+  FitHeadToLabels(options, config, checkpoint_labels, &loaded, &rep);
+  const std::vector<std::string> fresh = CopyIntoModel(model, options, &loaded, &rep);
   for (const auto& [name, tensor] : loaded) rep.unexpected.push_back(source_name.at(name));
 
   // A fresh pooler is only acceptable together with a fresh head (a checkpoint of a model
@@ -211,28 +247,18 @@ StatusOr<BertForSequenceClassification> LoadPretrained(const fs::path& dir,
   for (const auto& name : fresh) {
     if (StartsWith(name, "bert.pooler.") && !head_fresh) rep.missing.push_back(name);
   }
-  if (rep.missing.empty() && rep.unexpected.empty() && rep.mismatched.empty()) {
-    std::vector<std::string> initialised;
-    for (const auto& name : fresh) {
-      if (StartsWith(name, "classifier.") || head_fresh) initialised.push_back(name);
-    }
-    if (!initialised.empty()) {
-      rep.warnings.push_back("not in the checkpoint, freshly initialised (train before use): " +
-                             JoinNames(initialised));
-    }
-    return model;
+  if (!rep.missing.empty() || !rep.unexpected.empty() || !rep.mismatched.empty()) {
+    return InvalidArgumentError(DoesNotFitMessage(weights_path, dir, rep));
   }
-  std::string message = weights_path.string() + " does not fit the BERT model of " +
-                        (dir / "config.json").string() + ":";
-  if (!rep.missing.empty()) message += " missing tensors: " + JoinNames(rep.missing) + ";";
-  if (!rep.unexpected.empty()) {
-    message += " unexpected tensors: " + JoinNames(rep.unexpected) + ";";
+  std::vector<std::string> initialised;
+  for (const auto& name : fresh) {
+    if (StartsWith(name, "classifier.") || head_fresh) initialised.push_back(name);
   }
-  if (!rep.mismatched.empty()) {
-    message += " mis-shaped tensors: " + JoinNames(rep.mismatched) + ";";
+  if (!initialised.empty()) {
+    rep.warnings.push_back("not in the checkpoint, freshly initialised (train before use): " +
+                           JoinNames(initialised));
   }
-  message.pop_back();
-  return InvalidArgumentError(message);
+  return model;
 }
 
 Status SaveModelFiles(BertForSequenceClassification& model, const fs::path& dir) {

@@ -69,52 +69,55 @@ void FitIntoPartition(const std::vector<SlurmNode>& nodes, const std::string& pa
                             " GiB in all; every replica is shrunk to fit (oversubscribed)");
 }
 
-}  // namespace
-
-StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
-                                         const machines::MachineCatalog& catalog,
-                                         const std::vector<SlurmNode>& nodes,
-                                         const std::string& partition_name) {
-  std::string partition =
-      partition_name.empty() ? "the default partition" : "partition " + partition_name;
-  std::vector<const SlurmNode*> usable;
-  for (const auto& n : nodes) {
-    if (n.Usable()) usable.push_back(&n);
-  }
-  if (nodes.empty()) {
-    return InvalidArgumentError(partition +
-                                " has no nodes (sinfo); set the Slurm executor's "
-                                "partition to one that exists");
-  }
-  // Down nodes may come back: size requests by every node, count usable ones for het jobs.
+// The largest node in each dimension. Down nodes may come back, so requests are sized by every
+// node of the partition, usable or not.
+struct NodeLimits {
   int max_cpus = 0, max_gpus = 0;
   int64_t max_mem = 0;
+};
+
+NodeLimits LargestNode(const std::vector<SlurmNode>& nodes) {
+  NodeLimits l;
   for (const auto& n : nodes) {
-    max_cpus = std::max(max_cpus, n.cpus);
-    max_mem = std::max(max_mem, n.memory_mb);
-    max_gpus = std::max(max_gpus, n.gpus);
+    l.max_cpus = std::max(l.max_cpus, n.cpus);
+    l.max_mem = std::max(l.max_mem, n.memory_mb);
+    l.max_gpus = std::max(l.max_gpus, n.gpus);
   }
-  SlurmAllocation alloc;
-  for (size_t i = 0; i < spec.replicas.size(); ++i) alloc.rank_order.push_back(i);
-  std::stable_sort(alloc.rank_order.begin(), alloc.rank_order.end(), [&](size_t a, size_t b) {
+  return l;
+}
+
+// Replica indexes sorted by (pool, replica): the order ranks are given in.
+std::vector<size_t> RankOrder(const GangSpec& spec) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < spec.replicas.size(); ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return std::tie(spec.replicas[a].pool_index, spec.replicas[a].replica_index) <
            std::tie(spec.replicas[b].pool_index, spec.replicas[b].replica_index);
   });
+  return order;
+}
+
+// One Shape per replica in alloc->rank_order, each machine type clamped to the largest node
+// (with one warning per pool that got less than it asked for).
+StatusOr<std::vector<Shape>> ShapeReplicas(const GangSpec& spec,
+                                           const machines::MachineCatalog& catalog,
+                                           const NodeLimits& limits, const std::string& partition,
+                                           SlurmAllocation* alloc) {
   std::vector<Shape> shapes;
-  std::vector<int> pools;
   std::map<int, bool> warned;
-  for (size_t i : alloc.rank_order) {
+  for (size_t i : alloc->rank_order) {
     const ReplicaSpec& r = spec.replicas[i];
     std::string field = PoolField(r.pool_index);
     TY_ASSIGN_OR_RETURN(auto m,
                         catalog.Resolve({r.machine_type, r.accelerator_type, r.accelerator_count},
                                         field + ".machineSpec"));
     const int gpus = m.accelerator_count;
-    if (gpus > max_gpus) {
-      return InvalidArgumentError(
-          field + ": " + m.accelerator_type + " x" + std::to_string(gpus) +
-          " requested but the largest node of " + partition + " has " +
-          (max_gpus == 0 ? std::string("no GPU (GRES gpu)") : std::to_string(max_gpus) + " GPUs"));
+    if (gpus > limits.max_gpus) {
+      return InvalidArgumentError(field + ": " + m.accelerator_type + " x" + std::to_string(gpus) +
+                                  " requested but the largest node of " + partition + " has " +
+                                  (limits.max_gpus == 0
+                                       ? std::string("no GPU (GRES gpu)")
+                                       : std::to_string(limits.max_gpus) + " GPUs"));
     }
     if (r.image.empty() && (r.argv.empty() || r.argv[0].empty())) {  // an image has its own
       return InvalidArgumentError(field +
@@ -122,24 +125,30 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
                                   "image mapped to a command)");
     }
     Shape s;
-    s.cpus = std::max(1, std::min(m.vcpus, max_cpus));
+    s.cpus = std::max(1, std::min(m.vcpus, limits.max_cpus));
     int64_t want_mb = static_cast<int64_t>(std::ceil(m.memory_gib * 1024));
-    int64_t mem_mb = max_mem > 0 ? std::min(want_mb, max_mem) : want_mb;
+    int64_t mem_mb = limits.max_mem > 0 ? std::min(want_mb, limits.max_mem) : want_mb;
     s.mem_mb = mem_mb;
     s.gpus = gpus;
-    if ((m.vcpus > max_cpus || (max_mem > 0 && want_mb > max_mem)) && !warned[r.pool_index]) {
+    if ((m.vcpus > limits.max_cpus || (limits.max_mem > 0 && want_mb > limits.max_mem)) &&
+        !warned[r.pool_index]) {
       warned[r.pool_index] = true;
-      alloc.warnings.push_back(field + ": " + m.machine_type + " asks for " +
-                               std::to_string(m.vcpus) + " vCPUs / " + Num(m.memory_gib) +
-                               " GiB but the largest node of " + partition + " has " +
-                               std::to_string(max_cpus) + " CPUs / " + Num(max_mem / 1024.0) +
-                               " GiB; each replica gets " + std::to_string(s.cpus) + " CPUs / " +
-                               Num(mem_mb / 1024.0) + " GiB");
+      alloc->warnings.push_back(
+          field + ": " + m.machine_type + " asks for " + std::to_string(m.vcpus) + " vCPUs / " +
+          Num(m.memory_gib) + " GiB but the largest node of " + partition + " has " +
+          std::to_string(limits.max_cpus) + " CPUs / " + Num(limits.max_mem / 1024.0) +
+          " GiB; each replica gets " + std::to_string(s.cpus) + " CPUs / " + Num(mem_mb / 1024.0) +
+          " GiB");
     }
     shapes.push_back(s);
-    pools.push_back(r.pool_index);
   }
-  // GPU replicas take a node each.
+  return shapes;
+}
+
+// GPU replicas take a node each: for every GPU count asked for, enough nodes must have at least
+// that many GPUs for all replicas that need it or more.
+Status CheckGpuNodes(const std::vector<Shape>& shapes, const std::vector<SlurmNode>& nodes,
+                     const std::string& partition) {
   std::map<int, int> gpu_replicas_by_need;
   for (const auto& s : shapes) {
     if (s.gpus > 0) gpu_replicas_by_need[s.gpus] += 1;
@@ -158,10 +167,15 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
                                   std::to_string(fitting));
     }
   }
-  // Merge consecutive replicas (rank order) of the same shape into components.
+  return Status::Ok();
+}
+
+// Merges consecutive replicas (rank order) of the same shape into components.
+std::vector<SlurmComponent> MergeIntoComponents(const std::vector<Shape>& shapes) {
+  std::vector<SlurmComponent> components;
   for (size_t k = 0; k < shapes.size(); ++k) {
     if (k > 0 && shapes[k] == shapes[k - 1]) {
-      alloc.components.back().ntasks += 1;
+      components.back().ntasks += 1;
       continue;
     }
     SlurmComponent c;
@@ -169,27 +183,57 @@ StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
     c.cpus_per_task = shapes[k].cpus;
     c.mem_per_cpu_mb = shapes[k].mem_mb / c.cpus_per_task;
     c.gpus_per_task = shapes[k].gpus;
-    alloc.components.push_back(c);
+    components.push_back(c);
   }
-  if (alloc.components.size() > 1 && usable.size() < 2) {
-    SlurmComponent big;
-    for (const auto& c : alloc.components) {
-      big.ntasks += c.ntasks;
-      big.cpus_per_task = std::max(big.cpus_per_task, c.cpus_per_task);
-      big.gpus_per_task = std::max(big.gpus_per_task, c.gpus_per_task);
-    }
-    int64_t mem_mb = 0;
-    for (const auto& s : shapes) mem_mb = std::max(mem_mb, s.mem_mb);
-    big.mem_per_cpu_mb = mem_mb / big.cpus_per_task;
-    alloc.warnings.push_back(
-        "the worker pools have different machine shapes, which needs a heterogeneous Slurm job, "
-        "but Slurm starts those only across 2 or more nodes and " +
-        partition + " has " + std::to_string(usable.size()) +
-        " usable node; every replica gets the largest pool's " + "shape instead (" +
-        std::to_string(big.cpus_per_task) + " CPUs, " + Num(mem_mb / 1024.0) + " GiB" +
-        (big.gpus_per_task > 0 ? ", " + std::to_string(big.gpus_per_task) + " GPUs" : "") + ")");
-    alloc.components = {big};
+  return components;
+}
+
+// Slurm starts a heterogeneous job only across 2 or more nodes: on fewer usable nodes every
+// replica gets the largest shape instead, in one component.
+void CollapseToLargestShape(const std::vector<Shape>& shapes, size_t usable_nodes,
+                            const std::string& partition, SlurmAllocation* alloc) {
+  if (alloc->components.size() <= 1 || usable_nodes >= 2) return;
+  SlurmComponent big;
+  for (const auto& c : alloc->components) {
+    big.ntasks += c.ntasks;
+    big.cpus_per_task = std::max(big.cpus_per_task, c.cpus_per_task);
+    big.gpus_per_task = std::max(big.gpus_per_task, c.gpus_per_task);
   }
+  int64_t mem_mb = 0;
+  for (const auto& s : shapes) mem_mb = std::max(mem_mb, s.mem_mb);
+  big.mem_per_cpu_mb = mem_mb / big.cpus_per_task;
+  alloc->warnings.push_back(
+      "the worker pools have different machine shapes, which needs a heterogeneous Slurm job, "
+      "but Slurm starts those only across 2 or more nodes and " +
+      partition + " has " + std::to_string(usable_nodes) +
+      " usable node; every replica gets the largest pool's " + "shape instead (" +
+      std::to_string(big.cpus_per_task) + " CPUs, " + Num(mem_mb / 1024.0) + " GiB" +
+      (big.gpus_per_task > 0 ? ", " + std::to_string(big.gpus_per_task) + " GPUs" : "") + ")");
+  alloc->components = {big};
+}
+
+}  // namespace
+
+StatusOr<SlurmAllocation> PlanAllocation(const GangSpec& spec,
+                                         const machines::MachineCatalog& catalog,
+                                         const std::vector<SlurmNode>& nodes,
+                                         const std::string& partition_name) {
+  std::string partition =
+      partition_name.empty() ? "the default partition" : "partition " + partition_name;
+  size_t usable = 0;
+  for (const auto& n : nodes) usable += n.Usable() ? 1 : 0;
+  if (nodes.empty()) {
+    return InvalidArgumentError(partition +
+                                " has no nodes (sinfo); set the Slurm executor's "
+                                "partition to one that exists");
+  }
+  SlurmAllocation alloc;
+  alloc.rank_order = RankOrder(spec);
+  TY_ASSIGN_OR_RETURN(std::vector<Shape> shapes,
+                      ShapeReplicas(spec, catalog, LargestNode(nodes), partition, &alloc));
+  TY_RETURN_IF_ERROR(CheckGpuNodes(shapes, nodes, partition));
+  alloc.components = MergeIntoComponents(shapes);
+  CollapseToLargestShape(shapes, usable, partition, &alloc);
   FitIntoPartition(nodes, partition, &alloc);
   return alloc;
 }

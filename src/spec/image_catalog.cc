@@ -98,88 +98,109 @@ const ImageEntry* ImageCatalog::Find(std::string_view image_uri) const {
   return nullptr;
 }
 
+namespace {
+
+StatusOr<ResolvedCommand> ResolveContainer(const ImageCatalog& catalog, const ContainerSpec& c,
+                                           const std::string& pool_path) {
+  ResolvedCommand out;
+  if (c.image_uri == kLocalImage) {
+    if (c.command.empty()) {
+      return InvalidArgumentError(pool_path +
+                                  ".containerSpec.command: required when imageUri is \"local\" "
+                                  "(the host command to run)");
+    }
+    out.argv = c.command;
+  } else {
+    const ImageEntry* e = catalog.Find(c.image_uri);
+    if (!e) {
+      // The user's own image: run as a container, command/args as ENTRYPOINT/CMD overrides.
+      out.image = c.image_uri;
+      out.image_field = "containerSpec.imageUri";
+      if (!c.command.empty()) out.command = c.command;
+      if (!c.args.empty()) out.args = c.args;
+      for (const auto& v : c.env) out.env[v.name] = v.value;
+      return out;
+    }
+    out.argv = c.command.empty() ? e->command : c.command;
+    out.env = e->env;
+  }
+  out.argv.insert(out.argv.end(), c.args.begin(), c.args.end());
+  for (const auto& v : c.env) out.env[v.name] = v.value;
+  return out;
+}
+
+// Where each package URI is read from, split into archives pip installs (`to_install`) and
+// directories or modules put on PYTHONPATH (`on_path`). In a user's image (out->image set) a
+// gs:// URI is read under /gcs and any other path is mounted (out->mounts).
+Status PlacePackages(const PythonPackageSpec& p, const std::string& pool_path, ResolvedCommand* out,
+                     std::vector<std::string>* on_path, std::vector<std::string>* to_install) {
+  for (size_t i = 0; i < p.package_uris.size(); ++i) {
+    const std::string& uri = p.package_uris[i];
+    auto local = ResolveStoragePath(uri);
+    if (!local.ok()) {
+      return InvalidArgumentError(pool_path + ".pythonPackageSpec.packageUris[" +
+                                  std::to_string(i) + "]: " + local.status().message());
+    }
+    std::string path = local->string();
+    if (!out->image.empty()) {
+      if (uri.starts_with("gs://")) {
+        path = "/gcs/" + uri.substr(5);  // the bucket root is mounted at /gcs
+      } else {
+        out->mounts.push_back(path);
+      }
+    }
+    (IsPipInstalledPackage(uri) ? *to_install : *on_path).push_back(path);
+  }
+  return Status::Ok();
+}
+
+StatusOr<ResolvedCommand> ResolvePythonPackage(const ImageCatalog& catalog,
+                                               const PythonPackageSpec& p,
+                                               const std::string& pool_path) {
+  ResolvedCommand out;
+  const ImageEntry* e = catalog.Find(p.executor_image_uri);
+  if (!e) {
+    // The user's executor image: Vertex runs `python -m MODULE ARGS` in it.
+    out.image = p.executor_image_uri;
+    out.image_field = "pythonPackageSpec.executorImageUri";
+  }
+  std::vector<std::string> on_path, to_install;
+  TY_RETURN_IF_ERROR(PlacePackages(p, pool_path, &out, &on_path, &to_install));
+  // `python -m MODULE`, through the pip launcher when packages are to be installed; ARGS follow
+  // (as the container's CMD for an image).
+  const std::vector<std::string> python = e ? e->command : std::vector<std::string>{"python3"};
+  std::vector<std::string> program = python;
+  if (to_install.empty()) {
+    program.push_back("-m");
+    program.push_back(p.python_module);
+  } else {
+    program = PythonPackageLauncherArgv(python, to_install, p.python_module);
+  }
+  if (e) {
+    out.argv = std::move(program);
+    out.argv.insert(out.argv.end(), p.args.begin(), p.args.end());
+    out.env = e->env;
+  } else {
+    out.command = std::move(program);
+    out.args = p.args;
+  }
+  for (const auto& v : p.env) out.env[v.name] = v.value;
+  std::string pythonpath;
+  for (const std::string& path : on_path) pythonpath += (pythonpath.empty() ? "" : ":") + path;
+  if (!pythonpath.empty()) {
+    out.env["PYTHONPATH"] =
+        out.env.count("PYTHONPATH") ? pythonpath + ":" + out.env["PYTHONPATH"] : pythonpath;
+  }
+  return out;
+}
+
+}  // namespace
+
 StatusOr<ResolvedCommand> ImageCatalog::Resolve(const WorkerPoolSpec& pool,
                                                 const std::string& pool_path) const {
-  ResolvedCommand out;
-  if (pool.container_spec) {
-    const ContainerSpec& c = *pool.container_spec;
-    if (c.image_uri == kLocalImage) {
-      if (c.command.empty()) {
-        return InvalidArgumentError(pool_path +
-                                    ".containerSpec.command: required when imageUri is \"local\" "
-                                    "(the host command to run)");
-      }
-      out.argv = c.command;
-    } else {
-      const ImageEntry* e = Find(c.image_uri);
-      if (!e) {
-        // The user's own image: run as a container, command/args as ENTRYPOINT/CMD overrides.
-        out.image = c.image_uri;
-        out.image_field = "containerSpec.imageUri";
-        if (!c.command.empty()) out.command = c.command;
-        if (!c.args.empty()) out.args = c.args;
-        for (const auto& v : c.env) out.env[v.name] = v.value;
-        return out;
-      }
-      out.argv = c.command.empty() ? e->command : c.command;
-      out.env = e->env;
-    }
-    out.argv.insert(out.argv.end(), c.args.begin(), c.args.end());
-    for (const auto& v : c.env) out.env[v.name] = v.value;
-    return out;
-  }
+  if (pool.container_spec) return ResolveContainer(*this, *pool.container_spec, pool_path);
   if (pool.python_package_spec) {
-    const PythonPackageSpec& p = *pool.python_package_spec;
-    const ImageEntry* e = Find(p.executor_image_uri);
-    if (!e) {
-      // The user's executor image: Vertex runs `python -m MODULE ARGS` in it.
-      out.image = p.executor_image_uri;
-      out.image_field = "pythonPackageSpec.executorImageUri";
-    }
-    std::vector<std::string> on_path, to_install;
-    for (size_t i = 0; i < p.package_uris.size(); ++i) {
-      const std::string& uri = p.package_uris[i];
-      auto local = ResolveStoragePath(uri);
-      if (!local.ok()) {
-        return InvalidArgumentError(pool_path + ".pythonPackageSpec.packageUris[" +
-                                    std::to_string(i) + "]: " + local.status().message());
-      }
-      std::string path = local->string();
-      if (!out.image.empty()) {
-        if (uri.starts_with("gs://")) {
-          path = "/gcs/" + uri.substr(5);  // the bucket root is mounted at /gcs
-        } else {
-          out.mounts.push_back(path);
-        }
-      }
-      (IsPipInstalledPackage(uri) ? to_install : on_path).push_back(path);
-    }
-    // `python -m MODULE`, through the pip launcher when packages are to be installed; ARGS follow
-    // (as the container's CMD for an image).
-    const std::vector<std::string> python = e ? e->command : std::vector<std::string>{"python3"};
-    std::vector<std::string> program = python;
-    if (to_install.empty()) {
-      program.push_back("-m");
-      program.push_back(p.python_module);
-    } else {
-      program = PythonPackageLauncherArgv(python, to_install, p.python_module);
-    }
-    if (e) {
-      out.argv = std::move(program);
-      out.argv.insert(out.argv.end(), p.args.begin(), p.args.end());
-      out.env = e->env;
-    } else {
-      out.command = std::move(program);
-      out.args = p.args;
-    }
-    for (const auto& v : p.env) out.env[v.name] = v.value;
-    std::string pythonpath;
-    for (const std::string& path : on_path) pythonpath += (pythonpath.empty() ? "" : ":") + path;
-    if (!pythonpath.empty()) {
-      out.env["PYTHONPATH"] =
-          out.env.count("PYTHONPATH") ? pythonpath + ":" + out.env["PYTHONPATH"] : pythonpath;
-    }
-    return out;
+    return ResolvePythonPackage(*this, *pool.python_package_spec, pool_path);
   }
   return InvalidArgumentError(pool_path +
                               ": one of containerSpec or pythonPackageSpec is required");

@@ -6,7 +6,9 @@ bool IsPipInstalledPackage(std::string_view uri) {
   return uri.ends_with(".tar.gz") || uri.ends_with(".tgz") || uri.ends_with(".whl");
 }
 
-// Kept to what Python 3.6's standard library has: executor images carry old pythons too.
+// One long function because it is data: the launcher is a single embedded Python script, kept
+// whole so it reads (and diffs) as the file the replica runs. Kept to what Python 3.6's standard
+// library has: executor images carry old pythons too.
 const std::string& PythonPackageLauncherSource() {
   static const std::string source = R"PY(
 import importlib.util, os, re, signal, subprocess, sys, tempfile

@@ -34,32 +34,31 @@ struct Entry {
   bool is_prefix = false;
 };
 
-}  // namespace
-
-StatusOr<ListResult> FsObjectStore::ListObjects(const std::string& bucket,
-                                                const ListOptions& options) {
-  TY_RETURN_IF_ERROR(CheckBucket(bucket));
-  const fs::path bucket_dir = BucketDir(bucket);
-  const std::string base = PrefixDir(options.prefix);
-  if (!base.empty() && !ValidateObjectName(base.substr(0, base.size() - 1)).ok()) {
-    return ListResult{};  // no object can live under such a prefix
-  }
-  std::vector<Entry> entries;
-  auto consider = [&](const std::string& name, bool is_dir) {
-    if (!name.starts_with(options.prefix)) return;
-    std::string key = name;
-    bool rolled = false;
-    if (!options.delimiter.empty()) {
-      size_t pos = name.find(options.delimiter, options.prefix.size());
-      if (pos != std::string::npos) {
-        key = name.substr(0, pos + options.delimiter.size());
-        rolled = true;
-      }
+// Adds the entry a file (or, with is_dir, a directory seen as "name/") stands for in the listing:
+// nothing when outside the prefix or not a valid object name, its rolled-up prefix when the
+// delimiter occurs after the prefix, else the object itself.
+void Consider(const std::string& name, bool is_dir, const ListOptions& options,
+              std::vector<Entry>* entries) {
+  if (!name.starts_with(options.prefix)) return;
+  std::string key = name;
+  bool rolled = false;
+  if (!options.delimiter.empty()) {
+    size_t pos = name.find(options.delimiter, options.prefix.size());
+    if (pos != std::string::npos) {
+      key = name.substr(0, pos + options.delimiter.size());
+      rolled = true;
     }
-    if (is_dir && !rolled) return;  // a directory is only ever seen through its objects
-    if (!ValidateObjectName(rolled ? key.substr(0, key.size() - 1) : key).ok() && !rolled) return;
-    entries.push_back({key, rolled});
-  };
+  }
+  if (is_dir && !rolled) return;  // a directory is only ever seen through its objects
+  if (!ValidateObjectName(rolled ? key.substr(0, key.size() - 1) : key).ok() && !rolled) return;
+  entries->push_back({key, rolled});
+}
+
+// The entries under bucket_dir/base (base: the prefix's directory part), sorted and without
+// duplicates.
+StatusOr<std::vector<Entry>> CollectEntries(const fs::path& bucket_dir, const std::string& base,
+                                            const ListOptions& options) {
+  std::vector<Entry> entries;
   std::error_code ec;
   const fs::path start = bucket_dir / base;
   if (options.delimiter == "/") {
@@ -68,16 +67,16 @@ StatusOr<ListResult> FsObjectStore::ListObjects(const std::string& bucket,
       std::string name = base + e.path().filename().string();
       std::error_code ec2;
       if (e.is_directory(ec2)) {
-        if (HasAnyFile(e.path())) consider(name + "/", true);
+        if (HasAnyFile(e.path())) Consider(name + "/", true, options, &entries);
       } else if (e.is_regular_file(ec2)) {
-        consider(name, false);
+        Consider(name, false, options, &entries);
       }
     }
   } else {
     for (fs::recursive_directory_iterator it(start, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code ec2;
       if (!it->is_regular_file(ec2)) continue;
-      consider(base + fs::relative(it->path(), start).string(), false);
+      Consider(base + fs::relative(it->path(), start).string(), false, options, &entries);
     }
   }
   if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
@@ -91,6 +90,19 @@ StatusOr<ListResult> FsObjectStore::ListObjects(const std::string& bucket,
                               return a.key == b.key && a.is_prefix == b.is_prefix;
                             }),
                 entries.end());
+  return entries;
+}
+
+}  // namespace
+
+StatusOr<ListResult> FsObjectStore::ListObjects(const std::string& bucket,
+                                                const ListOptions& options) {
+  TY_RETURN_IF_ERROR(CheckBucket(bucket));
+  const std::string base = PrefixDir(options.prefix);
+  if (!base.empty() && !ValidateObjectName(base.substr(0, base.size() - 1)).ok()) {
+    return ListResult{};  // no object can live under such a prefix
+  }
+  TY_ASSIGN_OR_RETURN(std::vector<Entry> entries, CollectEntries(BucketDir(bucket), base, options));
 
   ListResult out;
   int taken = 0;

@@ -66,51 +66,45 @@ double LogMarginalLikelihood(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
   return lml;
 }
 
-StatusOr<GpHyperparameters> FitGpHyperparameters(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
-                                                 const GpFitOptions& options) {
-  const Eigen::Index d = x.cols();
-  if (x.rows() == 0) return FailedPreconditionError("GP fit: no observations");
-  // θ = lo + (hi - lo) · sigmoid(z), θ the log-hyperparameter.
-  Eigen::VectorXd lo(d + 2), hi(d + 2);
-  lo.head(d).setConstant(std::log(options.min_length_scale));
-  hi.head(d).setConstant(std::log(options.max_length_scale));
-  lo[d] = std::log(options.min_signal_variance);
-  hi[d] = std::log(options.max_signal_variance);
-  lo[d + 1] = std::log(options.min_noise_variance);
-  hi[d + 1] = std::log(options.max_noise_variance);
+namespace {
 
-  auto to_hp = [&](const Eigen::VectorXd& theta) {
-    GpHyperparameters hp;
-    hp.length_scales = theta.head(d).array().exp();
-    hp.signal_variance = std::exp(theta[d]);
-    hp.noise_variance = std::exp(theta[d + 1]);
-    return hp;
-  };
-  auto theta_of = [&](const Eigen::VectorXd& z) {
+// The fit runs on θ = (ln l_1..ln l_d, ln s2, ln noise) kept inside [lo, hi] by optimising an
+// unbounded z with θ = lo + (hi - lo) · sigmoid(z).
+struct ThetaBounds {
+  Eigen::VectorXd lo, hi;
+
+  Eigen::VectorXd ThetaOf(const Eigen::VectorXd& z) const {
     return (lo.array() + (hi - lo).array() / (1.0 + (-z.array()).exp())).matrix().eval();
-  };
-  auto z_of = [&](const Eigen::VectorXd& theta) {
+  }
+  Eigen::VectorXd ZOf(const Eigen::VectorXd& theta) const {
     Eigen::ArrayXd p = ((theta - lo).array() / (hi - lo).array()).cwiseMax(1e-6).cwiseMin(1 - 1e-6);
     return (p / (1.0 - p)).log().matrix().eval();
-  };
-  Objective objective = [&](const Eigen::VectorXd& z, Eigen::VectorXd* grad) {
-    const Eigen::VectorXd theta = theta_of(z);
-    Eigen::VectorXd g;
-    double lml = LogMarginalLikelihood(x, y, to_hp(theta), &g);
-    if (!std::isfinite(lml)) return std::numeric_limits<double>::infinity();
-    if (options.length_scale_prior) {
-      // Gamma(3, 6) on l, written on θ = ln l: 3θ - 6 e^θ (+ const, Jacobian included).
-      for (Eigen::Index j = 0; j < d; ++j) {
-        const double l = std::exp(theta[j]);
-        lml += 3.0 * theta[j] - 6.0 * l;
-        g[j] += 3.0 - 6.0 * l;
-      }
-    }
-    const Eigen::ArrayXd s = (theta - lo).array() / (hi - lo).array();  // sigmoid(z)
-    *grad = -(g.array() * (hi - lo).array() * s * (1.0 - s)).matrix();
-    return -lml;
-  };
+  }
+};
 
+ThetaBounds BoundsOf(const GpFitOptions& options, Eigen::Index d) {
+  ThetaBounds b{Eigen::VectorXd(d + 2), Eigen::VectorXd(d + 2)};
+  b.lo.head(d).setConstant(std::log(options.min_length_scale));
+  b.hi.head(d).setConstant(std::log(options.max_length_scale));
+  b.lo[d] = std::log(options.min_signal_variance);
+  b.hi[d] = std::log(options.max_signal_variance);
+  b.lo[d + 1] = std::log(options.min_noise_variance);
+  b.hi[d + 1] = std::log(options.max_noise_variance);
+  return b;
+}
+
+GpHyperparameters HyperparametersOf(const Eigen::VectorXd& theta, Eigen::Index d) {
+  GpHyperparameters hp;
+  hp.length_scales = theta.head(d).array().exp();
+  hp.signal_variance = std::exp(theta[d]);
+  hp.noise_variance = std::exp(theta[d + 1]);
+  return hp;
+}
+
+// L-BFGS starts in θ: the warm start (when its dimension still fits), a fixed default, then
+// options.random_starts draws from the middle 80% of the box.
+std::vector<Eigen::VectorXd> StartingThetas(const GpFitOptions& options, const ThetaBounds& b,
+                                            Eigen::Index d) {
   std::vector<Eigen::VectorXd> starts;
   if (options.warm_start && options.warm_start->length_scales.size() == d) {
     Eigen::VectorXd t(d + 2);
@@ -128,25 +122,53 @@ StatusOr<GpHyperparameters> FitGpHyperparameters(const Eigen::MatrixXd& x, const
   for (int i = 0; i < options.random_starts; ++i) {
     Eigen::VectorXd t(d + 2);
     for (Eigen::Index j = 0; j < d + 2; ++j)
-      t[j] = lo[j] + (hi[j] - lo[j]) * (0.1 + 0.8 * rng.Uniform());
+      t[j] = b.lo[j] + (b.hi[j] - b.lo[j]) * (0.1 + 0.8 * rng.Uniform());
     starts.push_back(t);
   }
+  return starts;
+}
+
+}  // namespace
+
+StatusOr<GpHyperparameters> FitGpHyperparameters(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
+                                                 const GpFitOptions& options) {
+  const Eigen::Index d = x.cols();
+  if (x.rows() == 0) return FailedPreconditionError("GP fit: no observations");
+  const ThetaBounds b = BoundsOf(options, d);
+  const Eigen::VectorXd &lo = b.lo, &hi = b.hi;
+  Objective objective = [&](const Eigen::VectorXd& z, Eigen::VectorXd* grad) {
+    const Eigen::VectorXd theta = b.ThetaOf(z);
+    Eigen::VectorXd g;
+    double lml = LogMarginalLikelihood(x, y, HyperparametersOf(theta, d), &g);
+    if (!std::isfinite(lml)) return std::numeric_limits<double>::infinity();
+    if (options.length_scale_prior) {
+      // Gamma(3, 6) on l, written on θ = ln l: 3θ - 6 e^θ (+ const, Jacobian included).
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const double l = std::exp(theta[j]);
+        lml += 3.0 * theta[j] - 6.0 * l;
+        g[j] += 3.0 - 6.0 * l;
+      }
+    }
+    const Eigen::ArrayXd s = (theta - lo).array() / (hi - lo).array();  // sigmoid(z)
+    *grad = -(g.array() * (hi - lo).array() * s * (1.0 - s)).matrix();
+    return -lml;
+  };
 
   LbfgsOptions lopts;
   lopts.max_iterations = options.max_iterations;
   double best_value = std::numeric_limits<double>::infinity();
   Eigen::VectorXd best_theta;
-  for (const Eigen::VectorXd& start : starts) {
-    LbfgsResult r = MinimizeLbfgs(objective, z_of(start), lopts);
+  for (const Eigen::VectorXd& start : StartingThetas(options, b, d)) {
+    LbfgsResult r = MinimizeLbfgs(objective, b.ZOf(start), lopts);
     if (std::isfinite(r.value) && r.value < best_value) {
       best_value = r.value;
-      best_theta = theta_of(r.x);
+      best_theta = b.ThetaOf(r.x);
     }
   }
   if (!std::isfinite(best_value)) {
     return FailedPreconditionError("GP fit: the kernel matrix is singular at every start");
   }
-  return to_hp(best_theta);
+  return HyperparametersOf(best_theta, d);
 }
 
 StatusOr<GaussianProcess> GaussianProcess::Condition(Eigen::MatrixXd x, Eigen::VectorXd y,

@@ -147,21 +147,8 @@ Status CopyTree(const fs::path& from, const fs::path& to) {
   return Status::Ok();
 }
 
-Status RunAutoml(const AutomlFlags& f, int* exit_code) {
-  if (!fs::exists(f.training_data) && !IsGcsUri(f.training_data)) {
-    return InvalidArgumentError("--training-data: '" + f.training_data + "' does not exist");
-  }
-  if (f.vocab.empty() && f.model_dir.empty()) {
-    return InvalidArgumentError(
-        "--vocab or --model-dir: the trainer needs a WordPiece vocab.txt (or a pretrained HF "
-        "model dir containing one), e.g. --vocab data/sample/vocab.txt");
-  }
-  TY_ASSIGN_OR_RETURN(auto client, ApiClient::Connect(ResolveEndpoint(f.endpoint)));
-  const std::string run =
-      "automl-" + std::to_string(::time(nullptr)) + "-" + std::to_string(::getpid());
-  const std::string base = "gs://" + f.bucket + "/" + run;
-
-  // 1. Splits into the bucket root, where every trial reads them.
+// Step 1: `trainyard-bert make-splits` into base/data, the bucket root every trial reads.
+Status SplitTrainingData(const AutomlFlags& f, const std::string& base) {
   std::vector<std::string> argv = {TrainyardBert(),  "make-splits",   "--output-dir",
                                    base + "/data",   "--text-column", f.text_column,
                                    "--label-column", f.target_column, Absolute(f.training_data)};
@@ -172,8 +159,11 @@ Status RunAutoml(const AutomlFlags& f, int* exit_code) {
                                 "): " + split.output);
   }
   std::cerr << split.output;
+  return Status::Ok();
+}
 
-  // 2. The tuning job.
+// Step 2's request: the preset study over trainyard/bert-sentiment trials reading base/data.
+json TuningJobRequest(const AutomlFlags& f, const std::string& run, const std::string& base) {
   json args = {"--training-file=" + base + "/data/train.csv",
                "--validation-file=" + base + "/data/eval.csv",
                "--testing-file=" + base + "/data/test.csv",
@@ -183,27 +173,22 @@ Status RunAutoml(const AutomlFlags& f, int* exit_code) {
   if (!f.vocab.empty()) args.push_back("--vocab=" + Absolute(f.vocab));
   if (!f.model_dir.empty()) args.push_back("--model-dir=" + Absolute(f.model_dir));
   for (const auto& a : f.extra_args) args.push_back(a);
-  json request = {
-      {"displayName", f.display_name.empty() ? run : f.display_name},
-      {"studySpec", PresetStudySpec(f)},
-      {"maxTrialCount", f.budget_trials},
-      {"parallelTrialCount", f.parallel_trials},
-      {"trialJobSpec",
-       {{"workerPoolSpecs",
-         {{{"machineSpec", {{"machineType", f.machine_type}}},
-           {"replicaCount", 1},
-           {"containerSpec", {{"imageUri", "trainyard/bert-sentiment"}, {"args", args}}}}}},
-        {"baseOutputDirectory", {{"outputUriPrefix", base + "/trials"}}}}}};
-  const std::string parent = spec::LocationName{f.project, f.region}.ToString();
-  TY_ASSIGN_OR_RETURN(json job, client->Call("POST", "/v1/" + parent + "/hyperparameterTuningJobs",
-                                             request.dump()));
-  const std::string name = job.value("name", "");
-  std::cerr << "Hyperparameter tuning job [" << name << "] submitted: " << f.budget_trials
-            << " trials, " << f.parallel_trials << " at a time.\n";
-  TY_ASSIGN_OR_RETURN(job, WaitForTuningJob(*client, name, f.poll_seconds, true));
-  std::cerr << FormatTuningJobTable(job);
+  return {{"displayName", f.display_name.empty() ? run : f.display_name},
+          {"studySpec", PresetStudySpec(f)},
+          {"maxTrialCount", f.budget_trials},
+          {"parallelTrialCount", f.parallel_trials},
+          {"trialJobSpec",
+           {{"workerPoolSpecs",
+             {{{"machineSpec", {{"machineType", f.machine_type}}},
+               {"replicaCount", 1},
+               {"containerSpec", {{"imageUri", "trainyard/bert-sentiment"}, {"args", args}}}}}},
+            {"baseOutputDirectory", {{"outputUriPrefix", base + "/trials"}}}}}};
+}
 
-  // 3. Export the best trial's model.
+// Step 3: copies the best trial's model of ended tuning job `job` (named `name`) to --output
+// atomically and prints what was exported. Sets *exit_code to 1 when no trial succeeded.
+Status ExportBestTrial(const AutomlFlags& f, const json& job, const std::string& name,
+                       const std::string& base, int* exit_code) {
   auto trials = TrialsBestFirst(job);
   if (trials.empty() || !TrialFinalValue(job, trials[0]) ||
       trials[0].value("state", "") != "SUCCEEDED") {
@@ -233,6 +218,32 @@ Status RunAutoml(const AutomlFlags& f, int* exit_code) {
             << "model: " << f.output << "\n"
             << "tuning job: " << name << "\n";
   return Status::Ok();
+}
+
+Status RunAutoml(const AutomlFlags& f, int* exit_code) {
+  if (!fs::exists(f.training_data) && !IsGcsUri(f.training_data)) {
+    return InvalidArgumentError("--training-data: '" + f.training_data + "' does not exist");
+  }
+  if (f.vocab.empty() && f.model_dir.empty()) {
+    return InvalidArgumentError(
+        "--vocab or --model-dir: the trainer needs a WordPiece vocab.txt (or a pretrained HF "
+        "model dir containing one), e.g. --vocab data/sample/vocab.txt");
+  }
+  TY_ASSIGN_OR_RETURN(auto client, ApiClient::Connect(ResolveEndpoint(f.endpoint)));
+  const std::string run =
+      "automl-" + std::to_string(::time(nullptr)) + "-" + std::to_string(::getpid());
+  const std::string base = "gs://" + f.bucket + "/" + run;
+  TY_RETURN_IF_ERROR(SplitTrainingData(f, base));
+
+  const std::string parent = spec::LocationName{f.project, f.region}.ToString();
+  TY_ASSIGN_OR_RETURN(json job, client->Call("POST", "/v1/" + parent + "/hyperparameterTuningJobs",
+                                             TuningJobRequest(f, run, base).dump()));
+  const std::string name = job.value("name", "");
+  std::cerr << "Hyperparameter tuning job [" << name << "] submitted: " << f.budget_trials
+            << " trials, " << f.parallel_trials << " at a time.\n";
+  TY_ASSIGN_OR_RETURN(job, WaitForTuningJob(*client, name, f.poll_seconds, true));
+  std::cerr << FormatTuningJobTable(job);
+  return ExportBestTrial(f, job, name, base, exit_code);
 }
 
 }  // namespace

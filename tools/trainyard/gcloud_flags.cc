@@ -61,10 +61,10 @@ StatusOr<std::map<std::string, std::string>> ParseArgDict(const std::string& fla
   return out;
 }
 
-StatusOr<spec::WorkerPoolSpec> ParseWorkerPoolSpec(
-    const std::string& value, const std::vector<std::string>& python_package_uris) {
-  spec::WorkerPoolSpec pool;
-  if (value.empty()) return pool;  // an empty pool is skipped, as on Vertex
+namespace {
+
+// The KEY=VALUE items of one --worker-pool-spec, each key known and given once.
+StatusOr<std::map<std::string, std::string>> ParsePoolKeys(const std::string& value) {
   std::map<std::string, std::string> kv;
   for (const auto& item : ParseArgList(value)) {
     size_t eq = item.find('=');
@@ -94,6 +94,10 @@ StatusOr<spec::WorkerPoolSpec> ParseWorkerPoolSpec(
       return InvalidArgumentError("--worker-pool-spec: key '" + key + "' is given twice");
     }
   }
+  return kv;
+}
+
+StatusOr<spec::MachineSpec> PoolMachine(std::map<std::string, std::string>& kv) {
   if (!kv.count("machine-type") || kv["machine-type"].empty()) {
     return InvalidArgumentError(
         "--worker-pool-spec: machine-type is required, e.g. machine-type=n1-standard-4");
@@ -113,11 +117,14 @@ StatusOr<spec::WorkerPoolSpec> ParseWorkerPoolSpec(
     }
     machine.accelerator_count = static_cast<int32_t>(n);
   }
-  pool.machine_spec = machine;
-  pool.replica_count = 1;
-  if (kv.count("replica-count")) {
-    TY_ASSIGN_OR_RETURN(pool.replica_count, ParseCount("replica-count", kv["replica-count"], 1));
-  }
+  return machine;
+}
+
+// Sets the pool's program: a container image, or a Python module of packages run in an executor
+// image; exactly one of the two key groups must be given.
+Status SetPoolProgram(std::map<std::string, std::string>& kv,
+                      const std::vector<std::string>& python_package_uris,
+                      spec::WorkerPoolSpec* pool) {
   const bool container = kv.count("container-image-uri") > 0;
   const bool python = kv.count("executor-image-uri") > 0 || kv.count("python-module") > 0;
   if (container && python) {
@@ -130,24 +137,41 @@ StatusOr<spec::WorkerPoolSpec> ParseWorkerPoolSpec(
       return InvalidArgumentError(
           "--python-package-uris cannot be used with container-image-uri in --worker-pool-spec");
     }
-    pool.container_spec = spec::ContainerSpec{kv["container-image-uri"], {}, {}, {}};
-  } else if (python) {
-    if (!kv.count("executor-image-uri") || !kv.count("python-module")) {
-      return InvalidArgumentError(
-          "--worker-pool-spec: executor-image-uri and python-module go together (with "
-          "--python-package-uris)");
-    }
-    if (python_package_uris.empty()) {
-      return InvalidArgumentError(
-          "--python-package-uris is required with executor-image-uri and python-module");
-    }
-    pool.python_package_spec = spec::PythonPackageSpec{
-        kv["executor-image-uri"], python_package_uris, kv["python-module"], {}, {}};
-  } else {
+    pool->container_spec = spec::ContainerSpec{kv["container-image-uri"], {}, {}, {}};
+    return Status::Ok();
+  }
+  if (!python) {
     return InvalidArgumentError(
         "--worker-pool-spec: give container-image-uri=IMAGE, or executor-image-uri=IMAGE with "
         "python-module=MODULE");
   }
+  if (!kv.count("executor-image-uri") || !kv.count("python-module")) {
+    return InvalidArgumentError(
+        "--worker-pool-spec: executor-image-uri and python-module go together (with "
+        "--python-package-uris)");
+  }
+  if (python_package_uris.empty()) {
+    return InvalidArgumentError(
+        "--python-package-uris is required with executor-image-uri and python-module");
+  }
+  pool->python_package_spec = spec::PythonPackageSpec{
+      kv["executor-image-uri"], python_package_uris, kv["python-module"], {}, {}};
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<spec::WorkerPoolSpec> ParseWorkerPoolSpec(
+    const std::string& value, const std::vector<std::string>& python_package_uris) {
+  spec::WorkerPoolSpec pool;
+  if (value.empty()) return pool;  // an empty pool is skipped, as on Vertex
+  TY_ASSIGN_OR_RETURN(auto kv, ParsePoolKeys(value));
+  TY_ASSIGN_OR_RETURN(pool.machine_spec, PoolMachine(kv));
+  pool.replica_count = 1;
+  if (kv.count("replica-count")) {
+    TY_ASSIGN_OR_RETURN(pool.replica_count, ParseCount("replica-count", kv["replica-count"], 1));
+  }
+  TY_RETURN_IF_ERROR(SetPoolProgram(kv, python_package_uris, &pool));
   return pool;
 }
 

@@ -281,53 +281,138 @@ StatusOr<json> WaitForTuningJob(ApiClient& client, const std::string& name, doub
   }
 }
 
+namespace {
+
+void RegisterCreate(CLI::App* jobs, int* exit_code) {
+  auto* cmd = jobs->add_subcommand("create", "Create a hyperparameter tuning job");
+  auto c = std::make_shared<Common>();
+  auto f = std::make_shared<CreateFlags>();
+  AddCommon(cmd, c.get(), "");
+  cmd->add_option("--display-name", f->display_name, "Display name of the job")->required();
+  cmd->add_option("--config", f->config_path,
+                  "YAML or JSON file with studySpec and trialJobSpec (Vertex's shape)")
+      ->required();
+  cmd->add_option("--max-trial-count", f->max_trial_count, "Trials to run in total (default 1)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--parallel-trial-count", f->parallel_trial_count,
+                  "Trials running at once (default 1)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--max-failed-trial-count", f->max_failed_trial_count,
+                  "Failed trials before the job fails (0: trainyard decides)")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--algorithm", f->algorithm,
+                  "algorithm-unspecified (Bayesian optimisation), grid-search or random-search");
+  cmd->add_option("--labels", f->labels, "Comma-separated KEY=VALUE labels");
+  cmd->callback(Command("trainyard.ai.hp-tuning-jobs.create", exit_code, [c, f]() -> Status {
+    TY_ASSIGN_OR_RETURN(auto client, Client(*c));
+    TY_ASSIGN_OR_RETURN(json request, BuildCreateRequest(*f));
+    std::cerr << "Using endpoint [" << client->endpoint() << "]\n";
+    TY_ASSIGN_OR_RETURN(
+        json job,
+        client->Call("POST", "/v1/" + Parent(*c) + "/hyperparameterTuningJobs", request.dump()));
+    std::string name = job.value("name", "");
+    std::cerr << "Hyperparameter tuning job [" << name << "] submitted successfully.\n\n"
+              << "Your job is still active. You may view the status of your job with the "
+                 "command\n\n  $ trainyard ai hp-tuning-jobs describe "
+              << Id(name) << "\n";
+    if (c->format.empty()) {
+      std::cout << name << "\n";
+    } else if (c->format == "table") {
+      std::cout << FormatTuningJobTable(job);
+    } else {
+      std::cout << Render(job, c->format);
+    }
+    return Status::Ok();
+  }));
+}
+
+// Prints the lines of trial `id`'s CustomJob `trial_job` logged after *after and moves *after
+// on. Returns whether that log is complete (the job ended and every line was read).
+StatusOr<bool> PrintTrialLogPage(ApiClient& client, const std::string& id,
+                                 const std::string& trial_job, std::string* after) {
+  TY_ASSIGN_OR_RETURN(json page, client.Call("GET", "/v1/" + trial_job + ":logs?after=" + *after +
+                                                        "&pageSize=1000&waitSeconds=0"));
+  for (const auto& e : page["entries"]) {
+    std::cout << "[trial " << id << " " << e.value("taskName", "") << "] " << e.value("text", "")
+              << "\n";
+  }
+  std::cout << std::flush;
+  *after = page.value("nextCursor", *after);
+  return page.value("done", false);
+}
+
+// Polls tuning job `name` every `interval_s` and prints its trials' logs (only `trial_id`'s
+// when set) until the job ended and every log is read, or until that one trial's is. Sets
+// *exit_code to 1 when the job ended other than SUCCEEDED.
+Status StreamTuningJobLogs(ApiClient& client, const std::string& name, const std::string& trial_id,
+                           double interval_s, int* exit_code) {
+  std::map<std::string, std::string> cursors;  // trial job -> cursor
+  std::set<std::string> finished;              // trial jobs fully read
+  bool found_trial = trial_id.empty();
+  while (true) {
+    TY_ASSIGN_OR_RETURN(json job, client.Call("GET", "/v1/" + name));
+    bool job_ended = IsTerminalJobState(job.value("state", ""));
+    bool all_read = true;
+    for (const auto& t : job.value("trials", json::array())) {
+      std::string id = t.value("id", "");
+      std::string trial_job = t.value("customJob", "");
+      if ((!trial_id.empty() && id != trial_id) || trial_job.empty()) continue;
+      found_trial = true;
+      if (finished.count(trial_job)) continue;
+      std::string& after = cursors.try_emplace(trial_job, "-1").first->second;
+      TY_ASSIGN_OR_RETURN(bool done, PrintTrialLogPage(client, id, trial_job, &after));
+      if (done) {
+        finished.insert(trial_job);
+      } else {
+        all_read = false;
+      }
+    }
+    if (!found_trial && job_ended) {
+      return NotFoundError("--trial-id: trial '" + trial_id + "' is not in " + name);
+    }
+    if (job_ended && all_read) {
+      std::string state = job.value("state", "");
+      std::cerr << "Hyperparameter tuning job [" << name << "] ended in state " << state;
+      if (job.contains("error")) std::cerr << ": " << job["error"].value("message", "");
+      std::cerr << "\n";
+      if (state != "JOB_STATE_SUCCEEDED") *exit_code = 1;
+      return Status::Ok();
+    }
+    if (!trial_id.empty() && found_trial && all_read) {
+      // The one trial ended; the study may go on without it.
+      return Status::Ok();
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(interval_s));
+  }
+}
+
+void RegisterStreamLogs(CLI::App* jobs, int* exit_code) {
+  auto* cmd = jobs->add_subcommand(
+      "stream-logs", "Stream the logs of a tuning job's trials (or one trial) until it ends");
+  auto c = std::make_shared<Common>();
+  auto ref = std::make_shared<std::string>();
+  auto trial_id = std::make_shared<std::string>();
+  auto interval = std::make_shared<double>(1.0);
+  AddCommon(cmd, c.get(), "");
+  cmd->add_option("JOB", *ref, "Job id or full name")->required();
+  cmd->add_option("--trial-id", *trial_id, "Only this trial's logs");
+  cmd->add_option("--polling-interval", *interval, "Seconds between polls")
+      ->check(CLI::Range(0.1, 3600.0));
+  cmd->callback(Command("trainyard.ai.hp-tuning-jobs.stream-logs", exit_code,
+                        [c, ref, trial_id, interval, exit_code]() -> Status {
+                          TY_ASSIGN_OR_RETURN(auto client, Client(*c));
+                          return StreamTuningJobLogs(*client, JobName(*c, *ref), *trial_id,
+                                                     *interval, exit_code);
+                        }));
+}
+
+}  // namespace
+
 void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code) {
   CLI::App* jobs =
       ai.add_subcommand("hp-tuning-jobs", "Create and manage hyperparameter tuning jobs");
   jobs->require_subcommand(1);
-
-  {
-    auto* cmd = jobs->add_subcommand("create", "Create a hyperparameter tuning job");
-    auto c = std::make_shared<Common>();
-    auto f = std::make_shared<CreateFlags>();
-    AddCommon(cmd, c.get(), "");
-    cmd->add_option("--display-name", f->display_name, "Display name of the job")->required();
-    cmd->add_option("--config", f->config_path,
-                    "YAML or JSON file with studySpec and trialJobSpec (Vertex's shape)")
-        ->required();
-    cmd->add_option("--max-trial-count", f->max_trial_count, "Trials to run in total (default 1)")
-        ->check(CLI::Range(1, 100000));
-    cmd->add_option("--parallel-trial-count", f->parallel_trial_count,
-                    "Trials running at once (default 1)")
-        ->check(CLI::Range(1, 1000));
-    cmd->add_option("--max-failed-trial-count", f->max_failed_trial_count,
-                    "Failed trials before the job fails (0: trainyard decides)")
-        ->check(CLI::Range(0, 100000));
-    cmd->add_option("--algorithm", f->algorithm,
-                    "algorithm-unspecified (Bayesian optimisation), grid-search or random-search");
-    cmd->add_option("--labels", f->labels, "Comma-separated KEY=VALUE labels");
-    cmd->callback(Command("trainyard.ai.hp-tuning-jobs.create", exit_code, [c, f]() -> Status {
-      TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-      TY_ASSIGN_OR_RETURN(json request, BuildCreateRequest(*f));
-      std::cerr << "Using endpoint [" << client->endpoint() << "]\n";
-      TY_ASSIGN_OR_RETURN(
-          json job,
-          client->Call("POST", "/v1/" + Parent(*c) + "/hyperparameterTuningJobs", request.dump()));
-      std::string name = job.value("name", "");
-      std::cerr << "Hyperparameter tuning job [" << name << "] submitted successfully.\n\n"
-                << "Your job is still active. You may view the status of your job with the "
-                   "command\n\n  $ trainyard ai hp-tuning-jobs describe "
-                << Id(name) << "\n";
-      if (c->format.empty()) {
-        std::cout << name << "\n";
-      } else if (c->format == "table") {
-        std::cout << FormatTuningJobTable(job);
-      } else {
-        std::cout << Render(job, c->format);
-      }
-      return Status::Ok();
-    }));
-  }
+  RegisterCreate(jobs, exit_code);
 
   // describe (default: the trials best first), list, cancel, delete: the shared verbs.
   CliResource resource;
@@ -341,71 +426,7 @@ void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code) {
                        }}};
   RegisterResourceVerbs(jobs, resource, kDescribe | kList | kCancel | kDelete, exit_code);
 
-  {
-    auto* cmd = jobs->add_subcommand(
-        "stream-logs", "Stream the logs of a tuning job's trials (or one trial) until it ends");
-    auto c = std::make_shared<Common>();
-    auto ref = std::make_shared<std::string>();
-    auto trial_id = std::make_shared<std::string>();
-    auto interval = std::make_shared<double>(1.0);
-    AddCommon(cmd, c.get(), "");
-    cmd->add_option("JOB", *ref, "Job id or full name")->required();
-    cmd->add_option("--trial-id", *trial_id, "Only this trial's logs");
-    cmd->add_option("--polling-interval", *interval, "Seconds between polls")
-        ->check(CLI::Range(0.1, 3600.0));
-    cmd->callback(Command(
-        "trainyard.ai.hp-tuning-jobs.stream-logs", exit_code,
-        [c, ref, trial_id, interval, exit_code]() -> Status {
-          TY_ASSIGN_OR_RETURN(auto client, Client(*c));
-          const std::string name = JobName(*c, *ref);
-          std::map<std::string, std::string> cursors;  // trial job -> cursor
-          std::set<std::string> finished;              // trial jobs fully read
-          bool found_trial = trial_id->empty();
-          while (true) {
-            TY_ASSIGN_OR_RETURN(json job, client->Call("GET", "/v1/" + name));
-            bool job_ended = IsTerminalJobState(job.value("state", ""));
-            bool all_read = true;
-            for (const auto& t : job.value("trials", json::array())) {
-              std::string id = t.value("id", "");
-              std::string trial_job = t.value("customJob", "");
-              if ((!trial_id->empty() && id != *trial_id) || trial_job.empty()) continue;
-              found_trial = true;
-              if (finished.count(trial_job)) continue;
-              std::string& after = cursors.try_emplace(trial_job, "-1").first->second;
-              TY_ASSIGN_OR_RETURN(json page,
-                                  client->Call("GET", "/v1/" + trial_job + ":logs?after=" + after +
-                                                          "&pageSize=1000&waitSeconds=0"));
-              for (const auto& e : page["entries"]) {
-                std::cout << "[trial " << id << " " << e.value("taskName", "") << "] "
-                          << e.value("text", "") << "\n";
-              }
-              std::cout << std::flush;
-              after = page.value("nextCursor", after);
-              if (page.value("done", false)) {
-                finished.insert(trial_job);
-              } else {
-                all_read = false;
-              }
-            }
-            if (!found_trial && job_ended) {
-              return NotFoundError("--trial-id: trial '" + *trial_id + "' is not in " + name);
-            }
-            if (job_ended && all_read) {
-              std::string state = job.value("state", "");
-              std::cerr << "Hyperparameter tuning job [" << name << "] ended in state " << state;
-              if (job.contains("error")) std::cerr << ": " << job["error"].value("message", "");
-              std::cerr << "\n";
-              if (state != "JOB_STATE_SUCCEEDED") *exit_code = 1;
-              return Status::Ok();
-            }
-            if (!trial_id->empty() && found_trial && all_read) {
-              // The one trial ended; the study may go on without it.
-              return Status::Ok();
-            }
-            std::this_thread::sleep_for(std::chrono::duration<double>(*interval));
-          }
-        }));
-  }
+  RegisterStreamLogs(jobs, exit_code);
 }
 
 }  // namespace trainyard::cli

@@ -62,6 +62,89 @@ int RunTrain(train::TrainOptions options) {
   return result->outcome == train::TrainOutcome::kPreempted ? kExitTerminated : kExitOk;
 }
 
+// The article's main.py flags: data, export directory and the basic training knobs.
+void AddArticleFlags(CLI::App& sub, train::TrainOptions* o) {
+  sub.add_option("--training-file", o->training_file,
+                 "Training CSV (local path or gs://); text and class-id columns")
+      ->required();
+  sub.add_option("--validation-file", o->validation_file, "Validation CSV, evaluated each epoch")
+      ->required();
+  sub.add_option("--testing-file", o->testing_file, "Test CSV, evaluated once at the end");
+  sub.add_option("--job-dir", o->job_dir,
+                 "Export directory for model.safetensors, config.json, vocab.txt, labels.json, "
+                 "metrics.json [env AIP_MODEL_DIR]");
+  sub.add_option("--epochs", o->epochs, "Training epochs")->capture_default_str();
+  sub.add_option("--batch-size", o->batch_size, "Examples per training step")
+      ->capture_default_str();
+  sub.add_option("--learning-rate", o->learning_rate, "Peak AdamW learning rate")
+      ->capture_default_str();
+  sub.add_flag("--dry-run", o->dry_run,
+               "One step of one epoch plus validation; no test, no export");
+}
+
+// The model to start from and how its input is read.
+void AddModelAndInputFlags(CLI::App& sub, train::TrainOptions* o) {
+  sub.add_option("--model-dir", o->model_dir,
+                 "Pretrained HF model directory (config.json + model.safetensors or "
+                 "pytorch_model.bin [+ vocab.txt]); default: BERT-Tiny from scratch");
+  sub.add_option("--vocab", o->vocab,
+                 "WordPiece vocab.txt; required unless --model-dir contains vocab.txt");
+  sub.add_option("--max-length", o->max_length, "Max tokens per text incl. [CLS]/[SEP]")
+      ->capture_default_str();
+  sub.add_option("--seed", o->seed, "Seed for initialization, dropout and data order")
+      ->capture_default_str();
+  sub.add_option("--threads", o->threads,
+                 "CPU threads (0 = OMP_NUM_THREADS, else the CPUs this process may use, "
+                 "divided among the replicas on this host)")
+      ->capture_default_str();
+  sub.add_option("--text-column", o->text_column, "CSV column with the text")
+      ->capture_default_str();
+  sub.add_option("--label-column", o->label_column, "CSV column with the class id 0..K-1")
+      ->capture_default_str();
+}
+
+// Optimiser schedule, what trains, and checkpoints.
+void AddScheduleAndCheckpointFlags(CLI::App& sub, train::TrainOptions* o) {
+  sub.add_option("--warmup-steps", o->warmup_steps, "Linear warmup steps, then linear decay to 0")
+      ->capture_default_str();
+  sub.add_option("--weight-decay", o->weight_decay,
+                 "AdamW decoupled weight decay (not on biases/LayerNorm)")
+      ->capture_default_str();
+  sub.add_option("--checkpoint-dir", o->checkpoint_dir,
+                 "Where to write checkpoints and resume from [env AIP_CHECKPOINT_DIR]");
+  sub.add_option("--checkpoint-every-steps", o->checkpoint_every_steps,
+                 "Also checkpoint every N steps (0 = only at epoch ends)")
+      ->capture_default_str();
+  sub.add_flag("--freeze-encoder", o->freeze_encoder,
+               "Train only the classification head (transfer learning)");
+  sub.add_option("--trainable-layers", o->trainable_layers,
+                 "Train only the last K encoder layers + pooler + head (-1 = all)")
+      ->capture_default_str();
+  sub.add_flag("--length-grouping,!--no-length-grouping", o->length_grouping,
+               "Batch texts of similar length and pad to the batch's longest (default on); "
+               "--no-length-grouping pads every batch to --max-length like the article");
+}
+
+// Metrics reporting, precision, evaluation batches and data-parallel checks.
+void AddReportingAndParallelFlags(CLI::App& sub, train::TrainOptions* o) {
+  sub.add_option("--hypertune-metric", o->hypertune_metric,
+                 "Tag of the validation accuracy in CLOUD_ML_HP_METRIC_FILE")
+      ->capture_default_str();
+  sub.add_option("--tensorboard-dir", o->tensorboard_dir,
+                 "Write TensorBoard scalars here [env AIP_TENSORBOARD_LOG_DIR]");
+  sub.add_flag("--bf16", o->bf16, "bfloat16 autocast on CUDA (needs a CUDA LibTorch >= 2.0)");
+  sub.add_option("--eval-batch-size", o->eval_batch_size,
+                 "Examples per evaluation batch (0 = 2 x --batch-size)")
+      ->capture_default_str();
+  sub.add_flag("--check-replicas", o->check_replicas,
+               "Data parallel: compare every replica's weights with rank 0's after each step "
+               "(debug) [env TRAINYARD_CHECK_REPLICAS=1]");
+  sub.add_option("--collective-timeout", o->collective_timeout_s,
+                 "Data parallel: seconds before a collective with a dead or hung peer fails "
+                 "(0 = env TRAINYARD_COLLECTIVE_TIMEOUT_S or 300)")
+      ->capture_default_str();
+}
+
 const bool kRegistered = RegisterCommand(
     {.name = "train",
      .description = "Fine-tune BERT on CSV data (the article's main.py flags), with checkpoints, "
@@ -69,76 +152,10 @@ const bool kRegistered = RegisterCommand(
      .order = 30,
      .setup = [](CLI::App& sub) -> CommandRunner {
        auto o = std::make_shared<train::TrainOptions>();
-       sub.add_option("--training-file", o->training_file,
-                      "Training CSV (local path or gs://); text and class-id columns")
-           ->required();
-       sub.add_option("--validation-file", o->validation_file,
-                      "Validation CSV, evaluated each epoch")
-           ->required();
-       sub.add_option("--testing-file", o->testing_file, "Test CSV, evaluated once at the end");
-       sub.add_option(
-           "--job-dir", o->job_dir,
-           "Export directory for model.safetensors, config.json, vocab.txt, labels.json, "
-           "metrics.json [env AIP_MODEL_DIR]");
-       sub.add_option("--epochs", o->epochs, "Training epochs")->capture_default_str();
-       sub.add_option("--batch-size", o->batch_size, "Examples per training step")
-           ->capture_default_str();
-       sub.add_option("--learning-rate", o->learning_rate, "Peak AdamW learning rate")
-           ->capture_default_str();
-       sub.add_flag("--dry-run", o->dry_run,
-                    "One step of one epoch plus validation; no test, no export");
-       sub.add_option("--model-dir", o->model_dir,
-                      "Pretrained HF model directory (config.json + model.safetensors or "
-                      "pytorch_model.bin [+ vocab.txt]); default: BERT-Tiny from scratch");
-       sub.add_option("--vocab", o->vocab,
-                      "WordPiece vocab.txt; required unless --model-dir contains vocab.txt");
-       sub.add_option("--max-length", o->max_length, "Max tokens per text incl. [CLS]/[SEP]")
-           ->capture_default_str();
-       sub.add_option("--seed", o->seed, "Seed for initialization, dropout and data order")
-           ->capture_default_str();
-       sub.add_option("--threads", o->threads,
-                      "CPU threads (0 = OMP_NUM_THREADS, else the CPUs this process may use, "
-                      "divided among the replicas on this host)")
-           ->capture_default_str();
-       sub.add_option("--text-column", o->text_column, "CSV column with the text")
-           ->capture_default_str();
-       sub.add_option("--label-column", o->label_column, "CSV column with the class id 0..K-1")
-           ->capture_default_str();
-       sub.add_option("--warmup-steps", o->warmup_steps,
-                      "Linear warmup steps, then linear decay to 0")
-           ->capture_default_str();
-       sub.add_option("--weight-decay", o->weight_decay,
-                      "AdamW decoupled weight decay (not on biases/LayerNorm)")
-           ->capture_default_str();
-       sub.add_option("--checkpoint-dir", o->checkpoint_dir,
-                      "Where to write checkpoints and resume from [env AIP_CHECKPOINT_DIR]");
-       sub.add_option("--checkpoint-every-steps", o->checkpoint_every_steps,
-                      "Also checkpoint every N steps (0 = only at epoch ends)")
-           ->capture_default_str();
-       sub.add_flag("--freeze-encoder", o->freeze_encoder,
-                    "Train only the classification head (transfer learning)");
-       sub.add_option("--trainable-layers", o->trainable_layers,
-                      "Train only the last K encoder layers + pooler + head (-1 = all)")
-           ->capture_default_str();
-       sub.add_flag("--length-grouping,!--no-length-grouping", o->length_grouping,
-                    "Batch texts of similar length and pad to the batch's longest (default on); "
-                    "--no-length-grouping pads every batch to --max-length like the article");
-       sub.add_option("--hypertune-metric", o->hypertune_metric,
-                      "Tag of the validation accuracy in CLOUD_ML_HP_METRIC_FILE")
-           ->capture_default_str();
-       sub.add_option("--tensorboard-dir", o->tensorboard_dir,
-                      "Write TensorBoard scalars here [env AIP_TENSORBOARD_LOG_DIR]");
-       sub.add_flag("--bf16", o->bf16, "bfloat16 autocast on CUDA (needs a CUDA LibTorch >= 2.0)");
-       sub.add_option("--eval-batch-size", o->eval_batch_size,
-                      "Examples per evaluation batch (0 = 2 x --batch-size)")
-           ->capture_default_str();
-       sub.add_flag("--check-replicas", o->check_replicas,
-                    "Data parallel: compare every replica's weights with rank 0's after each step "
-                    "(debug) [env TRAINYARD_CHECK_REPLICAS=1]");
-       sub.add_option("--collective-timeout", o->collective_timeout_s,
-                      "Data parallel: seconds before a collective with a dead or hung peer fails "
-                      "(0 = env TRAINYARD_COLLECTIVE_TIMEOUT_S or 300)")
-           ->capture_default_str();
+       AddArticleFlags(sub, o.get());
+       AddModelAndInputFlags(sub, o.get());
+       AddScheduleAndCheckpointFlags(sub, o.get());
+       AddReportingAndParallelFlags(sub, o.get());
        return [o] { return RunTrain(*o); };
      }});
 
