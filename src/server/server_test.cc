@@ -117,5 +117,16 @@ TEST(DataDirTest, LockIsExclusiveUntilTheHolderIsGone) {
             "1 OK 1");
 }
 
+// Scripts, docs and the e2e tests use these names; each backend declares its own.
+TEST(BuiltInExecutorsTest, DeclareTheDocumentedFlags) {
+  executor::ExecutorRegistry registry;
+  ASSERT_TRUE(RegisterBuiltInExecutors(&registry).ok());
+  std::string names;
+  for (const executor::ExecutorFlag& flag : registry.Flags()) names += flag.name + " ";
+  EXPECT_EQ(names,
+            "--fake-run-ms --cpus --memory-gib --gpus --executor-poll-ms --cgroup-parent "
+            "--no-cgroups --any-gpu-model --slurm-partition --slurm-account --slurm-qos ");
+}
+
 }  // namespace
 }  // namespace trainyard::server
