@@ -23,7 +23,7 @@
 #include "auth/token_store.h"
 
 // httplib.h is not included here: its <resolv.h> defines `_res`, which breaks Eigen in any file
-// that includes both (src/tuning through controller/, tools/trainyard/server_command.cc).
+// that includes both (src/tuning through controller/, src/server/server.cc).
 namespace httplib {
 class Server;
 class ContentReader;

@@ -1,6 +1,6 @@
 // PodmanReplicaRuntime: the ReplicaRuntime (executor/replica_runtime.h) that runs a replica's
 // image as a podman container. Executors never depend on this file: the server's composition
-// root (tools/trainyard/server_command.cc) creates one and hands it to the executor as its
+// root (src/server/replica_images.cc) creates one and hands it to the executor as its
 // container runtime (ExecutorConfig::container_runtime).
 //
 // How it keeps the runtime contract: Start() resolves the image (ImageResolver: reference

@@ -33,12 +33,22 @@ std::string Describe(const ReplicaStatus& r) {
 }  // namespace
 
 Status RegisterFakeExecutor(ExecutorRegistry* registry) {
-  return registry->Register("fake", [](const ExecutorConfig& config) -> StatusOr<CreatedExecutor> {
+  auto running_for = std::make_shared<std::chrono::milliseconds>(0);
+  ExecutorBackend backend;
+  backend.flags.push_back({"--fake-run-ms", "With --executor fake: how long each job stays RUNNING",
+                           true, "0", [running_for](const std::string& value) -> Status {
+                             TY_ASSIGN_OR_RETURN(int ms,
+                                                 ParseIntFlag("--fake-run-ms", value, 0, 1 << 30));
+                             *running_for = std::chrono::milliseconds(ms);
+                             return Status::Ok();
+                           }});
+  backend.create = [running_for](const ExecutorConfig&) -> StatusOr<CreatedExecutor> {
     CreatedExecutor created;
-    created.executor = std::make_unique<FakeExecutor>(
-        AutoRunOptions{std::chrono::milliseconds(0), config.fake_run_time});
+    created.executor =
+        std::make_unique<FakeExecutor>(AutoRunOptions{std::chrono::milliseconds(0), *running_for});
     return created;
-  });
+  };
+  return registry->Register("fake", std::move(backend));
 }
 
 GangStatus FakeExecutor::StatusOf(const Gang& g) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -52,20 +53,69 @@ bool ResolvableCommand(const std::string& name, const EnvMap& env) {
   return false;
 }
 
+// The flags of `trainyard server` that set `o`'s host overrides, polling and cgroups; their names
+// and texts are the server's documented interface (docs/api.md).
+std::vector<ExecutorFlag> LocalExecutorFlags(const std::shared_ptr<LocalExecutorOptions>& o) {
+  auto int_flag = [o](std::string name, int min, int max, auto store) {
+    return [o, name, min, max, store](const std::string& value) -> Status {
+      TY_ASSIGN_OR_RETURN(int n, ParseIntFlag(name, value, min, max));
+      store(*o, n);
+      return Status::Ok();
+    };
+  };
+  constexpr int kMax = std::numeric_limits<int>::max();
+  return {
+      {"--cpus", "CPU cores to schedule (default: detected)", true, "",
+       int_flag("--cpus", 0, kMax, [](LocalExecutorOptions& x, int n) { x.cpus = n; })},
+      {"--memory-gib", "Memory to schedule (default: detected)", true, "",
+       [o](const std::string& value) -> Status {
+         TY_ASSIGN_OR_RETURN(o->memory_gib, ParseNumberFlag("--memory-gib", value));
+         return Status::Ok();
+       }},
+      {"--gpus", "GPUs to schedule (default: detected with nvidia-smi)", true, "",
+       int_flag("--gpus", 0, kMax, [](LocalExecutorOptions& x, int n) { x.gpus = n; })},
+      {"--executor-poll-ms",
+       "Local executor: how often replicas are also polled (exits normally wake it at once "
+       "through pidfds; this is the fallback)",
+       true, std::to_string(o->poll_interval.count()),
+       int_flag(
+           "--executor-poll-ms", 1, 10000,
+           [](LocalExecutorOptions& x, int n) { x.poll_interval = std::chrono::milliseconds(n); })},
+      {"--cgroup-parent",
+       "Local executor: an empty cgroup v2 directory (absolute or below /sys/fs/cgroup) delegated "
+       "to the server, in which each replica gets a cgroup with its machine type's memory.max and "
+       "cpu.max (default: the server's own cgroup, usable only when it is the root cgroup)",
+       true, "",
+       [o](const std::string& value) {
+         o->cgroup.parent = value;
+         return Status::Ok();
+       }},
+      {"--no-cgroups", "Local executor: do not put replicas in cgroups (no memory/CPU limits)",
+       false, "",
+       [o](const std::string&) {
+         o->cgroup.enabled = false;
+         return Status::Ok();
+       }},
+      {"--any-gpu-model",
+       "Local executor: every GPU serves every acceleratorType (for GPUs whose nvidia-smi names "
+       "Trainyard does not know); default: only the requested model",
+       false, "",
+       [o](const std::string&) {
+         o->any_gpu_model = true;
+         return Status::Ok();
+       }},
+  };
+}
+
 }  // namespace
 
 Status RegisterLocalExecutor(ExecutorRegistry* registry) {
-  return registry->Register("local", [](const ExecutorConfig& c) -> StatusOr<CreatedExecutor> {
-    LocalExecutorOptions options;
+  auto flagged = std::make_shared<LocalExecutorOptions>();
+  ExecutorBackend backend;
+  backend.flags = LocalExecutorFlags(flagged);
+  backend.create = [flagged](const ExecutorConfig& c) -> StatusOr<CreatedExecutor> {
+    LocalExecutorOptions options = *flagged;
     options.data_dir = c.data_dir;
-    options.cpus = c.cpus;
-    options.memory_gib = c.memory_gib;
-    options.gpus = c.gpus;
-    options.host = c.host;
-    options.poll_interval = c.poll_interval;
-    options.cgroup.parent = c.cgroup_parent;
-    options.cgroup.enabled = c.cgroups;
-    options.any_gpu_model = c.any_gpu_model;
     options.container_runtime = c.container_runtime;
     options.no_container_reason = c.no_container_reason;
     auto local = std::make_unique<LocalExecutor>(options);
@@ -75,7 +125,8 @@ Status RegisterLocalExecutor(ExecutorRegistry* registry) {
     for (auto& note : local->LimitNotes()) created.notes.push_back(std::move(note));
     created.executor = std::move(local);
     return created;
-  });
+  };
+  return registry->Register("local", std::move(backend));
 }
 
 LocalExecutor::LocalExecutor(LocalExecutorOptions options)

@@ -103,9 +103,10 @@ struct LocalExecutorOptions {
   CgroupOptions cgroup;  // per-replica memory/CPU cgroups where possible
 };
 
-// Registers "local" in the server's executor registry: a LocalExecutor over the config's data
-// dir, inventory overrides, poll interval and cgroup settings; its notes are the inventory and
-// the LimitNotes().
+// Registers "local" in the server's executor registry with its flags (--cpus, --memory-gib,
+// --gpus, --executor-poll-ms, --cgroup-parent, --no-cgroups, --any-gpu-model), which set the
+// LocalExecutorOptions it creates the executor from, with the config's data dir and container
+// runtime; its notes are the inventory and the LimitNotes().
 Status RegisterLocalExecutor(ExecutorRegistry* registry);
 
 class LocalExecutor : public Executor {

@@ -52,19 +52,33 @@ StatusOr<fs::path> FindSlurmTaskBinary(const fs::path& configured) {
 }
 
 Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry) {
-  return registry->Register(
-      "slurm", [](const executor::ExecutorConfig& config) -> StatusOr<executor::CreatedExecutor> {
-        SlurmExecutorOptions options;
-        options.data_dir = config.data_dir;
-        options.partition = config.slurm_partition;
-        options.account = config.slurm_account;
-        options.qos = config.slurm_qos;
-        options.container_runtime = config.container_runtime;
-        options.no_container_reason = config.no_container_reason;
-        executor::CreatedExecutor created;
-        created.executor = std::make_unique<SlurmExecutor>(options);
-        return created;
-      });
+  auto flagged = std::make_shared<SlurmExecutorOptions>();
+  auto text_flag = [flagged](std::string name, std::string help,
+                             std::string SlurmExecutorOptions::*field) {
+    return executor::ExecutorFlag{std::move(name), std::move(help), true, "",
+                                  [flagged, field](const std::string& value) {
+                                    (*flagged).*field = value;
+                                    return Status::Ok();
+                                  }};
+  };
+  executor::ExecutorBackend backend;
+  backend.flags = {
+      text_flag("--slurm-partition", "--executor slurm: partition",
+                &SlurmExecutorOptions::partition),
+      text_flag("--slurm-account", "--executor slurm: account", &SlurmExecutorOptions::account),
+      text_flag("--slurm-qos", "--executor slurm: QoS", &SlurmExecutorOptions::qos),
+  };
+  backend.create =
+      [flagged](const executor::ExecutorConfig& config) -> StatusOr<executor::CreatedExecutor> {
+    SlurmExecutorOptions options = *flagged;
+    options.data_dir = config.data_dir;
+    options.container_runtime = config.container_runtime;
+    options.no_container_reason = config.no_container_reason;
+    executor::CreatedExecutor created;
+    created.executor = std::make_unique<SlurmExecutor>(options);
+    return created;
+  };
+  return registry->Register("slurm", std::move(backend));
 }
 
 SlurmExecutor::SlurmExecutor(SlurmExecutorOptions options)

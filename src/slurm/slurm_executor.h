@@ -82,7 +82,8 @@ struct SlurmExecutorOptions {
 // The task launcher per the order above; NOT_FOUND naming what was tried.
 StatusOr<std::filesystem::path> FindSlurmTaskBinary(const std::filesystem::path& configured);
 
-// Registers "slurm" (partition/account/QoS from the config) in the server's executor registry.
+// Registers "slurm" in the server's executor registry with its flags --slurm-partition,
+// --slurm-account and --slurm-qos (SlurmExecutorOptions' partition, account, qos).
 Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry);
 
 class SlurmExecutor : public executor::Executor {

@@ -121,12 +121,6 @@ StatusOr<machines::ResolvedMachine> ResolveMachineSpec(const MachineSpec& m,
       {m.machine_type, m.accelerator_type, static_cast<int>(m.accelerator_count)}, path);
 }
 
-std::optional<double> CatalogHourlyUsd(const MachineSpec& m) {
-  auto resolved = ResolveMachineSpec(m, "machineSpec");
-  if (!resolved.ok()) return std::nullopt;
-  return resolved->hourly_usd;
-}
-
 Status ValidateLabels(const std::map<std::string, std::string>& labels, const std::string& path) {
   if (labels.size() > kMaxLabels) {
     return Invalid(path, "at most " + std::to_string(kMaxLabels) + " labels are allowed");

@@ -36,10 +36,6 @@ Status ValidateCustomJobSpec(const CustomJobSpec& spec, const std::string& path)
 StatusOr<machines::ResolvedMachine> ResolveMachineSpec(const MachineSpec& m,
                                                        const std::string& path);
 
-// The catalog's hourly USD for one replica of `m` (machine + requested or bundled accelerators);
-// nullopt when the catalog refuses `m`. What the server's cost estimates use.
-std::optional<double> CatalogHourlyUsd(const MachineSpec& m);
-
 // Label rules shared with the CLI's --labels: keys 1..63 chars, values 0..63 chars, of lowercase
 // letters, digits, '_' and '-'; keys start with a lowercase letter. `path` is e.g. "labels".
 Status ValidateLabels(const std::map<std::string, std::string>& labels, const std::string& path);

@@ -5,22 +5,24 @@
 //   trainyard auth list-tokens
 //   trainyard auth revoke-token ID
 //   trainyard auth audit-log [--project P] [--after SEQ] [--limit N]
-#include "auth_command.h"
-
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <functional>
 #include <iostream>
 
+#include "auth/audit_log.h"
+#include "auth/token_store.h"
 #include "commands.h"
+#include "server/data_dir.h"
 #include "spec/time_util.h"
 
 namespace trainyard::cli {
 namespace {
 
 std::filesystem::path AuthDbPath(const std::string& data_dir) {
-  return std::filesystem::path(data_dir.empty() ? DefaultServerDataDir() : data_dir) / "auth.db";
+  return std::filesystem::path(data_dir.empty() ? server::DefaultServerDataDir() : data_dir) /
+         "auth.db";
 }
 
 // The database holds token hashes and who did what: readable by its owner only.
@@ -139,34 +141,6 @@ void AddAuditLog(CLI::App& auth_cmd, int* exit_code) {
 }
 
 }  // namespace
-
-bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.starts_with("127.");
-}
-
-StatusOr<ServerAuth> OpenServerAuth(const std::filesystem::path& data_dir, const std::string& host,
-                                    std::optional<bool> flag) {
-  ServerAuth out;
-  const std::filesystem::path db = data_dir / "auth.db";
-  TY_ASSIGN_OR_RETURN(out.audit, auth::AuditLog::Open(db));
-  TY_RETURN_IF_ERROR(Restrict(db));
-  if (!flag.value_or(!IsLoopbackHost(host))) {
-    if (!IsLoopbackHost(host)) {
-      std::cerr << "WARNING: --no-auth on " << host
-                << ": anyone who reaches this port can run commands as this server's user\n";
-    }
-    return out;
-  }
-  TY_ASSIGN_OR_RETURN(out.tokens, auth::TokenStore::Open(db));
-  TY_ASSIGN_OR_RETURN(std::vector<auth::TokenInfo> existing, out.tokens->List());
-  std::cerr << "authentication on: every route but GET /healthz needs a bearer token";
-  if (existing.empty()) {
-    std::cerr << "; none exists yet: trainyard auth create-token --data-dir " << data_dir.string()
-              << " --project PROJECT --role admin";
-  }
-  std::cerr << "\n";
-  return out;
-}
 
 void RegisterAuthCommands(CLI::App& app, int* exit_code) {
   auto* auth_cmd = app.add_subcommand("auth", "Access tokens and the audit log of a server");

@@ -22,9 +22,6 @@ void RegisterAuthCommands(CLI::App& app, int* exit_code);
 // (ai_platform_command.cc).
 void RegisterAiPlatformCommands(CLI::App& app, int* exit_code);
 
-// The server's --data-dir default: ~/.trainyard/server.
-std::string DefaultServerDataDir();
-
 // "ERROR: (trainyard.ai.custom-jobs.create) INVALID_ARGUMENT: message" on stderr, like gcloud.
 void PrintError(const std::string& command, const std::string& message);
 

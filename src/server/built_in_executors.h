@@ -1,0 +1,14 @@
+// The executor backends this build of the server has (executor_registry.h): fake always, local
+// and slurm where their libraries were built.
+#pragma once
+
+#include "common/status.h"
+#include "executor/executor_registry.h"
+
+namespace trainyard::server {
+
+// Registers every built-in backend, with its flags, in `registry`. The registry's errors (a name
+// or flag registered twice).
+Status RegisterBuiltInExecutors(executor::ExecutorRegistry* registry);
+
+}  // namespace trainyard::server

@@ -1,0 +1,287 @@
+#include "server/server.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "api/api_server.h"
+#include "cloud_logging/logging_routes.h"
+#include "common/bucket_path.h"
+#include "controller/job_controller.h"
+#include "controller/legacy_job_controller.h"
+#include "controller/model_registry.h"
+#include "controller/operation_controller.h"
+#include "controller/resource_directory.h"
+#include "controller/training_pipeline_controller.h"
+#include "controller/tuning_job_controller.h"
+#include "executor/gang_record.h"
+#include "machines/machine_catalog.h"
+#include "observability/console_routes.h"
+#include "observability/scalars_route.h"
+#include "observability/server_metrics.h"
+#include "server/data_dir.h"
+#include "server/machine_prices.h"
+#include "server/server_auth.h"
+#include "storage/fs_object_store.h"
+#include "storage/storage_routes.h"
+#include "store/memory_job_store.h"
+#include "store/sqlite_job_store.h"
+
+namespace trainyard::server {
+
+// Declared in start order; destroyed in reverse, so nothing outlives what it points to.
+struct Server::Parts {
+  Parts(const ServerOptions& o, DataDir d) : options(o), data_dir(std::move(d)) {}
+
+  ServerOptions options;
+  DataDir data_dir;
+  // One store object holds custom jobs, HyperparameterTuningJobs and the resources of the shared
+  // resource layer, operations included (one SQLite database).
+  std::unique_ptr<store::JobStore> store;
+  store::TuningJobStore* tuning_store = nullptr;
+  store::ResourceStore* resource_store = nullptr;
+  std::filesystem::path catalog_path;
+  std::optional<spec::ImageCatalog> images;
+  ContainerRuntime containers;
+  std::unique_ptr<executor::Executor> executor;
+  std::optional<controller::ReplicaUsers> replica_users;
+  // Replicas reach this server's Cloud Storage API (gs:// through the official clients, gcsfs);
+  // its address is known once the port is bound, before any job is (re)submitted.
+  std::shared_ptr<std::string> storage_host = std::make_shared<std::string>();
+  std::unique_ptr<controller::JobController> jobs;
+  std::unique_ptr<controller::TuningJobController> tuning;
+  std::unique_ptr<controller::LegacyJobController> legacy;
+  ServerAuth auth;
+  std::unique_ptr<controller::OperationController> operations;
+  std::unique_ptr<controller::ModelRegistry> models;
+  std::unique_ptr<controller::TrainingPipelineController> pipelines;
+  std::unique_ptr<controller::ResourceDirectory> directory;
+  std::unique_ptr<api::ApiServer> api;
+  std::unique_ptr<storage::FsObjectStore> object_store;
+  std::unique_ptr<observability::ServerMetrics> metrics;
+  int port = 0;
+  std::string url;
+  std::thread serve_thread;
+  std::mutex mu;
+  std::condition_variable served_cv;
+  bool served = false;  // Serve returned; guarded by mu
+  std::mutex shutdown_mu;
+  bool shut_down = false;  // guarded by shutdown_mu
+};
+
+namespace {
+
+using Parts = Server::Parts;
+
+Status OpenStore(Parts& p) {
+  const ServerOptions& o = p.options;
+  if (o.store == "sqlite") {
+    TY_ASSIGN_OR_RETURN(auto sqlite, store::SqliteJobStore::Open(
+                                         p.data_dir.path() / "jobs.db",
+                                         o.sync_full ? store::SqliteJobStore::Sync::kFull
+                                                     : store::SqliteJobStore::Sync::kNormal));
+    TY_RETURN_IF_ERROR(sqlite->ImportStudiesDb(p.data_dir.path() / "studies.db"));
+    p.tuning_store = sqlite.get();
+    p.resource_store = sqlite.get();
+    p.store = std::move(sqlite);
+  } else if (o.store == "memory") {
+    auto memory = std::make_unique<store::MemoryJobStore>();
+    p.tuning_store = memory.get();
+    p.resource_store = memory.get();
+    p.store = std::move(memory);
+  } else {
+    return InvalidArgumentError("--store: '" + o.store + "' is not one of sqlite, memory");
+  }
+  return Status::Ok();
+}
+
+// The image catalog, the container runtime and the executor that gets it.
+Status StartExecutor(Parts& p) {
+  const ServerOptions& o = p.options;
+  if (o.executors == nullptr) return InvalidArgumentError("ServerOptions.executors is required");
+  p.catalog_path = o.image_catalog;
+  if (p.catalog_path.empty() && std::filesystem::exists(p.data_dir.path() / "images.yaml")) {
+    p.catalog_path = p.data_dir.path() / "images.yaml";
+  }
+  TY_ASSIGN_OR_RETURN(p.images, LoadImageCatalog(o.containers, p.catalog_path, *o.log));
+  // Executors get the container runtime through their config, never by linking container code.
+  TY_ASSIGN_OR_RETURN(p.containers, StartContainerRuntime(o.containers));
+  executor::ExecutorConfig config;
+  config.data_dir = p.data_dir.path();
+  config.container_runtime = p.containers.runtime.get();
+  if (!p.containers.runtime) config.no_container_reason = p.containers.no_container_reason;
+  TY_ASSIGN_OR_RETURN(executor::CreatedExecutor created, o.executors->Create(o.executor, config));
+  for (const auto& note : created.notes) *o.log << o.executor << " executor: " << note << "\n";
+  p.executor = std::move(created.executor);
+  return Status::Ok();
+}
+
+// The custom-job controller and the controllers built on its jobs.
+Status MakeControllers(Parts& p) {
+  const ServerOptions& o = p.options;
+  ReplicaAccessOptions access = o.replicas;
+  access.runs_replicas = o.executor != "fake";
+  TY_ASSIGN_OR_RETURN(p.replica_users, LoadReplicaUsers(access, p.data_dir, *o.log));
+  controller::JobControllerOptions copts;
+  copts.jobs_dir = p.data_dir.jobs_dir();
+  copts.replica_users = &*p.replica_users;
+  copts.kill_grace = std::chrono::seconds(o.kill_grace_seconds);
+  copts.max_restarts = o.max_restarts;
+  copts.service_env = [host = p.storage_host] {
+    return std::map<std::string, std::string>{{"STORAGE_EMULATOR_HOST", *host}};
+  };
+  p.jobs = std::make_unique<controller::JobController>(
+      p.store.get(), p.executor.get(), &*p.images,
+      CatalogPrices(machines::MachineCatalog::Default()), copts);
+  // HP tuning: trials are custom jobs of the controller above.
+  controller::TuningJobControllerOptions topts;
+  topts.metric_file = [jobs_dir = copts.jobs_dir](const spec::CustomJob& job) {
+    return executor::ReplicaHpMetricFile(jobs_dir / job.Id(), 0, 0);
+  };
+  p.tuning = std::make_unique<controller::TuningJobController>(p.tuning_store, p.jobs.get(), topts);
+  // AI Platform Training's jobs, each backed by a custom job or an HP-tuning job.
+  p.legacy = std::make_unique<controller::LegacyJobController>(p.resource_store, p.jobs.get(),
+                                                               p.tuning.get());
+  p.operations = std::make_unique<controller::OperationController>(p.resource_store);
+  TY_RETURN_IF_ERROR(p.operations->Start());
+  // The model registry and training pipelines (whose jobs are custom jobs too).
+  p.models = std::make_unique<controller::ModelRegistry>(p.resource_store);
+  controller::TrainingPipelineOptions popts;
+  popts.staging_bucket = o.staging_bucket;
+  TY_RETURN_IF_ERROR(ParseGcsUri(o.staging_bucket).status().WithPrefix("--staging-bucket"));
+  p.pipelines = std::make_unique<controller::TrainingPipelineController>(
+      p.resource_store, p.jobs.get(), p.models.get(), popts);
+  // Where the resources are, for the console's project/location picker (GET /v1/projects).
+  p.directory = std::make_unique<controller::ResourceDirectory>(p.store.get(), p.tuning_store,
+                                                                p.resource_store);
+  return Status::Ok();
+}
+
+// The REST API and the routes of storage, logging and observability, behind one access check.
+Status MakeApi(Parts& p) {
+  const ServerOptions& o = p.options;
+  TY_ASSIGN_OR_RETURN(p.auth, OpenServerAuth(p.data_dir.path(), o.host, o.auth, *o.log));
+  TY_RETURN_IF_ERROR(p.data_dir.MakeDatabasesPrivate());
+  api::ApiServerOptions aopts;
+  aopts.host = o.host;
+  aopts.port = o.port;
+  aopts.max_request_bytes = o.max_request_bytes;
+  aopts.auth = {p.auth.tokens.get(), p.auth.audit.get()};
+  aopts.tls_cert = o.tls_cert;
+  aopts.tls_key = o.tls_key;
+  aopts.is_streaming_path = storage::IsStoragePath;
+  api::ApiControllers controllers;
+  controllers.custom_jobs = p.jobs.get();
+  controllers.tuning_jobs = p.tuning.get();
+  controllers.operations = p.operations.get();
+  controllers.legacy_jobs = p.legacy.get();
+  controllers.models = p.models.get();
+  controllers.training_pipelines = p.pipelines.get();
+  controllers.directory = p.directory.get();
+  p.api = std::make_unique<api::ApiServer>(controllers, aopts);
+  // Cloud Storage JSON API over the bucket root (src/storage).
+  TY_ASSIGN_OR_RETURN(p.object_store, storage::FsObjectStore::Open(BucketRoot()));
+  storage::RegisterStorageRoutes(p.api->routes(), p.object_store.get());
+  // Cloud Logging entries:list, for custom jobs and AI Platform jobs.
+  cloud_logging::RegisterLoggingRoutes(p.api->routes(), p.jobs.get(), p.legacy.get());
+  // Training curves, Prometheus metrics and the web console (src/observability).
+  p.metrics = std::make_unique<observability::ServerMetrics>(
+      p.store.get(), CatalogResources(machines::MachineCatalog::Default()));
+  p.metrics->StartPolling(std::chrono::seconds(1));
+  observability::RegisterScalarsRoute(p.api->routes(), p.jobs.get());
+  observability::RegisterMetricsRoute(p.api->routes(), p.metrics.get());
+  observability::RegisterConsoleRoutes(p.api->routes(), observability::ConsoleAssets());
+  return Status::Ok();
+}
+
+// The address replicas use to reach the server: the listening host, or this machine's name when
+// the server listens on every interface.
+std::string ReachableHost(const std::string& host) {
+  if (host != "0.0.0.0" && host != "::" && !host.empty()) return host;
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0') return name;
+  return "127.0.0.1";
+}
+
+// Binds, then starts the controllers: recovered jobs are resubmitted with STORAGE_EMULATOR_HOST,
+// which needs the port.
+Status BindAndStart(Parts& p) {
+  const ServerOptions& o = p.options;
+  TY_ASSIGN_OR_RETURN(p.port, p.api->Bind());
+  const std::string scheme = o.tls_cert.empty() ? "http" : "https";
+  p.url = scheme + "://" + o.host + ":" + std::to_string(p.port);
+  *p.storage_host = scheme + "://" + ReachableHost(o.host) + ":" + std::to_string(p.port);
+  TY_RETURN_IF_ERROR(p.jobs->Start());
+  TY_RETURN_IF_ERROR(p.tuning->Start());     // its trials are custom jobs: after the controller
+  TY_RETURN_IF_ERROR(p.legacy->Start());     // backed by both
+  TY_RETURN_IF_ERROR(p.pipelines->Start());  // so are pipelines' backing jobs
+  *o.log << "console at " << p.url << "/"
+         << (observability::ConsoleAssets().empty() ? " (not built: no npm at build time)" : "")
+         << ", metrics at /metrics\n"
+         << "data dir " << p.data_dir.path().string() << ", store " << o.store << ", executor "
+         << o.executor
+         << (p.catalog_path.empty() ? "" : ", image catalog " + p.catalog_path.string()) << "\n"
+         << p.replica_users->Describe() << "\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
+  TY_ASSIGN_OR_RETURN(DataDir data_dir, DataDir::Lock(options.data_dir));
+  auto parts = std::make_unique<Parts>(options, std::move(data_dir));
+  if (parts->options.log == nullptr) parts->options.log = &std::cerr;
+  TY_RETURN_IF_ERROR(OpenStore(*parts));
+  TY_RETURN_IF_ERROR(StartExecutor(*parts));
+  TY_RETURN_IF_ERROR(MakeControllers(*parts));
+  TY_RETURN_IF_ERROR(MakeApi(*parts));
+  // On a failure from here on, ~Parts stops what was started (executor, metrics) in reverse.
+  TY_RETURN_IF_ERROR(BindAndStart(*parts));
+  Parts* p = parts.get();
+  p->serve_thread = std::thread([p] {
+    p->api->Serve();
+    std::lock_guard lock(p->mu);
+    p->served = true;
+    p->served_cv.notify_all();
+  });
+  return std::unique_ptr<Server>(new Server(std::move(parts)));
+}
+
+Server::Server(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+Server::~Server() { Shutdown(); }
+
+int Server::port() const { return parts_->port; }
+std::string Server::url() const { return parts_->url; }
+const std::filesystem::path& Server::data_dir() const { return parts_->data_dir.path(); }
+
+void Server::Wait() {
+  std::unique_lock lock(parts_->mu);
+  parts_->served_cv.wait(lock, [this] { return parts_->served; });
+}
+
+void Server::Shutdown() {
+  Parts& p = *parts_;
+  std::lock_guard shutdown_lock(p.shutdown_mu);
+  if (p.shut_down) return;
+  p.shut_down = true;
+  {
+    // A stop that lands before the listener loop has started is lost, so repeat it.
+    std::unique_lock lock(p.mu);
+    while (!p.served) {
+      p.api->Stop();
+      p.served_cv.wait_for(lock, std::chrono::milliseconds(20));
+    }
+  }
+  p.serve_thread.join();
+  p.metrics->StopPolling();
+  p.pipelines->Stop();
+  p.tuning->Stop();
+  p.executor->Shutdown();
+}
+
+}  // namespace trainyard::server

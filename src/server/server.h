@@ -1,0 +1,84 @@
+// Server: the whole `trainyard server` as a library — store, executor, controllers and every
+// route (the REST API, Cloud Storage, Cloud Logging, /metrics, the console) composed over one data
+// dir (data_dir.h). `trainyard server` parses its flags into ServerOptions and calls Start; tests
+// start one in-process on port 0.
+//
+// Life: Start() locks the data dir, opens the store, starts the executor and controllers (which
+// re-adopt jobs a previous server left), binds the port and serves on a thread of its own.
+// Shutdown() stops serving and the executor; running replicas of the local and Slurm executors
+// keep running and are re-adopted by the next Start on the same data dir. The data dir stays
+// locked until the Server is destroyed.
+//
+// Thread-safety: port(), url(), data_dir() anytime; Wait() and Shutdown() from any threads, also
+// concurrently (a signal thread calls Shutdown while main waits).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "executor/executor_registry.h"
+#include "server/replica_access.h"
+#include "server/replica_images.h"
+
+namespace trainyard::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                 // 0 = any free port (see Server::port())
+  std::filesystem::path data_dir;  // "" = DefaultServerDataDir()
+  std::string store = "sqlite";    // sqlite (durable) or memory
+  bool sync_full = false;          // SQLite commits survive power loss too (slower)
+  // YAML mapping image URIs to local commands; "" = <data-dir>/images.yaml when it exists.
+  std::filesystem::path image_catalog;
+  // The executor: a backend of `executors`, whose flags are already set (built_in_executors.h).
+  // Not owned; read only during Start. Required.
+  std::string executor = "local";
+  const executor::ExecutorRegistry* executors = nullptr;
+  int kill_grace_seconds = 30;  // SIGTERM to SIGKILL on cancel and timeout
+  int max_restarts = 3;         // replica restarts per job before it fails
+  size_t max_request_bytes = 1 << 20;
+  ContainerOptions containers;
+  // Which users replicas run as; runs_replicas is ignored (false exactly for the fake executor).
+  ReplicaAccessOptions replicas;
+  std::optional<bool> auth;  // bearer tokens required; unset = on unless `host` is loopback
+  std::string tls_cert;      // PEM chain and key: serve HTTPS only
+  std::string tls_key;
+  // Where training pipelines without a baseOutputDirectory write (gs://BUCKET[/PREFIX]).
+  std::string staging_bucket = "gs://trainyard-staging";
+  std::ostream* log = &std::cerr;  // start-up notes and warnings; must outlive Start
+};
+
+class Server {
+ public:
+  // A serving server, or the first error: INVALID_ARGUMENT naming the flag for a bad option (e.g.
+  // "--store: 'x' is not one of sqlite, memory", an unknown --executor); FAILED_PRECONDITION when
+  // another server holds the data dir ("another trainyard server is using --data-dir ...") or a
+  // replica user cannot reach it; UNAVAILABLE when a database or the port cannot be opened.
+  // Nothing is left running on failure.
+  static StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& options);
+
+  ~Server();  // Shutdown(), then releases the data dir
+
+  int port() const;  // the bound port (the chosen one when options.port was 0)
+  // scheme://host:port with the listening host, e.g. "http://127.0.0.1:8080".
+  std::string url() const;
+  const std::filesystem::path& data_dir() const;  // absolute
+
+  // Blocks until serving has stopped: after Shutdown(), or when the listener failed.
+  void Wait();
+  // Stops serving, the controllers' background work and the executor; idempotent.
+  void Shutdown();
+
+  struct Parts;  // what a running server owns; opaque, defined in server.cc
+
+ private:
+  explicit Server(std::unique_ptr<Parts> parts);
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace trainyard::server

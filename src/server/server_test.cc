@@ -1,0 +1,132 @@
+#include "server/server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "server/built_in_executors.h"
+#include "server/data_dir.h"
+#include "testing/test_util.h"
+
+namespace trainyard::server {
+namespace {
+
+constexpr const char* kJobs = "/v1/projects/p/locations/us-central1/customJobs";
+constexpr const char* kJob = R"({"displayName":"first","jobSpec":{"workerPoolSpecs":[
+  {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+   "containerSpec":{"imageUri":"local","command":["echo","hi"]}}]}})";
+
+// A fake-executor server on a fresh data dir and an ephemeral port, quiet on stderr.
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTestDir();
+    ::setenv("TRAINYARD_BUCKET_ROOT", (dir_ / "buckets").c_str(), 1);
+    ASSERT_TRUE(RegisterBuiltInExecutors(&executors_).ok());
+    options_.port = 0;
+    options_.data_dir = dir_ / "data";
+    options_.executor = "fake";
+    options_.executors = &executors_;
+    options_.containers.no_containers = true;
+    options_.log = &log_;
+  }
+
+  StatusOr<std::unique_ptr<Server>> Start() { return Server::Start(options_); }
+
+  std::filesystem::path dir_;
+  executor::ExecutorRegistry executors_;
+  ServerOptions options_;
+  std::ostringstream log_;
+};
+
+std::string DisplayNames(const Server& server) {
+  httplib::Client client("127.0.0.1", server.port());
+  auto res = client.Get(kJobs);
+  if (!res) return "no response";
+  std::string names;
+  for (const auto& job :
+       nlohmann::json::parse(res->body).value("customJobs", nlohmann::json::array())) {
+    names += (names.empty() ? "" : ",") + job["displayName"].get<std::string>();
+  }
+  return std::to_string(res->status) + " " + names;
+}
+
+TEST_F(ServerTest, ServesTheApiOnAnEphemeralPortAndShutsDown) {
+  auto server = Start();
+  ASSERT_TRUE(server.ok()) << server.status().ToString() << "\n" << log_.str();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto created = client.Post(kJobs, kJob, "application/json");
+  ASSERT_TRUE(created);
+  EXPECT_EQ(created->status, 200) << created->body;
+  EXPECT_EQ(DisplayNames(**server), "200 first");
+  (*server)->Shutdown();
+  (*server)->Wait();  // returns: serving has stopped
+  EXPECT_FALSE(httplib::Client("127.0.0.1", (*server)->port()).Get(kJobs));
+}
+
+TEST_F(ServerTest, RefusesASecondServerOnTheSameDataDirAndReleasesItOnDestruction) {
+  auto first = Start();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(httplib::Client("127.0.0.1", (*first)->port()).Post(kJobs, kJob, "application/json"));
+  auto second = Start();
+  const std::string refused = second.status().ToString();
+  first->reset();
+  auto third = Start();  // the store is durable: the job is still there
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  EXPECT_EQ(refused + " | " + DisplayNames(**third),
+            "FAILED_PRECONDITION: another trainyard server is using --data-dir " +
+                (dir_ / "data").string() + "; stop it or choose another --data-dir | 200 first");
+}
+
+TEST_F(ServerTest, KeepsItsDatabasesToItself) {
+  auto server = Start();
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::string modes;
+  for (const char* name : {"jobs.db", "auth.db"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((dir_ / "data" / name).c_str(), &st), 0) << name;
+    std::ostringstream mode;
+    mode << name << "=" << std::oct << (st.st_mode & 0777) << " ";
+    modes += mode.str();
+  }
+  EXPECT_EQ(modes, "jobs.db=600 auth.db=600 ");
+}
+
+TEST_F(ServerTest, RefusesUnknownExecutorsAndStoresNamingTheFlag) {
+  options_.executor = "podman";
+  const std::string executor = Start().status().ToString();
+  options_.executor = "fake";
+  options_.store = "postgres";
+  EXPECT_EQ(executor.substr(0, executor.find(';')) + " | " + Start().status().ToString(),
+            "INVALID_ARGUMENT: --executor: 'podman' is not a registered executor | "
+            "INVALID_ARGUMENT: --store: 'postgres' is not one of sqlite, memory");
+}
+
+TEST(DataDirTest, LockIsExclusiveUntilTheHolderIsGone) {
+  const std::filesystem::path dir = testing::MakeTestDir();
+  auto held = DataDir::Lock(dir);
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  const bool refused_while_held = !DataDir::Lock(dir).ok();
+  { DataDir moved = std::move(*held); }  // the lock goes with the moved-to object
+  EXPECT_EQ(std::to_string(refused_while_held) + " " + DataDir::Lock(dir).status().ToString() +
+                " " + std::to_string(std::filesystem::is_directory(dir / "jobs")),
+            "1 OK 1");
+}
+
+// Scripts, docs and the e2e tests use these names; each backend declares its own.
+TEST(BuiltInExecutorsTest, DeclareTheDocumentedFlags) {
+  executor::ExecutorRegistry registry;
+  ASSERT_TRUE(RegisterBuiltInExecutors(&registry).ok());
+  std::string names;
+  for (const executor::ExecutorFlag& flag : registry.Flags()) names += flag.name + " ";
+  EXPECT_EQ(names,
+            "--fake-run-ms --cpus --memory-gib --gpus --executor-poll-ms --cgroup-parent "
+            "--no-cgroups --any-gpu-model --slurm-partition --slurm-account --slurm-qos ");
+}
+
+}  // namespace
+}  // namespace trainyard::server
