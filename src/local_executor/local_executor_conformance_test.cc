@@ -12,8 +12,6 @@
 namespace trainyard::executor {
 namespace {
 
-using namespace std::chrono_literals;
-
 // Single-quoted for sh.
 std::string Quote(const std::string& s) {
   std::string out = "'";
@@ -39,10 +37,14 @@ class LocalHarness : public ExecutorHarness {
     return e;
   }
 
-  // The attempt number is counted in a file in the replica's work dir, which survives restarts.
+  // The attempt number is 1 + the attempts that ended before it: the wrapper's
+  // replicas/<task>/attempt-<n>.status files (local_executor.h; the work dir is work/<task>). A
+  // count the replica kept itself would miss an attempt stopped before its first line ran (a
+  // chief stopped by a gang restart the moment it started), and the next attempt would redo it.
   std::vector<std::string> Command(const ReplicaPlan& plan) override {
     std::string script =
-        "n=$(( $(cat .attempts 2>/dev/null || echo 0) + 1 )); echo $n > .attempts; ";
+        "n=1; for f in \"../../replicas/${PWD##*/}\"/attempt-*.status; do "
+        "[ -e \"$f\" ] && n=$((n + 1)); done; ";
     if (!plan.print.empty()) script += "echo " + Quote(plan.print) + "; ";
     if (!plan.error.empty()) script += "echo " + Quote(plan.error) + " >&2; ";
     script += "case $n in ";
@@ -61,8 +63,9 @@ class LocalHarness : public ExecutorHarness {
   // seen through its pidfd), then runs one pass. Replicas are real processes: when none of them
   // ends within kQuiet, a second of executor time passes instead, which is what moves timeouts
   // and kill_grace on. A replica sent SIGTERM exits well within kQuiet, so a stop ends within
-  // the grace; on a machine slow enough to miss that, the replica is SIGKILLed and the outcomes
-  // the suite checks stay the same.
+  // the grace; where it does not (a slow machine, or a SIGTERM that reached the wrapper while it
+  // was starting the replica and was lost), the replica is SIGKILLed, and the outcomes the suite
+  // checks stay the same.
   void Step() override {
     if (!current_->WaitForWork(kQuiet)) clock_.Advance();
     current_->PollOnce();
