@@ -94,9 +94,9 @@ GangSpec ExecutorConformanceTest::Spec(const std::string& id,
 GangStatus ExecutorConformanceTest::WaitFor(const std::string& id,
                                             const std::function<bool(const GangStatus&)>& pred) {
   GangStatus last;
-  // At least 600 steps, and at least 60 s for harnesses whose steps are real time (a loaded CI
-  // machine can take more than 600 x 25 ms to start, stop and restart processes): a hang guard,
-  // not a timing requirement.
+  // At least 600 steps, and at least 60 s for harnesses whose steps wait for real processes (a
+  // loaded CI machine can take long to start, stop and restart them): a hang guard, not a timing
+  // requirement.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   for (int i = 0; i < 600 || std::chrono::steady_clock::now() < deadline; ++i) {
     auto s = executor_->Get(id);

@@ -7,12 +7,13 @@
 //       }));
 //
 // The suite describes replicas by behaviour (ReplicaPlan); the harness turns a plan into a command
-// its world runs, and moves its world on in Step() (a short real sleep, or a fake clock tick plus a
-// poll). Scenarios: submit -> running -> succeeded with logs and cursors, a failing replica with
-// retries and with its budget spent, a configuration error (exit 78: no restart, its stderr reason
-// in the message), a gang restart, cancel while queued and while running, timeout, unknown ids,
-// re-adoption by a new executor (a server restart) of a running and of an ended gang, and the
-// same machine specs accepted or refused (the machine catalog's rules).
+// its world runs, and moves its world on in Step(): one monitor pass of the executor (PollOnce),
+// after a fake clock tick or, with real replicas, after waiting for one of them to end. Scenarios:
+// submit -> running -> succeeded with logs and cursors, a failing replica with retries and with its
+// budget spent, a configuration error (exit 78: no restart, its stderr reason in the message), a
+// gang restart, cancel while queued and while running, timeout, unknown ids, re-adoption by a new
+// executor (a server restart) of a running and of an ended gang, and the same machine specs
+// accepted or refused (the machine catalog's rules).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -66,7 +67,9 @@ class ExecutorHarness {
   virtual std::unique_ptr<Executor> Make() = 0;
   // The argv of a replica that behaves as `plan` says.
   virtual std::vector<std::string> Command(const ReplicaPlan& plan) = 0;
-  // Lets the world move on a little (the suite calls it while waiting for a state).
+  // Lets the world move on a little (the suite calls it while waiting for a state): at least one
+  // pass of the executor's monitor, never a fixed sleep. A harness with real processes may wait
+  // for them (e.g. LocalExecutor::WaitForWork), with a bound.
   virtual void Step() = 0;
 };
 

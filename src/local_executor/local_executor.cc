@@ -175,7 +175,7 @@ LocalExecutor::LocalExecutor(LocalExecutorOptions options)
     cv_.notify_all();
   });
   sync_thread_ = std::thread([this] { SyncLoop(); });
-  thread_ = std::thread([this] { Loop(); });
+  if (options_.start_monitor) thread_ = std::thread([this] { Loop(); });
 }
 
 std::vector<std::string> LocalExecutor::LimitNotes() const {
@@ -441,21 +441,38 @@ StatusOr<std::vector<LogLine>> LocalExecutor::ReadLogs(const std::string& job_id
 }
 
 void LocalExecutor::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_) {
-    wake_ = false;
-    Tick();
-    if (!listener_) pending_notifications_.clear();  // nobody to tell
-    while (!pending_notifications_.empty() && listener_) {
-      std::vector<GangStatus> notes = std::move(pending_notifications_);
-      pending_notifications_.clear();
-      Listener listener = listener_;
-      lock.unlock();
-      for (const auto& note : notes) listener(note);
-      lock.lock();
-    }
+  while (true) {
+    PollOnce();
+    std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });
+    if (stop_) return;
   }
+}
+
+void LocalExecutor::PollOnce() {
+  // poll_mu_ is held while the listener runs: a second pass (the monitor thread and a caller)
+  // waits, so each gang's statuses reach the listener in the order they happened.
+  std::lock_guard<std::mutex> poll_lock(poll_mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stop_) return;  // exit_watcher_ may be gone: a launch could not be watched
+  // Cleared before looking, so an event during the pass makes the next wait return at once.
+  wake_ = false;
+  Tick();
+  if (!listener_) pending_notifications_.clear();  // nobody to tell
+  while (!pending_notifications_.empty() && listener_) {
+    std::vector<GangStatus> notes = std::move(pending_notifications_);
+    pending_notifications_.clear();
+    Listener listener = listener_;
+    lock.unlock();
+    for (const auto& note : notes) listener(note);
+    lock.lock();
+  }
+}
+
+bool LocalExecutor::WaitForWork(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, timeout, [this] { return stop_ || wake_; });
+  return wake_;
 }
 
 void LocalExecutor::SyncLoop() {

@@ -21,10 +21,11 @@
 // enough for the server crashes re-adoption is about; terminal states are also fsynced, off the
 // lock. Exit codes are fsynced by the wrapper. (Measured here: an fsync costs ~14 ms.)
 //
-// Waking up: the monitor thread runs at once when a gang is submitted or cancelled and when a
-// wrapper exits (ExitWatcher: a pidfd per wrapper, also for re-adopted ones that are not our
-// children), so a replica's end and the next admission take no poll tick; it also polls every
-// poll_interval as a fallback.
+// Waking up: the monitor thread runs a pass (PollOnce) at once when a gang is submitted or
+// cancelled and when a wrapper exits (ExitWatcher: a pidfd per wrapper, also for re-adopted ones
+// that are not our children), so a replica's end and the next admission take no poll tick; it
+// also polls every poll_interval as a fallback. Tests may turn the thread off
+// (LocalExecutorOptions::start_monitor) and step the executor with PollOnce/WaitForWork.
 //
 // Resource limits of a replica (src/executor/README.md): pinned to the CPU ids the scheduler
 // placed it on (sched_setaffinity, unless the inventory's CPUs are not all ours), its own cgroup
@@ -101,6 +102,9 @@ struct LocalExecutorOptions {
   bool any_gpu_model = false;
   bool pin_cpus = true;  // pin replicas to their CPUs when the inventory's CPU ids are ours
   CgroupOptions cgroup;  // per-replica memory/CPU cgroups where possible
+  // false: no monitor thread; nothing is admitted, watched, restarted or stopped after the grace
+  // until the caller runs PollOnce() (tests that step the executor themselves).
+  bool start_monitor = true;
 };
 
 // Registers "local" in the server's executor registry with its flags (--cpus, --memory-gib,
@@ -123,6 +127,26 @@ class LocalExecutor : public Executor {
   StatusOr<std::vector<LogLine>> ReadLogs(const std::string& job_id, int64_t after,
                                           int limit) const override;
   void Shutdown() override;
+
+  // One pass of the monitor's work, now, on the calling thread — what the monitor thread does on
+  // every wake-up and every poll_interval: collects ended supervisors (no zombies), reads every
+  // started replica's state (exit code, or lost), advances each gang's lifecycle (restarts, the
+  // SIGTERM of a stop, SIGKILL once kill_grace is over, the timeout, the gang's end), forgets the
+  // oldest ended gangs past kMaxEndedInMemory, admits and starts the queued gangs that fit, and
+  // then hands the changes to the listener.
+  // Thread-safe, also while the monitor thread runs: a pass works under the executor's lock like
+  // Submit/Cancel, and passes are serialized, so the listener still sees each gang's changes in
+  // order. Running both is correct but makes when a change happens depend on the thread; tests
+  // that step the executor build it with start_monitor = false so that every change happens in
+  // their PollOnce(). Must not be called from the listener (which runs inside a pass). A no-op
+  // after Shutdown().
+  void PollOnce();
+  // Blocks until PollOnce() has something new to look at — a Submit, Cancel or Adopt, or the exit
+  // of a replica's supervisor seen by the ExitWatcher since the last pass began — or until
+  // `timeout` passed or Shutdown(); true in the first case. Time running out (a timeout, the end
+  // of kill_grace) is no event: the caller decides when to poll again. For callers that step an
+  // executor built with start_monitor = false; a monitor thread would take the wake-up first.
+  bool WaitForWork(std::chrono::milliseconds timeout);
 
   const HostInventory& inventory() const { return inventory_; }
   // One line per limit (CPU pinning, cgroup memory/CPU, thread counts): enforced, or not and why
@@ -188,10 +212,13 @@ class LocalExecutor : public Executor {
   std::string pin_note_;  // why replicas are (not) pinned
   CgroupLimits cgroups_;
 
+  // One PollOnce at a time (the monitor thread and callers), held while the listener runs; taken
+  // before mu_.
+  std::mutex poll_mu_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  bool wake_ = false;  // run a tick now (new gang, cancel)
+  bool wake_ = false;  // run a pass now (new gang, cancel, a supervisor exited)
   Listener listener_;
   GangScheduler scheduler_;
   std::map<std::string, std::unique_ptr<Gang>> gangs_;
@@ -209,7 +236,7 @@ class LocalExecutor : public Executor {
   // from their executor_state.json through the job-dir registry.
   static constexpr size_t kMaxEndedInMemory = 1024;
   std::deque<std::string> ended_;
-  std::thread thread_;
+  std::thread thread_;  // the monitor: Loop(); not started without start_monitor
   // Declared last: destroyed (its thread joined) before the members its callback uses.
   std::unique_ptr<ExitWatcher> exit_watcher_;
 };

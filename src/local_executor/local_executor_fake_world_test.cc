@@ -1,10 +1,13 @@
 // LocalExecutor against a fake clock and fake processes: timeout, grace and kill decisions are
-// checked in fake time, so they take milliseconds and no child process is started.
+// checked in fake time, so they take milliseconds and no child process is started. Most tests
+// build the executor without its monitor thread and step it with PollOnce(), so "nothing happened
+// yet" is a fact after a pass, not a guess after a sleep.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <mutex>
 #include <thread>
 
@@ -116,15 +119,16 @@ class LocalExecutorFakeWorldTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTestDir();
-    Make(1ms);
+    Make(/*start_monitor=*/false);
   }
 
-  void Make(std::chrono::milliseconds poll_interval) {
+  void Make(bool start_monitor, std::chrono::milliseconds poll_interval = 1ms) {
     executor_.reset();
     LocalExecutorOptions o;
     o.data_dir = dir_ / "data";
     o.inventory = HostInventory{4, 16, {}, {}};
     o.poll_interval = poll_interval;
+    o.start_monitor = start_monitor;
     o.wrapper_path = "/bin/true";  // never run: FakeProcessOps only records launches
     o.clock = &clock_;
     o.process_ops = &ops_;
@@ -140,6 +144,12 @@ class LocalExecutorFakeWorldTest : public ::testing::Test {
     spec.max_restarts = 0;
     spec.replicas.push_back({0, 0, "n1-standard-4", "", 0, {"/bin/sleep", "1000"}, {}});
     return spec;
+  }
+
+  // One PollOnce, then "STATE 'signals sent so far'".
+  std::string Poll() {
+    executor_->PollOnce();
+    return GangStateName(executor_->Get("fw")->state) + " '" + ops_.signals() + "'";
   }
 
   // Waits (real time, bounded) for the executor thread to reach a state.
@@ -160,51 +170,88 @@ class LocalExecutorFakeWorldTest : public ::testing::Test {
 
 TEST_F(LocalExecutorFakeWorldTest, TimeoutTermsThenKillsAfterTheGraceInFakeTime) {
   ASSERT_TRUE(executor_->Submit(Spec()).ok());
-  EXPECT_EQ(StateWhen([](const GangStatus& s) { return s.state == GangState::kRunning; }),
-            "RUNNING");
+  std::string seen = GangStateName(executor_->Get("fw")->state);  // nothing moves without a pass
+  seen += " | " + Poll();
   clock_.Advance(599s);
-  std::this_thread::sleep_for(20ms);
-  EXPECT_EQ(ops_.signals(), "");  // not yet
+  seen += " | 599s: " + Poll();
   clock_.Advance(1s);
-  for (int i = 0; i < 2000 && ops_.signals().empty(); ++i) std::this_thread::sleep_for(1ms);
-  EXPECT_EQ(ops_.signals(), "TERM 1000");  // to the wrapper, which forwards to the group
+  seen += " | 600s: " + Poll();  // TERM to the wrapper, which forwards it to the group
   clock_.Advance(29s);
-  std::this_thread::sleep_for(20ms);
-  EXPECT_EQ(ops_.signals(), "TERM 1000");
+  seen += " | +29s: " + Poll();
   clock_.Advance(1s);
-  for (int i = 0; i < 2000 && ops_.signals() == "TERM 1000"; ++i) {
-    std::this_thread::sleep_for(1ms);
-  }
   // The replica's pid is unknown (no pid file), so the wrapper's group is killed.
-  EXPECT_EQ(ops_.signals(), "TERM 1000 KILL -1000");
+  seen += " | +30s: " + Poll();
   ops_.Exit(1000, 137);
-  GangStatus s;
-  EXPECT_EQ(StateWhen([&](const GangStatus& st) {
-              s = st;
-              return st.state == GangState::kFailed;
-            }),
-            "FAILED");
-  EXPECT_EQ(s.error_message, "timed out after 600s");
-  EXPECT_EQ(ops_.launches(), 1u);
+  seen += " | exit: " + Poll();
+  EXPECT_EQ(seen + " " + executor_->Get("fw")->error_message + " | launches " +
+                std::to_string(ops_.launches()),
+            "QUEUED | RUNNING '' | 599s: RUNNING '' | 600s: RUNNING 'TERM 1000' | +29s: RUNNING "
+            "'TERM 1000' | +30s: RUNNING 'TERM 1000 KILL -1000' | exit: FAILED 'TERM 1000 KILL "
+            "-1000' timed out after 600s | launches 1");
 }
 
 TEST_F(LocalExecutorFakeWorldTest, ReplicaStopsWithinTheGraceWithoutKill) {
   ASSERT_TRUE(executor_->Submit(Spec()).ok());
-  StateWhen([](const GangStatus& s) { return s.state == GangState::kRunning; });
+  executor_->PollOnce();
   ASSERT_TRUE(executor_->Cancel("fw").ok());
-  EXPECT_EQ(ops_.signals(), "TERM 1000");
+  std::string seen = GangStateName(executor_->Get("fw")->state) + " '" + ops_.signals() + "'";
   clock_.Advance(10s);
+  seen += " | 10s: " + Poll();
   ops_.Exit(1000, 143);
-  EXPECT_EQ(StateWhen([](const GangStatus& s) { return s.state == GangState::kCancelled; }),
-            "CANCELLED");
-  EXPECT_EQ(ops_.signals(), "TERM 1000");
+  seen += " | exit: " + Poll();
+  EXPECT_EQ(seen,
+            "CANCELLING 'TERM 1000' | 10s: CANCELLING 'TERM 1000' | exit: CANCELLED 'TERM 1000'");
+}
+
+// WaitForWork returns as soon as a supervisor's exit fd fires, so a caller stepping the executor
+// needs no sleep to see an exit; with nothing to do it returns false after its timeout.
+TEST_F(LocalExecutorFakeWorldTest, WaitForWorkReturnsWhenASupervisorExits) {
+  ops_.EnableExitFds();
+  ASSERT_TRUE(executor_->Submit(Spec()).ok());
+  std::string seen = "submitted: " + std::to_string(executor_->WaitForWork(0ms));
+  seen += " " + Poll();
+  seen += " | idle: " + std::to_string(executor_->WaitForWork(1ms));
+  ops_.Exit(1000, 0);
+  seen += " | exited: " + std::to_string(executor_->WaitForWork(std::chrono::minutes(1)));
+  seen += " " + Poll();
+  EXPECT_EQ(seen, "submitted: 1 RUNNING '' | idle: 0 | exited: 1 SUCCEEDED ''");
+}
+
+// PollOnce from other threads while the monitor runs: passes do not overlap, so the listener
+// sees the gang's states in the order they happened.
+TEST_F(LocalExecutorFakeWorldTest, PollOnceBesideTheMonitorKeepsNotificationsInOrder) {
+  Make(/*start_monitor=*/true);
+  std::mutex mu;
+  std::string states;
+  executor_->SetListener([&](const GangStatus& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (states.empty() || !states.ends_with(GangStateName(s.state))) {
+      states += (states.empty() ? "" : " ") + GangStateName(s.state);
+    }
+  });
+  std::atomic<bool> done = false;
+  std::vector<std::thread> pollers;
+  for (int i = 0; i < 2; ++i) {
+    pollers.emplace_back([&] {
+      while (!done) executor_->PollOnce();
+    });
+  }
+  ASSERT_TRUE(executor_->Submit(Spec()).ok());
+  StateWhen([](const GangStatus& s) { return s.state == GangState::kRunning; });
+  ops_.Exit(1000, 0);
+  StateWhen([](const GangStatus& s) { return s.state == GangState::kSucceeded; });
+  executor_->PollOnce();  // the last pass has handed its notes over
+  done = true;
+  for (auto& t : pollers) t.join();
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(states, "QUEUED PENDING RUNNING SUCCEEDED");
 }
 
 // Submit->RUNNING latency: a replica's exit is handled when its wrapper's exit fd
 // fires, not at the next poll. With an hour-long poll interval only that can end the job.
 TEST_F(LocalExecutorFakeWorldTest, WrapperExitWakesTheExecutorWithoutAPollTick) {
   ops_.EnableExitFds();
-  Make(std::chrono::hours(1));
+  Make(/*start_monitor=*/true, std::chrono::hours(1));
   ASSERT_TRUE(executor_->Submit(Spec()).ok());  // Submit itself wakes the loop: no tick either
   EXPECT_EQ(StateWhen([](const GangStatus& s) { return s.state == GangState::kRunning; }),
             "RUNNING");

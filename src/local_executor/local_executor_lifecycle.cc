@@ -1,7 +1,7 @@
 // LocalExecutor: starting, watching, restarting, stopping and re-adopting gangs. What happens next
 // is decided by the gang's GangLifecycle (gang_lifecycle.h); this file reports events to it and
 // performs its actions through the ReplicaRuntime. Every function here runs with mu_ held (from
-// the monitor thread's Tick, or Submit/Cancel/Adopt).
+// Tick in a PollOnce pass, or Submit/Cancel/Adopt).
 #include <signal.h>
 
 #include <algorithm>
