@@ -128,6 +128,16 @@ TARGETS=(trainyard-bert model_test model_parity_test train_test train_step_parit
   data_test
   make_splits_cli_test predict_cli_test predict_parity_cli_test tokenize_cli_test train_cli_test
   train_distributed_cli_test train_bench)
+# make decides what to rebuild from timestamps: a build tree last built from another checkout
+# (mounted at the same /src/trainyard) can hold objects newer than this checkout's older sources,
+# and linking those gave crashes (free() of a bad pointer, std::bad_alloc) in the tests. So the
+# tree is wiped when the checkout changes; ccache keeps the rebuild short.
+if [[ -f $root/build/.trainyard-source && $(cat "$root/build/.trainyard-source") != "$repo" ]]; then
+  log "the build tree was made from $(cat "$root/build/.trainyard-source"); starting it afresh"
+  rm -rf "$root/build"
+fi
+mkdir -p "$root/build"
+echo "$repo" >"$root/build/.trainyard-source"
 build_started=$(date +%s)
 log "configuring and building ${#TARGETS[@]} targets against libtorch-dev $libtorch_version (-j$jobs)"
 in_root sh -c 'export CCACHE_DIR=/var/cache/ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache

@@ -393,12 +393,21 @@ int ExecWrapperMain(int argc, char** argv) {
   setup.cgroup_procs = args.cgroup.empty() ? "" : args.cgroup + "/cgroup.procs";
   setup.identity = args.switch_user ? &args : nullptr;
 
+  // Stop signals are blocked across fork: the child keeps one pending until RunChild has reset
+  // the handlers to SIG_DFL, so a stop sent to the replica's group while it starts is not
+  // swallowed by this process's OnSignal in the child (the replica would then run on until the
+  // kill grace ends in SIGKILL).
+  sigset_t stop_signals, previous;
+  sigemptyset(&stop_signals);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop_signals, sig);
+  ::sigprocmask(SIG_BLOCK, &stop_signals, &previous);
   pid_t child = ::fork();
+  if (child == 0) RunChild(setup, out_pipe[1], err_pipe[1]);
+  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
   if (child < 0) {
     std::perror("trainyard-exec-wrapper: fork");
     return 2;
   }
-  if (child == 0) RunChild(setup, out_pipe[1], err_pipe[1]);
   ::setpgid(child, child);  // also here, so the group exists before anyone signals it
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
