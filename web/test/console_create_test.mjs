@@ -50,6 +50,11 @@ let registry = null;
 let image = 'local';
 // --image local: the host walk even where containers could run (how the fallback is tested).
 const why = arg('image', '') === 'local' ? 'asked for with --image local' : containersMissing();
+if (why && arg('image', '') !== 'local' && process.env.TRAINYARD_REQUIRE_CONTAINERS === '1') {
+  // CI must walk seed 004 with real containers (.ci/run sets this), never the host fallback.
+  console.error(`FAILED: TRAINYARD_REQUIRE_CONTAINERS=1, but containers cannot run here: ${why}`);
+  process.exit(1);
+}
 if (why) {
   console.log(`NOTE: containers unavailable (${why}): the walk runs with imageUri "local" (host commands)`);
 } else {
