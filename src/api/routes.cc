@@ -10,6 +10,7 @@
 #include "api/resource_routes.h"
 #include "api/route_util.h"
 #include "common/time.h"
+#include "replica_contract/replica_contract.h"
 #include "spec/custom_job_json.h"
 #include "spec/resource_name.h"
 
@@ -26,7 +27,7 @@ std::string JobName(const httplib::Request& req) {
 }
 
 std::string TaskName(const executor::LogLine& line) {
-  return "workerpool" + std::to_string(line.pool_index) + "-" + std::to_string(line.replica_index);
+  return replica_contract::TaskName(line.pool_index, line.replica_index);
 }
 
 }  // namespace

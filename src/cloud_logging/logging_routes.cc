@@ -9,6 +9,7 @@
 #include "common/json_parse.h"
 #include "common/parse.h"
 #include "common/time.h"
+#include "replica_contract/replica_contract.h"
 #include "spec/legacy_translation.h"
 
 namespace trainyard::cloud_logging {
@@ -83,7 +84,7 @@ StatusOr<Query> ParseQuery(const json& body) {
 }
 
 std::string TaskName(const executor::LogLine& line) {
-  return "workerpool" + std::to_string(line.pool_index) + "-" + std::to_string(line.replica_index);
+  return replica_contract::TaskName(line.pool_index, line.replica_index);
 }
 
 // Unique per line and, zero-padded, ordered as the log is: stream-logs resumes with

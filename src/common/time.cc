@@ -196,4 +196,9 @@ double DurationToSeconds(Duration d) {
   return static_cast<double>(d.count()) / static_cast<double>(kMicrosPerSecond);
 }
 
+WallClock OrSystemClock(WallClock clock) {
+  if (clock) return clock;
+  return [] { return std::chrono::system_clock::now(); };
+}
+
 }  // namespace trainyard

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,13 @@
 namespace trainyard {
 
 using TimePoint = std::chrono::system_clock::time_point;
+
+// The clock that controllers, stores and metrics read, so tests can set the time; empty means
+// the system clock (OrSystemClock). Executors step gangs with executor::Clock (process_ops.h), a
+// virtual interface that their conformance suite advances.
+using WallClock = std::function<TimePoint()>;
+// `clock` itself, or the system clock when it is empty.
+WallClock OrSystemClock(WallClock clock);
 
 // Microseconds since the Unix epoch; sub-microsecond ticks are dropped (rounded toward the past).
 int64_t ToUnixMicros(TimePoint t);

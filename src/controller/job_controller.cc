@@ -4,6 +4,7 @@
 
 #include "common/time.h"
 #include "executor/run_as.h"
+#include "replica_contract/replica_contract.h"
 #include "spec/custom_job_json.h"
 #include "spec/custom_job_validation.h"
 #include "spec/resource_name.h"
@@ -44,9 +45,8 @@ void RecordRestarts(spec::CustomJob& job, const executor::GangStatus& status, sp
           r.restarts <= before.restarts) {
         continue;
       }
-      std::string detail = "workerpool" + std::to_string(r.pool_index) + "-" +
-                           std::to_string(r.replica_index) + " restarted (restart " +
-                           std::to_string(r.restarts);
+      std::string detail = replica_contract::TaskName(r.pool_index, r.replica_index) +
+                           " restarted (restart " + std::to_string(r.restarts);
       if (before.exit_code)
         detail += ", it had exited with code " + std::to_string(*before.exit_code);
       spec::RecordStateChange(job, job.state, now, detail + ")");
@@ -67,7 +67,7 @@ JobController::JobController(store::JobStore* store, executor::Executor* executo
       images_(images),
       prices_(std::move(prices)),
       options_(std::move(options)),
-      clock_(clock ? std::move(clock) : Clock([] { return std::chrono::system_clock::now(); })) {}
+      clock_(OrSystemClock(std::move(clock))) {}
 
 std::string JobController::NewJobId() {
   // Numeric like Vertex ids, increasing with time so ids sort by creation.

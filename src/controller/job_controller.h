@@ -23,6 +23,7 @@
 #include <optional>
 #include <set>
 
+#include "common/time.h"
 #include "controller/replica_users.h"
 #include "executor/executor.h"
 #include "spec/custom_job.h"
@@ -35,7 +36,7 @@ namespace trainyard::controller {
 // Hourly price in USD of ONE replica with this machine spec (machine + accelerators), or nullopt
 // when the catalog does not know it (the cost is then shown as 0).
 using PriceFn = std::function<std::optional<double>(const spec::MachineSpec&)>;
-using Clock = std::function<std::chrono::system_clock::time_point()>;
+using Clock = WallClock;  // common/time.h
 
 struct JobControllerOptions {
   std::filesystem::path jobs_dir;       // each job's GangSpec::job_dir is jobs_dir/<id>

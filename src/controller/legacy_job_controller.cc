@@ -148,7 +148,7 @@ LegacyJobController::LegacyJobController(store::ResourceStore* store, JobControl
     : store_(store),
       jobs_(jobs),
       tuning_(tuning),
-      clock_(clock ? std::move(clock) : Clock([] { return std::chrono::system_clock::now(); })),
+      clock_(OrSystemClock(std::move(clock))),
       resources_(store, LegacyType(), clock_) {}
 
 Status LegacyJobController::Start() {

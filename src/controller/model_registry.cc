@@ -135,7 +135,7 @@ ModelRegistry::ModelRegistry(store::ResourceStore* store, ArtifactCheck check,
                              StoredResourceController::Clock clock)
     : models_(store, ModelType(), clock),
       check_(check ? std::move(check) : CheckArtifactsExist),
-      clock_(clock ? std::move(clock) : [] { return std::chrono::system_clock::now(); }) {}
+      clock_(OrSystemClock(std::move(clock))) {}
 
 StatusOr<std::string> ModelRegistry::Target(ModelUpload* u) {
   const std::string models = u->parent + "/" + std::string(spec::kModels) + "/";

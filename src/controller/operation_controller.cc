@@ -30,8 +30,7 @@ const store::StateVocabulary& OperationStates() {
 }
 
 OperationController::OperationController(store::ResourceStore* store, Clock clock)
-    : store_(store),
-      clock_(clock ? std::move(clock) : [] { return std::chrono::system_clock::now(); }) {}
+    : store_(store), clock_(OrSystemClock(std::move(clock))) {}
 
 std::string OperationController::NewId() {
   // Numeric like Vertex's operation ids, increasing with time.

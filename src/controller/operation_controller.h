@@ -27,6 +27,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "store/resource_store.h"
 
 namespace trainyard::controller {
@@ -48,7 +49,7 @@ const store::StateVocabulary& OperationStates();
 
 class OperationController {
  public:
-  using Clock = std::function<std::chrono::system_clock::time_point()>;
+  using Clock = WallClock;  // common/time.h
   // `store` must outlive the controller. `clock` null = the system clock.
   explicit OperationController(store::ResourceStore* store, Clock clock = nullptr);
 

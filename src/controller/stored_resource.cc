@@ -18,9 +18,7 @@ std::string NotFound(const ResourceType& type, const std::string& name) {
 
 StoredResourceController::StoredResourceController(store::ResourceStore* store, ResourceType type,
                                                    Clock clock)
-    : store_(store),
-      type_(std::move(type)),
-      clock_(clock ? std::move(clock) : [] { return std::chrono::system_clock::now(); }) {}
+    : store_(store), type_(std::move(type)), clock_(OrSystemClock(std::move(clock))) {}
 
 std::string StoredResourceController::NewId() {
   // Numeric like Vertex ids, increasing with time so that ids sort by creation.

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "store/resource_store.h"
 
 namespace trainyard::controller {
@@ -52,7 +53,7 @@ struct ResourceType {
 
 class StoredResourceController {
  public:
-  using Clock = std::function<std::chrono::system_clock::time_point()>;
+  using Clock = WallClock;  // common/time.h
   // `store` must outlive the controller. `clock` null = the system clock.
   StoredResourceController(store::ResourceStore* store, ResourceType type, Clock clock = nullptr);
 

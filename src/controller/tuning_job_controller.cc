@@ -120,7 +120,7 @@ class TuningJobController::Launcher : public tuning::TrialLauncher {
 TuningJobController::TuningJobController(store::TuningJobStore* store, JobController* jobs,
                                          TuningJobControllerOptions options)
     : store_(store), jobs_(jobs), options_(std::move(options)) {
-  if (!options_.clock) options_.clock = [] { return SystemClock::now(); };
+  options_.clock = OrSystemClock(std::move(options_.clock));
 }
 
 TuningJobController::~TuningJobController() { Stop(); }

@@ -21,6 +21,7 @@
 #include "common/file_util.h"
 #include "executor/job_log.h"
 #include "executor/process_ops.h"
+#include "executor/replica_status_file.h"
 
 namespace trainyard::executor {
 namespace {
@@ -186,9 +187,7 @@ class Output {
 };
 
 Status WriteStatus(const Args& args, int exit_code) {
-  nlohmann::json j{{"exit_code", exit_code},
-                   {"end_time", FormatLogTime(std::chrono::system_clock::now())}};
-  return WriteFileAtomic(args.status_file, j.dump() + "\n");
+  return WriteReplicaStatusFile(args.status_file, exit_code);
 }
 
 }  // namespace

@@ -26,8 +26,7 @@ std::vector<ReplicaStatus> InitialReplicas(const GangSpec& spec) {
 int64_t FakePid(const ReplicaStatus& r) { return 100000 + r.pool_index * 1000 + r.replica_index; }
 
 std::string Describe(const ReplicaStatus& r) {
-  return "workerpool" + std::to_string(r.pool_index) + " replica " +
-         std::to_string(r.replica_index);
+  return replica_contract::ReplicaDescription(r.pool_index, r.replica_index);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "common/json_parse.h"
 #include "executor/exec_wrapper.h"
 #include "executor/gang_record.h"
+#include "executor/replica_status_file.h"
 
 namespace trainyard::executor {
 namespace fs = std::filesystem;
@@ -32,15 +33,6 @@ StatusOr<ProcessId> ReadPidFile(const fs::path& path) {
     return ProcessId{j.at("pid").get<int64_t>(), j.value("start_ticks", uint64_t{0})};
   } catch (const std::exception& e) {
     return DataLossError("corrupt pid file " + path.string() + ": " + e.what());
-  }
-}
-
-StatusOr<int> ReadStatusFile(const fs::path& path) {
-  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  try {
-    return ParseJsonOrThrow(text).at("exit_code").get<int>();
-  } catch (const std::exception& e) {
-    return DataLossError("corrupt status file " + path.string() + ": " + e.what());
   }
 }
 
@@ -111,17 +103,17 @@ ReplicaObservation HostProcessRuntime::Observe(ReplicaHandle* h) {
   if (!h->process.valid()) {
     if (auto pid = ReadPidFile(h->pid_file); pid.ok()) h->process = *pid;
   }
-  auto code = ReadStatusFile(h->status_file);
-  if (!code.ok() && !ops_.IsAlive(h->supervisor) && !ops_.IsAlive(h->process)) {
-    code = ReadStatusFile(h->status_file);  // it may have been written just before the exit
-    if (!code.ok()) {
+  auto exit = ReadReplicaStatusFile(h->status_file);
+  if (!exit.ok() && !ops_.IsAlive(h->supervisor) && !ops_.IsAlive(h->process)) {
+    exit = ReadReplicaStatusFile(h->status_file);  // it may have been written just before the exit
+    if (!exit.ok()) {
       return {ReplicaObservation::Phase::kLost, 0,
               "ended without a recorded exit code (its supervisor, pid " +
-                  std::to_string(h->supervisor.pid) + ", is gone: " + code.status().message() +
+                  std::to_string(h->supervisor.pid) + ", is gone: " + exit.status().message() +
                   ")"};
     }
   }
-  if (code.ok()) return {ReplicaObservation::Phase::kExited, *code, ""};
+  if (exit.ok()) return {ReplicaObservation::Phase::kExited, exit->exit_code, ""};
   return {};
 }
 

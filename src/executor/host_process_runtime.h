@@ -21,9 +21,9 @@ namespace trainyard::executor {
 // what was tried otherwise.
 StatusOr<std::filesystem::path> FindExecWrapper(const std::filesystem::path& configured);
 
-// Reads a wrapper's pid file / status file. NOT_FOUND while not written yet, DATA_LOSS if corrupt.
+// Reads a wrapper's pid file. NOT_FOUND while not written yet, DATA_LOSS if corrupt. (Its status
+// file: replica_status_file.h.)
 StatusOr<ProcessId> ReadPidFile(const std::filesystem::path& path);
-StatusOr<int> ReadStatusFile(const std::filesystem::path& path);
 
 // The wrapper's command line for `launch` after the program name (--log-dir ... -- argv).
 std::vector<std::string> ExecWrapperArgs(const ReplicaLaunch& launch);

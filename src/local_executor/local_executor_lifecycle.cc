@@ -29,8 +29,7 @@ std::string FormatGib(double gib) {
 }
 
 std::string Describe(const LocalExecutor::Replica& r) {
-  return "workerpool" + std::to_string(r.pool_index) + " replica " +
-         std::to_string(r.replica_index);
+  return replica_contract::ReplicaDescription(r.pool_index, r.replica_index);
 }
 
 bool AnyRunning(const LocalExecutor::Gang& g) {

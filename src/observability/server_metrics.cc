@@ -49,7 +49,7 @@ std::string RouteOf(std::string_view path) {
 ServerMetrics::ServerMetrics(store::JobStore* store, ResourcesFn resources, Clock clock)
     : store_(store),
       resources_(std::move(resources)),
-      clock_(clock ? std::move(clock) : [] { return std::chrono::system_clock::now(); }),
+      clock_(OrSystemClock(std::move(clock))),
       start_latency_({0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}) {}
 
 ServerMetrics::~ServerMetrics() { StopPolling(); }

@@ -23,6 +23,7 @@
 #include <tuple>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "observability/prometheus_text.h"
 #include "spec/custom_job.h"
 #include "store/job_store.h"
@@ -36,7 +37,7 @@ struct ReplicaResources {
   std::string gpu_type;  // the acceleratorType ("" without GPUs)
 };
 using ResourcesFn = std::function<ReplicaResources(const spec::MachineSpec&)>;
-using Clock = std::function<std::chrono::system_clock::time_point()>;
+using Clock = WallClock;  // common/time.h
 
 // The route template of a request path, for the `route` label (bounded cardinality): ids become
 // {id}, the project and location {p} and {l}; unknown paths are "other".

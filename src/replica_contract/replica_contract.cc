@@ -238,6 +238,10 @@ std::string TaskName(int pool_index, int replica_index) {
   return ClusterSpecPoolName(pool_index) + "-" + std::to_string(replica_index);
 }
 
+std::string ReplicaDescription(int pool_index, int replica_index) {
+  return ClusterSpecPoolName(pool_index) + " replica " + std::to_string(replica_index);
+}
+
 std::string EncodeClusterSpec(const ClusterLayout& layout) {
   OJson cluster = OJson::object();
   for (const auto& [pool, addresses] : AddressesByPool(layout)) {

@@ -68,6 +68,8 @@ std::string TfConfigRole(int pool_index);         // "chief", "worker", "ps", "e
 
 // "workerpool1-0": how replicas are named in logs, directories and messages.
 std::string TaskName(int pool_index, int replica_index);
+// "workerpool1 replica 0": a replica in executors' messages (restarts, exits, stop reasons).
+std::string ReplicaDescription(int pool_index, int replica_index);
 
 struct Member {
   int pool_index = 0;

@@ -13,6 +13,7 @@
 #include "common/json_parse.h"
 #include "executor/replica_env.h"
 #include "executor/replica_runtime.h"
+#include "executor/replica_status_file.h"
 #include "replica_contract/replica_contract.h"
 #include "slurm/slurm_executor_state.h"
 #include "slurm/slurm_job_state.h"
@@ -29,7 +30,7 @@ using executor::StopGoal;
 namespace {
 
 std::string Describe(int pool, int replica) {
-  return "workerpool" + std::to_string(pool) + " replica " + std::to_string(replica);
+  return replica_contract::ReplicaDescription(pool, replica);
 }
 
 // The primary replica (pool 0; every replica without pool 0) exited 0.
@@ -692,15 +693,12 @@ void SlurmExecutor::ReadTaskFiles(Gang& g) {
   for (auto& r : g.replicas) {
     fs::path dir = TaskDir(attempt_dir, r.pool_index, r.replica_index);
     if (!r.exit_code) {
-      if (auto text = ReadFile(dir / "status"); text.ok()) {
-        try {
-          auto j = ParseJsonOrThrow(*text);
-          r.exit_code = j.at("exit_code").get<int>();
-          r.end_time = j.value("end_time", "");
-          changed = true;
-        } catch (const std::exception&) {
-          // Written atomically, so a parse error is a real corruption: leave the code unknown.
-        }
+      // Written atomically: a read error other than NOT_FOUND is a real corruption, which
+      // leaves the code unknown.
+      if (auto exit = executor::ReadReplicaStatusFile(dir / "status"); exit.ok()) {
+        r.exit_code = exit->exit_code;
+        r.end_time = exit->end_time;
+        changed = true;
       }
     }
     if (r.pid == 0) {

@@ -14,6 +14,7 @@
 #include "common/file_util.h"
 #include "common/json_parse.h"
 #include "executor/host_process_runtime.h"
+#include "executor/replica_status_file.h"
 #include "executor/run_as.h"
 #include "executor/tcp_port.h"
 
@@ -233,10 +234,9 @@ int RunTask(const executor::ReplicaLaunch& launch, executor::ReplicaRuntime* con
   }
   int rc = runtime->RunInForeground(launch);
   if (rc != 0) return rc;
-  auto status = ReadFile(launch.status_file);
-  if (!status.ok()) return Fail(status.status().ToString());
-  int code = ParseJsonOrThrow(*status).at("exit_code").get<int>();
-  return code > 255 ? 255 : code;
+  auto exit = executor::ReadReplicaStatusFile(launch.status_file);
+  if (!exit.ok()) return Fail(exit.status().ToString());
+  return exit->exit_code > 255 ? 255 : exit->exit_code;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "protojson/parse.h"
 #include "protojson/reader.h"
 #include "protojson/writer.h"
+#include "replica_contract/replica_contract.h"
 #include "spec/resource_name.h"
 
 namespace trainyard::spec {
@@ -213,8 +214,7 @@ json PoolToJson(const WorkerPoolSpec& pool) {
 json TrainyardInfoToJson(const TrainyardInfo& t) {
   json replicas = json::array();
   for (const auto& r : t.replicas) {
-    json rj = {{"taskName", "workerpool" + std::to_string(r.pool_index) + "-" +
-                                std::to_string(r.replica_index)},
+    json rj = {{"taskName", replica_contract::TaskName(r.pool_index, r.replica_index)},
                {"restarts", r.restarts}};
     if (r.exit_code) rj["exitCode"] = *r.exit_code;
     replicas.push_back(rj);

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "tuning/early_stopping.h"
 #include "tuning/searcher.h"
 #include "tuning/study_spec.h"
@@ -79,9 +80,7 @@ struct TrialOutcome {
 
 struct StudyRunnerOptions {
   uint64_t seed = 0;  // searcher seed; persisted, so a restored study keeps it
-  std::function<std::chrono::system_clock::time_point()> clock = [] {
-    return std::chrono::system_clock::now();
-  };
+  WallClock clock = OrSystemClock(nullptr);
 };
 
 class StudyRunner {

@@ -1,0 +1,30 @@
+#include "executor/replica_status_file.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "common/file_util.h"
+#include "common/json_parse.h"
+#include "executor/job_log.h"
+
+namespace trainyard::executor {
+
+namespace fs = std::filesystem;
+
+Status WriteReplicaStatusFile(const fs::path& path, int exit_code) {
+  nlohmann::json j{{"exit_code", exit_code},
+                   {"end_time", FormatLogTime(std::chrono::system_clock::now())}};
+  return WriteFileAtomic(path, j.dump() + "\n");
+}
+
+StatusOr<ReplicaExit> ReadReplicaStatusFile(const fs::path& path) {
+  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  try {
+    const nlohmann::json j = ParseJsonOrThrow(text);
+    return ReplicaExit{j.at("exit_code").get<int>(), j.value("end_time", "")};
+  } catch (const std::exception& e) {
+    return DataLossError("corrupt replica status file " + path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace trainyard::executor
