@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "testing/test_util.h"
+#include "train/train_paths.h"
 
 namespace trainyard::train {
 namespace {
@@ -102,6 +103,30 @@ TEST(OutputCheckTest, CheckpointAndTensorBoardDirsAreMadeOrNamed) {
                               ": cannot create directory " + (locked / "tb").string()))
       << got;
   EXPECT_NE(got.find(locked.string() + " is owned by "), std::string::npos) << got;
+}
+
+}  // namespace
+}  // namespace trainyard::train
+
+namespace trainyard::train {
+namespace {
+
+// The article's flags put TensorBoard inside the export dir: that entry is the export's to keep.
+TEST(TrainPathsTest, TheTensorBoardEntryInsideTheJobDirIsNamed) {
+  const fs::path dir = testing::MakeTestDir();
+  std::string got;
+  for (const auto& [job, tensorboard] :
+       std::vector<std::pair<fs::path, fs::path>>{{dir / "model", dir / "model/logs"},
+                                                  {dir / "model", dir / "model/tb/run1"},
+                                                  {dir / "model", dir / "logs"},
+                                                  {dir / "model", dir / "model"},
+                                                  {dir / "model", ""}}) {
+    TrainPaths p;
+    p.job_dir = job;
+    p.tensorboard_dir = tensorboard;
+    got += "[" + TensorBoardEntryInJobDir(p) + "]";
+  }
+  EXPECT_EQ(got, "[logs][tb][][][]");
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ StatusOr<fs::path> Resolve(const std::string& flag, const std::string& value) {
 }
 
 Status CheckJobDir(const TrainPaths& p) {
+  const std::string tensorboard_entry = TensorBoardEntryInJobDir(p);
   std::error_code ec;
   if (fs::exists(p.job_dir, ec) && !fs::is_directory(p.job_dir, ec)) {
     return InvalidArgumentError("--job-dir " + p.job_dir.string() +
@@ -25,7 +26,8 @@ Status CheckJobDir(const TrainPaths& p) {
   if (fs::is_directory(p.job_dir, ec)) {
     for (const auto& entry : fs::directory_iterator(p.job_dir, ec)) {
       const std::string name = entry.path().filename().string();
-      if (std::find(ExportFiles().begin(), ExportFiles().end(), name) == ExportFiles().end()) {
+      if (name != tensorboard_entry &&
+          std::find(ExportFiles().begin(), ExportFiles().end(), name) == ExportFiles().end()) {
         return InvalidArgumentError(
             "--job-dir " + p.job_dir.string() + " contains '" + name +
             "', which the export would delete (it replaces the whole directory); use an empty "
@@ -47,6 +49,15 @@ Status CheckJobDir(const TrainPaths& p) {
 }
 
 }  // namespace
+
+std::string TensorBoardEntryInJobDir(const TrainPaths& p) {
+  if (p.job_dir.empty() || p.tensorboard_dir.empty()) return "";
+  const fs::path job = fs::weakly_canonical(p.job_dir);
+  const fs::path tensorboard = fs::weakly_canonical(p.tensorboard_dir);
+  auto [a, b] = std::mismatch(job.begin(), job.end(), tensorboard.begin(), tensorboard.end());
+  if (a != job.end() || b == tensorboard.end() || b->empty()) return "";
+  return b->string();
+}
 
 const std::vector<std::string>& ExportFiles() {
   static const std::vector<std::string> files = {"model.safetensors", "config.json", "vocab.txt",

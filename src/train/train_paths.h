@@ -23,8 +23,13 @@ struct TrainPaths {
 };
 
 // The files an export writes; a job dir holding anything else is refused (the export replaces
-// the whole directory).
+// the whole directory), except the entry that holds the TensorBoard dir (below).
 const std::vector<std::string>& ExportFiles();
+
+// The job dir's entry that holds the TensorBoard dir ("logs" for --job-dir=.../model and
+// --tensorboard-dir=.../model/logs, the article's flags), or "" when the TensorBoard dir is not
+// inside the job dir. The export carries that entry over into the directory it commits.
+std::string TensorBoardEntryInJobDir(const TrainPaths& p);
 
 // INVALID_ARGUMENT naming the flag and the fix: an unresolvable URI, no vocab, and for the chief
 // (`check_job_dir`, the only writer of the export) a job dir that is a file, holds files the

@@ -712,6 +712,18 @@ class Trainer {
       Status s = WriteFileAtomic(staging / name, content);
       if (!s.ok()) return fail(s);
     }
+    // TensorBoard logs inside the job dir (the article's flags) move into the new export, so that
+    // replacing the directory keeps them; an open event file follows its inode.
+    if (const std::string entry = TensorBoardEntryInJobDir(paths_); !entry.empty()) {
+      std::error_code ec;
+      if (fs::exists(paths_.job_dir / entry, ec)) {
+        fs::rename(paths_.job_dir / entry, staging / entry, ec);
+        if (ec) {
+          return fail(IoError("cannot carry " + (paths_.job_dir / entry).string() +
+                              " over into the export: " + ec.message()));
+        }
+      }
+    }
     Status s = CommitDirectory(staging, paths_.job_dir);
     if (!s.ok()) return fail(s);
     result_.exported_to = paths_.job_dir;
