@@ -9,11 +9,28 @@ function(trainyard_target_defaults target)
   endif()
 endfunction()
 
+# Unity build (TRAINYARD_UNITY_BUILD): a target's sources are compiled in batches of
+# TRAINYARD_UNITY_BATCH files, one compiler run each, so heavy headers (LibTorch: ~25 s per file;
+# nlohmann/json, cpp-httplib, CLI11) are parsed once per batch instead of once per file. It halves
+# a clean build of the demo's two binaries on 2 cores (bench/README.md "Build time"). The price:
+# file-local names (anonymous namespaces) must be unique within a target, which the build itself
+# checks; a file with its own compile options (trainyard_vector_kernels) is compiled alone.
+# Macros also leak into the next files of a batch: <resolv.h> (included by cpp-httplib) defines
+# `_res`, a parameter name in Eigen's headers, so it is undefined after every file.
+function(trainyard_unity target)
+  if(TRAINYARD_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON
+                                               UNITY_BUILD_BATCH_SIZE ${TRAINYARD_UNITY_BATCH}
+                                               UNITY_BUILD_CODE_AFTER_INCLUDE "#undef _res")
+  endif()
+endfunction()
+
 # trainyard_library(NAME SOURCES a.cc b.cc DEPS lib1 lib2)
 function(trainyard_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   trainyard_target_defaults(${name})
+  trainyard_unity(${name})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 

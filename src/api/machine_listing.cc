@@ -6,6 +6,13 @@ namespace trainyard::api {
 
 using nlohmann::json;
 
+namespace {
+
+// A price the catalog has no source for is JSON null (the console shows "—").
+json Usd(const std::optional<double>& usd) { return usd ? json(*usd) : json(nullptr); }
+
+}  // namespace
+
 nlohmann::json MachineCatalogListing() {
   const machines::MachineCatalog& catalog = machines::MachineCatalog::Default();
   json listed = json::array();
@@ -15,8 +22,8 @@ nlohmann::json MachineCatalogListing() {
                   {"family", row.name.substr(0, row.name.rfind('-'))},
                   {"vcpus", row.vcpus},
                   {"memoryGib", row.memory_gib},
-                  {"usdPerHour", m->usd_per_hour},
-                  {"usdPerHourWithAccelerators", row.hourly_usd}};
+                  {"usdPerHour", Usd(m->usd_per_hour)},
+                  {"usdPerHourWithAccelerators", Usd(row.hourly_usd)}};
     if (row.bundled_accelerator_count > 0) {
       entry["bundledAccelerator"] = {{"acceleratorType", row.bundled_accelerator},
                                      {"acceleratorCount", row.bundled_accelerator_count}};
@@ -27,7 +34,7 @@ nlohmann::json MachineCatalogListing() {
   for (const std::string& name : catalog.AcceleratorNames()) {
     const machines::AcceleratorType* a = catalog.FindAccelerator(name);
     accelerators.push_back(
-        {{"name", a->name}, {"memoryGib", a->memory_gib}, {"usdPerHour", a->usd_per_hour}});
+        {{"name", a->name}, {"memoryGib", a->memory_gib}, {"usdPerHour", Usd(a->usd_per_hour)}});
   }
   return {{"machineTypes", std::move(listed)},
           {"acceleratorTypes", std::move(accelerators)},

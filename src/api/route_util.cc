@@ -7,6 +7,7 @@
 #include "common/parse.h"
 #include "common/time.h"
 #include "protojson/parse.h"
+#include "protojson/reader.h"
 #include "spec/resource_name.h"
 
 namespace trainyard::api {
@@ -52,12 +53,7 @@ Status CheckParamsIn(const httplib::Request& req, const Known& known) {
   for (const auto& [key, value] : req.params) {
     bool ok = IsSystemParam(key);
     for (const auto& k : known) ok |= (k == key);
-    if (!ok) {
-      return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" + key +
-                                  "\": Cannot bind query parameter. Field '" + key +
-                                  "' could not be found in request message.")
-          .WithFieldViolation(key, "unknown query parameter");
-    }
+    if (!ok) return protojson::UnknownQueryParameterError(key);
   }
   return Status::Ok();
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "machines/machine_catalog.h"
+
 namespace trainyard::api {
 namespace {
 
@@ -32,25 +34,16 @@ const EnumValues kResourceState = [] {
 }();
 const EnumValues kTrialState = {{"STATE_UNSPECIFIED", 0}, {"REQUESTED", 1}, {"ACTIVE", 2},
                                 {"STOPPING", 3},          {"SUCCEEDED", 4}, {"INFEASIBLE", 5}};
-// google/cloud/aiplatform/v1/accelerator_type.proto
-const EnumValues kAcceleratorType = {{"ACCELERATOR_TYPE_UNSPECIFIED", 0},
-                                     {"NVIDIA_TESLA_K80", 1},
-                                     {"NVIDIA_TESLA_P100", 2},
-                                     {"NVIDIA_TESLA_V100", 3},
-                                     {"NVIDIA_TESLA_P4", 4},
-                                     {"NVIDIA_TESLA_T4", 5},
-                                     {"TPU_V2", 6},
-                                     {"TPU_V3", 7},
-                                     {"NVIDIA_TESLA_A100", 8},
-                                     {"NVIDIA_A100_80GB", 9},
-                                     {"TPU_V4_POD", 10},
-                                     {"NVIDIA_L4", 11},
-                                     {"TPU_V5_LITEPOD", 12},
-                                     {"NVIDIA_H100_80GB", 13},
-                                     {"NVIDIA_H100_MEGA_80GB", 14},
-                                     {"NVIDIA_H200_141GB", 15},
-                                     {"NVIDIA_B200", 16},
-                                     {"NVIDIA_GB200", 17}};
+// google.cloud.aiplatform.v1.AcceleratorType: the machine catalog owns its names and numbers.
+const EnumValues& AcceleratorTypeValues() {
+  static const EnumValues* values = [] {
+    auto* v = new EnumValues;
+    static const auto names = machines::MachineCatalog::Default().VertexAcceleratorEnum();
+    for (const auto& [name, number] : names) v->emplace_back(name.c_str(), number);
+    return v;
+  }();
+  return *values;
+}
 const EnumValues kStrategy = {{"STRATEGY_UNSPECIFIED", 0},
                               {"ON_DEMAND", 1},
                               {"LOW_COST", 2},
@@ -87,7 +80,7 @@ const std::vector<EnumField>& EnumFields() {
        {"", "customJobs", "hyperparameterTuningJobs", "trainingPipelines", "response"},
        &kResourceState},
       {"state", {"trials"}, &kTrialState},
-      {"acceleratorType", {"machineSpec"}, &kAcceleratorType},
+      {"acceleratorType", {"machineSpec"}, &AcceleratorTypeValues()},
       {"strategy", {"scheduling"}, &kStrategy},
       {"reservationAffinityType", {"reservationAffinity"}, &kReservationType},
       {"algorithm", {"studySpec"}, &kAlgorithm},

@@ -2,21 +2,19 @@
 
 #include <ctime>
 
+#include "common/time.h"
+
 namespace trainyard::auth {
 namespace {
 
-constexpr const char* kSchema =
+constexpr const char* kAuditSchema =
     "CREATE TABLE IF NOT EXISTS audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
     "time_us INTEGER NOT NULL, token_id TEXT NOT NULL, project TEXT NOT NULL, "
     "method TEXT NOT NULL, path TEXT NOT NULL, access TEXT NOT NULL, status INTEGER NOT NULL); "
     "CREATE INDEX IF NOT EXISTS audit_by_project ON audit(project, seq)";
 
-int64_t Micros(TimePoint t) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-}
-
 std::string Rfc3339(TimePoint t) {
-  const int64_t us = Micros(t);
+  const int64_t us = ToUnixMicros(t);
   std::time_t secs = static_cast<std::time_t>(us / 1000000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
@@ -30,7 +28,7 @@ std::string Rfc3339(TimePoint t) {
 }  // namespace
 
 StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::path& db_path) {
-  TY_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path, kSchema));
+  TY_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path, kAuditSchema));
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(db)));
 }
 
@@ -39,7 +37,7 @@ Status AuditLog::Append(const AuditEntry& e) {
                  "INSERT INTO audit(time_us, token_id, project, method, path, access, status) "
                  "VALUES(?, ?, ?, ?, ?, ?, ?)");
   if (!s.Prepared().ok()) return db_->Error("prepare audit insert");
-  s.Bind(1, Micros(e.time));
+  s.Bind(1, ToUnixMicros(e.time));
   s.Bind(2, e.token_id);
   s.Bind(3, e.project);
   s.Bind(4, e.method);

@@ -6,10 +6,12 @@
 
 #include <regex>
 
+#include "common/time.h"
+
 namespace trainyard::auth {
 namespace {
 
-constexpr const char* kSchema =
+constexpr const char* kTokenSchema =
     "CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, sha256 TEXT NOT NULL, "
     "project TEXT NOT NULL, role TEXT NOT NULL, create_us INTEGER NOT NULL, "
     "expire_us INTEGER, revoked INTEGER NOT NULL DEFAULT 0)";
@@ -39,12 +41,6 @@ std::string Sha256Hex(const std::string& text) {
   return Hex(digest, len);
 }
 
-int64_t Micros(TimePoint t) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-}
-
-TimePoint FromMicros(int64_t us) { return TimePoint(std::chrono::microseconds(us)); }
-
 // Google's wording for a missing or bad credential, plus how to get one here.
 Status Unauthenticated(const std::string& why) {
   return UnauthenticatedError(
@@ -55,7 +51,7 @@ Status Unauthenticated(const std::string& why) {
 }  // namespace
 
 StatusOr<std::unique_ptr<TokenStore>> TokenStore::Open(const std::filesystem::path& db_path) {
-  TY_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path, kSchema));
+  TY_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path, kTokenSchema));
   return std::unique_ptr<TokenStore>(new TokenStore(std::move(db)));
 }
 
@@ -85,8 +81,8 @@ StatusOr<NewToken> TokenStore::Create(const std::string& project, Role role, Tim
   s.Bind(2, Sha256Hex(out.secret));
   s.Bind(3, project);
   s.Bind(4, std::string(RoleName(role)));
-  s.Bind(5, Micros(now));
-  if (expire_time) s.Bind(6, Micros(*expire_time));
+  s.Bind(5, ToUnixMicros(now));
+  if (expire_time) s.Bind(6, ToUnixMicros(*expire_time));
   if (s.Step() != SQLITE_DONE) return db_->Error("insert token");
   return out;
 }
@@ -107,7 +103,7 @@ StatusOr<Principal> TokenStore::Authenticate(const std::string& bearer, TimePoin
     return Unauthenticated("unknown token");
   }
   if (s.Int(4) != 0) return Unauthenticated("token " + m[1].str() + " was revoked");
-  if (!s.IsNull(3) && Micros(now) >= s.Int(3)) {
+  if (!s.IsNull(3) && ToUnixMicros(now) >= s.Int(3)) {
     return Unauthenticated("token " + m[1].str() + " has expired");
   }
   std::optional<Role> role = ParseRole(s.Text(2));
@@ -127,8 +123,8 @@ StatusOr<std::vector<TokenInfo>> TokenStore::List() {
     t.id = s.Text(0);
     t.project = s.Text(1);
     t.role = ParseRole(s.Text(2)).value_or(Role::kViewer);
-    t.create_time = FromMicros(s.Int(3));
-    if (!s.IsNull(4)) t.expire_time = FromMicros(s.Int(4));
+    t.create_time = FromUnixMicros(s.Int(3));
+    if (!s.IsNull(4)) t.expire_time = FromUnixMicros(s.Int(4));
     t.revoked = s.Int(5) != 0;
     out.push_back(std::move(t));
   }

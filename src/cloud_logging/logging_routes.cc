@@ -9,6 +9,7 @@
 #include "common/json_parse.h"
 #include "common/parse.h"
 #include "common/time.h"
+#include "protojson/reader.h"
 #include "replica_contract/replica_contract.h"
 #include "spec/legacy_translation.h"
 
@@ -33,7 +34,7 @@ StatusOr<Query> ParseQuery(const json& body) {
   for (const auto& [key, value] : body.items()) {
     if (key != "resourceNames" && key != "projectIds" && key != "filter" && key != "orderBy" &&
         key != "pageSize" && key != "pageToken") {
-      return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" + key + "\"");
+      return protojson::UnknownFieldError("", key);
     }
   }
   Query q;

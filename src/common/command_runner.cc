@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 #include <thread>
 
 extern char** environ;
@@ -186,6 +187,15 @@ class RealCommandRunner : public CommandRunner {
 CommandRunner& CommandRunner::Real() {
   static RealCommandRunner runner;
   return runner;
+}
+
+std::string LastNonEmptyLine(const std::string& output) {
+  std::istringstream in(output);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  return last;
 }
 
 }  // namespace trainyard

@@ -23,6 +23,10 @@ struct CommandResult {
   std::string err;     // stderr
 };
 
+// The last line of `output` that is not blank: a tool's error after the warnings printed before
+// it (podman's stderr); "" when there is none.
+std::string LastNonEmptyLine(const std::string& output);
+
 // A program started in the background (CommandRunner::Start).
 class BackgroundCommand {
  public:

@@ -14,15 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string LastLine(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  }
-  return last;
-}
-
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
@@ -108,7 +99,7 @@ std::vector<std::string> PodmanRunArgs(const ContainerSpec& spec, const PodmanRu
 }
 
 Status PullError(const std::string& image, const std::string& podman_stderr, int exit_code) {
-  std::string line = LastLine(podman_stderr);
+  std::string line = LastNonEmptyLine(podman_stderr);
   std::string low = Lower(podman_stderr);
   std::string prefix = "pulling image '" + image + "' failed: ";
   if (ContainsAny(low, {"http response to https client"})) {
@@ -160,7 +151,8 @@ StatusOr<CommandResult> PodmanEngine::RunChecked(std::vector<std::string> args,
   if (r.exit_code != 0) {
     if (NoSuchContainer(r.err)) return NotFoundError(std::string(what) + ": no such container");
     return Status(StatusCode::kUnknown, std::string(what) + ": podman exited with " +
-                                            std::to_string(r.exit_code) + ": " + LastLine(r.err));
+                                            std::to_string(r.exit_code) + ": " +
+                                            LastNonEmptyLine(r.err));
   }
   return r;
 }
@@ -207,8 +199,8 @@ Status PodmanEngine::Run(const ContainerSpec& spec) {
   // A failed start can leave a created container behind; nothing may leak.
   (void)runner_.Run(Argv({"rm", "--force", "--volumes", "--time", "0", spec.name}),
                     options_.command_timeout);
-  std::string line =
-      "container " + spec.name + " (image " + spec.image + ") did not start: " + LastLine(err);
+  std::string line = "container " + spec.name + " (image " + spec.image +
+                     ") did not start: " + LastNonEmptyLine(err);
   if (!r.ok()) return Status(r.status().code(), line);
   if (ContainsAny(low, {"image not known", "no such image"})) {
     return NotFoundError(line + "; pull the image first");
@@ -227,7 +219,7 @@ StatusOr<ContainerState> PodmanEngine::Inspect(const std::string& name) {
   if (r.exit_code != 0) {
     if (NoSuchContainer(r.err)) return state;
     return Status(StatusCode::kUnknown,
-                  "podman container inspect " + name + ": " + LastLine(r.err));
+                  "podman container inspect " + name + ": " + LastNonEmptyLine(r.err));
   }
   try {
     auto all = nlohmann::json::parse(r.out);
@@ -261,7 +253,7 @@ Status PodmanEngine::Signal(const std::string& name, int signal) {
   if (NoSuchContainer(r.err)) return NotFoundError("container " + name + ": no such container");
   // Not running any more: nothing to signal, which is what the caller wanted.
   if (Lower(r.err).find("state improper") != std::string::npos) return Status::Ok();
-  return Status(StatusCode::kUnknown, "podman kill " + name + ": " + LastLine(r.err));
+  return Status(StatusCode::kUnknown, "podman kill " + name + ": " + LastNonEmptyLine(r.err));
 }
 
 Status PodmanEngine::Stop(const std::string& name, std::chrono::milliseconds grace) {
@@ -288,7 +280,7 @@ StatusOr<ContainerState> PodmanEngine::Wait(const std::string& name,
   }
   if (r->exit_code != 0) {
     if (NoSuchContainer(r->err)) return NotFoundError("container " + name + ": no such container");
-    return Status(StatusCode::kUnknown, "podman wait " + name + ": " + LastLine(r->err));
+    return Status(StatusCode::kUnknown, "podman wait " + name + ": " + LastNonEmptyLine(r->err));
   }
   return Inspect(name);
 }

@@ -23,16 +23,6 @@ std::vector<std::string> Podman(const PodmanOptions& options, std::vector<std::s
   return argv;
 }
 
-// The last non-empty line of podman's stderr: the error itself, without warnings before it.
-std::string LastLine(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  }
-  return last;
-}
-
 struct PodmanInfo {
   std::string oci_runtime;
   std::string cgroup_version;
@@ -45,7 +35,8 @@ StatusOr<PodmanInfo> ReadInfo(CommandRunner& runner, const PodmanOptions& option
   if (!r.ok()) {
     why = r.status().message();
   } else if (r->exit_code != 0) {
-    why = "`podman info` exited with " + std::to_string(r->exit_code) + ": " + LastLine(r->err);
+    why = "`podman info` exited with " + std::to_string(r->exit_code) + ": " +
+          LastNonEmptyLine(r->err);
   }
   if (!why.empty()) {
     return FailedPreconditionError(
@@ -138,7 +129,7 @@ StatusOr<PodmanRuntime> DetectPodmanRuntime(CommandRunner& runner, const PodmanO
       return out;
     }
     tried += "\n  " + name + ": " +
-             (r.ok() ? "exit " + std::to_string(r->exit_code) + ": " + LastLine(r->err)
+             (r.ok() ? "exit " + std::to_string(r->exit_code) + ": " + LastNonEmptyLine(r->err)
                      : r.status().message());
   }
   std::string nofile = std::to_string(std::min<uint64_t>(limits.nofile_hard, 1048576));

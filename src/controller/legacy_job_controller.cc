@@ -19,7 +19,7 @@ namespace {
 using nlohmann::json;
 using spec::LegacyJobState;
 
-bool Ended(const json& job) {
+bool LegacyJobEnded(const json& job) {
   const auto state = spec::ParseLegacyJobState(job.value("state", ""));
   return state && spec::IsTerminal(*state);
 }
@@ -154,11 +154,11 @@ LegacyJobController::LegacyJobController(store::ResourceStore* store, JobControl
 Status LegacyJobController::Start() {
   TY_ASSIGN_OR_RETURN(auto records, store_->ListAllResources(kLegacyJobsKind));
   for (const store::ResourceRecord& r : records) {
-    if (Ended(r.body) || !r.runtime.value("backing", "").empty()) continue;
+    if (LegacyJobEnded(r.body) || !r.runtime.value("backing", "").empty()) continue;
     Status s = resources_
                    .Mutate(r.name,
                            [&](json& job, json& runtime) -> Status {
-                             if (Ended(job) || !runtime.value("backing", "").empty()) {
+                             if (LegacyJobEnded(job) || !runtime.value("backing", "").empty()) {
                                return Status::Ok();
                              }
                              job["state"] = "FAILED";
@@ -222,10 +222,10 @@ StatusOr<json> LegacyJobController::Launched(const std::string& name,
                          [&](json& job, json& runtime) -> Status {
                            if (backing.ok()) {
                              runtime["backing"] = *backing;
-                             cancelled_meanwhile = Ended(job);
+                             cancelled_meanwhile = LegacyJobEnded(job);
                              return Status::Ok();
                            }
-                           if (Ended(job)) return Status::Ok();
+                           if (LegacyJobEnded(job)) return Status::Ok();
                            job["state"] = "FAILED";
                            job["errorMessage"] =
                                "The job could not be started: " + backing.status().message();
@@ -273,7 +273,7 @@ StatusOr<json> LegacyJobController::Refresh(const std::string& name) {
   if (r.status().code() == StatusCode::kNotFound) return resources_.Get(name).status();
   TY_RETURN_IF_ERROR(r.status());
   const std::string backing = r->runtime.value("backing", "");
-  if (Ended(r->body) || backing.empty()) return r->body;
+  if (LegacyJobEnded(r->body) || backing.empty()) return r->body;
   StatusOr<json> view = BackingView(backing);
   if (view.status().code() == StatusCode::kNotFound) {
     view =
@@ -291,7 +291,7 @@ StatusOr<json> LegacyJobController::Refresh(const std::string& name) {
   if (same) return r->body;
   TY_ASSIGN_OR_RETURN(store::ResourceRecord updated,
                       resources_.Mutate(name, [&](json& job, json&) -> Status {
-                        if (Ended(job)) return Status::Ok();  // never moves on from an end
+                        if (LegacyJobEnded(job)) return Status::Ok();  // never moves on from an end
                         for (const char* key :
                              {"state", "startTime", "endTime", "errorMessage", "trainingOutput"}) {
                           if (view->contains(key)) {
@@ -313,7 +313,7 @@ StatusOr<json> LegacyJobController::Get(const std::string& name) {
 StatusOr<store::ResourcePage> LegacyJobController::List(const store::ListQuery& query) {
   TY_ASSIGN_OR_RETURN(auto records, store_->ListAllResources(kLegacyJobsKind));
   for (const store::ResourceRecord& r : records) {
-    if (r.parent == query.parent && !Ended(r.body)) (void)Refresh(r.name);
+    if (r.parent == query.parent && !LegacyJobEnded(r.body)) (void)Refresh(r.name);
   }
   TY_ASSIGN_OR_RETURN(store::ResourcePage page, resources_.List(query));
   for (auto& r : page.jobs) r.body = LegacyJobView(r.body);
@@ -322,7 +322,7 @@ StatusOr<store::ResourcePage> LegacyJobController::List(const store::ListQuery& 
 
 Status LegacyJobController::Cancel(const std::string& name) {
   TY_ASSIGN_OR_RETURN(json job, Refresh(name));
-  if (Ended(job)) {
+  if (LegacyJobEnded(job)) {
     return FailedPreconditionError("Job " + name + " already ended (" + job.value("state", "") +
                                    "); nothing to cancel");
   }
@@ -331,7 +331,7 @@ Status LegacyJobController::Cancel(const std::string& name) {
     return resources_
         .Mutate(name,
                 [&](json& j, json&) -> Status {
-                  if (Ended(j)) return Status::Ok();
+                  if (LegacyJobEnded(j)) return Status::Ok();
                   j["state"] = "CANCELLED";
                   j["endTime"] = FormatTimestamp(clock_());
                   return Status::Ok();

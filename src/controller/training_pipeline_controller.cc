@@ -17,7 +17,7 @@ constexpr char kFailed[] = "PIPELINE_STATE_FAILED";
 constexpr char kCancelling[] = "PIPELINE_STATE_CANCELLING";
 constexpr char kCancelled[] = "PIPELINE_STATE_CANCELLED";
 
-bool Ended(const json& pipeline) {
+bool PipelineEnded(const json& pipeline) {
   const std::string state = pipeline.value("state", "");
   return state == kSucceeded || state == kFailed || state == kCancelled;
 }
@@ -102,7 +102,7 @@ Status TrainingPipelineController::Start() {
   {
     std::lock_guard lock(mu_);
     for (const store::ResourceRecord& r : all) {
-      if (!Ended(r.body)) active_.insert(r.name);
+      if (!PipelineEnded(r.body)) active_.insert(r.name);
     }
   }
   if (options_.poll_interval.count() > 0) {
@@ -171,7 +171,7 @@ StatusOr<json> TrainingPipelineController::Create(const std::string& parent,
 Status TrainingPipelineController::Cancel(const std::string& name) {
   std::lock_guard lock(mu_);
   TY_ASSIGN_OR_RETURN(json pipeline, pipelines_.Get(name));
-  if (Ended(pipeline)) {
+  if (PipelineEnded(pipeline)) {
     return FailedPreconditionError("TrainingPipeline " + name + " already ended (" +
                                    pipeline.value("state", "") + "); nothing to cancel");
   }
@@ -183,7 +183,7 @@ Status TrainingPipelineController::Cancel(const std::string& name) {
   TY_RETURN_IF_ERROR(pipelines_
                          .Mutate(name,
                                  [](json& p, json&) {
-                                   if (!Ended(p)) p["state"] = kCancelling;
+                                   if (!PipelineEnded(p)) p["state"] = kCancelling;
                                    return Status::Ok();
                                  })
                          .status());
@@ -203,7 +203,7 @@ Status TrainingPipelineController::Advance(const std::string& name) {
   }
   TY_RETURN_IF_ERROR(got.status());
   const json& pipeline = got->body;
-  if (Ended(pipeline)) {
+  if (PipelineEnded(pipeline)) {
     active_.erase(name);
     return Status::Ok();
   }
@@ -283,7 +283,7 @@ Status TrainingPipelineController::Mirror(const std::string& name,
   return pipelines_
       .Mutate(name,
               [&](json& p, json&) {
-                if (Ended(p)) return Status::Ok();
+                if (PipelineEnded(p)) return Status::Ok();
                 p["state"] = state;
                 if (!start.empty()) p["startTime"] = start;
                 return Status::Ok();
@@ -337,7 +337,7 @@ Status TrainingPipelineController::End(const std::string& name, const std::strin
   TY_RETURN_IF_ERROR(pipelines_
                          .Mutate(name,
                                  [&](json& p, json&) {
-                                   if (Ended(p)) return Status::Ok();
+                                   if (PipelineEnded(p)) return Status::Ok();
                                    p["state"] = state;
                                    if (code != 0) {
                                      p["error"] = {{"code", code}, {"message", message}};

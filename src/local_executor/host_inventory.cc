@@ -24,13 +24,13 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+}  // namespace
+
 std::string FormatGib(double gib) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f", gib);
   return buf;
 }
-
-}  // namespace
 
 std::string HostInventory::ToString() const {
   std::string out = std::to_string(cpus) + " vCPUs, " + FormatGib(memory_gib) + " GiB, " +

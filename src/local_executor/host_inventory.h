@@ -36,6 +36,9 @@ StatusOr<std::vector<GpuDevice>> ParseNvidiaSmiCsv(std::string_view text);
 // Parses the MemTotal line of /proc/meminfo into GiB. INVALID_ARGUMENT if absent.
 StatusOr<double> ParseMemTotalGib(std::string_view meminfo);
 
+// Memory as the inventory and admission messages print it: one decimal ("15.0").
+std::string FormatGib(double gib);
+
 struct InventoryOverrides {
   std::optional<int> cpus;
   std::optional<double> memory_gib;

@@ -13,6 +13,7 @@
 #include "executor/replica_env.h"
 #include "executor/run_as.h"
 #include "executor/tcp_port.h"
+#include "local_executor/host_inventory.h"
 #include "local_executor/local_executor.h"
 #include "local_executor/local_executor_state.h"
 #include "replica_contract/replica_contract.h"
@@ -21,12 +22,6 @@ namespace trainyard::executor {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string FormatGib(double gib) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f", gib);
-  return buf;
-}
 
 std::string Describe(const LocalExecutor::Replica& r) {
   return replica_contract::ReplicaDescription(r.pool_index, r.replica_index);

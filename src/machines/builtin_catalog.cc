@@ -69,6 +69,11 @@ void AddAcceleratorOptimized(std::vector<MachineType>& m) {
   m.push_back({"a3-highgpu-8g", 208, 1872, 9.6504, "NVIDIA_H100_80GB", 8});
   m.push_back({"a3-megagpu-8g", 208, 1872, 10.0368, "NVIDIA_H100_MEGA_80GB", 8});
   m.push_back({"a3-ultragpu-8g", 224, 2952, 11.5400, "NVIDIA_H200_141GB", 8});
+  // A4: NVIDIA B200; A4X: NVIDIA GB200 (Grace ARM hosts: images must be built for arm64). Vertex
+  // trains on both, but this catalog has no source for their rates: no price, so jobs on them
+  // show no cost estimate rather than a guessed one.
+  m.push_back({"a4-highgpu-8g", 224, 3968, std::nullopt, "NVIDIA_B200", 8});
+  m.push_back({"a4x-highgpu-4g", 140, 884, std::nullopt, "NVIDIA_GB200", 4});
   // G2: NVIDIA L4 (1 GPU up to g2-standard-16 and for -32; 2, 4, 8 for -24, -48, -96).
   m.push_back({"g2-standard-4", 4, 16, 0.2338, "NVIDIA_L4", 1});
   m.push_back({"g2-standard-8", 8, 32, 0.3250, "NVIDIA_L4", 1});
@@ -94,10 +99,12 @@ std::vector<AcceleratorType> BuiltInAccelerators() {
       {"NVIDIA_H100_80GB", 13, 80, 11.2660},
       {"NVIDIA_H100_MEGA_80GB", 14, 80, 11.8034},
       {"NVIDIA_H200_141GB", 15, 141, 12.5656},
-      {"TPU_V2", 6, 0, 0, /*tpu=*/true},
-      {"TPU_V3", 7, 0, 0, /*tpu=*/true},
-      {"TPU_V4_POD", 10, 0, 0, /*tpu=*/true},
-      {"TPU_V5_LITEPOD", 12, 0, 0, /*tpu=*/true},
+      {"NVIDIA_B200", 16, 180, std::nullopt},
+      {"NVIDIA_GB200", 17, 186, std::nullopt},
+      {"TPU_V2", 6, 0, std::nullopt, /*tpu=*/true},
+      {"TPU_V3", 7, 0, std::nullopt, /*tpu=*/true},
+      {"TPU_V4_POD", 10, 0, std::nullopt, /*tpu=*/true},
+      {"TPU_V5_LITEPOD", 12, 0, std::nullopt, /*tpu=*/true},
   };
 }
 

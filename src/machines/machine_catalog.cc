@@ -45,15 +45,31 @@ std::vector<std::string> MachineCatalog::AcceleratorNames() const {
   return out;
 }
 
+std::vector<std::pair<std::string, int>> MachineCatalog::VertexAcceleratorEnum() const {
+  std::vector<std::pair<std::string, int>> out = {{"ACCELERATOR_TYPE_UNSPECIFIED", 0}};
+  for (const auto& a : accelerators_) out.emplace_back(a.name, a.vertex_enum);
+  return out;
+}
+
+std::optional<double> MachineCatalog::HourlyUsd(const MachineType& machine,
+                                                const std::string& accelerator_type,
+                                                int accelerator_count) const {
+  if (!machine.usd_per_hour) return std::nullopt;
+  double usd = *machine.usd_per_hour;
+  if (accelerator_count > 0) {
+    const AcceleratorType* a = FindAccelerator(accelerator_type);
+    if (a == nullptr || !a->usd_per_hour) return std::nullopt;
+    usd += *a->usd_per_hour * accelerator_count;
+  }
+  return usd;
+}
+
 std::vector<MachineListing> MachineCatalog::List() const {
   std::vector<MachineListing> out;
   for (const auto& m : machines_) {
-    double usd = m.usd_per_hour;
-    if (const AcceleratorType* a = FindAccelerator(m.bundled_accelerator)) {
-      usd += a->usd_per_hour * m.bundled_accelerator_count;
-    }
-    out.push_back(
-        {m.name, m.vcpus, m.memory_gib, m.bundled_accelerator, m.bundled_accelerator_count, usd});
+    out.push_back({m.name, m.vcpus, m.memory_gib, m.bundled_accelerator,
+                   m.bundled_accelerator_count,
+                   HourlyUsd(m, m.bundled_accelerator, m.bundled_accelerator_count)});
   }
   return out;
 }
@@ -86,10 +102,7 @@ StatusOr<ResolvedMachine> MachineCatalog::Resolve(const MachineRequest& request,
   out.vcpus = machine->vcpus;
   out.memory_gib = machine->memory_gib;
   TY_RETURN_IF_ERROR(ResolveAccelerators(*machine, request, f, &out));
-  out.hourly_usd = machine->usd_per_hour;
-  if (const AcceleratorType* a = FindAccelerator(out.accelerator_type)) {
-    out.hourly_usd += a->usd_per_hour * out.accelerator_count;
-  }
+  out.hourly_usd = HourlyUsd(*machine, out.accelerator_type, out.accelerator_count);
   return out;
 }
 

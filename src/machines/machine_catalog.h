@@ -9,13 +9,17 @@
 //
 // Prices are estimates in USD per hour (us-central1, on-demand, Vertex AI custom training); see
 // builtin_catalog.cc for the sources. Machine prices exclude accelerators, which Vertex bills
-// separately per GPU (also for a2/a3/g2 types that come with their GPUs).
+// separately per GPU (also for a2/a3/g2 types that come with their GPUs). A price the catalog has
+// no source for is std::nullopt, and so is every sum it is part of: no estimate is better than a
+// made-up one.
 //
 // Thread-safety: a catalog is immutable; every method is safe from any thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -26,9 +30,9 @@ struct MachineType {
   std::string name;  // "n1-standard-4"
   int vcpus = 0;
   double memory_gib = 0;
-  double usd_per_hour = 0;  // the machine alone, without accelerators
-  // Accelerator-optimized types (a2-*, a3-*, g2-*) come with a fixed number of GPUs of one type;
-  // empty / 0 for general-purpose types, which take any GPU acceleratorType the spec names
+  std::optional<double> usd_per_hour;  // the machine alone, without accelerators
+  // Accelerator-optimized types (a2-*, a3-*, a4-*, g2-*) come with a fixed number of GPUs of one
+  // type; empty / 0 for general-purpose types, which take any GPU acceleratorType the spec names
   // (Vertex attaches GPUs to n1 only; Trainyard also lets other hosts' GPUs serve other types).
   std::string bundled_accelerator;
   int bundled_accelerator_count = 0;
@@ -38,8 +42,8 @@ struct AcceleratorType {
   std::string name;     // "NVIDIA_TESLA_T4": the MachineSpec.acceleratorType enum name
   int vertex_enum = 0;  // its number in google.cloud.aiplatform.v1.AcceleratorType
   double memory_gib = 0;
-  double usd_per_hour = 0;  // per accelerator
-  bool tpu = false;         // a Cloud TPU: named by the API, refused by Trainyard
+  std::optional<double> usd_per_hour;  // per accelerator
+  bool tpu = false;                    // a Cloud TPU: named by the API, refused by Trainyard
 };
 
 // What a MachineSpec asks for.
@@ -57,7 +61,7 @@ struct ResolvedMachine {
   std::string accelerator_type;       // requested or bundled; "" = none
   int accelerator_count = 0;          // 0 when accelerator_type is ""
   bool accelerators_bundled = false;  // they come with the machine type (a2/a3/g2)
-  double hourly_usd = 0;              // machine + accelerator_count x accelerator price
+  std::optional<double> hourly_usd;   // machine + accelerator_count x accelerator price
 };
 
 // One row of the machine list (the console's, docs/api.md's).
@@ -67,7 +71,7 @@ struct MachineListing {
   double memory_gib = 0;
   std::string bundled_accelerator;  // "" for general-purpose types
   int bundled_accelerator_count = 0;
-  double hourly_usd = 0;  // with the bundled accelerators
+  std::optional<double> hourly_usd;  // with the bundled accelerators
 };
 
 class MachineCatalog {
@@ -93,11 +97,17 @@ class MachineCatalog {
   // All names, in catalog order (families grouped, smallest first); GPUs only for accelerators.
   std::vector<std::string> MachineNames() const;
   std::vector<std::string> AcceleratorNames() const;
+  // google.cloud.aiplatform.v1.AcceleratorType: every (name, number) of the catalog, TPUs
+  // included, plus ACCELERATOR_TYPE_UNSPECIFIED = 0; what `$alt=json;enum-encoding=int` maps.
+  std::vector<std::pair<std::string, int>> VertexAcceleratorEnum() const;
 
   // Every machine type in catalog order, priced with its bundled accelerators.
   std::vector<MachineListing> List() const;
 
  private:
+  // The machine plus `accelerator_count` x `accelerator_type`; nullopt if a price is unknown.
+  std::optional<double> HourlyUsd(const MachineType& machine, const std::string& accelerator_type,
+                                  int accelerator_count) const;
   Status ResolveAccelerators(const MachineType& machine, const MachineRequest& request,
                              const std::string& field, ResolvedMachine* out) const;
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
 #include <set>
 
 namespace trainyard::machines {
@@ -14,8 +15,8 @@ const MachineCatalog& Catalog() { return MachineCatalog::Default(); }
 std::string Render(const MachineRequest& request) {
   auto r = Catalog().Resolve(request, "machineSpec");
   if (!r.ok()) return r.status().ToString();
-  char usd[32];
-  std::snprintf(usd, sizeof(usd), "%.4f", r->hourly_usd);
+  char usd[32] = "?";  // no price in the catalog
+  if (r->hourly_usd) std::snprintf(usd, sizeof(usd), "%.4f", *r->hourly_usd);
   return r->machine_type + " " + std::to_string(r->vcpus) + "/" +
          std::to_string(static_cast<int>(r->memory_gib)) +
          (r->accelerator_count > 0
@@ -141,17 +142,20 @@ TEST(MachineCatalogTest, ListingPricesEveryMachineWithItsBundledGpus) {
     EXPECT_GT(m.memory_gib, 0) << m.name;
     auto resolved = Catalog().Resolve({m.name, "", 0}, "m");
     ASSERT_TRUE(resolved.ok()) << resolved.status();
-    EXPECT_NEAR(m.hourly_usd, resolved->hourly_usd, 1e-12) << m.name;
-    if (m.name == "a3-highgpu-8g" || m.name == "e2-highcpu-2") {
-      char usd[32];
-      std::snprintf(usd, sizeof(usd), "%.4f", m.hourly_usd);
+    EXPECT_EQ(m.hourly_usd.has_value(), resolved->hourly_usd.has_value()) << m.name;
+    if (m.hourly_usd) EXPECT_NEAR(*m.hourly_usd, *resolved->hourly_usd, 1e-12) << m.name;
+    if (m.name == "a3-highgpu-8g" || m.name == "e2-highcpu-2" || m.name == "a4-highgpu-8g") {
+      char usd[32] = "?";
+      if (m.hourly_usd) std::snprintf(usd, sizeof(usd), "%.4f", *m.hourly_usd);
       rows += m.name + " " + m.bundled_accelerator + " x" +
               std::to_string(m.bundled_accelerator_count) + " $" + usd + "\n";
     }
   }
   EXPECT_EQ(names.size(), Catalog().MachineNames().size());  // each listed once
   EXPECT_GE(names.size(), 80u);
-  EXPECT_EQ(rows, "e2-highcpu-2  x0 $0.0568\na3-highgpu-8g NVIDIA_H100_80GB x8 $99.7784\n");
+  EXPECT_EQ(rows,
+            "e2-highcpu-2  x0 $0.0568\na3-highgpu-8g NVIDIA_H100_80GB x8 $99.7784\n"
+            "a4-highgpu-8g NVIDIA_B200 x8 $?\n");
 }
 
 TEST(MachineCatalogTest, AcceleratorsCarryTheirVertexEnumNumbers) {
@@ -165,6 +169,30 @@ TEST(MachineCatalogTest, AcceleratorsCarryTheirVertexEnumNumbers) {
   EXPECT_EQ(got,
             "NVIDIA_TESLA_K80=1 NVIDIA_TESLA_T4=5 NVIDIA_TESLA_A100=8 NVIDIA_L4=11 "
             "NVIDIA_H100_80GB=13 NVIDIA_H200_141GB=15 TPU_V2=6 tpu TPU_V5_LITEPOD=12 tpu ");
+}
+
+// The API's enum table (api/system_params.cc) is built from this: every number of
+// google.cloud.aiplatform.v1.AcceleratorType exactly once.
+TEST(MachineCatalogTest, VertexAcceleratorEnumHasEveryNumberOnce) {
+  std::map<int, std::string> by_number;
+  for (const auto& [name, number] : Catalog().VertexAcceleratorEnum()) {
+    EXPECT_TRUE(by_number.emplace(number, name).second) << name << " reuses " << number;
+  }
+  std::string got;
+  for (const auto& [number, name] : by_number) got += std::to_string(number) + ":" + name + " ";
+  EXPECT_EQ(got,
+            "0:ACCELERATOR_TYPE_UNSPECIFIED 1:NVIDIA_TESLA_K80 2:NVIDIA_TESLA_P100 "
+            "3:NVIDIA_TESLA_V100 4:NVIDIA_TESLA_P4 5:NVIDIA_TESLA_T4 6:TPU_V2 7:TPU_V3 "
+            "8:NVIDIA_TESLA_A100 9:NVIDIA_A100_80GB 10:TPU_V4_POD 11:NVIDIA_L4 12:TPU_V5_LITEPOD "
+            "13:NVIDIA_H100_80GB 14:NVIDIA_H100_MEGA_80GB 15:NVIDIA_H200_141GB 16:NVIDIA_B200 "
+            "17:NVIDIA_GB200 ");
+}
+
+// A4/A4X have no price source: they resolve (every executor accepts them alike) without a price.
+TEST(MachineCatalogTest, BlackwellMachinesResolveWithoutAPrice) {
+  EXPECT_EQ(Render({"a4-highgpu-8g", "", 0}) + "\n" + Render({"a4x-highgpu-4g", "NVIDIA_GB200", 4}),
+            "a4-highgpu-8g 224/3968 NVIDIA_B200 x8 bundled $?\n"
+            "a4x-highgpu-4g 140/884 NVIDIA_GB200 x4 bundled $?");
 }
 
 }  // namespace

@@ -96,6 +96,14 @@ Status UnknownFieldError(std::string_view where, std::string_view key) {
       where.empty() ? std::string(key) : std::string(where), msg);
 }
 
+Status UnknownQueryParameterError(std::string_view key) {
+  const std::string k(key);
+  return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" + k +
+                              "\": Cannot bind query parameter. Field '" + k +
+                              "' could not be found in request message.")
+      .WithFieldViolation(k, "unknown query parameter");
+}
+
 Status FieldError(std::string_view path, std::string_view message) {
   return InvalidFieldError(std::string(path), std::string(message));
 }

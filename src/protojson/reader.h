@@ -58,6 +58,8 @@ Status InvalidValueError(std::string_view path, std::string_view type, const jso
                          std::string_view hint = "");
 // Invalid JSON payload received. Unknown name "<key>" at '<where>': Cannot find field.
 Status UnknownFieldError(std::string_view where, std::string_view key);
+// A query parameter no field binds to, in Google's words ("Cannot bind query parameter").
+Status UnknownQueryParameterError(std::string_view key);
 // <path>: <message>  (a value of the right type that breaks a rule: required, oneof, unsupported)
 Status FieldError(std::string_view path, std::string_view message);
 

@@ -15,7 +15,7 @@ controller::PriceFn CatalogPrices(const machines::MachineCatalog& catalog) {
   return [&catalog](const spec::MachineSpec& m) -> std::optional<double> {
     auto machine = Resolve(catalog, m);
     if (!machine.ok()) return std::nullopt;
-    return machine->hourly_usd;
+    return machine->hourly_usd;  // nullopt too where the catalog knows no price
   };
 }
 

@@ -9,7 +9,7 @@
 namespace trainyard::server {
 
 // The hourly USD of one replica of a MachineSpec (MachineCatalog::Resolve's hourly_usd); nullopt
-// for a spec the catalog refuses. `catalog` must outlive the function.
+// for a spec the catalog refuses or cannot price. `catalog` must outlive the function.
 controller::PriceFn CatalogPrices(const machines::MachineCatalog& catalog);
 
 // The CPUs and GPUs one replica of a MachineSpec occupies; zeros for a spec the catalog refuses.

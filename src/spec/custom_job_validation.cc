@@ -5,10 +5,6 @@
 namespace trainyard::spec {
 namespace {
 
-Status Invalid(const std::string& path, const std::string& what) {
-  return InvalidFieldError(path, what);
-}
-
 size_t Utf8Length(std::string_view s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
@@ -34,15 +30,16 @@ bool IsLabelText(std::string_view s) {
 
 Status ValidateEnv(const std::vector<EnvVar>& env, const std::string& path) {
   if (env.size() > kMaxEnvVars) {
-    return Invalid(path, "at most " + std::to_string(kMaxEnvVars) + " variables are allowed, got " +
-                             std::to_string(env.size()));
+    return InvalidFieldError(path, "at most " + std::to_string(kMaxEnvVars) +
+                                       " variables are allowed, got " + std::to_string(env.size()));
   }
   for (size_t i = 0; i < env.size(); ++i) {
     if (!IsCIdentifier(env[i].name)) {
-      return Invalid(path + "[" + std::to_string(i) + "].name",
-                     "'" + env[i].name +
-                         "' is not a valid variable name (letters, digits and '_', not starting "
-                         "with a digit)");
+      return InvalidFieldError(
+          path + "[" + std::to_string(i) + "].name",
+          "'" + env[i].name +
+              "' is not a valid variable name (letters, digits and '_', not starting "
+              "with a digit)");
     }
   }
   return Status::Ok();
@@ -51,9 +48,10 @@ Status ValidateEnv(const std::vector<EnvVar>& env, const std::string& path) {
 Status ValidatePool(const WorkerPoolSpec& pool, size_t index, const std::string& path) {
   if (pool.IsEmpty()) {
     if (index == 0) {
-      return Invalid(path,
-                     "the primary pool (workerPoolSpecs[0]) must not be empty; give it a "
-                     "machineSpec, replicaCount 1 and a containerSpec or pythonPackageSpec");
+      return InvalidFieldError(
+          path,
+          "the primary pool (workerPoolSpecs[0]) must not be empty; give it a "
+          "machineSpec, replicaCount 1 and a containerSpec or pythonPackageSpec");
     }
     return Status::Ok();
   }
@@ -61,53 +59,58 @@ Status ValidatePool(const WorkerPoolSpec& pool, size_t index, const std::string&
       ResolveMachineSpec(pool.machine_spec.value_or(MachineSpec{}), path + ".machineSpec")
           .status());
   if (index == 0 && pool.replica_count != 1) {
-    return Invalid(path + ".replicaCount",
-                   "the primary pool (workerPoolSpecs[0]) must have exactly 1 replica, got " +
-                       std::to_string(pool.replica_count) +
-                       "; put more replicas in workerPoolSpecs[1]");
+    return InvalidFieldError(
+        path + ".replicaCount",
+        "the primary pool (workerPoolSpecs[0]) must have exactly 1 replica, got " +
+            std::to_string(pool.replica_count) + "; put more replicas in workerPoolSpecs[1]");
   }
   if (pool.replica_count < 1 || pool.replica_count > kMaxReplicasPerPool) {
-    return Invalid(path + ".replicaCount", "must be between 1 and " +
-                                               std::to_string(kMaxReplicasPerPool) + ", got " +
-                                               std::to_string(pool.replica_count));
+    return InvalidFieldError(path + ".replicaCount",
+                             "must be between 1 and " + std::to_string(kMaxReplicasPerPool) +
+                                 ", got " + std::to_string(pool.replica_count));
   }
   if (pool.container_spec && pool.python_package_spec) {
-    return Invalid(path, "containerSpec and pythonPackageSpec are mutually exclusive; keep one");
+    return InvalidFieldError(
+        path, "containerSpec and pythonPackageSpec are mutually exclusive; keep one");
   }
   if (!pool.container_spec && !pool.python_package_spec) {
-    return Invalid(path, "one of containerSpec or pythonPackageSpec is required");
+    return InvalidFieldError(path, "one of containerSpec or pythonPackageSpec is required");
   }
   if (pool.container_spec) {
     const ContainerSpec& c = *pool.container_spec;
     if (c.image_uri.empty()) {
-      return Invalid(path + ".containerSpec.imageUri",
-                     "required; an image from the image catalog, or \"local\" with a command");
+      return InvalidFieldError(
+          path + ".containerSpec.imageUri",
+          "required; an image from the image catalog, or \"local\" with a command");
     }
     TY_RETURN_IF_ERROR(ValidateEnv(c.env, path + ".containerSpec.env"));
   }
   if (pool.python_package_spec) {
     const PythonPackageSpec& p = *pool.python_package_spec;
     const std::string pp = path + ".pythonPackageSpec";
-    if (p.executor_image_uri.empty()) return Invalid(pp + ".executorImageUri", "required");
+    if (p.executor_image_uri.empty())
+      return InvalidFieldError(pp + ".executorImageUri", "required");
     if (p.package_uris.empty()) {
-      return Invalid(pp + ".packageUris", "at least one package URI is required");
+      return InvalidFieldError(pp + ".packageUris", "at least one package URI is required");
     }
-    if (p.package_uris.size() > 100) return Invalid(pp + ".packageUris", "at most 100 allowed");
+    if (p.package_uris.size() > 100)
+      return InvalidFieldError(pp + ".packageUris", "at most 100 allowed");
     if (p.python_module.empty())
-      return Invalid(pp + ".pythonModule", "required; e.g. trainer.task");
+      return InvalidFieldError(pp + ".pythonModule", "required; e.g. trainer.task");
     TY_RETURN_IF_ERROR(ValidateEnv(p.env, pp + ".env"));
   }
   if (pool.disk_spec) {
     const DiskSpec& d = *pool.disk_spec;
     if (!d.boot_disk_type.empty() && d.boot_disk_type != "pd-ssd" &&
         d.boot_disk_type != "pd-standard" && d.boot_disk_type != "hyperdisk-balanced") {
-      return Invalid(
+      return InvalidFieldError(
           path + ".diskSpec.bootDiskType",
           "'" + d.boot_disk_type + "' is not one of pd-ssd, pd-standard, hyperdisk-balanced");
     }
     if (d.boot_disk_size_gb != 0 && (d.boot_disk_size_gb < 10 || d.boot_disk_size_gb > 65536)) {
-      return Invalid(path + ".diskSpec.bootDiskSizeGb",
-                     "must be between 10 and 65536, got " + std::to_string(d.boot_disk_size_gb));
+      return InvalidFieldError(
+          path + ".diskSpec.bootDiskSizeGb",
+          "must be between 10 and 65536, got " + std::to_string(d.boot_disk_size_gb));
     }
   }
   return Status::Ok();
@@ -123,21 +126,22 @@ StatusOr<machines::ResolvedMachine> ResolveMachineSpec(const MachineSpec& m,
 
 Status ValidateLabels(const std::map<std::string, std::string>& labels, const std::string& path) {
   if (labels.size() > kMaxLabels) {
-    return Invalid(path, "at most " + std::to_string(kMaxLabels) + " labels are allowed");
+    return InvalidFieldError(path, "at most " + std::to_string(kMaxLabels) + " labels are allowed");
   }
   for (const auto& [key, value] : labels) {
     const std::string p = path + "." + key;
     if (key.empty() || Utf8Length(key) > 63 || !(key[0] >= 'a' && key[0] <= 'z') ||
         !IsLabelText(key)) {
-      return Invalid(p,
-                     "label keys must be 1-63 characters of lowercase letters, digits, '_' "
-                     "and '-', starting with a lowercase letter");
+      return InvalidFieldError(
+          p,
+          "label keys must be 1-63 characters of lowercase letters, digits, '_' "
+          "and '-', starting with a lowercase letter");
     }
     if (Utf8Length(value) > 63 || !IsLabelText(value)) {
-      return Invalid(p,
-                     "label values must be at most 63 characters of lowercase letters, "
-                     "digits, '_' and '-', got '" +
-                         value + "'");
+      return InvalidFieldError(p,
+                               "label values must be at most 63 characters of lowercase letters, "
+                               "digits, '_' and '-', got '" +
+                                   value + "'");
     }
   }
   return Status::Ok();
@@ -146,13 +150,13 @@ Status ValidateLabels(const std::map<std::string, std::string>& labels, const st
 Status ValidateCustomJobSpec(const CustomJobSpec& spec, const std::string& path) {
   const std::string pools = path + ".workerPoolSpecs";
   if (spec.worker_pool_specs.empty()) {
-    return Invalid(pools, "at least one worker pool is required");
+    return InvalidFieldError(pools, "at least one worker pool is required");
   }
   if (spec.worker_pool_specs.size() > kMaxWorkerPools) {
-    return Invalid(pools,
-                   "at most 4 worker pools (primary, workers, parameter servers, "
-                   "evaluators) are allowed, got " +
-                       std::to_string(spec.worker_pool_specs.size()));
+    return InvalidFieldError(pools,
+                             "at most 4 worker pools (primary, workers, parameter servers, "
+                             "evaluators) are allowed, got " +
+                                 std::to_string(spec.worker_pool_specs.size()));
   }
   for (size_t i = 0; i < spec.worker_pool_specs.size(); ++i) {
     TY_RETURN_IF_ERROR(
@@ -161,59 +165,62 @@ Status ValidateCustomJobSpec(const CustomJobSpec& spec, const std::string& path)
   if (spec.scheduling) {
     const Scheduling& s = *spec.scheduling;
     if (s.timeout && s.timeout->count() <= 0) {
-      return Invalid(path + ".scheduling.timeout", "must be positive, e.g. \"3600s\"");
+      return InvalidFieldError(path + ".scheduling.timeout", "must be positive, e.g. \"3600s\"");
     }
     if (s.max_wait_duration && s.max_wait_duration->count() < 0) {
-      return Invalid(path + ".scheduling.maxWaitDuration", "must not be negative");
+      return InvalidFieldError(path + ".scheduling.maxWaitDuration", "must not be negative");
     }
     static const char* kStrategies[] = {
         "STRATEGY_UNSPECIFIED", "ON_DEMAND", "LOW_COST", "STANDARD", "SPOT", "FLEX_START"};
     bool known = s.strategy.empty();
     for (const char* k : kStrategies) known |= (s.strategy == k);
     if (!known) {
-      return Invalid(path + ".scheduling.strategy",
-                     "'" + s.strategy +
-                         "' is not one of STRATEGY_UNSPECIFIED, ON_DEMAND, LOW_COST, STANDARD, "
-                         "SPOT, FLEX_START");
+      return InvalidFieldError(
+          path + ".scheduling.strategy",
+          "'" + s.strategy +
+              "' is not one of STRATEGY_UNSPECIFIED, ON_DEMAND, LOW_COST, STANDARD, "
+              "SPOT, FLEX_START");
     }
   }
   if (!spec.base_output_directory.empty()) {
     const std::string& dir = spec.base_output_directory;
     const std::string p = path + ".baseOutputDirectory.outputUriPrefix";
     if (!dir.starts_with("gs://") && !dir.starts_with("/")) {
-      return Invalid(p, "'" + dir + "' must be a gs://BUCKET/PATH URI or an absolute path");
+      return InvalidFieldError(p,
+                               "'" + dir + "' must be a gs://BUCKET/PATH URI or an absolute path");
     }
     auto resolved = ResolveStoragePath(dir);
-    if (!resolved.ok()) return Invalid(p, resolved.status().message());
+    if (!resolved.ok()) return InvalidFieldError(p, resolved.status().message());
   }
   if (spec.enable_web_access) {
-    return Invalid(path + ".enableWebAccess",
-                   "interactive shells are not supported by Trainyard; remove it");
+    return InvalidFieldError(path + ".enableWebAccess",
+                             "interactive shells are not supported by Trainyard; remove it");
   }
   if (spec.enable_dashboard_access) {
-    return Invalid(path + ".enableDashboardAccess",
-                   "dashboards are not supported by Trainyard; remove it");
+    return InvalidFieldError(path + ".enableDashboardAccess",
+                             "dashboards are not supported by Trainyard; remove it");
   }
   if (const std::string& role = spec.tf_config_primary_role;
       !role.empty() && role != "chief" && role != "master") {
-    return Invalid(path + ".trainyardTfConfigPrimaryRole",
-                   "'" + role + "' is not one of chief, master");
+    return InvalidFieldError(path + ".trainyardTfConfigPrimaryRole",
+                             "'" + role + "' is not one of chief, master");
   }
   if (!spec.persistent_resource_id.empty()) {
-    return Invalid(path + ".persistentResourceId",
-                   "persistent resources are not supported by Trainyard; remove it (jobs run on "
-                   "the server's own hosts)");
+    return InvalidFieldError(
+        path + ".persistentResourceId",
+        "persistent resources are not supported by Trainyard; remove it (jobs run on "
+        "the server's own hosts)");
   }
   return Status::Ok();
 }
 
 Status ValidateCustomJob(const CustomJob& job) {
   if (job.display_name.empty()) {
-    return Invalid("displayName", "required; give the job a name (--display-name)");
+    return InvalidFieldError("displayName", "required; give the job a name (--display-name)");
   }
   if (Utf8Length(job.display_name) > kMaxDisplayNameChars) {
-    return Invalid("displayName", "must be at most 128 characters, got " +
-                                      std::to_string(Utf8Length(job.display_name)));
+    return InvalidFieldError("displayName", "must be at most 128 characters, got " +
+                                                std::to_string(Utf8Length(job.display_name)));
   }
   TY_RETURN_IF_ERROR(ValidateLabels(job.labels, "labels"));
   return ValidateCustomJobSpec(job.job_spec, "jobSpec");

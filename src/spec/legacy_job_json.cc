@@ -110,7 +110,7 @@ StatusOr<ReplicaConfig> DecodeReplicaConfig(const json& j, const std::string& pa
   return r;
 }
 
-StatusOr<LegacyScheduling> DecodeScheduling(const json& j, const std::string& path) {
+StatusOr<LegacyScheduling> DecodeLegacyScheduling(const json& j, const std::string& path) {
   TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path,
                                              {"maxRunningTime", "maxWaitTime", "priority",
                                               "resilientToWorkerRestart", "strategy"}));
@@ -318,7 +318,7 @@ StatusOr<TrainingInput> TrainingInputFromJson(const json& j, const std::string& 
   TY_RETURN_IF_ERROR(f.String("jobDir", &in.job_dir));
   TY_RETURN_IF_ERROR(f.String("runtimeVersion", &in.runtime_version));
   TY_RETURN_IF_ERROR(f.String("pythonVersion", &in.python_version));
-  TY_RETURN_IF_ERROR(f.Message("scheduling", &in.scheduling, DecodeScheduling));
+  TY_RETURN_IF_ERROR(f.Message("scheduling", &in.scheduling, DecodeLegacyScheduling));
   TY_RETURN_IF_ERROR(f.String("serviceAccount", &in.service_account));
   TY_RETURN_IF_ERROR(f.Bool("useChiefInTfConfig", &in.use_chief_in_tf_config));
   TY_RETURN_IF_ERROR(f.Bool("enableWebAccess", &in.enable_web_access));

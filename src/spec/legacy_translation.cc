@@ -10,7 +10,7 @@
 namespace trainyard::spec {
 namespace {
 
-Status Invalid(const std::string& field, const std::string& message) {
+Status InvalidTrainingInput(const std::string& field, const std::string& message) {
   return InvalidFieldError("trainingInput." + field, message);
 }
 
@@ -28,7 +28,7 @@ struct Group {
 
 StatusOr<MachineSpec> MachineOf(const Group& g) {
   const std::string type_field = g.field + "Type";
-  if (g.type == "cloud_tpu") return Invalid(type_field, kNoTpu);
+  if (g.type == "cloud_tpu") return InvalidTrainingInput(type_field, kNoTpu);
   MachineSpec m;
   const std::optional<LegacyMachine> legacy = LegacyMachineType(g.type);
   m.machine_type = legacy ? legacy->machine_type : g.type;
@@ -39,14 +39,16 @@ StatusOr<MachineSpec> MachineOf(const Group& g) {
   if (!g.config->has_value() || !(*g.config)->accelerator_config) return m;
   const AcceleratorConfig& a = *(*g.config)->accelerator_config;
   const std::string path = g.field + "Config.acceleratorConfig";
-  if (a.type.starts_with("TPU_")) return Invalid(path + ".type", kNoTpu);
+  if (a.type.starts_with("TPU_")) return InvalidTrainingInput(path + ".type", kNoTpu);
   if (legacy && legacy->accelerator_count > 0) {
-    return Invalid(path, "'" + g.type +
-                             "' comes with its GPUs; set acceleratorConfig only with a "
-                             "Compute Engine machine type (e.g. n1-standard-8)");
+    return InvalidTrainingInput(path,
+                                "'" + g.type +
+                                    "' comes with its GPUs; set acceleratorConfig only with a "
+                                    "Compute Engine machine type (e.g. n1-standard-8)");
   }
-  if (a.count < 0 || a.count > 16) return Invalid(path + ".count", "must be 0 to 16");
-  if (a.count > 0 && a.type.empty()) return Invalid(path + ".type", "required with a count");
+  if (a.count < 0 || a.count > 16) return InvalidTrainingInput(path + ".count", "must be 0 to 16");
+  if (a.count > 0 && a.type.empty())
+    return InvalidTrainingInput(path + ".type", "required with a count");
   m.accelerator_type = a.type;
   m.accelerator_count = static_cast<int32_t>(a.count);
   return m;
@@ -61,31 +63,32 @@ StatusOr<std::vector<Group>> GroupsOf(const TrainingInput& in) {
        in.parameter_server_count},
       {"evaluator", in.evaluator_type, &in.evaluator_config, in.evaluator_count}};
   const ScaleTier tier = in.scale_tier.value_or(ScaleTier::kBasic);
-  if (tier == ScaleTier::kBasicTpu) return Invalid("scaleTier", kNoTpu);
+  if (tier == ScaleTier::kBasicTpu) return InvalidTrainingInput("scaleTier", kNoTpu);
   for (size_t i = 1; i < groups.size(); ++i) {
     const Group& g = groups[i];
-    if (g.count < 0 || g.count > 1000) return Invalid(g.field + "Count", "must be 0 to 1000");
+    if (g.count < 0 || g.count > 1000)
+      return InvalidTrainingInput(g.field + "Count", "must be 0 to 1000");
   }
   if (tier == ScaleTier::kCustom) {
     if (in.master_type.empty()) {
-      return Invalid("masterType",
-                     "required when scaleTier is CUSTOM (e.g. n1-standard-4 or a "
-                     "legacy name such as complex_model_m)");
+      return InvalidTrainingInput("masterType",
+                                  "required when scaleTier is CUSTOM (e.g. n1-standard-4 or a "
+                                  "legacy name such as complex_model_m)");
     }
     for (size_t i = 1; i < groups.size(); ++i) {
       if (groups[i].count > 0 && groups[i].type.empty()) {
-        return Invalid(groups[i].field + "Type",
-                       "required when " + groups[i].field + "Count is greater than 0");
+        return InvalidTrainingInput(groups[i].field + "Type",
+                                    "required when " + groups[i].field + "Count is greater than 0");
       }
     }
     return groups;
   }
   for (const Group& g : groups) {
     if (!g.type.empty() || (g.field != "master" && g.count != 0)) {
-      return Invalid(g.field + (g.type.empty() ? "Count" : "Type"),
-                     "applies only with scaleTier CUSTOM (scale tier " +
-                         std::string(ScaleTierName(tier)) +
-                         " chooses the machines); set scaleTier: CUSTOM or remove it");
+      return InvalidTrainingInput(g.field + (g.type.empty() ? "Count" : "Type"),
+                                  "applies only with scaleTier CUSTOM (scale tier " +
+                                      std::string(ScaleTierName(tier)) +
+                                      " chooses the machines); set scaleTier: CUSTOM or remove it");
     }
   }
   const ScaleTierPreset preset = *ScaleTierPresetOf(tier);
@@ -111,14 +114,16 @@ Status SetTask(const TrainingInput& in, const Group& g, const MachineSpec& machi
            : code                         ? code->*member
                                           : std::vector<std::string>{};
   };
-  if (own && !own->tpu_tf_version.empty()) return Invalid(g.field + "Config.tpuTfVersion", kNoTpu);
+  if (own && !own->tpu_tf_version.empty())
+    return InvalidTrainingInput(g.field + "Config.tpuTfVersion", kNoTpu);
   std::vector<std::string> args = in.args;
   if (!in.job_dir.empty()) args.push_back("--job-dir=" + in.job_dir);
   if (in.package_uris.empty()) {
     if (image.empty()) {
-      return Invalid("packageUris",
-                     "required: the trainer package (gs://...tar.gz) with pythonModule, or a "
-                     "container in masterConfig.imageUri");
+      return InvalidTrainingInput(
+          "packageUris",
+          "required: the trainer package (gs://...tar.gz) with pythonModule, or a "
+          "container in masterConfig.imageUri");
     }
     ContainerSpec c;
     c.image_uri = image;
@@ -129,13 +134,14 @@ Status SetTask(const TrainingInput& in, const Group& g, const MachineSpec& machi
     return Status::Ok();
   }
   if (in.python_module.empty()) {
-    return Invalid("pythonModule",
-                   "required with packageUris: the module to run, e.g. trainer.task");
+    return InvalidTrainingInput("pythonModule",
+                                "required with packageUris: the module to run, e.g. trainer.task");
   }
   if (own && (!own->container_command.empty() || !own->container_args.empty())) {
-    return Invalid(g.field + "Config.containerCommand",
-                   "applies to custom containers only; a package job runs `python -m " +
-                       in.python_module + "`");
+    return InvalidTrainingInput(
+        g.field + "Config.containerCommand",
+        "applies to custom containers only; a package job runs `python -m " + in.python_module +
+            "`");
   }
   PythonPackageSpec p;
   if (image.empty()) {
@@ -180,27 +186,27 @@ std::string PrimaryRole(const TrainingInput& in) {
 
 StatusOr<CustomJobSpec> JobSpecOf(const TrainingInput& in) {
   if (in.region.empty()) {
-    return Invalid("region",
-                   "required: the region the job runs in (gcloud: --region), e.g. "
-                   "us-central1");
+    return InvalidTrainingInput("region",
+                                "required: the region the job runs in (gcloud: --region), e.g. "
+                                "us-central1");
   }
   for (char c : in.region) {
     if (!std::islower(static_cast<unsigned char>(c)) &&
         !std::isdigit(static_cast<unsigned char>(c)) && c != '-') {
-      return Invalid("region", "'" + in.region +
-                                   "' is not a region name (lowercase letters, "
-                                   "digits and '-', e.g. us-central1)");
+      return InvalidTrainingInput("region", "'" + in.region +
+                                                "' is not a region name (lowercase letters, "
+                                                "digits and '-', e.g. us-central1)");
     }
   }
   if (in.enable_web_access) {
-    return Invalid("enableWebAccess",
-                   "interactive shells are not supported by Trainyard; remove "
-                   "--enable-web-access");
+    return InvalidTrainingInput("enableWebAccess",
+                                "interactive shells are not supported by Trainyard; remove "
+                                "--enable-web-access");
   }
   if (in.master_config && !in.master_config->image_uri.empty() && !in.runtime_version.empty()) {
-    return Invalid("runtimeVersion",
-                   "only one of masterConfig.imageUri and runtimeVersion can "
-                   "be set");
+    return InvalidTrainingInput("runtimeVersion",
+                                "only one of masterConfig.imageUri and runtimeVersion can "
+                                "be set");
   }
   CustomJobSpec spec;
   TY_ASSIGN_OR_RETURN(spec.worker_pool_specs, PoolsOf(in));
@@ -218,7 +224,7 @@ StatusOr<CustomJobSpec> JobSpecOf(const TrainingInput& in) {
 
 StatusOr<tuning::ParameterSpec> ParameterOf(const LegacyParameterSpec& p, const std::string& path) {
   tuning::ParameterSpec out;
-  if (p.parameter_name.empty()) return Invalid(path + ".parameterName", "required");
+  if (p.parameter_name.empty()) return InvalidTrainingInput(path + ".parameterName", "required");
   out.parameter_id = p.parameter_name;
   switch (p.scale_type) {
     case LegacyScaleType::kNone:
@@ -244,8 +250,8 @@ StatusOr<tuning::ParameterSpec> ParameterOf(const LegacyParameterSpec& p, const 
       // minValue/maxValue are doubles on the wire (gcloud sends 1.0 for 1).
       for (double v : {p.min_value, p.max_value}) {
         if (v != std::floor(v) || std::fabs(v) > 9.0e15) {
-          return Invalid(path + (v == p.min_value ? ".minValue" : ".maxValue"),
-                         "an INTEGER parameter's bounds must be whole numbers");
+          return InvalidTrainingInput(path + (v == p.min_value ? ".minValue" : ".maxValue"),
+                                      "an INTEGER parameter's bounds must be whole numbers");
         }
       }
       out.type = tuning::ParameterType::kInteger;
@@ -263,14 +269,14 @@ StatusOr<tuning::ParameterSpec> ParameterOf(const LegacyParameterSpec& p, const 
     case LegacyParameterType::kUnspecified:
       break;
   }
-  return Invalid(path + ".type", "required: DOUBLE, INTEGER, CATEGORICAL or DISCRETE");
+  return InvalidTrainingInput(path + ".type", "required: DOUBLE, INTEGER, CATEGORICAL or DISCRETE");
 }
 
 StatusOr<tuning::StudySpec> StudyOf(const LegacyHyperparameterSpec& h) {
   const std::string path = "hyperparameters";
   tuning::StudySpec study;
   if (h.goal == LegacyGoal::kUnspecified) {
-    return Invalid(path + ".goal", "required; use MAXIMIZE or MINIMIZE");
+    return InvalidTrainingInput(path + ".goal", "required; use MAXIMIZE or MINIMIZE");
   }
   const std::string tag = h.hyperparameter_metric_tag.empty()
                               ? std::string(kDefaultHyperparameterMetricTag)
@@ -293,14 +299,15 @@ StatusOr<tuning::StudySpec> StudyOf(const LegacyHyperparameterSpec& h) {
       study.algorithm = tuning::Algorithm::kRandomSearch;
       break;
     case LegacyAlgorithm::kPopulationBased:
-      return Invalid(path + ".algorithm",
-                     "POPULATION_BASED_TRAINING is not served; use "
-                     "ALGORITHM_UNSPECIFIED (Bayesian), GRID_SEARCH or "
-                     "RANDOM_SEARCH");
+      return InvalidTrainingInput(path + ".algorithm",
+                                  "POPULATION_BASED_TRAINING is not served; use "
+                                  "ALGORITHM_UNSPECIFIED (Bayesian), GRID_SEARCH or "
+                                  "RANDOM_SEARCH");
   }
   if (h.enable_trial_early_stopping) study.automated_stopping = tuning::MedianStoppingSpec{};
   if (!h.resume_previous_job_id.empty()) {
-    return Invalid(path + ".resumePreviousJobId", "not supported by Trainyard; remove it");
+    return InvalidTrainingInput(path + ".resumePreviousJobId",
+                                "not supported by Trainyard; remove it");
   }
   return study;
 }
@@ -370,19 +377,21 @@ StatusOr<std::string> ExecutorImageForRuntime(const std::string& runtime_version
   static const std::set<std::string> kRuntimes = {"1.15", "2.1", "2.2", "2.3", "2.4",  "2.5",
                                                   "2.6",  "2.7", "2.8", "2.9", "2.10", "2.11"};
   if (runtime_version.empty()) {
-    return Invalid("runtimeVersion",
-                   "required for a package job without masterConfig.imageUri (gcloud: "
-                   "--runtime-version=2.11), or name an image with --master-image-uri");
+    return InvalidTrainingInput(
+        "runtimeVersion",
+        "required for a package job without masterConfig.imageUri (gcloud: "
+        "--runtime-version=2.11), or name an image with --master-image-uri");
   }
   if (kRuntimes.count(runtime_version) == 0) {
     std::string list;
     for (const auto& r : kRuntimes) list += (list.empty() ? "" : ", ") + r;
-    return Invalid("runtimeVersion", "'" + runtime_version + "' is not one of " + list);
+    return InvalidTrainingInput("runtimeVersion",
+                                "'" + runtime_version + "' is not one of " + list);
   }
   if (!python_version.empty() && !python_version.starts_with("3.")) {
-    return Invalid("pythonVersion", "'" + python_version +
-                                        "' is not served: runtimes run "
-                                        "Python 3 (use 3.7)");
+    return InvalidTrainingInput("pythonVersion", "'" + python_version +
+                                                     "' is not served: runtimes run "
+                                                     "Python 3 (use 3.7)");
   }
   return std::string("us-docker.pkg.dev/vertex-ai/training/") +
          (gpu ? "pytorch-gpu" : "pytorch-xla") + ".1-13.py310:latest";

@@ -21,7 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t kIoBlock = 1 << 20;
+constexpr size_t kObjectIoBlock = 1 << 20;
 
 std::string ErrnoText() { return std::strerror(errno); }
 
@@ -89,7 +89,7 @@ class FsWriter : public ObjectWriter {
         tmp_(std::move(tmp)),
         fd_(fd),
         blocks_(std::make_unique<BlockWriter>(fd, tmp_)) {
-    buffer_.reserve(kIoBlock);
+    buffer_.reserve(kObjectIoBlock);
   }
   ~FsWriter() override {
     blocks_.reset();  // its thread must be gone before the fd is closed (and its number reused)
@@ -102,7 +102,7 @@ class FsWriter : public ObjectWriter {
     if (fd_ < 0) return FailedPreconditionError("writer already committed");
     written_ += data.size();
     buffer_.append(data);
-    return buffer_.size() < kIoBlock ? Status::Ok() : Flush();
+    return buffer_.size() < kObjectIoBlock ? Status::Ok() : Flush();
   }
   uint64_t bytes_written() const override { return written_; }
   StatusOr<ObjectInfo> Commit(const WriteMetadata& meta, const Preconditions& pre,
@@ -132,7 +132,7 @@ class FsWriter : public ObjectWriter {
   Status Flush() {
     if (buffer_.empty()) return Status::Ok();
     TY_ASSIGN_OR_RETURN(buffer_, blocks_->Submit(std::move(buffer_)));
-    buffer_.reserve(kIoBlock);
+    buffer_.reserve(kObjectIoBlock);
     return Status::Ok();
   }
 
@@ -264,7 +264,7 @@ StatusOr<ObjectInfo> FsObjectStore::Describe(const std::string& bucket, const st
   }
   if (want_hashes && (info.md5_base64.empty() || info.crc32c_base64.empty())) {
     ObjectHasher hasher;
-    std::string buf(kIoBlock, '\0');
+    std::string buf(kObjectIoBlock, '\0');
     for (uint64_t off = 0; off < info.size;) {
       ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
       if (n < 0 && errno == EINTR) continue;

@@ -21,7 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t kIoBlock = 1 << 20;
+constexpr size_t kUploadIoBlock = 1 << 20;
 
 std::string NewSessionId() {
   static thread_local std::mt19937_64 rng(std::random_device{}());
@@ -162,13 +162,13 @@ StatusOr<UploadSession> FsObjectStore::AppendUpload(const std::string& id, uint6
   auto blocks =
       std::make_unique<BlockWriter>(fd, part, live ? &live->hasher : nullptr, s.persisted);
   std::string buffer;
-  buffer.reserve(kIoBlock);
+  buffer.reserve(kUploadIoBlock);
   auto flush = [&] {
     if (buffer.empty() || !write_status.ok()) return;
     auto next = blocks->Submit(std::move(buffer));
     if (next.ok()) {
       buffer = std::move(next).value();
-      if (buffer.capacity() < kIoBlock) buffer.reserve(kIoBlock);
+      if (buffer.capacity() < kUploadIoBlock) buffer.reserve(kUploadIoBlock);
     } else {
       write_status = next.status();
       buffer.clear();
@@ -187,7 +187,7 @@ StatusOr<UploadSession> FsObjectStore::AppendUpload(const std::string& id, uint6
       return false;
     }
     buffer.append(data, n);
-    if (buffer.size() >= kIoBlock) flush();
+    if (buffer.size() >= kUploadIoBlock) flush();
     return write_status.ok();
   });
   flush();
@@ -234,7 +234,7 @@ StatusOr<ObjectInfo> FsObjectStore::FinishUpload(const std::string& id) {
   }
   if (!live || live->hasher.bytes() != s.persisted) {
     live = std::make_unique<LiveHash>();
-    std::string buf(kIoBlock, '\0');
+    std::string buf(kUploadIoBlock, '\0');
     for (uint64_t off = 0; off < s.persisted;) {
       ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
       if (n < 0 && errno == EINTR) continue;

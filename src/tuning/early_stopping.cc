@@ -28,8 +28,6 @@ std::vector<Point> Curve(const Trial& t, const std::string& metric_id, bool use_
 
 bool Better(Goal goal, double a, double b) { return goal == Goal::kMaximize ? a > b : a < b; }
 
-std::string Num(double v) { return FormatParameterValue(v); }
-
 }  // namespace
 
 MedianStoppingRule::MedianStoppingRule(MetricSpec metric, bool use_elapsed_duration,
@@ -63,10 +61,12 @@ StoppingDecision MedianStoppingRule::Evaluate(const Trial& trial,
   const double median =
       k % 2 ? performance[k / 2] : 0.5 * (performance[k / 2 - 1] + performance[k / 2]);
   if (!Better(metric_.goal, median, best)) return {};
-  return {true, "median automated stopping: best " + metric_.metric_id + " so far " + Num(best) +
-                    " is worse than the median " + Num(median) + " of the running averages of " +
+  return {true, "median automated stopping: best " + metric_.metric_id + " so far " +
+                    FormatParameterValue(best) + " is worse than the median " +
+                    FormatParameterValue(median) + " of the running averages of " +
                     std::to_string(k) + " completed trials up to " +
-                    (use_elapsed_duration_ ? "elapsed " + Num(last) + "s" : "step " + Num(last))};
+                    (use_elapsed_duration_ ? "elapsed " + FormatParameterValue(last) + "s"
+                                           : "step " + FormatParameterValue(last))};
 }
 
 DecayCurveStoppingRule::DecayCurveStoppingRule(const StudySpec& spec, bool use_elapsed_duration,
@@ -149,8 +149,9 @@ StoppingDecision DecayCurveStoppingRule::Evaluate(
   if (prob >= options_.probability_threshold) return {};
   const double predicted = sign * (p.mean[0] * sd + mean);
   return {true, "decay-curve stopping: predicted final " + metric_.metric_id + " " +
-                    Num(predicted) + " has probability " + Num(prob) +
-                    " of beating the best completed value " + Num(sign * best_final)};
+                    FormatParameterValue(predicted) + " has probability " +
+                    FormatParameterValue(prob) + " of beating the best completed value " +
+                    FormatParameterValue(sign * best_final)};
 }
 
 std::unique_ptr<StoppingRule> MakeStoppingRule(const StudySpec& spec) {

@@ -10,8 +10,6 @@ namespace {
 constexpr int kMaxDiscreteValues = 1000;
 constexpr double kMaxGridStepPoints = 100000;
 
-std::string Num(double v) { return FormatParameterValue(v); }
-
 bool HasWhitespace(const std::string& s) {
   return std::any_of(s.begin(), s.end(),
                      [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
@@ -62,16 +60,18 @@ Status ValidateDoubleSpec(const ParameterSpec& p, const std::string& vs, Algorit
     return InvalidArgumentError(vs + ".maxValue: must be a finite number");
   }
   if (!(p.min_value < p.max_value)) {
-    return InvalidArgumentError(vs + ".minValue: must be < maxValue, got minValue=" +
-                                Num(p.min_value) + " maxValue=" + Num(p.max_value));
+    return InvalidArgumentError(
+        vs + ".minValue: must be < maxValue, got minValue=" + FormatParameterValue(p.min_value) +
+        " maxValue=" + FormatParameterValue(p.max_value));
   }
   if (IsLogLike(p) && p.min_value <= 0) {
     return InvalidArgumentError(vs + ".minValue: " + ScaleName(p) + " needs minValue > 0, got " +
-                                Num(p.min_value));
+                                FormatParameterValue(p.min_value));
   }
   if (p.grid_step) {
     if (!(std::isfinite(*p.grid_step) && *p.grid_step > 0)) {
-      return InvalidArgumentError(vs + ".gridStep: must be > 0, got " + Num(*p.grid_step));
+      return InvalidArgumentError(vs + ".gridStep: must be > 0, got " +
+                                  FormatParameterValue(*p.grid_step));
     }
     if ((p.max_value - p.min_value) / *p.grid_step + 1 > kMaxGridStepPoints) {
       return InvalidArgumentError(vs +
@@ -118,12 +118,13 @@ Status ValidateDiscreteSpec(const ParameterSpec& p, const std::string& vs) {
     if (!std::isfinite(v[i])) return InvalidArgumentError(at + ": must be a finite number");
     if (i > 0 && !(v[i] - v[i - 1] >= 1e-10)) {
       return InvalidArgumentError(at + ": values must increase by at least 1e-10, got " +
-                                  Num(v[i - 1]) + " then " + Num(v[i]));
+                                  FormatParameterValue(v[i - 1]) + " then " +
+                                  FormatParameterValue(v[i]));
     }
   }
   if (IsLogLike(p) && v.front() <= 0) {
     return InvalidArgumentError(vs + ".values[0]: " + ScaleName(p) + " needs all values > 0, got " +
-                                Num(v.front()));
+                                FormatParameterValue(v.front()));
   }
   return Status::Ok();
 }
@@ -185,7 +186,8 @@ Status ValidateParentValues(const ParameterSpec& p, const ConditionalParameterSp
         });
         if (!found) {
           return InvalidArgumentError(cp + ".parentDiscreteValues.values[" + std::to_string(k) +
-                                      "]: " + Num(v) + " is not one of the parent's values");
+                                      "]: " + FormatParameterValue(v) +
+                                      " is not one of the parent's values");
         }
       }
       return Status::Ok();

@@ -45,7 +45,7 @@ std::string Render(const json& j, const std::string& format) {
 
 std::string Id(const std::string& name) { return std::string(spec::LastSegment(name)); }
 
-struct CreateFlags {
+struct HpTuningCreateFlags {
   std::string display_name;
   std::string config_path;
   std::optional<int> max_trial_count;
@@ -57,7 +57,7 @@ struct CreateFlags {
 
 // The request: the --config file (studySpec, trialJobSpec and optionally the counts), with the
 // flags on top, as gcloud does.
-StatusOr<json> BuildCreateRequest(const CreateFlags& f) {
+StatusOr<json> BuildCreateRequest(const HpTuningCreateFlags& f) {
   std::ifstream in(f.config_path, std::ios::binary);
   if (!in) {
     return InvalidArgumentError("--config: cannot read '" + f.config_path +
@@ -286,7 +286,7 @@ namespace {
 void RegisterCreate(CLI::App* jobs, int* exit_code) {
   auto* cmd = jobs->add_subcommand("create", "Create a hyperparameter tuning job");
   auto c = std::make_shared<Common>();
-  auto f = std::make_shared<CreateFlags>();
+  auto f = std::make_shared<HpTuningCreateFlags>();
   AddCommon(cmd, c.get(), "");
   cmd->add_option("--display-name", f->display_name, "Display name of the job")->required();
   cmd->add_option("--config", f->config_path,

@@ -14,7 +14,7 @@
 namespace trainyard::tools {
 namespace {
 
-struct Options {
+struct MakeSplitsFlags {
   data::MakeSplitsOptions splits;
   std::string label_column;  // set: class-label schema
   std::string sentiment_column = "sentiment";
@@ -63,7 +63,7 @@ void PrintReport(const data::MakeSplitsReport& r, size_t num_inputs) {
   }
 }
 
-int RunMakeSplits(Options& o) {
+int RunMakeSplits(MakeSplitsFlags& o) {
   if (!o.label_column.empty()) {
     o.splits.schema = data::LabelSchema::kClassLabels;
     o.splits.label_column = o.label_column;
@@ -89,12 +89,12 @@ int RunMakeSplits(Options& o) {
   return 0;
 }
 
-const bool kRegistered = RegisterCommand(
+const bool kMakeSplitsRegistered = RegisterCommand(
     {.name = "make-splits",
      .description = "Split labelled CSV files into stratified train/eval/test CSVs (+ labels.json)",
      .order = 20,
      .setup = [](CLI::App& sub) -> CommandRunner {
-       auto o = std::make_shared<Options>();
+       auto o = std::make_shared<MakeSplitsFlags>();
        sub.footer(
            "Schemas:\n"
            "  default        the article's: text in --text-column (bodyText), a float score in\n"

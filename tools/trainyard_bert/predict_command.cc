@@ -16,7 +16,7 @@
 namespace trainyard::tools {
 namespace {
 
-struct Options {
+struct PredictFlags {
   std::string model_dir;
   std::vector<std::string> texts;
   std::string input_file;
@@ -31,7 +31,7 @@ int Fail(const Status& s) {
   return ExitCodeFor(s);
 }
 
-int RunPredict(const Options& o) {
+int RunPredict(const PredictFlags& o) {
   if (o.texts.empty() == o.input_file.empty()) {
     return Fail(InvalidArgumentError("pass either --text \"...\" or --input-file F.csv|F.txt"));
   }
@@ -64,12 +64,12 @@ int RunPredict(const Options& o) {
   return 0;
 }
 
-const bool kRegistered = RegisterCommand(
+const bool kPredictRegistered = RegisterCommand(
     {.name = "predict",
      .description = "Classify texts with a trained model directory; JSON lines on stdout",
      .order = 40,
      .setup = [](CLI::App& sub) -> CommandRunner {
-       auto o = std::make_shared<Options>();
+       auto o = std::make_shared<PredictFlags>();
        sub.add_option(
               "--model-dir", o->model_dir,
               "Model directory: config.json, model.safetensors or pytorch_model.bin, vocab.txt")

@@ -122,7 +122,7 @@ int RunTokenize(const TokenizeOptions& options) {
   return 0;
 }
 
-const bool kRegistered = RegisterCommand(
+const bool kTokenizeRegistered = RegisterCommand(
     {.name = "tokenize",
      .description = "Tokenize stdin lines into BERT input ids (HF BertTokenizer, uncased)",
      .order = 10,

@@ -145,7 +145,7 @@ void AddReportingAndParallelFlags(CLI::App& sub, train::TrainOptions* o) {
       ->capture_default_str();
 }
 
-const bool kRegistered = RegisterCommand(
+const bool kTrainRegistered = RegisterCommand(
     {.name = "train",
      .description = "Fine-tune BERT on CSV data (the article's main.py flags), with checkpoints, "
                     "resume, hypertune metrics and an HF-loadable export",

@@ -52,10 +52,11 @@ export class ApiError extends Error {
 
 // The server's machine catalog (GET /v1/machineTypes, docs/console.md).
 export interface MachineTypeInfo {
-  name: string; family: string; vcpus: number; memoryGib: number; usdPerHour: number;
-  usdPerHourWithAccelerators: number; bundledAccelerator?: { acceleratorType: string; acceleratorCount: number };
+  // Prices are null where the catalog has no source for them (a4-*, a4x-*): shown as "—".
+  name: string; family: string; vcpus: number; memoryGib: number; usdPerHour: number | null;
+  usdPerHourWithAccelerators: number | null; bundledAccelerator?: { acceleratorType: string; acceleratorCount: number };
 }
-export interface AcceleratorInfo { name: string; memoryGib: number; usdPerHour: number }
+export interface AcceleratorInfo { name: string; memoryGib: number; usdPerHour: number | null }
 export interface MachineCatalog { machineTypes: MachineTypeInfo[]; acceleratorTypes: AcceleratorInfo[]; priceNote: string }
 // Who the token is (GET /v1/caller).
 export interface Caller {

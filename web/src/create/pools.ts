@@ -10,18 +10,26 @@ const DISK_TYPES: [string, string][] = [['pd-ssd', 'SSD persistent disk'], ['pd-
 
 export function machineLine(m: MachineTypeInfo): string {
   const gpu = m.bundledAccelerator ? ` · ${m.bundledAccelerator.acceleratorCount}× ${m.bundledAccelerator.acceleratorType}` : '';
-  return `${m.name} · ${m.vcpus} vCPU · ${+m.memoryGib.toFixed(2)} GiB${gpu} · ${fmtUsd(m.usdPerHourWithAccelerators)}/h`;
+  return `${m.name} · ${m.vcpus} vCPU · ${+m.memoryGib.toFixed(2)} GiB${gpu} · ${fmtUsd(m.usdPerHourWithAccelerators ?? undefined)}/h`;
 }
 
-// One replica's hourly price: the machine plus its accelerators (the catalog's prices).
-export function replicaUsd(catalog: MachineCatalog, p: PoolForm): number {
+// One replica's hourly price: the machine plus its accelerators (the catalog's prices);
+// undefined where the catalog has no price for one of them.
+export function replicaUsd(catalog: MachineCatalog, p: PoolForm): number | undefined {
   const m = catalog.machineTypes.find((x) => x.name === p.machineType);
   const a = catalog.acceleratorTypes.find((x) => x.name === p.acceleratorType);
-  return (m?.usdPerHour ?? 0) + (a ? a.usdPerHour * p.acceleratorCount : 0);
+  if (m?.usdPerHour === null || (a && p.acceleratorCount > 0 && a.usdPerHour === null)) return undefined;
+  return (m?.usdPerHour ?? 0) + (a && a.usdPerHour !== null ? a.usdPerHour * p.acceleratorCount : 0);
 }
 
-export function clusterUsd(catalog: MachineCatalog, f: CreateForm): number {
-  return f.pools.reduce((sum, p, i) => sum + (p.enabled || i === 0 ? replicaUsd(catalog, p) * p.replicaCount : 0), 0);
+const times = (usd: number | undefined, n: number) => (usd === undefined ? undefined : usd * n);
+
+export function clusterUsd(catalog: MachineCatalog, f: CreateForm): number | undefined {
+  return f.pools.reduce<number | undefined>((sum, p, i) => {
+    if (!(p.enabled || i === 0)) return sum;
+    const pool = times(replicaUsd(catalog, p), p.replicaCount);
+    return sum === undefined || pool === undefined ? undefined : sum + pool;
+  }, 0);
 }
 
 function machineSelect(catalog: MachineCatalog, p: PoolForm, path: string, changed: () => void): HTMLElement {
@@ -54,7 +62,7 @@ function poolBody(catalog: MachineCatalog, f: CreateForm, i: number, rerender: (
   const at = `spec.workerPoolSpecs[${i}]`;
   const m = catalog.machineTypes.find((x) => x.name === p.machineType);
   const accelerators: [string, string][] = [['', 'None'], ...catalog.acceleratorTypes.map(
-    (a): [string, string] => [a.name, `${a.name} · ${+a.memoryGib.toFixed(0)} GiB · ${fmtUsd(a.usdPerHour)}/h each`])];
+    (a): [string, string] => [a.name, `${a.name} · ${+a.memoryGib.toFixed(0)} GiB · ${fmtUsd(a.usdPerHour ?? undefined)}/h each`])];
   const bundled = !!m?.bundledAccelerator;
   return [
     machineSelect(catalog, p, `${at}.machineSpec.machineType`, rerender),
@@ -82,7 +90,7 @@ function poolBody(catalog: MachineCatalog, f: CreateForm, i: number, rerender: (
 }
 
 const poolPrice = (catalog: MachineCatalog, p: PoolForm) =>
-  `${p.replicaCount} × ${fmtUsd(replicaUsd(catalog, p))}/h = ${fmtUsd(replicaUsd(catalog, p) * p.replicaCount)}/h`;
+  `${p.replicaCount} × ${fmtUsd(replicaUsd(catalog, p))}/h = ${fmtUsd(times(replicaUsd(catalog, p), p.replicaCount))}/h`;
 
 // The pools editor; `changed` runs after every edit that changes the price.
 export function poolsSection(catalog: MachineCatalog, f: CreateForm, changed: () => void): HTMLElement {
