@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "common/time.h"
+#include "executor/job_dir_layout.h"
 #include "executor/run_as.h"
 #include "replica_contract/replica_contract.h"
 #include "spec/custom_job_json.h"
@@ -100,7 +101,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   executor::GangSpec gang;
   gang.job_id = job.Id();
   gang.job_name = job.name;
-  gang.job_dir = options_.jobs_dir / gang.job_id;
+  gang.job_dir = executor::JobDir(options_.jobs_dir, gang.job_id);
   gang.base_output_dir = job.job_spec.base_output_directory;
   // Vertex hands every replica its job's spec, as a string in CLUSTER_SPEC's and TF_CONFIG's
   // "job" field (replica_contract.h); this is the spec as stored, defaults filled in.
@@ -252,7 +253,7 @@ Status JobController::StoreNew(const spec::LocationName& location, CustomJob& jo
     job.name = spec::ResourceName::Of(location, spec::kCustomJobs, NewJobId()).ToString();
     gang.job_id = job.Id();
     gang.job_name = job.name;
-    gang.job_dir = options_.jobs_dir / gang.job_id;
+    gang.job_dir = executor::JobDir(options_.jobs_dir, gang.job_id);
     created = store_job();
   }
   return created;
@@ -354,7 +355,7 @@ StatusOr<CustomJob> JobController::Delete(const std::string& name) {
   }
   TY_RETURN_IF_ERROR(store_->Delete(name));
   std::error_code ec;  // best effort: the job is gone from the API either way
-  std::filesystem::remove_all(options_.jobs_dir / job.Id(), ec);
+  std::filesystem::remove_all(executor::JobDir(options_.jobs_dir, job.Id()), ec);
   return job;
 }
 

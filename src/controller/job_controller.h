@@ -39,7 +39,7 @@ using PriceFn = std::function<std::optional<double>(const spec::MachineSpec&)>;
 using Clock = WallClock;  // common/time.h
 
 struct JobControllerOptions {
-  std::filesystem::path jobs_dir;       // each job's GangSpec::job_dir is jobs_dir/<id>
+  std::filesystem::path jobs_dir;       // GangSpec::job_dir = executor::JobDir(jobs_dir, id)
   std::chrono::seconds kill_grace{30};  // SIGTERM -> SIGKILL on cancel and timeout
   int max_restarts = 3;                 // per job, unless scheduling.disableRetries
   std::chrono::seconds default_timeout{7 * 24 * 3600};  // Vertex's default scheduling.timeout

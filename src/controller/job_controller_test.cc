@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "executor/fake_executor.h"
+#include "executor/job_dir_layout.h"
 #include "spec/custom_job_json.h"
 #include "store/memory_job_store.h"
 #include "testing/test_util.h"
@@ -375,10 +376,11 @@ TEST_F(JobControllerTest, DeleteOnlyFinishedJobs) {
   CustomJob job = MustCreate();
   auto early = controller_->Delete(job.name);
   ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kSucceeded).ok());
-  std::filesystem::create_directories(dir_ / "jobs" / job.Id() / "logs");
+  std::filesystem::create_directories(
+      executor::JobLogDir(executor::JobDir(dir_ / "jobs", job.Id())));
   ASSERT_TRUE(controller_->Delete(job.name).ok());
   EXPECT_EQ(early.status().code() == StatusCode::kFailedPrecondition,
-            !std::filesystem::exists(dir_ / "jobs" / job.Id()));
+            !std::filesystem::exists(executor::JobDir(dir_ / "jobs", job.Id())));
   EXPECT_EQ(controller_->Get(job.name).status().code(), StatusCode::kNotFound);
 }
 

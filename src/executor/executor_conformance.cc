@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "executor/gang_lifecycle.h"
+#include "executor/job_dir_layout.h"
 #include "testing/test_util.h"
 
 namespace trainyard::executor {
@@ -79,7 +80,7 @@ GangSpec ExecutorConformanceTest::Spec(const std::string& id,
   GangSpec spec;
   spec.job_id = id;
   spec.job_name = "projects/p/locations/l/customJobs/" + id;
-  spec.job_dir = dir_ / "jobs" / id;
+  spec.job_dir = JobDir(dir_ / "jobs", id);
   spec.kill_grace = 1s;
   spec.max_restarts = 0;
   for (size_t i = 0; i < plans.size(); ++i) {

@@ -86,11 +86,6 @@ StatusOr<fs::path> LookupJobDir(const fs::path& data_dir, const std::string& reg
   return fs::path(*text);
 }
 
-fs::path ReplicaHpMetricFile(const fs::path& job_dir, int pool_index, int replica_index) {
-  return fs::absolute(job_dir) / "replicas" / TaskName(pool_index, replica_index) / "hypertune" /
-         "output.metrics";
-}
-
 Status ValidateGangBasics(const GangSpec& spec) {
   if (!SafeJobId(spec.job_id)) {
     return InvalidArgumentError("job id '" + spec.job_id +

@@ -45,12 +45,6 @@ StatusOr<std::filesystem::path> LookupJobDir(const std::filesystem::path& data_d
                                              const std::string& registry,
                                              const std::string& job_id);
 
-// Where replica (pool, replica) of the job in `job_dir` finds CLOUD_ML_HP_METRIC_FILE
-// (cloudml-hypertune writes its metrics there; HP tuning reads them), on every executor:
-// <job_dir>/replicas/workerpoolP-R/hypertune/output.metrics, absolute.
-std::filesystem::path ReplicaHpMetricFile(const std::filesystem::path& job_dir, int pool_index,
-                                          int replica_index);
-
 // The checks every executor makes first, INVALID_ARGUMENT naming the field: a safe job id
 // (1-200 of [A-Za-z0-9._-]), a job_dir, at least one replica, max_restarts >= 0, a positive
 // timeout, worker pools 0-3 and no (pool, replica) twice.

@@ -437,7 +437,7 @@ StatusOr<std::vector<LogLine>> LocalExecutor::ReadLogs(const std::string& job_id
   if (job_dir.empty()) {
     TY_ASSIGN_OR_RETURN(job_dir, LookupJobDir(options_.data_dir, kLocalRegistry, job_id));
   }
-  return ReadJobLog(job_dir / "logs", after, limit);
+  return ReadJobLog(JobLogDir(job_dir), after, limit);
 }
 
 void LocalExecutor::Loop() {

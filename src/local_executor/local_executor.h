@@ -1,6 +1,6 @@
 // LocalExecutor: runs gangs as processes on this machine (the default executor).
 //
-// Layout under GangSpec::job_dir (all executor-owned):
+// Layout under GangSpec::job_dir (all executor-owned; named by executor/job_dir_layout.h):
 //   executor_state.json              gang + replica state, rewritten atomically on every change
 //   logs/segment-<offset>.log        captured stdout/stderr of all replicas (job_log.h)
 //   work/<task>/                     each replica's working directory (task = "workerpool1-0")

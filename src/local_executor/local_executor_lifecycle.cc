@@ -52,7 +52,7 @@ void LocalExecutor::Persist(const Gang& gang, bool durable) {
     SystemLog(gang, nullptr, "cannot persist executor state: " + s.ToString());
   } else if (durable) {
     std::lock_guard<std::mutex> lock(sync_mu_);
-    pending_fsyncs_.push_back(gang.spec.job_dir / "executor_state.json");
+    pending_fsyncs_.push_back(LocalStateFile(gang.spec.job_dir));
     pending_fsyncs_.push_back(gang.spec.job_dir);
     sync_cv_.notify_one();
   }
@@ -68,7 +68,7 @@ void LocalExecutor::SystemLog(const Gang& gang, const Replica* replica, const st
   rec.is_stderr = true;
   rec.text = "[trainyard] " + text;
   // Best effort: a log that cannot be written must not stop the job.
-  (void)AppendJobLog(gang.spec.job_dir / "logs", options_.log_limits, {rec});
+  (void)AppendJobLog(JobLogDir(gang.spec.job_dir), options_.log_limits, {rec});
 }
 
 ReplicaRuntime& LocalExecutor::RuntimeOf(const Gang& gang, const Replica& r) const {
@@ -171,7 +171,7 @@ ReplicaEnvInput LocalExecutor::EnvInputOf(const Gang& gang, const Replica& r) co
                           options_.host + ":" + std::to_string(ordered[i]->port)});
   }
   in.gpus = r.gpus;
-  in.hp_metric_file = HpMetricFile(spec.job_dir, r.pool_index, r.replica_index);
+  in.hp_metric_file = ReplicaHpMetricFile(spec.job_dir, r.pool_index, r.replica_index);
   in.cpu_threads = static_cast<int>(r.cpus.size());
   return in;
 }
@@ -218,14 +218,15 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   launch.replica_index = r.replica_index;
   launch.argv = rspec.argv;
   launch.env = BuildReplicaEnv(inherited, rspec.env, in, spec.extra_env);
-  launch.work_dir = WorkDir(spec.job_dir, r.pool_index, r.replica_index);
-  launch.log_dir = spec.job_dir / "logs";
+  launch.work_dir = ReplicaWorkDir(spec.job_dir, r.pool_index, r.replica_index);
+  launch.log_dir = JobLogDir(spec.job_dir);
   launch.log_limits = options_.log_limits;
-  launch.pid_file = AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "pid");
+  launch.pid_file =
+      ReplicaAttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "pid");
   launch.status_file =
-      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "status");
+      ReplicaAttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "status");
   launch.output_file =
-      AttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "wrapper.log");
+      ReplicaAttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "wrapper.log");
   launch.hp_metric_file = in.hp_metric_file;
   launch.run_as = spec.run_as;
   if (in_container) PrepareContainerLaunch(gang, r, rspec, &launch);
@@ -312,7 +313,7 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
     // Read before this note joins the replica's stderr lines.
     const std::string reason =
         code == replica_contract::kExitConfig
-            ? LastStderrLine(gang.spec.job_dir / "logs", r.pool_index, r.replica_index)
+            ? LastStderrLine(JobLogDir(gang.spec.job_dir), r.pool_index, r.replica_index)
             : "";
     std::string what = ReplicaExitMessage(Describe(r), code, reason);
     SystemLog(gang, &r, what);
@@ -428,7 +429,7 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   gang->demands = DemandsOf(spec);
   std::vector<std::pair<int, int>> replicas;
   for (const auto& r : gang->replicas) replicas.push_back({r.pool_index, r.replica_index});
-  TY_RETURN_IF_ERROR(CheckSameReplicas(spec, replicas, kLocalStateFile));
+  TY_RETURN_IF_ERROR(CheckSameReplicas(spec, replicas, kLocalStateFileName));
   TY_RETURN_IF_ERROR(RegisterJobDir(options_.data_dir, kLocalRegistry, spec.job_id, spec.job_dir));
   Gang& g = *gang;
   gangs_[spec.job_id] = std::move(gang);

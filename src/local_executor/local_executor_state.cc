@@ -34,20 +34,6 @@ GangStatus StatusFromGang(const LocalExecutor::Gang& gang) {
   return s;
 }
 
-fs::path ReplicaDir(const fs::path& job_dir, int pool, int replica) {
-  return job_dir / "replicas" / TaskName(pool, replica);
-}
-fs::path WorkDir(const fs::path& job_dir, int pool, int replica) {
-  return job_dir / "work" / TaskName(pool, replica);
-}
-fs::path HpMetricFile(const fs::path& job_dir, int pool, int replica) {
-  return ReplicaHpMetricFile(job_dir, pool, replica);
-}
-fs::path AttemptFile(const fs::path& job_dir, int pool, int replica, int attempt,
-                     const std::string& suffix) {
-  return ReplicaDir(job_dir, pool, replica) / ("attempt-" + std::to_string(attempt) + "." + suffix);
-}
-
 EnvMap InheritedReplicaEnv() {
   EnvMap env = CurrentEnvironment();
   env["TRAINYARD_BUCKET_ROOT"] = fs::absolute(BucketRoot()).string();
@@ -92,13 +78,13 @@ std::string SerializeGang(const LocalExecutor::Gang& g) {
 }
 
 Status SaveGangState(const LocalExecutor::Gang& gang, bool durable) {
-  fs::path path = gang.spec.job_dir / kLocalStateFile;
+  fs::path path = LocalStateFile(gang.spec.job_dir);
   return durable ? WriteFileAtomic(path, SerializeGang(gang))
                  : ReplaceFile(path, SerializeGang(gang));
 }
 
 StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
-  fs::path path = job_dir / kLocalStateFile;
+  fs::path path = LocalStateFile(job_dir);
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   PersistedGang out;
   LocalExecutor::Gang& g = out.gang;
@@ -122,9 +108,10 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
                              rj.at("wrapper_ticks").get<uint64_t>()};
       r.handle.process = {rj.at("pid").get<int64_t>(), rj.at("ticks").get<uint64_t>()};
       r.handle.container = rj.value("container", std::string());  // absent before containers
-      r.handle.pid_file = AttemptFile(job_dir, r.pool_index, r.replica_index, r.attempt, "pid");
+      r.handle.pid_file =
+          ReplicaAttemptFile(job_dir, r.pool_index, r.replica_index, r.attempt, "pid");
       r.handle.status_file =
-          AttemptFile(job_dir, r.pool_index, r.replica_index, r.attempt, "status");
+          ReplicaAttemptFile(job_dir, r.pool_index, r.replica_index, r.attempt, "status");
       r.running = rj.at("running").get<bool>();
       r.done = rj.at("done").get<bool>();
       r.lost_reason = rj.at("lost_reason").get<std::string>();

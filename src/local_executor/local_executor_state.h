@@ -1,6 +1,6 @@
 // LocalExecutor internals: the in-memory record of a gang and its replicas, how it is persisted
-// to <job_dir>/executor_state.json (so Adopt() can pick it up after a restart), and where each
-// replica's files live. Not for use outside src/executor/.
+// to <job_dir>/executor_state.json (so Adopt() can pick it up after a restart). Where each
+// replica's files live: job_dir_layout.h. Not for use outside src/local_executor/.
 #pragma once
 
 #include <chrono>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "executor/gang_record.h"
+#include "executor/job_dir_layout.h"
 #include "executor/replica_env.h"
 #include "local_executor/local_executor.h"
 
@@ -41,24 +42,16 @@ struct LocalExecutor::Gang : GangRecord {
   std::vector<Replica> replicas;
 };
 
-// Paths of one replica attempt.
-std::filesystem::path ReplicaDir(const std::filesystem::path& job_dir, int pool, int replica);
-std::filesystem::path WorkDir(const std::filesystem::path& job_dir, int pool, int replica);
-std::filesystem::path HpMetricFile(const std::filesystem::path& job_dir, int pool, int replica);
-std::filesystem::path AttemptFile(const std::filesystem::path& job_dir, int pool, int replica,
-                                  int attempt, const std::string& suffix);  // "pid", "status"
-
 // The environment replicas inherit: the server's, with TRAINYARD_BUCKET_ROOT set to the bucket
 // root in use and the server binary's own directory appended to PATH (so `trainyard-bert` and
 // friends installed next to the server resolve like tools baked into a training image).
 EnvMap InheritedReplicaEnv();
 
-// <job_dir>/executor_state.json.
+// <job_dir>/executor_state.json (LocalStateFile, job_dir_layout.h).
 // `durable` = fsync (WriteFileAtomic). Otherwise write-temp-then-rename without fsync
 // (ReplaceFile): readers never see a torn file and it survives a crash of the server process
 // (the case re-adoption is for), but not necessarily a power loss — after which no replica is
 // running anyway. Only terminal states are written durably.
-inline constexpr char kLocalStateFile[] = "executor_state.json";
 std::string SerializeGang(const LocalExecutor::Gang& gang);
 Status SaveGangState(const LocalExecutor::Gang& gang, bool durable);
 struct PersistedGang {

@@ -149,7 +149,7 @@ TEST_F(LocalExecutorTest, SingleReplicaSucceedsWithVertexEnvAndTimestampedLogs) 
   std::string logs = Logs(*e, "j1");
   EXPECT_NE(logs.find("0/0 O job=j1 rank=0 world=1\n"), std::string::npos) << logs;
   EXPECT_NE(logs.find("0/0 O model=gs://bucket/out/model/\n"), std::string::npos) << logs;
-  EXPECT_NE(logs.find("0/0 O cwd=" + (spec.job_dir / "work" / "workerpool0-0").string() + "\n"),
+  EXPECT_NE(logs.find("0/0 O cwd=" + ReplicaWorkDir(spec.job_dir, 0, 0).string() + "\n"),
             std::string::npos)
       << logs;
   EXPECT_NE(logs.find("0/0 E oops\n"), std::string::npos) << logs;
@@ -450,7 +450,7 @@ TEST_F(LocalExecutorTest, LogsRotateKeepTheStartAndPageWithCursors) {
   EXPECT_TRUE(gap);
   EXPECT_TRUE(last);
   int segments = 0;
-  for (const auto& entry : fs::directory_iterator(dir_ / "jobs" / "l1" / "logs")) {
+  for (const auto& entry : fs::directory_iterator(JobLogDir(dir_ / "jobs" / "l1"))) {
     segments += entry.path().filename().string().starts_with("segment-");
   }
   EXPECT_LE(segments, 3);
@@ -496,7 +496,7 @@ TEST_F(LocalExecutorTest, AdoptSeesAnExitCodeRecordedWhileTheServerWasDown) {
     first->Shutdown();
   }
   testing::WriteFileOrDie(go, "");
-  fs::path status = spec.job_dir / "replicas" / "workerpool0-0" / "attempt-1.status";
+  fs::path status = ReplicaAttemptFile(spec.job_dir, 0, 0, 1, "status");
   for (int i = 0; i < 250 && !fs::exists(status); ++i) std::this_thread::sleep_for(20ms);
   ASSERT_TRUE(fs::exists(status));
   auto second = MakeExecutor();
@@ -517,7 +517,7 @@ TEST_F(LocalExecutorTest, AdoptFailsAReplicaWhoseExitCodeWasLost) {
     pid = first->Get("a3")->replicas[0].pid;
     first->Shutdown();
   }
-  auto state = nlohmann::json::parse(testing::ReadFileOrDie(spec.job_dir / "executor_state.json"));
+  auto state = nlohmann::json::parse(testing::ReadFileOrDie(LocalStateFile(spec.job_dir)));
   int64_t wrapper_pid = state["replicas"][0]["wrapper_pid"].get<int64_t>();
   ::kill(static_cast<pid_t>(wrapper_pid), SIGKILL);  // supervisor and replica die together
   ::kill(-static_cast<pid_t>(pid), SIGKILL);
@@ -647,9 +647,9 @@ TEST_F(LocalExecutorTest, ReplicasRunAsTheGangsUserWithTheirOwnWorkDir) {
       << logs;
   EXPECT_NE(logs.find("made-file"), std::string::npos) << logs;
   struct stat st {};
-  ASSERT_EQ(::stat((spec.job_dir / "work" / "workerpool0-0").c_str(), &st), 0);
+  ASSERT_EQ(::stat(ReplicaWorkDir(spec.job_dir, 0, 0).c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 65534u);
-  ASSERT_EQ(::stat((spec.job_dir / "logs").c_str(), &st), 0);
+  ASSERT_EQ(::stat(JobLogDir(spec.job_dir).c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 0u);
 }
 

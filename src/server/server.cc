@@ -18,7 +18,7 @@
 #include "controller/resource_directory.h"
 #include "controller/training_pipeline_controller.h"
 #include "controller/tuning_job_controller.h"
-#include "executor/gang_record.h"
+#include "executor/job_dir_layout.h"
 #include "machines/machine_catalog.h"
 #include "observability/console_routes.h"
 #include "observability/scalars_route.h"
@@ -140,7 +140,7 @@ Status MakeControllers(Parts& p) {
   // HP tuning: trials are custom jobs of the controller above.
   controller::TuningJobControllerOptions topts;
   topts.metric_file = [jobs_dir = copts.jobs_dir](const spec::CustomJob& job) {
-    return executor::ReplicaHpMetricFile(jobs_dir / job.Id(), 0, 0);
+    return executor::ReplicaHpMetricFile(executor::JobDir(jobs_dir, job.Id()), 0, 0);
   };
   p.tuning = std::make_unique<controller::TuningJobController>(p.tuning_store, p.jobs.get(), topts);
   // AI Platform Training's jobs, each backed by a custom job or an HP-tuning job.

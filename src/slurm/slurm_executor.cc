@@ -11,6 +11,7 @@
 #include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "common/json_parse.h"
+#include "executor/job_dir_layout.h"
 #include "executor/replica_env.h"
 #include "executor/replica_runtime.h"
 #include "executor/replica_status_file.h"
@@ -24,7 +25,10 @@ namespace fs = std::filesystem;
 using executor::GangSpec;
 using executor::GangState;
 using executor::GangStatus;
+using executor::JobLogDir;
 using executor::LifecycleAction;
+using executor::SlurmAttemptDir;
+using executor::SlurmTaskDir;
 using executor::StopGoal;
 
 namespace {
@@ -144,13 +148,13 @@ StatusOr<fs::path> SlurmExecutor::PrepareAttempt(const GangSpec& spec, int attem
   TY_ASSIGN_OR_RETURN(SlurmAllocation alloc,
                       PlanAllocation(spec, catalog_, nodes, options_.partition));
   *warnings = alloc.warnings;
-  fs::path attempt_dir = AttemptDir(spec.job_dir, attempt);
+  fs::path attempt_dir = SlurmAttemptDir(spec.job_dir, attempt);
   // A leftover directory of an attempt whose sbatch never returned an id: start clean, so old
   // rendezvous or status files cannot be mistaken for this attempt's.
   std::error_code ec;
   fs::remove_all(attempt_dir, ec);
   TY_RETURN_IF_ERROR(MakeDirs(attempt_dir / "rendezvous"));
-  TY_RETURN_IF_ERROR(MakeDirs(spec.job_dir / "logs"));
+  TY_RETURN_IF_ERROR(MakeDirs(JobLogDir(spec.job_dir)));
 
   LaunchPlanSettings plan;
   plan.env_overrides["TRAINYARD_BUCKET_ROOT"] = fs::absolute(BucketRoot()).string();
@@ -202,7 +206,7 @@ Status SlurmExecutor::Submit(const GangSpec& input) {
       for (const auto& [id, info] : *found) (void)client_.Cancel(id, "");
     }
     std::error_code ec;
-    fs::remove(spec.job_dir / kSlurmStateFile, ec);
+    fs::remove(executor::SlurmStateFile(spec.job_dir), ec);
     return slurm_id.status();
   }
   gang->slurm_job_id = *slurm_id;
@@ -223,7 +227,7 @@ Status SlurmExecutor::Submit(const GangSpec& input) {
   Gang& g = *gang;
   gangs_[spec.job_id] = std::move(gang);
   SystemLog(g, "submitted to Slurm as job " + g.slurm_job_id + " (attempt 1, " +
-                   (AttemptDir(g.spec.job_dir, 1) / "job.sbatch").string() + ")");
+                   (SlurmAttemptDir(g.spec.job_dir, 1) / "job.sbatch").string() + ")");
   for (const auto& w : warnings) SystemLog(g, "warning: " + w);
   Persist(g);
   Notify(g);
@@ -252,7 +256,7 @@ StatusOr<GangStatus> SlurmExecutor::Adopt(const GangSpec& input) {
   gang->spec = spec;
   std::vector<std::pair<int, int>> replicas;
   for (const auto& r : gang->replicas) replicas.push_back({r.pool_index, r.replica_index});
-  TY_RETURN_IF_ERROR(executor::CheckSameReplicas(spec, replicas, kSlurmStateFile));
+  TY_RETURN_IF_ERROR(executor::CheckSameReplicas(spec, replicas, executor::kSlurmStateFileName));
   TY_RETURN_IF_ERROR(
       executor::RegisterJobDir(options_.data_dir, kSlurmRegistry, spec.job_id, spec.job_dir));
   std::lock_guard<std::mutex> lock(mu_);
@@ -328,7 +332,7 @@ StatusOr<std::vector<executor::LogLine>> SlurmExecutor::ReadLogs(const std::stri
   if (job_dir.empty()) {
     TY_ASSIGN_OR_RETURN(job_dir, executor::LookupJobDir(options_.data_dir, kSlurmRegistry, job_id));
   }
-  return executor::ReadJobLog(job_dir / "logs", after, limit);
+  return executor::ReadJobLog(JobLogDir(job_dir), after, limit);
 }
 
 void SlurmExecutor::Loop() {
@@ -592,7 +596,8 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
   // that reason, machine-readable, ends the gang; restarting would only fail again.
   for (const auto& r : g.replicas) {
     auto error = executor::ReadStartError(
-        TaskDir(AttemptDir(g.spec.job_dir, g.attempt), r.pool_index, r.replica_index) / "pid");
+        SlurmTaskDir(SlurmAttemptDir(g.spec.job_dir, g.attempt), r.pool_index, r.replica_index) /
+        "pid");
     if (error.ok()) {
       return Perform(g, lc.Fail(Describe(r.pool_index, r.replica_index) +
                                     " could not be started: " + error->message + " (" + job + ")",
@@ -609,9 +614,9 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
   }
   if (first != nullptr) {
     const int code = *first->exit_code;
-    const fs::path log =
-        TaskDir(AttemptDir(g.spec.job_dir, g.attempt), first->pool_index, first->replica_index) /
-        "log";
+    const fs::path log = SlurmTaskDir(SlurmAttemptDir(g.spec.job_dir, g.attempt), first->pool_index,
+                                      first->replica_index) /
+                         "log";
     replica = executor::ReplicaExitMessage(
         Describe(first->pool_index, first->replica_index), code,
         code == replica_contract::kExitConfig
@@ -688,10 +693,10 @@ void SlurmExecutor::Perform(Gang& g, const LifecycleAction& action, const std::s
 
 void SlurmExecutor::ReadTaskFiles(Gang& g) {
   if (g.slurm_job_id.empty()) return;
-  fs::path attempt_dir = AttemptDir(g.spec.job_dir, g.attempt);
+  fs::path attempt_dir = SlurmAttemptDir(g.spec.job_dir, g.attempt);
   bool changed = false;
   for (auto& r : g.replicas) {
-    fs::path dir = TaskDir(attempt_dir, r.pool_index, r.replica_index);
+    fs::path dir = SlurmTaskDir(attempt_dir, r.pool_index, r.replica_index);
     if (!r.exit_code) {
       // Written atomically: a read error other than NOT_FOUND is a real corruption, which
       // leaves the code unknown.
@@ -719,16 +724,16 @@ void SlurmExecutor::ReadTaskFiles(Gang& g) {
 
 void SlurmExecutor::SyncLogs(Gang& g) {
   if (g.attempt == 0) return;
-  fs::path attempt_dir = AttemptDir(g.spec.job_dir, g.attempt);
-  fs::path job_log = g.spec.job_dir / "logs";
+  fs::path attempt_dir = SlurmAttemptDir(g.spec.job_dir, g.attempt);
+  fs::path job_log = JobLogDir(g.spec.job_dir);
   bool moved = false;
   constexpr int kBatch = 1000;
   for (const auto& r : g.replicas) {
     std::string task = executor::TaskName(r.pool_index, r.replica_index);
     int64_t& cursor = g.log_cursors.try_emplace(task, -1).first->second;
     while (true) {
-      auto lines = executor::ReadJobLog(TaskDir(attempt_dir, r.pool_index, r.replica_index) / "log",
-                                        cursor, kBatch);
+      auto lines = executor::ReadJobLog(
+          SlurmTaskDir(attempt_dir, r.pool_index, r.replica_index) / "log", cursor, kBatch);
       if (!lines.ok() || lines->empty()) break;
       std::vector<executor::LogRecord> records;
       for (const auto& l : *lines) {
@@ -770,7 +775,7 @@ void SlurmExecutor::SystemLog(const Gang& g, const std::string& text) {
   rec.is_stderr = true;
   rec.text = "[trainyard] " + text;
   // Best effort: a log that cannot be written must not stop the job.
-  (void)executor::AppendJobLog(g.spec.job_dir / "logs", options_.log_limits, {rec});
+  (void)executor::AppendJobLog(JobLogDir(g.spec.job_dir), options_.log_limits, {rec});
 }
 
 void SlurmExecutor::Persist(const Gang& g) {

@@ -37,11 +37,11 @@ std::string SerializeSlurmGang(const SlurmExecutor::Gang& g) {
 }
 
 Status SaveSlurmGang(const SlurmExecutor::Gang& gang) {
-  return WriteFileAtomic(gang.spec.job_dir / kSlurmStateFile, SerializeSlurmGang(gang));
+  return WriteFileAtomic(executor::SlurmStateFile(gang.spec.job_dir), SerializeSlurmGang(gang));
 }
 
 StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
-  fs::path path = job_dir / kSlurmStateFile;
+  fs::path path = executor::SlurmStateFile(job_dir);
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   SlurmExecutor::Gang g;
   try {

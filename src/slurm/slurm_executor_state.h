@@ -1,6 +1,7 @@
 // SlurmExecutor internals: the in-memory record of a gang and its durable form,
-// <job_dir>/slurm_state.json (written atomically on every change; read by Adopt and by Get for
-// jobs that ended before a server restart). Not for use outside src/slurm/.
+// <job_dir>/slurm_state.json (executor::SlurmStateFile, job_dir_layout.h; written atomically on
+// every change; read by Adopt and by Get for jobs that ended before a server restart). Not for
+// use outside src/slurm/.
 #pragma once
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "executor/gang_record.h"
+#include "executor/job_dir_layout.h"
 #include "slurm/slurm_executor.h"
 
 namespace trainyard::slurm {
@@ -51,7 +53,5 @@ executor::GangStatus SlurmGangStatus(const SlurmExecutor::Gang& gang);
 
 // <data_dir>/slurm/jobs/<job_id> remembers each job's dir (Get/ReadLogs after a restart).
 inline constexpr char kSlurmRegistry[] = "slurm";
-// <job_dir>/slurm_state.json
-inline constexpr char kSlurmStateFile[] = "slurm_state.json";
 
 }  // namespace trainyard::slurm

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/file_util.h"
+#include "executor/job_dir_layout.h"
 #include "executor/job_log.h"
 #include "slurm/fake_slurm_client.h"
 #include "slurm/slurm_script.h"
@@ -72,7 +73,9 @@ class SlurmExecutorTest : public ::testing::Test {
 
   // What a task writes when its replica ends (trainyard-exec-wrapper's status file).
   void TaskExited(const std::string& id, int attempt, int pool, int code) {
-    fs::path f = TaskDir(AttemptDir(dir_ / "jobs" / id, attempt), pool, 0) / "status";
+    fs::path f =
+        executor::SlurmTaskDir(executor::SlurmAttemptDir(dir_ / "jobs" / id, attempt), pool, 0) /
+        "status";
     ASSERT_TRUE(WriteFileAtomic(f, "{\"exit_code\":" + std::to_string(code) + "}").ok());
   }
 
@@ -192,7 +195,8 @@ TEST_F(SlurmExecutorTest, ATaskWhoseImageCannotBePulledFailsTheGangWithoutRestar
   ASSERT_TRUE(executor_->Submit(Spec("1", /*max_restarts=*/2)).ok());
   client_.SetJob("100", "RUNNING");
   executor_->PollOnce();
-  const fs::path task = TaskDir(AttemptDir(dir_ / "jobs" / "1", 1), 1, 0);
+  const fs::path task =
+      executor::SlurmTaskDir(executor::SlurmAttemptDir(dir_ / "jobs" / "1", 1), 1, 0);
   ASSERT_TRUE(WriteFileAtomic(task / "pid.container-error",
                               R"({"failure":"IMAGE_UNAVAILABLE","message":"image )"
                               R"('eu.gcr.io/p/x:1' cannot be pulled: manifest unknown"})")
@@ -371,7 +375,8 @@ TEST_F(SlurmExecutorTest, JobPurgedFromSlurmIsJudgedByItsTasks) {
 TEST_F(SlurmExecutorTest, TaskLogsAreCopiedIntoTheJobLogWithCursors) {
   ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
   client_.SetJob("100", "RUNNING");
-  fs::path task_log = TaskDir(AttemptDir(dir_ / "jobs" / "1", 1), 1, 0) / "log";
+  fs::path task_log =
+      executor::SlurmTaskDir(executor::SlurmAttemptDir(dir_ / "jobs" / "1", 1), 1, 0) / "log";
   ASSERT_TRUE(executor::AppendJobLog(task_log, {}, {{clock_.now, 1, 0, false, "hello"}}).ok());
   executor_->PollOnce();
   ASSERT_TRUE(executor::AppendJobLog(task_log, {}, {{clock_.now, 1, 0, true, "world"}}).ok());

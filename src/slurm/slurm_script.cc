@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "executor/gang_record.h"
+#include "executor/job_dir_layout.h"
 #include "executor/replica_env.h"
 #include "executor/run_as.h"
 
@@ -259,19 +260,6 @@ std::string FormatSlurmTime(std::chrono::seconds s) {
   return buf;
 }
 
-fs::path AttemptDir(const fs::path& job_dir, int attempt) {
-  return job_dir / "slurm" / ("attempt-" + std::to_string(attempt));
-}
-fs::path TaskDir(const fs::path& attempt_dir, int pool, int replica) {
-  return attempt_dir / executor::TaskName(pool, replica);
-}
-fs::path TaskWorkDir(const fs::path& job_dir, int pool, int replica) {
-  return job_dir / "work" / executor::TaskName(pool, replica);
-}
-fs::path TaskHpMetricFile(const fs::path& job_dir, int pool, int replica) {
-  return executor::ReplicaHpMetricFile(job_dir, pool, replica);  // where HP tuning reads it
-}
-
 namespace {
 
 void ComponentLines(const SlurmComponent& c, std::string* out) {
@@ -392,9 +380,10 @@ std::string RenderLaunchPlan(const GangSpec& spec, const SlurmAllocation& alloc,
         {"replica", r.replica_index},
         {"argv", r.argv},
         {"env", r.env},
-        {"dir", TaskDir(attempt_dir, r.pool_index, r.replica_index).string()},
-        {"work_dir", TaskWorkDir(job_dir, r.pool_index, r.replica_index).string()},
-        {"hp_metric_file", TaskHpMetricFile(job_dir, r.pool_index, r.replica_index).string()}};
+        {"dir", executor::SlurmTaskDir(attempt_dir, r.pool_index, r.replica_index).string()},
+        {"work_dir", executor::ReplicaWorkDir(job_dir, r.pool_index, r.replica_index).string()},
+        {"hp_metric_file",
+         executor::ReplicaHpMetricFile(job_dir, r.pool_index, r.replica_index).string()}};
     if (!r.image.empty()) {  // runs in a container on its node (slurm_task.h)
       task["image"] = r.image;
       task["image_field"] = r.image_field;

@@ -68,18 +68,11 @@ struct SbatchSettings {
 std::string SlurmJobName(const std::string& job_id, int attempt);
 
 // The batch script of attempt `attempt_dir` (absolute; holds plan.json, batch.out, nodes).
+// Where attempts and their tasks' files live: executor/job_dir_layout.h (SlurmAttemptDir,
+// SlurmTaskDir, ReplicaWorkDir, ReplicaHpMetricFile).
 std::string RenderSbatchScript(const executor::GangSpec& spec, const SlurmAllocation& alloc,
                                const SbatchSettings& settings,
                                const std::filesystem::path& attempt_dir);
-
-// Files of one attempt: <job_dir>/slurm/attempt-<n>/...
-std::filesystem::path AttemptDir(const std::filesystem::path& job_dir, int attempt);
-// <attempt_dir>/<task>/ : the task's log/, pid, status (trainyard-exec-wrapper's files).
-std::filesystem::path TaskDir(const std::filesystem::path& attempt_dir, int pool, int replica);
-// The replica's working directory and hypertune file (the same for every attempt, like the
-// LocalExecutor: a restarted replica finds its files again).
-std::filesystem::path TaskWorkDir(const std::filesystem::path& job_dir, int pool, int replica);
-std::filesystem::path TaskHpMetricFile(const std::filesystem::path& job_dir, int pool, int replica);
 
 struct LaunchPlanSettings {
   std::map<std::string, std::string> env_overrides;  // set in every task's inherited env

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
+#include "executor/job_dir_layout.h"
 #include "executor/job_log.h"
 #include "slurm/slurm_script.h"
 #include "testing/test_util.h"
@@ -51,7 +52,7 @@ TEST(SlurmTaskTest, TwoRanksRendezvousAndGetTheVertexEnvironment) {
   spec.replicas.push_back({1, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", cmd}, {}});
   auto alloc = PlanAllocation(spec, machines::MachineCatalog::Default(), {IdleNode()}, "");
   ASSERT_TRUE(alloc.ok());
-  fs::path attempt = AttemptDir(spec.job_dir, 1);
+  fs::path attempt = executor::SlurmAttemptDir(spec.job_dir, 1);
   LaunchPlanSettings settings;
   settings.rendezvous_timeout = std::chrono::seconds(20);
   ASSERT_TRUE(
@@ -74,8 +75,8 @@ TEST(SlurmTaskTest, TwoRanksRendezvousAndGetTheVertexEnvironment) {
     auto lines = executor::ReadJobLog(attempt / task / "log", -1, 10);
     for (const auto& l : *lines) out += l.text + "\n";
   }
-  auto cluster = nlohmann::json::parse(
-      trainyard::testing::ReadFileOrDie(spec.job_dir / "work" / "workerpool1-0" / "cluster.json"));
+  auto cluster = nlohmann::json::parse(trainyard::testing::ReadFileOrDie(
+      executor::ReplicaWorkDir(spec.job_dir, 1, 0) / "cluster.json"));
   std::string master = cluster["cluster"]["workerpool0"][0].get<std::string>();
   std::string worker = cluster["cluster"]["workerpool1"][0].get<std::string>();
   EXPECT_EQ(out + "exit " + std::to_string(r0.exit_code) + " " + std::to_string(p1.exit_code) +
@@ -106,7 +107,7 @@ TEST(SlurmTaskTest, TheReplicaRunsAsThePlansUser) {
                            {}});
   auto alloc = PlanAllocation(spec, machines::MachineCatalog::Default(), {IdleNode()}, "");
   ASSERT_TRUE(alloc.ok());
-  fs::path attempt = AttemptDir(spec.job_dir, 1);
+  fs::path attempt = executor::SlurmAttemptDir(spec.job_dir, 1);
   ASSERT_TRUE(WriteFileAtomic(attempt / "plan.json",
                               RenderLaunchPlan(spec, *alloc, LaunchPlanSettings{}, 1, attempt))
                   .ok());
@@ -122,7 +123,7 @@ TEST(SlurmTaskTest, TheReplicaRunsAsThePlansUser) {
   for (const auto& l : *lines) out += l.text + "\n";
   EXPECT_EQ(out, "uid=65534 user=nobody\n");
   struct stat st {};
-  ASSERT_EQ(::stat((spec.job_dir / "work" / "workerpool0-0" / "mine").c_str(), &st), 0);
+  ASSERT_EQ(::stat((executor::ReplicaWorkDir(spec.job_dir, 0, 0) / "mine").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 65534u);
 }
 
@@ -137,7 +138,7 @@ TEST(SlurmTaskTest, TheTfConfigRoleOfAnAiPlatformJobTravelsInThePlan) {
   spec.replicas.push_back({0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", "echo $TF_CONFIG"}, {}});
   auto alloc = PlanAllocation(spec, machines::MachineCatalog::Default(), {IdleNode()}, "");
   ASSERT_TRUE(alloc.ok());
-  fs::path attempt = AttemptDir(spec.job_dir, 1);
+  fs::path attempt = executor::SlurmAttemptDir(spec.job_dir, 1);
   ASSERT_TRUE(WriteFileAtomic(attempt / "plan.json",
                               RenderLaunchPlan(spec, *alloc, LaunchPlanSettings{}, 1, attempt))
                   .ok());
@@ -170,7 +171,7 @@ TEST(SlurmTaskTest, AnOutputDirTheUserCannotWriteIsRecordedAsAStartError) {
   spec.replicas.push_back({0, 0, "n1-standard-4", "", 0, {"/bin/sh", "-c", "echo ran"}, {}});
   auto alloc = PlanAllocation(spec, machines::MachineCatalog::Default(), {IdleNode()}, "");
   ASSERT_TRUE(alloc.ok());
-  fs::path attempt = AttemptDir(spec.job_dir, 1);
+  fs::path attempt = executor::SlurmAttemptDir(spec.job_dir, 1);
   ASSERT_TRUE(WriteFileAtomic(attempt / "plan.json",
                               RenderLaunchPlan(spec, *alloc, LaunchPlanSettings{}, 1, attempt))
                   .ok());
