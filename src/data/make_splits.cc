@@ -10,6 +10,7 @@
 #include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "data/csv.h"
+#include "data/label_map.h"
 #include "data/label_mapping.h"
 
 namespace trainyard::data {
@@ -231,6 +232,7 @@ Status CommitFilesInto(const fs::path& staging, const fs::path& out) {
   return FsyncPath(out);
 }
 
+// labels.json: the label names (LabelMap's shape) plus where they and the splits came from.
 std::string LabelsJson(const MakeSplitsOptions& opt, const MakeSplitsReport& report,
                        const std::vector<std::string>& inputs) {
   nlohmann::ordered_json j;
@@ -242,11 +244,6 @@ std::string LabelsJson(const MakeSplitsOptions& opt, const MakeSplitsReport& rep
     j["rule"] =
         "Target = 1 if " + opt.label_column + " == 0 else sign(" + opt.label_column + ") + 1";
   }
-  j["num_labels"] = report.labels.size();
-  j["labels"] = report.labels;
-  nlohmann::ordered_json to_id = nlohmann::ordered_json::object();
-  for (size_t i = 0; i < report.labels.size(); ++i) to_id[report.labels[i]] = i;
-  j["label_to_id"] = to_id;
   j["seed"] = opt.seed;
   j["fractions"] = {
       {"train", opt.fractions.train}, {"eval", opt.fractions.eval}, {"test", opt.fractions.test}};
@@ -259,8 +256,7 @@ std::string LabelsJson(const MakeSplitsOptions& opt, const MakeSplitsReport& rep
   j["class_counts"] = counts;
   j["inputs"] = inputs;
   j["dropped_rows"] = report.dropped();
-  // Labels come from user data; replace invalid UTF-8 rather than throw.
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return LabelMap(report.labels).ToJson(j);
 }
 
 // Warns about classes missing from a split they should be in (too few rows), at most

@@ -3,15 +3,19 @@
 // Reads one or more CSV files with the same columns, derives a class id per row (label_mapping.h),
 // drops rows with a missing text or label (reporting them), splits the rest stratified by class
 // (stratified_split.h) and writes DIR/train.csv, DIR/eval.csv, DIR/test.csv (every input column in
-// the first file's order plus `Target`, the class id) and DIR/labels.json (the label <-> id map):
+// the first file's order plus `Target`, the class id) and DIR/labels.json (label_map.h: the label
+// names by id, in LabelMap's one shape, plus make-splits' provenance):
 //
-//   {"schema": "sentiment" | "labels", "text_column": "...", "label_column": "...",
-//    "target_column": "Target", "num_labels": K, "labels": ["negative", ...]  (index = id),
-//    "label_to_id": {"negative": 0, ...}, "seed": 42,
+//   {"num_labels": K, "id2label": {"0": "negative", ...}, "label2id": {"negative": 0, ...},
+//    "schema": "sentiment" | "labels", "text_column": "...", "label_column": "...",
+//    "target_column": "Target", "rule": "Target = ..." (sentiment only), "seed": 42,
 //    "fractions": {"train": 0.8, "eval": 0.1, "test": 0.1},
 //    "rows": {"train": 2397, "eval": 300, "test": 300},
 //    "class_counts": {"train": [..K], "eval": [..], "test": [..]},
 //    "inputs": ["a.csv", ...], "dropped_rows": 3}
+//
+// Older versions wrote "labels": [...] and "label_to_id": {...} in place of id2label and
+// label2id; LabelMap::FromFile still reads those files.
 //
 // Nothing is written unless everything succeeds: the outputs are built in a staging directory and
 // committed at the end. A new output directory, or one holding only earlier make-splits outputs,
@@ -31,7 +35,6 @@
 namespace trainyard::data {
 
 inline constexpr char kTargetColumn[] = "Target";
-inline constexpr char kLabelsFileName[] = "labels.json";
 
 enum class LabelSchema {
   kSentimentScore,  // float score -> negative/neutral/positive (the article's schema)

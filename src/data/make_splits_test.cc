@@ -7,6 +7,7 @@
 
 #include "common/file_util.h"
 #include "data/csv.h"
+#include "data/label_map.h"
 
 namespace trainyard::data {
 namespace {
@@ -74,8 +75,9 @@ TEST_F(MakeSplitsTest, ArticleSchemaWritesSplitsWithTargetAndLabels) {
   EXPECT_EQ(std::to_string(train->header.size()) + train->header[3] +
                 " rows=" + std::to_string(r->rows[0]) + "/" + std::to_string(r->rows[1]) + "/" +
                 std::to_string(r->rows[2]) + " mismatches=" + std::to_string(mismatches) + " " +
-                labels["labels"].dump() + " " + labels["class_counts"]["test"].dump(),
-            "4Target rows=24/3/3 mismatches=0 [\"negative\",\"neutral\",\"positive\"] [1,1,1]");
+                labels["id2label"].dump() + " " + labels["class_counts"]["test"].dump(),
+            "4Target rows=24/3/3 mismatches=0 "
+            "{\"0\":\"negative\",\"1\":\"neutral\",\"2\":\"positive\"} [1,1,1]");
 }
 
 TEST_F(MakeSplitsTest, GenericLabelsGetSortedIdsAndLabelsJson) {
@@ -89,8 +91,21 @@ TEST_F(MakeSplitsTest, GenericLabelsGetSortedIdsAndLabelsJson) {
   auto r = MakeSplits(o);
   ASSERT_TRUE(r.ok()) << r.status();
   auto labels = nlohmann::json::parse(*ReadFile(dir_ / "out" / "labels.json"));
-  EXPECT_EQ(labels["label_to_id"].dump() + " " + labels["schema"].get<std::string>(),
+  EXPECT_EQ(labels["label2id"].dump() + " " + labels["schema"].get<std::string>(),
             "{\"ham\":0,\"spam\":1} labels");
+}
+
+// make-splits writes labels.json and the trainer reads it with LabelMap: the one shape round-trips.
+TEST_F(MakeSplitsTest, LabelsJsonReadsBackThroughLabelMapInIdOrder) {
+  auto o = Options({Write("a.csv", "text,label\na,pos\nb,neg\nc,neu\nd,pos\n")});
+  o.text_column = "text";
+  o.label_column = "label";
+  o.schema = LabelSchema::kClassLabels;
+  o.label_order = {"pos", "neu", "neg"};
+  ASSERT_TRUE(MakeSplits(o).ok());
+  auto read = LabelMap::FromFile(dir_ / "out" / kLabelsFileName);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->names(), o.label_order);
 }
 
 TEST_F(MakeSplitsTest, LabelOrderFixesIdsAndRejectsUnlistedLabels) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/bucket_path.h"
+#include "data/label_map.h"
 #include "train/output_check.h"
 
 namespace trainyard::train {
@@ -61,7 +62,7 @@ std::string TensorBoardEntryInJobDir(const TrainPaths& p) {
 
 const std::vector<std::string>& ExportFiles() {
   static const std::vector<std::string> files = {"model.safetensors", "config.json", "vocab.txt",
-                                                 "labels.json", "metrics.json"};
+                                                 data::kLabelsFileName, "metrics.json"};
   return files;
 }
 

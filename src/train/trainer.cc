@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/file_util.h"
+#include "data/label_map.h"
 #include "model/bert.h"
 #include "model/cpu_runtime.h"
 #include "model/hf_checkpoint.h"
@@ -21,7 +22,6 @@
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/hypertune_reporter.h"
-#include "train/label_map.h"
 #include "train/labeled_dataset.h"
 #include "train/progress.h"
 #include "train/tensorboard_writer.h"
@@ -152,10 +152,10 @@ class Trainer {
 
     // Class names: labels.json next to the training file (written by make-splits), else the
     // pretrained model's labels are replaced by the ids found in the data.
-    const fs::path labels_file = paths_.train.parent_path() / "labels.json";
+    const fs::path labels_file = paths_.train.parent_path() / data::kLabelsFileName;
     std::string hint;
     if (fs::exists(labels_file)) {
-      TY_ASSIGN_OR_RETURN(labels_, LabelMap::FromFile(labels_file));
+      TY_ASSIGN_OR_RETURN(labels_, data::LabelMap::FromFile(labels_file));
       hint = " (" + labels_file.string() + " names " + std::to_string(labels_.size()) +
              " classes); fix the data or labels.json";
     } else {
@@ -168,7 +168,7 @@ class Trainer {
                                     " implies more than 10000 classes; " + o_.label_column +
                                     " must hold class ids 0..K-1");
       }
-      labels_ = LabelMap::FromIds(static_cast<int>(std::max<int64_t>(2, max_id + 1)));
+      labels_ = data::LabelMap::FromIds(static_cast<int>(std::max<int64_t>(2, max_id + 1)));
       console_.Info("No labels.json next to " + paths_.train.string() + "; using class ids 0.." +
                     std::to_string(labels_.size() - 1) + " as label names");
     }
@@ -707,7 +707,7 @@ class Trainer {
     if (!vocab.ok()) return fail(vocab.status());
     for (const auto& [name, content] : std::vector<std::pair<std::string, std::string>>{
              {"vocab.txt", *vocab},
-             {"labels.json", labels_.ToJson()},
+             {data::kLabelsFileName, labels_.ToJson()},
              {"metrics.json", MetricsJson().dump(2) + "\n"}}) {
       Status s = WriteFileAtomic(staging / name, content);
       if (!s.ok()) return fail(s);
@@ -751,7 +751,7 @@ class Trainer {
 
   TrainPaths paths_;
   std::optional<text::BertTokenizer> tokenizer_;
-  LabelMap labels_;
+  data::LabelMap labels_;
   Split train_, valid_, test_;
   std::vector<int32_t> train_lengths_;
 

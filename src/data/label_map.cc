@@ -1,14 +1,14 @@
-#include "train/label_map.h"
+#include "data/label_map.h"
 
 #include <charconv>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "common/file_util.h"
 #include "common/json_parse.h"
 
-namespace trainyard::train {
+namespace trainyard::data {
 namespace {
 
 std::optional<int> ParseId(std::string_view s) {
@@ -61,25 +61,9 @@ StatusOr<LabelMap> FromIdToName(const nlohmann::json& obj, std::string_view sour
   return FromPairs(by_id, source);
 }
 
-}  // namespace
-
-LabelMap LabelMap::FromIds(int num_classes) {
-  std::vector<std::string> names;
-  for (int i = 0; i < num_classes; ++i) names.push_back(std::to_string(i));
-  return LabelMap(std::move(names));
-}
-
-StatusOr<LabelMap> LabelMap::FromJson(std::string_view json_text, std::string_view source) {
-  StatusOr<nlohmann::json> parsed = ParseJson(json_text);
-  if (!parsed.ok()) {
-    return InvalidArgumentError(std::string(source) +
-                                ": not valid JSON: " + parsed.status().message());
-  }
-  nlohmann::json j = std::move(*parsed);
-  if (j.is_object() && j.contains("id2label"))
-    j = j["id2label"];
-  else if (j.is_object() && j.contains("labels"))
-    j = j["labels"];
+// The names `j` holds: an array of names, or an object id -> name or name -> id (the value of
+// "id2label" or "labels", or a whole file in one of the bare shapes).
+StatusOr<LabelMap> FromNames(const nlohmann::json& j, std::string_view source) {
   if (j.is_array()) {
     std::map<int, std::string> by_id;
     for (size_t i = 0; i < j.size(); ++i) {
@@ -115,20 +99,63 @@ StatusOr<LabelMap> LabelMap::FromJson(std::string_view json_text, std::string_vi
   return FromPairs(by_id, source);
 }
 
+}  // namespace
+
+LabelMap LabelMap::FromIds(int num_classes) {
+  std::vector<std::string> names;
+  for (int i = 0; i < num_classes; ++i) names.push_back(std::to_string(i));
+  return LabelMap(std::move(names));
+}
+
+StatusOr<LabelMap> LabelMap::FromJson(std::string_view json_text, std::string_view source) {
+  StatusOr<nlohmann::json> parsed = ParseJson(json_text);
+  if (!parsed.ok()) {
+    return InvalidArgumentError(std::string(source) +
+                                ": not valid JSON: " + parsed.status().message());
+  }
+  nlohmann::json j = std::move(*parsed);
+  if (j.is_object() && (j.contains("id2label") || j.contains("labels"))) {
+    std::optional<int64_t> num_labels;
+    if (j.contains("num_labels")) {
+      if (!j["num_labels"].is_number_integer()) {
+        return InvalidArgumentError(std::string(source) + ": num_labels must be an integer, got " +
+                                    j["num_labels"].dump());
+      }
+      num_labels = j["num_labels"].get<int64_t>();
+    }
+    TY_ASSIGN_OR_RETURN(LabelMap map,
+                        FromNames(j.contains("id2label") ? j["id2label"] : j["labels"], source));
+    if (num_labels && *num_labels != map.size()) {
+      return InvalidArgumentError(std::string(source) + ": num_labels is " +
+                                  std::to_string(*num_labels) + " but " +
+                                  std::to_string(map.size()) + " classes are named");
+    }
+    return map;
+  }
+  return FromNames(j, source);
+}
+
 StatusOr<LabelMap> LabelMap::FromFile(const std::filesystem::path& path) {
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   return FromJson(text, path.string());
 }
 
-std::string LabelMap::ToJson() const {
+std::string LabelMap::ToJson(const nlohmann::ordered_json& provenance) const {
   nlohmann::ordered_json id2label = nlohmann::ordered_json::object();
   nlohmann::ordered_json label2id = nlohmann::ordered_json::object();
   for (size_t i = 0; i < names_.size(); ++i) {
     id2label[std::to_string(i)] = names_[i];
     label2id[names_[i]] = i;
   }
-  nlohmann::ordered_json j = {{"id2label", id2label}, {"label2id", label2id}};
-  return j.dump(2) + "\n";
+  nlohmann::ordered_json j = {
+      {"num_labels", names_.size()}, {"id2label", id2label}, {"label2id", label2id}};
+  if (provenance.is_object()) {
+    for (const auto& [key, value] : provenance.items()) {
+      if (!j.contains(key) && key != "labels" && key != "label_to_id") j[key] = value;
+    }
+  }
+  // Names come from user data; replace invalid UTF-8 rather than throw.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace trainyard::train
+}  // namespace trainyard::data
