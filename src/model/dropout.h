@@ -14,7 +14,7 @@
 // Non-CPU or non-float tensors use at::dropout (CUDA has its fused kernel).
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cstdint>
 

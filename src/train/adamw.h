@@ -23,7 +23,7 @@
 // modified in place since Step (its version counter moved), or Step did not run, it zeroes all.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cstdint>
 #include <map>
