@@ -7,6 +7,10 @@
 #include <vector>
 
 #include "machines/machine_catalog.h"
+#include "protojson/reader.h"
+#include "spec/custom_job.h"
+#include "spec/training_pipeline.h"
+#include "tuning/study_spec_json.h"
 
 namespace trainyard::api {
 namespace {
@@ -14,26 +18,38 @@ namespace {
 using nlohmann::json;
 using EnumValues = std::vector<std::pair<const char*, int>>;
 
-const EnumValues kJobState = {{"JOB_STATE_UNSPECIFIED", 0}, {"JOB_STATE_QUEUED", 1},
-                              {"JOB_STATE_PENDING", 2},     {"JOB_STATE_RUNNING", 3},
-                              {"JOB_STATE_SUCCEEDED", 4},   {"JOB_STATE_FAILED", 5},
-                              {"JOB_STATE_CANCELLING", 6},  {"JOB_STATE_CANCELLED", 7},
-                              {"JOB_STATE_PAUSED", 8},      {"JOB_STATE_EXPIRED", 9},
-                              {"JOB_STATE_UPDATING", 10},   {"JOB_STATE_PARTIALLY_SUCCEEDED", 11}};
+// Each table comes from the enum's owner: the codec that reads and writes the field (spec,
+// tuning) or the machine catalog. Only the two enums no codec interprets live here.
+template <typename E>
+EnumValues FromCodec(const protojson::EnumType<E>& type, const char* unspecified = nullptr) {
+  EnumValues v;
+  if (unspecified != nullptr) v.emplace_back(unspecified, 0);
+  for (const auto& e : type.entries) v.emplace_back(e.name.data(), e.number);
+  return v;
+}
+
 // A resource's own `state`: a job's (JobState) or a training pipeline's (PipelineState); the
 // names differ and the numbers agree, so one table serves both.
 const EnumValues kResourceState = [] {
-  EnumValues v = kJobState;
-  for (const char* name :
-       {"PIPELINE_STATE_UNSPECIFIED", "PIPELINE_STATE_QUEUED", "PIPELINE_STATE_PENDING",
-        "PIPELINE_STATE_RUNNING", "PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED",
-        "PIPELINE_STATE_CANCELLING", "PIPELINE_STATE_CANCELLED", "PIPELINE_STATE_PAUSED"}) {
-    v.emplace_back(name, static_cast<int>(v.size()) - static_cast<int>(kJobState.size()));
+  EnumValues v = FromCodec(spec::JobStateType());
+  for (int n = 0; !spec::PipelineStateName(n).empty(); ++n) {
+    v.emplace_back(spec::PipelineStateName(n).data(), n);
   }
   return v;
 }();
-const EnumValues kTrialState = {{"STATE_UNSPECIFIED", 0}, {"REQUESTED", 1}, {"ACTIVE", 2},
-                                {"STOPPING", 3},          {"SUCCEEDED", 4}, {"INFEASIBLE", 5}};
+const EnumValues kTrialState = FromCodec(tuning::TrialStateEnum());
+const EnumValues kStrategy = [] {
+  EnumValues v;
+  for (const spec::SchedulingStrategy& s : spec::SchedulingStrategies()) {
+    v.emplace_back(s.name.data(), s.number);
+  }
+  return v;
+}();
+const EnumValues kAlgorithm = FromCodec(tuning::AlgorithmEnum());
+const EnumValues kGoal = FromCodec(tuning::GoalEnum(), "GOAL_TYPE_UNSPECIFIED");
+const EnumValues kScale = FromCodec(tuning::ScaleTypeEnum());
+const EnumValues kMeasurementSelection = FromCodec(tuning::MeasurementSelectionEnum());
+
 // google.cloud.aiplatform.v1.AcceleratorType: the machine catalog owns its names and numbers.
 const EnumValues& AcceleratorTypeValues() {
   static const EnumValues* values = [] {
@@ -44,27 +60,14 @@ const EnumValues& AcceleratorTypeValues() {
   }();
   return *values;
 }
-const EnumValues kStrategy = {{"STRATEGY_UNSPECIFIED", 0},
-                              {"ON_DEMAND", 1},
-                              {"LOW_COST", 2},
-                              {"STANDARD", 3},
-                              {"SPOT", 4},
-                              {"FLEX_START", 6}};
+
+// ReservationAffinity.Type and StudySpec.ObservationNoise: accepted and echoed as sent, read by
+// no codec, so this is their one table.
 const EnumValues kReservationType = {{"TYPE_UNSPECIFIED", 0},
                                      {"NO_RESERVATION", 1},
                                      {"ANY_RESERVATION", 2},
                                      {"SPECIFIC_RESERVATION", 3}};
-const EnumValues kAlgorithm = {
-    {"ALGORITHM_UNSPECIFIED", 0}, {"GRID_SEARCH", 2}, {"RANDOM_SEARCH", 3}};
-const EnumValues kGoal = {{"GOAL_TYPE_UNSPECIFIED", 0}, {"MAXIMIZE", 1}, {"MINIMIZE", 2}};
-const EnumValues kScale = {{"SCALE_TYPE_UNSPECIFIED", 0},
-                           {"UNIT_LINEAR_SCALE", 1},
-                           {"UNIT_LOG_SCALE", 2},
-                           {"UNIT_REVERSE_LOG_SCALE", 3}};
 const EnumValues kNoise = {{"OBSERVATION_NOISE_UNSPECIFIED", 0}, {"LOW", 1}, {"HIGH", 2}};
-const EnumValues kMeasurementSelection = {{"MEASUREMENT_SELECTION_TYPE_UNSPECIFIED", 0},
-                                          {"LAST_MEASUREMENT", 1},
-                                          {"BEST_MEASUREMENT", 2}};
 
 // An enum field: its name and the names of the objects that may hold it ("" = the resource
 // itself). The parent is checked so that, e.g., a label named "state" is never converted.

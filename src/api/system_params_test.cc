@@ -62,5 +62,24 @@ TEST(SystemParamsTest, PipelineStatesAreNumberedAndTrainingTaskInputsStayAsSent)
             "4 4 11");
 }
 
+// The tables come from the enums' owners (codecs, machine catalog): the newest accelerators,
+// FLEX_START (6: the proto skips 5), the unspecified goal and every trial state map both ways.
+TEST(SystemParamsTest, TablesComeFromTheEnumOwners) {
+  json body = json::parse(R"({"jobSpec":{"workerPoolSpecs":[
+    {"machineSpec":{"acceleratorType":"NVIDIA_B200"}},{"machineSpec":{"acceleratorType":"NVIDIA_GB200"}}],
+    "scheduling":{"strategy":"FLEX_START"}},
+    "studySpec":{"metrics":[{"goal":"GOAL_TYPE_UNSPECIFIED"}],"measurementSelectionType":"BEST_MEASUREMENT"},
+    "trials":[{"state":"INFEASIBLE"}]})");
+  json numbers = body;
+  EnumsToNumbers(numbers);
+  EXPECT_EQ(
+      numbers.dump(),
+      R"({"jobSpec":{"scheduling":{"strategy":6},"workerPoolSpecs":[{"machineSpec":{"acceleratorType":16}},)"
+      R"({"machineSpec":{"acceleratorType":17}}]},"studySpec":{"measurementSelectionType":2,)"
+      R"("metrics":[{"goal":0}]},"trials":[{"state":5}]})");
+  ASSERT_TRUE(EnumsToNames(numbers).ok());
+  EXPECT_EQ(numbers, body);
+}
+
 }  // namespace
 }  // namespace trainyard::api

@@ -1,6 +1,7 @@
 #include "model/dropout.h"
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>  // torch::manual_seed
 
 #include "model/compute_pool.h"
 

@@ -28,6 +28,16 @@ const protojson::EnumType<JobState>& JobStateType() {
   return kType;
 }
 
+std::span<const SchedulingStrategy> SchedulingStrategies() {
+  static constexpr SchedulingStrategy kStrategies[] = {{"STRATEGY_UNSPECIFIED", 0},
+                                                       {"ON_DEMAND", 1},
+                                                       {"LOW_COST", 2},
+                                                       {"STANDARD", 3},
+                                                       {"SPOT", 4},
+                                                       {"FLEX_START", 6}};
+  return kStrategies;
+}
+
 std::string_view JobStateName(JobState state) {
   std::string_view name = JobStateType().NameOf(state);
   return name.empty() ? "JOB_STATE_UNSPECIFIED" : name;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,10 +96,17 @@ struct WorkerPoolSpec {
 struct Scheduling {
   std::optional<std::chrono::milliseconds> timeout;  // default 7 days when unset
   bool restart_job_on_worker_restart = false;
-  std::string strategy;  // "" = STRATEGY_UNSPECIFIED
+  std::string strategy;  // "" = STRATEGY_UNSPECIFIED; one of SchedulingStrategies()
   bool disable_retries = false;
   std::optional<std::chrono::milliseconds> max_wait_duration;
 };
+
+struct SchedulingStrategy {
+  std::string_view name;  // "SPOT"
+  int number;             // in google.cloud.aiplatform.v1.Scheduling.Strategy
+};
+// Every Scheduling.Strategy a spec may name (Trainyard runs them all on demand).
+std::span<const SchedulingStrategy> SchedulingStrategies();
 
 struct CustomJobSpec {
   std::vector<WorkerPoolSpec> worker_pool_specs;

@@ -170,16 +170,15 @@ Status ValidateCustomJobSpec(const CustomJobSpec& spec, const std::string& path)
     if (s.max_wait_duration && s.max_wait_duration->count() < 0) {
       return InvalidFieldError(path + ".scheduling.maxWaitDuration", "must not be negative");
     }
-    static const char* kStrategies[] = {
-        "STRATEGY_UNSPECIFIED", "ON_DEMAND", "LOW_COST", "STANDARD", "SPOT", "FLEX_START"};
     bool known = s.strategy.empty();
-    for (const char* k : kStrategies) known |= (s.strategy == k);
+    std::string names;
+    for (const SchedulingStrategy& k : SchedulingStrategies()) {
+      known |= (s.strategy == k.name);
+      names += (names.empty() ? "" : ", ") + std::string(k.name);
+    }
     if (!known) {
-      return InvalidFieldError(
-          path + ".scheduling.strategy",
-          "'" + s.strategy +
-              "' is not one of STRATEGY_UNSPECIFIED, ON_DEMAND, LOW_COST, STANDARD, "
-              "SPOT, FLEX_START");
+      return InvalidFieldError(path + ".scheduling.strategy",
+                               "'" + s.strategy + "' is not one of " + names);
     }
   }
   if (!spec.base_output_directory.empty()) {

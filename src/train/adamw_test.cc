@@ -1,6 +1,7 @@
 #include "train/adamw.h"
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>  // torch::optim::AdamW, the reference
 
 #include <cmath>
 #include <memory>

@@ -176,6 +176,12 @@ StatusOr<TrialParameter> ParseTrialParameter(const json& j, const std::string& p
 
 }  // namespace
 
+const protojson::EnumType<Goal>& GoalEnum() { return kGoal; }
+const protojson::EnumType<ScaleType>& ScaleTypeEnum() { return kScale; }
+const protojson::EnumType<Algorithm>& AlgorithmEnum() { return kAlgorithm; }
+const protojson::EnumType<MeasurementSelection>& MeasurementSelectionEnum() { return kSelection; }
+const protojson::EnumType<TrialState>& TrialStateEnum() { return kTrialState; }
+
 StatusOr<ParameterSpec> ParseParameterSpec(const json& j, const std::string& path) {
   TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path,
                                              {"parameterId", "doubleValueSpec", "integerValueSpec",

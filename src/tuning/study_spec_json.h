@@ -14,9 +14,19 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "protojson/reader.h"
 #include "tuning/study_spec.h"
 
 namespace trainyard::tuning {
+
+// The codec's enum tables (names and numbers of study.proto), also what the API's
+// `$alt=json;enum-encoding=int` maps (api/system_params.cc). GoalType has no UNSPECIFIED entry:
+// a metric must name its goal.
+const protojson::EnumType<Goal>& GoalEnum();
+const protojson::EnumType<ScaleType>& ScaleTypeEnum();
+const protojson::EnumType<Algorithm>& AlgorithmEnum();
+const protojson::EnumType<MeasurementSelection>& MeasurementSelectionEnum();
+const protojson::EnumType<TrialState>& TrialStateEnum();
 
 // A HyperparameterTuningJob body (displayName, studySpec, maxTrialCount, parallelTrialCount,
 // maxFailedTrialCount, trialJobSpec). Output-only fields (name, state, trials, createTime, ...)
