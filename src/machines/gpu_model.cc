@@ -38,6 +38,8 @@ constexpr Rule kRules[] = {
     {"NVIDIA_H100_80GB", "H100", true},
     {"NVIDIA_H100_MEGA_80GB", "H100", true},
     {"NVIDIA_H200_141GB", "H200", true},
+    {"NVIDIA_B200", "B200", true},    // "NVIDIA B200"
+    {"NVIDIA_GB200", "GB200", true},  // "NVIDIA GB200"
 };
 
 bool Matches(const Rule& rule, const std::string& device) {

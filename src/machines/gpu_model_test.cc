@@ -67,7 +67,9 @@ TEST(GpuModelTest, EveryCatalogGpuHasNvidiaSmiNamesAndNoOtherTypeIsRecognised) {
       {"NVIDIA_L4", "NVIDIA L4"},
       {"NVIDIA_H100_80GB", "NVIDIA H100 80GB HBM3"},
       {"NVIDIA_H100_MEGA_80GB", "NVIDIA H100 80GB HBM3"},
-      {"NVIDIA_H200_141GB", "NVIDIA H200"}};
+      {"NVIDIA_H200_141GB", "NVIDIA H200"},
+      {"NVIDIA_B200", "NVIDIA B200"},
+      {"NVIDIA_GB200", "NVIDIA GB200"}};
   std::vector<std::string> types;
   for (auto [type, device] : samples) {
     types.push_back(type);

@@ -115,11 +115,12 @@ TEST(MachineCatalogTest, UnknownNamesListTheValidOnes) {
   EXPECT_TRUE(Render({"N1-STANDARD-4", "", 0})
                   .starts_with("INVALID_ARGUMENT: machineSpec.machineType: unknown machine type"));
   std::string accel = Render({"n1-standard-4", "NVIDIA_TESLA_T5", 1});
-  EXPECT_EQ(accel,
-            "INVALID_ARGUMENT: machineSpec.acceleratorType: unknown accelerator "
-            "'NVIDIA_TESLA_T5'; use one of NVIDIA_TESLA_T4, NVIDIA_TESLA_P4, NVIDIA_TESLA_P100, "
-            "NVIDIA_TESLA_V100, NVIDIA_TESLA_K80, NVIDIA_TESLA_A100, NVIDIA_A100_80GB, NVIDIA_L4, "
-            "NVIDIA_H100_80GB, NVIDIA_H100_MEGA_80GB, NVIDIA_H200_141GB");
+  EXPECT_EQ(
+      accel,
+      "INVALID_ARGUMENT: machineSpec.acceleratorType: unknown accelerator "
+      "'NVIDIA_TESLA_T5'; use one of NVIDIA_TESLA_T4, NVIDIA_TESLA_P4, NVIDIA_TESLA_P100, "
+      "NVIDIA_TESLA_V100, NVIDIA_TESLA_K80, NVIDIA_TESLA_A100, NVIDIA_A100_80GB, NVIDIA_L4, "
+      "NVIDIA_H100_80GB, NVIDIA_H100_MEGA_80GB, NVIDIA_H200_141GB, NVIDIA_B200, NVIDIA_GB200");
 }
 
 // An AI Platform legacy name in a Vertex spec: refused, saying what Vertex calls it.
