@@ -232,8 +232,12 @@ async function modelHasItsMetrics(page, shot) {
   await page.click('a[data-link=model]');
   await page.waitForSelector('table.metrics tr[data-metric=accuracy]');
   check((await page.textContent('tr[data-metric=accuracy] td')) === '0.91', 'the model page shows metrics.json');
+  // The file list and metrics.json load in parallel: wait for the list's own answer (or 30 s).
+  await page.waitForFunction(() => !document.querySelector('div.files .state-msg-loading'), null, { timeout: 30000 })
+    .catch(() => {});
   const files = await page.$$eval('table.files tr[data-file]', (rs) => rs.map((r) => r.dataset.file).sort());
-  check(files.join() === 'metrics.json,model.bin', `the model page lists its artifact files (${files})`);
+  check(files.join() === 'metrics.json,model.bin',
+    `the model page lists its artifact files (${files.join() || await page.textContent('div.files')})`);
   check(await page.isVisible('dl.origin a[data-link=pipeline]') && await page.isVisible('dl.origin a[data-link=job]'),
     'the model page links to the pipeline and the job that produced it');
   pagesSeen.push(await page.evaluate(() => location.hash.slice(2)));
