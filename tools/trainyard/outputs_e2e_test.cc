@@ -51,8 +51,14 @@ class OutputsE2ETest : public ::testing::Test {
     testing::WriteFileOrDie(data / "eval.csv", testing::SentimentCsv(32, 2));
     testing::WriteFileOrDie(data / "test.csv", testing::SentimentCsv(32, 3));
     testing::WriteFileOrDie(data / "vocab.txt", testing::SentimentVocab());
+    // The replicas (nobody) run the trainer from a copy in the test dir: a build tree in a
+    // private home (a clone under /root) is not theirs to execute.
+    const fs::path bin = dir_ / "bin";
+    fs::create_directories(bin);
+    fs::copy_file(bert_, bin / "trainyard-bert", fs::copy_options::overwrite_existing);
+    for (const fs::path& p : {bin, bin / "trainyard-bert"}) ::chmod(p.c_str(), 0755);
     env_ = {"TRAINYARD_BUCKET_ROOT=" + buckets_.string(),
-            "PATH=" + bert_.parent_path().string() + ":" + std::getenv("PATH")};
+            "PATH=" + bin.string() + ":" + std::getenv("PATH")};
   }
 
   // A root server whose replicas run as nobody, with `executor`.

@@ -49,19 +49,23 @@ fs.mkdirSync(path.join(buckets, 'console-bkt'), { recursive: true });  // a buck
 let registry = null;
 let image = 'local';
 // --image local: the host walk even where containers could run (how the fallback is tested).
-const why = arg('image', '') === 'local' ? 'asked for with --image local' : containersMissing();
+let why = arg('image', '') === 'local' ? 'asked for with --image local' : containersMissing();
+if (!why) {
+  try {
+    registry = startRegistryWithBusybox(source, work);
+    image = registry.image;
+    console.log(`image from the loopback registry: ${image}`);
+  } catch (e) {
+    // podman is installed but cannot build here (e.g. a chroot: "remount /: invalid argument").
+    why = `podman cannot build the test image: ${e.message}`;
+  }
+}
 if (why && arg('image', '') !== 'local' && process.env.TRAINYARD_REQUIRE_CONTAINERS === '1') {
   // CI must walk seed 004 with real containers (.ci/run sets this), never the host fallback.
   console.error(`FAILED: TRAINYARD_REQUIRE_CONTAINERS=1, but containers cannot run here: ${why}`);
   process.exit(1);
 }
-if (why) {
-  console.log(`NOTE: containers unavailable (${why}): the walk runs with imageUri "local" (host commands)`);
-} else {
-  registry = startRegistryWithBusybox(source, work);
-  image = registry.image;
-  console.log(`image from the loopback registry: ${image}`);
-}
+if (why) console.log(`NOTE: containers unavailable (${why}): the walk runs with imageUri "local" (host commands)`);
 
 // The chief writes TensorBoard scalars (train and valid loss per epoch, a learning rate of 5e-4
 // per step), its model and metrics.json into AIP_MODEL_DIR; the worker only says it ran.

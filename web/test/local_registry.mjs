@@ -21,7 +21,10 @@ export function containersMissing() {
 function run(cmd, env, log) {
   const r = spawnSync('bash', ['-c', cmd], { env: { ...process.env, ...env }, encoding: 'utf8' });
   fs.appendFileSync(log, `$ ${cmd}\n${r.stdout}${r.stderr}\n`);
-  if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}); see ${log}`);
+  if (r.status !== 0) {
+    const last = `${r.stdout}${r.stderr}`.trim().split('\n').pop() ?? '';
+    throw new Error(`${cmd} failed (${r.status}): ${last.slice(0, 300)}; see ${log}`);
+  }
   return r.stdout;
 }
 
@@ -36,7 +39,14 @@ export function startRegistryWithBusybox(sourceDir, dir) {
   fs.writeFileSync(conf, `[[registry]]\nlocation = "${registry}"\ninsecure = true\n`);
   const storage = (name) => `podman --root ${path.join(dir, name, 'storage')} --runroot ${path.join(dir, name, 'run')}`;
   const env = { CONTAINERS_REGISTRIES_CONF: conf, TRAINYARD_REGISTRY: registry };
-  run(`${sourceDir}/scripts/build-images.sh busybox`, { ...env, PODMAN: storage('build') }, log);
+  const stopRegistry = () =>
+    spawnSync('bash', ['-c', `${sourceDir}/scripts/registry-local.sh stop`], { env: { ...process.env, ...regEnv } });
+  try {
+    run(`${sourceDir}/scripts/build-images.sh busybox`, { ...env, PODMAN: storage('build') }, log);
+  } catch (e) {
+    stopRegistry();  // a host where podman cannot build (a chroot): nothing left running
+    throw e;
+  }
   return {
     image: `${registry}/trainyard/busybox:latest`,
     serverArgs: ['--podman-storage', path.join(dir, 'server')],
@@ -45,7 +55,7 @@ export function startRegistryWithBusybox(sourceDir, dir) {
       for (const name of ['build', 'server']) {
         spawnSync('bash', ['-c', `${storage(name)} rm --all --force --time 0; ${storage(name)} rmi --all --force`]);
       }
-      spawnSync('bash', ['-c', `${sourceDir}/scripts/registry-local.sh stop`], { env: { ...process.env, ...regEnv } });
+      stopRegistry();
     },
   };
 }
