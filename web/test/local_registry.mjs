@@ -44,7 +44,11 @@ export function startRegistryWithBusybox(sourceDir, dir) {
   try {
     run(`${sourceDir}/scripts/build-images.sh busybox`, { ...env, PODMAN: storage('build') }, log);
   } catch (e) {
-    stopRegistry();  // a host where podman cannot build (a chroot): nothing left running
+    // A host where podman cannot build (a chroot): nothing left running or mounted (the failed
+    // build leaves its storage's overlay mount, which would keep the test dir from being removed).
+    const root = path.join(dir, 'build');
+    spawnSync('bash', ['-c', `${storage('build')} system reset --force; umount -l ${root}/storage/overlay`]);
+    stopRegistry();
     throw e;
   }
   return {
