@@ -47,6 +47,15 @@ class MakeSplitsTest : public ::testing::Test {
     return o;
   }
 
+  // One file with columns text,label holding any string labels (LabelSchema::kClassLabels).
+  MakeSplitsOptions ClassLabelOptions(const std::string& csv) {
+    MakeSplitsOptions o = Options({Write("a.csv", csv)});
+    o.text_column = "text";
+    o.label_column = "label";
+    o.schema = LabelSchema::kClassLabels;
+    return o;
+  }
+
   // Names of the entries of dir_, sorted, to show what was (not) left behind.
   std::string Listing() {
     std::vector<std::string> names;
@@ -84,10 +93,7 @@ TEST_F(MakeSplitsTest, GenericLabelsGetSortedIdsAndLabelsJson) {
   std::string csv = "text,label\n";
   for (int i = 0; i < 20; ++i)
     csv += "t" + std::to_string(i) + "," + (i % 2 ? "spam" : "ham") + "\n";
-  auto o = Options({Write("a.csv", csv)});
-  o.text_column = "text";
-  o.label_column = "label";
-  o.schema = LabelSchema::kClassLabels;
+  auto o = ClassLabelOptions(csv);
   auto r = MakeSplits(o);
   ASSERT_TRUE(r.ok()) << r.status();
   auto labels = nlohmann::json::parse(*ReadFile(dir_ / "out" / "labels.json"));
@@ -97,10 +103,7 @@ TEST_F(MakeSplitsTest, GenericLabelsGetSortedIdsAndLabelsJson) {
 
 // make-splits writes labels.json and the trainer reads it with LabelMap: the one shape round-trips.
 TEST_F(MakeSplitsTest, LabelsJsonReadsBackThroughLabelMapInIdOrder) {
-  auto o = Options({Write("a.csv", "text,label\na,pos\nb,neg\nc,neu\nd,pos\n")});
-  o.text_column = "text";
-  o.label_column = "label";
-  o.schema = LabelSchema::kClassLabels;
+  auto o = ClassLabelOptions("text,label\na,pos\nb,neg\nc,neu\nd,pos\n");
   o.label_order = {"pos", "neu", "neg"};
   ASSERT_TRUE(MakeSplits(o).ok());
   auto read = LabelMap::FromFile(dir_ / "out" / kLabelsFileName);
@@ -109,10 +112,7 @@ TEST_F(MakeSplitsTest, LabelsJsonReadsBackThroughLabelMapInIdOrder) {
 }
 
 TEST_F(MakeSplitsTest, LabelOrderFixesIdsAndRejectsUnlistedLabels) {
-  auto o = Options({Write("a.csv", "text,label\na,pos\nb,neg\nc,neu\n")});
-  o.text_column = "text";
-  o.label_column = "label";
-  o.schema = LabelSchema::kClassLabels;
+  auto o = ClassLabelOptions("text,label\na,pos\nb,neg\nc,neu\n");
   o.label_order = {"neg", "neu", "pos"};
   auto ok = MakeSplits(o);
   o.label_order = {"neg", "pos"};
@@ -236,10 +236,7 @@ TEST_F(MakeSplitsTest, TinyClassesAreKeptAndWarnedAbout) {
   std::string csv = "text,label\n";
   for (int i = 0; i < 40; ++i) csv += "t" + std::to_string(i) + ",big\n";
   csv += "x,one\ny,two\nz,two\n";
-  auto o = Options({Write("a.csv", csv)});
-  o.text_column = "text";
-  o.label_column = "label";
-  o.schema = LabelSchema::kClassLabels;
+  auto o = ClassLabelOptions(csv);
   auto r = MakeSplits(o);
   ASSERT_TRUE(r.ok()) << r.status();
   std::string got;
