@@ -16,7 +16,7 @@ namespace trainyard::api {
 namespace {
 
 using nlohmann::json;
-using EnumValues = std::vector<std::pair<const char*, int>>;
+using EnumValues = std::vector<std::pair<std::string, int>>;
 
 // Each table comes from the enum's owner: the codec that reads and writes the field (spec,
 // tuning) or the machine catalog. Only the two enums no codec interprets live here.
@@ -24,7 +24,7 @@ template <typename E>
 EnumValues FromCodec(const protojson::EnumType<E>& type, const char* unspecified = nullptr) {
   EnumValues v;
   if (unspecified != nullptr) v.emplace_back(unspecified, 0);
-  for (const auto& e : type.entries) v.emplace_back(e.name.data(), e.number);
+  for (const auto& e : type.entries) v.emplace_back(e.name, e.number);
   return v;
 }
 
@@ -33,7 +33,7 @@ EnumValues FromCodec(const protojson::EnumType<E>& type, const char* unspecified
 const EnumValues kResourceState = [] {
   EnumValues v = FromCodec(spec::JobStateType());
   for (int n = 0; !spec::PipelineStateName(n).empty(); ++n) {
-    v.emplace_back(spec::PipelineStateName(n).data(), n);
+    v.emplace_back(spec::PipelineStateName(n), n);
   }
   return v;
 }();
@@ -41,7 +41,7 @@ const EnumValues kTrialState = FromCodec(tuning::TrialStateEnum());
 const EnumValues kStrategy = [] {
   EnumValues v;
   for (const spec::SchedulingStrategy& s : spec::SchedulingStrategies()) {
-    v.emplace_back(s.name.data(), s.number);
+    v.emplace_back(s.name, s.number);
   }
   return v;
 }();
@@ -51,15 +51,7 @@ const EnumValues kScale = FromCodec(tuning::ScaleTypeEnum());
 const EnumValues kMeasurementSelection = FromCodec(tuning::MeasurementSelectionEnum());
 
 // google.cloud.aiplatform.v1.AcceleratorType: the machine catalog owns its names and numbers.
-const EnumValues& AcceleratorTypeValues() {
-  static const EnumValues* values = [] {
-    auto* v = new EnumValues;
-    static const auto names = machines::MachineCatalog::Default().VertexAcceleratorEnum();
-    for (const auto& [name, number] : names) v->emplace_back(name.c_str(), number);
-    return v;
-  }();
-  return *values;
-}
+const EnumValues kAcceleratorType = machines::MachineCatalog::Default().VertexAcceleratorEnum();
 
 // ReservationAffinity.Type and StudySpec.ObservationNoise: accepted and echoed as sent, read by
 // no codec, so this is their one table.
@@ -83,7 +75,7 @@ const std::vector<EnumField>& EnumFields() {
        {"", "customJobs", "hyperparameterTuningJobs", "trainingPipelines", "response"},
        &kResourceState},
       {"state", {"trials"}, &kTrialState},
-      {"acceleratorType", {"machineSpec"}, &AcceleratorTypeValues()},
+      {"acceleratorType", {"machineSpec"}, &kAcceleratorType},
       {"strategy", {"scheduling"}, &kStrategy},
       {"reservationAffinityType", {"reservationAffinity"}, &kReservationType},
       {"algorithm", {"studySpec"}, &kAlgorithm},
