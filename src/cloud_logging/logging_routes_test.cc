@@ -122,6 +122,19 @@ TEST_F(LoggingRoutesTest, BadRequestsAreClear400s) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("resource.labels.job_id"), std::string::npos);
+  // A misspelt request field: Google's wording, from the one place it is written (protojson).
+  auto typo =
+      client_->Post("/v2/entries:list", R"({"resourceNames": ["projects/p"], "pageSise": 5})",
+                    "application/json");
+  ASSERT_TRUE(typo);
+  EXPECT_EQ(
+      std::to_string(typo->status) + " " +
+          std::to_string(
+              typo->body.find(
+                  R"(Invalid JSON payload received. Unknown name \"pageSise\" at '': Cannot find field.)") !=
+              std::string::npos),
+      "400 1")
+      << typo->body;
 }
 
 // A job's log lines are read only through its own project: the filter's job id is not enough.
