@@ -2,6 +2,7 @@
 
 #include <system_error>
 
+#include "common/beneath.h"
 #include "common/time.h"
 #include "executor/job_dir_layout.h"
 #include "executor/run_as.h"
@@ -354,8 +355,11 @@ StatusOr<CustomJob> JobController::Delete(const std::string& name) {
                                    "; cancel it first and delete it once it has ended.");
   }
   TY_RETURN_IF_ERROR(store_->Delete(name));
-  std::error_code ec;  // best effort: the job is gone from the API either way
-  std::filesystem::remove_all(executor::JobDir(options_.jobs_dir, job.Id()), ec);
+  // Best effort: the job is gone from the API either way. Its work dirs were its replicas', so
+  // nothing there is followed: links they left are removed, not their targets.
+  if (auto jobs = BeneathDir::Open(options_.jobs_dir); jobs.ok()) {
+    (void)jobs->RemoveAll(executor::JobDir("", job.Id()).string());
+  }
   return job;
 }
 

@@ -7,9 +7,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/beneath.h"
 #include "common/bucket_path.h"
 #include "common/file_owner.h"
 #include "common/file_util.h"
@@ -19,14 +21,6 @@ namespace trainyard::executor {
 namespace fs = std::filesystem;
 
 namespace {
-
-Status Chown(const fs::path& dir, const RunAs& run_as) {
-  if (::chown(dir.c_str(), run_as.uid, run_as.gid) != 0) {
-    return InternalError("cannot give " + dir.string() + " to user '" + run_as.user + "' (uid " +
-                         std::to_string(run_as.uid) + "): " + std::strerror(errno));
-  }
-  return Status::Ok();
-}
 
 std::string Who(const RunAs& r) {
   return "user '" + r.user + "' (uid " + std::to_string(r.uid) + ")";
@@ -68,23 +62,40 @@ Status Refuse(const fs::path& dir, const struct stat& st, const RunAs& r, bool w
                                  ") or use another baseOutputDirectory (docs/security.md)");
 }
 
+// `dir` relative to the bucket root `root` when it lies strictly beneath it, else "".
+std::string BeneathRoot(const fs::path& dir, const fs::path& root) {
+  if (dir == root || !AtOrBelow(dir, root)) return "";
+  return dir.lexically_relative(root).string();
+}
+
 // Makes the missing directories on the way to each of `dirs` (ReplicaOutputDirs order) for `r`.
+// Beneath the bucket root through BeneathDir: replicas write there, so no link is followed (a
+// job's `ln -s /etc bkt/out` fails the next start instead of making the server create and give
+// away /etc/x), and each directory is handed over by its fd. Outside the bucket root (an
+// absolute local baseOutputDirectory) the server makes nothing: what is missing there the
+// replica makes itself, as its own user, so the kernel decides what it may create.
 Status MakeOutputDirs(const std::vector<fs::path>& dirs, const RunAs& r) {
   const gid_t group = r.bucket_group.value_or(r.gid);
+  const fs::path root = Normal(BucketRoot());
+  std::optional<BeneathDir> root_dir;
   for (const fs::path& dir : dirs) {
-    fs::path walked;
-    for (const fs::path& part : dir) {
-      walked /= part;
-      if (::mkdir(walked.c_str(), 0775) != 0) {
-        if (errno == EEXIST) continue;  // also a Slurm task on another node that was quicker
-        return IoError("cannot create directory " + walked.string() + ": " + std::strerror(errno));
-      }
-      const uid_t owner = AtOrBelow(walked, dirs.front()) ? r.uid : static_cast<uid_t>(-1);
+    const std::string rel = BeneathRoot(dir, root);
+    if (rel.empty()) continue;
+    if (!root_dir) {
+      TY_ASSIGN_OR_RETURN(root_dir, BeneathDir::Open(root));
+    }
+    auto made = root_dir->MakeDirs(rel, 0775, [&](int fd, const std::string& made_rel) {
+      const uid_t owner = AtOrBelow(root / made_rel, dirs.front()) ? r.uid : uid_t(-1);
       // chmod after chown: the setgid bit must survive the change of group.
-      if (::chown(walked.c_str(), owner, group) != 0 || ::chmod(walked.c_str(), 02775) != 0) {
-        return InternalError("cannot give " + walked.string() + " to " + Who(r) + " and group " +
+      if (::fchown(fd, owner, group) != 0 || ::fchmod(fd, 02775) != 0) {
+        return InternalError("cannot give gs://" + made_rel + " to " + Who(r) + " and group " +
                              GroupName(group) + ": " + std::strerror(errno));
       }
+      return Status::Ok();
+    });
+    if (!made.ok()) {
+      return FailedPreconditionError("cannot prepare the output directory gs://" + rel + ": " +
+                                     made.status().message());
     }
   }
   return Status::Ok();
@@ -95,14 +106,25 @@ Status MakeOutputDirs(const std::vector<fs::path>& dirs, const RunAs& r) {
 Status MakeReplicaDir(const fs::path& dir, const std::optional<RunAs>& run_as) {
   TY_RETURN_IF_ERROR(MakeDirs(dir));
   if (!run_as) return Status::Ok();
+  // Opened without following a link, then changed through the fd: the replica of an earlier
+  // attempt owned the directory and may have left anything there.
+  TY_ASSIGN_OR_RETURN(BeneathDir parent, BeneathDir::Open(dir.parent_path()));
+  TY_ASSIGN_OR_RETURN(BeneathDir opened, parent.OpenDir(dir.filename().string()));
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
+  if (::fstat(opened.fd(), &st) != 0) {
     return InternalError("cannot stat " + dir.string() + ": " + std::strerror(errno));
   }
-  if (!S_ISDIR(st.st_mode)) return InternalError(dir.string() + " exists and is not a directory");
-  // Made by the server (now, or for an earlier attempt): the replica's own. A directory another
-  // user owns is left as it is; the replica then writes there only if that user let it.
-  if (st.st_uid != run_as->uid && st.st_uid == ::geteuid()) return Chown(dir, *run_as);
+  // Made by the server (now, or for an earlier attempt): the replica's own, and only its own
+  // (0700): other jobs' replicas, also of another project mapped to another user, cannot read it
+  // even when they know the job id. A directory another user owns is left as it is; the replica
+  // then writes there only if that user let it.
+  const bool ours = st.st_uid == ::geteuid();
+  if (!ours && st.st_uid != run_as->uid) return Status::Ok();
+  if ((ours && ::fchown(opened.fd(), run_as->uid, run_as->gid) != 0) ||
+      ::fchmod(opened.fd(), 0700) != 0) {
+    return InternalError("cannot give " + dir.string() + " to " + Who(*run_as) + ": " +
+                         std::strerror(errno));
+  }
   return Status::Ok();
 }
 
@@ -138,28 +160,54 @@ StatusOr<std::vector<fs::path>> ReplicaOutputDirs(const std::string& base_output
   return out;
 }
 
+// What `part` (a directory on the way to an output dir) is, as the kernel will resolve it for the
+// replica: beneath the bucket root without following links (a link there is refused: the
+// server never follows one), above it or outside it as the operator's path.
+StatusOr<struct stat> StatOnTheWay(const fs::path& part, const fs::path& root,
+                                   const std::optional<BeneathDir>& root_dir) {
+  const std::string rel = BeneathRoot(part, root);
+  if (!rel.empty() && root_dir) {
+    auto st = root_dir->Stat(rel);
+    if (st.ok() && S_ISLNK(st->st_mode)) {
+      return FailedPreconditionError("gs://" + rel +
+                                     " is a symbolic link; links in buckets are never followed "
+                                     "(docs/security.md): remove it or use another "
+                                     "baseOutputDirectory");
+    }
+    return st;
+  }
+  struct stat st {};
+  if (::stat(part.c_str(), &st) != 0) {
+    if (errno == ENOENT) return NotFoundError(part.string());
+    return FailedPreconditionError("cannot stat " + part.string() + ": " + std::strerror(errno));
+  }
+  return st;
+}
+
 Status CheckOutputDirs(const std::string& base_output_dir, const std::string& trial_id,
                        const RunAs& run_as) {
   if (run_as.uid == 0) return Status::Ok();
   TY_ASSIGN_OR_RETURN(std::vector<fs::path> dirs, ReplicaOutputDirs(base_output_dir, trial_id));
+  const fs::path root = Normal(BucketRoot());
+  std::optional<BeneathDir> root_dir;
+  if (auto opened = BeneathDir::Open(root); opened.ok()) root_dir = std::move(opened).value();
   for (const fs::path& dir : dirs) {
     fs::path walked;
     for (const fs::path& part : dir) {
       walked /= part;
-      struct stat st {};
-      if (::stat(walked.c_str(), &st) != 0) {
-        if (errno == ENOENT) break;  // made at the start, for the replica
-        return FailedPreconditionError("cannot stat " + walked.string() + ": " +
-                                       std::strerror(errno));
+      auto st = StatOnTheWay(walked, root, root_dir);
+      if (!st.ok()) {
+        if (st.status().code() == StatusCode::kNotFound) break;  // made at the start
+        return st.status();
       }
-      if (!S_ISDIR(st.st_mode)) {
+      if (!S_ISDIR(st->st_mode)) {
         return FailedPreconditionError(walked.string() +
                                        " is not a directory; remove it or use "
                                        "another baseOutputDirectory");
       }
       const bool writes = AtOrBelow(walked, dirs.front());
       const unsigned need = writes ? 03 : 01;  // w and x in it, or x to pass through
-      if ((BitsFor(st, run_as) & need) != need) return Refuse(walked, st, run_as, writes, dir);
+      if ((BitsFor(*st, run_as) & need) != need) return Refuse(walked, *st, run_as, writes, dir);
     }
   }
   return Status::Ok();

@@ -14,6 +14,15 @@ namespace fs = std::filesystem;
 
 RunAs Nobody() { return RunAs{"nobody", 65534, 65534, {}, "/nonexistent", std::nullopt}; }
 
+// "owner:group mode" of a directory, numerically.
+std::string Owner(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return "missing";
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid) + " " + mode;
+}
+
 TEST(CheckCanReachTest, NamesTheFirstDirectoryThatStopsTheUser) {
   const fs::path dir = testing::MakeTestDir();
   fs::create_directories(dir / "open" / "inner");
@@ -53,6 +62,15 @@ TEST(MakeReplicaDirTest, GivesTheLeafNotTheParentsToTheUser) {
   EXPECT_EQ(st.st_uid, 1u);
 }
 
+TEST(MakeReplicaDirTest, AWorkDirIsItsUsersAlone) {
+  if (::geteuid() != 0) GTEST_SKIP() << "chown to another user needs root";
+  const fs::path dir = testing::MakeTestDir();
+  ::umask(002);  // a root server sharing buckets runs with this umask
+  ASSERT_TRUE(MakeReplicaDir(dir / "jobs" / "7" / "work" / "workerpool0-0", Nobody()).ok());
+  EXPECT_EQ(Owner(dir / "jobs" / "7" / "work" / "workerpool0-0"), "65534:65534 0700");
+  ::umask(022);
+}
+
 TEST(MakeReplicaDirTest, WithoutAUserItOnlyCreates) {
   const fs::path dir = testing::MakeTestDir();
   ASSERT_TRUE(MakeReplicaDir(dir / "a" / "b", std::nullopt).ok());
@@ -88,15 +106,6 @@ class BucketRootForTest {
   }
   ~BucketRootForTest() { ::unsetenv("TRAINYARD_BUCKET_ROOT"); }
 };
-
-// "owner:group mode" of a directory, numerically.
-std::string Owner(const fs::path& p) {
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0) return "missing";
-  char mode[8];
-  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-  return std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid) + " " + mode;
-}
 
 TEST(PrepareReplicaDirsTest, OutputDirsGetTheUserTheBucketGroupAndSetgid) {
   if (::geteuid() != 0) GTEST_SKIP() << "chown to another user needs root";
@@ -139,6 +148,40 @@ TEST(PrepareReplicaDirsTest, AnOutputDirTheUserCannotWriteFailsTheStart) {
   Status s = PrepareReplicaDirs(dir / "work", in, Nobody());
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s;
   EXPECT_FALSE(fs::exists(dir / "buckets/bkt/out/model"));
+}
+
+TEST(PrepareReplicaDirsTest, ALinkAJobLeftInABucketIsNeverFollowed) {
+  const fs::path dir = testing::MakeTestDir();
+  BucketRootForTest root(dir / "buckets");
+  fs::create_directories(dir / "buckets/bkt/out");
+  fs::create_directories(dir / "outside");
+  ::chmod((dir / "buckets/bkt").c_str(), 0777);
+  ::chmod((dir / "buckets/bkt/out").c_str(), 0777);
+  fs::create_symlink(dir / "outside", dir / "buckets/bkt/linked");
+  fs::create_symlink(dir / "outside", dir / "buckets/bkt/out/3");
+  ReplicaEnvInput in;
+  for (auto [base, trial] : {std::pair{"gs://bkt/linked/x", ""}, std::pair{"gs://bkt/out", "3"}}) {
+    in.base_output_dir = base;
+    in.trial_id = trial;
+    Status s = PrepareReplicaDirs(dir / "work", in, Nobody());
+    EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << base;
+    EXPECT_NE(s.message().find("symbolic link"), std::string::npos) << s;
+    EXPECT_EQ(s.message().find(dir.string()), std::string::npos)
+        << "names the server's path: " << s;
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "outside"));
+}
+
+TEST(PrepareReplicaDirsTest, OutsideTheBucketRootTheServerMakesNothing) {
+  const fs::path dir = testing::MakeTestDir();
+  BucketRootForTest root(dir / "buckets");
+  fs::create_directories(dir / "buckets");
+  fs::create_directories(dir / "local");
+  ::chmod((dir / "local").c_str(), 0777);
+  ReplicaEnvInput in;
+  in.base_output_dir = (dir / "local" / "out").string();
+  ASSERT_TRUE(PrepareReplicaDirs(dir / "work", in, Nobody()).ok());
+  EXPECT_TRUE(fs::is_empty(dir / "local"));  // the replica makes it, as its own user
 }
 
 TEST(CheckOutputDirsTest, NamesTheDirectoryItsOwnerModeAndTheFix) {

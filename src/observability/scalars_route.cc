@@ -65,6 +65,19 @@ std::optional<std::string> TensorBoardLogDir(const spec::CustomJob& job) {
   return std::nullopt;
 }
 
+// A gs:// log dir is read beneath the bucket root (links a job planted are never followed); a
+// local path as the operator's.
+StatusOr<tensorboard::ScalarsPage> ReadLogDir(const std::string& dir, const std::string& cursor) {
+  if (!IsGcsUri(dir)) return tensorboard::ReadScalars(std::filesystem::path(dir), cursor);
+  TY_ASSIGN_OR_RETURN(GcsUri uri, ParseGcsUri(dir));
+  std::string rel = uri.bucket;
+  if (!uri.object.empty()) rel += "/" + uri.object;
+  while (rel.ends_with('/')) rel.pop_back();
+  auto root = BeneathDir::Open(BucketRoot());
+  if (!root.ok()) return tensorboard::ReadScalars(BucketRoot() / rel, cursor);  // empty page
+  return tensorboard::ReadScalars(*root, rel, cursor);
+}
+
 void RegisterScalarsRoute(api::RouteTable& routes, controller::JobController* controller) {
   routes.Get(kScalarsPattern, auth::Access::kRead,
              api::Guarded([controller](const httplib::Request& req) -> StatusOr<json> {
@@ -84,9 +97,8 @@ void RegisterScalarsRoute(api::RouteTable& routes, controller::JobController* co
                  return out;
                }
                out["logDir"] = *dir;
-               TY_ASSIGN_OR_RETURN(std::filesystem::path local, ResolveStoragePath(*dir));
                TY_ASSIGN_OR_RETURN(tensorboard::ScalarsPage page,
-                                   tensorboard::ReadScalars(local, req.get_param_value("after")));
+                                   ReadLogDir(*dir, req.get_param_value("after")));
                for (const auto& s : page.series) out["series"].push_back(SeriesJson(s));
                out["warnings"] = page.warnings;
                out["more"] = page.more;

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/beneath.h"
 #include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "common/json_parse.h"
@@ -151,8 +152,10 @@ StatusOr<fs::path> SlurmExecutor::PrepareAttempt(const GangSpec& spec, int attem
   fs::path attempt_dir = SlurmAttemptDir(spec.job_dir, attempt);
   // A leftover directory of an attempt whose sbatch never returned an id: start clean, so old
   // rendezvous or status files cannot be mistaken for this attempt's.
-  std::error_code ec;
-  fs::remove_all(attempt_dir, ec);
+  // Tasks wrote there as the replica user: links they left are removed, never followed.
+  if (auto job_dir = BeneathDir::Open(spec.job_dir); job_dir.ok()) {
+    (void)job_dir->RemoveAll(attempt_dir.lexically_relative(spec.job_dir).string());
+  }
   TY_RETURN_IF_ERROR(MakeDirs(attempt_dir / "rendezvous"));
   TY_RETURN_IF_ERROR(MakeDirs(JobLogDir(spec.job_dir)));
 

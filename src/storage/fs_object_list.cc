@@ -21,10 +21,19 @@ std::string PrefixDir(const std::string& prefix) {
   return slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
 }
 
-bool HasAnyFile(const fs::path& dir) {
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec)) return true;
+// Whether the directory `dir` holds a regular file at any depth (links are not followed and do
+// not count).
+bool HasAnyFile(const BeneathDir& dir, int depth = 0) {
+  if (depth > BeneathDir::kMaxDepth) return false;
+  auto entries = dir.List();
+  if (!entries.ok()) return false;
+  for (const BeneathDir::Entry& e : *entries) {
+    if (e.type == S_IFREG) return true;
+  }
+  for (const BeneathDir::Entry& e : *entries) {
+    if (e.type != S_IFDIR) continue;
+    auto sub = dir.OpenDir(e.name);
+    if (sub.ok() && HasAnyFile(*sub, depth + 1)) return true;
   }
   return false;
 }
@@ -54,33 +63,56 @@ void Consider(const std::string& name, bool is_dir, const ListOptions& options,
   entries->push_back({key, rolled});
 }
 
-// The entries under bucket_dir/base (base: the prefix's directory part), sorted and without
-// duplicates.
-StatusOr<std::vector<Entry>> CollectEntries(const fs::path& bucket_dir, const std::string& base,
+// Adds the regular files beneath `dir` (named `base` + their relative names) to `entries`,
+// walking subdirectories through their fds: links are never followed, also not one swapped in for
+// a directory during the walk.
+void CollectFlat(const BeneathDir& dir, const std::string& base, const ListOptions& options,
+                 std::vector<Entry>* entries, int depth) {
+  if (depth > BeneathDir::kMaxDepth) return;
+  auto listed = dir.List();
+  if (!listed.ok()) return;
+  for (const BeneathDir::Entry& e : *listed) {
+    if (e.type == S_IFREG) {
+      Consider(base + e.name, false, options, entries);
+    } else if (e.type == S_IFDIR) {
+      const std::string sub_base = base + e.name + "/";
+      // Names below sort after the prefix only when they can still match it.
+      if (!sub_base.starts_with(options.prefix) && !options.prefix.starts_with(sub_base)) continue;
+      auto sub = dir.OpenDir(e.name);
+      if (sub.ok()) CollectFlat(*sub, sub_base, options, entries, depth + 1);
+    }
+  }
+}
+
+// The entries under the bucket's directory `base` (base: the prefix's directory part), sorted
+// and without duplicates.
+StatusOr<std::vector<Entry>> CollectEntries(const BeneathDir& bucket_dir, const std::string& base,
                                             const ListOptions& options) {
   std::vector<Entry> entries;
-  std::error_code ec;
-  const fs::path start = bucket_dir / base;
+  auto start = bucket_dir.OpenDir(base.empty() ? "" : base.substr(0, base.size() - 1));
+  if (!start.ok()) {
+    // A missing directory or a link in the way holds no objects.
+    if (start.status().code() == StatusCode::kNotFound ||
+        start.status().code() == StatusCode::kFailedPrecondition) {
+      return entries;
+    }
+    return IoError("cannot list " + base + ": " + start.status().message());
+  }
   if (options.delimiter == "/") {
     // One directory level is enough: every deeper name rolls up into its subdirectory.
-    for (const auto& e : fs::directory_iterator(start, ec)) {
-      std::string name = base + e.path().filename().string();
-      std::error_code ec2;
-      if (e.is_directory(ec2)) {
-        if (HasAnyFile(e.path())) Consider(name + "/", true, options, &entries);
-      } else if (e.is_regular_file(ec2)) {
+    auto listed = start->List();
+    if (!listed.ok()) return IoError("cannot list " + base + ": " + listed.status().message());
+    for (const BeneathDir::Entry& e : *listed) {
+      const std::string name = base + e.name;
+      if (e.type == S_IFDIR) {
+        auto sub = start->OpenDir(e.name);
+        if (sub.ok() && HasAnyFile(*sub)) Consider(name + "/", true, options, &entries);
+      } else if (e.type == S_IFREG) {
         Consider(name, false, options, &entries);
       }
     }
   } else {
-    for (fs::recursive_directory_iterator it(start, ec), end; !ec && it != end; it.increment(ec)) {
-      std::error_code ec2;
-      if (!it->is_regular_file(ec2)) continue;
-      Consider(base + fs::relative(it->path(), start).string(), false, options, &entries);
-    }
-  }
-  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
-    return IoError("cannot list " + start.string() + ": " + ec.message());
+    CollectFlat(*start, base, options, &entries, 0);
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.key != b.key ? a.key < b.key : a.is_prefix < b.is_prefix;
@@ -102,7 +134,8 @@ StatusOr<ListResult> FsObjectStore::ListObjects(const std::string& bucket,
   if (!base.empty() && !ValidateObjectName(base.substr(0, base.size() - 1)).ok()) {
     return ListResult{};  // no object can live under such a prefix
   }
-  TY_ASSIGN_OR_RETURN(std::vector<Entry> entries, CollectEntries(BucketDir(bucket), base, options));
+  TY_ASSIGN_OR_RETURN(BeneathDir bucket_dir, root_.OpenDir(bucket));
+  TY_ASSIGN_OR_RETURN(std::vector<Entry> entries, CollectEntries(bucket_dir, base, options));
 
   ListResult out;
   int taken = 0;
@@ -124,10 +157,9 @@ StatusOr<ListResult> FsObjectStore::ListObjects(const std::string& bucket,
       continue;
     }
     // Listing never hashes: hashes come from fresh sidecars only (Describe with want_hashes).
-    int fd = ::open(DataPath(bucket, e.key).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;  // deleted meanwhile
-    auto info = Describe(bucket, e.key, fd, /*want_hashes=*/false);
-    ::close(fd);
+    auto fd = bucket_dir.OpenRegular(e.key);
+    if (!fd.ok()) continue;  // deleted (or swapped for a link) meanwhile
+    auto info = Describe(bucket, e.key, fd->get(), /*want_hashes=*/false);
     if (info.ok()) out.objects.push_back(std::move(info).value());
   }
   return out;

@@ -46,9 +46,12 @@ struct Sidecar {
   json j;
 };
 
-Sidecar ReadSidecar(const fs::path& path, const struct stat& st) {
+// Sidecars are a few hundred bytes plus user metadata; anything larger is not one of ours.
+constexpr size_t kMaxSidecarBytes = 4 << 20;
+
+Sidecar ReadSidecar(const BeneathDir& meta, const std::string& rel, const struct stat& st) {
   Sidecar s;
-  auto text = ReadFile(path);
+  auto text = meta.ReadFile(rel, kMaxSidecarBytes);
   if (!text.ok()) return s;
   s.j = json::parse(*text, nullptr, false);
   if (!s.j.is_object()) {
@@ -82,20 +85,21 @@ class FdReader : public ObjectReader {
 // hashes and writes on its own thread while the next block arrives.
 class FsWriter : public ObjectWriter {
  public:
-  FsWriter(FsObjectStore* store, std::string bucket, std::string name, fs::path tmp, int fd)
+  // `tmp`: the temp file's name in the store's tmp dir, open as `fd`.
+  FsWriter(FsObjectStore* store, std::string bucket, std::string name, std::string tmp, int fd)
       : store_(store),
         bucket_(std::move(bucket)),
         name_(std::move(name)),
         tmp_(std::move(tmp)),
         fd_(fd),
-        blocks_(std::make_unique<BlockWriter>(fd, tmp_)) {
+        blocks_(std::make_unique<BlockWriter>(fd, bucket_ + "/" + name_)) {
     buffer_.reserve(kObjectIoBlock);
   }
   ~FsWriter() override {
     blocks_.reset();  // its thread must be gone before the fd is closed (and its number reused)
     if (fd_ >= 0) {
       ::close(fd_);
-      ::unlink(tmp_.c_str());
+      (void)store_->tmp_dir().Unlink(tmp_);
     }
   }
   Status Append(std::string_view data) override {
@@ -120,10 +124,11 @@ class FsWriter : public ObjectWriter {
       return InvalidArgumentError("Provided CRC32C \"" + expected_crc32c +
                                   "\" doesn't match calculated CRC32C \"" + crc + "\".");
     }
-    auto info = store_->CommitFile(tmp_, fd_, bucket_, name_, meta, pre, md5, crc);
+    auto info =
+        store_->CommitFile(store_->tmp_dir(), tmp_, fd_, bucket_, name_, meta, pre, md5, crc);
     blocks_.reset();
     ::close(fd_);
-    if (!info.ok()) ::unlink(tmp_.c_str());
+    if (!info.ok()) (void)store_->tmp_dir().Unlink(tmp_);
     fd_ = -1;
     return info;
   }
@@ -138,7 +143,7 @@ class FsWriter : public ObjectWriter {
 
   FsObjectStore* store_;
   std::string bucket_, name_;
-  fs::path tmp_;
+  std::string tmp_;
   int fd_;
   std::unique_ptr<BlockWriter> blocks_;
   std::string buffer_;
@@ -147,27 +152,15 @@ class FsWriter : public ObjectWriter {
 
 }  // namespace
 
-FsObjectStore::FsObjectStore(fs::path root, FsObjectStoreOptions options)
-    : root_(std::move(root)),
-      meta_dir_(root_ / ".trainyard-meta"),
-      tmp_dir_(root_ / ".trainyard-tmp"),
-      uploads_dir_(root_ / ".trainyard-uploads"),
-      options_(options) {}
+FsObjectStore::FsObjectStore(FsObjectStoreOptions options) : options_(options) {}
 
 FsObjectStore::~FsObjectStore() = default;
 
-fs::path FsObjectStore::DataPath(const std::string& bucket, const std::string& name) const {
-  return root_ / bucket / name;
-}
-
-fs::path FsObjectStore::MetaPath(const std::string& bucket, const std::string& name) const {
-  return meta_dir_ / bucket / (name + ".json");
-}
-
+// A bucket is a directory itself, not a link to one (lstat).
 Status FsObjectStore::CheckBucket(const std::string& bucket) const {
   TY_RETURN_IF_ERROR(ValidateBucketName(bucket));
-  std::error_code ec;
-  if (!fs::is_directory(BucketDir(bucket), ec)) {
+  auto st = root_.Stat(bucket);
+  if (!st.ok() || !S_ISDIR(st->st_mode)) {
     return NotFoundError("The specified bucket does not exist: " + bucket);
   }
   return Status::Ok();
@@ -186,38 +179,36 @@ Status FsObjectStore::CheckReadableName(const std::string& bucket, const std::st
 StatusOr<BucketInfo> FsObjectStore::CreateBucket(const std::string& bucket) {
   TY_RETURN_IF_ERROR(ValidateBucketName(bucket));
   // The umask decides (002 when the server shares buckets with replica users' group).
-  if (::mkdir(BucketDir(bucket).c_str(), 0777) != 0) {
+  if (::mkdirat(root_.fd(), bucket.c_str(), 0777) != 0) {
     if (errno == EEXIST) {
       return AlreadyExistsError(
           "Your previous request to create the named bucket succeeded "
           "and you already own it: " +
           bucket);
     }
-    return IoError("cannot create bucket directory " + BucketDir(bucket).string() + ": " +
-                   ErrnoText());
+    return IoError("cannot create the directory of bucket " + bucket + ": " + ErrnoText());
   }
   return GetBucket(bucket);
 }
 
 StatusOr<BucketInfo> FsObjectStore::GetBucket(const std::string& bucket) {
-  TY_RETURN_IF_ERROR(CheckBucket(bucket));
-  struct stat st {};
-  if (::stat(BucketDir(bucket).c_str(), &st) != 0) {
+  TY_RETURN_IF_ERROR(ValidateBucketName(bucket));
+  auto st = root_.Stat(bucket);
+  if (!st.ok() || !S_ISDIR(st->st_mode)) {
     return NotFoundError("The specified bucket does not exist: " + bucket);
   }
-  return BucketInfo{bucket, FromTimespec(st.st_ctim)};
+  return BucketInfo{bucket, FromTimespec(st->st_ctim)};
 }
 
 StatusOr<std::vector<BucketInfo>> FsObjectStore::ListBuckets() {
   std::vector<BucketInfo> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(root_, ec)) {
-    std::string name = entry.path().filename().string();
-    if (!entry.is_directory() || !ValidateBucketName(name).ok()) continue;
-    auto info = GetBucket(name);
+  auto entries = root_.List();
+  if (!entries.ok()) return IoError("cannot list the bucket root: " + entries.status().message());
+  for (const BeneathDir::Entry& entry : *entries) {
+    if (entry.type != S_IFDIR || !ValidateBucketName(entry.name).ok()) continue;
+    auto info = GetBucket(entry.name);
     if (info.ok()) out.push_back(*info);
   }
-  if (ec) return IoError("cannot list the bucket root " + root_.string() + ": " + ec.message());
   std::sort(out.begin(), out.end(),
             [](const BucketInfo& a, const BucketInfo& b) { return a.name < b.name; });
   return out;
@@ -231,10 +222,11 @@ Status FsObjectStore::DeleteBucket(const std::string& bucket) {
   if (!contents.objects.empty()) {
     return FailedPreconditionError("The bucket you tried to delete is not empty: " + bucket);
   }
-  std::error_code ec;
-  fs::remove_all(BucketDir(bucket), ec);  // only empty directories are left
-  if (ec) return IoError("cannot remove bucket " + bucket + ": " + ec.message());
-  fs::remove_all(meta_dir_ / bucket, ec);
+  // Only empty directories are left, and what is not an object (links, FIFOs): never followed.
+  if (Status s = root_.RemoveAll(bucket); !s.ok()) {
+    return IoError("cannot remove bucket " + bucket + ": " + s.message());
+  }
+  (void)meta_.RemoveAll(bucket);
   return Status::Ok();
 }
 
@@ -250,8 +242,8 @@ StatusOr<ObjectInfo> FsObjectStore::Describe(const std::string& bucket, const st
   info.updated = FromTimespec(st.st_mtim);
   info.created = info.updated;
   info.content_type = "application/octet-stream";
-  const fs::path meta_path = MetaPath(bucket, name);
-  Sidecar sidecar = ReadSidecar(meta_path, st);
+  const std::string meta_name = MetaName(bucket, name);
+  Sidecar sidecar = ReadSidecar(meta_, meta_name, st);
   if (sidecar.fresh) {
     const json& j = sidecar.j;
     info.content_type = j.value("contentType", info.content_type);
@@ -279,7 +271,7 @@ StatusOr<ObjectInfo> FsObjectStore::Describe(const std::string& bucket, const st
     j["md5Hash"] = info.md5_base64;
     j["crc32c"] = info.crc32c_base64;
     // A cache: losing it only costs a re-hash, so no fsync.
-    if (MakeDirs(meta_path.parent_path()).ok()) (void)ReplaceFile(meta_path, j.dump());
+    (void)WriteSidecar(meta_name, j.dump(), /*durable=*/false);
   }
   return info;
 }
@@ -293,20 +285,16 @@ StatusOr<std::unique_ptr<ObjectReader>> FsObjectStore::OpenObject(const std::str
                                                                   const std::string& name) {
   TY_RETURN_IF_ERROR(CheckBucket(bucket));
   TY_RETURN_IF_ERROR(CheckReadableName(bucket, name));
-  const fs::path path = DataPath(bucket, name);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat st {};
-  if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-    ::close(fd);
-    fd = -1;
-    errno = ENOENT;
-  }
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR) {
+  // A link (or a FIFO, a device, a directory) is not an object: NOT_FOUND, never followed.
+  auto opened = root_.OpenRegular(DataName(bucket, name));
+  if (!opened.ok()) {
+    if (opened.status().code() == StatusCode::kNotFound ||
+        opened.status().code() == StatusCode::kFailedPrecondition) {
       return NotFoundError("No such object: " + bucket + "/" + name);
     }
-    return IoError("cannot open object " + bucket + "/" + name + ": " + ErrnoText());
+    return IoError("cannot open object " + bucket + "/" + name + ": " + opened.status().message());
   }
+  const int fd = opened->release();
   auto info = Describe(bucket, name, fd, /*want_hashes=*/true);
   if (!info.ok()) {
     ::close(fd);
@@ -322,21 +310,18 @@ StatusOr<std::unique_ptr<ObjectWriter>> FsObjectStore::NewWriter(const std::stri
                                                                  const std::string& name) {
   TY_RETURN_IF_ERROR(CheckBucket(bucket));
   TY_RETURN_IF_ERROR(ValidateObjectName(name));
-  std::string tmpl = (tmp_dir_ / "w-XXXXXX").string();
-  int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
-  if (fd < 0)
-    return IoError("cannot create a temp file in " + tmp_dir_.string() + ": " + ErrnoText());
-  return std::unique_ptr<ObjectWriter>(new FsWriter(this, bucket, name, tmpl, fd));
+  TY_ASSIGN_OR_RETURN(std::string tmp, TempFileName());
+  auto fd = tmp_.OpenFile(tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (!fd.ok()) return IoError("cannot create a temp file for an upload: " + fd.status().message());
+  return std::unique_ptr<ObjectWriter>(new FsWriter(this, bucket, name, tmp, fd->release()));
 }
 
 Status FsObjectStore::CheckPreconditions(const std::string& bucket, const std::string& name,
                                          const Preconditions& pre) {
   if (!pre.if_generation_match && !pre.if_generation_not_match) return Status::Ok();
-  struct stat st {};
   int64_t current = 0;  // 0 = no live object, as GCS's ifGenerationMatch=0
-  if (::stat(DataPath(bucket, name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    current = Nanos(st.st_mtim) / 1000;
-  }
+  auto st = root_.Stat(DataName(bucket, name));
+  if (st.ok() && S_ISREG(st->st_mode)) current = Nanos(st->st_mtim) / 1000;
   if (pre.if_generation_match && *pre.if_generation_match != current) {
     return Status(StatusCode::kAborted,
                   "At least one of the pre-conditions you specified did not hold: "
@@ -353,31 +338,37 @@ Status FsObjectStore::CheckPreconditions(const std::string& bucket, const std::s
   return Status::Ok();
 }
 
-StatusOr<ObjectInfo> FsObjectStore::CommitFile(const fs::path& tmp, int fd,
-                                               const std::string& bucket, const std::string& name,
-                                               const WriteMetadata& meta, const Preconditions& pre,
-                                               const std::string& md5, const std::string& crc32c) {
+StatusOr<ObjectInfo> FsObjectStore::CommitFile(const BeneathDir& from_dir, const std::string& from,
+                                               int fd, const std::string& bucket,
+                                               const std::string& name, const WriteMetadata& meta,
+                                               const Preconditions& pre, const std::string& md5,
+                                               const std::string& crc32c) {
   if (options_.fsync && ::fsync(fd) != 0) {
     return IoError("cannot fsync the upload of " + bucket + "/" + name + ": " + ErrnoText());
   }
-  const fs::path path = DataPath(bucket, name);
+  const std::string rel = DataName(bucket, name);
   std::lock_guard lock(commit_mu_);
   TY_RETURN_IF_ERROR(CheckPreconditions(bucket, name, pre));
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) {
-    return FailedPreconditionError("cannot store " + bucket + "/" + name + ": a part of its path " +
-                                   "is already an object (the bucket root is a directory tree, "
-                                   "so 'a' and 'a/b' cannot both exist)");
+  const size_t slash = rel.rfind('/');
+  // The umask decides the folders' modes, as for buckets.
+  if (Status s = root_.MakeDirs(rel.substr(0, slash), 0777).status(); !s.ok()) {
+    if (s.code() != StatusCode::kFailedPrecondition) return s;
+    return FailedPreconditionError(
+        "cannot store " + bucket + "/" + name + ": a part of its path is already an object or " +
+        "a link (the bucket root is a directory tree, so 'a' and 'a/b' cannot both exist, and " +
+        "links in buckets are never followed)");
   }
-  if (fs::is_directory(path, ec)) {
+  auto existing = root_.Stat(rel);
+  if (existing.ok() && S_ISDIR(existing->st_mode)) {
     return FailedPreconditionError("cannot store " + bucket + "/" + name + ": other objects are " +
                                    "named '" + name + "/...' (the bucket root is a directory " +
                                    "tree, so 'a' and 'a/b' cannot both exist)");
   }
-  ::fchmod(fd, 0644);  // mkostemp makes 0600 files; objects are readable like files cp makes
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return IoError("cannot move the upload into " + path.string() + ": " + ErrnoText());
+  ::fchmod(fd, 0644);  // temp files are 0600; objects are readable like files cp makes
+  // renameat replaces a link at `rel` itself: nothing outside the bucket is written.
+  if (Status s = from_dir.Rename(from, root_, rel); !s.ok()) {
+    return IoError("cannot move the upload into place as " + bucket + "/" + name + ": " +
+                   s.message());
   }
   struct stat st {};
   ::fstat(fd, &st);
@@ -391,15 +382,21 @@ StatusOr<ObjectInfo> FsObjectStore::CommitFile(const fs::path& tmp, int fd,
   if (!meta.content_encoding.empty()) j["contentEncoding"] = meta.content_encoding;
   if (!meta.metadata.empty()) j["metadata"] = meta.metadata;
   if (meta.component_count > 0) j["componentCount"] = meta.component_count;
-  const fs::path meta_path = MetaPath(bucket, name);
-  if (MakeDirs(meta_path.parent_path()).ok()) (void)ReplaceFile(meta_path, j.dump());
+  (void)WriteSidecar(MetaName(bucket, name), j.dump(), /*durable=*/false);
   return Describe(bucket, name, fd, /*want_hashes=*/false);
 }
 
-void FsObjectStore::RemoveEmptyParents(fs::path dir, const fs::path& stop) {
-  while (dir != stop && dir.string().size() > stop.string().size()) {
-    if (::rmdir(dir.c_str()) != 0) return;  // not empty (or gone): stop
-    dir = dir.parent_path();
+Status FsObjectStore::WriteSidecar(const std::string& rel, const std::string& text, bool durable) {
+  const size_t slash = rel.rfind('/');
+  TY_RETURN_IF_ERROR(meta_.MakeDirs(rel.substr(0, slash), 0700).status());
+  return meta_.ReplaceFile(rel, text, durable, 0600);
+}
+
+void FsObjectStore::RemoveEmptyParents(const BeneathDir& dir, std::string rel) {
+  for (size_t slash = rel.rfind('/'); slash != std::string::npos && rel.find('/') < slash;
+       slash = rel.rfind('/')) {
+    rel.resize(slash);
+    if (!dir.RemoveDir(rel).ok()) return;  // not empty (or gone): stop
   }
 }
 
@@ -408,19 +405,19 @@ Status FsObjectStore::DeleteObject(const std::string& bucket, const std::string&
   TY_RETURN_IF_ERROR(CheckBucket(bucket));
   TY_RETURN_IF_ERROR(CheckReadableName(bucket, name));
   std::lock_guard lock(commit_mu_);
-  const fs::path path = DataPath(bucket, name);
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+  const std::string rel = DataName(bucket, name);
+  auto st = root_.Stat(rel);  // lstat: a link is not an object, and is left alone
+  if (!st.ok() || !S_ISREG(st->st_mode)) {
     return NotFoundError("No such object: " + bucket + "/" + name);
   }
   TY_RETURN_IF_ERROR(CheckPreconditions(bucket, name, pre));
-  if (::unlink(path.c_str()) != 0) {
-    return IoError("cannot delete " + path.string() + ": " + ErrnoText());
+  if (Status s = root_.Unlink(rel); !s.ok()) {
+    return IoError("cannot delete " + bucket + "/" + name + ": " + s.message());
   }
-  ::unlink(MetaPath(bucket, name).c_str());
+  (void)meta_.Unlink(MetaName(bucket, name));
   // GCS has no directories: a "folder" disappears with its last object.
-  RemoveEmptyParents(path.parent_path(), BucketDir(bucket));
-  RemoveEmptyParents(MetaPath(bucket, name).parent_path(), meta_dir_ / bucket);
+  RemoveEmptyParents(root_, rel);
+  RemoveEmptyParents(meta_, MetaName(bucket, name));
   return Status::Ok();
 }
 
@@ -430,10 +427,10 @@ StatusOr<ObjectInfo> FsObjectStore::UpdateMetadata(
     const std::map<std::string, std::optional<std::string>>& metadata) {
   TY_ASSIGN_OR_RETURN(auto reader, OpenObject(bucket, name));  // hashes the file if needed
   std::lock_guard lock(commit_mu_);
-  const fs::path meta_path = MetaPath(bucket, name);
-  TY_ASSIGN_OR_RETURN(std::string text, ReadFile(meta_path));
+  const std::string meta_name = MetaName(bucket, name);
+  TY_ASSIGN_OR_RETURN(std::string text, meta_.ReadFile(meta_name, kMaxSidecarBytes));
   json j = json::parse(text, nullptr, false);
-  if (!j.is_object()) return DataLossError("corrupt object metadata " + meta_path.string());
+  if (!j.is_object()) return DataLossError("corrupt metadata of object " + bucket + "/" + name);
   if (content_type) j["contentType"] = *content_type;
   for (const auto& [key, value] : metadata) {
     if (value) {
@@ -442,7 +439,7 @@ StatusOr<ObjectInfo> FsObjectStore::UpdateMetadata(
       j["metadata"].erase(key);
     }
   }
-  TY_RETURN_IF_ERROR(ReplaceFile(meta_path, j.dump()));
+  TY_RETURN_IF_ERROR(WriteSidecar(meta_name, j.dump(), /*durable=*/false));
   return GetObject(bucket, name);
 }
 

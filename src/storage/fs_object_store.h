@@ -6,7 +6,15 @@
 //                                    size and mtime they were computed for
 //   .trainyard-tmp/                  bytes of writers not yet committed
 //   .trainyard-uploads/ID.json, ID.part   resumable upload sessions
-// None of the dot-directories is a valid bucket name, so they never clash with buckets.
+// None of the dot-directories is a valid bucket name, so they never clash with buckets. They are
+// the server's alone (mode 0700; one another user made is removed and made anew at Open) and are
+// held open, so renaming them or planting a link in their place reaches nothing.
+//
+// Replicas write into buckets as other users (docs/security.md), so every name is resolved
+// beneath the bucket root's open fd without following links (common/beneath.h): a link in a
+// bucket is never an object (reads and deletes answer NOT_FOUND, listings leave it out), a
+// write through a linked directory is FAILED_PRECONDITION, and only regular files are served (a
+// FIFO cannot block a server thread). No error names the bucket root's local path.
 //
 // A sidecar is trusted only while the data file's size and mtime match it: a file written by a
 // job or `cp` (not through the API) gets its hashes computed on first GetObject/OpenObject and
@@ -21,6 +29,7 @@
 #include <map>
 #include <mutex>
 
+#include "common/beneath.h"
 #include "storage/object_hash.h"
 #include "storage/object_store.h"
 
@@ -65,19 +74,23 @@ class FsObjectStore : public ObjectStore {
   StatusOr<ObjectInfo> FinishUpload(const std::string& id) override;
   Status CancelUpload(const std::string& id) override;
 
-  // Internal to fs_object_store*.cc (used by the writer): moves the finished temp file `tmp`
-  // (open as `fd`) into place as BUCKET/NAME under the commit lock.
-  StatusOr<ObjectInfo> CommitFile(const std::filesystem::path& tmp, int fd,
+  // Internal to fs_object_store*.cc (used by the writer): moves the finished file `from` beneath
+  // `from_dir` (open as `fd`) into place as BUCKET/NAME under the commit lock.
+  StatusOr<ObjectInfo> CommitFile(const BeneathDir& from_dir, const std::string& from, int fd,
                                   const std::string& bucket, const std::string& name,
                                   const WriteMetadata& meta, const Preconditions& pre,
                                   const std::string& md5, const std::string& crc32c);
-  const std::filesystem::path& tmp_dir() const { return tmp_dir_; }
+  const BeneathDir& tmp_dir() const { return tmp_; }
 
  private:
-  FsObjectStore(std::filesystem::path root, FsObjectStoreOptions options);
-  std::filesystem::path BucketDir(const std::string& bucket) const { return root_ / bucket; }
-  std::filesystem::path DataPath(const std::string& bucket, const std::string& name) const;
-  std::filesystem::path MetaPath(const std::string& bucket, const std::string& name) const;
+  explicit FsObjectStore(FsObjectStoreOptions options);
+  Status OpenDirs(const std::filesystem::path& root);
+  static std::string DataName(const std::string& bucket, const std::string& name) {
+    return bucket + "/" + name;
+  }
+  static std::string MetaName(const std::string& bucket, const std::string& name) {
+    return bucket + "/" + name + ".json";
+  }
   Status CheckBucket(const std::string& bucket) const;
   Status CheckReadableName(const std::string& bucket, const std::string& name) const;
   // Metadata of the open data file `fd`; hashes are computed (reading `fd`) and cached when
@@ -86,15 +99,21 @@ class FsObjectStore : public ObjectStore {
                                 bool want_hashes);
   Status CheckPreconditions(const std::string& bucket, const std::string& name,
                             const Preconditions& pre);
-  void RemoveEmptyParents(std::filesystem::path dir, const std::filesystem::path& stop);
-  std::filesystem::path SessionPath(const std::string& id, const char* ext) const;
+  // Writes the sidecar `rel` beneath .trainyard-meta, making its directories.
+  Status WriteSidecar(const std::string& rel, const std::string& text, bool durable);
+  // A fresh random name for a file in .trainyard-tmp.
+  static StatusOr<std::string> TempFileName();
+  // Removes the directories of `rel` beneath `dir` that are empty, deepest first, down to (not
+  // including) its first component.
+  static void RemoveEmptyParents(const BeneathDir& dir, std::string rel);
+  static std::string SessionName(const std::string& id, const char* ext) { return id + ext; }
   Status SaveSession(const UploadSession& session);
   std::mutex& SessionMutex(const std::string& id);
 
-  std::filesystem::path root_;
-  std::filesystem::path meta_dir_;
-  std::filesystem::path tmp_dir_;
-  std::filesystem::path uploads_dir_;
+  BeneathDir root_;     // the bucket root
+  BeneathDir meta_;     // .trainyard-meta
+  BeneathDir tmp_;      // .trainyard-tmp
+  BeneathDir uploads_;  // .trainyard-uploads
   FsObjectStoreOptions options_;
   std::mutex commit_mu_;  // precondition check + rename + sidecar, per store
   std::mutex sessions_mu_;

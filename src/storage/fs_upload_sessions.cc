@@ -70,25 +70,48 @@ Status SessionNotFound(const std::string& id) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<FsObjectStore>> FsObjectStore::Open(const fs::path& root,
-                                                             FsObjectStoreOptions options) {
-  std::unique_ptr<FsObjectStore> store(new FsObjectStore(root, options));
-  for (const auto& dir : {store->meta_dir_, store->tmp_dir_, store->uploads_dir_}) {
-    TY_RETURN_IF_ERROR(MakeDirs(dir));
+// The store's own directories: made by and for the server alone. One that is not a directory,
+// is a link, or belongs to another user was made by someone else (a replica can create entries in
+// a group-writable bucket root): it is removed, never trusted, and made anew.
+Status FsObjectStore::OpenDirs(const fs::path& root) {
+  TY_RETURN_IF_ERROR(MakeDirs(root));
+  TY_ASSIGN_OR_RETURN(root_, BeneathDir::Open(root));
+  for (auto [name, dir] : {std::pair{".trainyard-meta", &meta_}, std::pair{".trainyard-tmp", &tmp_},
+                           std::pair{".trainyard-uploads", &uploads_}}) {
+    auto st = root_.Stat(name);
+    if (st.ok() && (!S_ISDIR(st->st_mode) || st->st_uid != ::geteuid())) {
+      TY_RETURN_IF_ERROR(root_.RemoveAll(name));
+    }
+    TY_ASSIGN_OR_RETURN(*dir, root_.MakeDirs(name, 0700));
+    // Made 0775 by earlier versions (under the umask 002 of shared buckets).
+    if (::fchmod(dir->fd(), 0700) != 0) {
+      return IoError(std::string("cannot chmod the store's directory ") + name + ": " +
+                     std::strerror(errno));
+    }
   }
-  // Leftovers of writers that died before committing, and expired sessions.
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(store->tmp_dir_, ec)) fs::remove(e.path(), ec);
-  const auto cutoff = fs::file_time_type::clock::now() - options.session_lifetime;
-  for (const auto& e : fs::directory_iterator(store->uploads_dir_, ec)) {
-    std::error_code ec2;
-    if (e.last_write_time(ec2) < cutoff) fs::remove(e.path(), ec2);
-  }
-  return store;
+  return Status::Ok();
 }
 
-fs::path FsObjectStore::SessionPath(const std::string& id, const char* ext) const {
-  return uploads_dir_ / (id + ext);
+StatusOr<std::string> FsObjectStore::TempFileName() { return "w-" + NewSessionId(); }
+
+StatusOr<std::unique_ptr<FsObjectStore>> FsObjectStore::Open(const fs::path& root,
+                                                             FsObjectStoreOptions options) {
+  std::unique_ptr<FsObjectStore> store(new FsObjectStore(options));
+  TY_RETURN_IF_ERROR(store->OpenDirs(root));
+  // Leftovers of writers that died before committing, and expired sessions.
+  if (auto entries = store->tmp_.List(); entries.ok()) {
+    for (const BeneathDir::Entry& e : *entries) (void)store->tmp_.RemoveAll(e.name);
+  }
+  const auto cutoff = std::chrono::system_clock::now() - options.session_lifetime;
+  if (auto entries = store->uploads_.List(); entries.ok()) {
+    for (const BeneathDir::Entry& e : *entries) {
+      auto st = store->uploads_.Stat(e.name);
+      if (!st.ok()) continue;
+      const auto mtime = std::chrono::system_clock::from_time_t(st->st_mtim.tv_sec);
+      if (mtime < cutoff) (void)store->uploads_.RemoveAll(e.name);
+    }
+  }
+  return store;
 }
 
 std::mutex& FsObjectStore::SessionMutex(const std::string& id) {
@@ -96,7 +119,8 @@ std::mutex& FsObjectStore::SessionMutex(const std::string& id) {
 }
 
 Status FsObjectStore::SaveSession(const UploadSession& session) {
-  return WriteFileAtomic(SessionPath(session.id, ".json"), SessionToJson(session).dump());
+  return uploads_.ReplaceFile(SessionName(session.id, ".json"), SessionToJson(session).dump(),
+                              /*durable=*/true, 0600);
 }
 
 StatusOr<UploadSession> FsObjectStore::StartUpload(UploadSession session) {
@@ -104,13 +128,13 @@ StatusOr<UploadSession> FsObjectStore::StartUpload(UploadSession session) {
   TY_RETURN_IF_ERROR(ValidateObjectName(session.name));
   session.id = NewSessionId();
   session.persisted = 0;
-  int fd = ::open(SessionPath(session.id, ".part").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                  0600);
-  if (fd < 0)
-    return IoError("cannot create an upload session file: " + std::string(strerror(errno)));
-  ::close(fd);
+  auto part =
+      uploads_.OpenFile(SessionName(session.id, ".part"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (!part.ok()) {
+    return IoError("cannot create an upload session file: " + part.status().message());
+  }
   if (Status s = SaveSession(session); !s.ok()) {
-    ::unlink(SessionPath(session.id, ".part").c_str());
+    (void)uploads_.Unlink(SessionName(session.id, ".part"));
     return s;
   }
   std::lock_guard lock(sessions_mu_);
@@ -120,16 +144,17 @@ StatusOr<UploadSession> FsObjectStore::StartUpload(UploadSession session) {
 
 StatusOr<UploadSession> FsObjectStore::GetUpload(const std::string& id) {
   if (!ValidSessionId(id)) return SessionNotFound(id);
-  auto text = ReadFile(SessionPath(id, ".json"));
+  // A session file is small: its metadata is bounded by the request size.
+  auto text = uploads_.ReadFile(SessionName(id, ".json"), 4 << 20);
   if (!text.ok()) return SessionNotFound(id);
   json j = json::parse(*text, nullptr, false);
   if (!j.is_object()) return DataLossError("corrupt upload session " + id);
   UploadSession s = SessionFromJson(id, j);
   s.finished = j.value("finished", false);
   if (s.finished) return s;
-  struct stat st {};
-  if (::stat(SessionPath(id, ".part").c_str(), &st) != 0) return SessionNotFound(id);
-  s.persisted = static_cast<uint64_t>(st.st_size);
+  auto st = uploads_.Stat(SessionName(id, ".part"));
+  if (!st.ok() || !S_ISREG(st->st_mode)) return SessionNotFound(id);
+  s.persisted = static_cast<uint64_t>(st->st_size);
   return s;
 }
 
@@ -143,9 +168,12 @@ StatusOr<UploadSession> FsObjectStore::AppendUpload(const std::string& id, uint6
                            " but the session holds only " + std::to_string(s.persisted) +
                            " bytes; query the upload status and resume from there");
   }
-  const fs::path part = SessionPath(id, ".part");
-  int fd = ::open(part.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open upload session " + id + ": " + strerror(errno));
+  const fs::path part = SessionName(id, ".part");
+  auto opened = uploads_.OpenFile(part.string(), O_WRONLY | O_APPEND);
+  if (!opened.ok()) {
+    return IoError("cannot open upload session " + id + ": " + opened.status().message());
+  }
+  const int fd = opened->release();
   LiveHash* live = nullptr;
   {
     std::lock_guard lock(sessions_mu_);
@@ -220,9 +248,12 @@ StatusOr<ObjectInfo> FsObjectStore::FinishUpload(const std::string& id) {
                                    " bytes, not its declared total of " +
                                    std::to_string(*s.total_size));
   }
-  const fs::path part = SessionPath(id, ".part");
-  int fd = ::open(part.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open upload session " + id + ": " + strerror(errno));
+  const std::string part = SessionName(id, ".part");
+  auto opened = uploads_.OpenFile(part, O_RDWR);
+  if (!opened.ok()) {
+    return IoError("cannot open upload session " + id + ": " + opened.status().message());
+  }
+  const int fd = opened->release();
   std::unique_ptr<LiveHash> live;
   {
     std::lock_guard lock(sessions_mu_);
@@ -248,18 +279,18 @@ StatusOr<ObjectInfo> FsObjectStore::FinishUpload(const std::string& id) {
   }
   std::string md5, crc;
   live->hasher.Finish(&md5, &crc);
-  auto info = CommitFile(part, fd, s.bucket, s.name, s.meta, s.pre, md5, crc);
+  auto info = CommitFile(uploads_, part, fd, s.bucket, s.name, s.meta, s.pre, md5, crc);
   ::close(fd);
   if (info.ok()) {
     // Kept as a tombstone so a client that lost the final response can query it (GCS answers
     // such a status query with the object).
     json done = SessionToJson(s);
     done["finished"] = true;
-    (void)ReplaceFile(SessionPath(id, ".json"), done.dump());
+    (void)uploads_.ReplaceFile(SessionName(id, ".json"), done.dump(), /*durable=*/false, 0600);
   } else if (info.status().code() == StatusCode::kAborted) {
     // A failed precondition ends the session, as on GCS.
-    ::unlink(SessionPath(id, ".json").c_str());
-    ::unlink(part.c_str());
+    (void)uploads_.Unlink(SessionName(id, ".json"));
+    (void)uploads_.Unlink(part);
   }
   return info;
 }
@@ -268,8 +299,8 @@ Status FsObjectStore::CancelUpload(const std::string& id) {
   if (!ValidSessionId(id)) return SessionNotFound(id);
   // After an append or finish in flight: they use the session's running hash unlocked.
   std::lock_guard session_lock(SessionMutex(id));
-  bool existed = ::unlink(SessionPath(id, ".json").c_str()) == 0;
-  ::unlink(SessionPath(id, ".part").c_str());
+  bool existed = uploads_.Unlink(SessionName(id, ".json")).ok();
+  (void)uploads_.Unlink(SessionName(id, ".part"));
   std::lock_guard lock(sessions_mu_);
   live_hashes_.erase(id);
   return existed ? Status::Ok() : SessionNotFound(id);

@@ -1,6 +1,7 @@
 #include "tensorboard/scalars_reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -87,23 +88,27 @@ StatusOr<Offsets> DecodeCursor(std::string_view cursor) {
   return offsets;
 }
 
+// Adds the event files beneath `dir` (named `prefix` + their relative names) to `files`.
+void ListEventFilesIn(const BeneathDir& dir, const std::string& prefix, int depth,
+                      const ScalarsReadOptions& options, std::vector<std::string>* files) {
+  auto entries = dir.List();
+  if (!entries.ok()) return;  // unreadable or gone meanwhile: as if empty
+  for (const BeneathDir::Entry& e : *entries) {
+    if (files->size() >= options.max_files) return;
+    if (e.type == S_IFREG && e.name.find("tfevents") != std::string::npos) {
+      files->push_back(prefix + e.name);
+    } else if (e.type == S_IFDIR && depth < options.max_depth) {
+      auto sub = dir.OpenDir(e.name);
+      if (sub.ok()) ListEventFilesIn(*sub, prefix + e.name + "/", depth + 1, options, files);
+    }
+  }
+}
+
 // Event files under `dir`, as paths relative to it, sorted (TensorFlow names them by creation
 // time, so sorted is also oldest first within a run).
-StatusOr<std::vector<std::string>> ListEventFiles(const fs::path& dir,
-                                                  const ScalarsReadOptions& options) {
+std::vector<std::string> ListEventFiles(const BeneathDir& dir, const ScalarsReadOptions& options) {
   std::vector<std::string> files;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-  if (ec) return IoError("cannot list " + dir.string() + ": " + ec.message());
-  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) return IoError("cannot list " + dir.string() + ": " + ec.message());
-    if (it.depth() >= options.max_depth) it.disable_recursion_pending();
-    const fs::directory_entry& entry = *it;
-    if (!entry.is_regular_file(ec)) continue;
-    if (entry.path().filename().string().find("tfevents") == std::string::npos) continue;
-    files.push_back(fs::relative(entry.path(), dir, ec).string());
-    if (files.size() >= options.max_files) break;
-  }
+  ListEventFilesIn(dir, "", 0, options, &files);
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -131,20 +136,18 @@ struct FileRead {
 
 // Reads the records of one event file from `offset`, at most `budget` bytes (more when the first
 // record alone is larger, up to max_record_bytes).
-StatusOr<FileRead> ReadEventFile(const fs::path& path, const std::string& name, uint64_t offset,
+StatusOr<FileRead> ReadEventFile(const BeneathDir& dir, const std::string& name, uint64_t offset,
                                  uint64_t budget, const ScalarsReadOptions& options,
                                  std::vector<std::string>* warnings) {
   FileRead out;
   out.next_offset = offset;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    warnings->push_back(name + ": cannot open (" + std::string(std::strerror(errno)) + ")");
+  const fs::path path = name;  // in messages: relative to the log dir
+  auto opened = dir.OpenRegular(name);
+  if (!opened.ok()) {
+    warnings->push_back(name + ": cannot open (" + opened.status().message() + ")");
     return out;
   }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  const int fd = opened->get();
   const off_t end = ::lseek(fd, 0, SEEK_END);
   if (end < 0) return IoError("cannot read " + path.string());
   const auto size = static_cast<uint64_t>(end);
@@ -196,13 +199,25 @@ std::string RunOf(const std::string& relative_file) {
 StatusOr<ScalarsPage> ReadScalars(const fs::path& log_dir, std::string_view cursor,
                                   const ScalarsReadOptions& options) {
   TY_ASSIGN_OR_RETURN(Offsets offsets, DecodeCursor(cursor));
-  ScalarsPage page;
-  std::error_code ec;
-  if (!fs::is_directory(log_dir, ec)) {
+  auto dir = BeneathDir::Open(log_dir);
+  if (!dir.ok()) {
+    ScalarsPage page;
     page.next_cursor = EncodeCursor(offsets);
     return page;
   }
-  TY_ASSIGN_OR_RETURN(std::vector<std::string> files, ListEventFiles(log_dir, options));
+  return ReadScalars(*dir, "", cursor, options);
+}
+
+StatusOr<ScalarsPage> ReadScalars(const BeneathDir& root, const std::string& rel,
+                                  std::string_view cursor, const ScalarsReadOptions& options) {
+  TY_ASSIGN_OR_RETURN(Offsets offsets, DecodeCursor(cursor));
+  ScalarsPage page;
+  auto log_dir = root.OpenDir(rel);
+  if (!log_dir.ok()) {
+    page.next_cursor = EncodeCursor(offsets);
+    return page;
+  }
+  const std::vector<std::string> files = ListEventFiles(*log_dir, options);
   std::map<std::pair<std::string, std::string>, std::vector<ScalarPoint>> series;
   uint64_t budget = options.max_bytes;
   for (const std::string& name : files) {
@@ -210,8 +225,8 @@ StatusOr<ScalarsPage> ReadScalars(const fs::path& log_dir, std::string_view curs
       page.more = true;
       break;
     }
-    TY_ASSIGN_OR_RETURN(FileRead read, ReadEventFile(log_dir / name, name, offsets[name], budget,
-                                                     options, &page.warnings));
+    TY_ASSIGN_OR_RETURN(FileRead read, ReadEventFile(*log_dir, name, offsets[name], budget, options,
+                                                     &page.warnings));
     offsets[name] = read.next_offset;
     budget -= std::min(budget, read.bytes_read);
     page.more = page.more || read.more;

@@ -9,6 +9,9 @@
 // payload CRC are skipped and reported in `warnings`; a file whose framing is lost (length CRC
 // mismatch) is read up to that point and reported.
 //
+// Replicas write the directory as other users: names beneath it are resolved without following
+// links (common/beneath.h), and only regular files are read (a FIFO cannot block the reader).
+//
 // Stateless and thread-safe: everything a call needs is in its arguments.
 #pragma once
 
@@ -18,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/beneath.h"
 #include "common/status.h"
 
 namespace trainyard::tensorboard {
@@ -54,5 +58,9 @@ struct ScalarsReadOptions {
 // directory cannot be listed.
 StatusOr<ScalarsPage> ReadScalars(const std::filesystem::path& log_dir, std::string_view cursor,
                                   const ScalarsReadOptions& options = {});
+// The same for `log_dir` given as `rel` beneath `root` (a gs:// directory beneath the bucket
+// root): a link on the way reads as a missing directory.
+StatusOr<ScalarsPage> ReadScalars(const BeneathDir& root, const std::string& rel,
+                                  std::string_view cursor, const ScalarsReadOptions& options = {});
 
 }  // namespace trainyard::tensorboard
