@@ -112,7 +112,9 @@ int OpenBeneath(int dirfd, std::string_view rel, int flags, mode_t mode) {
   flags |= O_CLOEXEC | O_NOFOLLOW;
   if (rel.empty()) return OpenAtRetry(dirfd, ".", flags & ~O_NOFOLLOW, mode);
   if (!force_walk.load() && !no_openat2.load()) {
-    int fd = OpenAt2(dirfd, std::string(rel), flags, mode);
+    // Without O_NOFOLLOW: RESOLVE_NO_SYMLINKS covers the last component too, and answers ELOOP
+    // where O_DIRECTORY | O_NOFOLLOW would answer ENOTDIR for a link.
+    int fd = OpenAt2(dirfd, std::string(rel), flags & ~O_NOFOLLOW, mode);
     if (fd >= 0 || errno != ENOSYS) return fd;
     no_openat2.store(true);
   }

@@ -82,6 +82,7 @@ Status MakeOutputDirs(const std::vector<fs::path>& dirs, const RunAs& r) {
     const std::string rel = BeneathRoot(dir, root);
     if (rel.empty()) continue;
     if (!root_dir) {
+      TY_RETURN_IF_ERROR(MakeDirs(root));  // the operator's path (made at start-up already)
       TY_ASSIGN_OR_RETURN(root_dir, BeneathDir::Open(root));
     }
     auto made = root_dir->MakeDirs(rel, 0775, [&](int fd, const std::string& made_rel) {

@@ -35,13 +35,27 @@ StatusOr<std::optional<uint32_t>> ShareBucketRoot(const ReplicaAccessOptions& o,
     return std::optional<uint32_t>();
   }
   const std::filesystem::path root = BucketRoot();
+  // Sticky as well as setgid: replicas create buckets of their own, but cannot rename or remove
+  // the server's entries (its buckets, the store's .trainyard-* directories) or each other's.
   if (::chown(root.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0 ||
-      ::chmod(root.c_str(), 02775) != 0) {
+      ::chmod(root.c_str(), 03775) != 0) {
     return FailedPreconditionError("cannot give the bucket root " + root.string() + " to group '" +
                                    name + "': " + std::strerror(errno));
   }
   ::umask(002);
   return std::optional<uint32_t>(g->gr_gid);
+}
+
+// With fs.protected_hardlinks off, a replica can hard-link a file it cannot read (/etc/shadow,
+// the server's databases) into a bucket where, being a regular file, the Storage API serves it.
+void WarnAboutHardLinks(std::ostream& log) {
+  auto text = ReadFile("/proc/sys/fs/protected_hardlinks");
+  if (text.ok() && !text->empty() && (*text)[0] == '0') {
+    log << "warning: fs.protected_hardlinks is 0: a replica can hard-link files it cannot read "
+           "into a bucket, and the Storage API would serve them. Set `sysctl -w "
+           "fs.protected_hardlinks=1` (Debian's default) or keep the bucket root on a file "
+           "system of its own (docs/security.md)\n";
+  }
 }
 
 Status CheckReplicasReach(const controller::ReplicaUsers& users, const DataDir& data_dir) {
@@ -77,6 +91,7 @@ StatusOr<controller::ReplicaUsers> LoadReplicaUsers(const ReplicaAccessOptions& 
   if (opts.server_uid == 0) {
     TY_ASSIGN_OR_RETURN(opts.shared_group, ShareBucketRoot(options, log));
   }
+  if (opts.server_uid == 0) WarnAboutHardLinks(log);
   TY_ASSIGN_OR_RETURN(controller::ReplicaUsers users, controller::ReplicaUsers::Load(opts));
   if (!options.runs_replicas) return users;
   if (!users.OtherIdentities().empty()) TY_RETURN_IF_ERROR(data_dir.LetOthersPassThrough());

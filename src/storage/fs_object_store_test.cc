@@ -1,6 +1,7 @@
 #include "storage/fs_object_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -160,6 +161,97 @@ TEST_F(FsObjectStoreTest, UploadLongerThanDeclaredIsRolledBack) {
                                 [](const ObjectStore::ChunkSink& sink) { return sink("abcd", 4); });
   EXPECT_EQ(r.status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ(store_->GetUpload(id)->persisted, 0u);
+}
+
+// Replicas write buckets as other users: what they leave there never takes the store outside.
+class FsObjectStoreLinksTest : public FsObjectStoreTest {
+ protected:
+  void SetUp() override {
+    FsObjectStoreTest::SetUp();
+    outside_ = root_.string() + "-outside";  // beside the bucket root, not beneath it
+    fs::remove_all(outside_);
+    testing::WriteFileOrDie(outside_ / "shadow", "root:secret");
+    fs::create_directories(outside_ / "data");
+    testing::WriteFileOrDie(outside_ / "data" / "auth.db", "tokens");
+    fs::create_symlink(outside_ / "shadow", root_ / "bkt" / "shadow");
+    fs::create_symlink(outside_ / "data", root_ / "bkt" / "srv");
+  }
+  // Every name and its content under outside_, to show nothing there changed.
+  std::string Outside() {
+    std::string out;
+    for (const auto& e : fs::recursive_directory_iterator(outside_)) {
+      out += fs::relative(e.path(), outside_).string();
+      if (e.is_regular_file()) out += "=" + testing::ReadFileOrDie(e.path());
+      out += ";";
+    }
+    return out;
+  }
+  fs::path outside_;
+};
+
+TEST_F(FsObjectStoreLinksTest, ALinkIsNoObjectToReadListOrDelete) {
+  const std::string before = Outside();
+  EXPECT_EQ(Read("shadow"), "NOT_FOUND: No such object: bkt/shadow");
+  EXPECT_EQ(Read("srv/auth.db"), "NOT_FOUND: No such object: bkt/srv/auth.db");
+  EXPECT_EQ(List({}), "|");
+  EXPECT_EQ(List({.prefix = "srv/"}), "|");
+  EXPECT_EQ(List({.delimiter = "/"}), "|");
+  EXPECT_EQ(store_->DeleteObject("bkt", "shadow", {}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->DeleteObject("bkt", "srv/auth.db", {}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->UpdateMetadata("bkt", "shadow", "text/plain", {}).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(Outside(), before);
+}
+
+TEST_F(FsObjectStoreLinksTest, WritesThroughALinkedDirectoryAreRefused) {
+  const std::string before = Outside();
+  Status s = Put("srv/planted.txt", "x");
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s;
+  EXPECT_EQ(s.message().find(outside_.string()), std::string::npos) << s;
+  EXPECT_EQ(s.message().find(root_.string()), std::string::npos) << "names the bucket root: " << s;
+  UploadSession session{.bucket = "bkt", .name = "srv/resumable.txt"};
+  auto id = store_->StartUpload(session)->id;
+  ASSERT_TRUE(
+      store_->AppendUpload(id, 0, [](const ObjectStore::ChunkSink& sink) { return sink("abc", 3); })
+          .ok());
+  EXPECT_FALSE(store_->FinishUpload(id).ok());
+  EXPECT_EQ(Outside(), before);
+}
+
+TEST_F(FsObjectStoreLinksTest, WritingOverALinkReplacesTheLinkNotItsTarget) {
+  ASSERT_TRUE(Put("shadow", "mine").ok());
+  EXPECT_EQ(Read("shadow"), "mine");
+  EXPECT_FALSE(fs::is_symlink(root_ / "bkt" / "shadow"));
+  EXPECT_EQ(testing::ReadFileOrDie(outside_ / "shadow"), "root:secret");
+}
+
+TEST_F(FsObjectStoreLinksTest, AFifoIsNoObjectAndDoesNotBlock) {
+  ASSERT_EQ(::mkfifo((root_ / "bkt" / "fifo").c_str(), 0666), 0);
+  EXPECT_EQ(Read("fifo"), "NOT_FOUND: No such object: bkt/fifo");  // would hang if opened
+  EXPECT_EQ(List({}), "|");
+}
+
+TEST_F(FsObjectStoreLinksTest, ALinkedBucketIsNoBucket) {
+  fs::create_symlink(outside_ / "data", root_ / "linked-bkt");
+  EXPECT_EQ(store_->GetBucket("linked-bkt").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->OpenObject("linked-bkt", "auth.db").status().code(), StatusCode::kNotFound);
+  for (const BucketInfo& b : store_->ListBuckets().value()) EXPECT_NE(b.name, "linked-bkt");
+}
+
+TEST_F(FsObjectStoreLinksTest, TheStoresOwnDirectoriesCannotBeRedirected) {
+  // A replica in the bucket group renames the store's metadata dir away and links it elsewhere:
+  // the store keeps writing where it opened, and a store opened later remakes its own.
+  fs::rename(root_ / ".trainyard-meta", root_ / "moved-meta");
+  fs::create_symlink(outside_, root_ / ".trainyard-meta");
+  ASSERT_TRUE(Put("a.txt", "x").ok());
+  EXPECT_FALSE(fs::exists(outside_ / "bkt"));
+  store_ = std::move(FsObjectStore::Open(root_).value());
+  EXPECT_FALSE(fs::is_symlink(root_ / ".trainyard-meta"));
+  ASSERT_TRUE(Put("b.txt", "y").ok());
+  EXPECT_FALSE(fs::exists(outside_ / "bkt"));
+  struct stat st {};
+  ASSERT_EQ(::stat((root_ / ".trainyard-meta").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
 }
 
 }  // namespace
