@@ -10,44 +10,78 @@
 
 namespace trainyard::api {
 
+std::string HttplibRegex(const std::string& regex) {
+  std::string out;
+  bool in_class = false;
+  size_t class_start = 0;  // where the current bracket expression's members begin in `out`
+  for (size_t i = 0; i < regex.size(); ++i) {
+    const char c = regex[i];
+    if (c == '\\' && i + 1 < regex.size()) {
+      out += c;
+      out += regex[++i];
+      continue;
+    }
+    if (c == ':' && !out.empty() && out.back() == '/') {
+      if (in_class && out.size() - 1 >= class_start) {
+        out.back() = ':';
+        out += '/';
+      } else {
+        out += "[:]";
+      }
+      continue;
+    }
+    out += c;
+    if (!in_class && c == '[') {
+      in_class = true;
+      if (i + 1 < regex.size() && regex[i + 1] == '^') out += regex[++i];
+      class_start = out.size();
+    } else if (in_class && c == ']' && out.size() - 1 > class_start) {
+      in_class = false;
+    }
+  }
+  return out;
+}
+
 RouteTable::RouteTable(httplib::Server& server, AuthOptions options)
     : server_(server), options_(std::move(options)) {}
 
 void RouteTable::Get(const std::string& pattern, auth::Access access, Handler handler) {
-  server_.Get(pattern, Wrap({"GET", pattern, access}, std::move(handler)));
+  server_.Get(HttplibRegex(pattern), Wrap({"GET", pattern, access}, std::move(handler)));
 }
 
 void RouteTable::Post(const std::string& pattern, auth::Access access, Handler handler,
                       ProjectOf project_of) {
-  server_.Post(pattern, Wrap({"POST", pattern, access}, std::move(handler), std::move(project_of)));
+  server_.Post(HttplibRegex(pattern),
+               Wrap({"POST", pattern, access}, std::move(handler), std::move(project_of)));
 }
 
 void RouteTable::Put(const std::string& pattern, auth::Access access, Handler handler) {
-  server_.Put(pattern, Wrap({"PUT", pattern, access}, std::move(handler)));
+  server_.Put(HttplibRegex(pattern), Wrap({"PUT", pattern, access}, std::move(handler)));
 }
 
 void RouteTable::Patch(const std::string& pattern, auth::Access access, Handler handler) {
-  server_.Patch(pattern, Wrap({"PATCH", pattern, access}, std::move(handler)));
+  server_.Patch(HttplibRegex(pattern), Wrap({"PATCH", pattern, access}, std::move(handler)));
 }
 
 void RouteTable::Delete(const std::string& pattern, auth::Access access, Handler handler) {
-  server_.Delete(pattern, Wrap({"DELETE", pattern, access}, std::move(handler)));
+  server_.Delete(HttplibRegex(pattern), Wrap({"DELETE", pattern, access}, std::move(handler)));
 }
 
 void RouteTable::Post(const std::string& pattern, auth::Access access, ReaderHandler handler) {
-  server_.Post(pattern, WrapReader({"POST", pattern, access}, std::move(handler)));
+  server_.Post(HttplibRegex(pattern), WrapReader({"POST", pattern, access}, std::move(handler)));
 }
 
 void RouteTable::Put(const std::string& pattern, auth::Access access, ReaderHandler handler) {
-  server_.Put(pattern, WrapReader({"PUT", pattern, access}, std::move(handler)));
+  server_.Put(HttplibRegex(pattern), WrapReader({"PUT", pattern, access}, std::move(handler)));
 }
 
 void RouteTable::Patch(const std::string& pattern, auth::Access access, ReaderHandler handler) {
-  server_.Patch(pattern, WrapReader({"PATCH", pattern, access}, std::move(handler)));
+  server_.Patch(HttplibRegex(pattern), WrapReader({"PATCH", pattern, access}, std::move(handler)));
 }
 
 void RouteTable::Delete(const std::string& pattern, auth::Access access, ReaderHandler handler) {
-  server_.Delete(pattern, WrapReader({"DELETE", pattern, access}, std::move(handler)));
+  server_.Delete(HttplibRegex(pattern),
+                 WrapReader({"DELETE", pattern, access}, std::move(handler)));
 }
 
 void RouteTable::AddLogger(Logger logger) {

@@ -55,6 +55,14 @@ struct AuthOptions {
   std::function<auth::TimePoint()> clock = [] { return std::chrono::system_clock::now(); };
 };
 
+// `regex` rewritten to match exactly the same paths without the substring "/:". cpp-httplib 0.14
+// and later take a pattern containing "/:" for a path-parameter pattern ("/users/:id"), not a
+// regex, so "customJobs/([^/:]+):logs" (the usual id class) matched nothing under Debian 13's
+// 0.18 while Debian 12's 0.11 served it. Inside a bracket expression "/:" becomes ":/"; outside,
+// the ':' becomes "[:]". Every RouteTable method registers its pattern through this; routes()
+// lists the pattern as given.
+std::string HttplibRegex(const std::string& regex);
+
 class RouteTable {
  public:
   // `server`, options.tokens and options.audit must outlive the table.

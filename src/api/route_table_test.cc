@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <regex>
 #include <thread>
+#include <vector>
 
 #include "testing/test_util.h"
 
@@ -98,6 +100,48 @@ TEST(ProjectOfPathTest, OnlyProjectPaths) {
   EXPECT_EQ(ProjectOfPath("/v1/projectsX/p"), "");
   EXPECT_EQ(ProjectOfPath("/ui/projects/p2/locations/l/operations/1"), "p2");
   EXPECT_EQ(ProjectOfPath("/storage/v1/b/projects/o"), "");
+}
+
+TEST(HttplibRegexTest, NoPathParameterLookalikeAndTheSameMatches) {
+  const std::vector<std::string> paths = {"/v1/j/abc:logs", "/v1/j/abc", "/v1/j/a/b:logs",
+                                          "/v1/j/:logs",    "/v1/x/:id", "/v1/j/abc:cancel",
+                                          "/v1/j/a]b:logs", "/v1/j/a:b"};
+  for (const std::string& pattern :
+       {std::string("/v1/j/([^/:]+):logs"), std::string("/v1/j/([^/:]+)"), std::string("/v1/x/:id"),
+        std::string("/v1/j/([]/:]+)"), std::string(R"(/v1/j/\/:x)"),
+        std::string("/v1/(j|x)/([^/:]+)(:logs|:cancel)?")}) {
+    const std::string rewritten = HttplibRegex(pattern);
+    EXPECT_EQ(rewritten.find("/:"), std::string::npos) << pattern << " -> " << rewritten;
+    for (const std::string& path : paths) {
+      EXPECT_EQ(std::regex_match(path, std::regex(pattern)),
+                std::regex_match(path, std::regex(rewritten)))
+          << pattern << " -> " << rewritten << " on " << path;
+    }
+  }
+}
+
+// A custom method after an id whose class excludes ':' (every resource's item pattern): served
+// whatever cpp-httplib version routes it (0.18 read "/:" as a path parameter and 404ed it).
+TEST_F(RouteTableTest, ServesCustomMethodsAfterAnIdClassWithoutColons) {
+  server_.stop();
+  thread_.join();
+  httplib::Server server;
+  RouteTable routes(server, AuthOptions{});
+  routes.Get("/v1/projects/([^/]+)/customJobs/([^/:]+):logs", Access::kRead,
+             [](const httplib::Request& req, httplib::Response& res) {
+               res.set_content(req.matches[2].str(), "text/plain");
+             });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get("/v1/projects/p/customJobs/123:logs");
+  server.stop();
+  t.join();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(std::to_string(r->status) + " " + r->body, "200 123");
+  EXPECT_EQ(routes.routes().front().pattern, "/v1/projects/([^/]+)/customJobs/([^/:]+):logs");
+  thread_ = std::thread([] {});  // TearDown joins and stops what SetUp started
 }
 
 }  // namespace
