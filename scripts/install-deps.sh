@@ -4,6 +4,18 @@
 #   scripts/install-deps.sh --test   also what the tests need (python3-torch reference, Slurm, ...)
 set -euo pipefail
 
+# libclang-rt-N-dev for the clang the release installs by default (its `clang` package depends
+# on clang-N). apt's lists must be current for apt-cache to know it: updated once when missing.
+clang_runtime_package() {
+  local version
+  version=$(apt-cache depends clang 2>/dev/null | sed -n 's/^ *Depends: clang-\([0-9][0-9]*\)$/\1/p' | head -1)
+  if [[ -z "$version" && $(id -u) -eq 0 ]]; then
+    apt-get update -q >/dev/null 2>&1 || true
+    version=$(apt-cache depends clang 2>/dev/null | sed -n 's/^ *Depends: clang-\([0-9][0-9]*\)$/\1/p' | head -1)
+  fi
+  echo "libclang-rt-${version:-14}-dev"
+}
+
 pkgs=(
   build-essential cmake pkg-config git ca-certificates
   libtorch-dev libopenblas-dev libgloo-dev
@@ -16,8 +28,9 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(python3 python3-torch python3-numpy procps curl clang-format)
   # python3-pip (+ setuptools, wheel): installs pythonPackageSpec archives in launcher tests.
   pkgs+=(python3-pip)
-  # Security tests: self-signed certificates (openssl); fuzzing (clang-14 with libFuzzer).
-  pkgs+=(openssl clang libclang-rt-14-dev)
+  # Security tests: self-signed certificates (openssl); fuzzing (clang with libFuzzer: the
+  # compiler-rt of the release's default clang, 14 on Debian 12, 19 on Debian 13).
+  pkgs+=(openssl clang "$(clang_runtime_package)")
   # Slurm executor integration tests: scripts/slurm-local.sh runs a real cluster on localhost.
   pkgs+=(slurmctld slurmd slurm-client munge)
   # Console and observability tests: an independent event-file decoder (protoc + python3-protobuf),
