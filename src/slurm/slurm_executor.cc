@@ -161,6 +161,7 @@ StatusOr<fs::path> SlurmExecutor::PrepareAttempt(const GangSpec& spec, int attem
 
   LaunchPlanSettings plan;
   plan.env_overrides["TRAINYARD_BUCKET_ROOT"] = fs::absolute(BucketRoot()).string();
+  std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) plan.path_append = self.parent_path().string();
   plan.rendezvous_timeout = options_.rendezvous_timeout;
