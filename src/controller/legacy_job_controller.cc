@@ -85,7 +85,10 @@ std::string InRequestTerms(std::string text) {
         std::pair{"\\bstudySpec\\b", "trainingInput.hyperparameters"},
         std::pair{"\\bmaxTrialCount\\b", "trainingInput.hyperparameters.maxTrials"},
         std::pair{"\\bparallelTrialCount\\b", "trainingInput.hyperparameters.maxParallelTrials"},
-        std::pair{"\\bmaxFailedTrialCount\\b", "trainingInput.hyperparameters.maxFailedTrials"}}) {
+        std::pair{"\\bmaxFailedTrialCount\\b", "trainingInput.hyperparameters.maxFailedTrials"},
+        // A group's container, in ReplicaConfig's names.
+        std::pair{"Config\\.containerSpec\\.command\\b", "Config.containerCommand"},
+        std::pair{"Config\\.containerSpec\\.imageUri\\b", "Config.imageUri"}}) {
     text = std::regex_replace(text, std::regex(from), to);
   }
   return std::regex_replace(text, std::regex("\\b(trialJobSpec|jobSpec)\\b"), "trainingInput");
