@@ -92,16 +92,18 @@ TEST_F(LegacyJobRoutesTest, HpJobsThatCannotRunAre400sNamingTheFieldOnBothRoutes
   const std::string hp_params =
       R"("params":[{"parameterName":"lr","type":"DISCRETE","discreteValues":[0.5]}])";
   auto legacy = [&](const std::string& id, const std::string& master, const std::string& hp) {
-    return R"({"jobId":")" + id + R"(","trainingInput":{"region":"us-central1",)"
-           R"("scaleTier":"BASIC","masterConfig":)" + master +
-           R"(,"hyperparameters":{"goal":"MAXIMIZE",)" + hp + hp_params + "}}}";
+    return R"({"jobId":")" + id +
+           R"(","trainingInput":{"region":"us-central1",)"
+           R"("scaleTier":"BASIC","masterConfig":)" +
+           master + R"(,"hyperparameters":{"goal":"MAXIMIZE",)" + hp + hp_params + "}}}";
   };
   const std::string runnable = R"({"imageUri":"local","containerCommand":["true"]})";
   auto vertex = [&](const std::string& counts, const std::string& container) {
     return R"({"displayName":"t","studySpec":{"metrics":[{"metricId":"m","goal":"MAXIMIZE"}],
       "parameters":[{"parameterId":"x","doubleValueSpec":{"minValue":0,"maxValue":1}}]},)" +
            counts + R"(,"trialJobSpec":{"workerPoolSpecs":[{"machineSpec":{"machineType":
-      "n1-standard-4"},"replicaCount":"1","containerSpec":)" + container + "}]}}";
+      "n1-standard-4"},"replicaCount":"1","containerSpec":)" +
+           container + "}]}}";
   };
   std::string got;
   got += Outcome(legacy("h1", R"({"imageUri":"local"})", R"("maxTrials":2,)")) + "\n";
@@ -117,8 +119,8 @@ TEST_F(LegacyJobRoutesTest, HpJobsThatCannotRunAre400sNamingTheFieldOnBothRoutes
            (details.empty() ? answer.value("state", "")
                             : details[0]["fieldViolations"][0].value("field", ""));
   };
-  got += post(vertex(R"("maxTrialCount":2,"parallelTrialCount":1)", R"({"imageUri":"local"})")) +
-         "\n";
+  got +=
+      post(vertex(R"("maxTrialCount":2,"parallelTrialCount":1)", R"({"imageUri":"local"})")) + "\n";
   got += post(vertex(R"("maxTrialCount":1001,"parallelTrialCount":1)",
                      R"({"imageUri":"local","command":["true"]})")) +
          "\n";

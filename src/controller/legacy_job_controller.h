@@ -11,10 +11,10 @@
 // taken jobId is 409 with AI Platform's wording), choose the backing job's id and store its name
 // with the job (so a restart finds it: Start), then create the backing job. The backing
 // controllers' create checks (custom job validation, the image catalog, the executor; for an HP
-// job on its trials' job, and its counts' limits) make a request that could not run a 400. A backing job the
-// engine refuses as invalid (an unknown machine, a GPU the host lacks) removes the legacy job
-// again and is the request's 400, its paths named in trainingInput's terms; any other failure
-// after the store ends the job FAILED with the reason and still answers 200, never a 5xx
+// job on its trials' job, and its counts' limits) make a request that could not run a 400. A
+// backing job the engine refuses as invalid (an unknown machine, a GPU the host lacks) removes the
+// legacy job again and is the request's 400, its paths named in trainingInput's terms; any other
+// failure after the store ends the job FAILED with the reason and still answers 200, never a 5xx
 // (gcloud retries a 5xx POST, and the retry would get 409 for a job that exists).
 //
 // State: the backing job's, mapped (spec::LegacyStateOf), with its start and end times and error

@@ -172,7 +172,8 @@ TEST_F(LegacyJobControllerTest, ABackingJobCreatedBeforeACrashIsReattachedAfterT
       {"parameterName":"lr","type":"DISCRETE","discreteValues":[0.5]}]})";
   const std::string long_id = "Job_" + std::string(100, 'X');
   std::string got;
-  for (const auto& [id, extra] : {std::pair{long_id, std::string()}, std::pair{std::string("Hp_1"), hp}}) {
+  for (const auto& [id, extra] :
+       {std::pair{long_id, std::string()}, std::pair{std::string("Hp_1"), hp}}) {
     ASSERT_EQ(Create(ContainerJob(id, extra), id).substr(0, 1), "{");
     const std::string backing = BackingId(id);
     // The crash: the runtime state as it was stored just before the backing job was created.

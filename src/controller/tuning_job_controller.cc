@@ -260,8 +260,7 @@ Status TuningJobController::RequestCancel(Study& s) {
   {
     std::lock_guard lock(mu_);
     if (spec::IsTerminal(s.view.state)) {
-      return FailedPreconditionError("hyperparameterTuningJob " + s.view.name +
-                                     " already ended (" +
+      return FailedPreconditionError("hyperparameterTuningJob " + s.view.name + " already ended (" +
                                      std::string(spec::JobStateName(s.view.state)) +
                                      "); nothing to cancel");
     }
@@ -281,10 +280,9 @@ StatusOr<spec::HyperparameterTuningJob> TuningJobController::Delete(const std::s
   {
     std::lock_guard lock(mu_);
     if (!spec::IsTerminal(s.view.state)) {
-      return FailedPreconditionError(
-          "hyperparameterTuningJob " + name + " is " +
-          std::string(spec::JobStateName(s.view.state)) +
-          "; cancel it and wait until it is CANCELLED before deleting");
+      return FailedPreconditionError("hyperparameterTuningJob " + name + " is " +
+                                     std::string(spec::JobStateName(s.view.state)) +
+                                     "; cancel it and wait until it is CANCELLED before deleting");
     }
   }
   std::lock_guard run(s.run_mu);  // an ended study's runner calls are short

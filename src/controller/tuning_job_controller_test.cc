@@ -296,11 +296,12 @@ TEST_F(TuningJobControllerTest, UnstartableTrialsAndOversizedBudgetsAreInvalidAr
   json no_command = StudyBody(2, 1);
   no_command["trialJobSpec"]["workerPoolSpecs"][0]["containerSpec"].erase("command");
   std::string got;
-  for (const json& body : {no_command, StudyBody(100000000, 1), StudyBody(1001, 1),
-                           StudyBody(2, 3), StudyBody(2, 1, /*max_failed=*/3)}) {
+  for (const json& body : {no_command, StudyBody(100000000, 1), StudyBody(1001, 1), StudyBody(2, 3),
+                           StudyBody(2, 1, /*max_failed=*/3)}) {
     auto r = Create(body);
-    got += r.ok() ? "ok" : std::string(StatusCodeName(r.status().code())) + " " +
-                               r.status().message().substr(0, r.status().message().find(':'));
+    got += r.ok() ? "ok"
+                  : std::string(StatusCodeName(r.status().code())) + " " +
+                        r.status().message().substr(0, r.status().message().find(':'));
     got += "\n";
   }
   EXPECT_EQ(got,
@@ -331,8 +332,9 @@ TEST_F(TuningJobControllerTest, GetCancelAndPollReturnWhileTheSearcherBlocks) {
   auto poll = std::async(std::launch::async, [&] { tuning_->PollOnce(); });
   std::string while_blocked = "GET, cancel or poll hung";
   if (got && ready(cancel) && ready(poll)) {
-    while_blocked = cancel.get().ToString() + " " + std::string(spec::JobStateName(get.get()->state)) +
-                    " then " + std::string(spec::JobStateName(tuning_->Get(name)->state));
+    while_blocked = cancel.get().ToString() + " " +
+                    std::string(spec::JobStateName(get.get()->state)) + " then " +
+                    std::string(spec::JobStateName(tuning_->Get(name)->state));
   }
   gate.Release();
   create.join();

@@ -13,16 +13,16 @@ Status ValidateCountLimits(const HyperparameterTuningJob& job) {
                                                   std::to_string(job.max_trial_count));
   }
   if (job.parallel_trial_count > job.max_trial_count) {
-    return InvalidFieldError("parallelTrialCount",
-                             "must be at most maxTrialCount (" +
-                                 std::to_string(job.max_trial_count) + "), got " +
-                                 std::to_string(job.parallel_trial_count));
+    return InvalidFieldError("parallelTrialCount", "must be at most maxTrialCount (" +
+                                                       std::to_string(job.max_trial_count) +
+                                                       "), got " +
+                                                       std::to_string(job.parallel_trial_count));
   }
   if (job.max_failed_trial_count > job.max_trial_count) {
-    return InvalidFieldError("maxFailedTrialCount",
-                             "must be at most maxTrialCount (" +
-                                 std::to_string(job.max_trial_count) + "), got " +
-                                 std::to_string(job.max_failed_trial_count));
+    return InvalidFieldError("maxFailedTrialCount", "must be at most maxTrialCount (" +
+                                                        std::to_string(job.max_trial_count) +
+                                                        "), got " +
+                                                        std::to_string(job.max_failed_trial_count));
   }
   return Status::Ok();
 }

@@ -337,13 +337,13 @@ StatusOr<LegacyBacking> TranslateTrainingInput(const TrainingInput& input) {
   if (!input.hyperparameters) return out;
   const LegacyHyperparameterSpec& h = *input.hyperparameters;
   // 0 is "unset" (AI Platform's defaults below); a negative count is no default but a mistake.
-  for (const auto& [field, value] : {std::pair{"maxTrials", h.max_trials},
-                                     std::pair{"maxParallelTrials", h.max_parallel_trials},
-                                     std::pair{"maxFailedTrials", h.max_failed_trials}}) {
+  for (const auto& [field, value] :
+       {std::pair{"maxTrials", h.max_trials}, std::pair{"maxParallelTrials", h.max_parallel_trials},
+        std::pair{"maxFailedTrials", h.max_failed_trials}}) {
     if (value < 0) {
-      return InvalidTrainingInput(std::string("hyperparameters.") + field,
-                                  "must be >= 0 (0 or unset takes the default), got " +
-                                      std::to_string(value));
+      return InvalidTrainingInput(
+          std::string("hyperparameters.") + field,
+          "must be >= 0 (0 or unset takes the default), got " + std::to_string(value));
     }
   }
   HyperparameterTuningJob tuning;

@@ -157,8 +157,10 @@ TEST(LegacyTranslationTest, NegativeTrialCountsAreA400NamingTheField) {
   std::string got;
   for (const char* field : {"maxTrials", "maxParallelTrials", "maxFailedTrials"}) {
     got += Translate(std::string(R"({"region":"r","masterConfig":{"imageUri":"img"},
-      "hyperparameters":{"goal":"MAXIMIZE",")") + field + R"(":-1,"params":[
-      {"parameterName":"lr","type":"DISCRETE","discreteValues":[0.5]}]}})") + "\n";
+      "hyperparameters":{"goal":"MAXIMIZE",")") +
+                     field + R"(":-1,"params":[
+      {"parameterName":"lr","type":"DISCRETE","discreteValues":[0.5]}]}})") +
+           "\n";
   }
   EXPECT_EQ(got,
             "trainingInput.hyperparameters.maxTrials: must be >= 0 (0 or unset takes the "

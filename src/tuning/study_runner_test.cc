@@ -201,8 +201,8 @@ TEST(StudyRunnerTest, PumpDoesOneRoundWhenEveryStartFails) {
   job["maxFailedTrialCount"] = 1000;
   job["parallelTrialCount"] = 2;
   int ticks = 0;
-  auto runner = std::move(*StudyRunner::Create(Job(job.dump().c_str()), &launcher,
-                                               Options(&ticks)));
+  auto runner =
+      std::move(*StudyRunner::Create(Job(job.dump().c_str()), &launcher, Options(&ticks)));
   std::string got;
   for (int call = 0; call < 3; ++call) {
     ASSERT_TRUE(runner->Pump().ok());
