@@ -85,6 +85,59 @@ TEST_F(LegacyJobRoutesTest, HostileInputIsAClear4xxStoresNothingAndTheServerKeep
             "200 0 200");
 }
 
+// Issue 43: an HP job whose trials could never start (an image without a command) hung the
+// server; oversized budgets and a negative maxTrials were taken. Both create paths — AI
+// Platform's jobs and Vertex's hyperparameterTuningJobs — refuse them with a 400 naming the field.
+TEST_F(LegacyJobRoutesTest, HpJobsThatCannotRunAre400sNamingTheFieldOnBothRoutes) {
+  const std::string hp_params =
+      R"("params":[{"parameterName":"lr","type":"DISCRETE","discreteValues":[0.5]}])";
+  auto legacy = [&](const std::string& id, const std::string& master, const std::string& hp) {
+    return R"({"jobId":")" + id +
+           R"(","trainingInput":{"region":"us-central1",)"
+           R"("scaleTier":"BASIC","masterConfig":)" +
+           master + R"(,"hyperparameters":{"goal":"MAXIMIZE",)" + hp + hp_params + "}}}";
+  };
+  const std::string runnable = R"({"imageUri":"local","containerCommand":["true"]})";
+  auto vertex = [&](const std::string& counts, const std::string& container) {
+    return R"({"displayName":"t","studySpec":{"metrics":[{"metricId":"m","goal":"MAXIMIZE"}],
+      "parameters":[{"parameterId":"x","doubleValueSpec":{"minValue":0,"maxValue":1}}]},)" +
+           counts + R"(,"trialJobSpec":{"workerPoolSpecs":[{"machineSpec":{"machineType":
+      "n1-standard-4"},"replicaCount":"1","containerSpec":)" +
+           container + "}]}}";
+  };
+  std::string got;
+  got += Outcome(legacy("h1", R"({"imageUri":"local"})", R"("maxTrials":2,)")) + "\n";
+  got += Outcome(legacy("h2", runnable, R"("maxTrials":100000000,)")) + "\n";
+  got += Outcome(legacy("h3", runnable, R"("maxTrials":-1,)")) + "\n";
+  got += Outcome(legacy("h4", runnable, R"("maxTrials":2,"maxFailedTrials":3,)")) + "\n";
+  got += Outcome(legacy("h5", runnable, R"("maxTrials":2,)")) + "\n";
+  auto post = [&](const std::string& body) {
+    auto [status, answer] =
+        Call("POST", "/v1/projects/p1/locations/us-central1/hyperparameterTuningJobs", body);
+    const json details = answer["error"].value("details", json::array());
+    return std::to_string(status) + " " +
+           (details.empty() ? answer.value("state", "")
+                            : details[0]["fieldViolations"][0].value("field", ""));
+  };
+  got +=
+      post(vertex(R"("maxTrialCount":2,"parallelTrialCount":1)", R"({"imageUri":"local"})")) + "\n";
+  got += post(vertex(R"("maxTrialCount":1001,"parallelTrialCount":1)",
+                     R"({"imageUri":"local","command":["true"]})")) +
+         "\n";
+  got += post(vertex(R"("maxTrialCount":2,"parallelTrialCount":3)",
+                     R"({"imageUri":"local","command":["true"]})")) +
+         "\n";
+  EXPECT_EQ(got,
+            "400 trainingInput.masterConfig.containerCommand\n"
+            "400 trainingInput.hyperparameters.maxTrials\n"
+            "400 trainingInput.hyperparameters.maxTrials\n"
+            "400 trainingInput.hyperparameters.maxFailedTrials\n"
+            "200 \n"
+            "400 trialJobSpec.workerPoolSpecs[0].containerSpec.command\n"
+            "400 maxTrialCount\n"
+            "400 parallelTrialCount\n");
+}
+
 TEST_F(LegacyJobRoutesTest, ListPagesUnderTheJobsKeyAndGetAnswersTheJob) {
   for (const char* id : {"a1", "a2", "a3"}) ASSERT_EQ(Call("POST", kJobs, JobBody(id)).first, 200);
   auto [s1, first] = Call("GET", std::string(kJobs) + "?pageSize=2");

@@ -209,11 +209,13 @@ Status JobController::Validate(const std::string& parent, CustomJob request) con
   return CheckOutputs(gang);
 }
 
-StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request) {
+StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request,
+                                          const std::string& id) {
   TY_ASSIGN_OR_RETURN(spec::LocationName location, spec::LocationName::Parse(parent));
   TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
   CustomJob job = JobFromRequest(std::move(request));
-  job.name = spec::ResourceName::Of(location, spec::kCustomJobs, NewJobId()).ToString();
+  job.name =
+      spec::ResourceName::Of(location, spec::kCustomJobs, id.empty() ? NewJobId() : id).ToString();
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   TY_RETURN_IF_ERROR(ValidateGang(gang));
   TY_RETURN_IF_ERROR(CheckOutputs(gang));
@@ -228,7 +230,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
     info.replicas.push_back({r.pool_index, r.replica_index, {}, 0});
   job.trainyard_info = info;
   spec::RecordStateChange(job, JobState::kQueued, now);
-  TY_RETURN_IF_ERROR(StoreNew(location, job, gang));
+  TY_RETURN_IF_ERROR(StoreNew(location, job, gang, /*fixed_id=*/!id.empty()));
   return HandOver(job, gang);
 }
 
@@ -236,7 +238,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
 // returned (HandOver), so a Cancel in between is recorded instead of finding no gang (and being
 // lost).
 Status JobController::StoreNew(const spec::LocationName& location, CustomJob& job,
-                               executor::GangSpec& gang) {
+                               executor::GangSpec& gang, bool fixed_id) {
   auto store_job = [&] {
     {
       std::lock_guard lock(mu_);
@@ -250,7 +252,8 @@ Status JobController::StoreNew(const spec::LocationName& location, CustomJob& jo
     return s;
   };
   Status created = store_job();
-  for (int attempt = 0; created.code() == StatusCode::kAlreadyExists && attempt < 3; ++attempt) {
+  for (int attempt = 0; !fixed_id && created.code() == StatusCode::kAlreadyExists && attempt < 3;
+       ++attempt) {
     job.name = spec::ResourceName::Of(location, spec::kCustomJobs, NewJobId()).ToString();
     gang.job_id = job.Id();
     gang.job_name = job.name;

@@ -71,7 +71,13 @@ class JobController {
   // `parent` is "projects/P/locations/L"; `request` is a decoded create request. Returns the
   // stored job (JOB_STATE_QUEUED, or FAILED if the executor refused it after it was stored).
   // INVALID_ARGUMENT with the field path for invalid specs; nothing is stored then.
-  StatusOr<spec::CustomJob> Create(const std::string& parent, spec::CustomJob request);
+  // `id`: the job's id, from NewJobId() (for a resource that stores its backing job's name before
+  // creating it, so that a restart in between finds the job); empty = a new one. ALREADY_EXISTS
+  // if a job of that name exists.
+  StatusOr<spec::CustomJob> Create(const std::string& parent, spec::CustomJob request,
+                                   const std::string& id = "");
+  // A fresh job id: numeric like Vertex's, increasing with time so ids sort by creation.
+  std::string NewJobId();
   // The checks Create makes before it stores anything (spec rules, image catalog, replica user,
   // Executor::Validate): OK when Create would accept `request` now; stores nothing. For
   // resources that create a job later (a TrainingPipeline's backing job), so that their own
@@ -110,17 +116,16 @@ class JobController {
   // Writes an executor status into the stored job (one transaction), respecting the state rules.
   void ApplyStatus(const std::string& name, const executor::GangStatus& status);
   void MarkFailed(const std::string& name, int code, const std::string& message);
-  // Stores a new job (retrying with a fresh id on a collision; `gang` follows the id) and marks
-  // it as being submitted.
+  // Stores a new job (retrying with a fresh id on a collision unless `fixed_id`; `gang` follows
+  // the id) and marks it as being submitted.
   Status StoreNew(const spec::LocationName& location, spec::CustomJob& job,
-                  executor::GangSpec& gang);
+                  executor::GangSpec& gang, bool fixed_id);
   // Submits a stored job's gang, honouring a cancel that came in meanwhile; the job as stored.
   StatusOr<spec::CustomJob> HandOver(const spec::CustomJob& job, const executor::GangSpec& gang);
   // Ends a job the executor has no gang for as CANCELLED.
   void FinishCancelled(const std::string& name, const std::string& id);
   spec::CustomJob Decorate(spec::CustomJob job) const;
   double HourlyCost(const spec::CustomJobSpec& spec) const;
-  std::string NewJobId();
 
   store::JobStore* store_;
   executor::Executor* executor_;

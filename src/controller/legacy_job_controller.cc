@@ -19,6 +19,10 @@ namespace {
 using nlohmann::json;
 using spec::LegacyJobState;
 
+// The runtime key of the backing job's name as Create chose it, stored before the job is created
+// ("backing" is set once it was).
+constexpr const char* kPlannedBackingKey = "plannedBacking";
+
 bool LegacyJobEnded(const json& job) {
   const auto state = spec::ParseLegacyJobState(job.value("state", ""));
   return state && spec::IsTerminal(*state);
@@ -81,7 +85,10 @@ std::string InRequestTerms(std::string text) {
         std::pair{"\\bstudySpec\\b", "trainingInput.hyperparameters"},
         std::pair{"\\bmaxTrialCount\\b", "trainingInput.hyperparameters.maxTrials"},
         std::pair{"\\bparallelTrialCount\\b", "trainingInput.hyperparameters.maxParallelTrials"},
-        std::pair{"\\bmaxFailedTrialCount\\b", "trainingInput.hyperparameters.maxFailedTrials"}}) {
+        std::pair{"\\bmaxFailedTrialCount\\b", "trainingInput.hyperparameters.maxFailedTrials"},
+        // A group's container, in ReplicaConfig's names.
+        std::pair{"Config\\.containerSpec\\.command\\b", "Config.containerCommand"},
+        std::pair{"Config\\.containerSpec\\.imageUri\\b", "Config.imageUri"}}) {
     text = std::regex_replace(text, std::regex(from), to);
   }
   return std::regex_replace(text, std::regex("\\b(trialJobSpec|jobSpec)\\b"), "trainingInput");
@@ -151,10 +158,47 @@ LegacyJobController::LegacyJobController(store::ResourceStore* store, JobControl
       clock_(OrSystemClock(std::move(clock))),
       resources_(store, LegacyType(), clock_) {}
 
+StatusOr<bool> LegacyJobController::BackingExists(const std::string& backing) {
+  Status s = Status::Ok();
+  if (IsTuningJob(backing)) {
+    s = tuning_ ? tuning_->Get(backing).status() : NotFoundError(backing);
+  } else {
+    s = jobs_->Get(backing).status();
+  }
+  if (s.code() == StatusCode::kNotFound) return false;
+  TY_RETURN_IF_ERROR(s);
+  return true;
+}
+
+// A job whose Create stored its backing job's name but not that the job was created: the server
+// stopped in between. The backing job, if it exists, is this job's (re-attached; or cancelled
+// when this job was cancelled meanwhile); else it was never created.
+StatusOr<bool> LegacyJobController::Reattach(const store::ResourceRecord& r) {
+  const std::string planned = r.runtime.value(kPlannedBackingKey, "");
+  if (planned.empty()) return false;  // a row written before the name was stored
+  TY_ASSIGN_OR_RETURN(bool exists, BackingExists(planned));
+  if (!exists) return false;
+  if (LegacyJobEnded(r.body)) {
+    (void)(IsTuningJob(planned) ? tuning_->Cancel(planned) : jobs_->Cancel(planned));
+    return true;
+  }
+  Status s = resources_
+                 .Mutate(r.name,
+                         [&](json&, json& runtime) -> Status {
+                           runtime["backing"] = planned;
+                           return Status::Ok();
+                         })
+                 .status();
+  if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+  return true;
+}
+
 Status LegacyJobController::Start() {
   TY_ASSIGN_OR_RETURN(auto records, store_->ListAllResources(kLegacyJobsKind));
   for (const store::ResourceRecord& r : records) {
-    if (LegacyJobEnded(r.body) || !r.runtime.value("backing", "").empty()) continue;
+    if (!r.runtime.value("backing", "").empty()) continue;
+    TY_ASSIGN_OR_RETURN(bool reattached, Reattach(r));
+    if (reattached || LegacyJobEnded(r.body)) continue;
     Status s = resources_
                    .Mutate(r.name,
                            [&](json& job, json& runtime) -> Status {
@@ -191,19 +235,33 @@ StatusOr<json> LegacyJobController::Create(const std::string& parent, const std:
   const std::string location =
       "projects/" + ProjectOf(parent) + "/locations/" + job.training_input.region;
   const std::map<std::string, std::string> labels = {{kLegacyJobLabel, LabelValue(job_id)}};
+  // The backing job's name is chosen and stored before the job exists, so that a server killed
+  // in between finds it again (Start); the label cannot: it is lowercased and cut to 63 chars.
+  const std::string backing_id = backing.tuning ? tuning_->NewId() : jobs_->NewJobId();
+  const std::string planned =
+      location + "/" +
+      std::string(backing.tuning ? spec::kHyperparameterTuningJobs : spec::kCustomJobs) + "/" +
+      backing_id;
   StatusOr<std::string> backing_name = [&]() -> StatusOr<std::string> {
+    TY_RETURN_IF_ERROR(resources_
+                           .Mutate(name,
+                                   [&](json&, json& runtime) -> Status {
+                                     runtime[kPlannedBackingKey] = planned;
+                                     return Status::Ok();
+                                   })
+                           .status());
     if (backing.tuning) {
       spec::HyperparameterTuningJob request = std::move(*backing.tuning);
       request.display_name = job_id;
       request.labels = labels;
-      TY_ASSIGN_OR_RETURN(auto t, tuning_->Create(location, std::move(request)));
+      TY_ASSIGN_OR_RETURN(auto t, tuning_->Create(location, std::move(request), backing_id));
       return t.name;
     }
     spec::CustomJob request;
     request.display_name = job_id;
     request.job_spec = std::move(backing.job_spec);
     request.labels = labels;
-    TY_ASSIGN_OR_RETURN(auto j, jobs_->Create(location, std::move(request)));
+    TY_ASSIGN_OR_RETURN(auto j, jobs_->Create(location, std::move(request), backing_id));
     return j.name;
   }();
   return Launched(name, backing_name);

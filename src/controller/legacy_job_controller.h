@@ -8,10 +8,13 @@
 // executor with the same scheduling, security (serviceAccount -> replica user) and HP engine.
 //
 // Create: decode and translate (400 with field paths, nothing stored), store the job QUEUED (a
-// taken jobId is 409 with AI Platform's wording), then create the backing job. A backing job the
-// engine refuses as invalid (an unknown machine, a GPU the host lacks) removes the legacy job
-// again and is the request's 400, its paths named in trainingInput's terms; any other failure
-// after the store ends the job FAILED with the reason and still answers 200, never a 5xx
+// taken jobId is 409 with AI Platform's wording), choose the backing job's id and store its name
+// with the job (so a restart finds it: Start), then create the backing job. The backing
+// controllers' create checks (custom job validation, the image catalog, the executor; for an HP
+// job on its trials' job, and its counts' limits) make a request that could not run a 400. A
+// backing job the engine refuses as invalid (an unknown machine, a GPU the host lacks) removes the
+// legacy job again and is the request's 400, its paths named in trainingInput's terms; any other
+// failure after the store ends the job FAILED with the reason and still answers 200, never a 5xx
 // (gcloud retries a 5xx POST, and the retry would get 409 for a job that exists).
 //
 // State: the backing job's, mapped (spec::LegacyStateOf), with its start and end times and error
@@ -61,9 +64,11 @@ class LegacyJobController {
   LegacyJobController(store::ResourceStore* store, JobController* jobs, TuningJobController* tuning,
                       Clock clock = nullptr);
 
-  // Ends jobs a previous server stored but never handed to the engine (it stopped in between):
-  // FAILED, saying to submit again. Only store errors fail it. Call after the backing
-  // controllers' Start.
+  // Finishes what a previous server's Create left half done (it stopped in between). Create
+  // stores the backing job's name it chose before creating that job: if the job exists, it is
+  // re-attached (or cancelled, when the legacy job was cancelled meanwhile); if not, or for a
+  // row written before names were stored, the job ends FAILED, saying to submit again. Only
+  // store errors fail it. Call after the backing controllers' Start.
   Status Start();
 
   // `parent` "projects/P"; `body` the request's Job JSON; `job_id` its jobId (checked by the
@@ -94,6 +99,10 @@ class LegacyJobController {
   StatusOr<nlohmann::json> Refresh(const std::string& name);
   // The stored job's fields that follow the backing job, computed from it.
   StatusOr<nlohmann::json> BackingView(const std::string& backing);
+  // Start's re-attach of one record: true when its planned backing job exists (see Start).
+  StatusOr<bool> Reattach(const store::ResourceRecord& r);
+  // NOT_FOUND from the backing controller is false.
+  StatusOr<bool> BackingExists(const std::string& backing);
   // Records the backing job Create made (or removes / fails the stored job when there is none:
   // see Create); returns what Create answers.
   StatusOr<nlohmann::json> Launched(const std::string& name, const StatusOr<std::string>& backing);

@@ -163,6 +163,34 @@ TEST_F(LegacyJobControllerTest, ARestartFailsAJobThatNeverGotItsBackingJob) {
             "new job id).");
 }
 
+// Issue 43 item 3: killed after the backing job was created but before the legacy job recorded
+// it, the restarted server said FAILED "submit it again" while the backing job ran (and
+// succeeded): a resubmit ran it twice. The name stored before the create finds it again, for a
+// custom job and an HP-tuning job, with a case-sensitive id longer than a label value.
+TEST_F(LegacyJobControllerTest, ABackingJobCreatedBeforeACrashIsReattachedAfterTheRestart) {
+  const std::string hp = R"(,"hyperparameters":{"goal":"MAXIMIZE","maxTrials":1,"params":[
+      {"parameterName":"lr","type":"DISCRETE","discreteValues":[0.5]}]})";
+  const std::string long_id = "Job_" + std::string(100, 'X');
+  std::string got;
+  for (const auto& [id, extra] :
+       {std::pair{long_id, std::string()}, std::pair{std::string("Hp_1"), hp}}) {
+    ASSERT_EQ(Create(ContainerJob(id, extra), id).substr(0, 1), "{");
+    const std::string backing = BackingId(id);
+    // The crash: the runtime state as it was stored just before the backing job was created.
+    ASSERT_TRUE(store_
+                    .MutateResource(kLegacyJobsKind, "projects/p/jobs/" + id,
+                                    [](store::ResourceRecord& r) {
+                                      r.runtime.erase("backing");
+                                      return Status::Ok();
+                                    })
+                    .ok());
+    legacy_ = std::make_unique<LegacyJobController>(&store_, jobs_.get(), tuning_.get());
+    ASSERT_TRUE(legacy_->Start().ok());
+    got += Describe(id) + (BackingId(id) == backing ? " same backing job" : " lost its job") + "\n";
+  }
+  EXPECT_EQ(got, "QUEUED same backing job\nRUNNING started same backing job\n");
+}
+
 TEST_F(LegacyJobControllerTest, LabelsArePatchableAndTheEtagChangesWithThem) {
   ASSERT_EQ(Create(ContainerJob("l1"), "l1").substr(0, 1), "{");
   auto before = legacy_->Get("projects/p/jobs/l1");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "common/time.h"
@@ -67,6 +68,12 @@ void ApplyTrialLaunch(const std::string& trial_id, const tuning::TrialLaunch& la
 }  // namespace
 
 struct TuningJobController::Study {
+  // Held for every runner call and for everything below up to the view fields.
+  std::mutex run_mu;
+  // Orders the store writes of the runner's owner and of a Cancel that found the runner busy, so
+  // the last write always carries a recorded cancel. Taken after run_mu, before the controller's.
+  std::mutex persist_mu;
+
   // The resource. Input fields come from the create request; Refresh() derives the output ones.
   spec::HyperparameterTuningJob job;
   std::string parent;
@@ -75,6 +82,13 @@ struct TuningJobController::Study {
   std::string restore_error;                    // why runner is null (the job is FAILED)
   std::map<std::string, TrialWatch> watches;    // by trial id
   std::vector<std::pair<std::string, std::string>> created;  // (trial id, job name) to record
+  bool dirty = false;  // a change to store that no runner event reported (an applied cancel)
+
+  // Under the controller's mu_:
+  spec::HyperparameterTuningJob view;  // what Get answers: `job` after the last runner call
+  bool cancel_requested = false;       // by a Cancel that found run_mu held; stored, never reset
+  json stored_runtime;                 // the runtime state last written (RequestCancel rewrites it)
+  bool deleted = false;
 };
 
 // Turns the runner's StartTrial/StopTrial into JobController calls. It never calls back into the
@@ -128,14 +142,22 @@ TuningJobController::~TuningJobController() { Stop(); }
 std::string TuningJobController::NewId() {
   // Numeric and increasing with time, like the JobController's job ids.
   uint64_t now_us = static_cast<uint64_t>(ToUnixMicros(options_.clock()));
+  std::lock_guard lock(mu_);
   last_id_ = std::max(last_id_ + 1, now_us * 1000);
   return std::to_string(last_id_);
+}
+
+std::shared_ptr<TuningJobController::Study> TuningJobController::Find(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = studies_.find(name);
+  return it == studies_.end() ? nullptr : it->second;
 }
 
 tuning::StudyRunnerOptions TuningJobController::RunnerOptions(const std::string& id) const {
   tuning::StudyRunnerOptions o;
   o.seed = options_.seed ? *options_.seed : std::hash<std::string>{}(id);
   o.clock = options_.clock;
+  o.make_searcher = options_.make_searcher;
   return o;
 }
 
@@ -146,14 +168,36 @@ std::unique_ptr<tuning::MetricCollector> TuningJobController::NewCollector(
   return std::make_unique<tuning::MetricCollector>(ids, start);
 }
 
+// The custom-job checks (image catalog, executor, replica user) the trials' jobs will meet, so
+// that a study whose every trial would fail at start is a 400 instead (issue 43).
+Status TuningJobController::ValidateTrialJob(const std::string& parent,
+                                             const spec::HyperparameterTuningJob& job) {
+  spec::CustomJob trial;
+  trial.display_name = "trial";
+  trial.labels = {{kStudyLabel, "0"}, {kTrialLabel, "1"}};
+  trial.job_spec = job.trial_job_spec;
+  ApplyTrialLaunch("1", tuning::TrialLaunch{}, trial.job_spec);
+  Status v = jobs_->Validate(parent, std::move(trial));
+  if (v.ok()) return v;
+  static const std::regex kJobSpec("\\bjobSpec\\b");
+  Status out(v.code(), std::regex_replace(v.message(), kJobSpec, "trialJobSpec"));
+  for (const FieldViolation& f : v.field_violations()) {
+    out = out.WithFieldViolation(std::regex_replace(f.field, kJobSpec, "trialJobSpec"),
+                                 f.description);
+  }
+  return out;
+}
+
 StatusOr<spec::HyperparameterTuningJob> TuningJobController::Create(
-    const std::string& parent, spec::HyperparameterTuningJob request) {
+    const std::string& parent, spec::HyperparameterTuningJob request, const std::string& id) {
   TY_RETURN_IF_ERROR(spec::ValidateHyperparameterTuningJob(request));
-  std::lock_guard lock(mu_);
-  auto s = std::make_unique<Study>();
+  TY_RETURN_IF_ERROR(ValidateTrialJob(parent, request));
+  auto s = std::make_shared<Study>();
+  std::lock_guard run(s->run_mu);  // before it is visible: PollOnce skips it until Create ends
   s->parent = parent;
   s->job = std::move(request);
-  s->job.name = parent + "/" + std::string(spec::kHyperparameterTuningJobs) + "/" + NewId();
+  s->job.name = parent + "/" + std::string(spec::kHyperparameterTuningJobs) + "/" +
+                (id.empty() ? NewId() : id);
   s->job.create_time = s->job.update_time = options_.clock();
   s->job.start_time.reset();
   s->job.end_time.reset();
@@ -162,25 +206,27 @@ StatusOr<spec::HyperparameterTuningJob> TuningJobController::Create(
   s->launcher = std::make_unique<Launcher>(this, s.get());
   TY_ASSIGN_OR_RETURN(s->runner, tuning::StudyRunner::Create(s->job.TuningSpec(), s->launcher.get(),
                                                              RunnerOptions(s->job.Id())));
+  if (Find(s->job.name)) return AlreadyExistsError(s->job.name + " already exists");
   // The acknowledgement point: once stored, a crash before the first trial starts is resumed.
   TY_RETURN_IF_ERROR(Persist(*s, /*insert=*/true));
-  Study& study = *s;
-  studies_[s->job.name] = std::move(s);
-  Status pumped = study.runner->Pump();
-  if (!pumped.ok()) {
-    std::cerr << "trainyard: " << study.job.name << ": " << pumped.ToString() << "\n";
+  {
+    std::lock_guard lock(mu_);
+    studies_[s->job.name] = s;
   }
-  AfterRunnerCall(study);
-  (void)Persist(study);
-  return study.job;
+  Status pumped = s->runner->Pump();
+  if (!pumped.ok()) {
+    std::cerr << "trainyard: " << s->job.name << ": " << pumped.ToString() << "\n";
+  }
+  AfterRunnerCall(*s);
+  (void)Persist(*s);
+  return s->job;
 }
 
 StatusOr<spec::HyperparameterTuningJob> TuningJobController::Get(const std::string& name) {
   std::lock_guard lock(mu_);
   auto it = studies_.find(name);
   if (it == studies_.end()) return NotFoundError("hyperparameterTuningJob " + name + " not found");
-  Refresh(*it->second);
-  return it->second->job;
+  return it->second->view;
 }
 
 StatusOr<store::TuningJobListResult> TuningJobController::List(const store::ListQuery& query) {
@@ -188,10 +234,11 @@ StatusOr<store::TuningJobListResult> TuningJobController::List(const store::List
 }
 
 Status TuningJobController::Cancel(const std::string& name) {
-  std::lock_guard lock(mu_);
-  auto it = studies_.find(name);
-  if (it == studies_.end()) return NotFoundError("hyperparameterTuningJob " + name + " not found");
-  Study& s = *it->second;
+  std::shared_ptr<Study> found = Find(name);
+  if (!found) return NotFoundError("hyperparameterTuningJob " + name + " not found");
+  Study& s = *found;
+  std::unique_lock run(s.run_mu, std::try_to_lock);
+  if (!run.owns_lock()) return RequestCancel(s);
   if (!s.runner || s.runner->state() != tuning::StudyState::kRunning) {
     Refresh(s);
     return FailedPreconditionError("hyperparameterTuningJob " + name + " already ended (" +
@@ -204,17 +251,41 @@ Status TuningJobController::Cancel(const std::string& name) {
   return Persist(s);
 }
 
-StatusOr<spec::HyperparameterTuningJob> TuningJobController::Delete(const std::string& name) {
-  std::lock_guard lock(mu_);
-  auto it = studies_.find(name);
-  if (it == studies_.end()) return NotFoundError("hyperparameterTuningJob " + name + " not found");
-  Study& s = *it->second;
-  Refresh(s);
-  if (!spec::IsTerminal(s.job.state)) {
-    return FailedPreconditionError("hyperparameterTuningJob " + name + " is " +
-                                   std::string(spec::JobStateName(s.job.state)) +
-                                   "; cancel it and wait until it is CANCELLED before deleting");
+// The runner is busy (maybe for long: a slow searcher). The request is stored with the job's last
+// stored state, so it is applied after a restart too; the runner's owner applies it when its call
+// returns (AfterRunnerCall), and every later store write of the owner keeps it (Persist).
+Status TuningJobController::RequestCancel(Study& s) {
+  std::lock_guard persist(s.persist_mu);
+  store::TuningJobRecord r;
+  {
+    std::lock_guard lock(mu_);
+    if (spec::IsTerminal(s.view.state)) {
+      return FailedPreconditionError("hyperparameterTuningJob " + s.view.name + " already ended (" +
+                                     std::string(spec::JobStateName(s.view.state)) +
+                                     "); nothing to cancel");
+    }
+    s.cancel_requested = true;
+    s.view.state = JobState::kCancelling;
+    s.view.update_time = options_.clock();
+    s.stored_runtime["cancelRequested"] = true;
+    r = {s.view, s.stored_runtime};
   }
+  return store_->UpdateTuningJob(r);
+}
+
+StatusOr<spec::HyperparameterTuningJob> TuningJobController::Delete(const std::string& name) {
+  std::shared_ptr<Study> found = Find(name);
+  if (!found) return NotFoundError("hyperparameterTuningJob " + name + " not found");
+  Study& s = *found;
+  {
+    std::lock_guard lock(mu_);
+    if (!spec::IsTerminal(s.view.state)) {
+      return FailedPreconditionError("hyperparameterTuningJob " + name + " is " +
+                                     std::string(spec::JobStateName(s.view.state)) +
+                                     "; cancel it and wait until it is CANCELLED before deleting");
+    }
+  }
+  std::lock_guard run(s.run_mu);  // an ended study's runner calls are short
   if (s.runner) {
     for (const auto& t : s.runner->trials()) {
       if (IsRunningTrial(t)) {
@@ -231,18 +302,37 @@ StatusOr<spec::HyperparameterTuningJob> TuningJobController::Delete(const std::s
     }
   }
   TY_RETURN_IF_ERROR(store_->DeleteTuningJob(name));
-  spec::HyperparameterTuningJob deleted = std::move(s.job);
-  studies_.erase(it);
-  return deleted;
+  std::lock_guard lock(mu_);
+  s.deleted = true;
+  studies_.erase(name);
+  return s.view;
 }
 
 void TuningJobController::AfterRunnerCall(Study& s) {
+  bool cancel = false;
+  {
+    std::lock_guard lock(mu_);
+    cancel = s.cancel_requested;
+  }
+  if (cancel && s.runner && s.runner->state() == tuning::StudyState::kRunning) {
+    (void)s.runner->Cancel();
+    s.job.update_time = options_.clock();
+    s.dirty = true;
+  }
   for (const auto& [trial_id, job_name] : s.created) {
     (void)s.runner->SetCustomJob(trial_id, job_name);
   }
   s.created.clear();
   Refresh(s);
   if (!s.job.end_time && spec::IsTerminal(s.job.state)) s.job.end_time = options_.clock();
+  Publish(s);
+}
+
+void TuningJobController::Publish(Study& s) {
+  std::lock_guard lock(mu_);
+  s.view = s.job;
+  // A cancel recorded after AfterRunnerCall looked: the next runner call applies it.
+  if (s.cancel_requested && !spec::IsTerminal(s.view.state)) s.view.state = JobState::kCancelling;
 }
 
 bool TuningJobController::ReadTrialOutput(TrialWatch& w, const spec::CustomJob& job) {
@@ -320,15 +410,28 @@ void TuningJobController::PollStudy(Study& s) {
     changed |= s.runner->trials().size() != before;
   }
   AfterRunnerCall(s);
-  if (changed) {
-    s.job.update_time = options_.clock();
-    (void)Persist(s);
-  }
+  if (changed) s.job.update_time = options_.clock();
+  if (changed || s.dirty) (void)Persist(s);
 }
 
 void TuningJobController::PollOnce() {
-  std::lock_guard lock(mu_);
-  for (auto& [name, s] : studies_) PollStudy(*s);
+  std::vector<std::shared_ptr<Study>> studies;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, s] : studies_) studies.push_back(s);
+  }
+  for (const auto& s : studies) {
+    if (stopping_) return;
+    // A busy runner is a request's (Create, Cancel, Delete): its call polls nothing, so skipping
+    // it loses nothing, and this pass never waits behind it.
+    std::unique_lock run(s->run_mu, std::try_to_lock);
+    if (!run.owns_lock()) continue;
+    {
+      std::lock_guard lock(mu_);
+      if (s->deleted) continue;
+    }
+    PollStudy(*s);
+  }
 }
 
 void TuningJobController::Refresh(Study& s) const {
@@ -382,7 +485,17 @@ json TuningJobController::RuntimeState(const Study& s) const {
 
 Status TuningJobController::Persist(Study& s, bool insert) {
   Refresh(s);
-  store::TuningJobRecord r{s.job, RuntimeState(s)};
+  json runtime = RuntimeState(s);
+  s.dirty = false;
+  std::lock_guard persist(s.persist_mu);
+  Publish(s);
+  store::TuningJobRecord r;
+  {
+    std::lock_guard lock(mu_);
+    if (s.cancel_requested) runtime["cancelRequested"] = true;
+    s.stored_runtime = runtime;
+    r = {s.view, std::move(runtime)};
+  }
   Status st = insert ? store_->CreateTuningJob(r) : store_->UpdateTuningJob(r);
   if (!st.ok()) {
     std::cerr << "trainyard: cannot save hyperparameterTuningJob " << s.job.name << ": "
@@ -416,8 +529,11 @@ Status TuningJobController::RestoreRunner(Study& s, const json& runtime) {
 }
 
 Status TuningJobController::RestoreStudy(const store::TuningJobRecord& record) {
-  auto s = std::make_unique<Study>();
+  auto s = std::make_shared<Study>();
+  std::lock_guard run(s->run_mu);
   s->job = record.job;
+  // A cancel recorded while the runner was busy, before a crash: applied by AfterRunnerCall.
+  s->cancel_requested = record.runtime.value("cancelRequested", false);
   TY_ASSIGN_OR_RETURN(spec::ResourceName name,
                       spec::ResourceName::Parse(s->job.name, spec::kHyperparameterTuningJobs));
   s->parent = name.Parent();
@@ -439,11 +555,14 @@ Status TuningJobController::RestoreStudy(const store::TuningJobRecord& record) {
     if (!s->job.end_time) s->job.end_time = options_.clock();
   } else {
     CancelOrphans(*s);
+    AfterRunnerCall(*s);
   }
-  Study& study = *s;
-  studies_[s->job.name] = std::move(s);
+  {
+    std::lock_guard lock(mu_);
+    studies_[s->job.name] = s;
+  }
   // Rewrites the record: an imported or older row gets its state, trials and error columns.
-  return Persist(study);
+  return Persist(*s);
 }
 
 // A trial job created just before a crash, whose trial the stored state does not know, would run
@@ -472,24 +591,28 @@ void TuningJobController::CancelOrphans(Study& s) {
 
 Status TuningJobController::Start() {
   TY_ASSIGN_OR_RETURN(std::vector<store::TuningJobRecord> records, store_->ListAllTuningJobs());
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& r : records) {
-      uint64_t id = 0;
-      try {
-        id = std::stoull(r.job.Id());
-      } catch (...) {
-      }
-      last_id_ = std::max(last_id_, id);
-      TY_RETURN_IF_ERROR(RestoreStudy(r));
+  for (const auto& r : records) {
+    uint64_t id = 0;
+    try {
+      id = std::stoull(r.job.Id());
+    } catch (...) {
     }
+    {
+      std::lock_guard lock(mu_);
+      last_id_ = std::max(last_id_, id);
+    }
+    TY_RETURN_IF_ERROR(RestoreStudy(r));
   }
+  stopping_ = false;
   if (options_.poll_interval.count() > 0) {
     poller_.Start(options_.poll_interval, [this] { PollOnce(); });
   }
   return Status::Ok();
 }
 
-void TuningJobController::Stop() { poller_.Stop(); }
+void TuningJobController::Stop() {
+  stopping_ = true;  // the running pass returns after the study it is at
+  poller_.Stop();
+}
 
 }  // namespace trainyard::controller

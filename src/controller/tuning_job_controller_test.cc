@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <fstream>
+#include <future>
+#include <thread>
 
 #include "executor/fake_executor.h"
 #include "spec/hyperparameter_tuning_job_json.h"
@@ -18,6 +21,52 @@ using executor::GangState;
 using nlohmann::json;
 
 constexpr const char* kParent = "projects/p/locations/l";
+
+// Holds a fake searcher's Suggest until the test releases it: a searcher that takes long.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false;
+  bool released = false;
+
+  void Enter() {
+    std::unique_lock lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return released; });
+  }
+  bool WaitEntered() {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return entered; });
+  }
+  void Release() {
+    std::lock_guard lock(mu);
+    released = true;
+    cv.notify_all();
+  }
+};
+
+// Proposes nothing; waits at `gate` first when there is one.
+class GatedSearcher : public tuning::Searcher {
+ public:
+  explicit GatedSearcher(Gate* gate) : gate_(gate) {}
+  std::string_view Name() const override { return "gated"; }
+  StatusOr<tuning::Suggestions> Suggest(int, const tuning::SearchHistory&) override {
+    if (gate_ != nullptr) gate_->Enter();
+    return tuning::Suggestions{};
+  }
+  json SaveState() const override { return {{"searcher", "gated"}}; }
+  Status RestoreState(const json&) override { return Status::Ok(); }
+
+ private:
+  Gate* gate_;
+};
+
+auto GatedSearchers(Gate* gate) {
+  return [gate](const tuning::StudySpec&, uint64_t) -> std::unique_ptr<tuning::Searcher> {
+    return std::make_unique<GatedSearcher>(gate);
+  };
+}
 
 json StudyBody(int max_trials, int parallel, int max_failed = 0) {
   json body = json::parse(R"({
@@ -65,6 +114,7 @@ class TuningJobControllerTest : public ::testing::Test {
     o.poll_interval = std::chrono::milliseconds(0);
     o.seed = 7;
     o.metric_file = [this](const spec::CustomJob& job) { return MetricFile(job.Id()); };
+    o.make_searcher = make_searcher_;
     tuning_ = std::make_unique<TuningJobController>(&jobs_, controller_.get(), o);
     ASSERT_TRUE(tuning_->Start().ok());
   }
@@ -135,6 +185,7 @@ class TuningJobControllerTest : public ::testing::Test {
   std::unique_ptr<executor::FakeExecutor> executor_;
   std::unique_ptr<controller::JobController> controller_;
   std::unique_ptr<TuningJobController> tuning_;
+  TuningJobControllerOptions::SearcherFactory make_searcher_;  // unset: the real searchers
 };
 
 TEST_F(TuningJobControllerTest, TrialJobsGetParameterArgsTrialEnvAndPerTrialOutputDir) {
@@ -237,6 +288,84 @@ TEST_F(TuningJobControllerTest, InvalidRequestsNameTheField) {
   EXPECT_EQ(got,
             "trialJobSpec.workerPoolSpecs[0].replicaCount\n"
             "studySpec.parameters[0].doubleValueSpec.minValue\n");
+}
+
+// Issue 43: trials that can never start (an image without a command), and budgets that would
+// keep a failing study going for ever, are refused at create, naming the field.
+TEST_F(TuningJobControllerTest, UnstartableTrialsAndOversizedBudgetsAreInvalidArguments) {
+  json no_command = StudyBody(2, 1);
+  no_command["trialJobSpec"]["workerPoolSpecs"][0]["containerSpec"].erase("command");
+  std::string got;
+  for (const json& body : {no_command, StudyBody(100000000, 1), StudyBody(1001, 1), StudyBody(2, 3),
+                           StudyBody(2, 1, /*max_failed=*/3)}) {
+    auto r = Create(body);
+    got += r.ok() ? "ok"
+                  : std::string(StatusCodeName(r.status().code())) + " " +
+                        r.status().message().substr(0, r.status().message().find(':'));
+    got += "\n";
+  }
+  EXPECT_EQ(got,
+            "INVALID_ARGUMENT trialJobSpec.workerPoolSpecs[0].containerSpec.command\n"
+            "INVALID_ARGUMENT maxTrialCount\n"
+            "INVALID_ARGUMENT maxTrialCount\n"
+            "INVALID_ARGUMENT parallelTrialCount\n"
+            "INVALID_ARGUMENT maxFailedTrialCount\n");
+}
+
+// Issue 43: a study's runner busy for long (here: a searcher that blocks) held the controller's
+// one mutex, so GET and :cancel of it — and every other study — hung. Now they answer at once,
+// and the cancel is applied when the searcher returns.
+TEST_F(TuningJobControllerTest, GetCancelAndPollReturnWhileTheSearcherBlocks) {
+  Gate gate;
+  make_searcher_ = GatedSearchers(&gate);
+  Restart();
+  std::thread create([&] { (void)Create(StudyBody(4, 1)); });
+  ASSERT_TRUE(gate.WaitEntered());
+  auto page = tuning_->List({kParent, "", 0, ""});  // stored before its first Pump
+  const std::string name = page.ok() && !page->jobs.empty() ? page->jobs[0].name : "";
+  const auto ready = [](auto& f) {
+    return f.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  };
+  auto get = std::async(std::launch::async, [&] { return tuning_->Get(name); });
+  const bool got = ready(get);
+  auto cancel = std::async(std::launch::async, [&] { return tuning_->Cancel(name); });
+  auto poll = std::async(std::launch::async, [&] { tuning_->PollOnce(); });
+  std::string while_blocked = "GET, cancel or poll hung";
+  if (got && ready(cancel) && ready(poll)) {
+    while_blocked = cancel.get().ToString() + " " +
+                    std::string(spec::JobStateName(get.get()->state)) + " then " +
+                    std::string(spec::JobStateName(tuning_->Get(name)->state));
+  }
+  gate.Release();
+  create.join();
+  EXPECT_EQ(while_blocked + " | " + std::string(spec::JobStateName(tuning_->Get(name)->state)),
+            "OK JOB_STATE_PENDING then JOB_STATE_CANCELLING | JOB_STATE_CANCELLED");
+}
+
+// Issue 43: after kill -9 and a restart the runaway study could not be cancelled. A cancel
+// recorded while the runner was busy is stored, and a restarted server applies it.
+TEST_F(TuningJobControllerTest, ACancelRecordedWhileTheRunnerIsBusySurvivesARestart) {
+  Gate gate;
+  make_searcher_ = GatedSearchers(&gate);
+  Restart();
+  std::thread create([&] { (void)Create(StudyBody(4, 1)); });
+  ASSERT_TRUE(gate.WaitEntered());
+  auto page = tuning_->List({kParent, "", 0, ""});
+  const std::string name = page.ok() && !page->jobs.empty() ? page->jobs[0].name : "";
+  auto cancel = std::async(std::launch::async, [&] { return tuning_->Cancel(name); });
+  const bool answered = cancel.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  // The server is killed here, its runner still busy; the next one starts on the same store.
+  TuningJobControllerOptions o;
+  o.poll_interval = std::chrono::milliseconds(0);
+  o.make_searcher = GatedSearchers(nullptr);
+  auto restarted = std::make_unique<TuningJobController>(&jobs_, controller_.get(), o);
+  std::string got = answered ? cancel.get().ToString() : "cancel hung";
+  if (restarted->Start().ok()) {
+    got += " " + std::string(spec::JobStateName(restarted->Get(name)->state));
+  }
+  gate.Release();
+  create.join();
+  EXPECT_EQ(got, "OK JOB_STATE_CANCELLED");
 }
 
 TEST_F(TuningJobControllerTest, DeleteRemovesEndedStudyAndItsTrialJobs) {

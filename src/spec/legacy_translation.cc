@@ -336,6 +336,16 @@ StatusOr<LegacyBacking> TranslateTrainingInput(const TrainingInput& input) {
   TY_ASSIGN_OR_RETURN(out.job_spec, JobSpecOf(input));
   if (!input.hyperparameters) return out;
   const LegacyHyperparameterSpec& h = *input.hyperparameters;
+  // 0 is "unset" (AI Platform's defaults below); a negative count is no default but a mistake.
+  for (const auto& [field, value] :
+       {std::pair{"maxTrials", h.max_trials}, std::pair{"maxParallelTrials", h.max_parallel_trials},
+        std::pair{"maxFailedTrials", h.max_failed_trials}}) {
+    if (value < 0) {
+      return InvalidTrainingInput(
+          std::string("hyperparameters.") + field,
+          "must be >= 0 (0 or unset takes the default), got " + std::to_string(value));
+    }
+  }
   HyperparameterTuningJob tuning;
   TY_ASSIGN_OR_RETURN(tuning.study_spec, StudyOf(h));
   tuning.max_trial_count = h.max_trials > 0 ? h.max_trials : 1;

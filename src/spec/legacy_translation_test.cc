@@ -152,6 +152,25 @@ TEST(LegacyTranslationTest, HyperparametersBecomeAStudyOnTheSameJobSpec) {
             "timeout=7200000");
 }
 
+// Issue 43 item 5: maxTrials -1 silently became 1 trial.
+TEST(LegacyTranslationTest, NegativeTrialCountsAreA400NamingTheField) {
+  std::string got;
+  for (const char* field : {"maxTrials", "maxParallelTrials", "maxFailedTrials"}) {
+    got += Translate(std::string(R"({"region":"r","masterConfig":{"imageUri":"img"},
+      "hyperparameters":{"goal":"MAXIMIZE",")") +
+                     field + R"(":-1,"params":[
+      {"parameterName":"lr","type":"DISCRETE","discreteValues":[0.5]}]}})") +
+           "\n";
+  }
+  EXPECT_EQ(got,
+            "trainingInput.hyperparameters.maxTrials: must be >= 0 (0 or unset takes the "
+            "default), got -1\n"
+            "trainingInput.hyperparameters.maxParallelTrials: must be >= 0 (0 or unset takes the "
+            "default), got -1\n"
+            "trainingInput.hyperparameters.maxFailedTrials: must be >= 0 (0 or unset takes the "
+            "default), got -1\n");
+}
+
 TEST(LegacyTranslationTest, TrialsBecomeTrainingOutputWithStringHyperparameters) {
   HyperparameterTuningJob t;
   t.study_spec.metrics.push_back({"accuracy", tuning::Goal::kMaximize});

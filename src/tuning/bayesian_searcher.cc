@@ -86,6 +86,31 @@ ParameterSet BayesianSearcher::RandomDraw(const std::set<std::string>& taken) {
   return set;
 }
 
+void BayesianSearcher::LimitObservations(std::vector<Eigen::VectorXd>& xs,
+                                         std::vector<double>& ys) const {
+  const size_t cap = static_cast<size_t>(std::max(2, options_.max_gp_observations));
+  if (ys.size() <= cap) return;
+  std::vector<size_t> by_value(ys.size());
+  std::iota(by_value.begin(), by_value.end(), 0);
+  std::stable_sort(by_value.begin(), by_value.end(),
+                   [&](size_t a, size_t b) { return goal_sign_ * ys[a] > goal_sign_ * ys[b]; });
+  std::vector<bool> keep(ys.size(), false);
+  for (size_t k = 0; k < cap / 2; ++k) keep[by_value[k]] = true;
+  size_t kept = cap / 2;
+  for (size_t i = ys.size(); i-- > 0 && kept < cap;) {
+    if (!keep[i]) keep[i] = true, ++kept;
+  }
+  std::vector<Eigen::VectorXd> kx;
+  std::vector<double> ky;
+  for (size_t i = 0; i < ys.size(); ++i) {
+    if (!keep[i]) continue;
+    kx.push_back(std::move(xs[i]));
+    ky.push_back(ys[i]);
+  }
+  xs = std::move(kx);
+  ys = std::move(ky);
+}
+
 std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
     const GaussianProcess& gp, double best, const std::vector<Eigen::VectorXd>& top,
     const std::set<std::string>& taken, Rng& rng) const {
@@ -159,6 +184,7 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
     xs.push_back(space_.Encode(o.parameters));
     ys.push_back(*o.objective);
   }
+  LimitObservations(xs, ys);
   const int existing = static_cast<int>(history.completed.size() + history.pending.size());
 
   Suggestions out;

@@ -4,7 +4,8 @@
 //  1. While fewer than `initial_trials` trials exist (completed + pending + this batch so far),
 //     or fewer than 2 completed trials have a value, proposes random draws (RandomSearcher's
 //     sampling, its own random stream).
-//  2. Otherwise encodes the completed trials with SearchSpace (warped numeric columns, one-hot
+//  2. Otherwise encodes the completed trials with a value (at most max_gp_observations of them)
+//     with SearchSpace (warped numeric columns, one-hot
 //     categories), standardises the objective (negated for MINIMIZE, so the GP maximises), fits
 //     the Matérn 5/2 ARD hyperparameters by maximum marginal likelihood (warm-started from the
 //     previous fit, which is part of the saved state), and maximises expected improvement:
@@ -45,6 +46,12 @@ struct BayesianOptions {
   int refined_candidates = 5;           // candidates refined by gradient ascent
   double xi = 0.01;                     // EI margin, in standardised objective units
   int fit_random_starts = 2;
+  // The most observations the GP is fitted on (its fit costs O(N^3), each prediction O(N^2)):
+  // beyond it, the best half and the most recent of the rest. Trials without a value (failed,
+  // infeasible) never enter the GP, so a study full of failures costs no GP work either; what is
+  // left per suggestion grows only with the study's trial count, which create caps at
+  // spec::kMaxTrialCount (the taken-keys set of step 3).
+  int max_gp_observations = 200;
 };
 
 class BayesianSearcher : public Searcher {
@@ -69,6 +76,8 @@ class BayesianSearcher : public Searcher {
 
  private:
   ParameterSet RandomDraw(const std::set<std::string>& taken);
+  // Cuts (xs, ys) to options_.max_gp_observations (see there), keeping their order.
+  void LimitObservations(std::vector<Eigen::VectorXd>& xs, std::vector<double>& ys) const;
 
   SearchSpace space_;
   uint64_t seed_;

@@ -194,6 +194,26 @@ TEST(BayesianSearcherTest, LiarBatchesAreDistinctFromEachOtherAndFromHistory) {
 
 // With a fitted model, a kriging-believer batch spreads out: the 4 proposals are not all in
 // one spot (the variance collapse around each earlier proposal moves the next one away).
+// Issue 43: a study whose trials all fail must not make each suggestion dearer. Failed trials
+// never reach the GP, and valued ones are cut to max_gp_observations.
+TEST(BayesianSearcherTest, ManyObservationsAndFailuresStillGiveDistinctProposals) {
+  RandomSearcher random(Spec(kTwoDim), 3);
+  StatusOr<Suggestions> drawn = random.Suggest(300, {});
+  ASSERT_TRUE(drawn.ok()) << drawn.status();
+  SearchHistory h = Observe(drawn->parameter_sets);
+  for (size_t i = 0; i < 2000; ++i) h.completed.push_back({drawn->parameter_sets[i % 300], {}});
+  BayesianOptions options;
+  options.max_gp_observations = 30;
+  BayesianSearcher searcher(Spec(kTwoDim), 5, options);
+  StatusOr<Suggestions> s = searcher.Suggest(2, h);
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::set<std::string> keys;
+  for (const auto& o : h.completed) keys.insert(Render(o.parameters));
+  int fresh = 0;
+  for (const auto& p : s->parameter_sets) fresh += keys.insert(Render(p)).second ? 1 : 0;
+  EXPECT_EQ(fresh, 2);
+}
+
 TEST(BayesianSearcherTest, BatchProposalsSpreadOut) {
   BayesianSearcher searcher(Spec(kOneDim), 4);
   SearchHistory h;

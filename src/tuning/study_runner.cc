@@ -44,7 +44,8 @@ std::string_view StudyStateName(StudyState state) {
 StudyRunner::StudyRunner(HyperparameterTuningJobSpec spec, TrialLauncher* launcher,
                          StudyRunnerOptions options)
     : spec_(std::move(spec)), launcher_(launcher), options_(std::move(options)) {
-  searcher_ = MakeSearcher(spec_.study_spec, options_.seed);
+  searcher_ = options_.make_searcher ? options_.make_searcher(spec_.study_spec, options_.seed)
+                                     : MakeSearcher(spec_.study_spec, options_.seed);
   stopping_rule_ = MakeStoppingRule(spec_.study_spec);
 }
 
@@ -134,41 +135,43 @@ SearchHistory StudyRunner::History() const {
 }
 
 Status StudyRunner::Pump() {
-  while (state_ == StudyState::kRunning && !exhausted_) {
-    const int slots = spec_.parallel_trial_count - ActiveCount();
-    const int budget = spec_.max_trial_count - static_cast<int>(trials_.size());
-    const int n = std::min(slots, budget);
-    if (n <= 0) break;
-    TY_ASSIGN_OR_RETURN(Suggestions s, searcher_->Suggest(n, History()));
-    exhausted_ = s.exhausted;
-    if (s.parameter_sets.empty()) break;
-    for (ParameterSet& set : s.parameter_sets) {
-      Trial t;
-      t.id = std::to_string(trials_.size() + 1);
-      t.state = TrialState::kRequested;
-      t.parameters = std::move(set);
-      t.start_time = options_.clock();
-      trials_.push_back(std::move(t));
+  if (state_ == StudyState::kRunning && !exhausted_) TY_RETURN_IF_ERROR(StartRound());
+  CheckFinished();
+  return Status::Ok();
+}
+
+Status StudyRunner::StartRound() {
+  const int slots = spec_.parallel_trial_count - ActiveCount();
+  const int budget = spec_.max_trial_count - static_cast<int>(trials_.size());
+  const int n = std::min(slots, budget);
+  if (n <= 0) return Status::Ok();
+  TY_ASSIGN_OR_RETURN(Suggestions s, searcher_->Suggest(n, History()));
+  exhausted_ = s.exhausted;
+  for (ParameterSet& set : s.parameter_sets) {
+    Trial t;
+    t.id = std::to_string(trials_.size() + 1);
+    t.state = TrialState::kRequested;
+    t.parameters = std::move(set);
+    t.start_time = options_.clock();
+    trials_.push_back(std::move(t));
+  }
+  // Start in a second pass: the launcher may fail a start, which can fail the study.
+  for (size_t i = trials_.size() - s.parameter_sets.size(); i < trials_.size(); ++i) {
+    Trial& t = trials_[i];
+    if (state_ != StudyState::kRunning) {
+      t.state = TrialState::kInfeasible;
+      t.infeasible_reason =
+          "not started: the study ended (" + std::string(StudyStateName(state_)) + ")";
+      t.end_time = options_.clock();
+      continue;
     }
-    // Start in a second pass: the launcher may fail a start, which can fail the study.
-    for (size_t i = trials_.size() - s.parameter_sets.size(); i < trials_.size(); ++i) {
-      Trial& t = trials_[i];
-      if (state_ != StudyState::kRunning) {
-        t.state = TrialState::kInfeasible;
-        t.infeasible_reason =
-            "not started: the study ended (" + std::string(StudyStateName(state_)) + ")";
-        t.end_time = options_.clock();
-        continue;
-      }
-      Status started = launcher_->StartTrial(t, BuildTrialLaunch(t));
-      if (started.ok()) {
-        t.state = TrialState::kActive;
-      } else {
-        FailTrial(&trials_[i], "could not start the trial's job: " + started.ToString());
-      }
+    Status started = launcher_->StartTrial(t, BuildTrialLaunch(t));
+    if (started.ok()) {
+      t.state = TrialState::kActive;
+    } else {
+      FailTrial(&trials_[i], "could not start the trial's job: " + started.ToString());
     }
   }
-  CheckFinished();
   return Status::Ok();
 }
 

@@ -81,6 +81,8 @@ struct TrialOutcome {
 struct StudyRunnerOptions {
   uint64_t seed = 0;  // searcher seed; persisted, so a restored study keeps it
   WallClock clock = OrSystemClock(nullptr);
+  // Makes the study's searcher; unset: MakeSearcher (searcher.h). Tests inject a fake.
+  std::function<std::unique_ptr<Searcher>(const StudySpec& spec, uint64_t seed)> make_searcher;
 };
 
 class StudyRunner {
@@ -95,8 +97,11 @@ class StudyRunner {
                                                         TrialLauncher* launcher,
                                                         StudyRunnerOptions options = {});
 
-  // Starts trials while slots and budget remain. OK also when nothing is started; errors only
-  // from the searcher (INTERNAL).
+  // Starts trials while slots and budget remain, in one round: at most one Searcher::Suggest
+  // call and parallelTrialCount starts. A start that fails frees its slot for the next call, so
+  // a study whose every trial fails at start does a bounded amount of work per call instead of
+  // spending its whole failure budget in one (the owner calls Pump again from its poll loop).
+  // OK also when nothing is started; errors only from the searcher (INTERNAL).
   Status Pump();
   // Replaces the measurements of a running trial with `measurements` (the full list so far) and
   // applies automated stopping. NOT_FOUND for unknown ids; OK and ignored for ended trials.
@@ -124,6 +129,8 @@ class StudyRunner {
               StudyRunnerOptions options);
   Trial* Find(const std::string& id);
   int ActiveCount() const;
+  // Pump's one round: one Suggest for the free slots, then the starts.
+  Status StartRound();
   SearchHistory History() const;
   void FailTrial(Trial* trial, const std::string& reason);
   void StopAll(const std::string& reason);

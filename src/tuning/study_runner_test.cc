@@ -186,6 +186,32 @@ TEST(StudyRunnerTest, FailsTheStudyWhenTheFailureBudgetIsSpent) {
   EXPECT_EQ(runner->trials()[2].state, TrialState::kInfeasible);
 }
 
+// Issue 43: a study whose every start failed spent its whole failure budget (25,000,000) inside
+// one Pump, holding the controller's lock. Now one call is one round: parallelTrialCount starts.
+TEST(StudyRunnerTest, PumpDoesOneRoundWhenEveryStartFails) {
+  class FailingLauncher : public TrialLauncher {
+   public:
+    Status StartTrial(const Trial&, const TrialLaunch&) override {
+      return FailedPreconditionError("no command");
+    }
+    void StopTrial(const std::string&) override {}
+  } launcher;
+  nlohmann::json job = nlohmann::json::parse(kJob);
+  job["maxTrialCount"] = 1000;
+  job["maxFailedTrialCount"] = 1000;
+  job["parallelTrialCount"] = 2;
+  int ticks = 0;
+  auto runner =
+      std::move(*StudyRunner::Create(Job(job.dump().c_str()), &launcher, Options(&ticks)));
+  std::string got;
+  for (int call = 0; call < 3; ++call) {
+    ASSERT_TRUE(runner->Pump().ok());
+    got += std::to_string(runner->trials().size()) + "/" +
+           std::to_string(runner->failed_trial_count()) + " ";
+  }
+  EXPECT_EQ(got + std::string(StudyStateName(runner->state())), "2/2 4/4 6/6 RUNNING");
+}
+
 TEST(StudyRunnerTest, TrialsGetFlagsAndTrialIdAndGridEndsWhenExhausted) {
   FakeLauncher launcher;
   int ticks = 0;
