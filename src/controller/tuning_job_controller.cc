@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/beneath.h"
 #include "common/time.h"
 #include "spec/custom_job_validation.h"
 #include "spec/hyperparameter_tuning_job_validation.h"
@@ -27,13 +28,18 @@ bool IsRunningTrial(const tuning::Trial& t) {
          t.state == tuning::TrialState::kRequested;
 }
 
-// The file may be mid-rewrite; the collector tolerates a cut last line.
+// The file may be mid-rewrite; the collector tolerates a cut last line. The replica owns its work
+// dir (whose entry in the job dir is the server's) and what is in it: the file is read beneath
+// the work dir without following a link, only as a regular file (a FIFO there cannot block the
+// controller), and at most 64 MiB of it.
 std::optional<std::string> ReadWholeFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  constexpr size_t kMaxMetricFileBytes = 64 << 20;
+  auto dir = BeneathDir::Open(path.parent_path().parent_path());
+  if (!dir.ok()) return std::nullopt;
+  auto text = dir->ReadFile((path.parent_path().filename() / path.filename()).string(),
+                            kMaxMetricFileBytes);
+  if (!text.ok()) return std::nullopt;
+  return std::move(text).value();
 }
 
 // Appends the trial's args and env to every pool of `job`, and a <trial id>/ level to its base
