@@ -126,9 +126,12 @@ Status CheckArtifactsExist(const std::string& uri) {
       (std::filesystem::is_directory(path, ec) && !std::filesystem::is_empty(path, ec))) {
     return Status::Ok();
   }
-  return InvalidArgumentError(uri + " does not contain a model (nothing at " + path.string() +
-                              "); write the model's files there first (a training job writes "
-                              "them to $AIP_MODEL_DIR)");
+  // The message names the URI the client sent, never the local path it maps to: the bucket root
+  // is the server's business (and a path outside it would tell a client what exists there).
+  return InvalidArgumentError(uri +
+                              " does not contain a model (no file, or an empty directory); write "
+                              "the model's files there first (a training job writes them to "
+                              "$AIP_MODEL_DIR)");
 }
 
 ModelRegistry::ModelRegistry(store::ResourceStore* store, ArtifactCheck check,
