@@ -34,6 +34,10 @@ inline constexpr char kDefaultAlias[] = "default";
 inline constexpr size_t kMaxModelDisplayNameChars = 128;
 inline constexpr size_t kMaxModelDescriptionChars = 8192;
 inline constexpr size_t kMaxModelVersionBytes = 64 * 1024;
+// Versions a model keeps (Vertex documents no cap): store::kMaxPageSize, so that one
+// listVersions page can hold every version, and with kMaxModelVersionBytes a model's rows stay
+// under 64 MiB however it is used.
+inline constexpr size_t kMaxModelVersions = 1000;
 
 // Decodes the Model of a request at `path` ("model", "modelToUpload") into the JSON the registry
 // stores: lowerCamelCase keys, input fields only, empty ones left out. INVALID_ARGUMENT naming
