@@ -120,6 +120,7 @@ store::ResourceRecord VersionRecord(const std::string& model, const json& entry)
   r.parent = model;
   r.display_name = entry.value("displayName", "");
   if (auto t = ParseTimestamp(entry.value("versionCreateTime", "")); t.ok()) r.create_time = *t;
+  r.update_time = r.create_time;
   if (auto t = ParseTimestamp(entry.value("versionUpdateTime", "")); t.ok()) r.update_time = *t;
   if (const auto it = entry.find("labels"); it != entry.end() && it->is_object()) {
     for (const auto& [k, v] : it->items()) {

@@ -1,7 +1,10 @@
 // SqliteJobStore's ResourceStore: table `resources` (schema step 3, jobs_db_schema.cc), one
 // row per record: the filter columns (kind, parent, state, display_name, create_us, update_us),
 // `json` = {"labels": {...}, "body": <the resource>}, `runtime` = the controller's state; labels
-// also in job_labels for filters, written in the same transaction.
+// also in job_labels for filters, written in the same transaction. A family (a record and its
+// children, e.g. a model's versions: kind = the child kind, parent = the record's name; index
+// resources_by_kind_parent, schema step 4) is read and written in one transaction, rows that did
+// not change left alone.
 #include <sqlite3.h>
 
 #include "common/time.h"
