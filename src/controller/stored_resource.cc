@@ -149,7 +149,7 @@ StatusOr<json> StoredResourceController::Patch(const std::string& name, const js
                                               : patch.contains(snake) ? &patch[snake]
                                                                       : nullptr;
                           const bool clears = value == nullptr || value->is_null() ||
-                                              (value->is_string() && value->empty());
+                                              *value == json("");
                           if (clears && std::count(type_.required.begin(),
                                                    type_.required.end(), f) > 0) {
                             return InvalidFieldError(
