@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 #include "common/bucket_path.h"
 #include "common/time.h"
@@ -112,7 +114,7 @@ StatusOr<std::vector<std::string>> PatchFields(const std::vector<std::string>& m
   return fields;
 }
 
-// The row of one version (kind kVersionsKind): named <model>/versions/<id> under its model, with
+// The row of one version (kind kModelVersionsKind): named <model>/versions/<id> under its model, with
 // the entry's own times, display name and labels as its filter columns.
 store::ResourceRecord VersionRecord(const std::string& model, const json& entry) {
   store::ResourceRecord r;
@@ -190,11 +192,14 @@ StatusOr<store::ResourceRecord> ModelRegistry::MutateModel(
         out = f.record;
         out.runtime = runtime;
         if (!write) return Status::Ok();
+        // A kept row keeps its create_time column (a migrated row's is to the millisecond).
+        std::map<std::string, std::optional<TimePoint>> created;
+        for (const store::ResourceRecord& old : f.children) created[old.name] = old.create_time;
         std::vector<store::ResourceRecord> rows;
         for (const json& entry : runtime["versions"]) {
           rows.push_back(VersionRecord(name, entry));
-          for (const store::ResourceRecord& old : f.children) {
-            if (old.name == rows.back().name) rows.back().create_time = old.create_time;
+          if (auto it = created.find(rows.back().name); it != created.end()) {
+            rows.back().create_time = it->second;
           }
         }
         f.children = std::move(rows);

@@ -13,7 +13,7 @@
 namespace trainyard::store {
 namespace {
 
-// The tables of `path` and its version: "v3: jobs job_labels resources tuning_jobs".
+// The tables of `path` and its version: "v4: jobs job_labels resources tuning_jobs".
 std::string Tables(const std::filesystem::path& path) {
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) return "cannot open";
