@@ -137,12 +137,6 @@ StatusOr<Fields> OpenModel(const json& j, const std::string& path) {
                              "model");
 }
 
-size_t Utf8Chars(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 // displayName (required, at most 128 characters) and the descriptions' lengths.
 Status CheckModelStrings(const json& model, const std::string& path) {
   const std::string display_name = model.value("displayName", "");
@@ -154,7 +148,7 @@ Status CheckModelStrings(const json& model, const std::string& path) {
                                                    {"description", kMaxModelDescriptionChars},
                                                    {"versionDescription", kMaxModelDescriptionChars}};
   for (const auto& [field, limit] : limits) {
-    const size_t n = Utf8Chars(model.value(field, ""));
+    const size_t n = Utf8Length(model.value(field, ""));
     if (n > limit) {
       return protojson::FieldError(protojson::JoinPath(path, field),
                                    "at most " + std::to_string(limit) + " characters, got " +

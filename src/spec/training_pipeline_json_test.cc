@@ -138,6 +138,19 @@ TEST(ModelJsonTest, BadUploadsNameTheField) {
 }
 
 }  // namespace
+// Vertex's 128 is characters, not bytes: 128 two-byte characters are a valid displayName.
+TEST(TrainingPipelineJsonTest, DisplayNameIsAtMost128Characters) {
+  std::string got;
+  for (size_t n : {128, 129}) {
+    json body = json::parse(kSdkBody);
+    std::string name;
+    for (size_t i = 0; i < n; ++i) name += "\u00e9";
+    body["displayName"] = name;
+    got += DecodeTrainingPipeline(body.dump()).status().ToString().substr(0, 30) + " | ";
+  }
+  EXPECT_EQ(got, "OK | INVALID_ARGUMENT: displayName: | ");
+}
+
 // Issue 43: sizes, negative container values and artifact URIs are refused when decoded, each
 // naming its field (they were stored, and a pipeline's failed only after training).
 TEST(ModelJsonTest, Issue43LimitsNegativesAndArtifactUrisNameTheField) {
