@@ -333,6 +333,17 @@ StatusOr<UploadedModel> ModelRegistry::AddVersion(const ModelUpload&, const std:
 
 StatusOr<json> ModelRegistry::Get(const std::string& name, const std::string& version) {
   if (version.empty()) return models_.Get(name);
+  if (std::all_of(version.begin(), version.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    // A version id (aliases start with a letter): its own row, not the whole family.
+    TY_ASSIGN_OR_RETURN(json model, models_.Get(name));
+    StatusOr<store::ResourceRecord> row =
+        store_->GetResource(kModelVersionsKind, name + "/versions/" + version);
+    if (row.status().code() == StatusCode::kNotFound) {
+      return NotFoundError("Model " + name + " has no version or alias '" + version + "'");
+    }
+    TY_RETURN_IF_ERROR(row.status());
+    return Render(name, model, row->body);
+  }
   TY_ASSIGN_OR_RETURN(store::ResourceRecord r, ReadModel(name));
   const json* entry = FindVersion(r.runtime, version);
   if (entry == nullptr) {
