@@ -67,7 +67,7 @@ class ModelPipelineRoutesTest : public ::testing::Test {
 
 TEST_F(ModelPipelineRoutesTest, UploadIsADoneOperationUnderItsModelPolledUnderUi) {
   const json op = Upload(
-      {{"modelId", "m1"}, {"model", {{"displayName", "bert"}, {"artifactUri", "gs://b/m/"}}}});
+      {{"modelId", "m1"}, {"model", {{"displayName", "bert"}, {"artifactUri", "gs://bkt/m/"}}}});
   const std::string name = op.value("name", "");
   Answer ui = Call("GET", "/ui/" + name);
   Answer encoded = Call("GET", std::string(kLoc) + "/models/m1%401");
@@ -81,7 +81,7 @@ TEST_F(ModelPipelineRoutesTest, UploadIsADoneOperationUnderItsModelPolledUnderUi
       "1 true type.googleapis.com/google.cloud.aiplatform.v1.UploadModelOperationMetadata "
       R"({"@type":"type.googleapis.com/google.cloud.aiplatform.v1.UploadModelResponse",)"
       R"("model":"projects/p/locations/us-central1/models/m1","modelVersionId":"1"} | )"
-      "200 1 | projects/p/locations/us-central1/models/m1 1 gs://b/m/");
+      "200 1 | projects/p/locations/us-central1/models/m1 1 gs://bkt/m/");
 }
 
 TEST_F(ModelPipelineRoutesTest, VersionsAliasesAndTheirDeletesOverHttp) {

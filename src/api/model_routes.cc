@@ -96,6 +96,8 @@ ResourceDescriptor ModelsDescriptor() {
   d.noun = "Model";
   d.create_example = "{\"model\": {\"displayName\": \"m\", \"artifactUri\": \"gs://b/model/\"}}";
   d.list_params = {"readMask", "orderBy"};
+  d.versioned = true;
+  d.check_patch_body = spec::CheckModelFieldNames;
   return d;
 }
 

@@ -39,12 +39,24 @@ std::string Name(const httplib::Request& req, const Shape& shape) {
   return PrefixOf(req, shape) + "/operations/" + std::string(req.matches[shape.captures + 1]);
 }
 
+// The wait's timeout: the body's {"timeout": "5s"} or the query's ?timeout=5s (a REST client may
+// bind the request field either way); both, or a value that is not a Duration, is 400.
 StatusOr<std::chrono::milliseconds> WaitTimeout(const httplib::Request& req) {
-  if (req.body.empty()) return std::chrono::milliseconds(kMaxWait);
-  TY_ASSIGN_OR_RETURN(json body, protojson::ParseJson(req.body));
-  if (!body.is_object()) return InvalidArgumentError("Invalid JSON payload received: expected {}");
+  json body = json::object();
+  if (!req.body.empty()) {
+    TY_ASSIGN_OR_RETURN(body, protojson::ParseJson(req.body));
+    if (!body.is_object()) {
+      return InvalidArgumentError("Invalid JSON payload received: expected {}");
+    }
+  }
   for (const auto& [key, value] : body.items()) {
     if (key != "timeout") return protojson::UnknownFieldError("", key);
+  }
+  if (req.has_param("timeout")) {
+    if (body.contains("timeout")) {
+      return InvalidFieldError("timeout", "given both in the query and in the body; keep one");
+    }
+    body["timeout"] = req.get_param_value("timeout");
   }
   if (!body.contains("timeout")) return std::chrono::milliseconds(kMaxWait);
   TY_ASSIGN_OR_RETURN(Duration d, protojson::ReadDuration(body["timeout"], "timeout"));

@@ -20,7 +20,11 @@ using nlohmann::json;
 class Paths {
  public:
   explicit Paths(const ResourceDescriptor& d)
-      : prefix_(d.prefix), parent_(d.parent), collection_(d.collection) {}
+      : prefix_(d.prefix),
+        parent_(d.parent),
+        collection_(d.collection),
+        noun_(d.noun),
+        versioned_(d.versioned) {}
 
   std::string Collection() const {
     const char* parent = parent_ == ParentShape::kProject ? "/projects/([^/]+)/"
@@ -35,13 +39,23 @@ class Paths {
     return p;
   }
   // The item's name and the version after '@' (decoded from %40 where a client left it encoded).
-  ResourceId Id(const httplib::Request& req) const {
+  // INVALID_ARGUMENT for a version of a resource that has none, or an empty one.
+  StatusOr<ResourceId> Id(const httplib::Request& req) const {
     std::string id = req.matches[parent_ == ParentShape::kProject ? 2 : 3];
     if (size_t enc = id.find("%40"); enc != std::string::npos) id.replace(enc, 3, "@");
     ResourceId out;
     if (size_t at = id.find('@'); at != std::string::npos) {
+      if (!versioned_) {
+        return InvalidFieldError("name", protojson::Brief(json(id)) + " is not a " + noun_ +
+                                             " id: " + noun_ +
+                                             "s have no versions, so '@' names nothing");
+      }
       out.version = id.substr(at + 1);
       id.resize(at);
+      if (out.version.empty()) {
+        return InvalidFieldError("name", "'" + id + "@' names no version; use " + id +
+                                             "@VERSION_ID or " + id + "@ALIAS");
+      }
     }
     out.name = Parent(req) + "/" + collection_ + "/" + id;
     return out;
@@ -51,6 +65,8 @@ class Paths {
   std::string prefix_;
   ParentShape parent_;
   std::string collection_;
+  std::string noun_;
+  bool versioned_;
 };
 
 // The client-chosen id in a create body: the descriptor's field in either spelling.
@@ -129,13 +145,14 @@ void RegisterItemVerbs(RouteTable& routes, controller::OperationController* oper
     routes.Get(paths.Item(), d.read,
                Guarded([paths, get = h.get](const httplib::Request& req) -> StatusOr<json> {
                  TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                 return get(paths.Id(req));
+                 TY_ASSIGN_OR_RETURN(ResourceId id, paths.Id(req));
+                 return get(id);
                }));
   }
-  if (h.patch) {
+  if (h.patch && d.check_patch_body) {
     routes.Patch(
         paths.Item(), d.write,
-        Guarded([paths, patch = h.patch](const httplib::Request& req) -> StatusOr<json> {
+        Guarded([paths, d, patch = h.patch](const httplib::Request& req) -> StatusOr<json> {
           TY_RETURN_IF_ERROR(CheckParams(req, {"updateMask"}));
           const std::vector<std::string> mask = SplitMask(req.get_param_value("updateMask"));
           if (mask.empty()) {
@@ -147,7 +164,9 @@ void RegisterItemVerbs(RouteTable& routes, controller::OperationController* oper
           if (!body.is_object()) {
             return InvalidArgumentError("Invalid JSON payload received: expected an object");
           }
-          return patch(paths.Id(req), body, mask);
+          TY_RETURN_IF_ERROR(d.check_patch_body(body));
+          TY_ASSIGN_OR_RETURN(ResourceId id, paths.Id(req));
+          return patch(id, body, mask);
         }));
   }
   if (h.remove) {
@@ -155,7 +174,7 @@ void RegisterItemVerbs(RouteTable& routes, controller::OperationController* oper
                   Guarded([d, paths, operations,
                            remove = h.remove](const httplib::Request& req) -> StatusOr<json> {
                     TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                    const ResourceId id = paths.Id(req);
+                    TY_ASSIGN_OR_RETURN(const ResourceId id, paths.Id(req));
                     controller::OperationStart start{paths.Parent(req), d.delete_metadata_type, {}};
                     return operations->RunNow(start, [&]() -> StatusOr<json> {
                       TY_RETURN_IF_ERROR(remove(id));
@@ -169,7 +188,8 @@ void RegisterItemVerbs(RouteTable& routes, controller::OperationController* oper
         Guarded([d, paths, cancel = h.cancel](const httplib::Request& req) -> StatusOr<json> {
           TY_RETURN_IF_ERROR(CheckParams(req, {}));
           TY_RETURN_IF_ERROR(CheckEmptyBody(req));
-          Status s = cancel(paths.Id(req));
+          TY_ASSIGN_OR_RETURN(ResourceId id, paths.Id(req));
+          Status s = cancel(id);
           if (s.code() == StatusCode::kFailedPrecondition && d.cancel_of_ended_is_ok) {
             return json::object();
           }
@@ -187,7 +207,9 @@ void RegisterCustom(RouteTable& routes, controller::OperationController* operati
   auto handler = Guarded([paths, m, operations](const httplib::Request& req) -> StatusOr<json> {
     TY_RETURN_IF_ERROR(CheckParams(req, m.params));
     CustomCall call{paths.Parent(req), {}, req.body, {}};
-    if (!m.on_collection) call.id = paths.Id(req);
+    if (!m.on_collection) {
+      TY_ASSIGN_OR_RETURN(call.id, paths.Id(req));
+    }
     for (const std::string& p : m.params) {
       if (req.has_param(p)) call.params[p] = req.get_param_value(p);
     }
@@ -236,6 +258,18 @@ ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* r)
     };
   }
   return h;
+}
+
+std::function<Status(const json& body)> PatchBodyFields(std::string root_label,
+                                                       std::vector<std::string> fields) {
+  return [root_label = std::move(root_label), fields = std::move(fields)](const json& body) {
+    for (const auto& [key, value] : body.items()) {
+      if (std::find(fields.begin(), fields.end(), protojson::SnakeToCamel(key)) == fields.end()) {
+        return protojson::UnknownFieldError(root_label, key);
+      }
+    }
+    return Status::Ok();
+  };
 }
 
 Status CheckDefaultOrder(const std::string& order_by) {

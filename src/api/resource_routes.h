@@ -19,7 +19,8 @@
 // whose handler is unset is not served (404, as any unknown route). Every route is registered in
 // the RouteTable with the descriptor's access levels, so tokens, roles and projects apply, and it
 // is listed by GET /v1/routes. Rules every resource gets: unknown query parameters are 400 (as
-// Google's front ends), an empty create body is 400 naming the resource, a client-chosen id is
+// Google's front ends), unknown PATCH body fields are 400 (descriptor.check_patch_body), "@" in
+// an id is 400 unless the descriptor is versioned, an empty create body is 400 naming the resource, a client-chosen id is
 // checked before the handler runs, a duplicate is the handler's ALREADY_EXISTS (409), errors are
 // google.rpc.Status bodies with field violations (http_status.h), handlers never throw.
 #pragma once
@@ -69,6 +70,13 @@ struct ResourceDescriptor {
       "type.googleapis.com/google.cloud.aiplatform.v1.DeleteOperationMetadata";
   auth::Access read = auth::Access::kRead;
   auth::Access write = auth::Access::kWrite;
+  // Whether items have versions (models): only then may a name carry "@version" (or "%40version");
+  // elsewhere "ID@x" is INVALID_ARGUMENT naming `name`, never silently the item ID.
+  bool versioned = false;
+  // Checks a PATCH body's keys against the resource's message (unknown names are
+  // INVALID_ARGUMENT in Google's wording, protojson::UnknownFieldError), as a create body's are.
+  // Required when handlers.patch is set: RegisterResourceRoutes serves no PATCH without it.
+  std::function<Status(const nlohmann::json& body)> check_patch_body;
 
   // The list response's array key.
   const std::string& ListKey() const { return list_key.empty() ? collection : list_key; }
@@ -150,6 +158,12 @@ ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* re
 // letters, digits and '_', starting with a letter (AI Platform's jobId rule); so never '/', '.'
 // or '..'.
 Status CheckLetterDigitUnderscoreId(const std::string& field, const std::string& id);
+
+// A ResourceDescriptor::check_patch_body accepting the top-level `fields` of the resource's
+// message (lowerCamelCase, output-only ones included; snake_case spellings accepted) and refusing
+// any other key with Google's unknown-name error at `root_label` ("model", "job").
+std::function<Status(const nlohmann::json& body)> PatchBodyFields(std::string root_label,
+                                                                  std::vector<std::string> fields);
 
 // OK for "" and for the stored resources' one order spelled out ("create_time desc",
 // "createTime desc"); INVALID_ARGUMENT naming orderBy otherwise.

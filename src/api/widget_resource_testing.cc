@@ -76,6 +76,7 @@ controller::ResourceType WidgetType() {
   t.ended_states = {"WIDGET_RETIRED"};
   t.cancelled_state = "WIDGET_RETIRED";
   t.patchable = {"labels", "displayName"};
+  t.required = {"displayName"};
   return t;
 }
 
@@ -87,6 +88,9 @@ ResourceDescriptor WidgetDescriptor() {
   d.id_field = "widgetId";
   d.check_id = [](const std::string& id) { return CheckLetterDigitUnderscoreId("widgetId", id); };
   d.cancel_of_ended_is_ok = true;
+  d.check_patch_body =
+      PatchBodyFields("widget", {"displayName", "labels", "sizeCm", "color", "widgetId", "name",
+                                 "state", "createTime", "updateTime"});
   return d;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 #include "common/bucket_path.h"
 #include "common/time.h"
@@ -112,6 +114,36 @@ StatusOr<std::vector<std::string>> PatchFields(const std::vector<std::string>& m
   return fields;
 }
 
+// The row of one version (kind kModelVersionsKind): named <model>/versions/<id> under its model, with
+// the entry's own times, display name and labels as its filter columns.
+store::ResourceRecord VersionRecord(const std::string& model, const json& entry) {
+  store::ResourceRecord r;
+  r.name = model + "/versions/" + entry.value("versionId", "");
+  r.parent = model;
+  r.display_name = entry.value("displayName", "");
+  if (auto t = ParseTimestamp(entry.value("versionCreateTime", "")); t.ok()) r.create_time = *t;
+  r.update_time = r.create_time;
+  if (auto t = ParseTimestamp(entry.value("versionUpdateTime", "")); t.ok()) r.update_time = *t;
+  if (const auto it = entry.find("labels"); it != entry.end() && it->is_object()) {
+    for (const auto& [k, v] : it->items()) {
+      if (v.is_string()) r.labels[k] = v.get<std::string>();
+    }
+  }
+  r.body = entry;
+  return r;
+}
+
+// The model record's filter columns, from its body (the default version as served).
+void FillModelColumns(store::ResourceRecord* r) {
+  r->display_name = r->body.value("displayName", "");
+  r->labels.clear();
+  if (const auto it = r->body.find("labels"); it != r->body.end() && it->is_object()) {
+    for (const auto& [k, v] : it->items()) {
+      if (v.is_string()) r->labels[k] = v.get<std::string>();
+    }
+  }
+}
+
 }  // namespace
 
 Status CheckArtifactsExist(const std::string& uri) {
@@ -126,16 +158,70 @@ Status CheckArtifactsExist(const std::string& uri) {
       (std::filesystem::is_directory(path, ec) && !std::filesystem::is_empty(path, ec))) {
     return Status::Ok();
   }
-  return InvalidArgumentError(uri + " does not contain a model (nothing at " + path.string() +
-                              "); write the model's files there first (a training job writes "
-                              "them to $AIP_MODEL_DIR)");
+  // The message names the URI the client sent, never the local path it maps to: the bucket root
+  // is the server's business (and a path outside it would tell a client what exists there).
+  return InvalidArgumentError(uri +
+                              " does not contain a model (no file, or an empty directory); write "
+                              "the model's files there first (a training job writes them to "
+                              "$AIP_MODEL_DIR)");
 }
 
 ModelRegistry::ModelRegistry(store::ResourceStore* store, ArtifactCheck check,
                              StoredResourceController::Clock clock)
-    : models_(store, ModelType(), clock),
+    : store_(store),
+      models_(store, ModelType(), clock),
       check_(check ? std::move(check) : CheckArtifactsExist),
       clock_(OrSystemClock(std::move(clock))) {}
+
+StatusOr<store::ResourceRecord> ModelRegistry::MutateModel(
+    const std::string& name, const std::function<Status(json& body, json& runtime)>& mutate,
+    bool write) {
+  const auto now = clock_();
+  store::ResourceRecord out;
+  StatusOr<store::ResourceFamily> f = store_->MutateResourceFamily(
+      std::string(spec::kModels), name, kModelVersionsKind, [&](store::ResourceFamily& f) {
+        // The registry's logic sees runtime["versions"], oldest first; what it leaves there is
+        // written back as rows, and only the rows that changed are written.
+        std::sort(f.children.begin(), f.children.end(), [](const auto& a, const auto& b) {
+          return VersionNumber(a.body) < VersionNumber(b.body);
+        });
+        json runtime = f.record.runtime;
+        runtime["versions"] = json::array();
+        for (const store::ResourceRecord& c : f.children) runtime["versions"].push_back(c.body);
+        if (mutate) TY_RETURN_IF_ERROR(mutate(f.record.body, runtime));
+        out = f.record;
+        out.runtime = runtime;
+        if (!write) return Status::Ok();
+        // A kept row keeps its create_time column (a migrated row's is to the millisecond).
+        std::map<std::string, std::optional<TimePoint>> created;
+        for (const store::ResourceRecord& old : f.children) created[old.name] = old.create_time;
+        std::vector<store::ResourceRecord> rows;
+        for (const json& entry : runtime["versions"]) {
+          rows.push_back(VersionRecord(name, entry));
+          if (auto it = created.find(rows.back().name); it != created.end()) {
+            rows.back().create_time = it->second;
+          }
+        }
+        f.children = std::move(rows);
+        runtime.erase("versions");
+        f.record.runtime = std::move(runtime);
+        f.record.update_time = now;
+        f.record.body["updateTime"] = FormatTimestamp(now);
+        FillModelColumns(&f.record);
+        out.body = f.record.body;
+        out.update_time = now;
+        return Status::Ok();
+      });
+  if (f.status().code() == StatusCode::kNotFound) {
+    return NotFoundError("Model " + name + " not found");
+  }
+  TY_RETURN_IF_ERROR(f.status());
+  return out;
+}
+
+StatusOr<store::ResourceRecord> ModelRegistry::ReadModel(const std::string& name) {
+  return MutateModel(name, nullptr, /*write=*/false);
+}
 
 StatusOr<std::string> ModelRegistry::Target(ModelUpload* u) {
   const std::string models = u->parent + "/" + std::string(spec::kModels) + "/";
@@ -166,7 +252,7 @@ StatusOr<UploadedModel> ModelRegistry::Upload(const ModelUpload& upload) {
           ? upload.parent + "/" + std::string(spec::kModels) + "/" + upload.model_id
           : upload.parent_model;
   if (!upload.training_pipeline.empty()) {  // a pipeline's retry: its version, if registered
-    if (auto r = models_.GetRecord(name); r.ok()) {
+    if (auto r = ReadModel(name); r.ok()) {
       for (const json& entry : r->runtime.value("versions", json::array())) {
         if (entry.value("trainingPipeline", "") == upload.training_pipeline) {
           return UploadedModel{name, entry.value("versionId", "")};
@@ -196,17 +282,38 @@ StatusOr<UploadedModel> ModelRegistry::CreateModel(const ModelUpload& upload,
     for (const json& a : entry.value("versionAliases", json::array())) aliases.push_back(a);
     entry["versionAliases"] = aliases;
   }
-  json runtime = {{"versions", json::array({entry})}, {"nextVersion", 2}};
   json body = Render(name, json::object(), entry);
-  for (const char* stamped : {"name", "createTime", "updateTime"}) body.erase(stamped);
-  TY_RETURN_IF_ERROR(models_.Insert(upload.parent, body, upload.model_id, runtime).status());
+  const auto now = clock_();
+  body["name"] = name;
+  body["createTime"] = FormatTimestamp(now);
+  body["updateTime"] = FormatTimestamp(now);
+  store::ResourceRecord model;
+  model.name = name;
+  model.parent = upload.parent;
+  model.create_time = now;
+  model.update_time = now;
+  model.body = std::move(body);
+  model.runtime = {{"nextVersion", 2}};
+  FillModelColumns(&model);
+  Status s = store_->CreateResourceFamily(std::string(spec::kModels), model, kModelVersionsKind,
+                                          {VersionRecord(name, entry)});
+  if (s.code() == StatusCode::kAlreadyExists) {
+    return AlreadyExistsError(models_.type().duplicate_message(name));
+  }
+  TY_RETURN_IF_ERROR(s);
   return UploadedModel{name, "1"};
 }
 
 StatusOr<UploadedModel> ModelRegistry::AddVersion(const ModelUpload&, const std::string& name,
                                                   const json& entry) {
   std::string version_id;
-  StatusOr<store::ResourceRecord> r = models_.Mutate(name, [&](json& body, json& runtime) {
+  StatusOr<store::ResourceRecord> r = MutateModel(name, [&](json& body, json& runtime) -> Status {
+    if (runtime["versions"].size() >= spec::kMaxModelVersions) {
+      return FailedPreconditionError(
+          "Model " + name + " has " + std::to_string(runtime["versions"].size()) +
+          " versions, the most a model keeps; delete versions it no longer needs "
+          "(:deleteVersion) or upload a new model");
+    }
     const int64_t n = runtime.value("nextVersion", int64_t{2});
     version_id = std::to_string(n);
     runtime["nextVersion"] = n + 1;
@@ -225,8 +332,19 @@ StatusOr<UploadedModel> ModelRegistry::AddVersion(const ModelUpload&, const std:
 }
 
 StatusOr<json> ModelRegistry::Get(const std::string& name, const std::string& version) {
-  TY_ASSIGN_OR_RETURN(store::ResourceRecord r, models_.GetRecord(name));
-  if (version.empty()) return std::move(r.body);
+  if (version.empty()) return models_.Get(name);
+  if (std::all_of(version.begin(), version.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    // A version id (aliases start with a letter): its own row, not the whole family.
+    TY_ASSIGN_OR_RETURN(json model, models_.Get(name));
+    StatusOr<store::ResourceRecord> row =
+        store_->GetResource(kModelVersionsKind, name + "/versions/" + version);
+    if (row.status().code() == StatusCode::kNotFound) {
+      return NotFoundError("Model " + name + " has no version or alias '" + version + "'");
+    }
+    TY_RETURN_IF_ERROR(row.status());
+    return Render(name, model, row->body);
+  }
+  TY_ASSIGN_OR_RETURN(store::ResourceRecord r, ReadModel(name));
   const json* entry = FindVersion(r.runtime, version);
   if (entry == nullptr) {
     return NotFoundError("Model " + name + " has no version or alias '" + version + "'");
@@ -236,7 +354,7 @@ StatusOr<json> ModelRegistry::Get(const std::string& name, const std::string& ve
 
 StatusOr<ModelVersionsPage> ModelRegistry::ListVersions(const std::string& name,
                                                         const store::ListQuery& query) {
-  TY_ASSIGN_OR_RETURN(store::ResourceRecord r, models_.GetRecord(name));
+  TY_ASSIGN_OR_RETURN(store::ResourceRecord r, ReadModel(name));
   TY_ASSIGN_OR_RETURN(store::ListFilter filter, store::ListFilter::Parse(query.filter, NoStates()));
   int64_t after = 0;
   if (!query.page_token.empty()) {
@@ -275,7 +393,7 @@ StatusOr<json> ModelRegistry::Patch(const std::string& name, const std::string& 
   TY_ASSIGN_OR_RETURN(std::vector<std::string> fields, PatchFields(mask));
   std::string version_id;
   StatusOr<store::ResourceRecord> r =
-      models_.Mutate(name, [&](json& body, json& runtime) -> Status {
+      MutateModel(name, [&](json& body, json& runtime) -> Status {
         json* entry = version.empty() ? &DefaultEntry(runtime) : FindVersion(runtime, version);
         if (entry == nullptr) {
           return NotFoundError("Model " + name + " has no version or alias '" + version + "'");
@@ -318,16 +436,25 @@ StatusOr<json> ModelRegistry::Patch(const std::string& name, const std::string& 
   return Render(name, r->body, *FindVersion(r->runtime, version_id));
 }
 
-Status ModelRegistry::Delete(const std::string& name) { return models_.Delete(name); }
+Status ModelRegistry::Delete(const std::string& name) {
+  StatusOr<store::ResourceFamily> f = store_->MutateResourceFamily(
+      std::string(spec::kModels), name, kModelVersionsKind, [](store::ResourceFamily& f) {
+        f.erase = true;
+        return Status::Ok();
+      });
+  if (f.status().code() == StatusCode::kNotFound) {
+    return NotFoundError("Model " + name + " not found");
+  }
+  return f.status();
+}
 
 Status ModelRegistry::DeleteVersion(const std::string& name, const std::string& version) {
   if (version.empty()) {
     return protojson::FieldError("name", "name a version: " + name + "@VERSION_ID");
   }
-  return models_
-      .Mutate(
-          name,
-          [&](json&, json& runtime) -> Status {
+  return MutateModel(
+             name,
+             [&](json&, json& runtime) -> Status {
             json* entry = FindVersion(runtime, version);
             if (entry == nullptr) {
               return NotFoundError("Model " + name + " has no version or alias '" + version + "'");

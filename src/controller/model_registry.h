@@ -1,11 +1,19 @@
 // ModelRegistry: the single writer of Models, the Vertex model registry (uploads, versions,
-// aliases, patches, deletes). A model is one record of the ResourceStore (kind "models"), so every
-// change to it — a new version included — is one transaction:
-//   body     the model's default version, as GET .../models/{id} and lists answer it
-//   runtime  {"versions": [entry, ...], "nextVersion": N}; an entry is one version's own fields
-//            (spec::DecodeModel's, plus versionId, versionAliases, versionCreateTime,
-//            versionUpdateTime, trainingPipeline); a served version is its entry plus the model's
-//            name, createTime and updateTime and an etag.
+// aliases, patches, deletes). A model is a family of ResourceStore records (store/
+// resource_store.h: ResourceFamily), so every change to it — a new version included — is one
+// transaction that writes only the rows it changes:
+//   the model   kind "models": body = its default version, as GET .../models/{id} and lists
+//               answer it; runtime = {"nextVersion": N}
+//   a version   kind kModelVersionsKind, one row each, named <model>/versions/<id> under the
+//               model: body = the version's own fields (spec::DecodeModel's, plus versionId,
+//               versionAliases, versionCreateTime, versionUpdateTime, trainingPipeline); a
+//               served version is its entry plus the model's name, createTime and updateTime
+//               and an etag.
+// (Releases before schema 4 kept every version in the model's runtime, one row rewritten on each
+// change; store/jobs_db_schema.cc step 4 splits them into rows.)
+//
+// Limits: spec::kMaxModelVersions versions per model (an upload beyond is FAILED_PRECONDITION),
+// and each version's size (spec/model.h), so reading a model's versions stays bounded.
 //
 // Versions: a model's first upload is version "1" and gets the alias "default"; an upload naming
 // parentModel adds version N+1 (ids are never reused). An alias names one version of a model:
@@ -29,6 +37,9 @@
 #include "store/resource_store.h"
 
 namespace trainyard::controller {
+
+// The store kind of model versions (one record each, under their model).
+inline constexpr char kModelVersionsKind[] = "modelVersions";
 
 struct ModelUpload {
   std::string parent;        // "projects/P/locations/L"
@@ -71,7 +82,8 @@ class ModelRegistry {
   StatusOr<std::string> Target(ModelUpload* upload);
   // Registers a model (model_id) or a new version of parent_model; Target must have run.
   // INVALID_ARGUMENT (artifactUri) when the artifacts do not exist, ALREADY_EXISTS for a taken
-  // modelId, NOT_FOUND for an unknown parentModel.
+  // modelId, NOT_FOUND for an unknown parentModel, FAILED_PRECONDITION when parentModel already
+  // has spec::kMaxModelVersions versions.
   StatusOr<UploadedModel> Upload(const ModelUpload& upload);
 
   // The model's default version (version ""), or the version with that id or alias. NOT_FOUND
@@ -82,8 +94,9 @@ class ModelRegistry {
   StatusOr<ModelVersionsPage> ListVersions(const std::string& name, const store::ListQuery& query);
   // Changes the update_mask's fields (displayName and description: of the model, i.e. every
   // version; labels, versionDescription, versionAliases: of the version named, the default when
-  // `version` is ""). Returns the version. INVALID_ARGUMENT for other fields or invalid values,
-  // FAILED_PRECONDITION when the default version would lose "default".
+  // `version` is ""). Returns the version. INVALID_ARGUMENT for other fields, invalid values or
+  // a cleared displayName (naming it), FAILED_PRECONDITION when the default version would lose
+  // "default".
   StatusOr<nlohmann::json> Patch(const std::string& name, const std::string& version,
                                  const nlohmann::json& patch,
                                  const std::vector<std::string>& update_mask);
@@ -98,7 +111,17 @@ class ModelRegistry {
                                      const nlohmann::json& entry);
   StatusOr<UploadedModel> CreateModel(const ModelUpload& upload, const std::string& name,
                                       nlohmann::json entry);
+  // Reads the model and its versions as one record whose runtime["versions"] lists the version
+  // entries oldest first, applies `mutate` (null: none) to its body and runtime and, when
+  // `write`, stores the result in one transaction (changed versions rewritten, new ones added,
+  // removed ones deleted; updateTime stamped). Returns that record; NOT_FOUND naming the model.
+  StatusOr<store::ResourceRecord> MutateModel(
+      const std::string& name,
+      const std::function<Status(nlohmann::json& body, nlohmann::json& runtime)>& mutate,
+      bool write = true);
+  StatusOr<store::ResourceRecord> ReadModel(const std::string& name);
 
+  store::ResourceStore* store_;
   StoredResourceController models_;
   ArtifactCheck check_;
   StoredResourceController::Clock clock_;

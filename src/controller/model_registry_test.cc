@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 
+#include "spec/model.h"
 #include "store/memory_job_store.h"
 #include "testing/test_util.h"
 
@@ -180,6 +181,82 @@ TEST(CheckArtifactsExistTest, AGsUriMustNameAFileOrANonEmptyDirectory) {
     got += std::string(StatusCodeName(CheckArtifactsExist(uri).code())) + " ";
   }
   EXPECT_EQ(got, "OK OK INVALID_ARGUMENT INVALID_ARGUMENT INVALID_ARGUMENT INVALID_ARGUMENT ");
+}
+
+// Issue 43: a model's versions are rows of their own, so an upload or a patch writes one small
+// row instead of rewriting every version, and the model's own record keeps only nextVersion.
+TEST_F(ModelRegistryTest, Issue43EachVersionIsARowOfItsOwn) {
+  Upload({{"displayName", "m"}, {"versionDescription", "one"}}, "", "m");
+  const std::string name = std::string(kParent) + "/models/m";
+  Upload({{"displayName", "m"}, {"versionDescription", "two"}}, "m");
+  Upload({{"displayName", "m"}, {"labels", {{"k", "v"}}}}, "m");
+  ASSERT_TRUE(registry_.Patch(name, "2", {{"versionDescription", "2!"}}, {"versionDescription"}).ok());
+  std::string rows;
+  auto family = store_.MutateResourceFamily(
+      "models", name, kModelVersionsKind, [&](store::ResourceFamily& f) {
+        for (const auto& c : f.children) {
+          rows += c.name.substr(name.size()) + "=" + c.body.value("versionDescription", "-") + " ";
+        }
+        rows += "| " + f.record.runtime.dump();
+        return Status::Ok();
+      });
+  ASSERT_TRUE(family.ok()) << family.status();
+  auto labelled = store_.ListResources(kModelVersionsKind, {name, "labels.k=v", 0, ""},
+                                       store::StateVocabulary::JobStates());
+  ASSERT_TRUE(labelled.ok()) << labelled.status();
+  rows += " | " + labelled->jobs.at(0).Id();
+  rows += " | " + registry_.Delete(name).ToString();
+  EXPECT_EQ(rows + " " + std::to_string(store_.ListAllResources(kModelVersionsKind)->size()),
+            "/versions/1=one /versions/2=2! /versions/3=- | {\"nextVersion\":4} | 3 | OK 0");
+}
+
+TEST_F(ModelRegistryTest, Issue43AModelKeepsAtMostMaxVersions) {
+  Upload({{"displayName", "m"}}, "", "m");
+  const std::string name = std::string(kParent) + "/models/m";
+  // Versions 2 .. max-1 written as rows directly (uploading them one by one takes seconds).
+  ASSERT_TRUE(store_
+                  .MutateResourceFamily(
+                      "models", name, kModelVersionsKind,
+                      [&](store::ResourceFamily& f) {
+                        for (size_t v = 2; v < spec::kMaxModelVersions; ++v) {
+                          store::ResourceRecord r = f.children.front();
+                          r.name = name + "/versions/" + std::to_string(v);
+                          r.body = {{"displayName", "m"}, {"versionId", std::to_string(v)},
+                                    {"versionCreateTime", "2026-01-01T00:00:00Z"},
+                                    {"versionUpdateTime", "2026-01-01T00:00:00Z"}};
+                          f.children.push_back(r);
+                        }
+                        f.record.runtime["nextVersion"] = spec::kMaxModelVersions;
+                        return Status::Ok();
+                      })
+                  .ok());
+  const std::string last = Upload({{"displayName", "m"}}, "m");
+  const std::string refused = Upload({{"displayName", "m"}}, "m");
+  ASSERT_TRUE(registry_.DeleteVersion(name, "2").ok());
+  EXPECT_EQ(last + " | " + refused.substr(0, 94) + " | " + Upload({{"displayName", "m"}}, "m"),
+            "m@1000 | FAILED_PRECONDITION: Model projects/p/locations/l/models/m has 1000 "
+            "versions, the most a model | m@1001");
+}
+
+TEST_F(ModelRegistryTest, Issue43AnUpdateMaskCannotClearTheDisplayName) {
+  Upload({{"displayName", "m"}}, "", "m");
+  const std::string name = std::string(kParent) + "/models/m";
+  auto cleared = registry_.Patch(name, "", {{"displayName", ""}}, {"displayName"});
+  auto absent = registry_.Patch(name, "", json::object(), {"display_name"});
+  auto later = registry_.Patch(name, "", {{"labels", {{"k", "v"}}}}, {"labels"});
+  EXPECT_EQ(cleared.status().ToString() + " | " + absent.status().ToString().substr(0, 30) +
+                " | " + later.status().ToString() + " " + later->value("displayName", ""),
+            "INVALID_ARGUMENT: displayName: required: the model's name in lists | "
+            "INVALID_ARGUMENT: displayName: | OK m");
+}
+
+TEST(CheckArtifactsExistTest, Issue43ErrorsNameTheUriNotTheServersPath) {
+  const std::filesystem::path root = testing::MakeTestDir();
+  ::setenv("TRAINYARD_BUCKET_ROOT", root.c_str(), 1);
+  const Status s = CheckArtifactsExist("gs://bkt/none/");
+  EXPECT_EQ(std::to_string(s.message().find(root.string()) == std::string::npos) + " " +
+                s.message().substr(0, 45),
+            "1 gs://bkt/none/ does not contain a model (no f");
 }
 
 }  // namespace

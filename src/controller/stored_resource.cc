@@ -148,6 +148,13 @@ StatusOr<json> StoredResourceController::Patch(const std::string& name, const js
                           const json* value = patch.contains(f)       ? &patch[f]
                                               : patch.contains(snake) ? &patch[snake]
                                                                       : nullptr;
+                          const bool clears = value == nullptr || value->is_null() ||
+                                              *value == json("");
+                          if (clears && std::count(type_.required.begin(),
+                                                   type_.required.end(), f) > 0) {
+                            return InvalidFieldError(
+                                f, "required; an update cannot clear it (give a new value)");
+                          }
                           if (value == nullptr || value->is_null()) {
                             resource.erase(f);
                           } else {

@@ -42,6 +42,9 @@ struct ResourceType {
   std::string cancelled_state;
   // The top-level fields an updateMask may name; a patch of any other is INVALID_ARGUMENT.
   std::vector<std::string> patchable;
+  // Required fields among `patchable`: a patch that would clear one (absent, null or "") is
+  // INVALID_ARGUMENT naming it, so that a resource stays valid for its next patch.
+  std::vector<std::string> required;
   // Checks a resource after a patch (e.g. label rules); null = no check.
   std::function<Status(const nlohmann::json& resource)> check_patched;
   // The message of a duplicate client-chosen id; null = "<noun> <name> already exists".
@@ -84,7 +87,7 @@ class StoredResourceController {
   Status Cancel(const std::string& name);
   // Replaces the fields of `update_mask` (top-level, lowerCamelCase or snake_case) by those of
   // `patch` (a field absent from `patch` is cleared). INVALID_ARGUMENT naming a field that may not
-  // be changed. Returns the resource as stored.
+  // be changed or a required one it would clear. Returns the resource as stored.
   StatusOr<nlohmann::json> Patch(const std::string& name, const nlohmann::json& patch,
                                  const std::vector<std::string>& update_mask);
   // Applies `mutate` to the stored resource and its runtime state (one transaction) and stamps

@@ -139,6 +139,22 @@ StatusOr<spec::CustomJob> TrainingPipelineController::JobFor(const std::string& 
   return job;
 }
 
+Status TrainingPipelineController::CheckModelIdUnclaimed(const std::string& parent,
+                                                         const std::string& model_id) {
+  for (const std::string& other : active_) {
+    if (!other.starts_with(parent + "/")) continue;
+    StatusOr<json> p = pipelines_.Get(other);
+    if (p.ok() && p->value("modelId", "") == model_id && !p->contains("parentModel")) {
+      return AlreadyExistsError("modelId: TrainingPipeline " + other +
+                                " (not ended) will upload Model " + parent + "/" +
+                                std::string(spec::kModels) + "/" + model_id +
+                                "; choose another modelId, or set parentModel to add a version "
+                                "after it has succeeded");
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<json> TrainingPipelineController::Create(const std::string& parent,
                                                   const std::string& body) {
   TY_ASSIGN_OR_RETURN(json pipeline, spec::DecodeTrainingPipeline(body));
@@ -159,9 +175,13 @@ StatusOr<json> TrainingPipelineController::Create(const std::string& parent,
                                 " already exists; to add a version, set parentModel instead");
     }
   }
+  // Under mu_ from the check to active_.insert, so two creates cannot both claim the modelId.
+  std::lock_guard lock(mu_);
+  if (!probe.model_id.empty() && probe.parent_model.empty()) {
+    TY_RETURN_IF_ERROR(CheckModelIdUnclaimed(parent, probe.model_id));
+  }
   TY_ASSIGN_OR_RETURN(json stored, pipelines_.Insert(parent, pipeline, ""));
   const std::string name = stored.value("name", "");
-  std::lock_guard lock(mu_);
   active_.insert(name);
   (void)Advance(name);  // once stored, never an error: the poll pass retries
   StatusOr<json> now = pipelines_.Get(name);

@@ -76,10 +76,11 @@ class TrainingPipelineController {
   StoredResourceController& stored() { return pipelines_; }
 
   // Decodes and checks a create request (spec::DecodeTrainingPipeline, the backing job's
-  // JobController::Validate with trainingTaskInputs paths, parentModel exists), stores the
-  // pipeline QUEUED and starts its job. Returns the pipeline as stored (once stored, never an
-  // error: a job that cannot start ends the pipeline FAILED). INVALID_ARGUMENT / NOT_FOUND
-  // (parentModel) with nothing stored otherwise.
+  // JobController::Validate with trainingTaskInputs paths, parentModel exists, modelId names
+  // neither a model nor the model of another pipeline that has not ended), stores the pipeline
+  // QUEUED and starts its job. Returns the pipeline as stored (once stored, never an error: a
+  // job that cannot start ends the pipeline FAILED). INVALID_ARGUMENT / NOT_FOUND (parentModel)
+  // / ALREADY_EXISTS (modelId) with nothing stored otherwise.
   StatusOr<nlohmann::json> Create(const std::string& parent, const std::string& body);
   // OK once the pipeline is CANCELLING or CANCELLED; FAILED_PRECONDITION if it already ended;
   // NOT_FOUND if unknown.
@@ -89,6 +90,8 @@ class TrainingPipelineController {
   void PollOnce();
 
  private:
+  // ALREADY_EXISTS when a pipeline of `parent` that has not ended will upload `model_id`; mu_ held.
+  Status CheckModelIdUnclaimed(const std::string& parent, const std::string& model_id);
   // Runs the step the pipeline is at (steps 1-4 above); mu_ held. Errors are transient (the
   // store): the next pass retries.
   Status Advance(const std::string& name);

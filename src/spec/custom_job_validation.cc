@@ -3,13 +3,13 @@
 #include "common/bucket_path.h"
 
 namespace trainyard::spec {
-namespace {
-
 size_t Utf8Length(std::string_view s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
   return n;
 }
+
+namespace {
 
 bool IsCIdentifier(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;

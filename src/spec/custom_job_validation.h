@@ -11,6 +11,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "common/status.h"
 #include "machines/machine_catalog.h"
@@ -23,6 +24,9 @@ inline constexpr int64_t kMaxReplicasPerPool = 1000;
 inline constexpr size_t kMaxDisplayNameChars = 128;
 inline constexpr size_t kMaxEnvVars = 100;
 inline constexpr size_t kMaxLabels = 64;
+
+// The characters (UTF-8 code points) of `s`: what Vertex's "at most 128 characters" counts.
+size_t Utf8Length(std::string_view s);
 
 // Checks displayName, labels and jobSpec. Returns the first error found.
 Status ValidateCustomJob(const CustomJob& job);

@@ -27,11 +27,29 @@ inline constexpr std::string_view kModels = "models";
 // The alias of a model's default version: what GET models/{id} without a version answers.
 inline constexpr char kDefaultAlias[] = "default";
 
+// Size limits (docs/api.md). displayName: Vertex's documented 128 characters. Vertex documents no
+// limit for description and versionDescription; 8192 characters keeps a version's record small
+// while leaving room for release notes. A version's whole JSON (metadata and explanationSpec are
+// kept as sent) is capped so that no single row, nor a page of versions, grows without bound.
+inline constexpr size_t kMaxModelDisplayNameChars = 128;
+inline constexpr size_t kMaxModelDescriptionChars = 8192;
+inline constexpr size_t kMaxModelVersionBytes = 64 * 1024;
+// Versions a model keeps (Vertex documents no cap): store::kMaxPageSize, so that one
+// listVersions page can hold every version, and with kMaxModelVersionBytes a model's rows stay
+// under 64 MiB however it is used.
+inline constexpr size_t kMaxModelVersions = 1000;
+
 // Decodes the Model of a request at `path` ("model", "modelToUpload") into the JSON the registry
 // stores: lowerCamelCase keys, input fields only, empty ones left out. INVALID_ARGUMENT naming
-// the field for an unknown or mistyped field, a missing displayName, labels or version aliases
-// that break their rules, or an encryptionSpec (not supported).
+// the field for an unknown or mistyped field, a missing or empty displayName, a string over its
+// size limit (above), labels or version aliases that break their rules, an artifactUri that is
+// not a valid gs://BUCKET[/OBJECT] URI, a negative containerSpec.deploymentTimeout or
+// sharedMemorySizeMb, a version over kMaxModelVersionBytes, or an encryptionSpec (not supported).
 StatusOr<nlohmann::json> DecodeModel(const nlohmann::json& j, const std::string& path);
+
+// OK when every key of `j` is a field of Model (input or output-only, either spelling);
+// INVALID_ARGUMENT in Google's unknown-name wording at 'model' otherwise (a PATCH body's check).
+Status CheckModelFieldNames(const nlohmann::json& j);
 
 struct UploadModelRequest {
   std::string parent;        // "" or the URL's parent, as some clients repeat it

@@ -1,6 +1,7 @@
 #include <cctype>
 #include <set>
 
+#include "common/bucket_path.h"
 #include "protojson/parse.h"
 #include "protojson/reader.h"
 #include "protojson/writer.h"
@@ -67,6 +68,14 @@ StatusOr<json> DecodeContainerSpec(const json& j, const std::string& path) {
   TY_RETURN_IF_ERROR(f.Repeated("grpcPorts", &grpc_ports, DecodePort));
   TY_RETURN_IF_ERROR(f.Duration("deploymentTimeout", &timeout));
   TY_RETURN_IF_ERROR(f.Int64("sharedMemorySizeMb", &shm_mb));
+  if (timeout && timeout->count() < 0) {
+    return protojson::FieldError(f.PathOf("deploymentTimeout"),
+                                 "must not be negative, e.g. \"600s\"");
+  }
+  if (shm_mb < 0) {
+    return protojson::FieldError(f.PathOf("sharedMemorySizeMb"),
+                                 "must not be negative, got " + std::to_string(shm_mb));
+  }
   Writer w;
   w.String("imageUri", image).Strings("command", command).Strings("args", args);
   if (!env.empty()) w.Value("env", env);
@@ -98,11 +107,9 @@ StatusOr<json> DecodeSchemata(const json& j, const std::string& path) {
 constexpr std::string_view kModelStrings[] = {"displayName", "description", "versionDescription",
                                               "artifactUri", "metadataSchemaUri"};
 
-}  // namespace
-
-StatusOr<json> DecodeModel(const json& j, const std::string& path) {
-  TY_ASSIGN_OR_RETURN(
-      Fields f, Fields::Open(j, path,
+// The Model's fields: input ones and the output-only ones a described model carries back.
+StatusOr<Fields> OpenModel(const json& j, const std::string& path) {
+  return Fields::Open(j, path,
                              {"displayName", "description", "versionDescription", "versionAliases",
                               "labels", "artifactUri", "containerSpec", "predictSchemata",
                               "metadataSchemaUri", "metadata", "explanationSpec", "encryptionSpec"},
@@ -127,7 +134,49 @@ StatusOr<json> DecodeModel(const json& j, const std::string& path) {
                               "pipelineJob",
                               "dataStats",
                               "baseModelSource"},
-                             "model"));
+                             "model");
+}
+
+// displayName (required, at most 128 characters) and the descriptions' lengths.
+Status CheckModelStrings(const json& model, const std::string& path) {
+  const std::string display_name = model.value("displayName", "");
+  if (display_name.empty()) {
+    return protojson::FieldError(protojson::JoinPath(path, "displayName"),
+                                 "required: the model's name in lists");
+  }
+  const std::pair<const char*, size_t> limits[] = {{"displayName", kMaxModelDisplayNameChars},
+                                                   {"description", kMaxModelDescriptionChars},
+                                                   {"versionDescription", kMaxModelDescriptionChars}};
+  for (const auto& [field, limit] : limits) {
+    const size_t n = Utf8Length(model.value(field, ""));
+    if (n > limit) {
+      return protojson::FieldError(protojson::JoinPath(path, field),
+                                   "at most " + std::to_string(limit) + " characters, got " +
+                                       std::to_string(n));
+    }
+  }
+  return Status::Ok();
+}
+
+// artifactUri: a gs://BUCKET[/OBJECT] URI with valid names (common/bucket_path.h), so that
+// "file:///etc/" or "gs://../etc" is refused when sent, not after a pipeline has trained.
+Status CheckArtifactUri(const json& model, const std::string& path) {
+  const std::string uri = model.value("artifactUri", "");
+  if (uri.empty()) return Status::Ok();
+  StatusOr<GcsUri> parsed = ParseGcsUri(uri);
+  if (!parsed.ok() || parsed->bucket.empty()) {
+    return protojson::FieldError(
+        protojson::JoinPath(path, "artifactUri"),
+        protojson::Brief(json(uri)) + " is not a gs://BUCKET/PATH URI" +
+            (parsed.ok() ? std::string() : ": " + std::string(parsed.status().message())));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<json> DecodeModel(const json& j, const std::string& path) {
+  TY_ASSIGN_OR_RETURN(Fields f, OpenModel(j, path));
   TY_RETURN_IF_ERROR(f.Require("displayName", "the model's name in lists"));
   TY_RETURN_IF_ERROR(f.RejectIfSet("encryptionSpec", "remove it (no customer-managed keys)"));
   Writer w;
@@ -151,8 +200,20 @@ StatusOr<json> DecodeModel(const json& j, const std::string& path) {
   if (schemata) w.Value("predictSchemata", *schemata);
   if (const json* metadata = f.Get("metadata")) w.Value("metadata", *metadata);
   TY_RETURN_IF_ERROR(Opaque(f, "explanationSpec", &w));
-  return w.Build();
+  json model = w.Build();
+  TY_RETURN_IF_ERROR(CheckModelStrings(model, path));
+  TY_RETURN_IF_ERROR(CheckArtifactUri(model, path));
+  if (const size_t bytes = model.dump().size(); bytes > kMaxModelVersionBytes) {
+    return protojson::FieldError(path.empty() ? "model" : path,
+                                 "a model version is at most " +
+                                     std::to_string(kMaxModelVersionBytes) +
+                                     " bytes as JSON, got " + std::to_string(bytes) +
+                                     "; keep large metadata in files under artifactUri");
+  }
+  return model;
 }
+
+Status CheckModelFieldNames(const json& j) { return OpenModel(j, "").status(); }
 
 StatusOr<UploadModelRequest> ParseUploadModelRequest(std::string_view body) {
   TY_ASSIGN_OR_RETURN(json j, protojson::ParseJson(body));

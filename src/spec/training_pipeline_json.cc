@@ -88,7 +88,7 @@ StatusOr<json> DecodeTrainingPipeline(std::string_view body) {
   std::string display_name, model_id, parent_model;
   std::map<std::string, std::string> labels;
   TY_RETURN_IF_ERROR(f.String("displayName", &display_name));
-  if (display_name.size() > kMaxDisplayNameChars) {
+  if (Utf8Length(display_name) > kMaxDisplayNameChars) {
     return protojson::FieldError("displayName", "at most 128 characters");
   }
   TY_RETURN_IF_ERROR(f.String("modelId", &model_id));

@@ -101,7 +101,7 @@ TEST(TrainingPipelineJsonTest, JobStatesMirrorAsPipelineStates) {
 
 TEST(ModelJsonTest, UploadRequestInEitherSpellingDropsOutputOnlyFields) {
   auto r = ParseUploadModelRequest(R"({"parent_model": "projects/p/locations/l/models/m",
-    "model": {"display_name": "m", "artifact_uri": "gs://b/model/", "labels": {"k": "v"},
+    "model": {"display_name": "m", "artifact_uri": "gs://bkt/model/", "labels": {"k": "v"},
               "container_spec": {"image_uri": "img", "ports": [{"container_port": 8080.0}],
                                  "startupProbe": {"exec": {"command": ["true"]}}},
               "version_aliases": ["v-1"], "versionId": "3", "etag": "x", "metadata": {"a": [1]}},
@@ -110,7 +110,7 @@ TEST(ModelJsonTest, UploadRequestInEitherSpellingDropsOutputOnlyFields) {
   EXPECT_EQ(
       r->parent_model + " " + r->model.dump(),
       "projects/p/locations/l/models/m "
-      R"({"artifactUri":"gs://b/model/","containerSpec":{"imageUri":"img","ports":)"
+      R"({"artifactUri":"gs://bkt/model/","containerSpec":{"imageUri":"img","ports":)"
       R"([{"containerPort":8080}],"startupProbe":{"exec":{"command":["true"]}}},)"
       R"("displayName":"m","labels":{"k":"v"},"metadata":{"a":[1]},"versionAliases":["v-1"]})");
 }
@@ -138,4 +138,49 @@ TEST(ModelJsonTest, BadUploadsNameTheField) {
 }
 
 }  // namespace
+// Vertex's 128 is characters, not bytes: 128 two-byte characters are a valid displayName.
+TEST(TrainingPipelineJsonTest, DisplayNameIsAtMost128Characters) {
+  std::string got;
+  for (size_t n : {128, 129}) {
+    json body = json::parse(kSdkBody);
+    std::string name;
+    for (size_t i = 0; i < n; ++i) name += "\u00e9";
+    body["displayName"] = name;
+    got += DecodeTrainingPipeline(body.dump()).status().ToString().substr(0, 30) + " | ";
+  }
+  EXPECT_EQ(got, "OK | INVALID_ARGUMENT: displayName: | ");
+}
+
+// Issue 43: sizes, negative container values and artifact URIs are refused when decoded, each
+// naming its field (they were stored, and a pipeline's failed only after training).
+TEST(ModelJsonTest, Issue43LimitsNegativesAndArtifactUrisNameTheField) {
+  const std::string big(kMaxModelDescriptionChars + 1, 'x');
+  std::string got;
+  for (const json& model : std::vector<json>{
+           {{"displayName", ""}},
+           {{"displayName", std::string(kMaxModelDisplayNameChars + 1, 'x')}},
+           {{"displayName", "m"}, {"description", big}},
+           {{"displayName", "m"}, {"versionDescription", big}},
+           {{"displayName", "m"}, {"artifactUri", "file:///etc/"}},
+           {{"displayName", "m"}, {"artifactUri", "gs://../etc"}},
+           {{"displayName", "m"}, {"artifactUri", "/srv/models/m"}},
+           {{"displayName", "m"}, {"containerSpec", {{"imageUri", "i"}, {"deploymentTimeout", "-5s"}}}},
+           {{"displayName", "m"}, {"containerSpec", {{"imageUri", "i"}, {"sharedMemorySizeMb", -1}}}},
+           {{"displayName", "m"}, {"metadata", {{"b", std::string(kMaxModelVersionBytes, 'x')}}}},
+       }) {
+    Status s = DecodeModel(model, "modelToUpload").status();
+    got += s.message().substr(0, s.message().find_first_of(": ")) + " ";
+  }
+  auto ok = DecodeModel({{"displayName", std::string(kMaxModelDisplayNameChars, 'x')},
+                         {"artifactUri", "gs://bkt/model/"},
+                         {"containerSpec", {{"imageUri", "i"}, {"deploymentTimeout", "0s"}}}},
+                        "model");
+  EXPECT_EQ(got + ok.status().ToString(),
+            "modelToUpload.displayName modelToUpload.displayName modelToUpload.description "
+            "modelToUpload.versionDescription modelToUpload.artifactUri "
+            "modelToUpload.artifactUri modelToUpload.artifactUri "
+            "modelToUpload.containerSpec.deploymentTimeout "
+            "modelToUpload.containerSpec.sharedMemorySizeMb modelToUpload OK");
+}
+
 }  // namespace trainyard::spec

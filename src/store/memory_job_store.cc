@@ -271,6 +271,73 @@ Status MemoryJobStore::DeleteResource(const std::string& kind, const std::string
   return Status::Ok();
 }
 
+Status MemoryJobStore::CreateResourceFamily(const std::string& kind, const ResourceRecord& record,
+                                            const std::string& child_kind,
+                                            const std::vector<ResourceRecord>& children) {
+  TY_RETURN_IF_ERROR(CheckNewResource(kind, record));
+  std::vector<std::pair<std::string, ResourceRecord>> rows = {{kind, record}};
+  for (const ResourceRecord& c : children) {
+    TY_RETURN_IF_ERROR(CheckNewResource(child_kind, c));
+    if (c.parent != record.name) {
+      return InvalidArgumentError(child_kind + " " + c.name + " is not a child of " + record.name);
+    }
+    rows.emplace_back(child_kind, c);
+  }
+  std::lock_guard lock(mu_);
+  for (const auto& [k, r] : rows) {
+    if (jobs_.count(r.name) || tuning_jobs_.count(r.name) || resources_.count(r.name)) {
+      return AlreadyExistsError(k + " " + r.name + " already exists");
+    }
+  }
+  for (auto& [k, r] : rows) {
+    if (!r.update_time) r.update_time = r.create_time;
+    resources_[r.name] = KindAndRecord{k, r};
+  }
+  return Status::Ok();
+}
+
+StatusOr<ResourceFamily> MemoryJobStore::MutateResourceFamily(
+    const std::string& kind, const std::string& name, const std::string& child_kind,
+    const std::function<Status(ResourceFamily&)>& mutate) {
+  std::lock_guard lock(mu_);
+  auto it = resources_.find(name);
+  if (it == resources_.end() || it->second.kind != kind) {
+    return NotFoundError(kind + " " + name + " not found");
+  }
+  ResourceFamily before{it->second.record, {}, false};
+  for (const auto& [n, entry] : resources_) {
+    if (entry.kind == child_kind && entry.record.parent == name) {
+      before.children.push_back(entry.record);
+    }
+  }
+  std::sort(before.children.begin(), before.children.end(),
+            [](const ResourceRecord& a, const ResourceRecord& b) { return NewerFirst(&b, &a); });
+  ResourceFamily after = before;
+  TY_RETURN_IF_ERROR(mutate(after));
+  if (after.erase) {
+    for (const ResourceRecord& c : before.children) resources_.erase(c.name);
+    resources_.erase(name);
+    return after;
+  }
+  TY_ASSIGN_OR_RETURN(FamilyWrites w, DiffFamily(kind, child_kind, before, after));
+  for (const ResourceRecord* c : w.create) {
+    if (jobs_.count(c->name) || tuning_jobs_.count(c->name) || resources_.count(c->name)) {
+      return AlreadyExistsError(child_kind + " " + c->name + " already exists");
+    }
+  }
+  it->second.record = after.record;
+  for (const std::string& gone : w.remove) resources_.erase(gone);
+  for (const auto* list : {&w.create, &w.replace}) {
+    for (const ResourceRecord* c : *list) {
+      resources_[c->name] = KindAndRecord{child_kind, *c};
+      if (!resources_[c->name].record.update_time) {
+        resources_[c->name].record.update_time = c->create_time;
+      }
+    }
+  }
+  return after;
+}
+
 StatusOr<ResourcePage> MemoryJobStore::ListResources(const std::string& kind,
                                                      const ListQuery& query,
                                                      const StateVocabulary& states) {

@@ -38,6 +38,12 @@ class MemoryJobStore : public JobStore, public TuningJobStore, public ResourceSt
       const std::string& kind, const std::string& name,
       const std::function<Status(ResourceRecord&)>& mutate) override;
   Status DeleteResource(const std::string& kind, const std::string& name) override;
+  Status CreateResourceFamily(const std::string& kind, const ResourceRecord& record,
+                              const std::string& child_kind,
+                              const std::vector<ResourceRecord>& children) override;
+  StatusOr<ResourceFamily> MutateResourceFamily(
+      const std::string& kind, const std::string& name, const std::string& child_kind,
+      const std::function<Status(ResourceFamily&)>& mutate) override;
   StatusOr<ResourcePage> ListResources(const std::string& kind, const ListQuery& query,
                                        const StateVocabulary& states) override;
   StatusOr<std::vector<ResourceRecord>> ListAllResources(const std::string& kind) override;

@@ -45,6 +45,15 @@ struct ResourceRecord {
   std::string Id() const;
 };
 
+// A record with the records of another kind whose parent it is (a model and its versions): a
+// collection whose items would otherwise grow one record without bound keeps them as children,
+// one row each, changed together with their parent in one transaction.
+struct ResourceFamily {
+  ResourceRecord record;
+  std::vector<ResourceRecord> children;  // parent == record.name, oldest first
+  bool erase = false;  // set by a mutate: delete the record and every child
+};
+
 struct ResourcePage {
   std::vector<ResourceRecord> jobs;  // `jobs`, as the other list results (list_conformance.h)
   std::string next_page_token;       // "" on the last page
@@ -68,6 +77,23 @@ class ResourceStore {
       const std::function<Status(ResourceRecord&)>& mutate) = 0;
   // NOT_FOUND if absent.
   virtual Status DeleteResource(const std::string& kind, const std::string& name) = 0;
+
+  // Creates `record` (of `kind`) and `children` (of `child_kind`, each with parent ==
+  // record.name) in one transaction; the checks of CreateResource for each, ALREADY_EXISTS if any
+  // name is taken (nothing is written then).
+  virtual Status CreateResourceFamily(const std::string& kind, const ResourceRecord& record,
+                                      const std::string& child_kind,
+                                      const std::vector<ResourceRecord>& children) = 0;
+  // Reads the record and its children of `child_kind`, applies `mutate` and writes what changed,
+  // atomically with respect to every other call: the record if it changed (MutateResource's
+  // rules), a child with a new name is created (ALREADY_EXISTS if the name is taken), a changed
+  // one replaced, one no longer listed deleted; `erase` deletes the record and all its children.
+  // Unchanged rows are not written. If `mutate` fails nothing is written and its error is
+  // returned; INTERNAL for a child whose parent is not the record. Returns the family as written.
+  // NOT_FOUND if the record is absent.
+  virtual StatusOr<ResourceFamily> MutateResourceFamily(
+      const std::string& kind, const std::string& name, const std::string& child_kind,
+      const std::function<Status(ResourceFamily&)>& mutate) = 0;
   // INVALID_ARGUMENT for a malformed filter or a page token not issued for this kind, parent and
   // filter.
   virtual StatusOr<ResourcePage> ListResources(const std::string& kind, const ListQuery& query,
@@ -82,6 +108,17 @@ class ResourceStore {
 // INVALID_ARGUMENT unless `kind` is a non-empty identifier and the record has a name, a parent
 // and a create_time: the checks every implementation makes before Create.
 Status CheckNewResource(const std::string& kind, const ResourceRecord& record);
+// What a MutateResourceFamily must write to turn `before` into `after`: the checks every
+// implementation makes (names, parents, the record's fixed columns) in one place.
+struct FamilyWrites {
+  bool record_changed = false;
+  std::vector<const ResourceRecord*> create;   // children new in `after`
+  std::vector<const ResourceRecord*> replace;  // children changed
+  std::vector<std::string> remove;             // names of children gone from `after`
+};
+StatusOr<FamilyWrites> DiffFamily(const std::string& kind, const std::string& child_kind,
+                                  const ResourceFamily& before, const ResourceFamily& after);
+
 // The page-token scope of a list: tokens of one kind are refused by another.
 std::string ResourceTokenScope(const std::string& kind, const std::string& parent);
 

@@ -199,5 +199,72 @@ TEST_P(ResourceStoreConformanceTest, CountByParentCountsOneKindPerParent) {
   EXPECT_EQ(got, "projects/p/locations/l=2 projects/q=1 ");
 }
 
+// A family: parts (kind "parts") under a widget. The family's calls write the difference only,
+// atomically: a failing mutate or a taken child name leaves every row as it was.
+ResourceRecord MakePart(const std::string& widget, const std::string& id, int64_t created_s) {
+  ResourceRecord r;
+  r.parent = widget;
+  r.name = widget + "/parts/" + id;
+  r.create_time = FromUnixMicros(created_s * 1000000);
+  r.labels = {{"part", id}};
+  r.body = {{"id", id}};
+  return r;
+}
+
+// "<record's runtime> | part ids and bodies, oldest first", read through a family mutate.
+std::string ShowFamily(ResourceStore& store, const std::string& name) {
+  std::string out;
+  auto f = store.MutateResourceFamily("widgets", name, "parts", [&](ResourceFamily& f) {
+    out = f.record.runtime.dump() + " |";
+    for (const auto& c : f.children) out += " " + c.Id() + "=" + c.body.dump();
+    return Status::Ok();
+  });
+  return f.ok() ? out : f.status().ToString();
+}
+
+TEST_P(ResourceStoreConformanceTest, AFamilyChangesTogetherAndOnlyWhatChanged) {
+  const ResourceRecord w = MakeWidget("1", 100);
+  ASSERT_TRUE(
+      store_->CreateResourceFamily("widgets", w, "parts", {MakePart(w.name, "a", 101),
+                                                           MakePart(w.name, "b", 102)})
+          .ok());
+  const std::string created = ShowFamily(*store_, w.name);
+  auto changed = store_->MutateResourceFamily("widgets", w.name, "parts", [&](ResourceFamily& f) {
+    f.record.runtime = {{"next", 3}};
+    f.children[1].body["id"] = "B";
+    f.children.erase(f.children.begin());
+    f.children.push_back(MakePart(w.name, "c", 103));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  auto failed = store_->MutateResourceFamily("widgets", w.name, "parts", [&](ResourceFamily& f) {
+    f.children.clear();
+    return InvalidArgumentError("no");
+  });
+  ResourceRecord squatter = MakePart(w.name, "x", 104);  // a widget, not a part
+  ASSERT_TRUE(store_->CreateResource("widgets", squatter).ok());
+  auto taken = store_->MutateResourceFamily("widgets", w.name, "parts", [&](ResourceFamily& f) {
+    f.record.runtime = {{"next", 99}};
+    f.children.push_back(MakePart(w.name, "x", 104));
+    return Status::Ok();
+  });
+  auto by_label = store_->ListResources("parts", {w.name, "labels.part=c", 0, ""}, WidgetStates());
+  ASSERT_TRUE(by_label.ok()) << by_label.status();
+  const std::string before_erase = ShowFamily(*store_, w.name);
+  auto erased = store_->MutateResourceFamily("widgets", w.name, "parts", [](ResourceFamily& f) {
+    f.erase = true;
+    return Status::Ok();
+  });
+  EXPECT_EQ(created + " || " + failed.status().ToString() + " | " +
+                std::string(StatusCodeName(taken.status().code())) + " || " + before_erase + " | " +
+                by_label->jobs.at(0).Id() + " || " + erased.status().ToString() + " " +
+                store_->GetResource("parts", w.name + "/parts/c").status().ToString() + " " +
+                std::to_string(store_->ListAllResources("widgets")->size()),
+            R"({"cursor":7} | a={"id":"a"} b={"id":"b"} || INVALID_ARGUMENT: no | )"
+            R"(ALREADY_EXISTS || {"next":3} | b={"id":"B"} c={"id":"c"} | c || OK NOT_FOUND: )"
+            "parts " +
+                w.name + "/parts/c not found 1");
+}
+
 }  // namespace
 }  // namespace trainyard::store

@@ -68,6 +68,12 @@ class SqliteJobStore : public JobStore, public TuningJobStore, public ResourceSt
       const std::string& kind, const std::string& name,
       const std::function<Status(ResourceRecord&)>& mutate) override;
   Status DeleteResource(const std::string& kind, const std::string& name) override;
+  Status CreateResourceFamily(const std::string& kind, const ResourceRecord& record,
+                              const std::string& child_kind,
+                              const std::vector<ResourceRecord>& children) override;
+  StatusOr<ResourceFamily> MutateResourceFamily(
+      const std::string& kind, const std::string& name, const std::string& child_kind,
+      const std::function<Status(ResourceFamily&)>& mutate) override;
   StatusOr<ResourcePage> ListResources(const std::string& kind, const ListQuery& query,
                                        const StateVocabulary& states) override;
   StatusOr<std::vector<ResourceRecord>> ListAllResources(const std::string& kind) override;
@@ -92,6 +98,11 @@ class SqliteJobStore : public JobStore, public TuningJobStore, public ResourceSt
   Status InsertTuningJobLocked(const TuningJobRecord& record, bool if_absent);
   StatusOr<spec::CustomJob> GetLocked(const std::string& name);
   StatusOr<ResourceRecord> GetResourceLocked(const std::string& kind, const std::string& name);
+  // One row of `resources` (and its labels); the caller holds mu_ inside a transaction.
+  Status InsertResourceLocked(const std::string& kind, const ResourceRecord& record);
+  Status ReplaceResourceLocked(const std::string& kind, const ResourceRecord& record,
+                               bool labels_changed);
+  Status DeleteResourceLocked(const std::string& kind, const std::string& name);
 
   std::mutex mu_;
   sqlite3* db_;

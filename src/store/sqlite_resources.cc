@@ -1,7 +1,10 @@
 // SqliteJobStore's ResourceStore: table `resources` (schema step 3, jobs_db_schema.cc), one
 // row per record: the filter columns (kind, parent, state, display_name, create_us, update_us),
 // `json` = {"labels": {...}, "body": <the resource>}, `runtime` = the controller's state; labels
-// also in job_labels for filters, written in the same transaction.
+// also in job_labels for filters, written in the same transaction. A family (a record and its
+// children, e.g. a model's versions: kind = the child kind, parent = the record's name; index
+// resources_by_kind_parent, schema step 4) is read and written in one transaction, rows that did
+// not change left alone.
 #include <sqlite3.h>
 
 #include "common/time.h"
@@ -73,11 +76,7 @@ StatusOr<ResourceRecord> SqliteJobStore::GetResourceLocked(const std::string& ki
   return DecodeRow(q);
 }
 
-Status SqliteJobStore::CreateResource(const std::string& kind, const ResourceRecord& record) {
-  TY_RETURN_IF_ERROR(CheckNewResource(kind, record));
-  std::lock_guard lock(mu_);
-  sqlite::Transaction tx(db_);
-  TY_RETURN_IF_ERROR(tx.Began());
+Status SqliteJobStore::InsertResourceLocked(const std::string& kind, const ResourceRecord& record) {
   // Names are unique across every table: a resource may not take a job's name.
   sqlite::Stmt taken(
       db_,
@@ -93,8 +92,100 @@ Status SqliteJobStore::CreateResource(const std::string& kind, const ResourceRec
   TY_RETURN_IF_ERROR(ins.Prepared());
   BindRecord(ins, kind, record);
   if (ins.Step() != SQLITE_DONE) return ins.Error("insert " + record.name);
-  TY_RETURN_IF_ERROR(WriteLabelsLocked(record.name, record.labels));
+  return WriteLabelsLocked(record.name, record.labels);
+}
+
+Status SqliteJobStore::ReplaceResourceLocked(const std::string& kind, const ResourceRecord& record,
+                                             bool labels_changed) {
+  sqlite::Stmt up(db_, std::string("REPLACE INTO resources(") + kColumns +
+                           ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  TY_RETURN_IF_ERROR(up.Prepared());
+  BindRecord(up, kind, record);
+  if (up.Step() != SQLITE_DONE) return up.Error("update " + record.name);
+  return labels_changed ? WriteLabelsLocked(record.name, record.labels) : Status::Ok();
+}
+
+Status SqliteJobStore::DeleteResourceLocked(const std::string& kind, const std::string& name) {
+  sqlite::Stmt del(db_, "DELETE FROM resources WHERE name = ? AND kind = ?");
+  TY_RETURN_IF_ERROR(del.Prepared());
+  del.Bind(1, name);
+  del.Bind(2, kind);
+  if (del.Step() != SQLITE_DONE) return del.Error("delete " + name);
+  if (sqlite3_changes(db_) == 0) return NotFoundError(kind + " " + name + " not found");
+  return WriteLabelsLocked(name, {});
+}
+
+Status SqliteJobStore::CreateResource(const std::string& kind, const ResourceRecord& record) {
+  TY_RETURN_IF_ERROR(CheckNewResource(kind, record));
+  std::lock_guard lock(mu_);
+  sqlite::Transaction tx(db_);
+  TY_RETURN_IF_ERROR(tx.Began());
+  TY_RETURN_IF_ERROR(InsertResourceLocked(kind, record));
   return tx.Commit();
+}
+
+Status SqliteJobStore::CreateResourceFamily(const std::string& kind, const ResourceRecord& record,
+                                            const std::string& child_kind,
+                                            const std::vector<ResourceRecord>& children) {
+  TY_RETURN_IF_ERROR(CheckNewResource(kind, record));
+  for (const ResourceRecord& c : children) {
+    TY_RETURN_IF_ERROR(CheckNewResource(child_kind, c));
+    if (c.parent != record.name) {
+      return InvalidArgumentError(child_kind + " " + c.name + " is not a child of " + record.name);
+    }
+  }
+  std::lock_guard lock(mu_);
+  sqlite::Transaction tx(db_);
+  TY_RETURN_IF_ERROR(tx.Began());
+  TY_RETURN_IF_ERROR(InsertResourceLocked(kind, record));
+  for (const ResourceRecord& c : children) TY_RETURN_IF_ERROR(InsertResourceLocked(child_kind, c));
+  return tx.Commit();
+}
+
+StatusOr<ResourceFamily> SqliteJobStore::MutateResourceFamily(
+    const std::string& kind, const std::string& name, const std::string& child_kind,
+    const std::function<Status(ResourceFamily&)>& mutate) {
+  std::lock_guard lock(mu_);
+  sqlite::Transaction tx(db_);
+  TY_RETURN_IF_ERROR(tx.Began());
+  ResourceFamily before;
+  TY_ASSIGN_OR_RETURN(before.record, GetResourceLocked(kind, name));
+  sqlite::Stmt q(db_, std::string("SELECT ") + kColumns +
+                          " FROM resources WHERE kind = ? AND parent = ? "
+                          "ORDER BY create_us ASC, name ASC");
+  TY_RETURN_IF_ERROR(q.Prepared());
+  q.Bind(1, child_kind);
+  q.Bind(2, name);
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    TY_ASSIGN_OR_RETURN(ResourceRecord c, DecodeRow(q));
+    before.children.push_back(std::move(c));
+  }
+  if (rc != SQLITE_DONE) return q.Error("list the " + child_kind + " of " + name);
+  ResourceFamily after = before;
+  TY_RETURN_IF_ERROR(mutate(after));
+  if (after.erase) {
+    for (const ResourceRecord& c : before.children) {
+      TY_RETURN_IF_ERROR(DeleteResourceLocked(child_kind, c.name));
+    }
+    TY_RETURN_IF_ERROR(DeleteResourceLocked(kind, name));
+    TY_RETURN_IF_ERROR(tx.Commit());
+    return after;
+  }
+  TY_ASSIGN_OR_RETURN(FamilyWrites w, DiffFamily(kind, child_kind, before, after));
+  if (w.record_changed) {
+    TY_RETURN_IF_ERROR(ReplaceResourceLocked(kind, after.record,
+                                             after.record.labels != before.record.labels));
+  }
+  for (const std::string& gone : w.remove) {
+    TY_RETURN_IF_ERROR(DeleteResourceLocked(child_kind, gone));
+  }
+  for (const ResourceRecord* c : w.create) TY_RETURN_IF_ERROR(InsertResourceLocked(child_kind, *c));
+  for (const ResourceRecord* c : w.replace) {
+    TY_RETURN_IF_ERROR(ReplaceResourceLocked(child_kind, *c, /*labels_changed=*/true));
+  }
+  TY_RETURN_IF_ERROR(tx.Commit());
+  return after;
 }
 
 StatusOr<ResourceRecord> SqliteJobStore::GetResource(const std::string& kind,
@@ -117,12 +208,7 @@ StatusOr<ResourceRecord> SqliteJobStore::MutateResource(
     return InternalError("MutateResource must not change the name, parent or create_time of " +
                          name);
   }
-  sqlite::Stmt up(db_, std::string("REPLACE INTO resources(") + kColumns +
-                           ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  TY_RETURN_IF_ERROR(up.Prepared());
-  BindRecord(up, kind, record);
-  if (up.Step() != SQLITE_DONE) return up.Error("update " + name);
-  if (record.labels != old.labels) TY_RETURN_IF_ERROR(WriteLabelsLocked(name, record.labels));
+  TY_RETURN_IF_ERROR(ReplaceResourceLocked(kind, record, record.labels != old.labels));
   TY_RETURN_IF_ERROR(tx.Commit());
   return record;
 }
@@ -131,13 +217,7 @@ Status SqliteJobStore::DeleteResource(const std::string& kind, const std::string
   std::lock_guard lock(mu_);
   sqlite::Transaction tx(db_);
   TY_RETURN_IF_ERROR(tx.Began());
-  sqlite::Stmt del(db_, "DELETE FROM resources WHERE name = ? AND kind = ?");
-  TY_RETURN_IF_ERROR(del.Prepared());
-  del.Bind(1, name);
-  del.Bind(2, kind);
-  if (del.Step() != SQLITE_DONE) return del.Error("delete " + name);
-  if (sqlite3_changes(db_) == 0) return NotFoundError(kind + " " + name + " not found");
-  TY_RETURN_IF_ERROR(WriteLabelsLocked(name, {}));
+  TY_RETURN_IF_ERROR(DeleteResourceLocked(kind, name));
   return tx.Commit();
 }
 
