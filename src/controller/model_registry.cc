@@ -1,10 +1,13 @@
 #include "controller/model_registry.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
 
+#include "common/beneath.h"
 #include "common/bucket_path.h"
 #include "common/time.h"
 #include "protojson/reader.h"
@@ -114,8 +117,8 @@ StatusOr<std::vector<std::string>> PatchFields(const std::vector<std::string>& m
   return fields;
 }
 
-// The row of one version (kind kModelVersionsKind): named <model>/versions/<id> under its model, with
-// the entry's own times, display name and labels as its filter columns.
+// The row of one version (kind kModelVersionsKind): named <model>/versions/<id> under its model,
+// with the entry's own times, display name and labels as its filter columns.
 store::ResourceRecord VersionRecord(const std::string& model, const json& entry) {
   store::ResourceRecord r;
   r.name = model + "/versions/" + entry.value("versionId", "");
@@ -152,11 +155,19 @@ Status CheckArtifactsExist(const std::string& uri) {
                                 " is not a gs:// URI (gs://BUCKET/PATH maps to the server's "
                                 "bucket root)");
   }
-  TY_ASSIGN_OR_RETURN(std::filesystem::path path, ResolveStoragePath(uri));
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(path, ec) ||
-      (std::filesystem::is_directory(path, ec) && !std::filesystem::is_empty(path, ec))) {
-    return Status::Ok();
+  TY_ASSIGN_OR_RETURN(GcsUri parsed, ParseGcsUri(uri));
+  std::string rel = parsed.bucket;
+  if (!parsed.object.empty()) rel += "/" + parsed.object;
+  while (rel.ends_with('/')) rel.pop_back();
+  // Beneath the bucket root without following links (docs/security.md): a link a job planted in
+  // a bucket is no model, and cannot tell a client what exists outside the buckets.
+  if (auto root = BeneathDir::Open(BucketRoot()); root.ok()) {
+    auto st = root->Stat(rel);
+    if (st.ok() && S_ISREG(st->st_mode)) return Status::Ok();
+    if (st.ok() && S_ISDIR(st->st_mode)) {
+      auto entries = root->List(rel);
+      if (entries.ok() && !entries->empty()) return Status::Ok();
+    }
   }
   // The message names the URI the client sent, never the local path it maps to: the bucket root
   // is the server's business (and a path outside it would tell a client what exists there).
@@ -392,46 +403,45 @@ StatusOr<json> ModelRegistry::Patch(const std::string& name, const std::string& 
                                     const json& patch, const std::vector<std::string>& mask) {
   TY_ASSIGN_OR_RETURN(std::vector<std::string> fields, PatchFields(mask));
   std::string version_id;
-  StatusOr<store::ResourceRecord> r =
-      MutateModel(name, [&](json& body, json& runtime) -> Status {
-        json* entry = version.empty() ? &DefaultEntry(runtime) : FindVersion(runtime, version);
-        if (entry == nullptr) {
-          return NotFoundError("Model " + name + " has no version or alias '" + version + "'");
-        }
-        version_id = entry->value("versionId", "");
-        json candidate = *entry;
-        for (const std::string& f : fields) {
-          if (const json* v = PatchValue(patch, f)) {
-            candidate[f] = *v;
-          } else {
-            candidate.erase(f);
-          }
-        }
-        TY_ASSIGN_OR_RETURN(json decoded, spec::DecodeModel(candidate, ""));
-        json aliases = decoded.value("versionAliases", json::array());
-        if (HasAlias(*entry, spec::kDefaultAlias) && !HasAlias(decoded, spec::kDefaultAlias)) {
-          return FailedPreconditionError(
-              "version " + version_id + " of " + name +
-              " is the default version and keeps the alias 'default'; give 'default' to another "
-              "version to move it");
-        }
-        for (const std::string& f : fields) {
-          const bool model_level = std::count(kModelFields.begin(), kModelFields.end(), f) > 0;
-          for (json& e : runtime["versions"]) {
-            if (!model_level && &e != entry) continue;
-            if (decoded.contains(f))
-              e[f] = decoded[f];
-            else
-              e.erase(f);
-          }
-        }
-        if (std::count(fields.begin(), fields.end(), "versionAliases")) {
-          TakeAliases(runtime, aliases, version_id);
-        }
-        (*entry)["versionUpdateTime"] = FormatTimestamp(clock_());
-        body = Render(name, body, DefaultEntry(runtime));
-        return Status::Ok();
-      });
+  StatusOr<store::ResourceRecord> r = MutateModel(name, [&](json& body, json& runtime) -> Status {
+    json* entry = version.empty() ? &DefaultEntry(runtime) : FindVersion(runtime, version);
+    if (entry == nullptr) {
+      return NotFoundError("Model " + name + " has no version or alias '" + version + "'");
+    }
+    version_id = entry->value("versionId", "");
+    json candidate = *entry;
+    for (const std::string& f : fields) {
+      if (const json* v = PatchValue(patch, f)) {
+        candidate[f] = *v;
+      } else {
+        candidate.erase(f);
+      }
+    }
+    TY_ASSIGN_OR_RETURN(json decoded, spec::DecodeModel(candidate, ""));
+    json aliases = decoded.value("versionAliases", json::array());
+    if (HasAlias(*entry, spec::kDefaultAlias) && !HasAlias(decoded, spec::kDefaultAlias)) {
+      return FailedPreconditionError(
+          "version " + version_id + " of " + name +
+          " is the default version and keeps the alias 'default'; give 'default' to another "
+          "version to move it");
+    }
+    for (const std::string& f : fields) {
+      const bool model_level = std::count(kModelFields.begin(), kModelFields.end(), f) > 0;
+      for (json& e : runtime["versions"]) {
+        if (!model_level && &e != entry) continue;
+        if (decoded.contains(f))
+          e[f] = decoded[f];
+        else
+          e.erase(f);
+      }
+    }
+    if (std::count(fields.begin(), fields.end(), "versionAliases")) {
+      TakeAliases(runtime, aliases, version_id);
+    }
+    (*entry)["versionUpdateTime"] = FormatTimestamp(clock_());
+    body = Render(name, body, DefaultEntry(runtime));
+    return Status::Ok();
+  });
   TY_RETURN_IF_ERROR(r.status());
   return Render(name, r->body, *FindVersion(r->runtime, version_id));
 }
@@ -455,27 +465,28 @@ Status ModelRegistry::DeleteVersion(const std::string& name, const std::string& 
   return MutateModel(
              name,
              [&](json&, json& runtime) -> Status {
-            json* entry = FindVersion(runtime, version);
-            if (entry == nullptr) {
-              return NotFoundError("Model " + name + " has no version or alias '" + version + "'");
-            }
-            if (runtime["versions"].size() == 1) {
-              return FailedPreconditionError("version " + version + " is the only version of " +
-                                             name + "; delete the model instead");
-            }
-            if (HasAlias(*entry, spec::kDefaultAlias)) {
-              return FailedPreconditionError("version " + version + " is the default version of " +
-                                             name +
-                                             "; give the alias 'default' to another version first");
-            }
-            const std::string id = entry->value("versionId", "");
-            json& versions = runtime["versions"];
-            versions.erase(
-                std::remove_if(versions.begin(), versions.end(),
-                               [&](const json& e) { return e.value("versionId", "") == id; }),
-                versions.end());
-            return Status::Ok();
-          })
+               json* entry = FindVersion(runtime, version);
+               if (entry == nullptr) {
+                 return NotFoundError("Model " + name + " has no version or alias '" + version +
+                                      "'");
+               }
+               if (runtime["versions"].size() == 1) {
+                 return FailedPreconditionError("version " + version + " is the only version of " +
+                                                name + "; delete the model instead");
+               }
+               if (HasAlias(*entry, spec::kDefaultAlias)) {
+                 return FailedPreconditionError(
+                     "version " + version + " is the default version of " + name +
+                     "; give the alias 'default' to another version first");
+               }
+               const std::string id = entry->value("versionId", "");
+               json& versions = runtime["versions"];
+               versions.erase(
+                   std::remove_if(versions.begin(), versions.end(),
+                                  [&](const json& e) { return e.value("versionId", "") == id; }),
+                   versions.end());
+               return Status::Ok();
+             })
       .status();
 }
 

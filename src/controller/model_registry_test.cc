@@ -190,7 +190,8 @@ TEST_F(ModelRegistryTest, Issue43EachVersionIsARowOfItsOwn) {
   const std::string name = std::string(kParent) + "/models/m";
   Upload({{"displayName", "m"}, {"versionDescription", "two"}}, "m");
   Upload({{"displayName", "m"}, {"labels", {{"k", "v"}}}}, "m");
-  ASSERT_TRUE(registry_.Patch(name, "2", {{"versionDescription", "2!"}}, {"versionDescription"}).ok());
+  ASSERT_TRUE(
+      registry_.Patch(name, "2", {{"versionDescription", "2!"}}, {"versionDescription"}).ok());
   std::string rows;
   auto family = store_.MutateResourceFamily(
       "models", name, kModelVersionsKind, [&](store::ResourceFamily& f) {
@@ -215,20 +216,21 @@ TEST_F(ModelRegistryTest, Issue43AModelKeepsAtMostMaxVersions) {
   const std::string name = std::string(kParent) + "/models/m";
   // Versions 2 .. max-1 written as rows directly (uploading them one by one takes seconds).
   ASSERT_TRUE(store_
-                  .MutateResourceFamily(
-                      "models", name, kModelVersionsKind,
-                      [&](store::ResourceFamily& f) {
-                        for (size_t v = 2; v < spec::kMaxModelVersions; ++v) {
-                          store::ResourceRecord r = f.children.front();
-                          r.name = name + "/versions/" + std::to_string(v);
-                          r.body = {{"displayName", "m"}, {"versionId", std::to_string(v)},
-                                    {"versionCreateTime", "2026-01-01T00:00:00Z"},
-                                    {"versionUpdateTime", "2026-01-01T00:00:00Z"}};
-                          f.children.push_back(r);
-                        }
-                        f.record.runtime["nextVersion"] = spec::kMaxModelVersions;
-                        return Status::Ok();
-                      })
+                  .MutateResourceFamily("models", name, kModelVersionsKind,
+                                        [&](store::ResourceFamily& f) {
+                                          for (size_t v = 2; v < spec::kMaxModelVersions; ++v) {
+                                            store::ResourceRecord r = f.children.front();
+                                            r.name = name + "/versions/" + std::to_string(v);
+                                            r.body = {
+                                                {"displayName", "m"},
+                                                {"versionId", std::to_string(v)},
+                                                {"versionCreateTime", "2026-01-01T00:00:00Z"},
+                                                {"versionUpdateTime", "2026-01-01T00:00:00Z"}};
+                                            f.children.push_back(r);
+                                          }
+                                          f.record.runtime["nextVersion"] = spec::kMaxModelVersions;
+                                          return Status::Ok();
+                                        })
                   .ok());
   const std::string last = Upload({{"displayName", "m"}}, "m");
   const std::string refused = Upload({{"displayName", "m"}}, "m");
@@ -244,10 +246,27 @@ TEST_F(ModelRegistryTest, Issue43AnUpdateMaskCannotClearTheDisplayName) {
   auto cleared = registry_.Patch(name, "", {{"displayName", ""}}, {"displayName"});
   auto absent = registry_.Patch(name, "", json::object(), {"display_name"});
   auto later = registry_.Patch(name, "", {{"labels", {{"k", "v"}}}}, {"labels"});
-  EXPECT_EQ(cleared.status().ToString() + " | " + absent.status().ToString().substr(0, 30) +
-                " | " + later.status().ToString() + " " + later->value("displayName", ""),
+  EXPECT_EQ(cleared.status().ToString() + " | " + absent.status().ToString().substr(0, 30) + " | " +
+                later.status().ToString() + " " + later->value("displayName", ""),
             "INVALID_ARGUMENT: displayName: required: the model's name in lists | "
             "INVALID_ARGUMENT: displayName: | OK m");
+}
+
+// A job can leave links in a bucket: a link to the data dir (or to any directory) is no model,
+// and cannot tell a client whether a file exists outside the buckets.
+TEST(CheckArtifactsExistTest, ALinkInABucketIsNoModel) {
+  const std::filesystem::path root = testing::MakeTestDir();
+  ::setenv("TRAINYARD_BUCKET_ROOT", (root / "buckets").c_str(), 1);
+  std::filesystem::create_directories(root / "buckets/bkt");
+  std::filesystem::create_directories(root / "data");
+  std::ofstream(root / "data/jobs.db") << "rows";
+  std::filesystem::create_symlink(root / "data", root / "buckets/bkt/srv");
+  std::filesystem::create_symlink(root / "data/jobs.db", root / "buckets/bkt/db");
+  std::string got;
+  for (const char* uri : {"gs://bkt/srv/", "gs://bkt/srv/jobs.db", "gs://bkt/db"}) {
+    got += std::string(StatusCodeName(CheckArtifactsExist(uri).code())) + " ";
+  }
+  EXPECT_EQ(got, "INVALID_ARGUMENT INVALID_ARGUMENT INVALID_ARGUMENT ");
 }
 
 TEST(CheckArtifactsExistTest, Issue43ErrorsNameTheUriNotTheServersPath) {

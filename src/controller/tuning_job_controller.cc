@@ -175,7 +175,7 @@ std::unique_ptr<tuning::MetricCollector> TuningJobController::NewCollector(
 }
 
 // The custom-job checks (image catalog, executor, replica user) the trials' jobs will meet, so
-// that a study whose every trial would fail at start is a 400 instead (issue 43).
+// that a study whose every trial would fail at start is a 400 instead.
 Status TuningJobController::ValidateTrialJob(const std::string& parent,
                                              const spec::HyperparameterTuningJob& job) {
   spec::CustomJob trial;
