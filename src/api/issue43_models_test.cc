@@ -65,9 +65,9 @@ class Issue43Test : public ::testing::Test {
 
 TEST_F(Issue43Test, AnAtVersionIsRefusedWhereAResourceHasNoVersions) {
   UploadModel("m");
-  ASSERT_EQ(Call("POST", std::string(kLoc) + "/widgets",
-                 R"({"widgetId": "w", "displayName": "a"})"),
-            "200");
+  ASSERT_EQ(
+      Call("POST", std::string(kLoc) + "/widgets", R"({"widgetId": "w", "displayName": "a"})"),
+      "200");
   std::string got = Call("GET", std::string(kLoc) + "/customJobs/123@x");
   got += " | " + Call("GET", "/v1/projects/p/jobs/j1@1");
   got += " | " + Call("PATCH", std::string(kLoc) + "/widgets/w%40x?updateMask=displayName",
@@ -95,9 +95,9 @@ TEST_F(Issue43Test, UnknownFieldsInAPatchBodyAre400AsAtCreate) {
 
 TEST_F(Issue43Test, AnUpdateMaskCannotClearARequiredField) {
   UploadModel("m");
-  ASSERT_EQ(Call("POST", std::string(kLoc) + "/widgets",
-                 R"({"widgetId": "w", "displayName": "a"})"),
-            "200");
+  ASSERT_EQ(
+      Call("POST", std::string(kLoc) + "/widgets", R"({"widgetId": "w", "displayName": "a"})"),
+      "200");
   EXPECT_EQ(Call("PATCH", std::string(kLoc) + "/models/m?updateMask=displayName",
                  R"({"displayName": ""})") +
                 " | " +
@@ -130,11 +130,12 @@ TEST_F(Issue43Test, ContainerSizesAndDurationsMustNotBeNegative) {
     return Call("POST", std::string(kLoc) + "/models:upload",
                 json{{"model", {{"displayName", "m"}, {"containerSpec", container}}}}.dump());
   };
-  EXPECT_EQ(upload({{"imageUri", "i"}, {"deploymentTimeout", "-5s"}}) + " | " +
-                upload({{"imageUri", "i"}, {"sharedMemorySizeMb", -1}}) + " | " +
-                upload({{"imageUri", "i"}, {"deploymentTimeout", "5s"}, {"sharedMemorySizeMb", 0}}),
-            "400 model.containerSpec.deploymentTimeout | 400 model.containerSpec.sharedMemorySizeMb "
-            "| 200");
+  EXPECT_EQ(
+      upload({{"imageUri", "i"}, {"deploymentTimeout", "-5s"}}) + " | " +
+          upload({{"imageUri", "i"}, {"sharedMemorySizeMb", -1}}) + " | " +
+          upload({{"imageUri", "i"}, {"deploymentTimeout", "5s"}, {"sharedMemorySizeMb", 0}}),
+      "400 model.containerSpec.deploymentTimeout | 400 model.containerSpec.sharedMemorySizeMb "
+      "| 200");
 }
 
 TEST_F(Issue43Test, APipelinesArtifactUriAndModelIdAreCheckedAtCreate) {

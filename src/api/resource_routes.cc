@@ -261,7 +261,7 @@ ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* r)
 }
 
 std::function<Status(const json& body)> PatchBodyFields(std::string root_label,
-                                                       std::vector<std::string> fields) {
+                                                        std::vector<std::string> fields) {
   return [root_label = std::move(root_label), fields = std::move(fields)](const json& body) {
     for (const auto& [key, value] : body.items()) {
       if (std::find(fields.begin(), fields.end(), protojson::SnakeToCamel(key)) == fields.end()) {

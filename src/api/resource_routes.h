@@ -20,9 +20,10 @@
 // the RouteTable with the descriptor's access levels, so tokens, roles and projects apply, and it
 // is listed by GET /v1/routes. Rules every resource gets: unknown query parameters are 400 (as
 // Google's front ends), unknown PATCH body fields are 400 (descriptor.check_patch_body), "@" in
-// an id is 400 unless the descriptor is versioned, an empty create body is 400 naming the resource, a client-chosen id is
-// checked before the handler runs, a duplicate is the handler's ALREADY_EXISTS (409), errors are
-// google.rpc.Status bodies with field violations (http_status.h), handlers never throw.
+// an id is 400 unless the descriptor is versioned, an empty create body is 400 naming the resource,
+// a client-chosen id is checked before the handler runs, a duplicate is the handler's
+// ALREADY_EXISTS (409), errors are google.rpc.Status bodies with field violations (http_status.h),
+// handlers never throw.
 #pragma once
 
 #include <functional>

@@ -142,27 +142,25 @@ StatusOr<json> StoredResourceController::Patch(const std::string& name, const js
     }
     fields.push_back(field);
   }
-  TY_ASSIGN_OR_RETURN(store::ResourceRecord r, Mutate(name, [&](json& resource, json&) -> Status {
-                        for (const std::string& f : fields) {
-                          const std::string snake = protojson::CamelToSnake(f);
-                          const json* value = patch.contains(f)       ? &patch[f]
-                                              : patch.contains(snake) ? &patch[snake]
-                                                                      : nullptr;
-                          const bool clears = value == nullptr || value->is_null() ||
-                                              *value == json("");
-                          if (clears && std::count(type_.required.begin(),
-                                                   type_.required.end(), f) > 0) {
-                            return InvalidFieldError(
-                                f, "required; an update cannot clear it (give a new value)");
-                          }
-                          if (value == nullptr || value->is_null()) {
-                            resource.erase(f);
-                          } else {
-                            resource[f] = *value;
-                          }
-                        }
-                        return type_.check_patched ? type_.check_patched(resource) : Status::Ok();
-                      }));
+  TY_ASSIGN_OR_RETURN(
+      store::ResourceRecord r, Mutate(name, [&](json& resource, json&) -> Status {
+        for (const std::string& f : fields) {
+          const std::string snake = protojson::CamelToSnake(f);
+          const json* value = patch.contains(f)       ? &patch[f]
+                              : patch.contains(snake) ? &patch[snake]
+                                                      : nullptr;
+          const bool clears = value == nullptr || value->is_null() || *value == json("");
+          if (clears && std::count(type_.required.begin(), type_.required.end(), f) > 0) {
+            return InvalidFieldError(f, "required; an update cannot clear it (give a new value)");
+          }
+          if (value == nullptr || value->is_null()) {
+            resource.erase(f);
+          } else {
+            resource[f] = *value;
+          }
+        }
+        return type_.check_patched ? type_.check_patched(resource) : Status::Ok();
+      }));
   return r.body;
 }
 

@@ -110,31 +110,31 @@ constexpr std::string_view kModelStrings[] = {"displayName", "description", "ver
 // The Model's fields: input ones and the output-only ones a described model carries back.
 StatusOr<Fields> OpenModel(const json& j, const std::string& path) {
   return Fields::Open(j, path,
-                             {"displayName", "description", "versionDescription", "versionAliases",
-                              "labels", "artifactUri", "containerSpec", "predictSchemata",
-                              "metadataSchemaUri", "metadata", "explanationSpec", "encryptionSpec"},
-                             {"name",
-                              "versionId",
-                              "versionCreateTime",
-                              "versionUpdateTime",
-                              "createTime",
-                              "updateTime",
-                              "etag",
-                              "trainingPipeline",
-                              "deployedModels",
-                              "supportedDeploymentResourcesTypes",
-                              "supportedInputStorageFormats",
-                              "supportedOutputStorageFormats",
-                              "supportedExportFormats",
-                              "modelSourceInfo",
-                              "originalModelInfo",
-                              "metadataArtifact",
-                              "satisfiesPzs",
-                              "satisfiesPzi",
-                              "pipelineJob",
-                              "dataStats",
-                              "baseModelSource"},
-                             "model");
+                      {"displayName", "description", "versionDescription", "versionAliases",
+                       "labels", "artifactUri", "containerSpec", "predictSchemata",
+                       "metadataSchemaUri", "metadata", "explanationSpec", "encryptionSpec"},
+                      {"name",
+                       "versionId",
+                       "versionCreateTime",
+                       "versionUpdateTime",
+                       "createTime",
+                       "updateTime",
+                       "etag",
+                       "trainingPipeline",
+                       "deployedModels",
+                       "supportedDeploymentResourcesTypes",
+                       "supportedInputStorageFormats",
+                       "supportedOutputStorageFormats",
+                       "supportedExportFormats",
+                       "modelSourceInfo",
+                       "originalModelInfo",
+                       "metadataArtifact",
+                       "satisfiesPzs",
+                       "satisfiesPzi",
+                       "pipelineJob",
+                       "dataStats",
+                       "baseModelSource"},
+                      "model");
 }
 
 // displayName (required, at most 128 characters) and the descriptions' lengths.
@@ -144,15 +144,16 @@ Status CheckModelStrings(const json& model, const std::string& path) {
     return protojson::FieldError(protojson::JoinPath(path, "displayName"),
                                  "required: the model's name in lists");
   }
-  const std::pair<const char*, size_t> limits[] = {{"displayName", kMaxModelDisplayNameChars},
-                                                   {"description", kMaxModelDescriptionChars},
-                                                   {"versionDescription", kMaxModelDescriptionChars}};
+  const std::pair<const char*, size_t> limits[] = {
+      {"displayName", kMaxModelDisplayNameChars},
+      {"description", kMaxModelDescriptionChars},
+      {"versionDescription", kMaxModelDescriptionChars}};
   for (const auto& [field, limit] : limits) {
     const size_t n = Utf8Length(model.value(field, ""));
     if (n > limit) {
-      return protojson::FieldError(protojson::JoinPath(path, field),
-                                   "at most " + std::to_string(limit) + " characters, got " +
-                                       std::to_string(n));
+      return protojson::FieldError(
+          protojson::JoinPath(path, field),
+          "at most " + std::to_string(limit) + " characters, got " + std::to_string(n));
     }
   }
   return Status::Ok();

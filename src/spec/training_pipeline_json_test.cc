@@ -164,8 +164,10 @@ TEST(ModelJsonTest, Issue43LimitsNegativesAndArtifactUrisNameTheField) {
            {{"displayName", "m"}, {"artifactUri", "file:///etc/"}},
            {{"displayName", "m"}, {"artifactUri", "gs://../etc"}},
            {{"displayName", "m"}, {"artifactUri", "/srv/models/m"}},
-           {{"displayName", "m"}, {"containerSpec", {{"imageUri", "i"}, {"deploymentTimeout", "-5s"}}}},
-           {{"displayName", "m"}, {"containerSpec", {{"imageUri", "i"}, {"sharedMemorySizeMb", -1}}}},
+           {{"displayName", "m"},
+            {"containerSpec", {{"imageUri", "i"}, {"deploymentTimeout", "-5s"}}}},
+           {{"displayName", "m"},
+            {"containerSpec", {{"imageUri", "i"}, {"sharedMemorySizeMb", -1}}}},
            {{"displayName", "m"}, {"metadata", {{"b", std::string(kMaxModelVersionBytes, 'x')}}}},
        }) {
     Status s = DecodeModel(model, "modelToUpload").status();

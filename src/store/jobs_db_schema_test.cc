@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sqlite/sqlite.h"
 #include "common/time.h"
+#include "sqlite/sqlite.h"
 #include "store/sqlite_job_store.h"
 #include "testing/test_util.h"
 
@@ -77,14 +77,17 @@ TEST(JobsDbSchemaTest, Schema4SplitsAModelsVersionsIntoRows) {
   ASSERT_EQ(sqlite3_open((dir / "jobs.db").c_str(), &db), SQLITE_OK);
   ASSERT_TRUE(sqlite::Migrate(db, JobsDbSchema().first(3), "jobs.db").ok());
   const std::string m = "projects/p/locations/l/models/m";
-  const nlohmann::json runtime = {
-      {"nextVersion", 4},
-      {"versions",
-       {{{"displayName", "m"}, {"versionId", "1"}, {"versionAliases", {"default"}},
-         {"versionCreateTime", "2026-01-02T03:04:05.250Z"}},
-        {{"displayName", "m"}, {"versionId", "3"}, {"labels", {{"stage", "prod"}}},
-         {"versionCreateTime", "2026-01-03T00:00:00Z"},
-         {"versionUpdateTime", "2026-01-04T00:00:00Z"}}}}};
+  const nlohmann::json runtime = {{"nextVersion", 4},
+                                  {"versions",
+                                   {{{"displayName", "m"},
+                                     {"versionId", "1"},
+                                     {"versionAliases", {"default"}},
+                                     {"versionCreateTime", "2026-01-02T03:04:05.250Z"}},
+                                    {{"displayName", "m"},
+                                     {"versionId", "3"},
+                                     {"labels", {{"stage", "prod"}}},
+                                     {"versionCreateTime", "2026-01-03T00:00:00Z"},
+                                     {"versionUpdateTime", "2026-01-04T00:00:00Z"}}}}};
   const std::string insert =
       "INSERT INTO resources VALUES ('" + m +
       "', 'models', 'projects/p/locations/l', 0, 'm', 1, 2, "
@@ -96,8 +99,8 @@ TEST(JobsDbSchemaTest, Schema4SplitsAModelsVersionsIntoRows) {
   auto store = SqliteJobStore::Open(dir / "jobs.db");
   ASSERT_TRUE(store.ok()) << store.status();
   std::string seen;
-  auto family = (*store)->MutateResourceFamily(
-      "models", m, "modelVersions", [&](ResourceFamily& f) {
+  auto family =
+      (*store)->MutateResourceFamily("models", m, "modelVersions", [&](ResourceFamily& f) {
         seen = f.record.runtime.dump() + " |";
         for (const auto& v : f.children) {
           seen += " " + v.name.substr(m.size()) + " " + v.display_name + " " +

@@ -31,9 +31,8 @@ Status CheckNewResource(const std::string& kind, const ResourceRecord& record) {
 namespace {
 
 bool SameRecord(const ResourceRecord& a, const ResourceRecord& b) {
-  return a.state == b.state && a.display_name == b.display_name &&
-         a.update_time == b.update_time && a.labels == b.labels && a.body == b.body &&
-         a.runtime == b.runtime;
+  return a.state == b.state && a.display_name == b.display_name && a.update_time == b.update_time &&
+         a.labels == b.labels && a.body == b.body && a.runtime == b.runtime;
 }
 
 }  // namespace
@@ -43,8 +42,8 @@ StatusOr<FamilyWrites> DiffFamily(const std::string& kind, const std::string& ch
   const ResourceRecord& old = before.record;
   if (after.record.name != old.name || after.record.parent != old.parent ||
       after.record.create_time != old.create_time) {
-    return InternalError("MutateResourceFamily must not change the name, parent or create_time of " +
-                         old.name);
+    return InternalError(
+        "MutateResourceFamily must not change the name, parent or create_time of " + old.name);
   }
   FamilyWrites w;
   w.record_changed = !SameRecord(after.record, old);

@@ -51,7 +51,7 @@ struct ResourceRecord {
 struct ResourceFamily {
   ResourceRecord record;
   std::vector<ResourceRecord> children;  // parent == record.name, oldest first
-  bool erase = false;  // set by a mutate: delete the record and every child
+  bool erase = false;                    // set by a mutate: delete the record and every child
 };
 
 struct ResourcePage {

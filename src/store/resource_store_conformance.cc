@@ -224,10 +224,10 @@ std::string ShowFamily(ResourceStore& store, const std::string& name) {
 
 TEST_P(ResourceStoreConformanceTest, AFamilyChangesTogetherAndOnlyWhatChanged) {
   const ResourceRecord w = MakeWidget("1", 100);
-  ASSERT_TRUE(
-      store_->CreateResourceFamily("widgets", w, "parts", {MakePart(w.name, "a", 101),
-                                                           MakePart(w.name, "b", 102)})
-          .ok());
+  ASSERT_TRUE(store_
+                  ->CreateResourceFamily("widgets", w, "parts",
+                                         {MakePart(w.name, "a", 101), MakePart(w.name, "b", 102)})
+                  .ok());
   const std::string created = ShowFamily(*store_, w.name);
   auto changed = store_->MutateResourceFamily("widgets", w.name, "parts", [&](ResourceFamily& f) {
     f.record.runtime = {{"next", 3}};

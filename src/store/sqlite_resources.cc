@@ -174,8 +174,8 @@ StatusOr<ResourceFamily> SqliteJobStore::MutateResourceFamily(
   }
   TY_ASSIGN_OR_RETURN(FamilyWrites w, DiffFamily(kind, child_kind, before, after));
   if (w.record_changed) {
-    TY_RETURN_IF_ERROR(ReplaceResourceLocked(kind, after.record,
-                                             after.record.labels != before.record.labels));
+    TY_RETURN_IF_ERROR(
+        ReplaceResourceLocked(kind, after.record, after.record.labels != before.record.labels));
   }
   for (const std::string& gone : w.remove) {
     TY_RETURN_IF_ERROR(DeleteResourceLocked(child_kind, gone));
