@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "common/beneath.h"
@@ -63,6 +64,19 @@ struct Input {
   }
 };
 
+// Whether `p`'s directories below root/ are real directories, not links: the layout is made with
+// plain path calls, which would follow a link the layout itself made and write outside root/.
+bool NoLinkOnTheWay(const fs::path& p, const Sandbox& box) {
+  fs::path walked = box.root;
+  const fs::path rel = p.lexically_relative(box.root);
+  for (auto it = rel.begin(); it != rel.end(); ++it) {
+    walked /= *it;
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(walked, ec))) return false;  // the last one too
+  }
+  return true;
+}
+
 void Build(Input& in, const Sandbox& box) {
   const int ops = in.Byte() % 12;
   for (int i = 0; i < ops; ++i) {
@@ -70,6 +84,7 @@ void Build(Input& in, const Sandbox& box) {
     const fs::path p = box.root / in.Name();
     std::error_code ec;
     if (p.lexically_normal().string().rfind(box.root.string(), 0) != 0) continue;
+    if (p.string().find("/..") != std::string::npos || !NoLinkOnTheWay(p, box)) continue;
     switch (op) {
       case 0:
         fs::create_directories(p, ec);
