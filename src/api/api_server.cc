@@ -121,6 +121,13 @@ StatusOr<int> ApiServer::Bind() {
                                 ": cannot load the certificate and key (PEM files, the key "
                                 "matching the certificate)");
   }
+  // cpp-httplib's default socket options add SO_REUSEPORT, with which a second server on a
+  // taken port binds too and the kernel splits connections between the two. SO_REUSEADDR alone
+  // still lets a restarted server bind while old connections sit in TIME_WAIT.
+  server_->set_socket_options([](httplib::socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   int port = options_.port;
   if (port == 0) {
     port = server_->bind_to_any_port(options_.host);

@@ -88,6 +88,15 @@ class ApiServerTest : public ::testing::Test {
   std::unique_ptr<httplib::Client> client_;
 };
 
+TEST_F(ApiServerTest, ASecondServerOnATakenPortIsRefused) {
+  ApiServerOptions options;
+  options.port = port_;
+  ApiServer second(ApiControllers{controller_.get(), tuning_.get(), &operations_}, options);
+  auto bound = second.Bind();
+  EXPECT_EQ(bound.status().code(), StatusCode::kUnavailable)
+      << (bound.ok() ? "bound to " + std::to_string(*bound) : bound.status().ToString());
+}
+
 TEST_F(ApiServerTest, CreateReturnsQueuedJobAndGetFindsIt) {
   auto [status, job] = Call("POST", kJobs, kJob);
   ASSERT_EQ(status, 200) << job;

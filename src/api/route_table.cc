@@ -42,6 +42,26 @@ std::string HttplibRegex(const std::string& regex) {
   return out;
 }
 
+std::multimap<std::string, std::string> SplitQuery(const std::string& target) {
+  std::multimap<std::string, std::string> out;
+  const size_t q = target.find('?');
+  if (q == std::string::npos) return out;
+  size_t start = q + 1;
+  while (start <= target.size()) {
+    size_t end = target.find('&', start);
+    if (end == std::string::npos) end = target.size();
+    const std::string piece = target.substr(start, end - start);
+    if (!piece.empty()) {
+      const size_t eq = piece.find('=');
+      const std::string key = piece.substr(0, eq);
+      const std::string value = eq == std::string::npos ? "" : piece.substr(eq + 1);
+      out.emplace(httplib::detail::decode_url(key, true), httplib::detail::decode_url(value, true));
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
 RouteTable::RouteTable(httplib::Server& server, AuthOptions options)
     : server_(server), options_(std::move(options)) {}
 
@@ -121,6 +141,9 @@ ReaderHandler RouteTable::WrapReader(RouteSpec spec, ReaderHandler handler) {
 void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
                        const httplib::Request& req, httplib::Response& res,
                        const std::function<void()>& serve) const {
+  // httplib owns the request and hands it over as const; the query is read again the way
+  // Google's front end reads it (SplitQuery) before any check or handler sees it.
+  const_cast<httplib::Request&>(req).params = SplitQuery(req.target);
   const std::string project = project_of ? project_of(req) : ProjectOfPath(req.path);
   std::string token_id = "-";
   Status allowed = Check(req, spec, project, &token_id);

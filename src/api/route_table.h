@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,12 @@ struct AuthOptions {
 // the ':' becomes "[:]". Every RouteTable method registers its pattern through this; routes()
 // lists the pattern as given.
 std::string HttplibRegex(const std::string& regex);
+
+// The query parameters of a request target ("/path?a=1&b=x=y"), each split at its first '=' and
+// URL-decoded ('+' is a space), as Google's front end reads them: "filter=state=DONE" is filter
+// "state=DONE" (cpp-httplib keeps the text after the last '=' instead). Every route's handler
+// sees these in req.params.
+std::multimap<std::string, std::string> SplitQuery(const std::string& target);
 
 class RouteTable {
  public:

@@ -144,5 +144,37 @@ TEST_F(RouteTableTest, ServesCustomMethodsAfterAnIdClassWithoutColons) {
   thread_ = std::thread([] {});  // TearDown joins and stops what SetUp started
 }
 
+TEST(SplitQueryTest, SplitsEachParameterAtItsFirstEquals) {
+  std::string got;
+  for (const auto& [k, v] : SplitQuery("/v1/x?filter=state=JOB_STATE_SUCCEEDED&a=%3D+b&flag&c=")) {
+    got += k + "=[" + v + "] ";
+  }
+  EXPECT_EQ(got, "a=[= b] c=[] filter=[state=JOB_STATE_SUCCEEDED] flag=[] ");
+  EXPECT_TRUE(SplitQuery("/v1/x").empty());
+}
+
+// An unencoded '=' inside a value reaches the handler whole (docs/api.md's own
+// `operations?filter=state=DONE`).
+TEST_F(RouteTableTest, HandlersSeeValuesWithAnUnencodedEquals) {
+  server_.stop();
+  thread_.join();
+  httplib::Server server;
+  RouteTable routes(server, AuthOptions{});
+  routes.Get("/v1/filtered", Access::kRead,
+             [](const httplib::Request& req, httplib::Response& res) {
+               res.set_content(req.get_param_value("filter"), "text/plain");
+             });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get("/v1/filtered?filter=state=DONE");
+  server.stop();
+  t.join();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, "state=DONE");
+  thread_ = std::thread([] {});
+}
+
 }  // namespace
 }  // namespace trainyard::api
