@@ -124,7 +124,7 @@ StatusOr<int> ApiServer::Bind() {
   // cpp-httplib's default socket options add SO_REUSEPORT, with which a second server on a
   // taken port binds too and the kernel splits connections between the two. SO_REUSEADDR alone
   // still lets a restarted server bind while old connections sit in TIME_WAIT.
-  server_->set_socket_options([](httplib::socket_t sock) {
+  server_->set_socket_options([](auto sock) {  // socket_t: global in 0.11, namespaced later
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
