@@ -3,6 +3,8 @@
 // gcloud shim and the official SDKs (STORAGE_EMULATOR_HOST) talk to it. docs/api.md explains each.
 #include <httplib.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "command_common.h"
@@ -29,6 +31,24 @@ Status PrintGcloudEnv(const GcloudEnvFlags& f) {
                               "--no-check to print the lines anyway)");
     }
   }
+  // gcloud sends the token in this file (`--access-token-file`, set anywhere on the line, or the
+  // environment); CLOUDSDK_AUTH_DISABLE_CREDENTIALS would override it and send none.
+  std::string token_file;
+  for (const char* var : {"TRAINYARD_ACCESS_TOKEN_FILE", "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE"}) {
+    const char* v = std::getenv(var);
+    if (token_file.empty() && v != nullptr && *v != '\0') token_file = v;
+  }
+  if (!f.no_check && token_file.empty()) {
+    httplib::Client client(endpoint);
+    client.set_connection_timeout(5);
+    auto caller = client.Get("/v1/caller");
+    if (caller && caller->status == 401) {
+      return FailedPreconditionError(
+          "the server at " + endpoint +
+          " requires a token (it runs with --auth): pass --access-token-file FILE (a file "
+          "holding a token from `trainyard auth create-token`) so gcloud sends it");
+    }
+  }
   const std::string parent = ParentName(f.common);  // projects/P/locations/L
   const std::string project = parent.substr(9, parent.find('/', 9) - 9);
   const std::string region = parent.substr(parent.rfind('/') + 1);
@@ -39,7 +59,10 @@ Status PrintGcloudEnv(const GcloudEnvFlags& f) {
             // AI Platform Training (`gcloud ai-platform jobs`): its own API name, `ml`; its
             // submit reads the region from compute/region when --region is not given.
             << "export CLOUDSDK_API_ENDPOINT_OVERRIDES_ML=" << endpoint << "/\n"
-            << "export CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true\n"
+            << (token_file.empty() ? "export CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true\n"
+                                   : "unset CLOUDSDK_AUTH_DISABLE_CREDENTIALS\n"
+                                     "export CLOUDSDK_AUTH_ACCESS_TOKEN_FILE=" +
+                                         std::filesystem::absolute(token_file).string() + "\n")
             << "export CLOUDSDK_CORE_PROJECT=" << project << "\n"
             << "export CLOUDSDK_AI_REGION=" << region << "\n"
             << "export CLOUDSDK_COMPUTE_REGION=" << region << "\n"

@@ -225,6 +225,38 @@ TEST_F(SecurityE2ETest, GcloudWorksWithAnAccessTokenFile) {
   EXPECT_NE(refused.err.find("UNAUTHENTICATED"), std::string::npos) << refused.err;
 }
 
+// `eval "$(trainyard gcloud-env --access-token-file F)"` is all gcloud needs against an --auth
+// server: the lines carry the token file (CLOUDSDK_AUTH_DISABLE_CREDENTIALS would override it),
+// and without a token the command says what is missing instead of printing lines that 401.
+TEST_F(SecurityE2ETest, GcloudEnvCarriesTheTokenFile) {
+  StartServer({"--auth"});
+  testing::WriteFileOrDie(dir_ / "token", Token("alpha", "viewer") + "\n");
+  auto refused = Run({"gcloud-env", "--project", "alpha"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("--access-token-file"), std::string::npos) << refused.err;
+  auto lines =
+      Run({"gcloud-env", "--project", "alpha", "--access-token-file", (dir_ / "token").string()});
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  EXPECT_NE(lines.out.find("export CLOUDSDK_AUTH_ACCESS_TOKEN_FILE=" + (dir_ / "token").string()),
+            std::string::npos)
+      << lines.out;
+  EXPECT_EQ(lines.out.find("CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true"), std::string::npos)
+      << lines.out;
+  if (!std::filesystem::exists("/usr/bin/gcloud")) {
+    GTEST_SKIP() << "/usr/bin/gcloud is not installed (Google Cloud CLI): the lines were checked";
+  }
+  testing::WriteFileOrDie(dir_ / "env.sh", lines.out);
+  auto gcloud = testing::RunProcess(
+      {"sh", "-c",
+       ". " + (dir_ / "env.sh").string() +
+           " && /usr/bin/gcloud ai custom-jobs list --region=us-central1"},
+      "",
+      {"CLOUDSDK_CONFIG=" + (dir_ / "gcloud").string(), "CLOUDSDK_CORE_DISABLE_PROMPTS=1",
+       "CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK=1",
+       "CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true", "PATH=/usr/bin:/bin"});
+  EXPECT_EQ(gcloud.exit_code, 0) << gcloud.err;
+}
+
 TEST_F(SecurityE2ETest, TlsWithASelfSignedCertificate) {
   const std::string cert = (dir_ / "cert.pem").string(), key = (dir_ / "key.pem").string();
   auto made = testing::RunProcess({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
