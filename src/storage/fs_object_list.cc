@@ -1,13 +1,9 @@
 // FsObjectStore::ListObjects: GCS listing semantics (lexicographic byte order of full names,
 // prefix, delimiter roll-up into prefixes, start/end offsets, paging) over a directory walk.
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
-#include "common/file_util.h"
 #include "storage/fs_object_store.h"
 
 namespace trainyard::storage {

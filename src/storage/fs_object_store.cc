@@ -365,6 +365,18 @@ StatusOr<ObjectInfo> FsObjectStore::CommitFile(const BeneathDir& from_dir, const
                                    "tree, so 'a' and 'a/b' cannot both exist)");
   }
   ::fchmod(fd, 0644);  // temp files are 0600; objects are readable like files cp makes
+  // The generation is the mtime in microseconds, and file times tick coarsely (a jiffy, up to
+  // 4 ms): two writes in one tick would share a generation, and an ifGenerationMatch on the older
+  // one would pass. The new object's mtime is moved past the one it replaces.
+  if (existing.ok() && S_ISREG(existing->st_mode)) {
+    struct stat mine {};
+    const int64_t replaced_us = Nanos(existing->st_mtim) / 1000;
+    if (::fstat(fd, &mine) == 0 && Nanos(mine.st_mtim) / 1000 <= replaced_us) {
+      const int64_t next_ns = (replaced_us + 1) * 1000;
+      const timespec times[2] = {{0, UTIME_OMIT}, {next_ns / 1000000000, next_ns % 1000000000}};
+      ::futimens(fd, times);
+    }
+  }
   // renameat replaces a link at `rel` itself: nothing outside the bucket is written.
   if (Status s = from_dir.Rename(from, root_, rel); !s.ok()) {
     return IoError("cannot move the upload into place as " + bucket + "/" + name + ": " +
