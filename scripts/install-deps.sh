@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Trainyard needs, only those missing. Safe to re-run.
+# Installs the Debian 13 (trixie) or 12 (bookworm) packages Trainyard needs, only those missing.
+# Safe to re-run. On any other system it stops and says what it supports.
 #   scripts/install-deps.sh          build + run (trainer, server, CLI, sample data)
 #   scripts/install-deps.sh --test   also what the tests need (python3-torch reference, Slurm, ...)
 set -euo pipefail
+
+# Debian 13 and 12 only: package names (libtorch-dev, the clang runtime, ...) are theirs.
+# TRAINYARD_ANY_DISTRO=1 skips this check, for a derivative that keeps Debian's names.
+os_id=$(. /etc/os-release 2>/dev/null && echo "${ID:-}") || os_id=""
+os_version=$(. /etc/os-release 2>/dev/null && echo "${VERSION_ID:-}") || os_version=""
+if [[ ${TRAINYARD_ANY_DISTRO:-0} != 1 ]] && ! [[ $os_id == debian && $os_version =~ ^(12|13)$ ]]; then
+  pretty=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-}") || pretty=""
+  echo "install-deps: this is ${pretty:-a system without /etc/os-release}; Trainyard installs on" \
+    "Debian 13 (trixie) or Debian 12 (bookworm) only (the README lists what it needs)." \
+    "Set TRAINYARD_ANY_DISTRO=1 to try anyway on a Debian derivative." >&2
+  exit 1
+fi
 
 # libclang-rt-N-dev for the clang the release installs by default (its `clang` package depends
 # on clang-N). apt's lists must be current for apt-cache to know it: updated once when missing.
