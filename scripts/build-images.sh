@@ -18,7 +18,9 @@
 #                             uses, or $DEBIAN_MIRROR) with python3 (and `python`), Debian's
 #                             python3-torch 1.13, NumPy, pip (with setuptools and wheel: it
 #                             installs pythonPackageSpec archives) and `import hypertune`
-#                             (images/pytorch/hypertune, the cloudml-hypertune API); CMD python3.
+#                             (cloudml-hypertune from PyPI, the version pinned in
+#                             scripts/venv/requirements.lock, installed with the project's venv);
+#                             CMD python3. Labelled with its Debian release and torch version.
 #                             About 1.2 GB; debootstrap reuses apt's package cache. Not built by
 #                             default: it takes minutes (docs/containers.md "Prebuilt images").
 #
@@ -142,7 +144,14 @@ $(tail -20 "$ctx/debootstrap.log")"
     "$ctx/rootfs"/var/lib/apt/lists/* "$ctx/rootfs"/var/log/*.log "$ctx/rootfs"/debootstrap
   local site=$ctx/rootfs/usr/local/lib/python3.11/dist-packages
   mkdir -p "$site"
-  cp -r images/pytorch/hypertune "$site/"
+  # The library Vertex's prebuilt images ship for trials' metrics, pure Python: installed by the
+  # project's venv (scripts/python-venv.sh) at its pinned version into the image's site-packages.
+  bash scripts/python-venv.sh
+  [[ -x .venv/bin/python ]] || die "the venv is missing ($(cat .venv.unavailable 2>/dev/null)); cloudml-hypertune comes from PyPI"
+  local hypertune_pin
+  hypertune_pin=$(grep -i '^cloudml-hypertune==' scripts/venv/requirements.lock)
+  .venv/bin/python -m pip install -q --no-deps --target "$site" "$hypertune_pin" >"$ctx/pip.log" 2>&1 ||
+    die "could not install $hypertune_pin into the image: $(tail -5 "$ctx/pip.log")"
   find "$site" -name __pycache__ -prune -exec rm -rf {} +
   chroot "$ctx/rootfs" python3 -c 'import torch, numpy, hypertune, importlib.util as u
 assert all(u.find_spec(m) for m in ("pip", "setuptools", "wheel")), "no pip, setuptools or wheel"
@@ -156,6 +165,13 @@ COPY rootfs/ /
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin PYTHONUNBUFFERED=1 LANG=C.UTF-8
 CMD ["python3"]
 CF
+  # Which Debian and torch the image is (podman image inspect, docs/containers.md).
+  local torch_version debian_version
+  torch_version=$(sed -n 's/^torch //p' "$ctx/check.log")
+  debian_version=$(cat "$ctx/rootfs/etc/debian_version")
+  printf 'LABEL org.opencontainers.image.base.name="debian:bookworm" %s %s %s\n' \
+    "org.debian.version=\"$debian_version\"" "org.pytorch.version=\"$torch_version\"" \
+    "io.trainyard.hypertune=\"${hypertune_pin#*==}\"" >>"$ctx/Containerfile"
   build pytorch "$ctx"
 }
 

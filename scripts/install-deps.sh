@@ -39,6 +39,8 @@ pkgs=(
 if [[ "${1:-}" == "--test" ]]; then
   # python3-torch: the independent reference implementation in parity tests and benchmarks.
   pkgs+=(python3 python3-torch python3-numpy procps curl clang-format)
+  # python3-venv: the project's venv of pinned PyPI packages (scripts/python-venv.sh, below).
+  pkgs+=(python3-venv)
   # python3-pip (+ setuptools, wheel): installs pythonPackageSpec archives in launcher tests.
   pkgs+=(python3-pip)
   # Security tests: self-signed certificates (openssl); fuzzing (clang with libFuzzer: the
@@ -72,7 +74,13 @@ for p in "${pkgs[@]}"; do
     missing+=("$p")
   fi
 done
+# The Python packages the tests drive (Google's SDKs, cloudml-hypertune) come from PyPI into a venv,
+# never system-wide; made after the apt packages (it needs python3-venv).
+make_venv() {
+  if [[ "${1:-}" == "--test" ]]; then bash "$(dirname "$0")/python-venv.sh"; fi
+}
 if [[ ${#missing[@]} -eq 0 ]]; then
+  make_venv "$@"
   exit 0
 fi
 
@@ -87,3 +95,4 @@ echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+make_venv "$@"

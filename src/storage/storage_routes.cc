@@ -137,7 +137,9 @@ StatusOr<json> Compose(const Call& c, const std::string& bucket, const std::stri
       return InvalidArgumentError("sourceObjects[].name must be a string");
     }
     TY_ASSIGN_OR_RETURN(auto reader, c.store->OpenObject(bucket, src["name"]));
-    if (src.contains("generation") &&
+    // A null generation is no generation (protojson; Python's client sends null for a blob it
+    // has not loaded).
+    if (src.contains("generation") && !src["generation"].is_null() &&
         src["generation"].dump() != "\"" + std::to_string(reader->info().generation) + "\"" &&
         src["generation"].dump() != std::to_string(reader->info().generation)) {
       return NotFoundError("No such object: " + bucket + "/" + src["name"].get<std::string>() +

@@ -136,9 +136,13 @@ TEST_F(StorageRoutesTest, CopyRewriteComposeDelete) {
   ASSERT_EQ(Status("POST", "/upload/storage/v1/b/bkt/o?uploadType=media&name=p2", "world", "t/p"),
             "200");
   ASSERT_EQ(Status("POST", "/storage/v1/b/bkt/o/all/compose",
-                   R"({"sourceObjects":[{"name":"p1"},{"name":"p2"}]})", "application/json"),
+                   R"({"sourceObjects":[{"name":"p1"},{"name":"p2","generation":null}]})",
+                   "application/json"),
             "200");
   EXPECT_EQ(json::parse(last_.body)["crc32c"], "yZRlqg==");
+  EXPECT_EQ(Status("POST", "/storage/v1/b/bkt/o/x/compose",
+                   R"({"sourceObjects":[{"name":"p1","generation":"1"}]})", "application/json"),
+            "404");
   ASSERT_EQ(Status("POST", "/storage/v1/b/bkt/o/all/rewriteTo/b/bkt/o/c%2Fcopy", "{}",
                    "application/json"),
             "200");

@@ -242,6 +242,13 @@ fs::path ToolPath(const std::string& name) {
   return root / "tools" / name;
 }
 
+ProcessResult RunVenvPython(const std::vector<std::string>& args, const std::string& stdin_data,
+                            const std::vector<std::string>& extra_env) {
+  std::vector<std::string> argv = {"bash", SourcePath("scripts/venv-python.sh").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProcess(argv, stdin_data, extra_env);
+}
+
 fs::path SourcePath(const std::string& relative) {
   const char* src = std::getenv("TRAINYARD_SOURCE_DIR");
   fs::path root = src ? fs::path(src) : fs::path(TRAINYARD_SOURCE_DIR);

@@ -18,6 +18,16 @@ struct ProcessResult {
 ProcessResult RunProcess(const std::vector<std::string>& argv, const std::string& stdin_data = "",
                          const std::vector<std::string>& extra_env = {});
 
+// Exit code of RunVenvPython when the project's venv is not there (ctest's SKIP_RETURN_CODE).
+constexpr int kVenvMissing = 77;
+// Runs <venv>/bin/python with `args` through scripts/venv-python.sh: the pinned PyPI packages of
+// scripts/venv (scripts/python-venv.sh makes it). Without a current venv the exit code is
+// kVenvMissing and `out` says why (GTEST_SKIP with it); where TRAINYARD_REQUIRE_PYPI=1 it is 1
+// instead, so the test fails.
+ProcessResult RunVenvPython(const std::vector<std::string>& args,
+                            const std::string& stdin_data = "",
+                            const std::vector<std::string>& extra_env = {});
+
 // A child process running in the background with stdout/stderr redirected to files (so a test
 // can watch its progress and signal it). Start returns -1 when fork fails.
 struct BackgroundProcess {

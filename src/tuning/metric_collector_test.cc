@@ -4,6 +4,7 @@
 
 #include <deque>
 
+#include "testing/test_util.h"
 #include "tuning/study_spec_json.h"
 
 namespace trainyard::tuning {
@@ -45,6 +46,39 @@ TEST(HypertuneParseTest, SkipsBadAndPartialLines) {
 
 // Simulates the library: a deque of the last 100 reports, the whole file rewritten each time,
 // and the collector polling at awkward moments (mid-rewrite, after rotation).
+// The real cloudml-hypertune (PyPI, in the project's venv) writes; the parser reads every report:
+// a named tag, the default tag, steps, a checkpoint path (a key the parser must ignore).
+TEST(HypertuneParseTest, ReadsWhatCloudmlHypertuneWrites) {
+  const auto dir = testing::MakeTestDir();
+  const std::string file = (dir / "hypertune" / "output.metrics").string();
+  const std::string script = R"(
+import hypertune
+ht = hypertune.HyperTune()
+ht.report_hyperparameter_tuning_metric("accuracy", 0.25, global_step=3)
+ht.report_hyperparameter_tuning_metric("accuracy", "0.5", 7, checkpoint_path="gs://b/ckpt")
+ht.report_hyperparameter_tuning_metric(None, 1.5)
+print(hypertune.__file__)
+)";
+  testing::ProcessResult r = testing::RunVenvPython(
+      {"-c", script}, "", {"CLOUD_ML_HP_METRIC_FILE=" + file, "CLOUD_ML_TRIAL_ID=4"});
+  if (r.exit_code == testing::kVenvMissing) GTEST_SKIP() << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_NE(r.out.find("site-packages/hypertune"), std::string::npos) << r.out;
+  HypertuneParseResult parsed = ParseHypertuneFile(testing::ReadFileOrDie(file));
+  ASSERT_EQ(parsed.records.size(), 3u) << testing::ReadFileOrDie(file);
+  EXPECT_EQ(parsed.records[0].trial, "4");
+  EXPECT_EQ(parsed.records[0].global_step, 3);
+  ASSERT_EQ(parsed.records[0].metrics.size(), 1u);
+  EXPECT_EQ(parsed.records[0].metrics[0].metric_id, "accuracy");
+  EXPECT_DOUBLE_EQ(parsed.records[0].metrics[0].value, 0.25);
+  EXPECT_EQ(parsed.records[1].global_step, 7);
+  ASSERT_EQ(parsed.records[1].metrics.size(), 1u);
+  EXPECT_DOUBLE_EQ(parsed.records[1].metrics[0].value, 0.5);
+  ASSERT_EQ(parsed.records[2].metrics.size(), 1u);
+  EXPECT_EQ(parsed.records[2].metrics[0].metric_id, "training/hptuning/metric");
+  EXPECT_EQ(parsed.records[2].global_step, 0);
+}
+
 TEST(MetricCollectorTest, AccumulatesAcrossRewritesTruncationAndRotation) {
   MetricCollector c({"acc"}, 1000.0);
   std::deque<std::string> window;

@@ -18,3 +18,15 @@ if(NODE_EXECUTABLE)
         ENVIRONMENT "TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};NODE_PATH=${PROJECT_BINARY_DIR}/node-clients/node_modules")
   endforeach()
 endif()
+
+# The official Python clients from PyPI (the project's venv, scripts/python-venv.sh) against the
+# real server, through scripts/venv-python.sh: Skipped without the venv, failed instead where
+# TRAINYARD_REQUIRE_PYPI=1 (CI).
+foreach(client storage)
+  add_test(NAME python_${client}_client_test
+           COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh
+                   ${PROJECT_SOURCE_DIR}/test/python_clients/${client}_client_test.py)
+  set_tests_properties(python_${client}_client_test PROPERTIES
+      LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77
+      ENVIRONMENT "TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/test/python_clients")
+endforeach()

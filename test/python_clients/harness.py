@@ -1,0 +1,60 @@
+"""Shared by the Python client tests: starts a real `trainyard server` on 127.0.0.1 port 0 with a
+fresh data dir and bucket root (the build tree's binary, TRAINYARD_BINARY_DIR), and stops it at
+exit. Run through scripts/venv-python.sh, which supplies the pinned PyPI packages."""
+
+import atexit
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+class Server:
+    def __init__(self, extra_args=(), env=None):
+        binary_dir = os.environ.get("TRAINYARD_BINARY_DIR", "build")
+        binary = os.path.join(binary_dir, "tools", "trainyard")
+        if not os.access(binary, os.X_OK):
+            sys.exit(f"FAILED: {binary} is not built (set TRAINYARD_BINARY_DIR)")
+        self.dir = tempfile.mkdtemp(prefix="trainyard-py-")
+        self.buckets = os.path.join(self.dir, "buckets")
+        os.mkdir(self.buckets)
+        self._stderr = open(os.path.join(self.dir, "server.stderr"), "w+")
+        # --allow-root-replicas: mkdtemp's dir is 0700, which `nobody` (a root server's default
+        # replica user) cannot enter; unprivileged replicas are tested in security_e2e_test.
+        args = [binary, "server", "--port", "0", "--data-dir", os.path.join(self.dir, "server"),
+                "--allow-root-replicas", *extra_args]
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+            env={**os.environ, "TRAINYARD_BUCKET_ROOT": self.buckets, **(env or {})})
+        atexit.register(self.stop)
+        deadline = time.monotonic() + 20
+        line = ""
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            match = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+            if match:
+                self.port = int(match.group(1))
+                self.endpoint = f"http://127.0.0.1:{self.port}"
+                return
+            if not line and self.process.poll() is not None:
+                break
+        self.stop()
+        sys.exit(f"FAILED: trainyard server did not start: {line!r} {self.stderr()}")
+
+    def stderr(self):
+        self._stderr.seek(0)
+        return self._stderr.read()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
