@@ -129,20 +129,24 @@ build_pytorch() {
   local ctx=$work/pytorch mirror
   mirror=$(bash scripts/debian-mirror.sh)
   mkdir -p "$ctx"
-  log "debootstrap bookworm (minbase + python3-torch) from $mirror; this takes minutes"
+  local release=${TRAINYARD_PYTORCH_RELEASE:-bookworm}
+  case $release in trixie | bookworm) ;; *) die "TRAINYARD_PYTORCH_RELEASE is trixie or bookworm, not $release" ;; esac
+  log "debootstrap $release (minbase + python3-torch) from $mirror; this takes minutes"
   local cache=()
   [[ -d /var/cache/apt/archives && -w /var/cache/apt/archives ]] && cache=(--cache-dir=/var/cache/apt/archives)
   # python3-pip (with setuptools and wheel): pythonPackageSpec archives are pip-installed in the
   # replica, as on Vertex (spec/python_package_launcher.h).
   debootstrap --variant=minbase \
     --include=python3,python-is-python3,python3-torch,python3-numpy,python3-pip \
-    "${cache[@]}" bookworm "$ctx/rootfs" "$mirror" >"$ctx/debootstrap.log" 2>&1 ||
+    "${cache[@]}" "$release" "$ctx/rootfs" "$mirror" >"$ctx/debootstrap.log" 2>&1 ||
     die "debootstrap failed (log below; is $mirror reachable?)
 $(tail -20 "$ctx/debootstrap.log")"
   # What a training container never reads: docs, manuals, translations, apt's downloads.
   rm -rf "$ctx/rootfs"/usr/share/{doc,man,info,locale}/* "$ctx/rootfs"/var/cache/apt/* \
     "$ctx/rootfs"/var/lib/apt/lists/* "$ctx/rootfs"/var/log/*.log "$ctx/rootfs"/debootstrap
-  local site=$ctx/rootfs/usr/local/lib/python3.11/dist-packages
+  local python_version site
+  python_version=$(chroot "$ctx/rootfs" python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  site=$ctx/rootfs/usr/local/lib/python$python_version/dist-packages
   mkdir -p "$site"
   # The library Vertex's prebuilt images ship for trials' metrics, pure Python: installed by the
   # project's venv (scripts/python-venv.sh) at its pinned version into the image's site-packages.
@@ -169,7 +173,7 @@ CF
   local torch_version debian_version
   torch_version=$(sed -n 's/^torch //p' "$ctx/check.log")
   debian_version=$(cat "$ctx/rootfs/etc/debian_version")
-  printf 'LABEL org.opencontainers.image.base.name="debian:bookworm" %s %s %s\n' \
+  printf 'LABEL org.opencontainers.image.base.name="debian:%s" %s %s %s\n' "$release" \
     "org.debian.version=\"$debian_version\"" "org.pytorch.version=\"$torch_version\"" \
     "io.trainyard.hypertune=\"${hypertune_pin#*==}\"" >>"$ctx/Containerfile"
   build pytorch "$ctx"

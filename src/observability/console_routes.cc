@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include "api/http_status.h"
+
 namespace trainyard::observability {
 namespace {
 
@@ -46,8 +48,12 @@ void RegisterConsoleRoutes(api::RouteTable& routes, std::span<const ConsoleAsset
              [assets](const httplib::Request& req, httplib::Response& res) {
                const ConsoleAsset* a = Find(assets, "assets/" + std::string(req.matches[1]));
                if (!a) {
-                 res.status =
-                     404;  // the API server's error handler writes the google.rpc.Status body
+                 res.status = 404;
+                 res.set_content(api::ErrorBody(NotFoundError("no such console asset: assets/" +
+                                                              std::string(req.matches[1])))
+                                         .dump(2) +
+                                     "\n",
+                                 "application/json; charset=utf-8");
                  return;
                }
                // Vite puts a content hash in every asset name, so they never change under one URL.

@@ -45,8 +45,10 @@ class ObservabilityRoutesTest : public ::testing::Test {
   void SetUp() override {
     root_ = testing::MakeTestDir();
     setenv("TRAINYARD_BUCKET_ROOT", (root_ / "buckets").c_str(), 1);
-    controller_ = std::make_unique<controller::JobController>(
-        &store_, &executor_, &images_, nullptr, controller::JobControllerOptions{root_ / "jobs"});
+    controller::JobControllerOptions options_jobs;
+    options_jobs.jobs_dir = root_ / "jobs";
+    controller_ = std::make_unique<controller::JobController>(&store_, &executor_, &images_,
+                                                              nullptr, options_jobs);
     ASSERT_TRUE(controller_->Start().ok());
     api::ApiServerOptions options;
     options.port = 0;
@@ -172,6 +174,8 @@ TEST(ConsoleRoutesTest, ServesAssetsOrSaysHowToBuildTheConsole) {
           std::to_string(not_built->body.find("without the web console") != std::string::npos) +
           " " + index->get_header_value("Content-Security-Policy").substr(0, 19),
       "<html>console</html> text/javascript; charset=utf-8 404 1 default-src 'self';");
+  EXPECT_NE(missing->body.find("no such console asset: assets/nope.js"), std::string::npos)
+      << missing->body;
 }
 
 }  // namespace
