@@ -139,7 +139,8 @@ class Parser {
   }
 
   StatusOr<Node> Conjunction(int depth) {
-    Node all{.kind = Node::Kind::kAnd};
+    Node all;
+    all.kind = Node::Kind::kAnd;
     while (!AtEnd() && !AtCloseParen()) {
       if (IsWord(tokens_[i_], "AND")) {
         ++i_;
@@ -156,7 +157,8 @@ class Parser {
   StatusOr<Node> Disjunction(int depth) {
     TY_ASSIGN_OR_RETURN(Node first, Unary(depth));
     if (AtEnd() || !IsWord(tokens_[i_], "OR")) return first;
-    Node any{.kind = Node::Kind::kOr};
+    Node any;
+    any.kind = Node::Kind::kOr;
     any.children.push_back(std::move(first));
     while (!AtEnd() && IsWord(tokens_[i_], "OR")) {
       ++i_;
@@ -182,7 +184,8 @@ class Parser {
         ++i_;
       }
       TY_ASSIGN_OR_RETURN(Node inner, Unary(depth + 1));
-      Node negated{.kind = Node::Kind::kNot};
+      Node negated;
+      negated.kind = Node::Kind::kNot;
       negated.children.push_back(std::move(inner));
       return negated;
     }
@@ -213,7 +216,10 @@ class Parser {
     if (i_ + 2 >= tokens_.size()) {
       return InvalidArgumentError("filter: '" + field + "' needs an operator and a value");
     }
-    Term t{.field = *canonical, .op = tokens_[i_ + 1].text, .value = tokens_[i_ + 2].text};
+    Term t;
+    t.field = *canonical;
+    t.op = tokens_[i_ + 1].text;
+    t.value = tokens_[i_ + 2].text;
     if (tokens_[i_ + 1].quoted || (t.op != "=" && t.op != "!=" && t.op != "<" && t.op != "<=" &&
                                    t.op != ">" && t.op != ">=" && t.op != ":")) {
       return InvalidArgumentError("filter: '" + t.op + "' after '" + field +
@@ -230,7 +236,9 @@ class Parser {
       if (!rank) return InvalidArgumentError("filter: severity '" + t.value + "' is not a level");
       t.severity = *rank;
     }
-    return Node{.kind = Node::Kind::kTerm, .term = std::move(t)};
+    Node leaf;  // kind kTerm
+    leaf.term = std::move(t);
+    return leaf;
   }
 
   std::vector<Token> tokens_;

@@ -235,7 +235,9 @@ TEST_F(FsObjectStoreLinksTest, ALinkedBucketIsNoBucket) {
   fs::create_symlink(outside_ / "data", root_ / "linked-bkt");
   EXPECT_EQ(store_->GetBucket("linked-bkt").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->OpenObject("linked-bkt", "auth.db").status().code(), StatusCode::kNotFound);
-  for (const BucketInfo& b : store_->ListBuckets().value()) EXPECT_NE(b.name, "linked-bkt");
+  const auto buckets = store_->ListBuckets();  // held: a range-for over a temporary's value()
+  ASSERT_TRUE(buckets.ok());                   // would dangle
+  for (const BucketInfo& b : *buckets) EXPECT_NE(b.name, "linked-bkt");
 }
 
 TEST_F(FsObjectStoreLinksTest, TheStoresOwnDirectoriesCannotBeRedirected) {

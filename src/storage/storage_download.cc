@@ -32,17 +32,22 @@ StatusOr<std::optional<ByteRange>> ParseRange(const std::string& header, uint64_
   if ((dash != 0 && !first) || (dash + 1 != spec.size() && !last) || (!first && !last)) {
     return InvalidArgumentError("malformed Range header: " + header);
   }
+  // Plain values past this point: gcc 14 takes *optional of an int for maybe-uninitialized.
+  const bool has_first = first.has_value(), has_last = last.has_value();
+  const int64_t first_value = first.value_or(0), last_value = last.value_or(0);
   ByteRange r;
-  if (!first) {  // suffix: the last N bytes
-    if (*last == 0 || size == 0) return OutOfRangeError("unsatisfiable");
-    r.first = size - std::min<uint64_t>(size, static_cast<uint64_t>(*last));
+  if (!has_first) {  // suffix: the last N bytes
+    if (last_value == 0 || size == 0) return OutOfRangeError("unsatisfiable");
+    r.first = size - std::min<uint64_t>(size, static_cast<uint64_t>(last_value));
     r.last = size - 1;
     return std::optional<ByteRange>(r);
   }
-  if (static_cast<uint64_t>(*first) >= size) return OutOfRangeError("unsatisfiable");
-  if (last && *last < *first) return InvalidArgumentError("malformed Range header: " + header);
-  r.first = static_cast<uint64_t>(*first);
-  r.last = last ? std::min<uint64_t>(static_cast<uint64_t>(*last), size - 1) : size - 1;
+  if (static_cast<uint64_t>(first_value) >= size) return OutOfRangeError("unsatisfiable");
+  if (has_last && last_value < first_value) {
+    return InvalidArgumentError("malformed Range header: " + header);
+  }
+  r.first = static_cast<uint64_t>(first_value);
+  r.last = has_last ? std::min<uint64_t>(static_cast<uint64_t>(last_value), size - 1) : size - 1;
   return std::optional<ByteRange>(r);
 }
 

@@ -188,8 +188,10 @@ std::vector<json> TrialsBestFirst(const json& job) {
   std::stable_sort(trials.begin(), trials.end(), [&](const json& a, const json& b) {
     auto va = a.value("state", "") == "SUCCEEDED" ? TrialFinalValue(job, a) : std::nullopt;
     auto vb = b.value("state", "") == "SUCCEEDED" ? TrialFinalValue(job, b) : std::nullopt;
-    if (va && vb && *va != *vb) return maximize ? *va > *vb : *va < *vb;
     if (va.has_value() != vb.has_value()) return va.has_value();
+    // value_or, not *: gcc 14 takes *optional<double> here for maybe-uninitialized.
+    const double x = va.value_or(0), y = vb.value_or(0);
+    if (va && x != y) return maximize ? x > y : x < y;
     return id_num(a) < id_num(b);
   });
   return trials;
