@@ -21,6 +21,8 @@
 #                             (cloudml-hypertune from PyPI, the version pinned in
 #                             scripts/venv/requirements.lock, installed with the project's venv);
 #                             CMD python3. Labelled with its Debian release and torch version.
+#                             TRAINYARD_PYTORCH_RELEASE=trixie builds it on Debian 13 (torch 2.6)
+#                             instead (bench/README.md compares the two).
 #                             About 1.2 GB; debootstrap reuses apt's package cache. Not built by
 #                             default: it takes minutes (docs/containers.md "Prebuilt images").
 #

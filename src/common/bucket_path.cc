@@ -68,6 +68,20 @@ std::filesystem::path BucketRoot() {
 
 bool IsGcsUri(std::string_view s) { return s.starts_with("gs://"); }
 
+std::string WithGcsUris(std::string_view text) {
+  std::string root = BucketRoot().lexically_normal().string();
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  root += '/';
+  std::string out;
+  size_t from = 0;
+  for (size_t at; (at = text.find(root, from)) != std::string_view::npos; from = at + root.size()) {
+    out.append(text.substr(from, at - from));
+    out += "gs://";
+  }
+  out.append(text.substr(from));
+  return out;
+}
+
 Status ValidateBucketName(std::string_view name) {
   const bool dotted = name.find('.') != std::string_view::npos;
   if (name.size() < 3 || name.size() > (dotted ? 222u : 63u)) {

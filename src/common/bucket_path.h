@@ -52,4 +52,9 @@ StatusOr<GcsUri> ParseGcsUri(std::string_view uri);
 // string is returned unchanged as a local path.
 StatusOr<std::filesystem::path> ResolveStoragePath(std::string_view uri_or_path);
 
+// `text` (an error message) with every local path under BucketRoot() written back as the gs://
+// URI it resolves from ("<root>/bkt/data/x.csv" -> "gs://bkt/data/x.csv"), so a user reads the
+// URI they typed, not a server path.
+std::string WithGcsUris(std::string_view text);
+
 }  // namespace trainyard

@@ -22,6 +22,15 @@ TEST(BucketPathTest, MapsGcsUriUnderBucketRoot) {
   EXPECT_EQ(ResolveStoragePath("data/train.csv")->string(), "data/train.csv");
 }
 
+TEST(BucketPathTest, ErrorsNameTheUrisUsersTyped) {
+  ::setenv("TRAINYARD_BUCKET_ROOT", "/srv/buckets/", 1);
+  const std::string path = ResolveStoragePath("gs://my-bucket/data/trian.csv")->string();
+  EXPECT_EQ(WithGcsUris("file not found: " + path + " (and " + path + ")"),
+            "file not found: gs://my-bucket/data/trian.csv (and gs://my-bucket/data/trian.csv)");
+  EXPECT_EQ(WithGcsUris("/srv/bucketsX/a and /srv/other/b"), "/srv/bucketsX/a and /srv/other/b");
+  EXPECT_EQ(WithGcsUris(""), "");
+}
+
 TEST(BucketPathTest, RefusesBucketNamesThatLeaveTheRoot) {
   EXPECT_EQ(Verdict("gs://../x"),
             "'gs://../x': bucket name '..' is invalid: it must have 3-63 characters (up to 222 "

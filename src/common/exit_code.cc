@@ -15,4 +15,21 @@ int ExitCodeFor(const Status& status, ErrorOrigin origin) {
   }
 }
 
+int TrainerExitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk:
+      return kExitOk;
+    case StatusCode::kInvalidArgument:
+      return kExitUsageError;
+    case StatusCode::kNotFound:
+      return kExitNoInput;
+    case StatusCode::kPermissionDenied:
+      return kExitNoPermission;
+    case StatusCode::kFailedPrecondition:
+      return kExitConfigError;
+    default:
+      return kExitFailure;
+  }
+}
+
 }  // namespace trainyard

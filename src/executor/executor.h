@@ -104,7 +104,7 @@ enum class GangFailure {
   kStartFailed,       // a replica or the gang could not be started (no port, sbatch refused, ...)
   kLostOnAdopt,       // after a server restart its replicas were not found
   kImageUnavailable,  // the replica's image could not be pulled or run
-  kConfigError,       // a replica exited replica_contract::kExitConfig (78): not restarted
+  kConfigError,       // a replica exited with a permanent code (replica_contract::IsPermanentExit)
 };
 
 // "REPLICA_FAILED", "TIMEOUT", ... : the stable spelling in state files. "NONE" for kNone.

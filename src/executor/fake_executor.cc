@@ -386,9 +386,7 @@ void FakeExecutor::HandleExits(Gang& g) {
     if (*r.code == 0) continue;
     bool any_running = std::any_of(g.sim.begin(), g.sim.end(), [](auto& x) { return x.running; });
     const ReplicaStatus& rs = g.replicas[i];
-    const std::string reason = *r.code == replica_contract::kExitConfig
-                                   ? LastStderrLine(g.logs, rs.pool_index, rs.replica_index)
-                                   : "";
+    const std::string reason = LastStderrLine(g.logs, rs.pool_index, rs.replica_index);
     const std::string name = Describe(rs);
     Perform(g,
             Lifecycle(g).ReplicaFailed(name, *r.code, ReplicaExitMessage(name, *r.code, reason),

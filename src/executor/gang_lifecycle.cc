@@ -84,9 +84,11 @@ std::string TimeoutMessage(std::chrono::seconds timeout) {
 std::string ReplicaExitMessage(const std::string& replica, int exit_code,
                                const std::string& reason) {
   std::string message = replica + " exited with code " + std::to_string(exit_code);
-  if (exit_code != replica_contract::kExitConfig) return message;
-  message += " (a configuration error, not restarted)";
-  return reason.empty() ? message : message + ": " + reason;
+  if (replica_contract::IsPermanentExit(exit_code)) {
+    message += " (" + replica_contract::PermanentExitMeaning(exit_code) + ", not restarted)";
+    return reason.empty() ? message : message + ": " + reason;
+  }
+  return reason.empty() ? message : message + kLastStderrLine + reason;
 }
 
 GangLifecycle::GangLifecycle(GangRecord* record, LifecyclePolicy policy)
@@ -114,7 +116,7 @@ LifecycleAction GangLifecycle::ReplicaFailed(const std::string& replica, int exi
                                              const std::string& what, bool any_running,
                                              TimePoint now) {
   if (terminal() || stopping()) return {};
-  if (exit_code == replica_contract::kExitConfig) {
+  if (replica_contract::IsPermanentExit(exit_code)) {
     return BeginStop(StopGoal::kFail, what, GangFailure::kConfigError, any_running, now);
   }
   if (record_->restarts_used < policy_.max_restarts) {
@@ -130,8 +132,14 @@ LifecycleAction GangLifecycle::ReplicaFailed(const std::string& replica, int exi
     }
     return {Kind::kRestartReplica, "restarting " + replica + " (" + budget + ")"};
   }
+  // "... exited with code 2 after 3 restarts; its last line on stderr: ...": the count belongs
+  // to the exit, before the replica's own words.
   std::string message = what;
-  if (record_->restarts_used > 0) message += " after " + Plural(record_->restarts_used, "restart");
+  if (record_->restarts_used > 0) {
+    const size_t reason = message.find(kLastStderrLine);
+    message.insert(reason == std::string::npos ? message.size() : reason,
+                   " after " + Plural(record_->restarts_used, "restart"));
+  }
   return BeginStop(StopGoal::kFail, std::move(message), GangFailure::kReplicaFailed, any_running,
                    now);
 }

@@ -22,9 +22,10 @@
 //   reports Stopped() once nothing runs; the stop goal then decides the terminal state.
 // - Cancel wins over a pending gang restart; a stop already headed for a terminal state keeps its
 //   goal.
-// - A replica exiting replica_contract::kExitConfig (78) has a configuration error: the gang
-//   stops FAILED with kConfigError at once, whatever budget is left (a retry would fail the same
-//   way), and the message carries the replica's reason line (ReplicaExitMessage).
+// - A replica exiting with a permanent code (replica_contract::IsPermanentExit: 64-66, 77, 78,
+//   126, 127) cannot succeed on a retry: the gang stops FAILED with kConfigError at once, whatever
+//   budget is left. Every failure's message carries the replica's last stderr line
+//   (ReplicaExitMessage).
 // - A success is the primary replica(s) exiting 0 (PrimarySucceeded).
 //
 // The GangRecord is what executors persist (gang_record.h), so a re-adopted gang continues where
@@ -99,10 +100,12 @@ bool PrimarySucceeded(const std::vector<std::pair<int, std::optional<int>>>& rep
 // "timed out after 600s"
 std::string TimeoutMessage(std::chrono::seconds timeout);
 
-// What a replica's exit says in the job's error: "workerpool1 replica 0 exited with code 2"; for
-// kExitConfig "... exited with code 78 (a configuration error, not restarted): REASON", where
-// `reason` is the replica's last line on stderr (executors read it from the job log;
-// job_log.h LastStderrLine); without one the part after the parenthesis is left out.
+// What a replica's exit says in the job's error, with `reason`, the replica's last line on stderr
+// (executors read it from the job log; job_log.h LastStderrLine), "" when it wrote none:
+// "workerpool1 replica 0 exited with code 2; its last line on stderr: REASON"; for a permanent
+// code (replica_contract::IsPermanentExit) "... exited with code 66 (an input is missing, not
+// restarted): REASON". Without a reason the part after the code (or the parenthesis) is left out.
+inline constexpr char kLastStderrLine[] = "; its last line on stderr: ";
 std::string ReplicaExitMessage(const std::string& replica, int exit_code,
                                const std::string& reason);
 
@@ -124,8 +127,9 @@ class GangLifecycle {
   bool Placed(GangState where, std::chrono::system_clock::time_point now);
 
   // A replica ended with non-zero `exit_code`. `replica` names it ("workerpool1 replica 0"),
-  // `what` says what happened (ReplicaExitMessage). kExitConfig: a stop with failure kConfigError
-  // and message `what`, no restart. Otherwise uses the restart budget: kRestartReplica, or a gang
+  // `what` says what happened (ReplicaExitMessage). A permanent code
+  // (replica_contract::IsPermanentExit): a stop with failure kConfigError and message `what`, no
+  // restart. Otherwise uses the restart budget: kRestartReplica, or a gang
   // restart (kTerminate while `any_running`, else kRestartGang), or a stop with failure
   // kReplicaFailed (kTerminate, or kFinished when nothing runs).
   LifecycleAction ReplicaFailed(const std::string& replica, int exit_code, const std::string& what,

@@ -312,9 +312,8 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
     int code = r.exit_code.value_or(-1);
     // Read before this note joins the replica's stderr lines.
     const std::string reason =
-        code == replica_contract::kExitConfig
-            ? LastStderrLine(JobLogDir(gang.spec.job_dir), r.pool_index, r.replica_index)
-            : "";
+        code == 0 ? ""
+                  : LastStderrLine(JobLogDir(gang.spec.job_dir), r.pool_index, r.replica_index);
     std::string what = ReplicaExitMessage(Describe(r), code, reason);
     SystemLog(gang, &r, what);
     if (code == 0) continue;

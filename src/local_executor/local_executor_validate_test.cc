@@ -51,11 +51,11 @@ TEST(LocalExecutorValidateTest, GangGpuTotalMustFitTheHost) {
 }
 
 TEST(LocalExecutorValidateTest, UnknownTypesNameTheField) {
-  Status s = Executor(0)->Validate(OneReplica("n1-standard-3"));
+  Status s = Executor(0)->Validate(OneReplica("z9-huge-3"));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(
       s.message().starts_with("workerPoolSpecs[0].machineSpec.machineType: unknown machine "
-                              "type 'n1-standard-3'; use one of n1-standard-1,"))
+                              "type 'z9-huge-3'; use one of n1-standard-1,"))
       << s;
   s = Executor(1)->Validate(OneReplica("n1-standard-4", "TESLA_T4", 1));
   EXPECT_TRUE(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/nearest_name.h"
 #include "machines/legacy_machines.h"
 
 namespace trainyard::machines {
@@ -94,6 +95,8 @@ StatusOr<ResolvedMachine> MachineCatalog::Resolve(const MachineRequest& request,
                   : std::string()) +
              ")";
     }
+    const std::string near = NearestName(request.machine_type, MachineNames());
+    if (hint.empty() && !near.empty()) hint = " (did you mean " + near + "?)";
     return InvalidArgumentError(f + ".machineType: unknown machine type '" + request.machine_type +
                                 "'" + hint + "; use one of " + Join(MachineNames()));
   }

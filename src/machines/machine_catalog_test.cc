@@ -106,12 +106,15 @@ TEST(MachineCatalogTest, InvalidRequestsNameTheFieldAndTheFix) {
 }
 
 TEST(MachineCatalogTest, UnknownNamesListTheValidOnes) {
-  std::string machine = Render({"n1-standard-3", "", 0});
+  std::string machine = Render({"z9-huge-3", "", 0});
   EXPECT_TRUE(
       machine.starts_with("INVALID_ARGUMENT: machineSpec.machineType: unknown machine "
-                          "type 'n1-standard-3'; use one of n1-standard-1, n1-standard-2,"))
+                          "type 'z9-huge-3'; use one of n1-standard-1, n1-standard-2,"))
       << machine;
   EXPECT_NE(machine.find(", g2-standard-96"), std::string::npos) << machine;
+  EXPECT_TRUE(Render({"n1-standrd-4", "", 0})
+                  .starts_with("INVALID_ARGUMENT: machineSpec.machineType: unknown machine type "
+                               "'n1-standrd-4' (did you mean n1-standard-4?); use one of "));
   EXPECT_TRUE(Render({"N1-STANDARD-4", "", 0})
                   .starts_with("INVALID_ARGUMENT: machineSpec.machineType: unknown machine type"));
   std::string accel = Render({"n1-standard-4", "NVIDIA_TESLA_T5", 1});

@@ -209,6 +209,29 @@ Status CheckAgainstClusterSpec(const EnvMap& env, const ReplicaRole& role) {
 
 }  // namespace
 
+std::string PermanentExitMeaning(int exit_code) {
+  switch (exit_code) {
+    case 64:
+      return "a usage error";
+    case 65:
+      return "bad input data";
+    case 66:
+      return "an input is missing";
+    case 77:
+      return "permission denied";
+    case kExitConfig:
+      return "a configuration error";
+    case 126:
+      return "the command cannot be executed";
+    case 127:
+      return "the command was not found";
+    default:
+      return "";
+  }
+}
+
+bool IsPermanentExit(int exit_code) { return !PermanentExitMeaning(exit_code).empty(); }
+
 bool IsPlatformOwned(const std::string& name) {
   for (const char* e : {kClusterSpec, kTfConfig, kMasterAddr, kMasterPort, kWorldSize, kRank,
                         kLocalRank, kCudaVisibleDevices}) {

@@ -57,6 +57,15 @@ inline constexpr char kCudaVisibleDevices[] = "CUDA_VISIBLE_DEVICES";
 // launcher exit with it when their outputs cannot be written; user code may too.
 inline constexpr int kExitConfig = 78;
 
+// Exit codes that say a retry would fail the same way (sysexits.h, and the shell's 126/127):
+// 64 a usage error, 65 bad input data, 66 an input is missing, 77 permission denied, 78 a
+// configuration error (kExitConfig), 126 the command cannot be executed, 127 the command was not
+// found. The gang lifecycle ends the job at once on these, like on kExitConfig; every other
+// non-zero code (75 EX_TEMPFAIL included) is restarted within the job's restart budget.
+// PermanentExitMeaning: "an input is missing" for 66, "" for a code that is not permanent.
+bool IsPermanentExit(int exit_code);
+std::string PermanentExitMeaning(int exit_code);
+
 // The names above plus every AIP_* and CLOUD_ML_*: values only the platform sets, so an inherited
 // one (the server's own environment) never reaches a replica.
 bool IsPlatformOwned(const std::string& name);

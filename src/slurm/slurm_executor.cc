@@ -623,9 +623,7 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
                          "log";
     replica = executor::ReplicaExitMessage(
         Describe(first->pool_index, first->replica_index), code,
-        code == replica_contract::kExitConfig
-            ? executor::LastStderrLine(log, first->pool_index, first->replica_index)
-            : "");
+        executor::LastStderrLine(log, first->pool_index, first->replica_index));
   }
   if (replica.empty()) {
     for (const auto& r : g.replicas) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "cli_suggest.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
@@ -48,7 +49,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "ERROR: (trainyard) " << e.what() << "\n"
+    // CLI11's own words name neither the bad word nor the valid ones: say both where we can.
+    const std::string why =
+        trainyard::cli::ExplainCommandLine(app, std::vector<std::string>(argv + 1, argv + argc));
+    std::cerr << "ERROR: (trainyard) " << (why.empty() ? e.what() : why) << "\n"
               << "Run with --help for usage.\n";
     return 2;
   }

@@ -1,6 +1,10 @@
 #include "command_registry.h"
 
 #include <algorithm>
+#include <iostream>
+
+#include "common/bucket_path.h"
+#include "common/exit_code.h"
 
 namespace trainyard::tools {
 namespace {
@@ -19,5 +23,10 @@ bool RegisterCommand(CommandDef def) {
 }
 
 const std::vector<CommandDef>& RegisteredCommands() { return Registry(); }
+
+int ReportFailure(std::string_view prefix, const Status& s) {
+  std::cerr << prefix << WithGcsUris(s.message()) << "\n";
+  return TrainerExitCodeFor(s);
+}
 
 }  // namespace trainyard::tools

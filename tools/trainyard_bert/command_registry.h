@@ -19,7 +19,10 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "common/status.h"
 
 namespace trainyard::tools {
 
@@ -34,5 +37,11 @@ struct CommandDef {
 
 bool RegisterCommand(CommandDef def);
 const std::vector<CommandDef>& RegisteredCommands();
+
+// Prints "<prefix><message>" on stderr, with local paths under the bucket root written as the
+// gs:// URIs the user passed (common/bucket_path.h WithGcsUris), and returns the trainer's exit
+// code for `s` (common/exit_code.h TrainerExitCodeFor): what a job's executor reads to decide
+// whether a restart can help.
+int ReportFailure(std::string_view prefix, const Status& s);
 
 }  // namespace trainyard::tools

@@ -17,7 +17,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every other parse error is a usage error (EX_USAGE), which a
+    // job's executor does not restart (replica_contract::IsPermanentExit).
+    return app.exit(e) == 0 ? 0 : trainyard::kExitUsageError;
   }
   for (CLI::App* sub : app.get_subcommands()) {
     try {
@@ -28,5 +30,5 @@ int main(int argc, char** argv) {
       return trainyard::kExitSoftware;
     }
   }
-  return trainyard::kExitUsage;
+  return trainyard::kExitUsageError;
 }

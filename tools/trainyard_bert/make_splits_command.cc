@@ -77,13 +77,12 @@ int RunMakeSplits(MakeSplitsFlags& o) {
   if (!o.train_fraction && held_out >= 1.0) {
     std::cerr << "trainyard-bert make-splits: error: --eval-fraction + --test-fraction = "
               << held_out << " leaves nothing for training; it must be < 1\n";
-    return 1;
+    return kExitUsageError;
   }
   o.splits.fractions.train = o.train_fraction.value_or(1.0 - held_out);
   auto report = data::MakeSplits(o.splits);
   if (!report.ok()) {
-    std::cerr << "trainyard-bert make-splits: error: " << report.status().message() << "\n";
-    return ExitCodeFor(report.status());
+    return ReportFailure("trainyard-bert make-splits: error: ", report.status());
   }
   PrintReport(*report, o.splits.inputs.size());
   return 0;

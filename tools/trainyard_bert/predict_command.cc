@@ -26,10 +26,7 @@ struct PredictFlags {
   int threads = 0;
 };
 
-int Fail(const Status& s) {
-  std::cerr << "trainyard-bert predict: " << s.message() << "\n";
-  return ExitCodeFor(s);
-}
+int Fail(const Status& s) { return ReportFailure("trainyard-bert predict: ", s); }
 
 int RunPredict(const PredictFlags& o) {
   if (o.texts.empty() == o.input_file.empty()) {

@@ -54,17 +54,16 @@ int RunTokenize(const TokenizeOptions& options) {
   if (options.max_length < 2) {
     std::cerr << kPrefix << "--max-length must be at least 2 (room for [CLS] and [SEP]), got "
               << options.max_length << "\n";
-    return 2;
+    return kExitUsageError;
   }
   if (options.on_invalid_utf8 != "error" && options.on_invalid_utf8 != "replace") {
     std::cerr << kPrefix << "--on-invalid-utf8 must be 'error' or 'replace', got '"
               << options.on_invalid_utf8 << "'\n";
-    return 2;
+    return kExitUsageError;
   }
   auto tokenizer = text::BertTokenizer::FromFile(options.vocab);
   if (!tokenizer.ok()) {
-    std::cerr << kPrefix << "--vocab: " << tokenizer.status().message() << "\n";
-    return ExitCodeFor(tokenizer.status());
+    return ReportFailure(std::string(kPrefix) + "--vocab: ", tokenizer.status());
   }
   const bool reject_invalid = options.on_invalid_utf8 == "error";
 
@@ -112,7 +111,7 @@ int RunTokenize(const TokenizeOptions& options) {
                 << "; convert the input to UTF-8 (e.g. iconv -f latin1 -t utf-8), or pass "
                    "--on-invalid-utf8 replace to drop invalid bytes as HF does after "
                    "decode(errors=\"replace\")\n";
-      return 1;
+      return kExitDataError;
     }
   }
   if (std::fflush(stdout) != 0) {

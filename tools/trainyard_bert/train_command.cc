@@ -56,8 +56,7 @@ int RunTrain(train::TrainOptions options) {
   io.env = env;
   auto result = train::RunTraining(options, io);
   if (!result.ok()) {
-    std::cerr << "trainyard-bert train: " << result.status().message() << "\n";
-    return ExitCodeFor(result.status());
+    return ReportFailure("trainyard-bert train: ", result.status());
   }
   return result->outcome == train::TrainOutcome::kPreempted ? kExitTerminated : kExitOk;
 }
