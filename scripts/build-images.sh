@@ -139,7 +139,7 @@ build_pytorch() {
   # python3-pip (with setuptools and wheel): pythonPackageSpec archives are pip-installed in the
   # replica, as on Vertex (spec/python_package_launcher.h).
   debootstrap --variant=minbase \
-    --include=python3,python-is-python3,python3-torch,python3-numpy,python3-pip \
+    --include=python3,python-is-python3,python3-torch,python3-numpy,python3-pip,python3-setuptools,python3-wheel \
     "${cache[@]}" "$release" "$ctx/rootfs" "$mirror" >"$ctx/debootstrap.log" 2>&1 ||
     die "debootstrap failed (log below; is $mirror reachable?)
 $(tail -20 "$ctx/debootstrap.log")"

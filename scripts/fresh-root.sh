@@ -93,6 +93,7 @@ for f in /etc/pip.conf /etc/npmrc; do [[ -f $f ]] && cp "$f" "$root$f"; done
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 755 "$root/usr/sbin/policy-rc.d"
 git clone -q --no-local "$repo" "$root/root/trainyard"
+commit=$(git -C "$root/root/trainyard" rev-parse --short HEAD)
 
 mount -t proc proc "$root/proc"
 mount --bind /sys "$root/sys"
@@ -127,7 +128,7 @@ run_command() {
 [[ $only == demo ]] || run_command test "bash scripts/test.sh"
 skipped=$(grep -E '\*\*\*Skipped|Not Run' "$logs/test.log" 2>/dev/null | sed 's/^/  /' || true)
 
-echo "== fresh-root $release: $(. "$root/etc/os-release" && echo "$PRETTY_NAME"), HEAD $(git -C "$repo" rev-parse --short HEAD) =="
+echo "== fresh-root $release: $(. "$root/etc/os-release" && echo "$PRETTY_NAME"), commit $commit =="
 printf '%s\n' "${results[@]}"
 [[ -z $skipped ]] || printf 'skipped tests:\n%s\n' "$skipped"
 echo "logs: $logs"

@@ -41,8 +41,9 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(python3 python3-torch python3-numpy procps curl clang-format)
   # python3-venv: the project's venv of pinned PyPI packages (scripts/python-venv.sh, below).
   pkgs+=(python3-venv)
-  # python3-pip (+ setuptools, wheel): installs pythonPackageSpec archives in launcher tests.
-  pkgs+=(python3-pip)
+  # python3-pip, setuptools and wheel: install pythonPackageSpec archives in launcher tests
+  # (Debian 13's python3-pip no longer pulls setuptools in; a source archive needs it).
+  pkgs+=(python3-pip python3-setuptools python3-wheel)
   # Security tests: self-signed certificates (openssl); fuzzing (clang with libFuzzer: the
   # compiler-rt of the release's default clang, 14 on Debian 12, 19 on Debian 13).
   pkgs+=(openssl clang "$(clang_runtime_package)")

@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <limits>
+#include <thread>
 
 #include "api/http_status.h"
 #include "api/routes.h"
@@ -142,10 +144,24 @@ StatusOr<int> ApiServer::Bind() {
   return port;
 }
 
-void ApiServer::Serve() { server_->listen_after_bind(); }
+void ApiServer::Serve() {
+  serving_ = true;
+  if (!stop_requested_) server_->listen_after_bind();
+  serving_ = false;
+}
 
+// httplib's stop() does nothing to a server that is not yet running, and cpp-httplib 0.18's
+// listen_after_bind() then serves for ever: a Stop() right after Bind() (a test's TearDown, a
+// SIGTERM at start-up) hung its caller's join. So a Serve() that has begun is waited for until it
+// runs, and one that has not sees stop_requested_ (both flags are sequentially consistent: at
+// least one side sees the other's write).
 void ApiServer::Stop() {
-  if (server_) server_->stop();
+  if (!server_) return;
+  stop_requested_ = true;
+  while (serving_ && !server_->is_running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  server_->stop();
 }
 
 }  // namespace trainyard::api

@@ -8,6 +8,7 @@
 // tls_key the server speaks HTTPS only.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -67,9 +68,10 @@ class ApiServer {
   // UNAVAILABLE if the address cannot be bound; INVALID_ARGUMENT if the TLS certificate or key
   // cannot be loaded.
   StatusOr<int> Bind();
-  // Serves until Stop(). Precondition: Bind() succeeded.
+  // Serves until Stop(). Precondition: Bind() succeeded. Returns at once when Stop() came first.
   void Serve();
-  // Stops Serve(); safe from any thread.
+  // Stops Serve(), also one that another thread is only about to begin; safe from any thread
+  // and more than once.
   void Stop();
   // Where other subsystems add their routes, each with its access level, before Serve()
   // (Cloud Storage, Cloud Logging, the console). There is deliberately no access to the
@@ -81,6 +83,8 @@ class ApiServer {
 
   ApiControllers controllers_;
   ApiServerOptions options_;
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> serving_{false};  // inside Serve()
   std::unique_ptr<httplib::Server> server_;
   std::unique_ptr<RouteTable> routes_;
 };

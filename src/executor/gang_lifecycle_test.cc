@@ -112,11 +112,42 @@ TEST_F(GangLifecycleTest, AConfigurationErrorFailsAtOnceWhateverTheBudget) {
             "configuration error, not restarted): train: cannot write /b/out: mode 0755");
 }
 
-TEST(ReplicaExitMessageTest, OnlyAConfigurationErrorCarriesItsReason) {
-  EXPECT_EQ(ReplicaExitMessage("workerpool0 replica 0", 2, "ignored") + " | " +
-                ReplicaExitMessage("workerpool0 replica 0", 78, ""),
-            "workerpool0 replica 0 exited with code 2 | workerpool0 replica 0 exited with code 78 "
-            "(a configuration error, not restarted)");
+TEST(ReplicaExitMessageTest, EveryExitCarriesTheReplicasLastStderrLine) {
+  EXPECT_EQ(ReplicaExitMessage("workerpool0 replica 0", 2, "file not found: gs://b/x.csv") + " | " +
+                ReplicaExitMessage("workerpool0 replica 0", 2, "") + " | " +
+                ReplicaExitMessage("workerpool0 replica 0", 78, "") + " | " +
+                ReplicaExitMessage("workerpool0 replica 0", 127, "[trainyard] cannot execute 'x'"),
+            "workerpool0 replica 0 exited with code 2; its last line on stderr: file not found: "
+            "gs://b/x.csv | workerpool0 replica 0 exited with code 2 | workerpool0 replica 0 "
+            "exited with code 78 (a configuration error, not restarted) | workerpool0 replica 0 "
+            "exited with code 127 (the command was not found, not restarted): [trainyard] cannot "
+            "execute 'x'");
+}
+
+// 64, 65, 66, 77, 78, 126 and 127 say a retry would fail the same way; 75 (EX_TEMPFAIL) and the
+// rest are restarted.
+TEST_F(GangLifecycleTest, PermanentExitCodesEndTheJobAtOnce) {
+  std::string got;
+  for (int code : {1, 2, 64, 65, 66, 75, 77, 78, 126, 127, 137}) {
+    record_ = GangRecord{};
+    policy_.max_restarts = 3;
+    Run();
+    const LifecycleAction a =
+        Lc().ReplicaFailed("workerpool0 replica 0", code,
+                           ReplicaExitMessage("workerpool0 replica 0", code, ""), false, now_);
+    got += std::to_string(code) + (a.kind == LifecycleAction::Kind::kRestartReplica ? "r " : "f ");
+  }
+  EXPECT_EQ(got, "1r 2r 64f 65f 66f 75r 77f 78f 126f 127f 137r ");
+}
+
+TEST_F(GangLifecycleTest, TheRestartCountComesBeforeTheReplicasWords) {
+  policy_.max_restarts = 1;
+  Run();
+  const std::string what = ReplicaExitMessage("workerpool0 replica 0", 2, "boom");
+  (void)Lc().ReplicaFailed("workerpool0 replica 0", 2, what, false, now_);
+  EXPECT_EQ(Show(Lc().ReplicaFailed("workerpool0 replica 0", 2, what, false, now_)),
+            "finished | FAILED FAIL REPLICA_FAILED 1 workerpool0 replica 0 exited with code 2 "
+            "after 1 restart; its last line on stderr: boom");
 }
 
 TEST_F(GangLifecycleTest, GangRestartStopsEveryoneThenStartsThemAgain) {

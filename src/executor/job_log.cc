@@ -256,9 +256,22 @@ StatusOr<std::vector<LogLine>> ReadJobLog(const fs::path& log_dir, int64_t after
   return out;
 }
 
+namespace {
+
+// The executors' own notes ("[trainyard] restarting ...", "[trainyard] ... exited with code 2")
+// explain nothing about an exit; the replica's start-up failures ("[trainyard] cannot execute
+// 'python3': ...", written by its exec wrapper) do.
+bool IsReason(const LogLine& line) {
+  return !line.text.starts_with("[trainyard] ") || line.text.starts_with("[trainyard] cannot ");
+}
+
+}  // namespace
+
 std::string LastStderrLine(const std::vector<LogLine>& lines, int pool, int replica) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    if (it->is_stderr && it->pool_index == pool && it->replica_index == replica) return it->text;
+    if (it->is_stderr && it->pool_index == pool && it->replica_index == replica && IsReason(*it)) {
+      return it->text;
+    }
   }
   return "";
 }

@@ -61,9 +61,10 @@ StatusOr<std::vector<LogLine>> ReadJobLog(const std::filesystem::path& log_dir, 
                                           int limit);
 
 // The last line replica (`pool`, `replica`) wrote to stderr, "" when there is none: what explains
-// an exit (replica_contract::kExitConfig). Reads segments from the newest back and stops at the
-// first that has one. Call it before the executor logs its own note about that exit (its
-// "[trainyard] ..." notes go to the replica's stderr lines too).
+// its exit (executor/gang_lifecycle.h ReplicaExitMessage). The executors' "[trainyard] ..." notes
+// among its stderr lines are passed over, but for "[trainyard] cannot ..." (its exec wrapper's
+// start-up failures, such as a command not found). Reads segments from the newest back and stops
+// at the first that has one.
 std::string LastStderrLine(const std::filesystem::path& log_dir, int pool, int replica);
 // The same over lines already read (the FakeExecutor's log).
 std::string LastStderrLine(const std::vector<LogLine>& lines, int pool, int replica);

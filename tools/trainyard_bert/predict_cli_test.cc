@@ -115,7 +115,7 @@ TEST_F(PredictCliTest, ThreadCountsAgree) {
   }
   auto bad = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir",
                          (*dir_ / "model").string(), "--text", "good", "--threads", "-1"});
-  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.exit_code, 64);
   EXPECT_NE(bad.err.find("--threads: must be >= 0"), std::string::npos) << bad.err;
 }
 
@@ -123,17 +123,17 @@ TEST_F(PredictCliTest, BadInputsAreClearErrors) {
   WriteFileOrDie(*dir_ / "in.csv", "id,review\n1,good movie\n");
   auto r = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir",
                        (*dir_ / "model").string(), "--input-file", (*dir_ / "in.csv").string()});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.err.find("no column 'bodyText' (columns: id, review); pass --text-column"),
             std::string::npos)
       << r.err;
   r = RunProcess({ToolPath("trainyard-bert"), "predict", "--model-dir", (*dir_ / "nope").string(),
                   "--text", "x"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 66);  // EX_NOINPUT: no such --model-dir
   EXPECT_NE(r.err.find("is not a directory"), std::string::npos) << r.err;
   r = RunProcess(
       {ToolPath("trainyard-bert"), "predict", "--model-dir", (*dir_ / "model").string()});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.err.find("pass either --text"), std::string::npos) << r.err;
 }
 

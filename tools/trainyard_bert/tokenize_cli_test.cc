@@ -71,7 +71,7 @@ TEST(TokenizeCliTest, EmptyInputGivesNoOutput) {
 
 TEST(TokenizeCliTest, InvalidUtf8NamesTheLine) {
   const auto result = Tokenize({"--vocab", Vocab()}, "hello\nworld\ncaf\xE9 latin1\nnever\n");
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 65);  // EX_DATAERR
   EXPECT_EQ(result.out, "101 7592 102\n101 2088 102\n");
   EXPECT_NE(result.err.find("stdin line 3: invalid UTF-8 at byte 4"), std::string::npos)
       << result.err;
@@ -88,7 +88,7 @@ TEST(TokenizeCliTest, InvalidUtf8Replace) {
 TEST(TokenizeCliTest, MissingVocabFile) {
   const auto dir = MakeTestDir();
   const auto result = Tokenize({"--vocab", (dir / "missing.txt").string()}, "hi\n");
-  EXPECT_EQ(result.exit_code, 2);  // a --vocab error: the invocation is wrong
+  EXPECT_EQ(result.exit_code, 66);  // EX_NOINPUT: the --vocab file is missing
   EXPECT_NE(result.err.find("missing.txt does not exist"), std::string::npos) << result.err;
 }
 
@@ -96,13 +96,13 @@ TEST(TokenizeCliTest, VocabWithoutSpecialTokens) {
   const auto dir = MakeTestDir();
   WriteFileOrDie(dir / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\nhello\n");
   const auto result = Tokenize({"--vocab", (dir / "vocab.txt").string()}, "hi\n");
-  EXPECT_EQ(result.exit_code, 2);  // a --vocab error: the invocation is wrong
+  EXPECT_EQ(result.exit_code, 64);  // EX_USAGE: the --vocab file is unusable
   EXPECT_NE(result.err.find("has no [SEP] token"), std::string::npos) << result.err;
 }
 
 TEST(TokenizeCliTest, BadMaxLength) {
   const auto result = Tokenize({"--vocab", Vocab(), "--max-length", "1"}, "hi\n");
-  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.exit_code, 64);
   EXPECT_NE(result.err.find("--max-length must be at least 2"), std::string::npos) << result.err;
   const auto not_a_number = Tokenize({"--vocab", Vocab(), "--max-length", "ten"}, "hi\n");
   EXPECT_NE(not_a_number.exit_code, 0);

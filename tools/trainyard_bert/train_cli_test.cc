@@ -105,13 +105,13 @@ TEST_F(TrainCliTest, FlagErrorsAreClear) {
   ASSERT_EQ(args[14], "--epochs");
   args[15] = "0";
   r = RunProcess(args, "", Env());
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 64);
   EXPECT_EQ(r.err, "trainyard-bert train: --epochs: must be >= 1, got 0\n");
   args = Args("job", "ckpt");
   args[8] = "--label-column";  // replaces --vocab
   args[9] = "Target";
   r = RunProcess(args, "", Env());
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.err.find("--vocab is required"), std::string::npos) << r.err;
 }
 

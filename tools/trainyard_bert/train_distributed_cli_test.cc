@@ -229,7 +229,7 @@ TEST_F(TrainDistributedCliTest, KilledPeerEndsTheOtherReplicaWithAClearError) {
 TEST_F(TrainDistributedCliTest, ContradictingRoleVariablesAreRejected) {
   auto r = RunProcess(Args("job", 8, 1), "",
                       {"MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500", "WORLD_SIZE=2", "RANK=2"});
-  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.exit_code, 64) << r.err;  // EX_USAGE: not restarted
   EXPECT_NE(r.err.find("RANK"), std::string::npos) << r.err;
 }
 
