@@ -24,7 +24,8 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 
 std::string NearestName(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  // Short words get one edit: with two, "ls" would be a typo of "cp".
+  size_t best_distance = (word.size() <= 3 ? 1 : std::max<size_t>(2, word.size() / 3)) + 1;
   for (const std::string& c : candidates) {
     const size_t d = EditDistance(word, c);
     if (d < best_distance) {

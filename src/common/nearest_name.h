@@ -8,7 +8,8 @@
 namespace trainyard {
 
 // The candidate nearest to `word` by edit distance (Levenshtein), when near enough to be a typo:
-// at most max(2, |word| / 3) edits. "" when none is; the first of equally near ones.
+// one edit for a word of up to 3 characters, else max(2, |word| / 3). "" when none is; the first of
+// equally near ones.
 std::string NearestName(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace trainyard

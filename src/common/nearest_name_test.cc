@@ -11,6 +11,7 @@ TEST(NearestNameTest, OnlyTypos) {
   EXPECT_EQ(NearestName("us-centrall", {"europe-west4", "us-central1", "us-east1"}), "us-central1");
   EXPECT_EQ(NearestName("xyz", {"create", "list"}), "");
   EXPECT_EQ(NearestName("lst", {"create", "list"}), "list");
+  EXPECT_EQ(NearestName("ls", {"cp"}), "");
   EXPECT_EQ(NearestName("", {"a"}), "a");
   EXPECT_EQ(NearestName("abc", {}), "");
 }

@@ -430,8 +430,10 @@ int PullAndRun(const ContainerRunSpec& spec, PodmanEngine& engine) {
   if (spec.requested_image != image) {
     Say("image " + spec.requested_image + " resolves to " + image + " (image rewrite table)");
   }
-  Status pulled =
-      engine.Pull(image, spec.pull, [](std::string_view line) { std::cerr << line << std::endl; });
+  // podman's pull progress is the platform's note, not the replica's words: prefixed like Say's,
+  // so a failure's reason (executor/job_log.h LastStderrLine) is never "Storing signatures".
+  Status pulled = engine.Pull(image, spec.pull,
+                              [](std::string_view line) { Say("pull: " + std::string(line)); });
   if (!pulled.ok()) return StartFailed(spec, "IMAGE_UNAVAILABLE", pulled);
   if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);
   // conmon leaves podman's process tree (it daemonizes). As the subreaper, this process becomes
