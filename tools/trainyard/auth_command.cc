@@ -58,7 +58,8 @@ void AddCreateToken(CLI::App& auth_cmd, int* exit_code) {
   auto f = std::make_shared<Flags>();
   auto* cmd = auth_cmd.add_subcommand("create-token", "Create an access token; prints it once");
   cmd->add_option("--data-dir", f->data_dir,
-                  "The server's --data-dir (default ~/.trainyard/server)");
+                  "The server's --data-dir (default /var/lib/trainyard/server as root, else "
+                  "~/.trainyard/server)");
   cmd->add_option("--project", f->project, "Project the token may access ('*': every project)")
       ->required();
   cmd->add_option("--role", f->role, "viewer (read), editor (+ write) or admin (+ audit log)")

@@ -29,7 +29,8 @@ void AddCommonFlags(CLI::App* cmd, CommonFlags* c, const std::string& default_fo
       "--project", c->project,
       "Project of the job (default $TRAINYARD_PROJECT, $CLOUDSDK_CORE_PROJECT or local)");
   c->format = default_format;
-  cmd->add_option("--format", c->format, "Output format: json, yaml or table");
+  cmd->add_option("--format", c->format,
+                  "Output format: json, yaml, table, value(KEY,...) or table(KEY,...) (gcloud's)");
 }
 
 namespace {

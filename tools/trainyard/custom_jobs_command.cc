@@ -40,7 +40,9 @@ void RegisterCreate(CLI::App* jobs, int* exit_code) {
   cmd->add_option("--display-name", f->display_name, "Display name of the job")->required();
   cmd->add_option("--worker-pool-spec", f->worker_pool_specs,
                   "Worker pool, repeatable in pool order: machine-type=...,replica-count=...,"
-                  "accelerator-type=...,accelerator-count=...,container-image-uri=...")
+                  "accelerator-type=...,accelerator-count=..., and container-image-uri=... or "
+                  "executor-image-uri=...,python-module=... (with --python-package-uris), or "
+                  "local-package-path=...,script=...")
       ->allow_extra_args(false);
   cmd->add_option("--config", f->config_path, "YAML CustomJobSpec; flags override it");
   cmd->add_option("--args", f->args, "Comma-separated arguments for every pool's program");

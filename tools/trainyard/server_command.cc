@@ -92,7 +92,8 @@ void AddListenFlags(CLI::App* cmd, ServerFlags* f) {
 void AddStoreFlags(CLI::App* cmd, ServerFlags* f) {
   server::ServerOptions& o = f->options;
   cmd->add_option("--data-dir", f->data_dir,
-                  "Job database, logs and work dirs (default ~/.trainyard/server)");
+                  "Job database, logs and work dirs (default /var/lib/trainyard/server as root, "
+                  "else ~/.trainyard/server)");
   cmd->add_option("--store", o.store, "sqlite (durable, default) or memory")->capture_default_str();
   cmd->add_option("--sync", f->sync,
                   "SQLite commit durability: normal (survives process crashes) or full (also "
