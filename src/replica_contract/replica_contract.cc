@@ -211,13 +211,13 @@ Status CheckAgainstClusterSpec(const EnvMap& env, const ReplicaRole& role) {
 
 std::string PermanentExitMeaning(int exit_code) {
   switch (exit_code) {
-    case 64:
+    case kExitUsageError:
       return "a usage error";
-    case 65:
+    case kExitDataError:
       return "bad input data";
-    case 66:
+    case kExitNoInput:
       return "an input is missing";
-    case 77:
+    case kExitNoPermission:
       return "permission denied";
     case kExitConfig:
       return "a configuration error";

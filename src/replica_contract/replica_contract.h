@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/exit_code.h"
 #include "common/status.h"
 
 namespace trainyard::replica_contract {
@@ -55,7 +56,7 @@ inline constexpr char kCudaVisibleDevices[] = "CUDA_VISIBLE_DEVICES";
 // (executor/gang_lifecycle.h) then ends the job FAILED at once, without using its restart budget,
 // and the job's error.message ends with that line. trainyard-bert train and the pythonPackageSpec
 // launcher exit with it when their outputs cannot be written; user code may too.
-inline constexpr int kExitConfig = 78;
+inline constexpr int kExitConfig = kExitConfigError;  // common/exit_code.h owns the numbers
 
 // Exit codes that say a retry would fail the same way (sysexits.h, and the shell's 126/127):
 // 64 a usage error, 65 bad input data, 66 an input is missing, 77 permission denied, 78 a
