@@ -25,6 +25,8 @@ endfunction()
 # a clean build of the demo's two binaries on 2 cores (bench/README.md "Build time"). The price:
 # file-local names (anonymous namespaces) must be unique within a target, which the build itself
 # checks; a file with its own compile options (trainyard_vector_kernels) is compiled alone.
+# Test executables are batched too: their files (gtest, gmock, nlohmann/json, cpp-httplib) were
+# most of a clean build's compile time when each was compiled alone.
 # Macros also leak into the next files of a batch: <resolv.h> (included by cpp-httplib) defines
 # `_res`, a parameter name in Eigen's headers, so it is undefined after every file.
 function(trainyard_unity target)
@@ -50,6 +52,7 @@ function(trainyard_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   trainyard_target_defaults(${name})
+  trainyard_unity(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${name} PRIVATE
       TRAINYARD_SOURCE_DIR="${PROJECT_SOURCE_DIR}" TRAINYARD_BINARY_DIR="${PROJECT_BINARY_DIR}")

@@ -15,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-const auth::TimePoint kNow = auth::TimePoint(std::chrono::seconds(1'800'000'000));
+const auth::TimePoint kDirectoryNow = auth::TimePoint(std::chrono::seconds(1'800'000'000));
 
 // The routes on a real HTTP server, with tokens (`with_auth`) or without.
 class DirectoryRoutesTest : public ::testing::Test {
@@ -24,7 +24,8 @@ class DirectoryRoutesTest : public ::testing::Test {
     auto dir = testing::MakeTestDir();
     tokens_ = std::move(*auth::TokenStore::Open(dir / "auth.db"));
     routes_ = std::make_unique<RouteTable>(
-        server_, AuthOptions{with_auth ? tokens_.get() : nullptr, nullptr, [] { return kNow; }});
+        server_,
+        AuthOptions{with_auth ? tokens_.get() : nullptr, nullptr, [] { return kDirectoryNow; }});
     RegisterDirectoryRoutes(*routes_, &directory_);
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -41,7 +42,8 @@ class DirectoryRoutesTest : public ::testing::Test {
     ASSERT_TRUE(store_.Create(job).ok());
   }
   std::string Token(const std::string& project, auth::Role role) {
-    return tokens_->Create(project, role, kNow, kNow + std::chrono::hours(1))->secret;
+    return tokens_->Create(project, role, kDirectoryNow, kDirectoryNow + std::chrono::hours(1))
+        ->secret;
   }
   // "STATUS body" of a GET (the body compacted; "" when none).
   std::string Get(const std::string& path, const std::string& token = "") {

@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kJobs = "/v1/projects/p1/jobs";
+constexpr const char* kLegacyJobs = "/v1/projects/p1/jobs";
 
 std::string JobBody(const std::string& job_id, const std::string& extra = "") {
   return R"({"jobId":")" + job_id +
@@ -37,7 +37,7 @@ class LegacyJobRoutesTest : public ::testing::Test {
   }
   // "<status> <field of the first violation or the error status>".
   std::string Outcome(const std::string& body) {
-    auto [status, answer] = Call("POST", std::string(kJobs) + "?alt=json", body);
+    auto [status, answer] = Call("POST", std::string(kLegacyJobs) + "?alt=json", body);
     const json& error = answer.is_object() ? answer.value("error", json::object()) : json();
     const json details = error.is_object() ? error.value("details", json::array()) : json();
     std::string what = error.is_object() ? error.value("status", "") : "";
@@ -49,8 +49,8 @@ class LegacyJobRoutesTest : public ::testing::Test {
 };
 
 TEST_F(LegacyJobRoutesTest, ADuplicateJobIdIs409WithAiPlatformsMessage) {
-  auto [s1, created] = Call("POST", kJobs, JobBody("job_20260101_1"));
-  auto [s2, duplicate] = Call("POST", kJobs, JobBody("job_20260101_1"));
+  auto [s1, created] = Call("POST", kLegacyJobs, JobBody("job_20260101_1"));
+  auto [s2, duplicate] = Call("POST", kLegacyJobs, JobBody("job_20260101_1"));
   EXPECT_EQ(std::to_string(s1) + " " + created.value("state", "") + " " + std::to_string(s2) + " " +
                 duplicate["error"].value("status", "") + " " +
                 duplicate["error"].value("message", ""),
@@ -74,7 +74,7 @@ TEST_F(LegacyJobRoutesTest, HostileInputIsAClear4xxStoresNothingAndTheServerKeep
        }) {
     got += Outcome(body) + "\n";
   }
-  auto [list_status, list] = Call("GET", kJobs);
+  auto [list_status, list] = Call("GET", kLegacyJobs);
   auto [health, ok] = Call("GET", "/healthz");
   EXPECT_EQ(got + std::to_string(list_status) + " " +
                 std::to_string(list.value("jobs", json::array()).size()) + " " +
@@ -139,12 +139,13 @@ TEST_F(LegacyJobRoutesTest, HpJobsThatCannotRunAre400sNamingTheFieldOnBothRoutes
 }
 
 TEST_F(LegacyJobRoutesTest, ListPagesUnderTheJobsKeyAndGetAnswersTheJob) {
-  for (const char* id : {"a1", "a2", "a3"}) ASSERT_EQ(Call("POST", kJobs, JobBody(id)).first, 200);
-  auto [s1, first] = Call("GET", std::string(kJobs) + "?pageSize=2");
-  auto [s2, second] =
-      Call("GET", std::string(kJobs) + "?pageSize=2&pageToken=" + first.value("nextPageToken", ""));
-  auto [s3, got] = Call("GET", std::string(kJobs) + "/a2?alt=json");
-  auto [s4, missing] = Call("GET", std::string(kJobs) + "/nojob");
+  for (const char* id : {"a1", "a2", "a3"})
+    ASSERT_EQ(Call("POST", kLegacyJobs, JobBody(id)).first, 200);
+  auto [s1, first] = Call("GET", std::string(kLegacyJobs) + "?pageSize=2");
+  auto [s2, second] = Call("GET", std::string(kLegacyJobs) +
+                                      "?pageSize=2&pageToken=" + first.value("nextPageToken", ""));
+  auto [s3, got] = Call("GET", std::string(kLegacyJobs) + "/a2?alt=json");
+  auto [s4, missing] = Call("GET", std::string(kLegacyJobs) + "/nojob");
   std::string ids;
   for (const json& page : {first, second}) {
     for (const auto& j : page.value("jobs", json::array())) ids += j.value("jobId", "") + " ";

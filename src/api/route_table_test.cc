@@ -86,7 +86,9 @@ TEST_F(RouteTableTest, AuditsEveryNonPublicRequestWithItsResult) {
   Call("POST", "/v1/projects/alpha/things", viewer);
   Call("GET", "/v1/projects/alpha/things", "Bearer-less garbage");
   std::string rows;
-  for (const auto& e : *audit_->Query({})) {
+  auto entries = audit_->Query({});  // held: a range-for over *Query() would dangle
+  ASSERT_TRUE(entries.ok()) << entries.status();
+  for (const auto& e : *entries) {
     rows += e.method + " " + e.project + " " + e.access + " " + std::to_string(e.http_status) +
             " " + (e.token_id == "-" ? "-" : "token") + "\n";
   }

@@ -14,19 +14,19 @@ constexpr char kInfoRuncV1[] =
 
 const HostLimits kSandbox{20000, 96364, false};
 
-std::string Join(const std::vector<std::string>& v) { return FakeCommandRunner::Join(v); }
+std::string Joined(const std::vector<std::string>& v) { return FakeCommandRunner::Join(v); }
 
 TEST(FittingUlimitsTest, FollowTheHardLimitsUnlessTheProcessMayRaiseThem) {
-  EXPECT_EQ(Join(FittingUlimits(kSandbox)) + " | " +
-                Join(FittingUlimits(HostLimits{1 << 30, 1 << 30, false})) + " | " +
-                Join(FittingUlimits(HostLimits{20000, 96364, true})),
+  EXPECT_EQ(Joined(FittingUlimits(kSandbox)) + " | " +
+                Joined(FittingUlimits(HostLimits{1 << 30, 1 << 30, false})) + " | " +
+                Joined(FittingUlimits(HostLimits{20000, 96364, true})),
             "nofile=20000:20000 nproc=32768:32768 | nofile=1048576:1048576 nproc=32768:32768 | ");
 }
 
 TEST(DetectPodmanRuntimeTest, FallsBackToRuncWhenTheDefaultRuntimeFails) {
   FakeCommandRunner runner([](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
     if (argv[1] == "info") return CommandResult{0, kInfoCrunV1, ""};
-    if (Join(argv).find("--runtime runc") == std::string::npos) {
+    if (Joined(argv).find("--runtime runc") == std::string::npos) {
       return CommandResult{126, "",
                            "Error: OCI runtime error: crun: cgroups in hybrid mode not supported, "
                            "drop all controllers from cgroupv2"};
@@ -51,14 +51,14 @@ TEST(DetectPodmanRuntimeTest, KeepsTheDefaultRuntimeWhenItWorks) {
   });
   auto rt = DetectPodmanRuntime(runner, PodmanOptions{}, HostLimits{1024, 1024, true}, "/p");
   ASSERT_TRUE(rt.ok()) << rt.status();
-  EXPECT_EQ("[" + rt->runtime + "] [" + Join(rt->ulimits) + "] " + rt->summary,
+  EXPECT_EQ("[" + rt->runtime + "] [" + Joined(rt->ulimits) + "] " + rt->summary,
             "[] [] podman runtime runc, cgroups v1, rootful");
 }
 
 TEST(DetectPodmanRuntimeTest, NothingWorksSaysWhatToConfigure) {
   FakeCommandRunner runner([](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
     if (argv[1] == "info") return CommandResult{0, kInfoCrunV1, ""};
-    if (Join(argv).find("--runtime runc") != std::string::npos) {
+    if (Joined(argv).find("--runtime runc") != std::string::npos) {
       return CommandResult{125, "",
                            "Error: default OCI runtime \"runc\" not found: invalid argument"};
     }

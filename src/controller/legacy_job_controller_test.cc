@@ -14,7 +14,7 @@ namespace {
 using executor::GangState;
 using nlohmann::json;
 
-constexpr const char* kParent = "projects/p";
+constexpr const char* kLegacyParent = "projects/p";
 
 // The article's container job, on the host ("local" image) so the fake executor takes it.
 std::string ContainerJob(const std::string& job_id, const std::string& extra = "") {
@@ -41,19 +41,19 @@ class LegacyJobControllerTest : public ::testing::Test {
   }
 
   std::string Create(const std::string& body, const std::string& id) {
-    auto job = legacy_->Create(kParent, body, id);
+    auto job = legacy_->Create(kLegacyParent, body, id);
     return job.ok() ? job->dump() : job.status().ToString();
   }
   // "STATE start? end? error" of a job.
   std::string Describe(const std::string& id) {
-    auto job = legacy_->Get(std::string(kParent) + "/jobs/" + id);
+    auto job = legacy_->Get(std::string(kLegacyParent) + "/jobs/" + id);
     if (!job.ok()) return job.status().ToString();
     return job->value("state", "") + (job->contains("startTime") ? " started" : "") +
            (job->contains("endTime") ? " ended" : "") +
            (job->contains("errorMessage") ? " " + job->value("errorMessage", "") : "");
   }
   std::string BackingId(const std::string& id) {
-    auto name = legacy_->BackingName(std::string(kParent) + "/jobs/" + id);
+    auto name = legacy_->BackingName(std::string(kLegacyParent) + "/jobs/" + id);
     return name.ok() ? name->substr(name->rfind('/') + 1) : name.status().ToString();
   }
 

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kParent = "projects/p/locations/l";
+constexpr const char* kModelParent = "projects/p/locations/l";
 
 class ModelRegistryTest : public ::testing::Test {
  protected:
@@ -22,7 +22,7 @@ class ModelRegistryTest : public ::testing::Test {
   // "name@version" or the error.
   std::string Upload(const json& model, const std::string& parent_model = "",
                      const std::string& id = "", const std::string& pipeline = "") {
-    ModelUpload u{kParent, id, parent_model, model, pipeline};
+    ModelUpload u{kModelParent, id, parent_model, model, pipeline};
     StatusOr<std::string> target = registry_.Target(&u);
     if (!target.ok()) return target.status().ToString();
     StatusOr<UploadedModel> up = registry_.Upload(u);
@@ -55,13 +55,13 @@ class ModelRegistryTest : public ::testing::Test {
 TEST_F(ModelRegistryTest, VersionsAreAddedThroughParentModelAndFoundByIdOrAlias) {
   const std::string first =
       Upload({{"displayName", "bert"}, {"artifactUri", "gs://b/m1/"}}, "", "bert");
-  const std::string name = std::string(kParent) + "/models/bert";
+  const std::string name = std::string(kModelParent) + "/models/bert";
   const std::string second =
       Upload({{"displayName", "bert"}, {"artifactUri", "gs://b/m2/"}, {"versionAliases", {"exp"}}},
              "bert");
   auto by_alias = registry_.Get(name, "exp");
   auto plain = registry_.Get(name, "");
-  auto listed = registry_.stored().List({kParent, "", 0, ""});
+  auto listed = registry_.stored().List({kModelParent, "", 0, ""});
   ASSERT_TRUE(by_alias.ok() && plain.ok() && listed.ok());
   EXPECT_EQ(first + " " + second + " | " + Versions(name) + " | " +
                 by_alias->value("versionId", "") + " " + by_alias->value("artifactUri", "") + " " +
@@ -76,7 +76,7 @@ TEST_F(ModelRegistryTest, VersionsAreAddedThroughParentModelAndFoundByIdOrAlias)
 
 TEST_F(ModelRegistryTest, AnAliasNamesOneVersionAndDefaultMovesTheModelsDefault) {
   Upload({{"displayName", "m"}}, "", "m");
-  const std::string name = std::string(kParent) + "/models/m";
+  const std::string name = std::string(kModelParent) + "/models/m";
   Upload({{"displayName", "m"}, {"versionAliases", {"prod"}}}, "m");
   Upload({{"displayName", "m"}, {"versionAliases", {"default", "prod"}}}, "m");
   const std::string after_upload =
@@ -93,7 +93,7 @@ TEST_F(ModelRegistryTest, AnAliasNamesOneVersionAndDefaultMovesTheModelsDefault)
 
 TEST_F(ModelRegistryTest, PatchChangesTheModelsNameEverywhereAndLabelsOfOneVersion) {
   Upload({{"displayName", "m"}}, "", "m");
-  const std::string name = std::string(kParent) + "/models/m";
+  const std::string name = std::string(kModelParent) + "/models/m";
   Upload({{"displayName", "m"}}, "m");
   auto patched = registry_.Patch(
       name, "2", {{"displayName", "renamed"}, {"labels", {{"team", "nlp"}}}, {"description", "d"}},
@@ -113,7 +113,7 @@ TEST_F(ModelRegistryTest, PatchChangesTheModelsNameEverywhereAndLabelsOfOneVersi
 
 TEST_F(ModelRegistryTest, DeletesForgetEntriesButRefuseTheDefaultAndOnlyVersion) {
   Upload({{"displayName", "m"}}, "", "m");
-  const std::string name = std::string(kParent) + "/models/m";
+  const std::string name = std::string(kModelParent) + "/models/m";
   const std::string only = registry_.DeleteVersion(name, "1").ToString();
   Upload({{"displayName", "m"}}, "m");
   const std::string default_version = registry_.DeleteVersion(name, "default").ToString();
@@ -144,7 +144,7 @@ TEST_F(ModelRegistryTest, UploadsAreCheckedAndAPipelinesRetryRegistersOnce) {
   EXPECT_EQ(
       missing + " | " + taken.substr(0, 64) + " | " + unknown.substr(0, 40) + " | " +
           foreign.substr(0, 30) + " | " + once + " " + again + " " +
-          Versions(std::string(kParent) + "/models/m"),
+          Versions(std::string(kModelParent) + "/models/m"),
       "INVALID_ARGUMENT: model.artifactUri: gs://b/none/ is empty | ALREADY_EXISTS: Model "
       "projects/p/locations/l/models/m already ex | NOT_FOUND: parentModel: Model projects/p | "
       "INVALID_ARGUMENT: parentModel: | m@2 m@2 1[default] 2[]");
@@ -152,7 +152,7 @@ TEST_F(ModelRegistryTest, UploadsAreCheckedAndAPipelinesRetryRegistersOnce) {
 
 TEST_F(ModelRegistryTest, ListVersionsPagesAndFilters) {
   Upload({{"displayName", "m"}, {"labels", {{"stage", "a"}}}}, "", "m");
-  const std::string name = std::string(kParent) + "/models/m";
+  const std::string name = std::string(kModelParent) + "/models/m";
   for (const char* stage : {"b", "a", "a"}) {
     Upload({{"displayName", "m"}, {"labels", {{"stage", stage}}}}, "m");
   }
@@ -187,7 +187,7 @@ TEST(CheckArtifactsExistTest, AGsUriMustNameAFileOrANonEmptyDirectory) {
 // row instead of rewriting every version, and the model's own record keeps only nextVersion.
 TEST_F(ModelRegistryTest, Issue43EachVersionIsARowOfItsOwn) {
   Upload({{"displayName", "m"}, {"versionDescription", "one"}}, "", "m");
-  const std::string name = std::string(kParent) + "/models/m";
+  const std::string name = std::string(kModelParent) + "/models/m";
   Upload({{"displayName", "m"}, {"versionDescription", "two"}}, "m");
   Upload({{"displayName", "m"}, {"labels", {{"k", "v"}}}}, "m");
   ASSERT_TRUE(
@@ -213,7 +213,7 @@ TEST_F(ModelRegistryTest, Issue43EachVersionIsARowOfItsOwn) {
 
 TEST_F(ModelRegistryTest, Issue43AModelKeepsAtMostMaxVersions) {
   Upload({{"displayName", "m"}}, "", "m");
-  const std::string name = std::string(kParent) + "/models/m";
+  const std::string name = std::string(kModelParent) + "/models/m";
   // Versions 2 .. max-1 written as rows directly (uploading them one by one takes seconds).
   ASSERT_TRUE(store_
                   .MutateResourceFamily("models", name, kModelVersionsKind,
@@ -242,7 +242,7 @@ TEST_F(ModelRegistryTest, Issue43AModelKeepsAtMostMaxVersions) {
 
 TEST_F(ModelRegistryTest, Issue43AnUpdateMaskCannotClearTheDisplayName) {
   Upload({{"displayName", "m"}}, "", "m");
-  const std::string name = std::string(kParent) + "/models/m";
+  const std::string name = std::string(kModelParent) + "/models/m";
   auto cleared = registry_.Patch(name, "", {{"displayName", ""}}, {"displayName"});
   auto absent = registry_.Patch(name, "", json::object(), {"display_name"});
   auto later = registry_.Patch(name, "", {{"labels", {{"k", "v"}}}}, {"labels"});

@@ -15,7 +15,7 @@ namespace {
 using executor::GangState;
 using nlohmann::json;
 
-constexpr const char* kParent = "projects/p/locations/l";
+constexpr const char* kPipelineParent = "projects/p/locations/l";
 
 json Body(const std::string& display_name = "tp") {
   json body = json::parse(R"({
@@ -58,7 +58,7 @@ class TrainingPipelineControllerTest : public ::testing::Test {
   }
 
   std::string Create(const json& body = Body()) {
-    auto created = pipelines_->Create(kParent, body.dump());
+    auto created = pipelines_->Create(kPipelineParent, body.dump());
     EXPECT_TRUE(created.ok()) << created.status();
     return created.ok() ? created->value("name", "") : "";
   }
@@ -118,7 +118,7 @@ TEST_F(TrainingPipelineControllerTest, AFailedJobFailsThePipelineWithItsErrorAnd
   const std::string name = Create();
   Advance(name, GangState::kFailed, "replica workerpool0-0 exited with code 3");
   const json p = Get(name);
-  auto models = models_.stored().List({kParent, "", 0, ""});
+  auto models = models_.stored().List({kPipelineParent, "", 0, ""});
   EXPECT_EQ(State(p) + " " + p["error"].dump() + " " + std::to_string(p.contains("endTime")) + " " +
                 std::to_string(p["modelToUpload"].contains("name")) + " " +
                 std::to_string(models->jobs.size()),
@@ -159,11 +159,11 @@ TEST_F(TrainingPipelineControllerTest, CreateRefusesWhatTheJobWouldAndStoresNoth
   parent["parentModel"] = "nope";
   std::string got;
   for (const json& body : {unknown, parent}) {
-    auto r = pipelines_->Create(kParent, body.dump());
+    auto r = pipelines_->Create(kPipelineParent, body.dump());
     const std::string error = r.status().ToString();
     got += error.substr(0, error.find(';')) + " | ";  // up to the list of valid machine types
   }
-  auto listed = pipelines_->stored().List({kParent, "", 0, ""});
+  auto listed = pipelines_->stored().List({kPipelineParent, "", 0, ""});
   EXPECT_EQ(got + std::to_string(listed->jobs.size()),
             "INVALID_ARGUMENT: trainingTaskInputs.workerPoolSpecs[0].machineSpec.machineType: "
             "unknown machine type 'n9-huge' | NOT_FOUND: parentModel: Model "
@@ -172,15 +172,15 @@ TEST_F(TrainingPipelineControllerTest, CreateRefusesWhatTheJobWouldAndStoresNoth
 
 TEST_F(TrainingPipelineControllerTest, ARestartAdoptsAJobCreatedBeforeTheCrashAndRegistersOnce) {
   // A crash after the job was created but before the pipeline recorded it.
-  auto stored =
-      pipelines_->stored().Insert(kParent, *spec::DecodeTrainingPipeline(Body().dump()), "");
+  auto stored = pipelines_->stored().Insert(kPipelineParent,
+                                            *spec::DecodeTrainingPipeline(Body().dump()), "");
   ASSERT_TRUE(stored.ok()) << stored.status();
   const std::string name = stored->value("name", "");
   spec::CustomJob orphan;
   orphan.display_name = "tp-custom-job";
   orphan.labels[kPipelineLabel] = Id(name);
   orphan.job_spec = *spec::TrainingTaskSpec(*stored);
-  auto job = jobs_->Create(kParent, orphan);
+  auto job = jobs_->Create(kPipelineParent, orphan);
   ASSERT_TRUE(job.ok()) << job.status();
   Restart();
   pipelines_->PollOnce();
@@ -195,13 +195,13 @@ TEST_F(TrainingPipelineControllerTest, ARestartAdoptsAJobCreatedBeforeTheCrashAn
                             return Status::Ok();
                           })
                   .ok());
-  ModelUpload before{kParent, "from-before", "", Get(name)["modelToUpload"], name};
+  ModelUpload before{kPipelineParent, "from-before", "", Get(name)["modelToUpload"], name};
   ASSERT_TRUE(models_.Upload(before).ok());
   ASSERT_TRUE(executor_->Advance(job->Id(), GangState::kSucceeded).ok());
   Restart();
   pipelines_->PollOnce();
   const json p = Get(name);
-  auto jobs = jobs_->List({kParent, "", 0, ""});
+  auto jobs = jobs_->List({kPipelineParent, "", 0, ""});
   auto versions = models_.ListVersions(p["modelToUpload"].value("name", ""), {"", "", 0, ""});
   EXPECT_EQ(adopted + " " + std::to_string(jobs->jobs.size()) + " " + State(p) + " " +
                 p["modelToUpload"].value("name", "") + "@" +

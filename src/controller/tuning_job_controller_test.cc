@@ -20,7 +20,7 @@ namespace {
 using executor::GangState;
 using nlohmann::json;
 
-constexpr const char* kParent = "projects/p/locations/l";
+constexpr const char* kTuningParent = "projects/p/locations/l";
 
 // Holds a fake searcher's Suggest until the test releases it: a searcher that takes long.
 struct Gate {
@@ -127,7 +127,7 @@ class TuningJobControllerTest : public ::testing::Test {
   StatusOr<spec::HyperparameterTuningJob> Create(const json& body) {
     TY_ASSIGN_OR_RETURN(auto request,
                         spec::HyperparameterTuningJobFromJson(body, spec::DecodeMode::kRequest));
-    return tuning_->Create(kParent, std::move(request));
+    return tuning_->Create(kTuningParent, std::move(request));
   }
 
   std::string CreateStudy(const json& body) {
@@ -321,7 +321,7 @@ TEST_F(TuningJobControllerTest, GetCancelAndPollReturnWhileTheSearcherBlocks) {
   Restart();
   std::thread create([&] { (void)Create(StudyBody(4, 1)); });
   ASSERT_TRUE(gate.WaitEntered());
-  auto page = tuning_->List({kParent, "", 0, ""});  // stored before its first Pump
+  auto page = tuning_->List({kTuningParent, "", 0, ""});  // stored before its first Pump
   const std::string name = page.ok() && !page->jobs.empty() ? page->jobs[0].name : "";
   const auto ready = [](auto& f) {
     return f.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
@@ -350,7 +350,7 @@ TEST_F(TuningJobControllerTest, ACancelRecordedWhileTheRunnerIsBusySurvivesARest
   Restart();
   std::thread create([&] { (void)Create(StudyBody(4, 1)); });
   ASSERT_TRUE(gate.WaitEntered());
-  auto page = tuning_->List({kParent, "", 0, ""});
+  auto page = tuning_->List({kTuningParent, "", 0, ""});
   const std::string name = page.ok() && !page->jobs.empty() ? page->jobs[0].name : "";
   auto cancel = std::async(std::launch::async, [&] { return tuning_->Cancel(name); });
   const bool answered = cancel.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
@@ -378,7 +378,7 @@ TEST_F(TuningJobControllerTest, DeleteRemovesEndedStudyAndItsTrialJobs) {
   tuning_->PollOnce();
   ASSERT_TRUE(tuning_->Delete(name).ok());
   EXPECT_EQ(tuning_->Get(name).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(controller_->Get(std::string(kParent) + "/customJobs/" + job1).status().code(),
+  EXPECT_EQ(controller_->Get(std::string(kTuningParent) + "/customJobs/" + job1).status().code(),
             StatusCode::kNotFound);
 }
 
@@ -395,7 +395,7 @@ TEST_F(TuningJobControllerTest, ListFiltersByStateDisplayNameAndLabels) {
   ASSERT_TRUE(tuning_->Cancel(second).ok());
   tuning_->PollOnce();  // its cancelled trial job is seen: CANCELLING -> CANCELLED
   auto names = [&](const std::string& filter) {
-    auto page = tuning_->List({kParent, filter, 0, ""});
+    auto page = tuning_->List({kTuningParent, filter, 0, ""});
     if (!page.ok()) return page.status().ToString();
     std::string out;
     for (const auto& j : page->jobs) {

@@ -5,7 +5,7 @@
 namespace trainyard::machines {
 namespace {
 
-std::string Render(const MachineRequest& m) {
+std::string RenderLegacy(const MachineRequest& m) {
   return m.machine_type + (m.accelerator_count > 0 ? "+" + std::to_string(m.accelerator_count) +
                                                          "x" + m.accelerator_type
                                                    : std::string());
@@ -17,7 +17,7 @@ TEST(LegacyMachinesTest, EveryLegacyNameResolvesInTheCatalog) {
   for (const LegacyMachine& m : LegacyMachines()) {
     auto resolved = MachineCatalog::Default().Resolve(m.machine, m.name);
     EXPECT_TRUE(resolved.ok()) << resolved.status();
-    got += m.name + "=" + Render(m.machine) + "\n";
+    got += m.name + "=" + RenderLegacy(m.machine) + "\n";
   }
   EXPECT_EQ(got,
             "standard=n1-standard-4\n"
@@ -37,9 +37,9 @@ TEST(LegacyMachinesTest, EveryLegacyNameResolvesInTheCatalog) {
 }
 
 TEST(LegacyMachinesTest, ComputeEngineNamesPassAndTpusAreRefused) {
-  EXPECT_EQ(Render(*FromAiPlatformMachineType("standard_gpu", "trainingInput.masterType")),
+  EXPECT_EQ(RenderLegacy(*FromAiPlatformMachineType("standard_gpu", "trainingInput.masterType")),
             "n1-standard-8+1xNVIDIA_TESLA_K80");
-  EXPECT_EQ(Render(*FromAiPlatformMachineType("n1-highmem-16", "trainingInput.masterType")),
+  EXPECT_EQ(RenderLegacy(*FromAiPlatformMachineType("n1-highmem-16", "trainingInput.masterType")),
             "n1-highmem-16");
   EXPECT_EQ(FromAiPlatformMachineType("cloud_tpu", "trainingInput.workerType").status().ToString(),
             "INVALID_ARGUMENT: trainingInput.workerType: cloud_tpu: TPUs are not supported by "
@@ -53,7 +53,7 @@ TEST(LegacyMachinesTest, ScaleTiersArePresetPools) {
     ASSERT_TRUE(pools.ok()) << pools.status();
     got += std::string(tier) + ":";
     for (const ScaleTierPool& p : *pools) {
-      got += " " + p.role + "=" + std::to_string(p.replica_count) + "x" + Render(p.machine);
+      got += " " + p.role + "=" + std::to_string(p.replica_count) + "x" + RenderLegacy(p.machine);
     }
     got += "\n";
   }

@@ -147,7 +147,9 @@ TEST(MachineCatalogTest, ListingPricesEveryMachineWithItsBundledGpus) {
     auto resolved = Catalog().Resolve({m.name, "", 0}, "m");
     ASSERT_TRUE(resolved.ok()) << resolved.status();
     EXPECT_EQ(m.hourly_usd.has_value(), resolved->hourly_usd.has_value()) << m.name;
-    if (m.hourly_usd) EXPECT_NEAR(*m.hourly_usd, *resolved->hourly_usd, 1e-12) << m.name;
+    if (m.hourly_usd) {
+      EXPECT_NEAR(*m.hourly_usd, *resolved->hourly_usd, 1e-12) << m.name;
+    }
     if (m.name == "a3-highgpu-8g" || m.name == "e2-highcpu-2" || m.name == "a4-highgpu-8g") {
       char usd[32] = "?";
       if (m.hourly_usd) std::snprintf(usd, sizeof(usd), "%.4f", *m.hourly_usd);

@@ -13,7 +13,7 @@ namespace {
 namespace fs = std::filesystem;
 using TensorMap = std::map<std::string, torch::Tensor>;
 
-BertConfig SmallConfig() {
+BertConfig SmallHfConfig() {
   BertConfig c;
   c.vocab_size = 31;
   c.hidden_size = 8;
@@ -33,7 +33,7 @@ struct Saved {
 
 Saved SaveSmallModel(const fs::path& dir) {
   torch::manual_seed(11);
-  BertForSequenceClassification model(SmallConfig());
+  BertForSequenceClassification model(SmallHfConfig());
   EXPECT_TRUE(SaveModelFiles(model, dir).ok());
   auto tensors = ReadSafetensors(dir / "model.safetensors");
   EXPECT_TRUE(tensors.ok()) << tensors.status();
@@ -53,7 +53,7 @@ std::string Load(const fs::path& dir, const LoadOptions& options = {},
 TEST(HfCheckpointTest, SaveThenLoadGivesTheSameModel) {
   auto dir = testing::MakeTestDir();
   torch::manual_seed(3);
-  BertForSequenceClassification model(SmallConfig());
+  BertForSequenceClassification model(SmallHfConfig());
   ASSERT_TRUE(SaveModelFiles(model, dir).ok());
   LoadReport report;
   auto loaded = LoadPretrained(dir, {}, &report);
@@ -73,7 +73,7 @@ TEST(HfCheckpointTest, SaveThenLoadGivesTheSameModel) {
 }
 
 TEST(HfCheckpointTest, SaveNeedsAnExistingDir) {
-  BertForSequenceClassification model(SmallConfig());
+  BertForSequenceClassification model(SmallHfConfig());
   EXPECT_EQ(SaveModelFiles(model, "/nonexistent/model").code(), StatusCode::kFailedPrecondition);
 }
 

@@ -73,7 +73,8 @@ Status CheckpointManager::Save(const TrainingState& state) {
                       {"global_step", state.global_step},
                       {"plan", state.plan},
                       {"fingerprint", state.fingerprint},
-                      {"progress", state.progress}};
+                      {"progress", state.progress},
+                      {"writer", state.writer}};
   const std::string text = j.dump();
   Status s = WritePlain(staging / kJsonFile, text.data(), text.size());
   if (!s.ok()) return fail(s);
@@ -94,13 +95,36 @@ Status CheckpointManager::Save(const TrainingState& state) {
 StatusOr<std::optional<TrainingState>> CheckpointManager::LoadLatest(fs::path* from) const {
   std::vector<fs::path> complete = CompleteCheckpoints();
   if (complete.empty()) return std::optional<TrainingState>();
-  const fs::path dir = complete.back();
-  if (from) *from = dir;
+  if (from) *from = complete.back();
+  TY_ASSIGN_OR_RETURN(TrainingState state, Load(complete.back()));
+  return std::optional<TrainingState>(std::move(state));
+}
+
+StatusOr<fs::path> CheckpointManager::FindCheckpoint(const fs::path& path,
+                                                     const std::string& flag) {
+  std::error_code ec;
+  if (fs::exists(path / kDoneFile, ec)) return path;
+  std::vector<fs::path> complete = CheckpointManager(path).CompleteCheckpoints();
+  if (!complete.empty()) return complete.back();
+  return NotFoundError(
+      flag + " " + path.string() +
+      (fs::is_directory(path, ec) ? " holds no complete checkpoint" : " does not exist") +
+      ": pass a checkpoint-NNNNNNNN directory (with its DONE file) or the "
+      "--checkpoint-dir of the run to continue");
+}
+
+StatusOr<TrainingState> CheckpointManager::Load(const fs::path& dir) {
   auto corrupt = [&](const std::string& why) {
     return DataLossError(
         "checkpoint " + dir.string() + " is unreadable (" + why +
         "); delete it to resume from the one before, or use a new --checkpoint-dir");
   };
+  std::error_code ec;
+  if (!fs::exists(dir / kDoneFile, ec)) {
+    return NotFoundError("checkpoint " + dir.string() +
+                         " is not complete (no DONE file): it was being written when its run "
+                         "stopped; use the one before it");
+  }
   auto json_text = ReadFile(dir / kJsonFile);
   if (!json_text.ok()) return corrupt(json_text.status().message());
   StatusOr<nlohmann::json> parsed = ParseJson(*json_text);
@@ -123,6 +147,7 @@ StatusOr<std::optional<TrainingState>> CheckpointManager::LoadLatest(fs::path* f
     state.plan = j.at("plan").get<BatchPlan>();
     state.fingerprint = j.at("fingerprint");
     state.progress = j.at("progress");
+    if (auto it = j.find("writer"); it != j.end() && it->is_object()) state.writer = *it;
   } catch (const std::exception& e) {
     return corrupt(std::string(kJsonFile) + ": " + e.what());
   }
@@ -137,7 +162,7 @@ StatusOr<std::optional<TrainingState>> CheckpointManager::LoadLatest(fs::path* f
   } catch (const std::exception& e) {
     return corrupt(std::string(kStateFile) + ": " + e.what());
   }
-  return std::optional<TrainingState>(std::move(state));
+  return state;
 }
 
 }  // namespace trainyard::train

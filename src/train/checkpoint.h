@@ -34,6 +34,10 @@ struct TrainingState {
   BatchPlan plan;              // this epoch's data order; empty = not started (rebuild from seed)
   nlohmann::json fingerprint;  // settings that must match to resume (see trainer.cc)
   nlohmann::json progress;     // counters and per-epoch history, opaque here
+  // Who wrote it: {"job": CLOUD_ML_JOB_ID, "trial": CLOUD_ML_TRIAL_ID} inside a job, {} outside
+  // one (and in checkpoints from before it was recorded). The trainer resumes a job only from
+  // its own checkpoints.
+  nlohmann::json writer = nlohmann::json::object();
   std::map<std::string, torch::Tensor> tensors;  // model.*, optim.*
 };
 
@@ -50,6 +54,15 @@ class CheckpointManager {
   // The newest complete checkpoint, or nullopt when there is none (missing or empty directory).
   // DATA_LOSS when the newest complete checkpoint cannot be read. `from` receives its directory.
   StatusOr<std::optional<TrainingState>> LoadLatest(std::filesystem::path* from = nullptr) const;
+
+  // One checkpoint directory (checkpoint-<step>/ with DONE). DATA_LOSS when it is unreadable,
+  // NOT_FOUND when it is not a complete checkpoint.
+  static StatusOr<TrainingState> Load(const std::filesystem::path& checkpoint);
+
+  // `path` itself when it is a complete checkpoint, else the newest complete one in it (the
+  // --resume-from rule); NOT_FOUND naming `flag` and what it must hold otherwise.
+  static StatusOr<std::filesystem::path> FindCheckpoint(const std::filesystem::path& path,
+                                                        const std::string& flag);
 
   const std::filesystem::path& dir() const { return dir_; }
 

@@ -41,6 +41,38 @@ TEST(CheckpointTest, SavesLoadsNewestAndKeepsTwo) {
   EXPECT_TRUE(torch::equal(s.tensors.at("model.w"), torch::full({2, 2}, 15.0f)));
 }
 
+TEST(CheckpointTest, RecordsItsWriterAndFindsWhatResumeFromNames) {
+  auto dir = testing::MakeTestDir();
+  CheckpointManager m(dir / "run");
+  TrainingState state = StateAt(7);
+  state.writer = {{"job", "101"}, {"trial", "3"}};
+  ASSERT_TRUE(m.Save(state).ok());
+  ASSERT_TRUE(m.Save(StateAt(9)).ok());  // outside a job: no writer
+  auto newest = CheckpointManager::FindCheckpoint(dir / "run", "--resume-from");
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->filename(), "checkpoint-00000009");
+  auto named = CheckpointManager::FindCheckpoint(dir / "run" / "checkpoint-00000007", "--x");
+  ASSERT_TRUE(named.ok()) << named.status();
+  auto loaded = CheckpointManager::Load(*named);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->writer, (nlohmann::json{{"job", "101"}, {"trial", "3"}}));
+  EXPECT_EQ(CheckpointManager::Load(*newest)->writer, nlohmann::json::object());
+
+  EXPECT_EQ(CheckpointManager::FindCheckpoint(dir / "nope", "--resume-from").status().ToString(),
+            "NOT_FOUND: --resume-from " + (dir / "nope").string() +
+                " does not exist: pass a checkpoint-NNNNNNNN directory (with its DONE file) or "
+                "the --checkpoint-dir of the run to continue");
+  fs::create_directories(dir / "empty");
+  EXPECT_NE(CheckpointManager::FindCheckpoint(dir / "empty", "--resume-from")
+                .status()
+                .message()
+                .find("holds no complete checkpoint"),
+            std::string::npos);
+  fs::remove(dir / "run" / "checkpoint-00000009" / "DONE");
+  EXPECT_EQ(CheckpointManager::Load(dir / "run" / "checkpoint-00000009").status().code(),
+            StatusCode::kNotFound);
+}
+
 TEST(CheckpointTest, IgnoresIncompleteAndReportsCorrupt) {
   auto dir = testing::MakeTestDir();
   CheckpointManager m(dir);

@@ -1,5 +1,8 @@
 #include "train/train_options.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "train/hypertune_reporter.h"
 
 namespace trainyard::train {
@@ -12,12 +15,41 @@ void ApplyEnvironmentDefaults(TrainOptions& options, const replica_contract::Env
   fill(options.job_dir, dirs.model_dir);
   fill(options.checkpoint_dir, dirs.checkpoint_dir);
   fill(options.tensorboard_dir, dirs.tensorboard_log_dir);
+  if (auto it = env.find(replica_contract::kCloudMlJobId); it != env.end()) {
+    options.job_id = it->second;
+  }
+  if (auto it = env.find(replica_contract::kCloudMlTrialId); it != env.end()) {
+    options.trial_id = it->second;
+  }
   if (auto it = env.find("TRAINYARD_CHECK_REPLICAS"); it != env.end() && it->second == "1") {
     options.check_replicas = true;
   }
 }
 
+std::string CheckpointRunName(const TrainOptions& options) {
+  if (options.job_id.empty()) return "";
+  return options.trial_id.empty() ? options.job_id : options.job_id + "-" + options.trial_id;
+}
+
+namespace {
+
+// Job and trial ids name a directory: one path component, nothing a shell or a path would read.
+Status CheckRunId(const char* name, const std::string& id) {
+  const bool ok = id.size() <= 128 && id != "." && id != ".." &&
+                  std::all_of(id.begin(), id.end(), [](unsigned char c) {
+                    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+                  });
+  if (ok) return Status::Ok();
+  return InvalidArgumentError(std::string(name) + " '" + id +
+                              "' cannot name a checkpoint directory: use at most 128 letters, "
+                              "digits, '-', '_' or '.'");
+}
+
+}  // namespace
+
 Status ValidateOptions(const TrainOptions& o) {
+  TY_RETURN_IF_ERROR(CheckRunId(replica_contract::kCloudMlJobId, o.job_id));
+  TY_RETURN_IF_ERROR(CheckRunId(replica_contract::kCloudMlTrialId, o.trial_id));
   auto bad = [](const std::string& m) { return InvalidArgumentError(m); };
   if (o.training_file.empty())
     return bad("--training-file is required (a CSV with the text and class-id columns)");

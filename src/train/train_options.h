@@ -30,7 +30,11 @@ struct TrainOptions {
   std::string label_column = "Target";
   int warmup_steps = 0;
   double weight_decay = 0.01;
-  std::string checkpoint_dir;      // AIP_CHECKPOINT_DIR on Vertex
+  std::string checkpoint_dir;  // AIP_CHECKPOINT_DIR on Vertex; see CheckpointRunName
+  std::string resume_from;     // a checkpoint (or a run's checkpoint dir) to start from
+  // The job and trial this run is (CLOUD_ML_JOB_ID, CLOUD_ML_TRIAL_ID), empty outside a job.
+  std::string job_id;
+  std::string trial_id;
   int checkpoint_every_steps = 0;  // 0 = only at the end of each epoch
   bool freeze_encoder = false;
   int trainable_layers = -1;  // -1 all; K = last K encoder layers (+ pooler, head)
@@ -47,10 +51,18 @@ struct TrainOptions {
 
 // Fills job_dir / checkpoint_dir / tensorboard_dir from `env`'s AIP_MODEL_DIR /
 // AIP_CHECKPOINT_DIR / AIP_TENSORBOARD_LOG_DIR (replica_contract::DecodeOutputDirs) when the flags
-// were not given (Vertex sets these for custom jobs), and check_replicas from
+// were not given (Vertex sets these for custom jobs), job_id / trial_id from CLOUD_ML_JOB_ID /
+// CLOUD_ML_TRIAL_ID, and check_replicas from
 // TRAINYARD_CHECK_REPLICAS=1. The CLI calls it with its environment; the trainer never reads the
 // process environment itself.
 void ApplyEnvironmentDefaults(TrainOptions& options, const replica_contract::EnvMap& env);
+
+// The sub-directory of checkpoint_dir this run writes its checkpoints to and resumes from:
+// "<job>" or "<job>-<trial>" inside a job, "" outside one. Output prefixes are reused across
+// jobs (a pipeline re-sent with one flag changed, a study run again), so a job resumes only its
+// own restarts' checkpoints, never another job's; outside a job, rerunning the same command
+// resumes, and --resume-from continues any run.
+std::string CheckpointRunName(const TrainOptions& options);
 
 // INVALID_ARGUMENT naming the flag and the fix for out-of-range or conflicting values.
 Status ValidateOptions(const TrainOptions& options);

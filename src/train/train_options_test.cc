@@ -18,6 +18,22 @@ TEST(TrainOptionsTest, VertexEnvironmentFillsUnsetDirectories) {
             "gs://b/model|/explicit|gs://b/logs");
 }
 
+TEST(TrainOptionsTest, JobAndTrialNameTheCheckpointSubdirectory) {
+  TrainOptions o;
+  EXPECT_EQ(CheckpointRunName(o), "");
+  ApplyEnvironmentDefaults(o, {{"CLOUD_ML_JOB_ID", "4711"}});
+  EXPECT_EQ(CheckpointRunName(o), "4711");
+  ApplyEnvironmentDefaults(o, {{"CLOUD_ML_JOB_ID", "4712"}, {"CLOUD_ML_TRIAL_ID", "3"}});
+  EXPECT_EQ(CheckpointRunName(o), "4712-3");
+  o.training_file = "t.csv";
+  o.validation_file = "v.csv";
+  EXPECT_TRUE(ValidateOptions(o).ok());
+  o.trial_id = "3/..";
+  EXPECT_EQ(ValidateOptions(o).message(),
+            "CLOUD_ML_TRIAL_ID '3/..' cannot name a checkpoint directory: use at most 128 "
+            "letters, digits, '-', '_' or '.'");
+}
+
 TEST(TrainOptionsTest, ValidationNamesTheFlag) {
   TrainOptions o;
   o.training_file = "t.csv";

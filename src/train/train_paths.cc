@@ -89,6 +89,10 @@ StatusOr<TrainPaths> ResolveTrainPaths(const TrainOptions& o, bool check_job_dir
   }
   if (!o.checkpoint_dir.empty() && !o.dry_run) {
     TY_ASSIGN_OR_RETURN(p.checkpoint_dir, Resolve("--checkpoint-dir", o.checkpoint_dir));
+    if (const std::string run = CheckpointRunName(o); !run.empty()) p.checkpoint_dir /= run;
+  }
+  if (!o.resume_from.empty() && !o.dry_run) {
+    TY_ASSIGN_OR_RETURN(p.resume_from, Resolve("--resume-from", o.resume_from));
   }
   if (!o.tensorboard_dir.empty() && !o.dry_run) {
     TY_ASSIGN_OR_RETURN(p.tensorboard_dir, Resolve("--tensorboard-dir", o.tensorboard_dir));

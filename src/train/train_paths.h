@@ -17,8 +17,10 @@ struct TrainPaths {
   std::filesystem::path train, valid, test;  // test empty without --testing-file
   std::filesystem::path model_dir;           // empty: BERT-Tiny from scratch
   std::filesystem::path vocab;
-  std::filesystem::path job_dir;         // export directory; empty = no export
-  std::filesystem::path checkpoint_dir;  // empty on dry runs or without one
+  std::filesystem::path job_dir;  // export directory; empty = no export
+  // <--checkpoint-dir>/<CheckpointRunName> (train_options.h); empty on dry runs or without one.
+  std::filesystem::path checkpoint_dir;
+  std::filesystem::path resume_from;  // --resume-from; empty on dry runs or without it
   std::filesystem::path tensorboard_dir;
 };
 

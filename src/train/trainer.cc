@@ -292,6 +292,7 @@ class Trainer {
     state.global_step = global_step_;
     state.plan = plan;
     state.fingerprint = Fingerprint();
+    if (!o_.job_id.empty()) state.writer = {{"job", o_.job_id}, {"trial", o_.trial_id}};
     EpochCounters counters = counters_;
     counters.seconds += SecondsSince(epoch_start_);
     state.progress = {{"counters", counters.ToJson()},
@@ -333,8 +334,40 @@ class Trainer {
     return Status::Ok();
   }
 
+  // This run's own newest checkpoint (a restart, or the same command run again); else the one
+  // --resume-from names; nullopt for a new run.
+  StatusOr<std::optional<TrainingState>> LoadResumeState(fs::path* from) {
+    if (!paths_.checkpoint_dir.empty()) {
+      TY_ASSIGN_OR_RETURN(auto state, CheckpointManager(paths_.checkpoint_dir).LoadLatest(from));
+      if (state) {
+        TY_RETURN_IF_ERROR(CheckWriter(*state, *from));
+        return state;
+      }
+    }
+    if (paths_.resume_from.empty()) return std::optional<TrainingState>();
+    TY_ASSIGN_OR_RETURN(*from,
+                        CheckpointManager::FindCheckpoint(paths_.resume_from, "--resume-from"));
+    TY_ASSIGN_OR_RETURN(TrainingState state, CheckpointManager::Load(*from));
+    return std::optional<TrainingState>(std::move(state));
+  }
+
+  // A job's checkpoint dir is its own (CheckpointRunName), so another writer there means the
+  // directory was copied or named by hand: resuming would continue someone else's run.
+  Status CheckWriter(const TrainingState& state, const fs::path& from) const {
+    if (o_.job_id.empty()) return Status::Ok();
+    const std::string job = state.writer.value("job", "");
+    const std::string trial = state.writer.value("trial", "");
+    if (job == o_.job_id && trial == o_.trial_id) return Status::Ok();
+    return FailedPreconditionError(
+        "checkpoint " + from.string() + " was written by " +
+        (job.empty() ? std::string("a run outside any job")
+                     : "job " + job + (trial.empty() ? "" : " trial " + trial)) +
+        ", not by this job (" + o_.job_id + (o_.trial_id.empty() ? "" : " trial " + o_.trial_id) +
+        "); pass --resume-from " + from.string() + " to continue it on purpose");
+  }
+
   Status MaybeResume() {
-    if (paths_.checkpoint_dir.empty()) {
+    if (paths_.checkpoint_dir.empty() && paths_.resume_from.empty()) {
       if (!o_.dry_run) {
         console_.Info(
             "No --checkpoint-dir (or AIP_CHECKPOINT_DIR): a preempted run restarts "
@@ -343,15 +376,16 @@ class Trainer {
       return Status::Ok();
     }
     fs::path from;
-    TY_ASSIGN_OR_RETURN(auto state, CheckpointManager(paths_.checkpoint_dir).LoadLatest(&from));
+    TY_ASSIGN_OR_RETURN(auto state, LoadResumeState(&from));
     // Every rank reads the checkpoint itself (the directory must be on storage all replicas
     // share, as AIP_CHECKPOINT_DIR is on Vertex); a rank that sees another one would train on
     // other weights and data positions, so that is an error rather than a silent divergence.
     TY_RETURN_IF_ERROR(dp_->CheckSameOnAllRanks(
         state ? std::vector<int64_t>{1, state->global_step, state->epoch, state->next_batch}
               : std::vector<int64_t>{0, 0, 0, 0},
-        "the newest complete checkpoint in --checkpoint-dir " + paths_.checkpoint_dir.string() +
-            " (is it on storage every replica shares?)"));
+        "the checkpoint to resume from (" +
+            (from.empty() ? paths_.checkpoint_dir.string() : from.string()) +
+            "; is it on storage every replica shares?)"));
     if (!state) {
       console_.Info("No checkpoint in " + paths_.checkpoint_dir.string() + "; starting a new run");
       return Status::Ok();
@@ -360,7 +394,10 @@ class Trainer {
     if (!diffs.empty()) {
       return FailedPreconditionError(
           "checkpoint " + from.string() + " does not match this run (" + diffs +
-          "); rerun with the flags and data it was written with, or use a new --checkpoint-dir");
+          "); rerun with the flags and data it was written with, or " +
+          (paths_.resume_from.empty() || from.parent_path() == paths_.checkpoint_dir
+               ? std::string("use a new --checkpoint-dir")
+               : std::string("drop --resume-from")));
     }
     TY_RETURN_IF_ERROR(RestoreTensors(*state, from));
     start_epoch_ = state->epoch;
@@ -581,7 +618,8 @@ class Trainer {
     console_.Info(std::string("Stop requested (SIGTERM): ") +
                   (dp_->is_chief() ? "checkpoint written" : "rank 0 wrote the checkpoint") +
                   " after global step " + std::to_string(global_step_) +
-                  "; rerun the same command to resume");
+                  (o_.job_id.empty() ? "; rerun the same command to resume"
+                                     : "; the job's next restart resumes from it"));
     return Status::Ok();
   }
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "common/file_util.h"
 #include "model/hf_checkpoint.h"
 #include "train/labeled_dataset.h"
@@ -97,6 +99,101 @@ TEST_F(TrainerTest, MismatchedCheckpointIsAClearError) {
                       "/checkpoint-00000006 does not match this run (batch_size: checkpoint 16, "
                       "this run 8)"),
       std::string::npos)
+      << ErrorOf(o);
+}
+
+// Vertex users reuse output prefixes: a new job in the same AIP_CHECKPOINT_DIR starts afresh
+// (whatever its flags), and only a restart of the same job resumes.
+TEST_F(TrainerTest, JobsSharingACheckpointDirResumeOnlyTheirOwn) {
+  TrainOptions o = BaseOptions(splits_);
+  o.epochs = 1;
+  o.checkpoint_dir = dir_ / "ckpt";
+  o.job_id = "101";
+  CapturedRun first(Env());
+  auto r1 = first.Run(o);
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  EXPECT_FALSE(r1->resumed);
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt" / "101" / "checkpoint-00000006" / "DONE"));
+
+  TrainOptions other = o;
+  other.job_id = "102";
+  other.learning_rate = 5e-4;  // would not match job 101's checkpoint
+  CapturedRun second(Env());
+  auto r2 = second.Run(other);
+  ASSERT_TRUE(r2.ok()) << r2.status();
+  EXPECT_FALSE(r2->resumed);
+  EXPECT_EQ(r2->global_step, 6);
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt" / "102" / "checkpoint-00000006" / "DONE"));
+
+  other.job_id = "103";
+  other.trial_id = "2";
+  CapturedRun trial(Env());
+  ASSERT_TRUE(trial.Run(other).ok());
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt" / "103-2" / "checkpoint-00000006" / "DONE"));
+
+  CapturedRun restart(Env());  // job 101 again: a restart resumes its own checkpoint
+  auto r3 = restart.Run(o);
+  ASSERT_TRUE(r3.ok()) << r3.status();
+  EXPECT_TRUE(r3->resumed);
+}
+
+TEST_F(TrainerTest, AnotherJobsCheckpointInThisJobsDirIsRefused) {
+  TrainOptions o = BaseOptions(splits_);
+  o.epochs = 1;
+  o.checkpoint_dir = dir_ / "ckpt";
+  o.job_id = "101";
+  CapturedRun first(Env());
+  ASSERT_TRUE(first.Run(o).ok());
+  fs::copy(dir_ / "ckpt" / "101", dir_ / "ckpt" / "102", fs::copy_options::recursive);
+  o.job_id = "102";
+  EXPECT_EQ(ErrorOf(o), "FAILED_PRECONDITION: checkpoint " +
+                            (dir_ / "ckpt" / "102" / "checkpoint-00000006").string() +
+                            " was written by job 101, not by this job (102); pass --resume-from " +
+                            (dir_ / "ckpt" / "102" / "checkpoint-00000006").string() +
+                            " to continue it on purpose");
+  o.job_id = "../elsewhere";
+  EXPECT_NE(ErrorOf(o).find("INVALID_ARGUMENT: CLOUD_ML_JOB_ID '../elsewhere' cannot name a "
+                            "checkpoint directory"),
+            std::string::npos)
+      << ErrorOf(o);
+}
+
+TEST_F(TrainerTest, ResumeFromContinuesAnotherRunsCheckpoint) {
+  TrainOptions o = BaseOptions(splits_);
+  o.checkpoint_dir = dir_ / "a";
+  o.checkpoint_every_steps = 2;
+  std::atomic<bool> stop{false};
+  CapturedRun interrupted(Env());
+  auto r1 = interrupted.Run(o, &stop, [&](int64_t step) {
+    if (step == 4) stop = true;
+  });
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  ASSERT_EQ(r1->global_step, 4);
+
+  o.checkpoint_dir = dir_ / "b";
+  o.resume_from = dir_ / "a";
+  CapturedRun resumed(Env());
+  auto r2 = resumed.Run(o);
+  ASSERT_TRUE(r2.ok()) << r2.status();
+  EXPECT_TRUE(r2->resumed);
+  EXPECT_EQ(r2->global_step, 12);
+  EXPECT_NE(resumed.log.str().find("Resuming from checkpoint " +
+                                   (dir_ / "a" / "checkpoint-00000004").string()),
+            std::string::npos)
+      << resumed.log.str();
+  EXPECT_TRUE(fs::exists(dir_ / "b" / "checkpoint-00000012" / "DONE"));
+
+  o.resume_from = dir_ / "missing";
+  o.checkpoint_dir = dir_ / "c";
+  EXPECT_NE(ErrorOf(o).find("NOT_FOUND: --resume-from " + (dir_ / "missing").string() +
+                            " does not exist"),
+            std::string::npos)
+      << ErrorOf(o);
+  o.batch_size = 8;
+  o.resume_from = dir_ / "a";
+  EXPECT_NE(ErrorOf(o).find("(batch_size: checkpoint 16, this run 8); rerun with the flags and "
+                            "data it was written with, or drop --resume-from"),
+            std::string::npos)
       << ErrorOf(o);
 }
 

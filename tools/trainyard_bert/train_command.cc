@@ -110,7 +110,13 @@ void AddScheduleAndCheckpointFlags(CLI::App& sub, train::TrainOptions* o) {
                  "AdamW decoupled weight decay (not on biases/LayerNorm)")
       ->capture_default_str();
   sub.add_option("--checkpoint-dir", o->checkpoint_dir,
-                 "Where to write checkpoints and resume from [env AIP_CHECKPOINT_DIR]");
+                 "Where to write checkpoints and resume from [env AIP_CHECKPOINT_DIR]; in a job "
+                 "(CLOUD_ML_JOB_ID set) its sub-directory <job>[-<trial>], so a new job never "
+                 "resumes another's checkpoints");
+  sub.add_option("--resume-from", o->resume_from,
+                 "Start from this checkpoint (a checkpoint-NNNNNNNN directory, or a run's "
+                 "checkpoint dir for its newest) when --checkpoint-dir has none of this run's "
+                 "own; the flags must match the ones it was written with");
   sub.add_option("--checkpoint-every-steps", o->checkpoint_every_steps,
                  "Also checkpoint every N steps (0 = only at epoch ends)")
       ->capture_default_str();
