@@ -17,6 +17,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// The checkpoint-NNNNNNNN entries directly in `dir` (none when it does not exist).
+std::vector<std::string> CheckpointsIn(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("checkpoint-", 0) == 0) out.push_back(n);
+  }
+  return out;
+}
+
 class DistributedBertE2ETest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -93,7 +104,7 @@ if [ "$RANK" = 1 ] && [ ! -f ")SH" +
                              mark.string() + R"SH(" ]; then
   touch ")SH" + mark.string() +
                              R"SH("
-  ckpt="${TRAINYARD_BUCKET_ROOT}/${AIP_CHECKPOINT_DIR#gs://}"
+  ckpt="${TRAINYARD_BUCKET_ROOT}/${AIP_CHECKPOINT_DIR#gs://}/${CLOUD_ML_JOB_ID}"
   trainyard-bert train "$@" & pid=$!
   until ls "$ckpt"/checkpoint-*/DONE >/dev/null 2>&1; do sleep 0.02; done
   kill -9 $pid
@@ -134,6 +145,10 @@ exec trainyard-bert train "$@"
     EXPECT_NE(logs.out.find(line), std::string::npos) << line << "\n" << logs.out;
   }
   EXPECT_TRUE(fs::exists(buckets_ / "bkt" / "out" / "model" / "model.safetensors")) << logs.out;
+  // The job's checkpoints are its own: <AIP_CHECKPOINT_DIR>/<job id>/.
+  const std::string job_id = name.substr(name.rfind('/') + 1);
+  EXPECT_FALSE(CheckpointsIn(buckets_ / "bkt" / "out" / "checkpoints" / job_id).empty());
+  EXPECT_TRUE(CheckpointsIn(buckets_ / "bkt" / "out" / "checkpoints").empty());
 }
 
 TEST_F(DistributedBertE2ETest, LocalExecutorRunsTwoWorkerPoolsAsOneDataParallelGang) {
