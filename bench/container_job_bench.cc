@@ -39,7 +39,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr char kJobs[] = "/v1/projects/p/locations/l/customJobs";
+constexpr char kJobs[] = "/v1/projects/p/locations/us-central1/customJobs";
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p);

@@ -25,6 +25,9 @@
 #                             instead (bench/README.md compares the two).
 #                             About 1.2 GB; debootstrap reuses apt's package cache. Not built by
 #                             default: it takes minutes (docs/containers.md "Prebuilt images").
+#                             A local image made by the same recipe (this script, the release,
+#                             the lock) less than TRAINYARD_IMAGE_MAX_AGE_DAYS (default 7) ago is
+#                             pushed again instead of rebuilt; TRAINYARD_REBUILD_IMAGES=1 rebuilds.
 #
 # Images are tagged localhost/trainyard/NAME:latest and, unless --no-push, pushed to
 # $TRAINYARD_REGISTRY/trainyard/NAME:latest (default: the registry of scripts/registry-local.sh).
@@ -125,6 +128,29 @@ CF
   build bert-sentiment "$ctx"
 }
 
+# pushes NAME:latest again
+push_again() {
+  local image=localhost/trainyard/$1:latest
+  if [[ $push == 1 ]]; then
+    $PODMAN push --quiet "$image" "$TRAINYARD_REGISTRY/trainyard/$1:latest"
+    log "pushed $TRAINYARD_REGISTRY/trainyard/$1:latest"
+  fi
+}
+
+# recent_image NAME RECIPE: true when localhost/trainyard/NAME:latest carries label
+# io.trainyard.recipe=RECIPE and is younger than TRAINYARD_IMAGE_MAX_AGE_DAYS: made the same
+# way from Debian packages that are at most that old.
+recent_image() {
+  [[ ${TRAINYARD_REBUILD_IMAGES:-0} != 1 ]] || return 1
+  local image=localhost/trainyard/$1:latest recipe created age_days
+  recipe=$($PODMAN image inspect --format '{{index .Labels "io.trainyard.recipe"}}' "$image" 2>/dev/null) || return 1
+  [[ $recipe == "$2" ]] || return 1
+  created=$($PODMAN image inspect --format '{{.Created.Unix}}' "$image" 2>/dev/null) || return 1
+  age_days=$(( ($(date +%s) - created) / 86400 ))
+  [[ $age_days -lt ${TRAINYARD_IMAGE_MAX_AGE_DAYS:-7} ]] || return 1
+  log "reusing $image: same recipe, built $age_days day(s) ago (TRAINYARD_REBUILD_IMAGES=1 rebuilds)"
+}
+
 build_pytorch() {
   command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
   [[ $(id -u) == 0 ]] || die "the pytorch image is made with debootstrap, which needs root"
@@ -133,6 +159,12 @@ build_pytorch() {
   mkdir -p "$ctx"
   local release=${TRAINYARD_PYTORCH_RELEASE:-bookworm}
   case $release in trixie | bookworm) ;; *) die "TRAINYARD_PYTORCH_RELEASE is trixie or bookworm, not $release" ;; esac
+  local recipe
+  recipe=$(cat scripts/build-images.sh scripts/venv/requirements.lock <(echo "$release") | sha256sum | cut -c1-16)
+  if recent_image pytorch "$recipe"; then
+    push_again pytorch
+    return
+  fi
   log "debootstrap $release (minbase + python3-torch) from $mirror; this takes minutes"
   local cache=()
   [[ -d /var/cache/apt/archives && -w /var/cache/apt/archives ]] && cache=(--cache-dir=/var/cache/apt/archives)
@@ -178,6 +210,7 @@ CF
   printf 'LABEL org.opencontainers.image.base.name="debian:%s" %s %s %s\n' "$release" \
     "org.debian.version=\"$debian_version\"" "org.pytorch.version=\"$torch_version\"" \
     "io.trainyard.hypertune=\"${hypertune_pin#*==}\"" >>"$ctx/Containerfile"
+  echo "LABEL io.trainyard.recipe=\"$recipe\"" >>"$ctx/Containerfile"
   build pytorch "$ctx"
 }
 

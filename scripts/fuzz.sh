@@ -22,7 +22,9 @@ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++
 cmake --build build-fuzz -j"$(nproc 2>/dev/null || echo 2)" --target fuzzers
 start=$(date +%s)
 status=0
-ctest --test-dir build-fuzz -L fuzz --output-on-failure ${only:+-R "$only"} || status=$?
+# Each harness is one single-threaded process: run them side by side, one per core.
+ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" \
+  ${only:+-R "$only"} || status=$?
 echo "fuzz: $(ctest --test-dir build-fuzz -L fuzz -N ${only:+-R "$only"} | tail -1 | tr -d ' ')" \
   "harnesses, ${seconds} s each, $(( $(date +%s) - start )) s in total" >&2
 exit $status

@@ -4,11 +4,18 @@
 # e.g. scripts/test.sh -L unit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh --test
-bash scripts/fetch-sample-data.sh
-bash scripts/build.sh
+# Each step's time goes to stderr ("test: build took N s"): where a slow CI run spent it.
+step() {
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "test: $name took $((SECONDS - start)) s" >&2
+}
+step install-deps bash scripts/install-deps.sh --test
+step sample-data bash scripts/fetch-sample-data.sh
+step build bash scripts/build.sh
 # The official Google Cloud Node.js clients for the client-compatibility tests (npm registry);
 # without them those tests report Skipped.
 bash scripts/install-node-clients.sh build ||
   echo "test: Node clients not installed; node_*_client_test will be skipped" >&2
-ctest --test-dir build --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" "$@"
+step ctest ctest --test-dir build --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" "$@"

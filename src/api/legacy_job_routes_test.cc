@@ -69,8 +69,9 @@ TEST_F(LegacyJobRoutesTest, HostileInputIsAClear4xxStoresNothingAndTheServerKeep
            JobBody("g2", R"(,"scheduling":{"maxRunningTime":"forever"})"),
            JobBody("g3", R"(,"workerCount":"-1","scaleTier":"CUSTOM","masterType":"n1")"),
            std::string(R"({"jobId":"g4"})"),
-           std::string(R"({"jobId":"g5","trainingInput":{"region":"r","scaleTier":"BASIC_TPU",)"
-                       R"("masterConfig":{"imageUri":"local"}}})"),
+           std::string(
+               R"({"jobId":"g5","trainingInput":{"region":"us-east1","scaleTier":"BASIC_TPU",)"
+               R"("masterConfig":{"imageUri":"local"}}})"),
        }) {
     got += Outcome(body) + "\n";
   }

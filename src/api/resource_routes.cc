@@ -8,6 +8,7 @@
 #include "api/route_util.h"
 #include "controller/operation_controller.h"
 #include "controller/stored_resource.h"
+#include "machines/regions.h"
 #include "protojson/parse.h"
 #include "protojson/reader.h"
 
@@ -99,6 +100,30 @@ std::vector<std::string> SplitMask(const std::string& mask) {
   return out;
 }
 
+// A resource that is not in the region asked for may be in another (a --region left out or
+// mistyped): the NOT_FOUND names where it is. Only a miss pays for the extra lookups.
+Status InOtherRegions(const Status& not_found, const ResourceId& id,
+                      const std::function<StatusOr<json>(const ResourceId&)>& get) {
+  constexpr std::string_view kLocations = "/locations/";
+  const size_t start = id.name.find(kLocations);
+  if (start == std::string::npos) return not_found;
+  const size_t from = start + kLocations.size();
+  const size_t end = id.name.find('/', from);
+  if (end == std::string::npos) return not_found;
+  const std::string asked = id.name.substr(from, end - from);
+  for (const std::string& region : machines::KnownRegions()) {
+    if (region == asked) continue;
+    ResourceId other = id;
+    other.name = id.name.substr(0, from) + region + id.name.substr(end);
+    if (get(other).ok()) {
+      return Status(StatusCode::kNotFound, not_found.message() + "; it is in region " + region +
+                                               ": " + other.name + " (pass --region=" + region +
+                                               ")");
+    }
+  }
+  return not_found;
+}
+
 void RegisterCreate(RouteTable& routes, const ResourceDescriptor& d, const ResourceHandlers& h) {
   if (!h.create) return;
   Paths paths(d);
@@ -142,12 +167,18 @@ void RegisterItemVerbs(RouteTable& routes, controller::OperationController* oper
                        const ResourceDescriptor& d, const ResourceHandlers& h) {
   Paths paths(d);
   if (h.get) {
-    routes.Get(paths.Item(), d.read,
-               Guarded([paths, get = h.get](const httplib::Request& req) -> StatusOr<json> {
-                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
-                 TY_ASSIGN_OR_RETURN(ResourceId id, paths.Id(req));
-                 return get(id);
-               }));
+    const bool located = d.parent == ParentShape::kProjectLocation;
+    routes.Get(
+        paths.Item(), d.read,
+        Guarded([paths, located, get = h.get](const httplib::Request& req) -> StatusOr<json> {
+          TY_RETURN_IF_ERROR(CheckParams(req, {}));
+          TY_ASSIGN_OR_RETURN(ResourceId id, paths.Id(req));
+          StatusOr<json> got = get(id);
+          if (got.ok() || !located || got.status().code() != StatusCode::kNotFound) {
+            return got;
+          }
+          return InOtherRegions(got.status(), id, get);
+        }));
   }
   if (h.patch && d.check_patch_body) {
     routes.Patch(

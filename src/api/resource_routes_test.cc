@@ -206,6 +206,34 @@ TEST_F(WidgetRoutesTest, ClientChosenIdsAreCheckedAndADuplicateIs409) {
       "400 widgetId: required: the id of the new Widget");
 }
 
+TEST_F(WidgetRoutesTest, ALocationThatIsNoRegionIs400WithTheNearest) {
+  auto [created, body] = Call("POST", "/v1/projects/p/locations/us-centrall/widgets",
+                              R"({"widgetId":"w_2","displayName":"a"})");
+  auto [listed, list] = Call("GET", "/v1/projects/p/locations/mars/widgets");
+  auto [local, ok] = Call("GET", "/v1/projects/p/locations/local/widgets");
+  EXPECT_EQ(std::to_string(created) + " " + body["error"].value("message", "") + " | " +
+                std::to_string(listed) + " " +
+                list["error"]["details"][0]["fieldViolations"][0].value("field", "") + " | " +
+                std::to_string(local),
+            "400 parent: 'us-centrall' is not a region Trainyard knows; did you mean "
+            "'us-central1'? (Vertex AI's training regions, or 'local') | 400 parent | 200");
+}
+
+TEST_F(WidgetRoutesTest, NotFoundNamesTheRegionWhereTheResourceIs) {
+  ASSERT_EQ(Call("POST", kWidgets, R"({"widgetId":"w_3","displayName":"a"})").first, 200);
+  auto [status, body] = Call("GET", "/v1/projects/p/locations/europe-west4/widgets/w_3");
+  EXPECT_EQ(status, 404);
+  const std::string message = body["error"].value("message", "");
+  EXPECT_TRUE(
+      message.ends_with("; it is in region us-central1: "
+                        "projects/p/locations/us-central1/widgets/w_3 (pass "
+                        "--region=us-central1)"))
+      << message;
+  auto [nowhere, none] = Call("GET", "/v1/projects/p/locations/europe-west4/widgets/w_9");
+  EXPECT_EQ(nowhere, 404);
+  EXPECT_EQ(none["error"].value("message", "").find("it is in region"), std::string::npos);
+}
+
 TEST_F(WidgetRoutesTest, VersionsOfAnUnversionedResourceAre400AndPatchChangesOnlyTheMask) {
   ASSERT_EQ(
       Call("POST", kWidgets, R"({"widgetId":"w2","displayName":"a","labels":{"k":"v"}})").first,

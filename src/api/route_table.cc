@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "api/route_util.h"
+#include "machines/regions.h"
 
 namespace trainyard::api {
 
@@ -147,6 +148,10 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
   const std::string project = project_of ? project_of(req) : ProjectOfPath(req.path);
   std::string token_id = "-";
   Status allowed = Check(req, spec, project, &token_id);
+  // After the access check, so an unauthenticated caller learns nothing from the answer.
+  if (const std::string location = LocationOfPath(req.path); allowed.ok() && !location.empty()) {
+    allowed = machines::CheckRegion("parent", location);
+  }
   if (allowed.ok()) {
     serve();
   } else {
@@ -204,6 +209,17 @@ std::string ProjectOfPath(const std::string& path) {
   constexpr std::string_view kProjects = "/projects/";
   if (path.compare(version_end, kProjects.size(), kProjects) != 0) return "";
   const size_t start = version_end + kProjects.size();
+  const size_t end = path.find('/', start);
+  return path.substr(start, end == std::string::npos ? end : end - start);
+}
+
+std::string LocationOfPath(const std::string& path) {
+  const std::string project = ProjectOfPath(path);
+  if (project.empty()) return "";
+  const size_t after_project = path.find("/projects/" + project) + 10 + project.size();
+  constexpr std::string_view kLocations = "/locations/";
+  if (path.compare(after_project, kLocations.size(), kLocations) != 0) return "";
+  const size_t start = after_project + kLocations.size();
   const size_t end = path.find('/', start);
   return path.substr(start, end == std::string::npos ? end : end - start);
 }

@@ -123,5 +123,9 @@ class RouteTable {
 // The project of a /v1/projects/{p}/... path (or /ui/projects/{p}/..., any first segment), ""
 // for any other path.
 std::string ProjectOfPath(const std::string& path);
+// The location of a /v1/projects/{p}/locations/{l}/... path, "" for any other. Every route under
+// a location answers 400 naming `parent` for a location that is not a known region
+// (machines/regions.h): a typo would otherwise make a location of its own.
+std::string LocationOfPath(const std::string& path);
 
 }  // namespace trainyard::api

@@ -95,13 +95,16 @@ TEST_F(RouteTableTest, AuditsEveryNonPublicRequestWithItsResult) {
   EXPECT_EQ(rows, "GET alpha read 200 token\nPOST alpha write 403 token\nGET alpha read 401 -\n");
 }
 
-TEST(ProjectOfPathTest, OnlyProjectPaths) {
-  EXPECT_EQ(ProjectOfPath("/v1/projects/p1/locations/l/customJobs"), "p1");
-  EXPECT_EQ(ProjectOfPath("/v1/projects/p1"), "p1");
-  EXPECT_EQ(ProjectOfPath("/healthz"), "");
-  EXPECT_EQ(ProjectOfPath("/v1/projectsX/p"), "");
-  EXPECT_EQ(ProjectOfPath("/ui/projects/p2/locations/l/operations/1"), "p2");
-  EXPECT_EQ(ProjectOfPath("/storage/v1/b/projects/o"), "");
+TEST(ProjectOfPathTest, OnlyProjectAndLocationPaths) {
+  std::string got;
+  for (const char* path :
+       {"/v1/projects/p1/locations/l/customJobs", "/v1/projects/p1", "/healthz", "/v1/projectsX/p",
+        "/ui/projects/p2/locations/local/operations/1", "/storage/v1/b/projects/o",
+        "/v1/projects/p1/locations/us-east1/customJobs/7:cancel", "/v1/projects/p1/jobs/j1",
+        "/storage/v1/b/locations/o"}) {
+    got += ProjectOfPath(path) + "|" + LocationOfPath(path) + " ";
+  }
+  EXPECT_EQ(got, "p1|l p1| | | p2|local | p1|us-east1 p1| | ");
 }
 
 TEST(HttplibRegexTest, NoPathParameterLookalikeAndTheSameMatches) {

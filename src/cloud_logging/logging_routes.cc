@@ -9,6 +9,7 @@
 #include "common/json_parse.h"
 #include "common/parse.h"
 #include "common/time.h"
+#include "executor/job_log.h"
 #include "protojson/reader.h"
 #include "replica_contract/replica_contract.h"
 #include "spec/legacy_translation.h"
@@ -101,7 +102,7 @@ EntryView ViewOf(const Query& q, const executor::LogLine& line) {
   v.job_id = q.filter.job_id();
   v.task_name = TaskName(line);
   v.log_name = "projects/" + q.project + "/logs/" + v.task_name;
-  v.severity = line.is_stderr ? "ERROR" : "INFO";
+  v.severity = executor::LogSeverity(line);
   v.timestamp = line.time;
   v.text = line.text;
   v.insert_id = InsertId(v.job_id, line.offset);

@@ -56,6 +56,21 @@ void RecordRestarts(spec::CustomJob& job, const executor::GangStatus& status, sp
   }
 }
 
+// What the executor will do otherwise than asked (oversubscription), in the timeline at QUEUED:
+// the first few notes, then how many more there are, so a 500-replica job keeps its history.
+void RecordAdmissionNotes(spec::CustomJob& job, const std::vector<std::string>& notes,
+                          spec::Timestamp now) {
+  constexpr size_t kShown = 3;
+  for (size_t i = 0; i < notes.size() && i < kShown; ++i) {
+    spec::RecordStateChange(job, JobState::kQueued, now, notes[i]);
+  }
+  if (notes.size() > kShown) {
+    spec::RecordStateChange(
+        job, JobState::kQueued, now,
+        "and " + std::to_string(notes.size() - kShown) + " more replicas likewise");
+  }
+}
+
 // Marker error: the mutation decided there is nothing to write.
 Status NothingToWrite() { return Status(StatusCode::kAborted, "nothing to write"); }
 
@@ -106,7 +121,11 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   gang.base_output_dir = job.job_spec.base_output_directory;
   // Vertex hands every replica its job's spec, as a string in CLUSTER_SPEC's and TF_CONFIG's
   // "job" field (replica_contract.h); this is the spec as stored, defaults filled in.
-  gang.job_spec_json = spec::CustomJobSpecToJson(job.job_spec).dump();
+  // Trainyard's own fields (the legacy primary-role name) are not Vertex's: replicas never see
+  // them.
+  nlohmann::json spec_json = spec::CustomJobSpecToJson(job.job_spec);
+  spec_json.erase("trainyardTfConfigPrimaryRole");
+  gang.job_spec_json = spec_json.dump();
   if (job.job_spec.tf_config_primary_role == "master") gang.tf_config_primary_role = "master";
   gang.kill_grace = options_.kill_grace;
   gang.max_restarts = options_.max_restarts;
@@ -230,6 +249,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
     info.replicas.push_back({r.pool_index, r.replica_index, {}, 0});
   job.trainyard_info = info;
   spec::RecordStateChange(job, JobState::kQueued, now);
+  RecordAdmissionNotes(job, executor_->AdmissionNotes(gang), now);
   TY_RETURN_IF_ERROR(StoreNew(location, job, gang, /*fixed_id=*/!id.empty()));
   return HandOver(job, gang);
 }

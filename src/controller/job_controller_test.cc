@@ -306,6 +306,22 @@ TEST_F(JobControllerTest, StateHistoryRecordsTransitionsAndRestarts) {
   EXPECT_EQ(stored[0].value("time", ""), "2027-01-15T08:00:00.000000Z");
 }
 
+TEST_F(JobControllerTest, WhatTheExecutorDoesOtherwiseIsInTheHistory) {
+  executor_->SetAdmissionNotes({"workerpool0-0: oversubscribed", "workerpool1-0: oversubscribed",
+                                "workerpool1-1: oversubscribed", "workerpool1-2: oversubscribed",
+                                "workerpool1-3: oversubscribed"});
+  CustomJob job = MustCreate();
+  std::string steps;
+  for (const auto& c : job.trainyard_info->state_history) {
+    steps += std::string(spec::JobStateName(c.state)).substr(10) + (c.detail.empty() ? "" : ": ") +
+             c.detail + "\n";
+  }
+  EXPECT_EQ(steps,
+            "QUEUED\nQUEUED: workerpool0-0: oversubscribed\nQUEUED: workerpool1-0: "
+            "oversubscribed\nQUEUED: workerpool1-1: oversubscribed\nQUEUED: and 2 more replicas "
+            "likewise\n");
+}
+
 TEST_F(JobControllerTest, StateHistoryIsBounded) {
   CustomJob job = MustCreate();
   ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());

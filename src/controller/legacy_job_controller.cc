@@ -88,7 +88,11 @@ std::string InRequestTerms(std::string text) {
         std::pair{"\\bmaxFailedTrialCount\\b", "trainingInput.hyperparameters.maxFailedTrials"},
         // A group's container, in ReplicaConfig's names.
         std::pair{"Config\\.containerSpec\\.command\\b", "Config.containerCommand"},
-        std::pair{"Config\\.containerSpec\\.imageUri\\b", "Config.imageUri"}}) {
+        std::pair{"Config\\.containerSpec\\.imageUri\\b", "Config.imageUri"},
+        std::pair{"Config\\.containerSpec\\.args\\b", "Config.containerArgs"},
+        // A package job's fields are trainingInput's own.
+        std::pair{"trainingInput\\.masterConfig\\.pythonPackageSpec\\.(packageUris|pythonModule)",
+                  "trainingInput.$1"}}) {
     text = std::regex_replace(text, std::regex(from), to);
   }
   return std::regex_replace(text, std::regex("\\b(trialJobSpec|jobSpec)\\b"), "trainingInput");

@@ -87,6 +87,10 @@ TEST_F(LegacyJobControllerTest, AJobIsBackedByACustomJobInItsRegionAndFollowsIts
             "job_1 QUEUED {\"team\":\"nlp\"} \"n1-standard-4\" | "
             "projects/p/locations/us-central1/customJobs job_1 job_1 2 master | QUEUED | "
             "RUNNING started | SUCCEEDED started ended");
+  // The replicas get TF_CONFIG's "master" role, and a job spec without Trainyard's own field.
+  const auto& gang = executor_.submitted().at(0);
+  EXPECT_EQ(gang.tf_config_primary_role, "master");
+  EXPECT_EQ(gang.job_spec_json.find("trainyard"), std::string::npos) << gang.job_spec_json;
 }
 
 TEST_F(LegacyJobControllerTest, ADuplicateJobIdIsAlreadyExistsInAiPlatformsWords) {
@@ -97,7 +101,7 @@ TEST_F(LegacyJobControllerTest, ADuplicateJobIdIsAlreadyExistsInAiPlatformsWords
 
 TEST_F(LegacyJobControllerTest, AJobTheEngineRefusesIsA400InTrainingInputTermsAndIsNotStored) {
   const std::string error = Create(
-      R"({"trainingInput":{"region":"r","scaleTier":"CUSTOM","masterType":"n1-standard-4",
+      R"({"trainingInput":{"region":"us-east1","scaleTier":"CUSTOM","masterType":"n1-standard-4",
           "masterConfig":{"imageUri":"local","containerCommand":["true"]},
           "workerType":"n9-huge","workerCount":1}})",
       "refused");
@@ -231,7 +235,7 @@ TEST(LegacyJobServiceAccountTest, TheServiceAccountChoosesTheReplicasUserOrIsRef
   ASSERT_TRUE(jobs.Start().ok());
   LegacyJobController legacy(&store, &jobs, nullptr);
   auto with = [](const std::string& account) {
-    return R"({"trainingInput":{"region":"r","serviceAccount":")" + account +
+    return R"({"trainingInput":{"region":"us-east1","serviceAccount":")" + account +
            R"(","masterConfig":{"imageUri":"local","containerCommand":["true"]}}})";
   };
   auto mapped = legacy.Create("projects/p", with("sa@p.iam"), "sa_job");

@@ -235,7 +235,7 @@ TEST_F(TuningJobControllerTest, FailedTrialsFailTheStudyWithTheReason) {
   tuning_->PollOnce();
   json j = Describe(name);
   EXPECT_EQ(j["state"].get<std::string>() + " | " + j["error"]["message"].get<std::string>(),
-            "JOB_STATE_FAILED | 1 trials failed (maxFailedTrialCount=1); last: trial 1: "
+            "JOB_STATE_FAILED | 1 trial failed (maxFailedTrialCount=1); last: trial 1: "
             "workerpool0 replica 0 exited with code 3");
 }
 

@@ -157,6 +157,12 @@ class Executor {
   // not an error on the local executor: it is admitted as taking the whole host, with a warning.)
   virtual Status Validate(const GangSpec& spec) const = 0;
 
+  // For a gang Validate accepts: what this executor will do otherwise than the spec asks, one
+  // line each (the local executor: "workerpool0-0: n1-standard-4 asks for 4 vCPUs / 15 GiB but
+  // this host has 2 vCPUs / 8 GiB; it runs taking the whole host (oversubscribed)"). The job
+  // controller writes them into the job's state history at create. None by default.
+  virtual std::vector<std::string> AdmissionNotes(const GangSpec& spec) const { return {}; }
+
   // Accepts the gang: it is queued until all replicas fit at once, then started together.
   // INVALID_ARGUMENT if a replica can never fit this executor (names the replica and resource),
   // ALREADY_EXISTS if the job_id is known.

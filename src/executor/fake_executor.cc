@@ -226,6 +226,14 @@ StatusOr<std::vector<LogLine>> FakeExecutor::ReadLogs(const std::string& job_id,
   return out;
 }
 
+std::vector<std::string> FakeExecutor::AdmissionNotes(const GangSpec&) const {
+  std::lock_guard lock(mu_);
+  return admission_notes_;
+}
+void FakeExecutor::SetAdmissionNotes(std::vector<std::string> notes) {
+  std::lock_guard lock(mu_);
+  admission_notes_ = std::move(notes);
+}
 void FakeExecutor::SetValidateError(Status status) {
   std::lock_guard lock(mu_);
   validate_error_ = std::move(status);

@@ -58,6 +58,7 @@ class FakeExecutor : public Executor {
   // Executor.
   void SetListener(Listener listener) override;
   Status Validate(const GangSpec& spec) const override;
+  std::vector<std::string> AdmissionNotes(const GangSpec& spec) const override;
   Status Submit(const GangSpec& spec) override;
   StatusOr<GangStatus> Adopt(const GangSpec& spec) override;
   Status Cancel(const std::string& job_id) override;
@@ -70,6 +71,8 @@ class FakeExecutor : public Executor {
   // The next Validate/Submit calls return `status` (OK clears).
   void SetValidateError(Status status);
   void SetSubmitError(Status status);
+  // What AdmissionNotes returns for every gang (none by default).
+  void SetAdmissionNotes(std::vector<std::string> notes);
   // What Adopt returns for `job_id`: the given state (as if processes were found, or not), or an
   // error. Without an entry Adopt reports kFailed "replicas not found after restart".
   void SetAdoptResult(const std::string& job_id, StatusOr<GangState> result);
@@ -141,6 +144,7 @@ class FakeExecutor : public Executor {
   std::vector<GangSpec> submitted_;
   std::vector<std::string> cancelled_;
   Status validate_error_;
+  std::vector<std::string> admission_notes_;
   Status submit_error_;
   std::map<std::string, StatusOr<GangState>> adopt_results_;
   std::map<std::string, std::vector<LogLine>> adopt_logs_;

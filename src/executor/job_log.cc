@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -266,6 +267,24 @@ bool IsReason(const LogLine& line) {
 }
 
 }  // namespace
+
+std::string LogSeverity(const LogLine& line) {
+  const std::string& t = line.text;
+  if (!t.starts_with("[trainyard] ")) return line.is_stderr ? "ERROR" : "INFO";
+  if (t.starts_with("[trainyard] cannot ") || t.find("killed by signal") != std::string::npos) {
+    return "ERROR";
+  }
+  if (const size_t at = t.find("exited with code "); at != std::string::npos) {
+    const char next = at + 17 < t.size() ? t[at + 17] : '\0';
+    const bool zero = next == '0' && (at + 18 >= t.size() ||
+                                      !std::isdigit(static_cast<unsigned char>(t[at + 18])));
+    if (!zero) return "ERROR";
+  }
+  for (const char* word : {"restarting", "oversubscribed", "rotated away"}) {
+    if (t.find(word) != std::string::npos) return "WARNING";
+  }
+  return "INFO";
+}
 
 std::string LastStderrLine(const std::vector<LogLine>& lines, int pool, int replica) {
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {

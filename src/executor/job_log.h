@@ -69,6 +69,13 @@ std::string LastStderrLine(const std::filesystem::path& log_dir, int pool, int r
 // The same over lines already read (the FakeExecutor's log).
 std::string LastStderrLine(const std::vector<LogLine>& lines, int pool, int replica);
 
+// The Cloud Logging severity of a line. A replica's own lines: stdout INFO, stderr ERROR (as
+// Vertex marks them). The executors' "[trainyard] " notes by what they say, whatever stream they
+// are on: a failure ("cannot ...", a non-zero exit, a signal) ERROR; a restart, an oversubscribed
+// host or log rotated away WARNING; the rest (a replica's exit with code 0, pull progress, host
+// notes) INFO.
+std::string LogSeverity(const LogLine& line);
+
 // Splits a byte stream into lines for a log: Feed() returns the complete lines seen so far (a
 // line longer than kMaxLineBytes is emitted in pieces); Flush() returns a final unterminated line.
 class LineSplitter {

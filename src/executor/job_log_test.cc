@@ -92,6 +92,32 @@ TEST(JobLogTest, LastStderrLineIsTheReplicasOwnNewestOneAcrossSegments) {
             "first reason | the reason | worker err 19 | '' | ''");
 }
 
+TEST(JobLogTest, SeverityOfTheReplicasLinesByStreamAndOfTheNotesByWhatTheySay) {
+  auto severity = [](bool is_stderr, const std::string& text) {
+    LogLine line;
+    line.is_stderr = is_stderr;
+    line.text = text;
+    return LogSeverity(line);
+  };
+  std::string got;
+  for (const auto& [is_stderr, text] : std::vector<std::pair<bool, std::string>>{
+           {false, "epoch 1"},
+           {true, "Traceback (most recent call last):"},
+           {true, "[trainyard] workerpool0-0 exited with code 0"},
+           {true, "[trainyard] workerpool0-0 exited with code 2"},
+           {true, "[trainyard] workerpool0-0 exited with code 07"},
+           {true, "[trainyard] srun exited with code 137"},
+           {true, "[trainyard] workerpool0-0 killed by signal 9"},
+           {true, "[trainyard] cannot execute 'python3': No such file or directory"},
+           {true, "[trainyard] restarting the whole job (1 of 3 restarts)"},
+           {true, "[trainyard] 4096 bytes of log were rotated away"},
+           {false, "[trainyard] pull: Copying blob 1234"},
+           {true, "[trainyard] trainyard server 0.1: this host has 2 CPUs"}}) {
+    got += severity(is_stderr, text) + " ";
+  }
+  EXPECT_EQ(got, "INFO ERROR INFO ERROR ERROR ERROR ERROR ERROR WARNING WARNING INFO INFO ");
+}
+
 TEST(JobLogTest, SplitterEmitsLinesAndCutsOverlongOnes) {
   LineSplitter s;
   EXPECT_EQ(s.Feed("a\nbc"), (std::vector<std::string>{"a"}));

@@ -16,6 +16,7 @@ GangScheduler::GangScheduler(SchedulerCapacity capacity)
     : capacity_(std::move(capacity)),
       free_cpus_(capacity_.cpus),
       free_memory_gib_(capacity_.memory_gib),
+      free_slots_(capacity_.max_replicas),
       free_gpus_(capacity_.gpu_indices.begin(), capacity_.gpu_indices.end()) {
   if (capacity_.cpu_ids.empty()) {
     capacity_.cpu_ids.resize(static_cast<size_t>(std::max(0.0, std::ceil(capacity_.cpus))));
@@ -99,6 +100,11 @@ Status GangScheduler::Enqueue(const std::string& job_id, const std::vector<Repli
     return AlreadyExistsError("job " + job_id + " is already scheduled");
   }
   Demand d = Clamp(replicas, clamped);
+  if (capacity_.max_replicas > 0 && static_cast<int>(replicas.size()) > capacity_.max_replicas) {
+    return InvalidArgumentError("job " + job_id + " has " + std::to_string(replicas.size()) +
+                                " replicas but this host runs at most " +
+                                std::to_string(capacity_.max_replicas) + " at once");
+  }
   if (d.TotalGpus() > static_cast<int>(capacity_.gpu_indices.size())) {
     return InvalidArgumentError("job " + job_id + " needs " + std::to_string(d.TotalGpus()) +
                                 " GPUs at once but this host has " +
@@ -120,6 +126,8 @@ std::vector<Admission> GangScheduler::Admit() {
   // earlier gang that is still waiting (its reservation).
   double avail_cpus = free_cpus_;
   double avail_mem = free_memory_gib_;
+  int avail_slots = free_slots_;
+  const bool capped = capacity_.max_replicas > 0;
   std::set<int> avail_gpus = free_gpus_;
   // Small tolerance so a gang of exactly the host's size fits despite float sums.
   constexpr double kEps = 1e-9;
@@ -128,7 +136,9 @@ std::vector<Admission> GangScheduler::Admit() {
     std::set<int> gpus_left = avail_gpus;
     std::vector<std::vector<int>> picked;
     bool gpus_fit = PickGpus(d, &gpus_left, &picked);
-    if (d.cpus <= avail_cpus + kEps && d.memory_gib <= avail_mem + kEps && gpus_fit) {
+    const int slots = static_cast<int>(d.replicas.size());
+    const bool slots_fit = !capped || slots <= avail_slots;
+    if (d.cpus <= avail_cpus + kEps && d.memory_gib <= avail_mem + kEps && gpus_fit && slots_fit) {
       Admission a;
       a.job_id = it->first;
       Running run{d, {}, {}};
@@ -144,6 +154,8 @@ std::vector<Admission> GangScheduler::Admit() {
       free_memory_gib_ -= d.memory_gib;
       avail_cpus -= d.cpus;
       avail_mem -= d.memory_gib;
+      free_slots_ -= slots;
+      avail_slots -= slots;
       avail_gpus = std::move(gpus_left);
       running_[it->first] = std::move(run);
       admitted.push_back(std::move(a));
@@ -151,6 +163,7 @@ std::vector<Admission> GangScheduler::Admit() {
     } else {
       avail_cpus = std::max(0.0, avail_cpus - d.cpus);
       avail_mem = std::max(0.0, avail_mem - d.memory_gib);
+      avail_slots = std::max(0, avail_slots - slots);
       avail_gpus = std::move(gpus_left);  // the GPUs it would take are reserved for it
       ++it;
     }
@@ -184,6 +197,7 @@ StatusOr<std::vector<std::vector<int>>> GangScheduler::AddRunning(
   }
   free_cpus_ -= run.demand.cpus;
   free_memory_gib_ -= run.demand.memory_gib;
+  free_slots_ -= static_cast<int>(replicas.size());  // may go below 0, as CPUs may
   std::vector<std::vector<int>> placed = run.cpus;
   running_[job_id] = std::move(run);
   return placed;
@@ -200,6 +214,7 @@ bool GangScheduler::Remove(const std::string& job_id) {
   if (it == running_.end()) return false;
   free_cpus_ += it->second.demand.cpus;
   free_memory_gib_ += it->second.demand.memory_gib;
+  free_slots_ += static_cast<int>(it->second.demand.replicas.size());
   ReleaseCpus(it->second.cpus);
   for (int g : it->second.gpus) {
     // Only GPUs the host has go back (an adopted gang may hold indices that vanished).

@@ -12,8 +12,9 @@
 // head's wait is bounded by the running gangs' run time, so nothing starves.
 //
 // Oversized gangs: CPU and memory demands larger than the whole host are clamped to the whole host
-// (the gang runs alone, oversubscribed; the caller logs a warning). GPUs are never clamped: a gang
-// needing more GPUs than the host has is rejected by Enqueue.
+// (the gang runs alone, oversubscribed; the caller logs a warning). GPUs and replica slots
+// (SchedulerCapacity::max_replicas) are never clamped: a gang needing more GPUs than the host has,
+// or more replicas than it runs at once, is rejected by Enqueue.
 //
 // Placement: every admitted replica gets concrete CPU ids (ceil(vCPUs) of them, at most all of
 // the host's) and CUDA indices. CPUs go to the least-used ids first, lowest id on ties, so gangs
@@ -45,6 +46,10 @@ struct SchedulerCapacity {
   double memory_gib = 0;
   std::vector<int> gpu_indices;  // CUDA indices of the host's GPUs
   std::vector<int> cpu_ids;      // the CPU ids replicas are placed on; empty = 0..ceil(cpus)-1
+  // Replicas running at once on the host, over all gangs; 0 = no cap. CPU and memory can be
+  // squeezed (oversubscription), process count cannot grow without bound: a gang with more
+  // replicas than this is refused by Enqueue, others wait for slots like for CPUs.
+  int max_replicas = 0;
 };
 
 struct Admission {
@@ -81,6 +86,7 @@ class GangScheduler {
   std::vector<std::string> QueuedIds() const;  // in queue order
   double FreeCpus() const { return free_cpus_; }
   double FreeMemoryGib() const { return free_memory_gib_; }
+  int FreeReplicaSlots() const { return free_slots_; }  // meaningless without max_replicas
   std::set<int> FreeGpus() const { return free_gpus_; }
 
  private:
@@ -102,6 +108,7 @@ class GangScheduler {
   SchedulerCapacity capacity_;
   double free_cpus_;
   double free_memory_gib_;
+  int free_slots_;  // replica slots left of capacity_.max_replicas
   std::set<int> free_gpus_;
   std::map<int, int> cpu_users_;  // CPU id -> replicas placed on it
   std::deque<std::pair<std::string, Demand>> queue_;

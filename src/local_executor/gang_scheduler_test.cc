@@ -91,6 +91,22 @@ TEST(GangSchedulerTest, OversizedCpuAndMemoryTakeTheWholeHost) {
   EXPECT_EQ(Render(s.Admit()), "next[]");
 }
 
+TEST(GangSchedulerTest, ReplicaSlotsAreNotSqueezedLikeCpus) {
+  SchedulerCapacity cap{2, 8, {}, {}};
+  cap.max_replicas = 3;
+  GangScheduler s(cap);
+  EXPECT_EQ(s.Enqueue("wide", {Cpu(0.1), Cpu(0.1), Cpu(0.1), Cpu(0.1)}).ToString(),
+            "INVALID_ARGUMENT: job wide has 4 replicas but this host runs at most 3 at once");
+  ASSERT_TRUE(s.Enqueue("a", {Cpu(0.1), Cpu(0.1)}).ok());
+  ASSERT_TRUE(s.Enqueue("b", {Cpu(0.1), Cpu(0.1)}).ok());  // CPUs fit, slots do not
+  ASSERT_TRUE(s.Enqueue("c", {Cpu(0.1)}).ok());            // would fit, but b reserved the slot
+  EXPECT_EQ(Render(s.Admit()), "a[]");
+  EXPECT_EQ(s.FreeReplicaSlots(), 1);
+  EXPECT_TRUE(s.Remove("a"));
+  EXPECT_EQ(Render(s.Admit()), "b[] c[]");
+  EXPECT_EQ(s.FreeReplicaSlots(), 0);
+}
+
 TEST(GangSchedulerTest, RejectsMoreGpusThanTheHostHasAndDuplicates) {
   GangScheduler s({8, 32, {0}, {}});
   Status st = s.Enqueue("x", {Gpu(1), Gpu(1)});

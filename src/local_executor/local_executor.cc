@@ -74,6 +74,12 @@ std::vector<ExecutorFlag> LocalExecutorFlags(const std::shared_ptr<LocalExecutor
        }},
       {"--gpus", "GPUs to schedule (default: detected with nvidia-smi)", true, "",
        int_flag("--gpus", 0, kMax, [](LocalExecutorOptions& x, int n) { x.gpus = n; })},
+      {"--max-replicas",
+       "Replicas running at once on this host, over all jobs (default: 4 per CPU, at least 8; "
+       "0 = no cap); a job with more is refused at create",
+       true, "",
+       int_flag("--max-replicas", 0, kMax,
+                [](LocalExecutorOptions& x, int n) { x.max_replicas = n; })},
       {"--executor-poll-ms",
        "Local executor: how often replicas are also polled (exits normally wake it at once "
        "through pidfds; this is the fallback)",
@@ -144,6 +150,7 @@ LocalExecutor::LocalExecutor(LocalExecutorOptions options)
       cgroups_(CgroupLimits::Probe(options_.cgroup)),
       scheduler_([this] {
         SchedulerCapacity cap{static_cast<double>(inventory_.cpus), inventory_.memory_gib, {}, {}};
+        cap.max_replicas = MaxReplicas();
         for (const auto& g : inventory_.gpus) cap.gpu_indices.push_back(g.index);
         // Placement uses the real CPU ids when there is one per schedulable CPU; otherwise
         // (--cpus larger than ours, or a hand-made inventory) ids 0..N-1 that are not pinned.
@@ -251,9 +258,29 @@ Status LocalExecutor::Validate(const GangSpec& spec) const {
   return ValidateLocked(spec, &demands, &warnings);
 }
 
+std::vector<std::string> LocalExecutor::AdmissionNotes(const GangSpec& spec) const {
+  std::vector<ReplicaDemand> demands;
+  std::vector<std::string> warnings;
+  if (!ValidateLocked(spec, &demands, &warnings).ok()) return {};
+  return warnings;
+}
+
+int LocalExecutor::MaxReplicas() const {
+  if (options_.max_replicas) return *options_.max_replicas;
+  return std::max(8, 4 * inventory_.cpus);
+}
+
 Status LocalExecutor::ValidateLocked(const GangSpec& spec, std::vector<ReplicaDemand>* demands,
                                      std::vector<std::string>* warnings) const {
   TY_RETURN_IF_ERROR(ValidateGangBasics(spec));
+  if (const int cap = MaxReplicas(); cap > 0 && static_cast<int>(spec.replicas.size()) > cap) {
+    return InvalidArgumentError(
+        "workerPoolSpecs: the job has " + std::to_string(spec.replicas.size()) +
+        " replicas in all, but this host runs at most " + std::to_string(cap) +
+        " at once (they all start together); lower replicaCount, start the server with "
+        "--max-replicas " +
+        std::to_string(spec.replicas.size()) + ", or run it on the Slurm executor");
+  }
   EnvMap env = InheritedReplicaEnv();
   int total_gpus = 0;
   std::map<std::string, int> gpus_by_type;  // accelerator type -> GPUs the gang asks for

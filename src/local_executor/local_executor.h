@@ -78,6 +78,9 @@ struct LocalExecutorOptions {
   std::optional<int> cpus;         // unset = detect
   std::optional<double> memory_gib;  // unset = detect
   std::optional<int> gpus;           // unset = detect (nvidia-smi)
+  // Replicas running at once, over all gangs (GangScheduler's max_replicas): unset = 4 per
+  // scheduled CPU, at least 8; 0 = no cap. A gang with more is refused by Validate/Submit.
+  std::optional<int> max_replicas;
   std::string host =
       "127.0.0.1";  // address replicas use for each other (CLUSTER_SPEC, MASTER_ADDR)
 
@@ -120,6 +123,7 @@ class LocalExecutor : public Executor {
 
   void SetListener(Listener listener) override;
   Status Validate(const GangSpec& spec) const override;
+  std::vector<std::string> AdmissionNotes(const GangSpec& spec) const override;
   Status Submit(const GangSpec& spec) override;
   StatusOr<GangStatus> Adopt(const GangSpec& spec) override;
   Status Cancel(const std::string& job_id) override;
@@ -193,6 +197,7 @@ class LocalExecutor : public Executor {
   void Notify(const Gang& gang);
   // A replica that names an image: the container runtime exists, accepts the reference and works.
   Status ValidateImage(const std::string& field, const ReplicaSpec& replica) const;
+  int MaxReplicas() const;  // options_.max_replicas or its default for inventory_.cpus
   Status ValidateLocked(const GangSpec& spec, std::vector<ReplicaDemand>* demands,
                         std::vector<std::string>* warnings) const;
   // The CUDA indices of the host's GPUs that serve `accel` (machines/gpu_model.h); INVALID_ARGUMENT

@@ -50,6 +50,27 @@ TEST(LocalExecutorValidateTest, GangGpuTotalMustFitTheHost) {
   EXPECT_TRUE(Executor(2)->Validate(spec).ok());
 }
 
+TEST(LocalExecutorValidateTest, MoreReplicasThanTheHostRunsAtOnceIsRefused) {
+  GangSpec spec = OneReplica("n1-standard-4");
+  for (int i = 1; i < 9; ++i) {
+    ReplicaSpec w = spec.replicas[0];
+    w.pool_index = 1;
+    w.replica_index = i - 1;
+    spec.replicas.push_back(w);
+  }
+  // 2 CPUs: at most max(8, 4 x 2) = 8 at once by default.
+  EXPECT_EQ(Executor(0)->Validate(spec).ToString(),
+            "INVALID_ARGUMENT: workerPoolSpecs: the job has 9 replicas in all, but this host runs "
+            "at most 8 at once (they all start together); lower replicaCount, start the server "
+            "with --max-replicas 9, or run it on the Slurm executor");
+  LocalExecutorOptions o;
+  o.inventory = HostInventory{2, 8, {}, {}};
+  o.max_replicas = 0;  // no cap: oversubscribed, as before
+  EXPECT_TRUE(LocalExecutor(o).Validate(spec).ok());
+  spec.replicas.pop_back();
+  EXPECT_TRUE(Executor(0)->Validate(spec).ok());
+}
+
 TEST(LocalExecutorValidateTest, UnknownTypesNameTheField) {
   Status s = Executor(0)->Validate(OneReplica("z9-huge-3"));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);

@@ -17,7 +17,7 @@ pids+=($!)
 for _ in $(seq 1 100); do grep -q 'listening on' "$work/server.out" 2>/dev/null && break; sleep 0.1; done
 endpoint=$(sed -n 's/.*listening on http:\/\/\([^ ]*\).*/\1/p' "$work/server.out")
 [[ -n $endpoint ]] || { echo "FAIL: server did not start"; cat "$work/server.err"; exit 1; }
-curl -sf -X POST "http://$endpoint/v1/projects/p/locations/l/customJobs" -H 'Content-Type: application/json' \
+curl -sf -X POST "http://$endpoint/v1/projects/p/locations/us-central1/customJobs" -H 'Content-Type: application/json' \
   -d '{"displayName":"scraped","jobSpec":{"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}}]}}' >/dev/null
 
 prom_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

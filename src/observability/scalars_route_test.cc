@@ -26,7 +26,7 @@ using nlohmann::json;
 using namespace tensorboard::test_events;
 using tensorboard::EncodeTfRecord;
 
-constexpr const char* kJobs = "/v1/projects/p/locations/l/customJobs";
+constexpr const char* kJobs = "/v1/projects/p/locations/us-central1/customJobs";
 
 std::string JobWith(const std::string& job_spec_extra, const std::string& args) {
   return R"({"displayName":"d","jobSpec":{)" + job_spec_extra + R"("workerPoolSpecs":[

@@ -123,9 +123,10 @@ TEST(BuiltInExecutorsTest, DeclareTheDocumentedFlags) {
   ASSERT_TRUE(RegisterBuiltInExecutors(&registry).ok());
   std::string names;
   for (const executor::ExecutorFlag& flag : registry.Flags()) names += flag.name + " ";
-  EXPECT_EQ(names,
-            "--fake-run-ms --cpus --memory-gib --gpus --executor-poll-ms --cgroup-parent "
-            "--no-cgroups --any-gpu-model --slurm-partition --slurm-account --slurm-qos ");
+  EXPECT_EQ(
+      names,
+      "--fake-run-ms --cpus --memory-gib --gpus --max-replicas --executor-poll-ms --cgroup-parent "
+      "--no-cgroups --any-gpu-model --slurm-partition --slurm-account --slurm-qos ");
 }
 
 }  // namespace

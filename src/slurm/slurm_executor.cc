@@ -123,6 +123,13 @@ Status SlurmExecutor::Validate(const GangSpec& spec) const {
   return ValidateWith(spec, nodes);
 }
 
+std::vector<std::string> SlurmExecutor::AdmissionNotes(const GangSpec& spec) const {
+  auto nodes = client_.Nodes(options_.partition);
+  if (!nodes.ok() || !ValidateWith(spec, *nodes).ok()) return {};
+  auto alloc = PlanAllocation(spec, catalog_, *nodes, options_.partition);
+  return alloc.ok() ? alloc->warnings : std::vector<std::string>{};
+}
+
 Status SlurmExecutor::ValidateWith(const GangSpec& spec,
                                    const std::vector<SlurmNode>& nodes) const {
   TY_RETURN_IF_ERROR(executor::ValidateGangBasics(spec));

@@ -93,6 +93,7 @@ class SlurmExecutor : public executor::Executor {
 
   void SetListener(Listener listener) override;
   Status Validate(const executor::GangSpec& spec) const override;
+  std::vector<std::string> AdmissionNotes(const executor::GangSpec& spec) const override;
   Status Submit(const executor::GangSpec& spec) override;
   StatusOr<executor::GangStatus> Adopt(const executor::GangSpec& spec) override;
   Status Cancel(const std::string& job_id) override;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "machines/regions.h"
 #include "protojson/reader.h"
 #include "spec/legacy_machines.h"
 
@@ -190,14 +191,7 @@ StatusOr<CustomJobSpec> JobSpecOf(const TrainingInput& in) {
                                 "required: the region the job runs in (gcloud: --region), e.g. "
                                 "us-central1");
   }
-  for (char c : in.region) {
-    if (!std::islower(static_cast<unsigned char>(c)) &&
-        !std::isdigit(static_cast<unsigned char>(c)) && c != '-') {
-      return InvalidTrainingInput("region", "'" + in.region +
-                                                "' is not a region name (lowercase letters, "
-                                                "digits and '-', e.g. us-central1)");
-    }
-  }
+  TY_RETURN_IF_ERROR(machines::CheckRegion("trainingInput.region", in.region));
   if (in.enable_web_access) {
     return InvalidTrainingInput("enableWebAccess",
                                 "interactive shells are not supported by Trainyard; remove "

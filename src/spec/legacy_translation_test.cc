@@ -59,7 +59,7 @@ TEST(LegacyTranslationTest, TheArticlesContainerCommandIsOnePoolWithTwoT4s) {
 
 TEST(LegacyTranslationTest, PoolsFollowMasterWorkerPsEvaluatorAndInheritTheMasterImage) {
   EXPECT_EQ(
-      Pools(R"({"scaleTier":"CUSTOM","region":"r","masterType":"complex_model_m",
+      Pools(R"({"scaleTier":"CUSTOM","region":"us-east1","masterType":"complex_model_m",
     "masterConfig":{"imageUri":"img:1","containerArgs":["--role=x"]},
     "workerType":"standard_gpu","workerCount":"2",
     "parameterServerType":"n1-standard-4","parameterServerCount":1,
@@ -73,7 +73,7 @@ TEST(LegacyTranslationTest, PoolsFollowMasterWorkerPsEvaluatorAndInheritTheMaste
 
 TEST(LegacyTranslationTest, ScaleTiersAreGooglesPresets) {
   const std::string pkg =
-      R"("packageUris":["gs://b/t.tar.gz"],"pythonModule":"trainer.task","region":"r",)"
+      R"("packageUris":["gs://b/t.tar.gz"],"pythonModule":"trainer.task","region":"us-east1",)"
       R"("runtimeVersion":"2.11","pythonVersion":"3.7")";
   const std::string cpu = "us-docker.pkg.dev/vertex-ai/training/pytorch-xla.1-13.py310:latest";
   const std::string gpu = "us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.1-13.py310:latest";
@@ -96,7 +96,7 @@ TEST(LegacyTranslationTest, ScaleTiersAreGooglesPresets) {
 
 TEST(LegacyTranslationTest, WhatTrainyardCannotRunIsA400NamingTheField) {
   const std::string pkg =
-      R"("packageUris":["gs://b/t.tar.gz"],"pythonModule":"m","region":"r","runtimeVersion":"2.11")";
+      R"("packageUris":["gs://b/t.tar.gz"],"pythonModule":"m","region":"us-east1","runtimeVersion":"2.11")";
   std::string got;
   for (const std::string& input : {
            "{" + pkg + R"(,"scaleTier":"BASIC_TPU"})",
@@ -108,10 +108,13 @@ TEST(LegacyTranslationTest, WhatTrainyardCannotRunIsA400NamingTheField) {
            "{" + pkg + R"(,"masterType":"n1-standard-4"})",
            "{" + pkg + R"(,"scaleTier":"CUSTOM","masterType":"standard_gpu",)" +
                R"("masterConfig":{"acceleratorConfig":{"count":1,"type":"NVIDIA_TESLA_T4"}}})",
-           std::string(R"({"region":"r"})"),
-           std::string(R"({"region":"r","packageUris":["gs://b/t.tar.gz"],"pythonModule":"m",)"
-                       R"("runtimeVersion":"3.0"})"),
+           std::string(R"({"region":"us-east1"})"),
+           std::string(
+               R"({"region":"us-east1","packageUris":["gs://b/t.tar.gz"],"pythonModule":"m",)"
+               R"("runtimeVersion":"3.0"})"),
            std::string(R"({"packageUris":["gs://b/t.tar.gz"],"pythonModule":"m"})"),
+           std::string(R"({"packageUris":["gs://b/t.tar.gz"],"pythonModule":"m",)"
+                       R"("region":"us-centrall"})"),
            "{" + pkg + R"(,"enableWebAccess":true})",
        }) {
     const std::string error = Translate(input);
@@ -122,13 +125,17 @@ TEST(LegacyTranslationTest, WhatTrainyardCannotRunIsA400NamingTheField) {
             "trainingInput.masterConfig.acceleratorConfig.type\ntrainingInput.masterType\n"
             "trainingInput.workerType\ntrainingInput.masterType\n"
             "trainingInput.masterConfig.acceleratorConfig\ntrainingInput.packageUris\n"
-            "trainingInput.runtimeVersion\ntrainingInput.region\n"
+            "trainingInput.runtimeVersion\ntrainingInput.region\ntrainingInput.region\n"
             "trainingInput.enableWebAccess\n");
+  EXPECT_NE(Translate(R"({"packageUris":["gs://b/t.tar.gz"],"pythonModule":"m",)"
+                      R"("region":"us-centrall"})")
+                .find("did you mean 'us-central1'?"),
+            std::string::npos);
 }
 
 TEST(LegacyTranslationTest, HyperparametersBecomeAStudyOnTheSameJobSpec) {
   StatusOr<LegacyJob> job = ParseLegacyJobRequest(R"({"trainingInput":{
-    "region":"r","masterConfig":{"imageUri":"img"},"args":["--epochs=3"],
+    "region":"us-east1","masterConfig":{"imageUri":"img"},"args":["--epochs=3"],
     "scheduling":{"maxRunningTime":"7200s"},
     "hyperparameters":{"goal":"MINIMIZE","maxTrials":4,"maxParallelTrials":2,
       "enableTrialEarlyStopping":true,"algorithm":"GRID_SEARCH","params":[
@@ -156,7 +163,7 @@ TEST(LegacyTranslationTest, HyperparametersBecomeAStudyOnTheSameJobSpec) {
 TEST(LegacyTranslationTest, NegativeTrialCountsAreA400NamingTheField) {
   std::string got;
   for (const char* field : {"maxTrials", "maxParallelTrials", "maxFailedTrials"}) {
-    got += Translate(std::string(R"({"region":"r","masterConfig":{"imageUri":"img"},
+    got += Translate(std::string(R"({"region":"us-east1","masterConfig":{"imageUri":"img"},
       "hyperparameters":{"goal":"MAXIMIZE",")") +
                      field + R"(":-1,"params":[
       {"parameterName":"lr","type":"DISCRETE","discreteValues":[0.5]}]}})") +

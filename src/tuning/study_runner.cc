@@ -184,10 +184,15 @@ void StudyRunner::FailTrial(Trial* t, const std::string& reason) {
   const int limit = EffectiveMaxFailedTrialCount(spec_);
   if (state_ == StudyState::kRunning && failed_count_ >= limit) {
     state_ = StudyState::kFailed;
-    error_ = std::to_string(failed_count_) +
-             " trials failed (maxFailedTrialCount=" + std::to_string(limit) +
-             (spec_.max_failed_trial_count == 0 ? ", chosen for 0" : "") + "); last: trial " +
-             t->id + ": " + reason;
+    // Vertex: 0 lets the service choose; say what was chosen and how to set it instead.
+    const std::string why = spec_.max_failed_trial_count == 0
+                                ? "maxFailedTrialCount is unset, so the study stops after " +
+                                      std::to_string(limit) + " failed of " +
+                                      std::to_string(spec_.max_trial_count) +
+                                      " trials; set --max-failed-trial-count to allow more"
+                                : "maxFailedTrialCount=" + std::to_string(limit);
+    error_ = std::to_string(failed_count_) + (failed_count_ == 1 ? " trial" : " trials") +
+             " failed (" + why + "); last: trial " + t->id + ": " + reason;
     StopAll("the study failed: " + error_);
   }
 }

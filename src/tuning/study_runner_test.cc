@@ -167,6 +167,21 @@ TEST(StudyRunnerTest, RestoreFromSavedStateMidStudyContinuesIdentically) {
   EXPECT_EQ(a.started, b.started);
 }
 
+TEST(StudyRunnerTest, AnUnsetFailureBudgetSaysWhatWasChosen) {
+  FakeLauncher launcher;
+  int ticks = 0;
+  HyperparameterTuningJobSpec job = Job();
+  job.max_failed_trial_count = 0;  // Vertex: the service decides
+  auto runner = std::move(*StudyRunner::Create(job, &launcher, Options(&ticks)));
+  ASSERT_TRUE(runner->Pump().ok());
+  for (const char* id : {"1", "2", "3"}) {
+    ASSERT_TRUE(runner->OnTrialEnded(id, {false, "exit code 2"}).ok());
+  }
+  EXPECT_EQ(runner->error(),
+            "3 trials failed (maxFailedTrialCount is unset, so the study stops after 3 failed of "
+            "14 trials; set --max-failed-trial-count to allow more); last: trial 3: exit code 2");
+}
+
 TEST(StudyRunnerTest, FailsTheStudyWhenTheFailureBudgetIsSpent) {
   FakeLauncher launcher;
   int ticks = 0;

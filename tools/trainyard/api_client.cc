@@ -15,6 +15,15 @@ std::string ResolveEndpoint(const std::string& flag_value) {
   return "http://127.0.0.1:8080";
 }
 
+namespace {
+std::string& FlagTokenFile() {
+  static std::string path;
+  return path;
+}
+}  // namespace
+
+void NoteAccessTokenFileFlag(const std::string& path) { FlagTokenFile() = path; }
+
 StatusOr<std::string> ResolveAccessToken() {
   if (const char* token = std::getenv("TRAINYARD_ACCESS_TOKEN"); token && *token) {
     return std::string(token);
@@ -25,8 +34,12 @@ StatusOr<std::string> ResolveAccessToken() {
     StatusOr<std::string> text = ReadFile(path);
     std::string token = text.ok() ? text->substr(0, text->find_first_of("\r\n")) : "";
     if (token.empty()) {
-      return InvalidArgumentError(std::string("--access-token-file: cannot read a token from ") +
-                                  path + " ($" + var + ")");
+      const bool from_flag =
+          std::string(var) == "TRAINYARD_ACCESS_TOKEN_FILE" && FlagTokenFile() == path;
+      return InvalidArgumentError(
+          (from_flag ? std::string("--access-token-file ") : "$" + std::string(var) + "=") + path +
+          ": " + (text.ok() ? "the file is empty" : text.status().message()) +
+          "; write the token (trainyard auth create-token) into it");
     }
     return token;
   }

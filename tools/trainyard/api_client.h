@@ -18,9 +18,13 @@ std::string ResolveEndpoint(const std::string& flag_value);
 
 // The bearer token to send: $TRAINYARD_ACCESS_TOKEN, else the first line of the file named by
 // $TRAINYARD_ACCESS_TOKEN_FILE (set by --access-token-file) or $CLOUDSDK_AUTH_ACCESS_TOKEN_FILE
-// (gcloud's), else "" (no Authorization header). INVALID_ARGUMENT naming the file when it cannot
-// be read or is empty.
+// (gcloud's), else "" (no Authorization header). INVALID_ARGUMENT naming the file, why it cannot
+// be read, and where its name came from (the flag, or the variable) when it cannot be read or is
+// empty.
 StatusOr<std::string> ResolveAccessToken();
+// Records that --access-token-file was given on the command line (main.cc), so errors name the
+// flag rather than the variable it is passed on in.
+void NoteAccessTokenFileFlag(const std::string& path);
 
 class ApiClient {
  public:

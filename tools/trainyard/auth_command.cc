@@ -13,6 +13,7 @@
 
 #include "auth/audit_log.h"
 #include "auth/token_store.h"
+#include "command_common.h"
 #include "commands.h"
 #include "server/data_dir.h"
 #include "spec/time_util.h"
@@ -67,6 +68,7 @@ void AddCreateToken(CLI::App& auth_cmd, int* exit_code) {
       ->check(CLI::IsMember({"viewer", "editor", "admin"}));
   cmd->add_option("--expires", f->expires, "Lifetime, e.g. 90d, 12h (default: until revoked)");
   cmd->callback([f, exit_code] {
+    if (CheckCommandLineOnly()) return;
     Run("create-token", exit_code, [&]() -> Status {
       std::optional<auth::TimePoint> expire;
       const auth::TimePoint now = std::chrono::system_clock::now();
@@ -91,6 +93,7 @@ void AddListAndRevoke(CLI::App& auth_cmd, int* exit_code) {
   auto* list = auth_cmd.add_subcommand("list-tokens", "List access tokens (never their secrets)");
   list->add_option("--data-dir", *data_dir, "The server's --data-dir");
   list->callback([data_dir, exit_code] {
+    if (CheckCommandLineOnly()) return;
     Run("list-tokens", exit_code, [&]() -> Status {
       TY_ASSIGN_OR_RETURN(auto tokens, OpenTokens(*data_dir));
       TY_ASSIGN_OR_RETURN(std::vector<auth::TokenInfo> all, tokens->List());
@@ -110,6 +113,7 @@ void AddListAndRevoke(CLI::App& auth_cmd, int* exit_code) {
   revoke->add_option("--data-dir", *revoke_dir, "The server's --data-dir");
   revoke->add_option("ID", *id, "Token id (from list-tokens)")->required();
   revoke->callback([revoke_dir, id, exit_code] {
+    if (CheckCommandLineOnly()) return;
     Run("revoke-token", exit_code, [&]() -> Status {
       TY_ASSIGN_OR_RETURN(auto tokens, OpenTokens(*revoke_dir));
       TY_RETURN_IF_ERROR(tokens->Revoke(*id));
@@ -132,6 +136,7 @@ void AddAuditLog(CLI::App& auth_cmd, int* exit_code) {
   cmd->add_option("--after", f->after, "Only entries after this seq");
   cmd->add_option("--limit", f->limit, "At most this many entries")->check(CLI::Range(1, 100000));
   cmd->callback([f, exit_code] {
+    if (CheckCommandLineOnly()) return;
     Run("audit-log", exit_code, [&]() -> Status {
       TY_ASSIGN_OR_RETURN(auto log, auth::AuditLog::Open(AuthDbPath(f->data_dir)));
       TY_ASSIGN_OR_RETURN(auto entries, log->Query({f->project, f->after, f->limit}));

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "api_client.h"
+#include "command_common.h"
 #include "commands.h"
 #include "common/bucket_path.h"
 #include "common/exit_code.h"
@@ -295,6 +296,7 @@ void RegisterAutomlCommands(CLI::App& app, int* exit_code) {
   cmd->add_option("--poll-seconds", f->poll_seconds, "Seconds between status polls")
       ->check(CLI::Range(0.1, 600.0));
   cmd->callback([f, exit_code] {
+    if (CheckCommandLineOnly()) return;
     Status s = RunAutoml(*f, exit_code);
     if (!s.ok()) {
       PrintError("trainyard.automl.text-classification", s.ToString());

@@ -60,4 +60,12 @@ StatusOr<std::unique_ptr<ApiClient>> ConnectClient(const CommonFlags& c) {
   return ApiClient::Connect(ResolveEndpoint(c.endpoint));
 }
 
+bool CheckCommandLineOnly() {
+  static const bool check = [] {
+    const char* v = std::getenv("TRAINYARD_CHECK_COMMAND_LINE");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return check;
+}
+
 }  // namespace trainyard::cli

@@ -40,12 +40,20 @@ std::string ResourceName(const CommonFlags& c, const std::string& collection,
 // Checks --format and connects to the resolved endpoint.
 StatusOr<std::unique_ptr<ApiClient>> ConnectClient(const CommonFlags& c);
 
+// TRAINYARD_CHECK_COMMAND_LINE=1: the command line is parsed as usual (commands, flags, required
+// flags, values) but no command runs; the exit code says whether it parsed (0, or 2 with the
+// explanation). docs_commands_e2e_test checks every `trainyard` line of the README and docs this
+// way. Every command's callback returns at once when this is true (Command() does it for its
+// bodies).
+bool CheckCommandLineOnly();
+
 // Wraps `body` as a CLI11 callback: an error Status is printed gcloud-style and becomes an exit
 // code through ExitCodeFor (common/exit_code.h). The commands' own checks name the flag
 // ("--filter: ..."); any other error came from the server or the connection (exit 1).
 template <typename Fn>
 std::function<void()> Command(const std::string& name, int* exit_code, Fn body) {
   return [name, exit_code, body] {
+    if (CheckCommandLineOnly()) return;
     Status s = body();
     if (!s.ok()) {
       PrintError(name, s.ToString());

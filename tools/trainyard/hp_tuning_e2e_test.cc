@@ -93,11 +93,22 @@ TEST_F(HpTuningE2ETest, StudyWithFailureEarlyStoppingAndServerRestart) {
   auto created =
       Cli(server_->endpoint(),
           {"ai", "hp-tuning-jobs", "create", "--display-name=toy", "--config=" + config.string(),
-           "--max-trial-count=6", "--parallel-trial-count=2", "--max-failed-trial-count=2"},
+           "--max-trial-count=6", "--parallel-trial-count=2", "--max-failed-trial-count=2",
+           "--format=value(name)"},
           Env());
   ASSERT_EQ(created.exit_code, 0) << created.err;
   const std::string name = created.out.substr(0, created.out.find('\n'));
   ASSERT_TRUE(name.starts_with(std::string(kParent) + "/hyperparameterTuningJobs/")) << name;
+  // gcloud's lines: the id, describe with the region, the state.
+  const std::string id = name.substr(name.rfind('/') + 1);
+  EXPECT_NE(created.err.find("Hyperparameter tuning job [" + id +
+                             "] submitted successfully.\n\nYour job is still active. You may "
+                             "view the status of your job with the command\n\n  $ trainyard ai "
+                             "hp-tuning-jobs describe " +
+                             id + " --region="),
+            std::string::npos)
+      << created.err;
+  EXPECT_NE(created.err.find("\n\nJob State: JOB_STATE_"), std::string::npos) << created.err;
 
   // Kill -9 the server while trial 3 runs; its process keeps running and is re-adopted.
   json mid = WaitUntil(name, [](const json& j) {
@@ -161,10 +172,11 @@ TEST_F(HpTuningE2ETest, ListFiltersOnTheServer) {
   std::ofstream(config) << StudyYaml(testing::SourcePath("test/objectives/linear_objective.sh"));
   std::vector<std::string> names;
   for (std::string labels : {"team=nlp", "team=cv"}) {
-    auto created = Cli(server_->endpoint(),
-                       {"ai", "hp-tuning-jobs", "create", "--display-name=study-" + labels,
-                        "--labels=" + labels, "--config=" + config.string()},
-                       Env());
+    auto created =
+        Cli(server_->endpoint(),
+            {"ai", "hp-tuning-jobs", "create", "--display-name=study-" + labels,
+             "--labels=" + labels, "--config=" + config.string(), "--format=value(name)"},
+            Env());
     ASSERT_EQ(created.exit_code, 0) << created.err;
     names.push_back(created.out.substr(0, created.out.find('\n')));
   }

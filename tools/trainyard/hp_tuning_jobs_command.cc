@@ -38,12 +38,15 @@ std::string JobName(const Common& c, const std::string& job) {
 }
 StatusOr<std::unique_ptr<ApiClient>> Client(const Common& c) { return ConnectClient(c); }
 
-std::string Render(const json& j, const std::string& format) {
-  if (format == "json") return j.dump(2) + "\n";
-  return spec::JsonToYaml(j);
-}
-
 std::string Id(const std::string& name) { return std::string(spec::LastSegment(name)); }
+// "us-central1" from "projects/p/locations/us-central1/hyperparameterTuningJobs/7".
+std::string RegionOf(const std::string& name) {
+  const std::string marker = "/locations/";
+  const size_t at = name.find(marker);
+  if (at == std::string::npos) return "";
+  const size_t start = at + marker.size();
+  return name.substr(start, name.find('/', start) - start);
+}
 
 struct HpTuningCreateFlags {
   std::string display_name;
@@ -313,16 +316,18 @@ void RegisterCreate(CLI::App* jobs, int* exit_code) {
         json job,
         client->Call("POST", "/v1/" + Parent(*c) + "/hyperparameterTuningJobs", request.dump()));
     std::string name = job.value("name", "");
-    std::cerr << "Hyperparameter tuning job [" << name << "] submitted successfully.\n\n"
+    // As gcloud prints it: the id, the describe command with its region, the state; stdout
+    // stays empty unless --format asks (--format='value(name)' for scripts).
+    std::cerr << "Hyperparameter tuning job [" << Id(name) << "] submitted successfully.\n\n"
               << "Your job is still active. You may view the status of your job with the "
                  "command\n\n  $ trainyard ai hp-tuning-jobs describe "
-              << Id(name) << "\n";
-    if (c->format.empty()) {
-      std::cout << name << "\n";
-    } else if (c->format == "table") {
+              << Id(name) << " --region=" << RegionOf(name)
+              << "\n\nJob State: " << job.value("state", "JOB_STATE_UNSPECIFIED") << "\n";
+    if (c->format == "table") {
       std::cout << FormatTuningJobTable(job);
-    } else {
-      std::cout << Render(job, c->format);
+    } else if (!c->format.empty()) {
+      TY_ASSIGN_OR_RETURN(std::string text, FormatResources({job}, c->format, false));
+      std::cout << text;
     }
     return Status::Ok();
   }));

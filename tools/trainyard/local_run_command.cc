@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "command_common.h"
 #include "commands.h"
 #include "common/exit_code.h"
 #include "spec/image_catalog.h"
@@ -136,6 +137,7 @@ void RegisterLocalRunCommand(CLI::App& custom_jobs, int* exit_code) {
   cmd->add_flag("--gpu", f->gpu, "Let the program see the GPUs");
   cmd->add_option("args", f->args, "Arguments for the program, after --");
   cmd->callback([f, exit_code] {
+    if (CheckCommandLineOnly()) return;
     auto code = Run(*f);
     if (!code.ok()) {
       PrintError("trainyard.ai.custom-jobs.local-run", code.status().ToString());

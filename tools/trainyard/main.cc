@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "api_client.h"
 #include "cli_suggest.h"
 #include "commands.h"
 
@@ -26,7 +27,10 @@ int main(int argc, char** argv) {
   app.fallthrough();
   app.add_option_function<std::string>(
       "--access-token-file",
-      [](const std::string& path) { ::setenv("TRAINYARD_ACCESS_TOKEN_FILE", path.c_str(), 1); },
+      [](const std::string& path) {
+        ::setenv("TRAINYARD_ACCESS_TOKEN_FILE", path.c_str(), 1);
+        trainyard::cli::NoteAccessTokenFileFlag(path);
+      },
       "File holding the bearer token sent to the server (also $TRAINYARD_ACCESS_TOKEN_FILE, "
       "$CLOUDSDK_AUTH_ACCESS_TOKEN_FILE, or the token itself in $TRAINYARD_ACCESS_TOKEN)");
   trainyard::cli::RegisterServerCommand(app, &exit_code);

@@ -164,6 +164,14 @@ TEST_F(SecurityE2ETest, CliSendsTokensAndRevocationIsImmediate) {
   EXPECT_NE(after.err.find("revoked"), std::string::npos) << after.err;
   EXPECT_NE(listed.out.find(id), std::string::npos) << listed.out;
   EXPECT_EQ(listed.out.find(editor.substr(22)), std::string::npos) << "secret listed";
+  // A token file that cannot be read is named with where its name came from, and why.
+  const std::string missing = (dir_ / "nosuch.txt").string();
+  auto flag = Run({"ai", "custom-jobs", "list", "--access-token-file", missing});
+  auto env = Run({"ai", "custom-jobs", "list"}, {"CLOUDSDK_AUTH_ACCESS_TOKEN_FILE=" + missing});
+  EXPECT_NE(flag.err.find("--access-token-file " + missing + ": "), std::string::npos) << flag.err;
+  EXPECT_EQ(flag.err.find("$TRAINYARD_ACCESS_TOKEN_FILE"), std::string::npos) << flag.err;
+  EXPECT_NE(env.err.find("$CLOUDSDK_AUTH_ACCESS_TOKEN_FILE=" + missing + ": "), std::string::npos)
+      << env.err;
 }
 
 TEST_F(SecurityE2ETest, AuditLogRecordsWhoWhatAndResultAcrossRestarts) {

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <thread>
 
+#include "command_common.h"
 #include "commands.h"
 #include "server/built_in_executors.h"
 #include "server/server.h"
@@ -189,6 +190,7 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   AddImageFlags(cmd, f.get());
   AddReplicaUserFlags(cmd, f.get());
   cmd->callback([f, exit_code] {
+    if (CheckCommandLineOnly()) return;
     Status s = RunServer(Options(*f));
     if (!s.ok()) {
       PrintError("trainyard.server", s.ToString());

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "command_common.h"
 #include "commands.h"
 #include "common/bucket_path.h"
 #include "common/file_util.h"
@@ -113,6 +114,7 @@ void RegisterStorageCommands(CLI::App& app, int* exit_code) {
   cp->add_option("paths", f->paths, "SOURCE... DESTINATION")->required();
   cp->add_flag("-r,--recursive", f->recursive, "Copy directories recursively");
   cp->callback([f, exit_code] {
+    if (CheckCommandLineOnly()) return;
     Status s = Copy(*f);
     if (!s.ok()) {
       PrintError("trainyard.storage.cp", s.ToString());

@@ -50,8 +50,10 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
     }
     const restarts = (j.trainyardInfo?.replicas ?? []).reduce((n, r) => n + r.restarts, 0);
     return h('ol.timeline', {}, ...steps.map((c, i) => {
-      const isRestart = i > 0 && c.state === steps[i - 1].state && !!c.detail;
-      const label = isRestart ? 'RESTART' : shortState(c.state);
+      // Same state again with a detail: a replica restart, or what the executor does otherwise
+      // than asked (an oversubscribed host, noted at QUEUED).
+      const again = i > 0 && c.state === steps[i - 1].state && !!c.detail;
+      const label = !again ? shortState(c.state) : c.detail?.includes('restarted') ? 'RESTART' : 'NOTE';
       return h(`li.state-${label.toLowerCase()}`, { title: c.detail ?? '' },
         h('b', { text: label }), h('span', { text: c.time ? fmtTime(c.time) : '—' }),
         c.detail ? h('span.sub', { text: c.detail }) : null);

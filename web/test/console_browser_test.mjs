@@ -94,7 +94,8 @@ try {
   await page.click('text=Jump to first error');
   check((await page.textContent('.logbox .focus')).includes('ERROR: a sample error line'), 'jump to error focuses the error line');
   const steps = await page.$$eval('ol.timeline li b', (bs) => bs.map((b) => b.textContent).join(' '));
-  check(/^QUEUED (PENDING )?RUNNING$/.test(steps), `timeline shows the states entered (${steps})`);
+  // NOTE: what the host does otherwise than asked (the job's machine is larger than a CI host).
+  check(/^QUEUED (NOTE )*(PENDING )?RUNNING$/.test(steps), `timeline shows the states entered (${steps})`);
   await page.screenshot({ path: path.join(outDir, 'console-job.png'), fullPage: true });
 
   // Cancel from the UI.
@@ -130,7 +131,7 @@ try {
   await page.screenshot({ path: path.join(outDir, 'console-study.png'), fullPage: true });
 
   // Empty and error states.
-  await page.goto(`${base}/#/projects/nobody/locations/nowhere/customJobs`);
+  await page.goto(`${base}/#/projects/nobody/locations/asia-east1/customJobs`);
   await page.waitForSelector('.state-msg-empty');
   await page.goto(`${base}/#/${PARENT}/customJobs/999999`);
   await page.waitForSelector('.state-msg-error');
