@@ -126,7 +126,9 @@ run_command() {
 }
 [[ $only == test ]] || run_command demo "bash scripts/demo.sh"
 [[ $only == demo ]] || run_command test "bash scripts/test.sh"
-skipped=$(grep -E '\*\*\*Skipped|Not Run' "$logs/test.log" 2>/dev/null | sed 's/^/  /' || true)
+# With their reasons (scripts/skip-reasons.sh, printed by test.sh), else ctest's own lines.
+skipped=$(grep -E '^skipped: ' "$logs/test.log" 2>/dev/null | sed 's/^skipped: /  /' ||
+  grep -E '\*\*\*Skipped|Not Run' "$logs/test.log" 2>/dev/null | sed 's/^/  /' || true)
 
 echo "== fresh-root $release: $(. "$root/etc/os-release" && echo "$PRETTY_NAME"), commit $commit =="
 printf '%s\n' "${results[@]}"

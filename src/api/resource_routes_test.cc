@@ -219,6 +219,18 @@ TEST_F(WidgetRoutesTest, ALocationThatIsNoRegionIs400WithTheNearest) {
             "'us-central1'? (Vertex AI's training regions, or 'local') | 400 parent | 200");
 }
 
+// `curl -d '{...}'` sends no Content-Type of JSON (it says form-urlencoded): the body is still
+// the JSON resource, never read as query parameters.
+TEST_F(WidgetRoutesTest, AJsonBodySentAsAFormIsStillTheResource) {
+  httplib::Client client("127.0.0.1", server_.port());
+  httplib::Result r = client.Post(kWidgets, R"({"widgetId":"w_4","displayName":"a"})",
+                                  "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body, nullptr, false).value("name", ""),
+            "projects/p/locations/us-central1/widgets/w_4");
+}
+
 TEST_F(WidgetRoutesTest, NotFoundNamesTheRegionWhereTheResourceIs) {
   ASSERT_EQ(Call("POST", kWidgets, R"({"widgetId":"w_3","displayName":"a"})").first, 200);
   auto [status, body] = Call("GET", "/v1/projects/p/locations/europe-west4/widgets/w_3");
