@@ -33,6 +33,10 @@ class TrainerTest : public ::testing::Test {
     auto r = run.Run(o);
     return r.ok() ? "OK" : r.status().ToString();
   }
+  void ExpectErrorContains(const TrainOptions& o, const std::string& part) {
+    const std::string error = ErrorOf(o);
+    EXPECT_NE(error.find(part), std::string::npos) << error;
+  }
   fs::path dir_;
   testing_util::Splits splits_;
 };
@@ -152,10 +156,9 @@ TEST_F(TrainerTest, AnotherJobsCheckpointInThisJobsDirIsRefused) {
                             (dir_ / "ckpt" / "102" / "checkpoint-00000006").string() +
                             " to continue it on purpose");
   o.job_id = "../elsewhere";
-  EXPECT_NE(ErrorOf(o).find("INVALID_ARGUMENT: CLOUD_ML_JOB_ID '../elsewhere' cannot name a "
-                            "checkpoint directory"),
-            std::string::npos)
-      << ErrorOf(o);
+  ExpectErrorContains(o,
+                      "INVALID_ARGUMENT: CLOUD_ML_JOB_ID '../elsewhere' cannot name a "
+                      "checkpoint directory");
 }
 
 TEST_F(TrainerTest, ResumeFromContinuesAnotherRunsCheckpoint) {
@@ -185,16 +188,13 @@ TEST_F(TrainerTest, ResumeFromContinuesAnotherRunsCheckpoint) {
 
   o.resume_from = dir_ / "missing";
   o.checkpoint_dir = dir_ / "c";
-  EXPECT_NE(ErrorOf(o).find("NOT_FOUND: --resume-from " + (dir_ / "missing").string() +
-                            " does not exist"),
-            std::string::npos)
-      << ErrorOf(o);
+  ExpectErrorContains(
+      o, "NOT_FOUND: --resume-from " + (dir_ / "missing").string() + " does not exist");
   o.batch_size = 8;
   o.resume_from = dir_ / "a";
-  EXPECT_NE(ErrorOf(o).find("(batch_size: checkpoint 16, this run 8); rerun with the flags and "
-                            "data it was written with, or drop --resume-from"),
-            std::string::npos)
-      << ErrorOf(o);
+  ExpectErrorContains(o,
+                      "(batch_size: checkpoint 16, this run 8); rerun with the flags and "
+                      "data it was written with, or drop --resume-from");
 }
 
 TEST_F(TrainerTest, DryRunPrintsArticleLinesAndExportsNothing) {
