@@ -76,6 +76,9 @@ echo "   $TRAINYARD_ENDPOINT/"
 
 echo "== 3. upload the data"
 export BUCKET=demo-bucket
+# Buckets exist only once created (a typo in a bucket name is an error, not a new bucket); a
+# rerun on the same data dir finds it there already.
+trainyard storage ls "gs://$BUCKET" >/dev/null 2>&1 || trainyard storage buckets create "gs://$BUCKET"
 trainyard storage cp "$DEMO/splits/train.csv" "$DEMO/splits/eval.csv" "$DEMO/splits/test.csv" \
   "$DEMO/splits/labels.json" "gs://$BUCKET/data/"
 trainyard storage cp data/sample/vocab.txt "gs://$BUCKET/vocab.txt"

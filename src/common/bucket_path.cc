@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <system_error>
 
 namespace trainyard {
 namespace {
@@ -163,6 +164,21 @@ StatusOr<std::filesystem::path> ResolveStoragePath(std::string_view uri_or_path)
   std::filesystem::path out = BucketRoot() / uri.bucket;
   if (!uri.object.empty()) out /= uri.object;
   return out;
+}
+
+Status CheckBucketExists(std::string_view uri_or_path) {
+  if (!IsGcsUri(uri_or_path)) return Status::Ok();
+  TY_ASSIGN_OR_RETURN(GcsUri uri, ParseGcsUri(uri_or_path));
+  std::error_code ec;
+  if (std::filesystem::is_directory(BucketRoot() / uri.bucket, ec)) return Status::Ok();
+  return MissingBucketError(uri.bucket, uri_or_path);
+}
+
+Status MissingBucketError(std::string_view bucket, std::string_view uri) {
+  const std::string b(bucket);
+  return NotFoundError("bucket '" + b + "' of " + std::string(uri) +
+                       " does not exist; create it first (trainyard storage buckets create gs://" +
+                       b + ", or gcloud storage buckets create gs://" + b + ") or check the name");
 }
 
 }  // namespace trainyard

@@ -52,6 +52,16 @@ StatusOr<GcsUri> ParseGcsUri(std::string_view uri);
 // string is returned unchanged as a local path.
 StatusOr<std::filesystem::path> ResolveStoragePath(std::string_view uri_or_path);
 
+// OK when `uri_or_path` is not a gs:// URI or names a bucket that exists (a directory
+// BucketRoot()/BUCKET). Buckets are made only by an explicit create (the Storage API's
+// buckets.insert: `trainyard storage buckets create`, `gcloud storage buckets create`), never as a
+// side effect of a write, so a typo in a bucket name is an error rather than a new bucket.
+// NOT_FOUND quoting the URI and naming both create commands otherwise; INVALID_ARGUMENT for a
+// malformed URI (ParseGcsUri).
+Status CheckBucketExists(std::string_view uri_or_path);
+// The NOT_FOUND every caller gives for `bucket` missing (`uri` is what the user typed).
+Status MissingBucketError(std::string_view bucket, std::string_view uri);
+
 // `text` (an error message) with every local path under BucketRoot() written back as the gs://
 // URI it resolves from ("<root>/bkt/data/x.csv" -> "gs://bkt/data/x.csv"), so a user reads the
 // URI they typed, not a server path.

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
 
 namespace trainyard {
 namespace {
@@ -76,6 +79,28 @@ TEST(BucketPathTest, ParseGcsUriSplits) {
   ASSERT_TRUE(u.ok());
   EXPECT_EQ(u->bucket + "|" + u->object, "bkt|a/b.txt");
   EXPECT_FALSE(ParseGcsUri("/local/path").ok());
+}
+
+TEST(BucketPathTest, CheckBucketExistsAsksForAnExplicitCreate) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("ty_bucket_exists_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "my-bucket");
+  ::setenv("TRAINYARD_BUCKET_ROOT", root.c_str(), 1);
+  EXPECT_TRUE(CheckBucketExists("gs://my-bucket/model").ok());
+  EXPECT_TRUE(CheckBucketExists("gs://my-bucket").ok());
+  EXPECT_TRUE(CheckBucketExists("/some/local/dir").ok());
+  Status typo = CheckBucketExists("gs://my-bukcet/model");
+  EXPECT_EQ(typo.code(), StatusCode::kNotFound);
+  EXPECT_NE(typo.message().find("gs://my-bukcet/model"), std::string::npos) << typo.message();
+  EXPECT_NE(typo.message().find("trainyard storage buckets create gs://my-bukcet"),
+            std::string::npos)
+      << typo.message();
+  std::ofstream(root / "a-file") << "x";  // a file is not a bucket
+  EXPECT_EQ(CheckBucketExists("gs://a-file/x").code(), StatusCode::kNotFound);
+  EXPECT_EQ(CheckBucketExists("gs://../x").code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(root / "my-bukcet"));
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

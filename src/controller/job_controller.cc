@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "common/beneath.h"
+#include "common/bucket_path.h"
 #include "common/time.h"
 #include "executor/job_dir_layout.h"
 #include "executor/run_as.h"
@@ -197,10 +198,16 @@ CustomJob JobFromRequest(CustomJob request) {
   return job;
 }
 
+// A base output dir in a bucket that does not exist is refused (a typo must not make a bucket).
 // The executor gives a replica of another user its output dirs (executor::PrepareReplicaDirs);
 // one that exists already and that user cannot write is refused here, before the job queues,
 // instead of failing the run when it exports.
-Status CheckOutputs(const executor::GangSpec& gang) {
+Status CheckOutputs(const executor::GangSpec& gang, const JobControllerOptions& options) {
+  if (options.check_bucket && IsGcsUri(gang.base_output_dir)) {
+    if (Status bucket = options.check_bucket(gang.base_output_dir); !bucket.ok()) {
+      return InvalidFieldError("jobSpec.baseOutputDirectory.outputUriPrefix", bucket.message());
+    }
+  }
   if (!gang.run_as) return Status::Ok();
   const auto trial = gang.extra_env.find("CLOUD_ML_TRIAL_ID");
   return executor::CheckOutputDirs(gang.base_output_dir,
@@ -225,7 +232,7 @@ Status JobController::Validate(const std::string& parent, CustomJob request) con
   job.name = spec::ResourceName::Of(location, spec::kCustomJobs, "0").ToString();
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   TY_RETURN_IF_ERROR(ValidateGang(gang));
-  return CheckOutputs(gang);
+  return CheckOutputs(gang, options_);
 }
 
 StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request,
@@ -237,7 +244,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
       spec::ResourceName::Of(location, spec::kCustomJobs, id.empty() ? NewJobId() : id).ToString();
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   TY_RETURN_IF_ERROR(ValidateGang(gang));
-  TY_RETURN_IF_ERROR(CheckOutputs(gang));
+  TY_RETURN_IF_ERROR(CheckOutputs(gang, options_));
 
   auto now = clock_();
   job.state = JobState::kQueued;

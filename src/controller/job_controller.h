@@ -49,6 +49,11 @@ struct JobControllerOptions {
   // Which Unix user a job's replicas run as (replica_users.h); nullptr = the server's own user.
   // Not owned; must outlive the controller.
   const ReplicaUsers* replica_users = nullptr;
+  // OK when the bucket of a gs:// baseOutputDirectory exists (the server: CheckBucketExists,
+  // common/bucket_path.h: buckets are made only by an explicit create); an error refuses the job
+  // at create, as INVALID_ARGUMENT on jobSpec.baseOutputDirectory.outputUriPrefix with its
+  // message. nullptr = no check (controllers under test without a bucket root).
+  std::function<Status(const std::string& uri)> check_bucket;
 };
 
 struct LogPage {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/bucket_path.h"
 #include "executor/fake_executor.h"
 #include "executor/job_dir_layout.h"
 #include "spec/custom_job_json.h"
@@ -33,9 +34,10 @@ class JobControllerTest : public ::testing::Test {
 
   // A new controller over the same store (a server restart), with a fresh executor; replicas run
   // as `users` say (nullptr: the server's user).
-  void Restart(const ReplicaUsers* users = nullptr) {
+  void Restart(const ReplicaUsers* users = nullptr,
+               JobControllerOptions options = JobControllerOptions{}) {
     executor_ = std::make_unique<executor::FakeExecutor>();
-    JobControllerOptions options{dir_ / "jobs"};
+    options.jobs_dir = dir_ / "jobs";
     options.replica_users = users;
     controller_ = std::make_unique<JobController>(
         &store_, executor_.get(), &images_,
@@ -214,6 +216,32 @@ TEST_F(JobControllerTest, AnOutputDirTheReplicaUserCannotWriteIsRefusedAtCreate)
       << refused.status();
   EXPECT_EQ(controller_->List({kParent, "", 0, ""})->jobs.size() + executor_->submitted().size(),
             2u);  // only the accepted job: stored and submitted
+}
+
+// With the server's bucket check, a baseOutputDirectory in a missing bucket is refused at create,
+// naming the field, and nothing is stored or made.
+TEST_F(JobControllerTest, ABaseOutputDirectoryInAMissingBucketIsRefusedAtCreate) {
+  ::setenv("TRAINYARD_BUCKET_ROOT", (dir_ / "buckets").c_str(), 1);
+  std::filesystem::create_directories(dir_ / "buckets/bkt");
+  JobControllerOptions options;
+  options.check_bucket = [](const std::string& uri) { return CheckBucketExists(uri); };
+  Restart(nullptr, options);
+  auto with_base = [](const std::string& base) {
+    return R"({"displayName":"out","jobSpec":{"baseOutputDirectory":{"outputUriPrefix":")" + base +
+           R"("},"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},
+           "replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}}]}})";
+  };
+  auto refused = Create(with_base("gs://bkt-typo/out"));
+  auto accepted = Create(with_base("gs://bkt/out"));
+  ::unsetenv("TRAINYARD_BUCKET_ROOT");
+  EXPECT_TRUE(accepted.ok()) << accepted.status();
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "jobSpec.baseOutputDirectory.outputUriPrefix: bucket 'bkt-typo' of gs://bkt-typo/out "
+            "does not exist; create it first (trainyard storage buckets create gs://bkt-typo, or "
+            "gcloud storage buckets create gs://bkt-typo) or check the name");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "buckets/bkt-typo"));
+  EXPECT_EQ(controller_->List({kParent, "", 0, ""})->jobs.size(), 1u);
 }
 
 TEST_F(JobControllerTest, InvalidSpecsAreRejectedWithPathAndNotStored) {

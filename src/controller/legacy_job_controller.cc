@@ -90,6 +90,9 @@ std::string InRequestTerms(std::string text) {
         std::pair{"Config\\.containerSpec\\.command\\b", "Config.containerCommand"},
         std::pair{"Config\\.containerSpec\\.imageUri\\b", "Config.imageUri"},
         std::pair{"Config\\.containerSpec\\.args\\b", "Config.containerArgs"},
+        // The base output directory is the request's jobDir.
+        std::pair{"(trialJobSpec|jobSpec)\\.baseOutputDirectory\\.outputUriPrefix",
+                  "trainingInput.jobDir"},
         // A package job's fields are trainingInput's own.
         std::pair{"trainingInput\\.masterConfig\\.pythonPackageSpec\\.(packageUris|pythonModule)",
                   "trainingInput.$1"}}) {

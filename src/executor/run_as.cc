@@ -138,7 +138,11 @@ Status PrepareReplicaDirs(const fs::path& work_dir, const ReplicaEnvInput& in,
   // Only a replica of another user needs them made for it; one running as the server's user
   // creates them itself, as before.
   if (!run_as) return Status::Ok();
-  // Checked again at every start: a directory may have changed since the job was created.
+  // Checked again at every start: a directory may have changed since the job was created. A
+  // bucket deleted since is not made anew: buckets come only from an explicit create.
+  if (Status bucket = CheckBucketExists(in.base_output_dir); !bucket.ok()) {
+    return FailedPreconditionError(bucket.message());
+  }
   TY_RETURN_IF_ERROR(CheckOutputDirs(in.base_output_dir, in.trial_id, *run_as));
   TY_ASSIGN_OR_RETURN(std::vector<fs::path> dirs,
                       ReplicaOutputDirs(in.base_output_dir, in.trial_id));

@@ -26,8 +26,10 @@ Status MakeReplicaDir(const std::filesystem::path& dir, const std::optional<RunA
 // (CheckOutputDirs: FAILED_PRECONDITION, nothing made), then every missing directory on the way
 // to them is made with the bucket group (RunAs::bucket_group, else the user's primary group) and
 // mode 02775 (setgid: what is made inside keeps the group); those at or below the base output dir
-// belong to `run_as`, those above it (a missing bucket) to the server. Without `run_as` output
-// dirs are left to the replica, which runs as the server's user.
+// belong to `run_as`, those above it (between the bucket and the base) to the server. A bucket is
+// never made: FAILED_PRECONDITION when the base output dir's bucket does not exist
+// (CheckBucketExists). Without `run_as` output dirs are left to the replica, which runs as the
+// server's user.
 Status PrepareReplicaDirs(const std::filesystem::path& work_dir, const ReplicaEnvInput& in,
                           const std::optional<RunAs>& run_as);
 

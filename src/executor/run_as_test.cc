@@ -83,6 +83,7 @@ TEST(MakeReplicaDirTest, WithoutAUserItOnlyCreates) {
 TEST(PrepareReplicaDirsTest, MakesTheWorkMetricAndOutputDirs) {
   const fs::path dir = testing::MakeTestDir();
   ::setenv("TRAINYARD_BUCKET_ROOT", (dir / "buckets").c_str(), 1);
+  fs::create_directories(dir / "buckets/bkt");
   ReplicaEnvInput in;
   in.base_output_dir = "gs://bkt/base";
   in.trial_id = "3";
@@ -120,11 +121,18 @@ TEST(PrepareReplicaDirsTest, OutputDirsGetTheUserTheBucketGroupAndSetgid) {
   RunAs who = Nobody();
   who.bucket_group = 4242;
   ASSERT_TRUE(PrepareReplicaDirs(dir / "work", in, who).ok());
-  in.base_output_dir = "gs://new-bkt/out";  // a bucket the server makes: its own, shared
+  in.base_output_dir = "gs://bkt/runs/out";  // a folder above the base: the server's, shared
   ASSERT_TRUE(PrepareReplicaDirs(dir / "work", in, who).ok());
+  in.base_output_dir = "gs://new-bkt/out";  // a bucket is never made: it is created explicitly
+  Status missing = PrepareReplicaDirs(dir / "work", in, who);
+  EXPECT_EQ(missing.code(), StatusCode::kFailedPrecondition) << missing;
+  EXPECT_NE(missing.message().find("bucket 'new-bkt' of gs://new-bkt/out does not exist"),
+            std::string::npos)
+      << missing;
+  EXPECT_FALSE(fs::exists(dir / "buckets/new-bkt"));
   std::string got;
   for (const char* d : {"bkt", "bkt/out", "bkt/out/3", "bkt/out/3/model", "bkt/out/3/checkpoints",
-                        "bkt/out/3/logs", "new-bkt", "new-bkt/out/3/model"}) {
+                        "bkt/out/3/logs", "bkt/runs", "bkt/runs/out/3/model"}) {
     got += std::string(d) + "=" + Owner(dir / "buckets" / d) + "\n";
   }
   EXPECT_EQ(got,
@@ -134,8 +142,8 @@ TEST(PrepareReplicaDirsTest, OutputDirsGetTheUserTheBucketGroupAndSetgid) {
             "bkt/out/3/model=65534:4242 2775\n"
             "bkt/out/3/checkpoints=65534:4242 2775\n"
             "bkt/out/3/logs=65534:4242 2775\n"
-            "new-bkt=0:4242 2775\n"
-            "new-bkt/out/3/model=65534:4242 2775\n");
+            "bkt/runs=0:4242 2775\n"
+            "bkt/runs/out/3/model=65534:4242 2775\n");
 }
 
 TEST(PrepareReplicaDirsTest, AnOutputDirTheUserCannotWriteFailsTheStart) {

@@ -16,9 +16,12 @@ namespace trainyard::server {
 namespace {
 
 // Replicas of several users write into the same buckets (as Vertex's service accounts may): the
-// bucket root gets the bucket group, setgid and group-writable, and the server's umask becomes 002,
-// so every bucket and folder made under it is writable by that group, which replica users get as
-// a supplementary group. The group's id, or nullopt when there is none.
+// bucket root gets the bucket group and setgid, and the server's umask becomes 002, so every
+// bucket and folder made under it is writable by that group, which replica users get as a
+// supplementary group. The root itself is not group-writable: buckets are made only through the
+// Storage API (buckets.insert), never by a replica, and nobody but the server renames or removes
+// its entries (the buckets, the store's .trainyard-* directories). The group's id, or nullopt
+// when there is none.
 StatusOr<std::optional<uint32_t>> ShareBucketRoot(const ReplicaAccessOptions& o,
                                                   std::ostream& log) {
   const std::string name = o.bucket_group.value_or("trainyard");
@@ -35,10 +38,8 @@ StatusOr<std::optional<uint32_t>> ShareBucketRoot(const ReplicaAccessOptions& o,
     return std::optional<uint32_t>();
   }
   const std::filesystem::path root = BucketRoot();
-  // Sticky as well as setgid: replicas create buckets of their own, but cannot rename or remove
-  // the server's entries (its buckets, the store's .trainyard-* directories) or each other's.
   if (::chown(root.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0 ||
-      ::chmod(root.c_str(), 03775) != 0) {
+      ::chmod(root.c_str(), 02755) != 0) {
     return FailedPreconditionError("cannot give the bucket root " + root.string() + " to group '" +
                                    name + "': " + std::strerror(errno));
   }

@@ -23,8 +23,9 @@ struct ReplicaAccessOptions {
 };
 
 // Loads the replica users (controller::ReplicaUsers::Load) for this server's effective uid.
-// A root server gives the bucket root to the bucket group (setgid, 02775, umask 002), so replicas
-// of several users can write into the same buckets; a missing default group only gets a note on
+// A root server gives the bucket root to the bucket group (setgid, 02755: not group-writable, so
+// no replica makes a bucket; umask 002), so replicas of several users can write into the same
+// buckets; a missing default group only gets a note on
 // `log`. When replicas run as other users, the data dir lets them pass through (0711).
 // INVALID_ARGUMENT for a --bucket-group that does not exist or a bad table; FAILED_PRECONDITION,
 // naming the user, the dir and the fixes, when a replica user cannot reach the jobs dir or the

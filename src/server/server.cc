@@ -131,6 +131,7 @@ Status MakeControllers(Parts& p) {
   copts.replica_users = &*p.replica_users;
   copts.kill_grace = std::chrono::seconds(o.kill_grace_seconds);
   copts.max_restarts = o.max_restarts;
+  copts.check_bucket = [](const std::string& uri) { return CheckBucketExists(uri); };
   copts.service_env = [host = p.storage_host] {
     return std::map<std::string, std::string>{{"STORAGE_EMULATOR_HOST", *host}};
   };
@@ -185,6 +186,13 @@ Status MakeApi(Parts& p) {
   p.api = std::make_unique<api::ApiServer>(controllers, aopts);
   // Cloud Storage JSON API over the bucket root (src/storage).
   TY_ASSIGN_OR_RETURN(p.object_store, storage::FsObjectStore::Open(BucketRoot()));
+  // The staging bucket of training pipelines without a baseOutputDirectory is the server's own,
+  // made here: no job makes a bucket (a baseOutputDirectory needs an existing one).
+  TY_ASSIGN_OR_RETURN(GcsUri staging, ParseGcsUri(o.staging_bucket));
+  if (auto made = p.object_store->CreateBucket(staging.bucket, "");
+      !made.ok() && made.status().code() != StatusCode::kAlreadyExists) {
+    return made.status().WithPrefix("--staging-bucket");
+  }
   storage::RegisterStorageRoutes(p.api->routes(), p.object_store.get());
   // Cloud Logging entries:list, for custom jobs and AI Platform jobs.
   cloud_logging::RegisterLoggingRoutes(p.api->routes(), p.jobs.get(), p.legacy.get());

@@ -176,16 +176,31 @@ Status FsObjectStore::CheckReadableName(const std::string& bucket, const std::st
   return s;
 }
 
-StatusOr<BucketInfo> FsObjectStore::CreateBucket(const std::string& bucket) {
+StatusOr<BucketInfo> FsObjectStore::CreateBucket(const std::string& bucket,
+                                                 const std::string& project) {
   TY_RETURN_IF_ERROR(ValidateBucketName(bucket));
+  std::lock_guard lock(commit_mu_);
+  const auto exists = [&] {
+    return AlreadyExistsError(
+        "Your previous request to create the named bucket succeeded and you already own it: " +
+        bucket);
+  };
+  if (root_.Stat(bucket).ok()) return exists();
+  // The owner first, durably: a bucket never exists without the owner it was created with.
+  const std::string owner = OwnerName(bucket);
+  if (project.empty()) {
+    (void)meta_.Unlink(owner);
+  } else if (Status s =
+                 meta_.ReplaceFile(owner, json{{"project", project}}.dump(), options_.fsync, 0600);
+             !s.ok()) {
+    return IoError("cannot record the owner of bucket " + bucket + ": " + s.message());
+  }
   // The umask decides (002 when the server shares buckets with replica users' group).
   if (::mkdirat(root_.fd(), bucket.c_str(), 0777) != 0) {
-    if (errno == EEXIST) {
-      return AlreadyExistsError(
-          "Your previous request to create the named bucket succeeded "
-          "and you already own it: " +
-          bucket);
-    }
+    const int err = errno;
+    (void)meta_.Unlink(owner);
+    if (err == EEXIST) return exists();
+    errno = err;
     return IoError("cannot create the directory of bucket " + bucket + ": " + ErrnoText());
   }
   return GetBucket(bucket);
@@ -197,7 +212,14 @@ StatusOr<BucketInfo> FsObjectStore::GetBucket(const std::string& bucket) {
   if (!st.ok() || !S_ISDIR(st->st_mode)) {
     return NotFoundError("The specified bucket does not exist: " + bucket);
   }
-  return BucketInfo{bucket, FromTimespec(st->st_ctim)};
+  BucketInfo info{bucket, FromTimespec(st->st_ctim), ""};
+  if (auto text = meta_.ReadFile(OwnerName(bucket), kMaxSidecarBytes); text.ok()) {
+    const json j = json::parse(*text, nullptr, false);
+    if (j.is_object() && j.contains("project") && j["project"].is_string()) {
+      info.project = j["project"];
+    }
+  }
+  return info;
 }
 
 StatusOr<std::vector<BucketInfo>> FsObjectStore::ListBuckets() {
@@ -227,6 +249,7 @@ Status FsObjectStore::DeleteBucket(const std::string& bucket) {
     return IoError("cannot remove bucket " + bucket + ": " + s.message());
   }
   (void)meta_.RemoveAll(bucket);
+  (void)meta_.Unlink(OwnerName(bucket));
   return Status::Ok();
 }
 

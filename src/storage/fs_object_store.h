@@ -4,6 +4,8 @@
 //   BUCKET/NAME                      the object's bytes (what gs://BUCKET/NAME resolves to)
 //   .trainyard-meta/BUCKET/NAME.json  sidecar: content type, user metadata, MD5, CRC32C, and the
 //                                    size and mtime they were computed for
+//   .trainyard-meta/BUCKET.Owner.json  the bucket's owner project (bucket names have no capitals,
+//                                    so this never clashes with a bucket's sidecar directory)
 //   .trainyard-tmp/                  bytes of writers not yet committed
 //   .trainyard-uploads/ID.json, ID.part   resumable upload sessions
 // None of the dot-directories is a valid bucket name, so they never clash with buckets. They are
@@ -49,7 +51,7 @@ class FsObjectStore : public ObjectStore {
 
   ~FsObjectStore() override;
 
-  StatusOr<BucketInfo> CreateBucket(const std::string& bucket) override;
+  StatusOr<BucketInfo> CreateBucket(const std::string& bucket, const std::string& project) override;
   StatusOr<BucketInfo> GetBucket(const std::string& bucket) override;
   StatusOr<std::vector<BucketInfo>> ListBuckets() override;
   Status DeleteBucket(const std::string& bucket) override;
@@ -88,6 +90,7 @@ class FsObjectStore : public ObjectStore {
   static std::string DataName(const std::string& bucket, const std::string& name) {
     return bucket + "/" + name;
   }
+  static std::string OwnerName(const std::string& bucket) { return bucket + ".Owner.json"; }
   static std::string MetaName(const std::string& bucket, const std::string& name) {
     return bucket + "/" + name + ".json";
   }

@@ -16,7 +16,7 @@ class FsObjectStoreTest : public ::testing::Test {
   void SetUp() override {
     root_ = testing::MakeTestDir();
     store_ = std::move(FsObjectStore::Open(root_).value());
-    ASSERT_TRUE(store_->CreateBucket("bkt").ok());
+    ASSERT_TRUE(store_->CreateBucket("bkt", "").ok());
   }
   Status Put(const std::string& name, const std::string& data, Preconditions pre = {}) {
     TY_ASSIGN_OR_RETURN(auto w, store_->NewWriter("bkt", name));
@@ -84,8 +84,9 @@ TEST_F(FsObjectStoreTest, NamesCannotLeaveTheBucket) {
        std::vector<std::string>{"../escape", "a/../../b", "a//b", "./a", "dir/", "a\nb"}) {
     EXPECT_EQ(store_->NewWriter("bkt", name).status().code(), StatusCode::kInvalidArgument) << name;
   }
-  EXPECT_EQ(store_->CreateBucket("..").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(store_->CreateBucket(".trainyard-meta").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CreateBucket("..", "").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CreateBucket(".trainyard-meta", "").status().code(),
+            StatusCode::kInvalidArgument);
   EXPECT_FALSE(fs::exists(root_ / "escape"));
 }
 

@@ -37,6 +37,7 @@ using TimePoint = std::chrono::system_clock::time_point;
 struct BucketInfo {
   std::string name;
   TimePoint created;
+  std::string project;  // the owner: the project that created it; "" for a bucket made by hand
 };
 
 struct ObjectInfo {
@@ -125,7 +126,10 @@ class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
 
-  virtual StatusOr<BucketInfo> CreateBucket(const std::string& bucket) = 0;
+  // Records `project` (may be empty) as the bucket's owner. Buckets come only from here (or an
+  // operator's mkdir): no write makes one (NOT_FOUND for an object in a missing bucket).
+  virtual StatusOr<BucketInfo> CreateBucket(const std::string& bucket,
+                                            const std::string& project) = 0;
   virtual StatusOr<BucketInfo> GetBucket(const std::string& bucket) = 0;
   virtual StatusOr<std::vector<BucketInfo>> ListBuckets() = 0;
   // FAILED_PRECONDITION when the bucket still holds objects.

@@ -66,21 +66,6 @@ std::string BaseUrl(const httplib::Request& req) {
   return "http://" + host;
 }
 
-std::string UrlEncode(std::string_view s) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 StatusOr<std::string> UrlDecode(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -101,18 +86,20 @@ StatusOr<std::string> UrlDecode(std::string_view s) {
 
 json BucketJson(const BucketInfo& b, const std::string& base_url) {
   const std::string time = FormatTimestamp(b.created);
-  return json{{"kind", "storage#bucket"},
-              {"id", b.name},
-              {"name", b.name},
-              {"selfLink", base_url + "/storage/v1/b/" + b.name},
-              {"projectNumber", "0"},
-              {"metageneration", "1"},
-              {"location", "US"},
-              {"locationType", "multi-region"},
-              {"storageClass", "STANDARD"},
-              {"etag", "CAE="},
-              {"timeCreated", time},
-              {"updated", time}};
+  json out{{"kind", "storage#bucket"},
+           {"id", b.name},
+           {"name", b.name},
+           {"selfLink", base_url + "/storage/v1/b/" + b.name},
+           {"projectNumber", "0"},
+           {"metageneration", "1"},
+           {"location", "US"},
+           {"locationType", "multi-region"},
+           {"storageClass", "STANDARD"},
+           {"etag", "CAE="},
+           {"timeCreated", time},
+           {"updated", time}};
+  if (!b.project.empty()) out["owner"] = {{"entity", "project-owners-" + b.project}};
+  return out;
 }
 
 json ObjectJson(const ObjectInfo& o, const std::string& base_url) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "common/url_encode.h"
 #include "storage/object_store.h"
 
 namespace trainyard::storage {
@@ -22,8 +23,7 @@ void SendGcsJson(httplib::Response& res, int http_status, const nlohmann::json& 
 
 // "http://HOST" of the request (its Host header), for links back at this server.
 std::string BaseUrl(const httplib::Request& req);
-// Percent-encodes every byte except unreserved characters (object names in URL paths).
-std::string UrlEncode(std::string_view s);
+using trainyard::UrlEncode;  // common/url_encode.h: object names in URL paths
 // Decodes %XX escapes; INVALID_ARGUMENT on a malformed escape.
 StatusOr<std::string> UrlDecode(std::string_view s);
 

@@ -205,10 +205,17 @@ StatusOr<json> PatchObject(const Call& c, const std::string& bucket, const std::
 // Buckets: /b and /b/B.
 StatusOr<json> HandleBuckets(const Call& c, const Target& t) {
   const std::string& method = c.req.method;
+  // `project`, as Cloud Storage: a bucket's owner on insert; on list, the project whose buckets
+  // (and the ownerless ones an operator made by hand) to list.
+  const std::string project = c.req.get_param_value("project");
   if (t.segments.size() == 1 && method == "GET") {
     TY_ASSIGN_OR_RETURN(auto buckets, c.store->ListBuckets());
     json items = json::array();
-    for (const auto& b : buckets) items.push_back(BucketJson(b, c.base_url));
+    for (const auto& b : buckets) {
+      if (project.empty() || b.project.empty() || b.project == project) {
+        items.push_back(BucketJson(b, c.base_url));
+      }
+    }
     json out = {{"kind", "storage#buckets"}};
     if (!items.empty()) out["items"] = items;
     return out;
@@ -218,7 +225,7 @@ StatusOr<json> HandleBuckets(const Call& c, const Target& t) {
     if (!body.is_object() || !body.contains("name") || !body["name"].is_string()) {
       return InvalidArgumentError("bucket insert needs a body {\"name\": \"BUCKET\"}");
     }
-    TY_ASSIGN_OR_RETURN(BucketInfo b, c.store->CreateBucket(body["name"]));
+    TY_ASSIGN_OR_RETURN(BucketInfo b, c.store->CreateBucket(body["name"], project));
     return BucketJson(b, c.base_url);
   }
   const std::string& bucket = t.segments[1];

@@ -23,7 +23,7 @@ class StorageRoutesTest : public ::testing::Test {
   void SetUp() override {
     root_ = testing::MakeTestDir();
     store_ = std::move(FsObjectStore::Open(root_).value());
-    ASSERT_TRUE(store_->CreateBucket("bkt").ok());
+    ASSERT_TRUE(store_->CreateBucket("bkt", "").ok());
     RegisterStorageRoutes(routes_, store_.get());
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -151,6 +151,39 @@ TEST_F(StorageRoutesTest, CopyRewriteComposeDelete) {
   EXPECT_EQ(Status("DELETE", "/storage/v1/b/bkt/o/p1"), "204");
   EXPECT_EQ(Status("DELETE", "/storage/v1/b/bkt/o/p1"), "404");
   EXPECT_EQ(Objects().size(), std::string("all;c/copy;copy2;p2;").size());
+}
+
+// Buckets come only from buckets.insert, which records its `project` as the owner; a write into a
+// missing bucket is 404 and makes nothing; a list for a project shows its buckets and ownerless
+// ones (made by hand), not another project's.
+TEST_F(StorageRoutesTest, BucketsAreMadeOnlyByInsertWhichRecordsTheOwner) {
+  EXPECT_EQ(Status("POST", "/upload/storage/v1/b/typo-bkt/o?uploadType=media&name=f", "x", "t/p"),
+            "404");
+  EXPECT_FALSE(fs::exists(root_ / "typo-bkt"));
+  ASSERT_EQ(
+      Status("POST", "/storage/v1/b?project=team-a", R"({"name":"a-bkt"})", "application/json"),
+      "200");
+  EXPECT_EQ(json::parse(last_.body)["owner"]["entity"], "project-owners-team-a");
+  ASSERT_EQ(
+      Status("POST", "/storage/v1/b?project=team-b", R"({"name":"b-bkt"})", "application/json"),
+      "200");
+  EXPECT_EQ(
+      Status("POST", "/storage/v1/b?project=team-b", R"({"name":"a-bkt"})", "application/json"),
+      "409");
+  EXPECT_EQ(json::parse(Call("GET", "/storage/v1/b/a-bkt").substr(4))["owner"]["entity"],
+            "project-owners-team-a");
+  auto names = [&](const std::string& path) {
+    std::string out;
+    for (const json& b : json::parse(Call("GET", path).substr(4)).value("items", json::array())) {
+      out += b.value("name", "") + (b.contains("owner") ? "*" : "") + " ";
+    }
+    return out;
+  };
+  EXPECT_EQ(names("/storage/v1/b?project=team-a"), "a-bkt* bkt ");
+  EXPECT_EQ(names("/storage/v1/b"), "a-bkt* b-bkt* bkt ");
+  EXPECT_EQ(Status("DELETE", "/storage/v1/b/a-bkt"), "204");
+  ASSERT_EQ(Status("POST", "/storage/v1/b", R"({"name":"a-bkt"})", "application/json"), "200");
+  EXPECT_FALSE(json::parse(last_.body).contains("owner"));  // the old owner went with the bucket
 }
 
 TEST_F(StorageRoutesTest, HostileInputGetsClear4xxAndNothingHalfWritten) {

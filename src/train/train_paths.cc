@@ -17,6 +17,12 @@ StatusOr<fs::path> Resolve(const std::string& flag, const std::string& value) {
   return *path;
 }
 
+// An output's path; a gs:// one only in a bucket that exists (a typo must not make a new bucket).
+StatusOr<fs::path> ResolveOutput(const std::string& flag, const std::string& value) {
+  TY_RETURN_IF_ERROR(CheckBucketExists(value).WithPrefix(flag));
+  return Resolve(flag, value);
+}
+
 Status CheckJobDir(const TrainPaths& p) {
   const std::string tensorboard_entry = TensorBoardEntryInJobDir(p);
   std::error_code ec;
@@ -78,7 +84,8 @@ StatusOr<TrainPaths> ResolveTrainPaths(const TrainOptions& o, bool check_job_dir
     TY_ASSIGN_OR_RETURN(p.model_dir, Resolve("--model-dir", o.model_dir));
   }
   if (!o.job_dir.empty()) {
-    TY_ASSIGN_OR_RETURN(p.job_dir, Resolve("--job-dir", o.job_dir));
+    TY_ASSIGN_OR_RETURN(p.job_dir, o.dry_run ? Resolve("--job-dir", o.job_dir)
+                                             : ResolveOutput("--job-dir", o.job_dir));
     const std::string ext = p.job_dir.extension().string();
     if (ext == ".pt" || ext == ".pth" || ext == ".bin") {
       // The article's job.sh passes --job-dir=gs://BUCKET/model/model.pt (a file).
@@ -88,14 +95,14 @@ StatusOr<TrainPaths> ResolveTrainPaths(const TrainOptions& o, bool check_job_dir
     }
   }
   if (!o.checkpoint_dir.empty() && !o.dry_run) {
-    TY_ASSIGN_OR_RETURN(p.checkpoint_dir, Resolve("--checkpoint-dir", o.checkpoint_dir));
+    TY_ASSIGN_OR_RETURN(p.checkpoint_dir, ResolveOutput("--checkpoint-dir", o.checkpoint_dir));
     if (const std::string run = CheckpointRunName(o); !run.empty()) p.checkpoint_dir /= run;
   }
   if (!o.resume_from.empty() && !o.dry_run) {
     TY_ASSIGN_OR_RETURN(p.resume_from, Resolve("--resume-from", o.resume_from));
   }
   if (!o.tensorboard_dir.empty() && !o.dry_run) {
-    TY_ASSIGN_OR_RETURN(p.tensorboard_dir, Resolve("--tensorboard-dir", o.tensorboard_dir));
+    TY_ASSIGN_OR_RETURN(p.tensorboard_dir, ResolveOutput("--tensorboard-dir", o.tensorboard_dir));
   }
   if (!o.vocab.empty()) {
     TY_ASSIGN_OR_RETURN(p.vocab, Resolve("--vocab", o.vocab));

@@ -36,7 +36,9 @@ std::string TensorBoardEntryInJobDir(const TrainPaths& p);
 // INVALID_ARGUMENT naming the flag and the fix: an unresolvable URI, no vocab, and for the chief
 // (`check_job_dir`, the only writer of the export) a job dir that is a file, holds files the
 // export would delete, or contains the checkpoint dir. A --job-dir naming a .pt/.pth/.bin file
-// (the article's job.sh) exports to its directory, with a warning on `console`.
+// (the article's job.sh) exports to its directory, with a warning on `console`. NOT_FOUND naming
+// the flag and the URI for an output (--job-dir, --checkpoint-dir, --tensorboard-dir) in a bucket
+// that does not exist (CheckBucketExists; the trainer then exits 66).
 StatusOr<TrainPaths> ResolveTrainPaths(const TrainOptions& o, bool check_job_dir,
                                        TrainConsole& console);
 

@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 
 #include "common/file_util.h"
 #include "common/json_parse.h"
@@ -76,35 +78,141 @@ StatusOr<std::unique_ptr<ApiClient>> ApiClient::Connect(const std::string& endpo
   return std::unique_ptr<ApiClient>(new ApiClient(e, std::move(client)));
 }
 
+namespace {
+
+// The server's error in a non-2xx answer: google.rpc.Status ({"error": {"status", "message"}}), or
+// Cloud Storage's ({"error": {"code", "message"}}, the code an HTTP status).
+Status ErrorFromResponse(int http_status, const std::string& body, const std::string& endpoint) {
+  StatusOr<nlohmann::json> parsed = ParseJson(body);
+  if (!parsed.ok() || !parsed->is_object() || !parsed->contains("error") ||
+      !(*parsed)["error"].is_object()) {
+    return Status(StatusCode::kUnknown,
+                  "HTTP " + std::to_string(http_status) + " from " + endpoint);
+  }
+  const nlohmann::json& e = (*parsed)["error"];
+  StatusCode code = StatusCode::kUnknown;
+  if (e.contains("status") && e["status"].is_string()) {
+    for (int c = 0; c <= 16; ++c) {
+      if (StatusCodeName(static_cast<StatusCode>(c)) == e["status"]) {
+        code = static_cast<StatusCode>(c);
+      }
+    }
+  } else {
+    switch (http_status) {
+      case 400:
+        code = StatusCode::kInvalidArgument;
+        break;
+      case 401:
+        code = StatusCode::kUnauthenticated;
+        break;
+      case 403:
+        code = StatusCode::kPermissionDenied;
+        break;
+      case 404:
+        code = StatusCode::kNotFound;
+        break;
+      case 409:
+        code = StatusCode::kAlreadyExists;
+        break;
+      case 412:
+        code = StatusCode::kFailedPrecondition;
+        break;
+      case 429:
+        code = StatusCode::kResourceExhausted;
+        break;
+      case 503:
+        code = StatusCode::kUnavailable;
+        break;
+      default:
+        code = http_status >= 500 ? StatusCode::kInternal : StatusCode::kUnknown;
+    }
+  }
+  std::string message = e.contains("message") && e["message"].is_string()
+                            ? e["message"].get<std::string>()
+                            : "HTTP " + std::to_string(http_status);
+  return Status(code, std::move(message));
+}
+
+Status Unreachable(const std::string& endpoint, httplib::Error error) {
+  return UnavailableError("cannot reach the Trainyard server at " + endpoint + " (" +
+                          httplib::to_string(error) +
+                          "); start it with `trainyard server`, or point --endpoint / "
+                          "TRAINYARD_ENDPOINT at it");
+}
+
+StatusOr<nlohmann::json> JsonAnswer(const httplib::Result& r, const std::string& endpoint) {
+  if (!r) return Unreachable(endpoint, r.error());
+  if (r->status < 200 || r->status >= 300) {
+    return ErrorFromResponse(r->status, r->body, endpoint);
+  }
+  StatusOr<nlohmann::json> parsed = ParseJson(r->body);
+  if (!parsed.ok()) return InternalError("the server sent a response that is not JSON");
+  return std::move(*parsed);
+}
+
+}  // namespace
+
 StatusOr<nlohmann::json> ApiClient::Call(const std::string& method, const std::string& path,
                                          const std::string& body, int read_timeout_s) {
   client_->set_read_timeout(read_timeout_s, 0);
   httplib::Result r = method == "POST"     ? client_->Post(path, body, "application/json")
                       : method == "DELETE" ? client_->Delete(path)
                                            : client_->Get(path);
-  if (!r) {
-    return UnavailableError("cannot reach the Trainyard server at " + endpoint_ + " (" +
-                            httplib::to_string(r.error()) +
-                            "); start it with `trainyard server`, or point --endpoint / "
-                            "TRAINYARD_ENDPOINT at it");
-  }
-  StatusOr<nlohmann::json> parsed = ParseJson(r->body);
-  nlohmann::json j =
-      parsed.ok() ? std::move(*parsed) : nlohmann::json(nlohmann::json::value_t::discarded);
-  if (r->status >= 200 && r->status < 300) {
-    if (j.is_discarded()) return InternalError("the server sent a response that is not JSON");
-    return j;
-  }
-  if (!j.is_discarded() && j.contains("error") && j["error"].is_object()) {
-    const auto& e = j["error"];
-    std::string name = e.value("status", "UNKNOWN");
-    StatusCode code = StatusCode::kUnknown;
-    for (int c = 0; c <= 16; ++c) {
-      if (StatusCodeName(static_cast<StatusCode>(c)) == name) code = static_cast<StatusCode>(c);
-    }
-    return Status(code, e.value("message", "HTTP " + std::to_string(r->status)));
-  }
-  return Status(StatusCode::kUnknown, "HTTP " + std::to_string(r->status) + " from " + endpoint_);
+  if (r && r->status == 204 && r->body.empty()) return nlohmann::json(nullptr);
+  return JsonAnswer(r, endpoint_);
+}
+
+StatusOr<nlohmann::json> ApiClient::Upload(const std::string& path,
+                                           const std::filesystem::path& file,
+                                           const std::string& content_type) {
+  std::ifstream in(file, std::ios::binary);
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(file, ec);
+  if (!in || ec) return NotFoundError("cannot read " + file.string());
+  client_->set_read_timeout(300, 0);
+  client_->set_write_timeout(300, 0);
+  bool read_failed = false;
+  httplib::Result r = client_->Post(
+      path, static_cast<size_t>(size),
+      [&](size_t offset, size_t length, httplib::DataSink& sink) {
+        char buf[1 << 16];
+        in.seekg(static_cast<std::streamoff>(offset));
+        in.read(buf, static_cast<std::streamsize>(std::min(length, sizeof buf)));
+        if (in.gcount() <= 0) {
+          read_failed = true;
+          return false;
+        }
+        return sink.write(buf, static_cast<size_t>(in.gcount()));
+      },
+      content_type);
+  if (read_failed) return IoError("cannot read " + file.string() + " (did it shrink?)");
+  return JsonAnswer(r, endpoint_);
+}
+
+Status ApiClient::Download(const std::string& path,
+                           const std::function<bool(const char*, size_t)>& sink) {
+  client_->set_read_timeout(300, 0);
+  int status = 0;
+  std::string error_body;
+  bool stopped = false;
+  httplib::Result r = client_->Get(
+      path,
+      [&](const httplib::Response& res) {
+        status = res.status;
+        return true;
+      },
+      [&](const char* data, size_t n) {
+        if (status < 200 || status >= 300) {
+          if (error_body.size() < (1 << 16)) error_body.append(data, n);
+          return true;
+        }
+        stopped = !sink(data, n);
+        return !stopped;
+      });
+  if (stopped) return CancelledError("the download of " + path + " was stopped");
+  if (!r) return Unreachable(endpoint_, r.error());
+  if (status < 200 || status >= 300) return ErrorFromResponse(status, error_body, endpoint_);
+  return Status::Ok();
 }
 
 }  // namespace trainyard::cli

@@ -1,6 +1,8 @@
 // ApiClient: the CLI's only way to the server — HTTP + JSON to the REST API (docs/api.md).
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -39,6 +41,14 @@ class ApiClient {
   // cannot be reached.
   StatusOr<nlohmann::json> Call(const std::string& method, const std::string& path,
                                 const std::string& body = "", int read_timeout_s = 60);
+
+  // POSTs the file at `file` as the body (streamed: never read whole into memory) and returns the
+  // JSON answer; errors as Call, NOT_FOUND naming a file that cannot be read.
+  StatusOr<nlohmann::json> Upload(const std::string& path, const std::filesystem::path& file,
+                                  const std::string& content_type);
+  // GETs `path` and streams a 2xx body into `sink` (false stops the transfer: CANCELLED). Errors
+  // as Call (a non-2xx body is the server's error, not passed to `sink`).
+  Status Download(const std::string& path, const std::function<bool(const char*, size_t)>& sink);
 
   const std::string& endpoint() const { return endpoint_; }
 

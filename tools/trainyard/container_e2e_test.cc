@@ -118,6 +118,7 @@ class ContainerE2ETest : public ::testing::Test {
     if (!fail_reason_.empty()) FAIL() << fail_reason_;
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
     dir_ = testing::MakeTestDir();
+    fs::create_directories(dir_ / "buckets" / "bkt");  // the jobs' bucket, made first as on GCS
     StartServer();
   }
 

@@ -75,6 +75,7 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::filesystem::path&
     line.append(buf, static_cast<size_t>(n));
   }
   ::close(out[0]);  // the server's later stdout writes fail harmlessly (SIGPIPE ignored)
+  line = line.substr(0, line.find('\n'));
   size_t colon = line.rfind(':');
   if (line.find("listening on") == std::string::npos || colon == std::string::npos) {
     *error = "server did not start: stdout '" + line + "', stderr '" + server->Stderr() + "'";

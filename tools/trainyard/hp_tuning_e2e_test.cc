@@ -21,6 +21,7 @@ class HpTuningE2ETest : public ::testing::Test {
   void SetUp() override {
     if (!HaveLocalExecutor()) GTEST_SKIP() << "needs the local executor";
     dir_ = testing::MakeTestDir();
+    std::filesystem::create_directories(dir_ / "buckets" / "hpt");  // the study's bucket
     StartServer();
   }
 

@@ -2,7 +2,7 @@
 //   trainyard server [--host] [--port] [--data-dir] [--executor local]
 //   trainyard ai custom-jobs create|list|describe|cancel|stream-logs|delete|local-run
 //   trainyard ai models list|describe|upload|list-version|delete|delete-version
-//   trainyard storage cp SRC... DST
+//   trainyard storage buckets create|list|describe|delete, ls, cp SRC... DST (through the server)
 //   trainyard auth create-token|list-tokens|revoke-token|audit-log
 //   trainyard gcloud-env        (export lines for gcloud and Google's SDKs)
 //   trainyard ai-platform jobs submit training|describe|list|cancel|stream-logs

@@ -76,6 +76,8 @@ TEST_F(ReplicaUserE2ETest, ARootServerRunsReplicasAsNobodyWithTheirOutputDirs) {
   std::string error;
   server_ = Start({}, &error);
   ASSERT_NE(server_, nullptr) << error;
+  auto bucket = Cli(server_->endpoint(), {"storage", "buckets", "create", "gs://bkt"}, Env());
+  ASSERT_EQ(bucket.exit_code, 0) << bucket.err;
   auto [state, logs] = RunJob(
       "echo uid=$(id -u) home=$HOME; d=$TRAINYARD_BUCKET_ROOT/bkt/base/model; "
       "echo written > $d/model.txt && echo wrote-model",
@@ -99,6 +101,9 @@ TEST_F(ReplicaUserE2ETest, ReplicasWriteIntoBucketsThroughTheBucketGroup) {
   server_ = Start({}, &error);
   ASSERT_NE(server_, nullptr) << error;
   testing::WriteFileOrDie(dir_ / "in.txt", "data\n");
+  auto bucket =
+      Cli(server_->endpoint(), {"storage", "buckets", "create", "gs://shared-bkt"}, Env());
+  ASSERT_EQ(bucket.exit_code, 0) << bucket.err;
   auto cp =
       Cli(server_->endpoint(),
           {"storage", "cp", (dir_ / "in.txt").string(), "gs://shared-bkt/data/in.txt"}, Env());
@@ -106,9 +111,14 @@ TEST_F(ReplicaUserE2ETest, ReplicasWriteIntoBucketsThroughTheBucketGroup) {
   // The article's job writes --job-dir=gs://BUCKET/model itself, outside AIP_MODEL_DIR.
   auto [state, logs] = RunJob(
       "r=$TRAINYARD_BUCKET_ROOT/shared-bkt; cat $r/data/in.txt && mkdir -p $r/model && "
-      "echo m > $r/model/out.txt && echo groups=$(id -G)");
+      "echo m > $r/model/out.txt && echo groups=$(id -G) && "
+      "{ mkdir $TRAINYARD_BUCKET_ROOT/rogue-bkt 2>/dev/null && echo made-a-bucket || "
+      "echo no-new-bucket; }");
   EXPECT_EQ(state, "JOB_STATE_SUCCEEDED") << logs;
   EXPECT_NE(logs.find("groups="), std::string::npos) << logs;
+  // The bucket root is not group-writable: buckets come only from an explicit create.
+  EXPECT_NE(logs.find("no-new-bucket"), std::string::npos) << logs;
+  EXPECT_FALSE(fs::exists(dir_ / "buckets/rogue-bkt"));
   EXPECT_TRUE(fs::exists(dir_ / "buckets/shared-bkt/model/out.txt")) << logs;
 }
 

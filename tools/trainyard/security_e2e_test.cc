@@ -79,6 +79,8 @@ TEST_F(SecurityE2ETest, DeepJsonBodyIsRefusedAndTheServerLives) {
 
 TEST_F(SecurityE2ETest, StorageCpRefusesBucketNamesThatLeaveTheRoot) {
   testing::WriteFileOrDie(dir_ / "f", "data");
+  StartServer();
+  ASSERT_EQ(Run({"storage", "buckets", "create", "gs://bkt"}).exit_code, 0);
   auto dotdot = Run({"storage", "cp", (dir_ / "f").string(), "gs://../x"});
   auto dot = Run({"storage", "cp", (dir_ / "f").string(), "gs://./x"});
   auto slash = Run({"storage", "cp", (dir_ / "f").string(), "gs://bkt//tmp/x"});

@@ -11,6 +11,7 @@
 
 #include "command_common.h"
 #include "commands.h"
+#include "common/bucket_path.h"
 #include "server/built_in_executors.h"
 #include "server/server.h"
 
@@ -51,6 +52,10 @@ Status RunServer(const server::ServerOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   TY_ASSIGN_OR_RETURN(std::unique_ptr<server::Server> server, server::Server::Start(options));
   std::cout << "Trainyard server listening on " << server->url() << std::endl;
+  // Where gs:// URIs live: a CLI or job in another shell must not guess (TRAINYARD_BUCKET_ROOT).
+  std::cerr << "Buckets (gs://BUCKET/...) are under " << BucketRoot().string()
+            << " (TRAINYARD_BUCKET_ROOT); create one with `trainyard storage buckets create "
+               "gs://BUCKET`\n";
   std::atomic<bool> served{false};
   std::atomic<bool> signalled{false};
   std::thread signal_thread([&] {

@@ -89,6 +89,7 @@ class TrainingPipelineE2ETest : public ::testing::Test {
 
   void StartServer(const std::vector<std::string>& args) {
     std::string error;
+    std::filesystem::create_directories(dir_ / "buckets/bkt1");  // the user's staging bucket
     server_ = ServerProcess::Start(dir_ / "data", args, &error, env_);
     ASSERT_NE(server_, nullptr) << error;
   }

@@ -185,16 +185,73 @@ TEST_F(TrainyardE2ETest, ListFiltersAndPagesThroughTheCli) {
   EXPECT_NE(bad.err.find("filter: unknown field 'colour'"), std::string::npos) << bad.err;
 }
 
-TEST_F(TrainyardE2ETest, StorageCpRoundTrip) {
+// `trainyard storage` goes through the server's Storage API, like gcloud storage: a bucket exists
+// only once created, a typo in its name is an error (not a new bucket), and a shell with another
+// TRAINYARD_BUCKET_ROOT still writes the server's buckets.
+TEST_F(TrainyardE2ETest, StorageCommandsGoThroughTheServerAndNeverMakeABucket) {
   testing::WriteFileOrDie(dir_ / "train.csv", "text,label\nhi,1\n");
-  auto up = Run({"storage", "cp", (dir_ / "train.csv").string(), "gs://bucket/data/"});
+  testing::WriteFileOrDie(dir_ / "tree/a.txt", "a");
+  testing::WriteFileOrDie(dir_ / "tree/sub/b.txt", "b");
+  auto typo = Run({"storage", "cp", (dir_ / "train.csv").string(), "gs://no-such-bucket2/data/"});
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_NE(typo.err.find("bucket 'no-such-bucket2' of gs://no-such-bucket2"), std::string::npos)
+      << typo.err;
+  EXPECT_NE(typo.err.find("trainyard storage buckets create gs://no-such-bucket2"),
+            std::string::npos)
+      << typo.err;
+  EXPECT_FALSE(std::filesystem::exists(bucket_root_ / "no-such-bucket2"));
+  auto created = Run({"storage", "buckets", "create", "gs://bucket"});
+  EXPECT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_EQ(created.err, "Creating gs://bucket/...\n");
+  EXPECT_EQ(Run({"storage", "buckets", "create", "gs://bucket"}).exit_code, 1);
+  // Another shell, another TRAINYARD_BUCKET_ROOT: the CLI still writes the server's bucket.
+  auto up = Cli(server_->endpoint(),
+                {"storage", "cp", (dir_ / "train.csv").string(), "gs://bucket/data/"},
+                {"TRAINYARD_BUCKET_ROOT=" + (dir_ / "elsewhere").string()});
+  auto tree = Run({"storage", "cp", "-r", (dir_ / "tree").string(), "gs://bucket/data/"});
   auto down = Run({"storage", "cp", "gs://bucket/data/train.csv", (dir_ / "back.csv").string()});
+  auto tree_down = Run({"storage", "cp", "-r", "gs://bucket/data/tree", (dir_ / "copy").string()});
   auto missing = Run({"storage", "cp", "gs://bucket/none.csv", (dir_ / "x").string()});
-  EXPECT_EQ(std::to_string(up.exit_code) + std::to_string(down.exit_code) +
-                std::to_string(missing.exit_code) + " " +
+  auto folder = Run({"storage", "cp", "gs://bucket/data", (dir_ / "y").string()});
+  EXPECT_EQ(std::to_string(up.exit_code) + std::to_string(tree.exit_code) +
+                std::to_string(down.exit_code) + std::to_string(tree_down.exit_code) +
+                std::to_string(missing.exit_code) + std::to_string(folder.exit_code) + " " +
                 testing::ReadFileOrDie(bucket_root_ / "bucket/data/train.csv") +
-                testing::ReadFileOrDie(dir_ / "back.csv"),
-            "001 text,label\nhi,1\ntext,label\nhi,1\n");
+                testing::ReadFileOrDie(dir_ / "back.csv") +
+                testing::ReadFileOrDie(dir_ / "copy/a.txt") +
+                testing::ReadFileOrDie(dir_ / "copy/sub/b.txt"),
+            "000011 text,label\nhi,1\ntext,label\nhi,1\nab")
+      << up.err << tree.err << down.err << tree_down.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "elsewhere"));
+  EXPECT_NE(missing.err.find("'gs://bucket/none.csv' matched no objects"), std::string::npos)
+      << missing.err;
+  EXPECT_NE(folder.err.find("use --recursive (-r)"), std::string::npos) << folder.err;
+  EXPECT_EQ(Run({"storage", "ls", "gs://bucket/data"}).out,
+            "gs://bucket/data/train.csv\ngs://bucket/data/tree/\n");
+  EXPECT_EQ(Run({"storage", "ls", "-r", "gs://bucket/data/tree/"}).out,
+            "gs://bucket/data/tree/a.txt\ngs://bucket/data/tree/sub/b.txt\n");
+  // The server's own staging bucket (training pipelines) is listed too.
+  EXPECT_EQ(Run({"storage", "ls"}).out, "gs://bucket/\ngs://trainyard-staging/\n");
+  EXPECT_EQ(Run({"storage", "buckets", "list", "--format=value(name,owner.entity)"}).out,
+            "bucket\tproject-owners-local\ntrainyard-staging\t\n");
+  // A job's baseOutputDirectory in a bucket that does not exist is refused at create.
+  testing::WriteFileOrDie(dir_ / "job.yaml", R"(baseOutputDirectory:
+  outputUriPrefix: gs://my-bukcet/out
+workerPoolSpecs:
+- machineSpec: {machineType: n1-standard-4}
+  replicaCount: 1
+  containerSpec: {imageUri: local, command: ["true"]}
+)");
+  auto refused = Run({"ai", "custom-jobs", "create", "--display-name=typo",
+                      "--config=" + (dir_ / "job.yaml").string()});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("jobSpec.baseOutputDirectory.outputUriPrefix: bucket 'my-bukcet' of "
+                             "gs://my-bukcet/out does not exist"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(bucket_root_ / "my-bukcet"));
+  auto emptied = Run({"storage", "buckets", "delete", "gs://bucket"});
+  EXPECT_EQ(emptied.exit_code, 1);  // not empty
 }
 
 TEST_F(TrainyardE2ETest, SecondServerOnTheSameDataDirIsRefused) {

@@ -77,7 +77,10 @@ TEST(JobShE2ETest, ArticleJobShRunsUnchanged) {
   ASSERT_NE(server, nullptr) << error;
   env.push_back("TRAINYARD_ENDPOINT=" + server->endpoint());
 
-  // Upload the data as the article does with make_splits --output-dir gs://bucket/data.
+  // Upload the data as the article does with make_splits --output-dir gs://bucket/data, into a
+  // bucket made first (as on Cloud Storage: nothing makes one implicitly).
+  auto bucket = Cli(server->endpoint(), {"storage", "buckets", "create", "gs://my-bucket"}, env);
+  ASSERT_EQ(bucket.exit_code, 0) << bucket.err;
   for (const char* split : {"train", "eval", "test"}) {
     testing::WriteFileOrDie(dir / (std::string(split) + ".csv"), "text,label\ngood,2\nbad,0\n");
     auto cp = Cli(

@@ -115,6 +115,40 @@ TEST_F(TrainCliTest, FlagErrorsAreClear) {
   EXPECT_NE(r.err.find("--vocab is required"), std::string::npos) << r.err;
 }
 
+// A typo in a bucket name is an error, not a new bucket: every output in a missing bucket exits 66
+// (EX_NOINPUT: the job is not restarted) naming the URI as typed, and no bucket appears.
+TEST_F(TrainCliTest, OutputsInAMissingBucketExit66NamingTheUri) {
+  fs::create_directories(dir_ / "buckets" / "my-bucket");
+  std::vector<std::string> env = Env();
+  env.push_back("TRAINYARD_BUCKET_ROOT=" + (dir_ / "buckets").string());
+  struct Case {
+    size_t index;  // of the flag's value in Args()
+    std::string flag;
+  };
+  for (const Case& c : {Case{11, "--job-dir"}, Case{13, "--checkpoint-dir"}}) {
+    auto args = Args("job", "ckpt", "1");
+    ASSERT_EQ(args[c.index - 1], c.flag);
+    args[c.index] = "gs://my-bukcet/model";
+    auto r = RunProcess(args, "", env);
+    EXPECT_EQ(r.exit_code, 66) << c.flag << ": " << r.err;
+    EXPECT_NE(r.err.find(c.flag + ": bucket 'my-bukcet' of gs://my-bukcet/model does not exist"),
+              std::string::npos)
+        << r.err;
+  }
+  auto args = Args("job", "ckpt", "1");
+  args.insert(args.end(), {"--tensorboard-dir", "gs://my-bukcet/logs"});
+  auto r = RunProcess(args, "", env);
+  EXPECT_EQ(r.exit_code, 66) << r.err;
+  EXPECT_NE(r.err.find("trainyard storage buckets create gs://my-bukcet"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "buckets" / "my-bukcet"));
+  args = Args("job", "ckpt", "1");
+  args[11] = "gs://my-bucket/model";
+  r = RunProcess(args, "", env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "buckets" / "my-bucket" / "model" / "model.safetensors"));
+}
+
 // Starts the trainer, sends SIGTERM once it has logged its first batch line, expects exit 143
 // with a checkpoint, then reruns to completion: metrics equal the uninterrupted run's exactly.
 TEST_F(TrainCliTest, SigtermCheckpointsExits143AndResumesToSameMetrics) {

@@ -20,6 +20,7 @@ fs.mkdirSync(outDir, { recursive: true });
 
 // --- the server ---
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'trainyard-console-test-'));
+fs.mkdirSync(path.join(work, 'buckets', 'console-test'), { recursive: true });  // the job's bucket
 const stage = path.join(work, 'stage');
 fs.mkdirSync(stage);
 for (let i = 1; i <= 8; i++) {  // one file per "step" the job appends, every 0.3 s
