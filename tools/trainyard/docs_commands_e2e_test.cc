@@ -2,6 +2,7 @@
 // binary accepts: its commands, flags, required flags and flag values, parsed by the binary itself
 // with TRAINYARD_CHECK_COMMAND_LINE=1 (main.cc: parse, run nothing). Docs rot when a flag is
 // renamed or made required; this test names the file, the line and the binary's explanation.
+// Every `gcloud` line is run by Google's gcloud against a fake-executor server (usage errors fail).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -92,9 +93,10 @@ std::string SynopsisWord(std::string word) {
   return word;
 }
 
-// The `trainyard` commands of one Markdown file's fenced code blocks (fences may be indented, as
+// The `program` commands of one Markdown file's fenced code blocks (fences may be indented, as
 // in a list item).
-std::vector<DocCommand> CommandsIn(const fs::path& file, const std::string& shown_name) {
+std::vector<DocCommand> CommandsIn(const fs::path& file, const std::string& shown_name,
+                                   const std::string& program = "trainyard") {
   std::ifstream in(file);
   std::vector<DocCommand> out;
   std::string line, joined;
@@ -126,7 +128,7 @@ std::vector<DocCommand> CommandsIn(const fs::path& file, const std::string& show
              words[first][0] != '-') {
         ++first;
       }
-      if (first >= words.size() || words[first] != "trainyard") continue;
+      if (first >= words.size() || words[first] != program) continue;
       DocCommand c{shown_name + ":" + std::to_string(start), piece, {}};
       for (size_t w = first + 1; w < words.size(); ++w) c.args.push_back(SynopsisWord(words[w]));
       out.push_back(std::move(c));
@@ -135,16 +137,16 @@ std::vector<DocCommand> CommandsIn(const fs::path& file, const std::string& show
   return out;
 }
 
-std::vector<DocCommand> AllDocCommands() {
+std::vector<DocCommand> AllDocCommands(const std::string& program = "trainyard") {
   const fs::path root = testing::SourcePath("");
-  std::vector<DocCommand> all = CommandsIn(root / "README.md", "README.md");
+  std::vector<DocCommand> all = CommandsIn(root / "README.md", "README.md", program);
   std::vector<fs::path> docs;
   for (const auto& e : fs::directory_iterator(root / "docs")) {
     if (e.path().extension() == ".md") docs.push_back(e.path());
   }
   std::sort(docs.begin(), docs.end());
   for (const auto& d : docs) {
-    auto more = CommandsIn(d, "docs/" + d.filename().string());
+    auto more = CommandsIn(d, "docs/" + d.filename().string(), program);
     all.insert(all.end(), more.begin(), more.end());
   }
   return all;
@@ -197,6 +199,52 @@ TEST(DocsCommandsE2ETest, EveryTrainyardLineOfTheReadmeAndDocsParses) {
     MakeNamedFiles(c.args, dir);
     auto r = Check(c.args, dir);
     if (r.exit_code != 0) failures += c.where + ": " + c.text + "\n  " + r.err + "\n";
+  }
+  EXPECT_EQ(failures, "") << commands.size() << " commands checked";
+}
+
+// Every `gcloud` line of the README and docs, run by Google's real gcloud against a server with the
+// fake executor, endpoints overridden as `trainyard gcloud-env` prints them: gcloud accepts the
+// command and its flags (its usage errors exit 2: an unknown command or flag, a bad value). The
+// answers may be errors (a placeholder such as JOB names no job); only the command line is judged.
+TEST(DocsCommandsE2ETest, EveryGcloudLineOfTheReadmeAndDocsParses) {
+  if (!fs::exists("/usr/bin/gcloud")) {
+    GTEST_SKIP() << "gcloud is not installed (/usr/bin/gcloud): Google Cloud CLI tests skipped";
+  }
+  const std::vector<DocCommand> commands = AllDocCommands("gcloud");
+  ASSERT_GE(commands.size(), 8u);  // README.md and docs/api.md's AI Platform walk-through
+  const fs::path dir = testing::MakeTestDir();
+  std::string error;
+  auto server =
+      ServerProcess::Start(dir / "data", {"--executor", "fake", "--fake-run-ms", "100"}, &error,
+                           {"TRAINYARD_BUCKET_ROOT=" + (dir / "buckets").string()});
+  ASSERT_NE(server, nullptr) << error;
+  const std::string url = server->endpoint() + "/";
+  const std::vector<std::string> env = {"CLOUDSDK_API_ENDPOINT_OVERRIDES_AIPLATFORM=" + url,
+                                        "CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=" + url,
+                                        "CLOUDSDK_API_ENDPOINT_OVERRIDES_LOGGING=" + url,
+                                        "CLOUDSDK_API_ENDPOINT_OVERRIDES_ML=" + url,
+                                        "CLOUDSDK_AUTH_DISABLE_CREDENTIALS=true",
+                                        "CLOUDSDK_CORE_PROJECT=local",
+                                        "CLOUDSDK_AI_REGION=us-central1",
+                                        "CLOUDSDK_COMPUTE_REGION=us-central1",
+                                        "CLOUDSDK_ML_ENGINE_POLLING_INTERVAL=1",
+                                        "CLOUDSDK_CONFIG=" + (dir / "gcloud-config").string(),
+                                        "CLOUDSDK_CORE_DISABLE_PROMPTS=1",
+                                        "CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK=1",
+                                        "CLOUDSDK_CORE_DISABLE_USAGE_REPORTING=1"};
+  std::string failures;
+  for (const DocCommand& c : commands) {
+    MakeNamedFiles(c.args, dir);
+    std::vector<std::string> argv = {"/bin/sh", "-c", "cd \"$0\" && exec timeout 120 gcloud \"$@\"",
+                                     dir.string()};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    auto r = testing::RunProcess(argv, "", env);
+    if (r.exit_code == 2 || r.exit_code == 124 ||
+        r.err.find("unrecognized arguments") != std::string::npos) {
+      failures += c.where + ": gcloud " + c.text.substr(c.text.find("gcloud") + 7) + "\n  exit " +
+                  std::to_string(r.exit_code) + ": " + r.err + "\n";
+    }
   }
   EXPECT_EQ(failures, "") << commands.size() << " commands checked";
 }
