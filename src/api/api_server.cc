@@ -8,6 +8,7 @@
 
 #include "api/http_status.h"
 #include "api/routes.h"
+#include "api/unsupported_services.h"
 #include "common/parse.h"
 
 namespace trainyard::api {
@@ -48,6 +49,12 @@ ApiServer::ApiServer(ApiControllers controllers, ApiServerOptions options)
     if (res.status == 413) {
       body = ErrorBody(413, StatusCode::kInvalidArgument,
                        "request body exceeds the limit of " + std::to_string(limit) + " bytes");
+    } else if (auto service =
+                   res.status == 404 ? UnsupportedVertexService(req.path) : std::nullopt) {
+      res.status = 501;
+      body = ErrorBody(501, StatusCode::kUnimplemented,
+                       *service + " is not supported by Trainyard (" + req.method + " " + req.path +
+                           "); docs/api.md lists the APIs it serves");
     } else if (res.status == 404) {
       body = ErrorBody(
           404, StatusCode::kNotFound,

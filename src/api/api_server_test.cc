@@ -118,6 +118,22 @@ TEST_F(ApiServerTest, InvalidSpecIsGoogleRpcStatusWithFieldPath) {
             "400 INVALID_ARGUMENT 400 jobSpec.workerPoolSpecs[0].replicaCount");
 }
 
+// A Vertex service Trainyard lacks answers 501 naming it (the SDK raises MethodNotImplemented with
+// the message); any other unknown path stays a 404.
+TEST_F(ApiServerTest, AVertexServiceTrainyardLacksIsNotSupportedNotAMissingRoute) {
+  auto [s1, b1] = Call("POST",
+                       "/v1/projects/p/locations/us-central1/metadataStores?"
+                       "metadataStoreId=default");
+  auto [s2, b2] = Call("GET", "/v1/projects/p/locations/us-central1/colours");
+  EXPECT_EQ(std::to_string(s1) + " " + b1["error"].value("status", "") + " " +
+                b1["error"].value("message", "") + " | " + std::to_string(s2) + " " +
+                b2["error"].value("status", ""),
+            "501 UNIMPLEMENTED Vertex ML Metadata (Experiments: aiplatform.init(experiment=...), "
+            "start_run, log_metrics) is not supported by Trainyard (POST "
+            "/v1/projects/p/locations/us-central1/metadataStores); docs/api.md lists the APIs it "
+            "serves | 404 NOT_FOUND");
+}
+
 TEST_F(ApiServerTest, UnknownFieldsAndQueryParametersAreRejected) {
   auto [s1, b1] = Call("POST", kJobs, R"({"displayName":"d","colour":"red"})");
   auto [s2, b2] = Call("GET", std::string(kJobs) + "?page_size=3");

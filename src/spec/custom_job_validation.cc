@@ -195,6 +195,18 @@ Status ValidateCustomJobSpec(const CustomJobSpec& spec, const std::string& path)
     return InvalidFieldError(path + ".enableWebAccess",
                              "interactive shells are not supported by Trainyard; remove it");
   }
+  if (!spec.tensorboard.empty()) {
+    return InvalidFieldError(
+        path + ".tensorboard",
+        "Vertex AI TensorBoard instances are not supported by Trainyard; remove it (the SDK's "
+        "tensorboard= argument): logs written to AIP_TENSORBOARD_LOG_DIR are shown as training "
+        "curves in Trainyard's console");
+  }
+  if (!spec.experiment.empty() || !spec.experiment_run.empty()) {
+    return InvalidFieldError(path + (spec.experiment.empty() ? ".experimentRun" : ".experiment"),
+                             "Vertex AI Experiments are not supported by Trainyard; remove it "
+                             "(the SDK's experiment= and experiment_run= arguments)");
+  }
   if (spec.enable_dashboard_access) {
     return InvalidFieldError(path + ".enableDashboardAccess",
                              "dashboards are not supported by Trainyard; remove it");

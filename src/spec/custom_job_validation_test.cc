@@ -80,6 +80,10 @@ TEST(CustomJobValidationTest, EveryInvalidCaseNamesItsField) {
       {Job(p0, R"(,"baseOutputDirectory":{"outputUriPrefix":"relative/dir"})"),
        "jobSpec.baseOutputDirectory.outputUriPrefix"},
       {Job(p0, R"(,"enableWebAccess":true)"), "jobSpec.enableWebAccess"},
+      {Job(p0, R"(,"tensorboard":"projects/p/locations/l/tensorboards/1")"), "jobSpec.tensorboard"},
+      {Job(p0, R"(,"experiment":"projects/p/locations/l/metadataStores/default/contexts/e")"),
+       "jobSpec.experiment"},
+      {Job(p0, R"(,"experimentRun":"r")"), "jobSpec.experimentRun"},
       {R"({"displayName":"j","labels":{"Team":"x"},"jobSpec":{"workerPoolSpecs":[)" + p0 + "]}}",
        "labels.Team"},
   };
