@@ -22,7 +22,7 @@ endif()
 # The official Python clients from PyPI (the project's venv, scripts/python-venv.sh) against the
 # real server, through scripts/venv-python.sh: Skipped without the venv, failed instead where
 # TRAINYARD_REQUIRE_PYPI=1 (CI).
-foreach(client storage)
+foreach(client storage aiplatform)
   add_test(NAME python_${client}_client_test
            COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh
                    ${PROJECT_SOURCE_DIR}/test/python_clients/${client}_client_test.py)
