@@ -5,17 +5,22 @@ credentials=AnonymousCredentials()) and STORAGE_EMULATOR_HOST for the SDK's own 
 client. Seed 004's shape (a chief pool and a worker pool, base_output_dir, timeout) run to
 SUCCEEDED; CustomJob.from_local_script; CustomTrainingJob returning a Model found by Model.list;
 a HyperparameterTuningJob whose trials report through the real `hypertune` package; a failed job
-raising the SDK's error with Trainyard's reason; submit() then cancel(); and what Trainyard lacks
-(experiments, TensorBoard instances) refused as "not supported by Trainyard"."""
+raising the SDK's error with Trainyard's reason; submit() then cancel(); what Trainyard lacks
+(experiments, TensorBoard instances) refused as "not supported by Trainyard"; and a server with
+--auth reached with a token from `trainyard auth create-token`."""
 
+import io
 import os
-import re
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import unittest
 
 from google.api_core import exceptions
+import google.auth.exceptions
+import google.oauth2.credentials
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform, storage
 from google.cloud.aiplatform import hyperparameter_tuning as hpt
@@ -121,6 +126,42 @@ class AiplatformClientTest(unittest.TestCase):
         versions = model.versioning_registry.list_versions()
         self.assertEqual([v.version_id for v in versions], ["1"])
 
+    def test_custom_container_training_job_returns_a_model(self):
+        job = aiplatform.CustomContainerTrainingJob(
+            display_name="container", container_uri="local",
+            command=["sh", "-c", 'd="$TRAINYARD_BUCKET_ROOT/${AIP_MODEL_DIR#gs://}"; '
+                                 'mkdir -p "$d" && echo w > "$d/model.safetensors"'],
+            model_serving_container_image_uri=SERVING)
+        model = job.run(replica_count=1, machine_type="n1-standard-4")
+        self.assertEqual(job.state, aiplatform.gapic.PipelineState.PIPELINE_STATE_SUCCEEDED)
+        self.assertTrue(model.uri.startswith("gs://sdk-staging/"), model.uri)
+        self.assertTrue(os.path.exists(self.bucket_file(model.uri.rstrip("/") +
+                                                        "/model.safetensors")))
+
+    def test_custom_python_package_training_job_installs_the_sdist(self):
+        sdist = os.path.join(self.dir, "trainer-0.1.tar.gz")
+        with tarfile.open(sdist, "w:gz") as tar:
+            for name, text in {
+                    "trainer-0.1/setup.py": "from setuptools import setup\n"
+                                            "setup(name='trainer', version='0.1', "
+                                            "packages=['trainer'])\n",
+                    "trainer-0.1/trainer/__init__.py": "",
+                    "trainer-0.1/trainer/task.py": TASK}.items():
+                data = text.encode()
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        storage.Client(project="local").bucket("sdk-staging").blob(
+            "dist/trainer-0.1.tar.gz").upload_from_filename(sdist)
+        job = aiplatform.CustomPythonPackageTrainingJob(
+            display_name="package", python_package_gcs_uri="gs://sdk-staging/dist/trainer-0.1.tar.gz",
+            python_module_name="trainer.task", container_uri=PYTORCH,
+            model_serving_container_image_uri=SERVING)
+        model = job.run(args=["--lr=0.1"], replica_count=1, machine_type="n1-standard-4")
+        self.assertEqual(job.state, aiplatform.gapic.PipelineState.PIPELINE_STATE_SUCCEEDED)
+        self.assertTrue(os.path.exists(self.bucket_file(model.uri.rstrip("/") +
+                                                        "/model.safetensors")))
+
     def test_hyperparameter_tuning_trials_report_through_hypertune(self):
         trial = aiplatform.CustomJob(
             display_name="hp-trial",
@@ -174,6 +215,46 @@ class AiplatformClientTest(unittest.TestCase):
                     service_account="sa@local.iam.gserviceaccount.com")
         self.assertIn("jobSpec.tensorboard", str(raised.exception))
         self.assertIn("not supported by Trainyard", str(raised.exception))
+
+
+class AiplatformAuthTest(unittest.TestCase):
+    """A server with --auth: the SDK sends a token from `trainyard auth create-token` as a static
+    OAuth credential (what `trainyard gcloud-env --access-token-file F` prints for Python)."""
+
+    def test_a_token_from_create_token_is_what_the_sdk_sends(self):
+        server = Server(["--executor", "fake", "--auth"])
+        try:
+            binary = os.path.join(os.environ.get("TRAINYARD_BINARY_DIR", "build"), "tools",
+                                  "trainyard")
+            made = subprocess.run([binary, "auth", "create-token", "--data-dir",
+                                   os.path.join(server.dir, "server"), "--project", "local",
+                                   "--role", "editor"], capture_output=True, text=True, check=True)
+            token_file = os.path.join(server.dir, "token")
+            with open(token_file, "w") as f:
+                f.write(made.stdout.splitlines()[0] + "\n")
+            lines = subprocess.run([binary, "gcloud-env", "--endpoint", server.endpoint,
+                                    "--access-token-file", token_file], capture_output=True,
+                                   text=True, check=True).stdout
+            self.assertIn('credentials=google.oauth2.credentials.Credentials(open("%s")'
+                          '.read().strip())' % token_file, lines)
+            os.mkdir(os.path.join(server.buckets, "sdk-auth"))  # an operator's bucket
+            with open(token_file) as f:
+                credentials = google.oauth2.credentials.Credentials(f.read().strip())
+            aiplatform.init(project="local", location="us-central1",
+                            api_endpoint=server.endpoint, api_transport="rest",
+                            credentials=credentials)
+            job = aiplatform.CustomJob(display_name="with-token",
+                                       worker_pool_specs=[shell_pool("true")],
+                                       staging_bucket="gs://sdk-auth")
+            job.run(timeout=120)
+            self.assertEqual(job.state, JobState.JOB_STATE_SUCCEEDED)
+            # Without the token the server answers 401, on which the SDK tries to refresh the
+            # anonymous credentials: "Anonymous credentials cannot be refreshed".
+            aiplatform.init(credentials=AnonymousCredentials())
+            with self.assertRaises((exceptions.Unauthorized, google.auth.exceptions.GoogleAuthError)):
+                aiplatform.CustomJob.get(job.resource_name)
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":

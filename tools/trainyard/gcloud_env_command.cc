@@ -18,6 +18,22 @@ struct GcloudEnvFlags {
   bool no_check = false;
 };
 
+// The Vertex SDK reads no environment for its endpoint: the aiplatform.init(...) a notebook needs,
+// as comment lines (docs/python-sdk.md; test/python_clients/aiplatform_client_test.py runs it).
+void PrintPythonSetup(const std::string& endpoint, const std::string& project,
+                      const std::string& region, const std::string& token_file) {
+  const std::string credentials =
+      token_file.empty()
+          ? "google.auth.credentials.AnonymousCredentials()"
+          : "google.oauth2.credentials.Credentials(open(\"" +
+                std::filesystem::absolute(token_file).string() + "\").read().strip())";
+  std::cout << "# Python (google-cloud-aiplatform; docs/python-sdk.md):\n"
+            << "#   aiplatform.init(project=\"" << project << "\", location=\"" << region
+            << "\", staging_bucket=\"gs://BUCKET\",\n"
+            << "#       api_endpoint=\"" << endpoint << "\", api_transport=\"rest\",\n"
+            << "#       credentials=" << credentials << ")\n";
+}
+
 Status PrintGcloudEnv(const GcloudEnvFlags& f) {
   std::string endpoint = ResolveEndpoint(f.common.endpoint);
   while (endpoint.ends_with("/")) endpoint.pop_back();
@@ -67,6 +83,7 @@ Status PrintGcloudEnv(const GcloudEnvFlags& f) {
             << "export CLOUDSDK_AI_REGION=" << region << "\n"
             << "export CLOUDSDK_COMPUTE_REGION=" << region << "\n"
             << "export STORAGE_EMULATOR_HOST=" << endpoint << "\n";
+  PrintPythonSetup(endpoint, project, region, token_file);
   return Status::Ok();
 }
 
