@@ -30,3 +30,11 @@ foreach(client storage aiplatform)
       LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77
       ENVIRONMENT "TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/test/python_clients")
 endforeach()
+
+# Seed 004's notebook (examples/notebooks) executed headless by nbclient with the venv's kernel.
+add_test(NAME python_notebook_test
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh
+                 ${PROJECT_SOURCE_DIR}/test/python_clients/notebook_test.py)
+set_tests_properties(python_notebook_test PROPERTIES
+    LABELS integration TIMEOUT 900 SKIP_RETURN_CODE 77
+    ENVIRONMENT "TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/test/python_clients")
