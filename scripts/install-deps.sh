@@ -75,10 +75,14 @@ for p in "${pkgs[@]}"; do
     missing+=("$p")
   fi
 done
-# The Python packages the tests drive (Google's SDKs, cloudml-hypertune) come from PyPI into a venv,
-# never system-wide; made after the apt packages (it needs python3-venv).
+# The Python packages the tests drive (Google's SDKs, cloudml-hypertune, nbclient) come from PyPI
+# into venvs, never system-wide; made after the apt packages (they need python3-venv). sdk1: the
+# Vertex SDK's 1.x major, in a venv of its own.
 make_venv() {
-  if [[ "${1:-}" == "--test" ]]; then bash "$(dirname "$0")/python-venv.sh"; fi
+  if [[ "${1:-}" == "--test" ]]; then
+    bash "$(dirname "$0")/python-venv.sh"
+    TRAINYARD_VENV_SET=sdk1 bash "$(dirname "$0")/python-venv.sh"
+  fi
 }
 if [[ ${#missing[@]} -eq 0 ]]; then
   make_venv "$@"

@@ -6,13 +6,22 @@
 #   scripts/python-venv.sh            make or update the venv
 #   scripts/python-venv.sh --relock   remake requirements.lock from requirements.in
 #
+# TRAINYARD_VENV_SET=NAME makes another set instead: scripts/venv/NAME.in and NAME.lock into
+# .venv-NAME (e.g. sdk1: the Vertex SDK's 1.x major, which cannot share a venv with 2.x).
+#
 # Where PyPI cannot be reached the venv is not made: the reason goes to stderr and into
 # VENV.unavailable, which the tests that need it print when they report Skipped
 # (scripts/venv-python.sh). With TRAINYARD_REQUIRE_PYPI=1 (CI) that is an error instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv=${TRAINYARD_VENV:-$PWD/.venv}
-lock=scripts/venv/requirements.lock
+set_name=${TRAINYARD_VENV_SET:-requirements}
+if [[ $set_name == requirements ]]; then
+  venv=${TRAINYARD_VENV:-$PWD/.venv}
+else
+  venv=${TRAINYARD_VENV:-$PWD/.venv-$set_name}
+fi
+lock=scripts/venv/$set_name.lock
+[[ -f scripts/venv/$set_name.in ]] || { echo "python-venv: error: no scripts/venv/$set_name.in" >&2; exit 1; }
 python=/usr/bin/python3
 stamp=$venv/.trainyard-installed-lock
 
@@ -26,8 +35,8 @@ if [[ ${1:-} == --relock ]]; then
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   "$python" -m venv "$tmp/venv"
-  "$tmp/venv/bin/python" -m pip install -q -r scripts/venv/requirements.in
-  { echo "# Made by scripts/python-venv.sh --relock from requirements.in (pip freeze of a fresh venv)."
+  "$tmp/venv/bin/python" -m pip install -q -r "scripts/venv/$set_name.in"
+  { echo "# Made by scripts/python-venv.sh --relock from $set_name.in (pip freeze of a fresh venv)."
     "$tmp/venv/bin/python" -m pip freeze --all --exclude pip --exclude setuptools --exclude wheel
   } >"$lock.tmp"
   mv "$lock.tmp" "$lock"
@@ -47,7 +56,7 @@ if ! "$python" -m venv "$venv" >"$log" 2>&1; then
 fi
 started=$(date +%s)
 if ! "$venv/bin/python" -m pip install -q --no-input -r "$lock" >"$log" 2>&1; then
-  reason="pip could not install scripts/venv/requirements.lock from PyPI: $(grep -E 'ERROR|Error' "$log" | head -3 | tr '\n' ' ')"
+  reason="pip could not install $lock from PyPI: $(grep -E 'ERROR|Error' "$log" | head -3 | tr '\n' ' ')"
   rm -rf "$venv"
   echo "$reason" >"$venv.unavailable"
   if [[ ${TRAINYARD_REQUIRE_PYPI:-0} == 1 ]]; then die "$reason"; fi

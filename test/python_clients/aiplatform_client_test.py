@@ -7,7 +7,8 @@ SUCCEEDED; CustomJob.from_local_script; CustomTrainingJob returning a Model foun
 a HyperparameterTuningJob whose trials report through the real `hypertune` package; a failed job
 raising the SDK's error with Trainyard's reason; submit() then cancel(); what Trainyard lacks
 (experiments, TensorBoard instances) refused as "not supported by Trainyard"; and a server with
---auth reached with a token from `trainyard auth create-token`."""
+--auth reached with a token from `trainyard auth create-token`. python_aiplatform1_client_test runs
+three of these with the SDK's 1.x major (TRAINYARD_VENV_SET=sdk1)."""
 
 import io
 import os
@@ -66,6 +67,7 @@ class AiplatformClientTest(unittest.TestCase):
     def setUpClass(cls):
         # Debian's python3 first, as on a fresh machine: it runs the prebuilt images' code.
         path = "/usr/local/bin:/usr/bin:/bin:" + os.environ.get("PATH", "")
+        print("google-cloud-aiplatform", aiplatform.__version__, file=sys.stderr)
         cls.server = Server(["--executor", "local", "--gpus", "0", "--kill-grace-seconds", "1"],
                             env={"PATH": path})
         os.environ["STORAGE_EMULATOR_HOST"] = cls.server.endpoint

@@ -38,3 +38,15 @@ add_test(NAME python_notebook_test
 set_tests_properties(python_notebook_test PROPERTIES
     LABELS integration TIMEOUT 900 SKIP_RETURN_CODE 77
     ENVIRONMENT "TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/test/python_clients")
+
+# The Vertex SDK's 1.x major (its own venv, scripts/venv/sdk1.in): custom jobs, a failed job and
+# one training class, the same test code as python_aiplatform_client_test.
+add_test(NAME python_aiplatform1_client_test
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh
+                 ${PROJECT_SOURCE_DIR}/test/python_clients/aiplatform_client_test.py
+                 AiplatformClientTest.test_seed_004_chief_and_workers_run_to_succeeded
+                 AiplatformClientTest.test_custom_training_job_returns_a_registered_model
+                 AiplatformClientTest.test_a_failed_job_raises_with_trainyards_reason)
+set_tests_properties(python_aiplatform1_client_test PROPERTIES
+    LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77
+    ENVIRONMENT "TRAINYARD_VENV_SET=sdk1;TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/test/python_clients")
