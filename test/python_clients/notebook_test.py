@@ -1,8 +1,11 @@
 """examples/notebooks/multi_worker_bert_sdk.ipynb (seed 004's notebook) executed headless with
 nbclient and the venv's Python kernel against a fresh server with the local executor, set up as
 the notebook's first cell tells a user to: a bucket, the sample data's splits and vocab uploaded.
-Every code cell must run without an error, the job must end SUCCEEDED, and the model the chief
-exported must be listed by the last cell."""
+Every code cell must run without an error: the two-pool job ends SUCCEEDED and its exported model
+is listed; then from_local_script, the three training classes (each returning its Model), a
+tuning study whose BERT trials report accuracy, Model.list with versions, submit() + cancel(), a
+failed job's error (exit 66 naming the mistyped gs:// file) and the experiments refusal, each
+checked by what its cell printed."""
 
 import os
 import subprocess
@@ -60,12 +63,27 @@ class NotebookTest(unittest.TestCase):
                        resources={"metadata": {"path": work}}).execute()
         code = [c for c in notebook.cells if c.cell_type == "code"]
         self.assertTrue(all(c.get("execution_count") for c in code), "every code cell ran")
-        state = cell_text(code[-2])
+        state = cell_text(code[3])
         self.assertRegex(state, r"projects/local/locations/us-central1/customJobs/\d+\n")
         self.assertIn("JOB_STATE_SUCCEEDED", state)
-        exported = cell_text(code[-1]).split()
+        exported = cell_text(code[4]).split()
         for name in ("model.safetensors", "config.json", "vocab.txt", "metrics.json"):
             self.assertIn("multiworker/model/" + name, exported)
+        printed = "".join(cell_text(c) for c in code[5:])
+        for expected in (
+                "from_local_script JOB_STATE_SUCCEEDED",
+                "CustomTrainingJob PIPELINE_STATE_SUCCEEDED projects/local/locations/",
+                "CustomContainerTrainingJob PIPELINE_STATE_SUCCEEDED gs://nb-bucket/",
+                "CustomPythonPackageTrainingJob PIPELINE_STATE_SUCCEEDED projects/local/",
+                "HyperparameterTuningJob JOB_STATE_SUCCEEDED",
+                "model bert-model ['1']",
+                "cancelled JOB_STATE_CANCELLED",
+                "exited with code 66 (an input is missing, not restarted)",
+                "experiments: MethodNotImplemented",
+                "is not supported by Trainyard"):
+            self.assertIn(expected, printed)
+        self.assertEqual(printed.count("trial "), 2, printed)
+        self.assertEqual(printed.count("('accuracy', "), 2, printed)
         server.stop()
 
 
