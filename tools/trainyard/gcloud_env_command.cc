@@ -22,11 +22,11 @@ struct GcloudEnvFlags {
 // as comment lines (docs/python-sdk.md; test/python_clients/aiplatform_client_test.py runs it).
 void PrintPythonSetup(const std::string& endpoint, const std::string& project,
                       const std::string& region, const std::string& token_file) {
-  const std::string credentials =
-      token_file.empty()
-          ? "google.auth.credentials.AnonymousCredentials()"
-          : "google.oauth2.credentials.Credentials(open(\"" +
-                std::filesystem::absolute(token_file).string() + "\").read().strip())";
+  const std::string credentials = token_file.empty()
+                                      ? "google.auth.credentials.AnonymousCredentials()"
+                                      : "google.oauth2.credentials.Credentials(open(\"" +
+                                            std::filesystem::absolute(token_file).string() +
+                                            "\").read().strip())";
   std::cout << "# Python (google-cloud-aiplatform; docs/python-sdk.md):\n"
             << "#   aiplatform.init(project=\"" << project << "\", location=\"" << region
             << "\", staging_bucket=\"gs://BUCKET\",\n"
