@@ -39,8 +39,9 @@ MACHINE = {"machine_type": "n1-standard-4"}
 TASK = """
 import os, sys
 print("task args", sys.argv[1:])
-model_dir = os.environ["AIP_MODEL_DIR"]
-local = os.path.join(os.environ["TRAINYARD_BUCKET_ROOT"], model_dir[len("gs://"):])
+local = os.environ["AIP_MODEL_DIR"]
+if local.startswith("gs://"):  # on the host; a container gets the /gcs/BUCKET/... form
+    local = os.path.join(os.environ.get("TRAINYARD_BUCKET_ROOT", "/gcs"), local[len("gs://"):])
 os.makedirs(local, exist_ok=True)
 with open(os.path.join(local, "model.safetensors"), "w") as f:
     f.write("weights")
