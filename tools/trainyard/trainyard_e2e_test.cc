@@ -3,6 +3,7 @@
 // skipped in a build without it; the rest run with whatever executor the binary has.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include "e2e_harness.h"
 
@@ -252,6 +253,20 @@ workerPoolSpecs:
   EXPECT_FALSE(std::filesystem::exists(bucket_root_ / "my-bukcet"));
   auto emptied = Run({"storage", "buckets", "delete", "gs://bucket"});
   EXPECT_EQ(emptied.exit_code, 1);  // not empty
+  // gs:// to gs:// (the server copies), local to local, and a FIFO in a directory is passed over
+  // rather than read (it would block).
+  ::mkfifo((dir_ / "tree/pipe").c_str(), 0600);
+  auto copied = Run({"storage", "cp", "gs://bucket/data/train.csv", "gs://bucket/copy.csv"});
+  auto local = Run({"storage", "cp", "-r", (dir_ / "tree").string(), (dir_ / "local").string()});
+  auto tree_again = Run({"storage", "cp", "-r", (dir_ / "tree").string(), "gs://bucket/again/"});
+  EXPECT_EQ(std::to_string(copied.exit_code) + std::to_string(local.exit_code) +
+                std::to_string(tree_again.exit_code) + " " +
+                testing::ReadFileOrDie(bucket_root_ / "bucket/copy.csv") +
+                testing::ReadFileOrDie(dir_ / "local/sub/b.txt"),
+            "000 text,label\nhi,1\nb")
+      << copied.err << local.err << tree_again.err;
+  EXPECT_EQ(Run({"storage", "ls", "-r", "gs://bucket/again"}).out,
+            "gs://bucket/again/tree/a.txt\ngs://bucket/again/tree/sub/b.txt\n");
 }
 
 TEST_F(TrainyardE2ETest, SecondServerOnTheSameDataDirIsRefused) {
