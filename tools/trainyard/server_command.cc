@@ -6,6 +6,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -24,8 +25,9 @@ struct ServerFlags {
   std::string data_dir;
   std::string image_catalog;
   std::string sync = "normal";
-  bool auth = false;     // --auth
-  bool no_auth = false;  // --no-auth; neither: on unless --host is loopback
+  std::string bucket_root;  // --bucket-root: exported as TRAINYARD_BUCKET_ROOT before start
+  bool auth = false;        // --auth
+  bool no_auth = false;     // --no-auth; neither: on unless --host is loopback
   // Every built-in executor backend, whose own flags (--slurm-qos, --cgroup-parent, ...) write
   // into it during parsing.
   executor::ExecutorRegistry executors;
@@ -100,6 +102,10 @@ void AddStoreFlags(CLI::App* cmd, ServerFlags* f) {
   cmd->add_option("--data-dir", f->data_dir,
                   "Job database, logs and work dirs (default /var/lib/trainyard/server as root, "
                   "else ~/.trainyard/server)");
+  cmd->add_option("--bucket-root", f->bucket_root,
+                  "Directory of the gs:// buckets (gs://B/P is DIR/B/P); default "
+                  "$TRAINYARD_BUCKET_ROOT, else /var/lib/trainyard/buckets as root, else "
+                  "~/.trainyard/buckets. Replicas get it as TRAINYARD_BUCKET_ROOT");
   cmd->add_option("--store", o.store, "sqlite (durable, default) or memory")->capture_default_str();
   cmd->add_option("--sync", f->sync,
                   "SQLite commit durability: normal (survives process crashes) or full (also "
@@ -196,6 +202,10 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   AddReplicaUserFlags(cmd, f.get());
   cmd->callback([f, exit_code] {
     if (CheckCommandLineOnly()) return;
+    // One source for the server, its storage API and every replica (common/bucket_path.h).
+    if (!f->bucket_root.empty()) {
+      ::setenv("TRAINYARD_BUCKET_ROOT", std::filesystem::absolute(f->bucket_root).c_str(), 1);
+    }
     Status s = RunServer(Options(*f));
     if (!s.ok()) {
       PrintError("trainyard.server", s.ToString());

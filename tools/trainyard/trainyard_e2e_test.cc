@@ -269,6 +269,19 @@ workerPoolSpecs:
             "gs://bucket/again/tree/a.txt\ngs://bucket/again/tree/sub/b.txt\n");
 }
 
+// --bucket-root is the one setting for the server, its storage API and replicas; it is printed.
+TEST_F(TrainyardE2ETest, BucketRootFlagPlacesTheBuckets) {
+  std::string error;
+  auto other = ServerProcess::Start(
+      dir_ / "data2", {"--executor", "fake", "--bucket-root", (dir_ / "alt").string()}, &error);
+  ASSERT_NE(other, nullptr) << error;
+  auto made = Cli(other->endpoint(), {"storage", "buckets", "create", "gs://alt-bkt"});
+  EXPECT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_TRUE(std::filesystem::is_directory(dir_ / "alt" / "alt-bkt"));
+  EXPECT_NE(other->Stderr().find("are under " + (dir_ / "alt").string()), std::string::npos)
+      << other->Stderr();
+}
+
 TEST_F(TrainyardE2ETest, SecondServerOnTheSameDataDirIsRefused) {
   std::string error;
   auto second = ServerProcess::Start(dir_ / "data", {"--executor", "fake"}, &error);
