@@ -169,8 +169,15 @@ StatusOr<std::filesystem::path> ResolveStoragePath(std::string_view uri_or_path)
 Status CheckBucketExists(std::string_view uri_or_path) {
   if (!IsGcsUri(uri_or_path)) return Status::Ok();
   TY_ASSIGN_OR_RETURN(GcsUri uri, ParseGcsUri(uri_or_path));
+  // Not followed: a bucket that is a link is no bucket, as for the Storage API (fs_object_store.h).
   std::error_code ec;
-  if (std::filesystem::is_directory(BucketRoot() / uri.bucket, ec)) return Status::Ok();
+  const auto st = std::filesystem::symlink_status(BucketRoot() / uri.bucket, ec);
+  if (std::filesystem::is_directory(st)) return Status::Ok();
+  if (std::filesystem::is_symlink(st)) {
+    return FailedPreconditionError("bucket '" + uri.bucket + "' of " + std::string(uri_or_path) +
+                                   " is a symbolic link under the bucket root, which is no bucket "
+                                   "(docs/security.md); replace it with a directory");
+  }
   return MissingBucketError(uri.bucket, uri_or_path);
 }
 

@@ -56,8 +56,9 @@ StatusOr<std::filesystem::path> ResolveStoragePath(std::string_view uri_or_path)
 // BucketRoot()/BUCKET). Buckets are made only by an explicit create (the Storage API's
 // buckets.insert: `trainyard storage buckets create`, `gcloud storage buckets create`), never as a
 // side effect of a write, so a typo in a bucket name is an error rather than a new bucket.
-// NOT_FOUND quoting the URI and naming both create commands otherwise; INVALID_ARGUMENT for a
-// malformed URI (ParseGcsUri).
+// NOT_FOUND quoting the URI and naming both create commands otherwise; FAILED_PRECONDITION when
+// the bucket's entry is a symbolic link (never followed, as the Storage API); INVALID_ARGUMENT for
+// a malformed URI (ParseGcsUri).
 Status CheckBucketExists(std::string_view uri_or_path);
 // The NOT_FOUND every caller gives for `bucket` missing (`uri` is what the user typed).
 Status MissingBucketError(std::string_view bucket, std::string_view uri);

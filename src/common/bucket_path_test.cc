@@ -99,6 +99,11 @@ TEST(BucketPathTest, CheckBucketExistsAsksForAnExplicitCreate) {
   std::ofstream(root / "a-file") << "x";  // a file is not a bucket
   EXPECT_EQ(CheckBucketExists("gs://a-file/x").code(), StatusCode::kNotFound);
   EXPECT_EQ(CheckBucketExists("gs://../x").code(), StatusCode::kInvalidArgument);
+  std::filesystem::create_directories(root.parent_path() / (root.filename().string() + "-out"));
+  std::filesystem::create_symlink(root.parent_path() / (root.filename().string() + "-out"),
+                                  root / "linked-bkt");
+  EXPECT_EQ(CheckBucketExists("gs://linked-bkt/model").code(), StatusCode::kFailedPrecondition);
+  std::filesystem::remove_all(root.parent_path() / (root.filename().string() + "-out"));
   EXPECT_FALSE(std::filesystem::exists(root / "my-bukcet"));
   std::filesystem::remove_all(root);
 }

@@ -49,6 +49,13 @@ class JobControllerTest : public ::testing::Test {
     ASSERT_TRUE(controller_->Start().ok());
   }
 
+  // A one-replica job request whose baseOutputDirectory is `base`.
+  static std::string JobWithBase(const std::string& base) {
+    return R"({"displayName":"out","jobSpec":{"baseOutputDirectory":{"outputUriPrefix":")" + base +
+           R"("},"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},
+           "replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}}]}})";
+  }
+
   StatusOr<CustomJob> Create(const std::string& json) {
     auto req = spec::ParseCustomJob(json, spec::DecodeMode::kRequest);
     if (!req.ok()) return req.status();
@@ -199,13 +206,8 @@ TEST_F(JobControllerTest, AnOutputDirTheReplicaUserCannotWriteIsRefusedAtCreate)
   auto users = ReplicaUsers::Load(o);
   ASSERT_TRUE(users.ok()) << users.status();
   Restart(&*users);
-  auto with_base = [](const std::string& base) {
-    return R"({"displayName":"out","jobSpec":{"baseOutputDirectory":{"outputUriPrefix":")" + base +
-           R"("},"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},
-           "replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}}]}})";
-  };
-  auto refused = Create(with_base("gs://bkt/out"));
-  auto accepted = Create(with_base("gs://bkt/fresh"));
+  auto refused = Create(JobWithBase("gs://bkt/out"));
+  auto accepted = Create(JobWithBase("gs://bkt/fresh"));
   ::unsetenv("TRAINYARD_BUCKET_ROOT");
   EXPECT_TRUE(accepted.ok()) << accepted.status();
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
@@ -226,13 +228,8 @@ TEST_F(JobControllerTest, ABaseOutputDirectoryInAMissingBucketIsRefusedAtCreate)
   JobControllerOptions options;
   options.check_bucket = [](const std::string& uri) { return CheckBucketExists(uri); };
   Restart(nullptr, options);
-  auto with_base = [](const std::string& base) {
-    return R"({"displayName":"out","jobSpec":{"baseOutputDirectory":{"outputUriPrefix":")" + base +
-           R"("},"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},
-           "replicaCount":"1","containerSpec":{"imageUri":"local","command":["true"]}}]}})";
-  };
-  auto refused = Create(with_base("gs://bkt-typo/out"));
-  auto accepted = Create(with_base("gs://bkt/out"));
+  auto refused = Create(JobWithBase("gs://bkt-typo/out"));
+  auto accepted = Create(JobWithBase("gs://bkt/out"));
   ::unsetenv("TRAINYARD_BUCKET_ROOT");
   EXPECT_TRUE(accepted.ok()) << accepted.status();
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);

@@ -98,33 +98,15 @@ Status ErrorFromResponse(int http_status, const std::string& body, const std::st
       }
     }
   } else {
-    switch (http_status) {
-      case 400:
-        code = StatusCode::kInvalidArgument;
-        break;
-      case 401:
-        code = StatusCode::kUnauthenticated;
-        break;
-      case 403:
-        code = StatusCode::kPermissionDenied;
-        break;
-      case 404:
-        code = StatusCode::kNotFound;
-        break;
-      case 409:
-        code = StatusCode::kAlreadyExists;
-        break;
-      case 412:
-        code = StatusCode::kFailedPrecondition;
-        break;
-      case 429:
-        code = StatusCode::kResourceExhausted;
-        break;
-      case 503:
-        code = StatusCode::kUnavailable;
-        break;
-      default:
-        code = http_status >= 500 ? StatusCode::kInternal : StatusCode::kUnknown;
+    // Cloud Storage's errors carry only the HTTP status.
+    static constexpr std::pair<int, StatusCode> kByHttp[] = {
+        {400, StatusCode::kInvalidArgument},   {401, StatusCode::kUnauthenticated},
+        {403, StatusCode::kPermissionDenied},  {404, StatusCode::kNotFound},
+        {409, StatusCode::kAlreadyExists},     {412, StatusCode::kFailedPrecondition},
+        {429, StatusCode::kResourceExhausted}, {503, StatusCode::kUnavailable}};
+    code = http_status >= 500 ? StatusCode::kInternal : StatusCode::kUnknown;
+    for (const auto& [http, mapped] : kByHttp) {
+      if (http == http_status) code = mapped;
     }
   }
   std::string message = e.contains("message") && e["message"].is_string()
