@@ -20,7 +20,8 @@
 #                             installs pythonPackageSpec archives) and `import hypertune`
 #                             (cloudml-hypertune from PyPI, the version pinned in
 #                             scripts/venv/requirements.lock, installed with the project's venv);
-#                             CMD python3. Labelled with its Debian release and torch version.
+#                             CMD python3; PIP_CONSTRAINT keeps pip to the NumPy major its torch
+#                             is built against. Labelled with its Debian release and torch version.
 #                             TRAINYARD_PYTORCH_RELEASE=trixie builds it on Debian 13 (torch 2.6)
 #                             instead (bench/README.md compares the two).
 #                             About 1.2 GB; debootstrap reuses apt's package cache. Not built by
@@ -169,9 +170,11 @@ build_pytorch() {
   local cache=()
   [[ -d /var/cache/apt/archives && -w /var/cache/apt/archives ]] && cache=(--cache-dir=/var/cache/apt/archives)
   # python3-pip (with setuptools and wheel): pythonPackageSpec archives are pip-installed in the
-  # replica, as on Vertex (spec/python_package_launcher.h).
+  # replica, as on Vertex (spec/python_package_launcher.h). libopenblas0-pthread: torch's BLAS is
+  # whatever libblas.so.3 points to, and without it that is the reference BLAS (measured here:
+  # 3 GFLOP/s for a 1024^3 matmul; HF Trainer on BERT-Tiny at 14 samples/s).
   debootstrap --variant=minbase \
-    --include=python3,python-is-python3,python3-torch,python3-numpy,python3-pip,python3-setuptools,python3-wheel \
+    --include=python3,python-is-python3,python3-torch,python3-numpy,python3-pip,python3-setuptools,python3-wheel,libopenblas0-pthread \
     "${cache[@]}" "$release" "$ctx/rootfs" "$mirror" >"$ctx/debootstrap.log" 2>&1 ||
     die "debootstrap failed (log below; is $mirror reachable?)
 $(tail -20 "$ctx/debootstrap.log")"
@@ -191,16 +194,26 @@ $(tail -20 "$ctx/debootstrap.log")"
   .venv/bin/python -m pip install -q --no-deps --target "$site" "$hypertune_pin" >"$ctx/pip.log" 2>&1 ||
     die "could not install $hypertune_pin into the image: $(tail -5 "$ctx/pip.log")"
   find "$site" -name __pycache__ -prune -exec rm -rf {} +
-  chroot "$ctx/rootfs" python3 -c 'import torch, numpy, hypertune, importlib.util as u
+  chroot "$ctx/rootfs" python3 -c 'import torch, numpy, hypertune, importlib.util as u, os, glob
 assert all(u.find_spec(m) for m in ("pip", "setuptools", "wheel")), "no pip, setuptools or wheel"
+assert all("openblas" in os.path.realpath(b) for b in glob.glob("/usr/lib/*/libblas.so.3")), "libblas.so.3 is not OpenBLAS"
 print("torch", torch.__version__)' \
     >"$ctx/check.log" 2>&1 || die "the image's python3 lacks torch, numpy, hypertune or pip: $(cat "$ctx/check.log")"
+  # The image's torch is built against its NumPy's major version: pip may add a newer NumPy to a
+  # job's user base for a package that asks, but never one of another major (a NumPy 2 beside
+  # torch 1.13 imports, then fails at torch.from_numpy). PIP_CONSTRAINT names the file.
+  local numpy_major
+  numpy_major=$(chroot "$ctx/rootfs" python3 -c 'import numpy; print(numpy.__version__.split(".")[0])')
+  mkdir -p "$ctx/rootfs/etc/trainyard"
+  printf '# python3-torch is built against NumPy %s.x (scripts/build-images.sh)\nnumpy>=%s,<%s\n' \
+    "$numpy_major" "$numpy_major" "$((numpy_major + 1))" >"$ctx/rootfs/etc/trainyard/pip-constraints.txt"
   # podman gives the container its own /dev, /proc and /sys.
   rm -rf "$ctx/rootfs"/dev/* "$ctx/rootfs"/proc/* "$ctx/rootfs"/sys/*
   cat >"$ctx/Containerfile" <<'CF'
 FROM scratch
 COPY rootfs/ /
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin PYTHONUNBUFFERED=1 LANG=C.UTF-8
+ENV PIP_CONSTRAINT=/etc/trainyard/pip-constraints.txt
 CMD ["python3"]
 CF
   # Which Debian and torch the image is (podman image inspect, docs/containers.md).

@@ -75,7 +75,8 @@ struct ContainerSpec {
   std::filesystem::path bucket_root;     // mounted at /gcs; empty: no /gcs mount
   std::filesystem::path hp_metric_file;  // its directory is mounted at the same path; may be empty
   std::vector<std::filesystem::path> extra_mounts;  // read-write, same path inside (e.g. job dir)
-  double cpus = 0;                                  // CPU limit (--cpus); 0: none
+  std::vector<std::filesystem::path> read_only_mounts;  // read-only, same path inside
+  double cpus = 0;                                      // CPU limit (--cpus); 0: none
   int64_t memory_bytes = 0;  // memory limit (--memory, no swap beyond it); 0: none
   std::vector<int> gpus;     // host GPU indices this replica gets
   // The host identity the entrypoint runs as (--user UID:GID, --group-add per supplementary

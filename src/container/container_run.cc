@@ -302,6 +302,7 @@ std::string ContainerRunSpecToJson(const ContainerRunSpec& s) {
                     {"bucket_root", c.bucket_root.string()},
                     {"hp_metric_file", c.hp_metric_file.string()},
                     {"extra_mounts", Paths(c.extra_mounts)},
+                    {"read_only_mounts", Paths(c.read_only_mounts)},
                     {"cpus", c.cpus},
                     {"memory_bytes", c.memory_bytes},
                     {"gpus", c.gpus},
@@ -346,6 +347,9 @@ StatusOr<ContainerRunSpec> ContainerRunSpecFromJson(const std::string& text) {
     out.bucket_root = c.at("bucket_root").get<std::string>();
     out.hp_metric_file = c.at("hp_metric_file").get<std::string>();
     for (const auto& m : c.at("extra_mounts")) out.extra_mounts.push_back(m.get<std::string>());
+    // Absent from the spec files of servers before read-only mounts existed.
+    for (const auto& m : c.value("read_only_mounts", Json::array()))
+      out.read_only_mounts.push_back(m.get<std::string>());
     out.cpus = c.at("cpus").get<double>();
     out.memory_bytes = c.at("memory_bytes").get<int64_t>();
     out.gpus = c.at("gpus").get<std::vector<int>>();

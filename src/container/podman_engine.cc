@@ -86,6 +86,8 @@ std::vector<std::string> PodmanRunArgs(const ContainerSpec& spec, const PodmanRu
   }
   for (const auto& m : spec.extra_mounts)
     a.insert(a.end(), {"--volume", m.string() + ":" + m.string()});
+  for (const auto& m : spec.read_only_mounts)
+    a.insert(a.end(), {"--volume", m.string() + ":" + m.string() + ":ro"});
   for (const auto& d : gpus.devices) a.insert(a.end(), {"--device", d});
   if (!gpus.devices.empty()) env["CUDA_VISIBLE_DEVICES"] = gpus.cuda_visible_devices;
   for (const auto& [key, value] : env) a.insert(a.end(), {"--env", key + "=" + value});

@@ -65,6 +65,17 @@ TEST(PodmanRunArgsTest, ArgsAloneKeepTheEntrypointAndNothingKeepsBoth) {
   EXPECT_EQ(keep_all + "\n" + args_only, common + "\n" + common + " sh -c echo hi");
 }
 
+// pip's configuration from the host (executor/package_index.h) is mounted read-only.
+TEST(PodmanRunArgsTest, ReadOnlyMountsAreMountedReadOnlyAtTheirOwnPath) {
+  ContainerSpec spec = BaseSpec();
+  spec.extra_mounts = {"/data/pip-cache/p"};
+  spec.read_only_mounts = {"/etc/pip.conf", "/srv/wheels"};
+  EXPECT_NE(Join(PodmanRunArgs(spec, PodmanRuntime{}, {}))
+                .find("--volume /data/pip-cache/p:/data/pip-cache/p --volume "
+                      "/etc/pip.conf:/etc/pip.conf:ro --volume /srv/wheels:/srv/wheels:ro "),
+            std::string::npos);
+}
+
 TEST(PullErrorTest, ClassifiesPodmansMessages) {
   std::string out;
   for (std::string err :

@@ -138,6 +138,7 @@ StatusOr<ReplicaLaunch> PodmanReplicaRuntime::HelperLaunch(const ReplicaLaunch& 
     c.groups = launch.run_as->groups;
   }
   for (const auto& m : launch.mounts) c.extra_mounts.push_back(m);
+  for (const auto& m : launch.read_only_mounts) c.read_only_mounts.push_back(m);
   c.replace_existing = true;  // a retry or gang restart starts a fresh container
   run.error_file = ContainerErrorFile(launch.pid_file);
   std::error_code ec;

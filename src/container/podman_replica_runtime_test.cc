@@ -35,6 +35,7 @@ TEST(ContainerRunSpecTest, RoundTripsThroughJson) {
   s.container.uid = 65534;
   s.container.gid = 65534;
   s.container.groups = {995};
+  s.container.read_only_mounts = {"/etc/pip.conf"};
   s.error_file = "/x/attempt-1.container-error";
   auto back = ContainerRunSpecFromJson(ContainerRunSpecToJson(s));
   ASSERT_TRUE(back.ok()) << back.status();
@@ -42,6 +43,7 @@ TEST(ContainerRunSpecTest, RoundTripsThroughJson) {
   EXPECT_FALSE(back->container.args.has_value());
   EXPECT_EQ(back->container.uid, 65534u);
   EXPECT_EQ(back->container.groups, std::vector<uint32_t>{995});
+  EXPECT_EQ(back->container.read_only_mounts, std::vector<fs::path>{"/etc/pip.conf"});
   EXPECT_EQ(ContainerRunSpecFromJson("{}").status().code(), StatusCode::kInvalidArgument);
 }
 

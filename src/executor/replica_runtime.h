@@ -55,6 +55,8 @@ struct ReplicaLaunch {
   std::string image_field;                                // "containerSpec.imageUri", for messages
   std::optional<std::vector<std::string>> command, args;  // ENTRYPOINT / CMD overrides
   std::vector<std::string> mounts;  // host paths it sees at the same path (ReplicaSpec::mounts)
+  // Host paths it sees read-only at the same path (pip's configuration: package_index.h).
+  std::vector<std::string> read_only_mounts;
   std::filesystem::path hp_metric_file;  // CLOUD_ML_HP_METRIC_FILE (its directory is shared)
   double cpu_limit = 0;                  // the machine type's vCPUs; 0 = none
   int64_t memory_bytes = 0;              // its memory; 0 = none

@@ -183,6 +183,10 @@ class LocalExecutor : public Executor {
   // The runtime that runs `replica` (the container runtime when its spec names an image).
   ReplicaRuntime& RuntimeOf(const Gang& gang, const Replica& replica) const;
   // Fills the container-only fields of `launch` (image, limits, env without the server's own).
+  // The project's pip cache (PIP_CACHE_DIR) for every replica, and for a container the host's
+  // package index settings (executor/package_index.h): into `inherited` and the launch's mounts.
+  void GivePackageIndex(const Gang& gang, bool in_container, EnvMap* inherited,
+                        ReplicaLaunch* launch) const;
   void PrepareContainerLaunch(const Gang& gang, const Replica& replica, const ReplicaSpec& spec,
                               ReplicaLaunch* launch) const;
   void PollReplica(Gang& gang, Replica& replica);

@@ -10,6 +10,7 @@
 #include "common/bucket_path.h"
 #include "common/file_util.h"
 #include "executor/job_log.h"
+#include "executor/package_index.h"
 #include "executor/replica_env.h"
 #include "executor/run_as.h"
 #include "executor/tcp_port.h"
@@ -217,7 +218,6 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   launch.pool_index = r.pool_index;
   launch.replica_index = r.replica_index;
   launch.argv = rspec.argv;
-  launch.env = BuildReplicaEnv(inherited, rspec.env, in, spec.extra_env);
   launch.work_dir = ReplicaWorkDir(spec.job_dir, r.pool_index, r.replica_index);
   launch.log_dir = JobLogDir(spec.job_dir);
   launch.log_limits = options_.log_limits;
@@ -230,6 +230,8 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   launch.hp_metric_file = in.hp_metric_file;
   launch.run_as = spec.run_as;
   if (in_container) PrepareContainerLaunch(gang, r, rspec, &launch);
+  GivePackageIndex(gang, in_container, &inherited, &launch);
+  launch.env = BuildReplicaEnv(inherited, rspec.env, in, spec.extra_env);
   if (pin_cpus_ && !in_container) launch.cpus = r.cpus;
   Status dirs = PrepareReplicaDirs(launch.work_dir, in, spec.run_as);
   if (dirs.ok() && spec.run_as) dirs = HideJobFiles(spec.job_dir, launch.log_dir);
@@ -255,6 +257,24 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
               "starting " + Describe(r) + " again (attempt " + std::to_string(r.attempt) + ")");
   }
   Persist(gang);
+}
+
+void LocalExecutor::GivePackageIndex(const Gang& gang, bool in_container, EnvMap* inherited,
+                                     ReplicaLaunch* launch) const {
+  if (in_container) {
+    PackageIndexAccess access = HostPackageIndexAccess(CurrentEnvironment());
+    for (auto& [key, value] : access.env) (*inherited)[key] = std::move(value);
+    for (const auto& p : access.read_only) launch->read_only_mounts.push_back(p.string());
+  }
+  if (options_.data_dir.empty()) return;
+  auto cache =
+      ProjectPipCache(options_.data_dir / "pip-cache", gang.spec.job_name, gang.spec.run_as);
+  // Without a cache pip still installs (--no-cache-dir); a host replica of another user may not
+  // reach the data dir, which a container's mount does not need.
+  if (!cache.ok()) return;
+  if (!in_container && gang.spec.run_as && !CheckCanReach(*cache, *gang.spec.run_as).ok()) return;
+  (*inherited)["PIP_CACHE_DIR"] = cache->string();
+  if (in_container) launch->mounts.push_back(cache->string());
 }
 
 void LocalExecutor::PrepareContainerLaunch(const Gang& gang, const Replica& r,

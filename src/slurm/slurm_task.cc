@@ -14,6 +14,7 @@
 #include "common/file_util.h"
 #include "common/json_parse.h"
 #include "executor/host_process_runtime.h"
+#include "executor/package_index.h"
 #include "executor/replica_status_file.h"
 #include "executor/run_as.h"
 #include "executor/tcp_port.h"
@@ -192,6 +193,12 @@ StatusOr<executor::ReplicaLaunch> LaunchOf(const nlohmann::json& plan, int rank,
     launch.args = self["args"].get<std::vector<std::string>>();
   }
   launch.mounts = self.value("mounts", std::vector<std::string>{});
+  // The node's pip settings, as the local executor hands a container its host's (the user's
+  // env wins); no shared pip cache: the node has no data dir of the server's.
+  executor::PackageIndexAccess pip =
+      executor::HostPackageIndexAccess(executor::CurrentEnvironment());
+  for (auto& [key, value] : pip.env) launch.env.emplace(key, std::move(value));
+  for (const auto& p : pip.read_only) launch.read_only_mounts.push_back(p.string());
   launch.gpus = in.gpus;
   // The task's share of the allocation, as podman limits; never above this node (podman refuses
   // --cpus beyond the host's CPUs, and a test cluster may declare more than it has).

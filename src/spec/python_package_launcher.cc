@@ -11,7 +11,7 @@ bool IsPipInstalledPackage(std::string_view uri) {
 // library has: executor images carry old pythons too.
 const std::string& PythonPackageLauncherSource() {
   static const std::string source = R"PY(
-import importlib.util, os, re, signal, subprocess, sys, tempfile
+import importlib.util, os, re, signal, subprocess, sys, tempfile, time
 
 
 def say(text, stream=sys.stderr):
@@ -88,6 +88,98 @@ def not_installed(names):
     return missing
 
 
+def pip_config():
+    # pip's own view of its settings (files and PIP_* variables), for messages: {key: value}.
+    try:
+        out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, universal_newlines=True, timeout=60).stdout
+    except Exception:
+        return {}
+    found = {}
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        found[key.rpartition(".")[2]] = value.strip().strip("'\"")
+    return found
+
+
+def index_description():
+    # Where pip looked: the index (pip's default when nothing sets one), extra indexes, find-links.
+    config = pip_config()
+    where = []
+    if config.get("no-index", "").lower() not in ("1", "true", "yes", "on"):
+        where.append("the package index %s" % config.get("index-url", "https://pypi.org/simple"))
+        if config.get("extra-index-url"):
+            where.append("the extra index " + config["extra-index-url"])
+    if config.get("find-links"):
+        where.append("the wheelhouse " + config["find-links"])
+    return " and ".join(where) or "nowhere (pip has no-index and no find-links)"
+
+
+def index_unreachable(config):
+    # Asks the index through pip itself (its proxy, certificate and retry settings) for pip's own
+    # versions: True when that fails, so "not found" was really "could not ask".
+    if config.get("no-index", "").lower() in ("1", "true", "yes", "on"):
+        return False
+    try:
+        probe = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "pip"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               universal_newlines=True, timeout=120)
+    except Exception:
+        return False
+    return probe.returncode != 0 and "unknown command" not in probe.stderr
+
+
+def relay_stderr(stream, seen):
+    # pip's stderr goes to the job log line by line; what it says of missing packages is kept.
+    for line in iter(stream.readline, ""):
+        sys.stderr.write(line)
+        sys.stderr.flush()
+        found = re.search(r"No matching distribution found for (\S+)", line)
+        if found:
+            seen["missing"].append(found.group(1))
+        if re.search(r"Retrying \(|NewConnectionError|Failed to establish|Name or service not "
+                     r"known|Connection refused|timed out|SSLError|CERTIFICATE_VERIFY_FAILED", line):
+            seen["unreachable"] = True
+
+
+def explain_failure(code, packages, seen):
+    say("pip install failed with exit code %d (its output is above)" % code)
+    missing = not_installed([n for p in packages for n in declared_requirements(p)])
+    if seen["missing"] and not seen["unreachable"]:
+        seen["unreachable"] = index_unreachable(pip_config())
+    if seen["missing"] or seen["unreachable"]:
+        if seen["unreachable"]:
+            say("pip could not reach %s (its errors are above): check the host's pip "
+                "configuration (/etc/pip.conf, PIP_INDEX_URL, proxy, certificate), or give the "
+                "replicas a wheelhouse (PIP_FIND_LINKS=/gcs/BUCKET/wheels with PIP_NO_INDEX=1; "
+                "docs/containers.md)" % index_description())
+        else:
+            say("%s was not found on %s: check its name and version in the package's "
+                "install_requires or the job's requirements, or publish it there"
+                % (", ".join(seen["missing"]), index_description()))
+        if missing:
+            say("the packages need %s, which this image's python (%s) does not have and no "
+                "package index provided: run the job in an image that has them (gcloud "
+                "ai-platform: --master-image-uri; Vertex: executorImageUri or containerSpec), or "
+                "make a package index reachable from the replicas (PIP_INDEX_URL)"
+                % (", ".join(missing), sys.executable))
+        say("not restarted: the same install would fail again")
+        return 78  # EX_CONFIG (replica_contract::kExitConfig)
+    return 128 - code if code < 0 else code
+
+
+def log_installed(seconds):
+    # What pip put in this replica's user base, with versions, in one line of the job log.
+    try:
+        out = subprocess.run([sys.executable, "-m", "pip", "list", "--user", "--format=freeze"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             universal_newlines=True, timeout=120).stdout
+    except Exception:
+        return
+    say("installed in %.1f s: %s" % (seconds, ", ".join(out.split()) or
+                                     "nothing new (the image had it all)"), sys.stdout)
+
+
 def install(packages):
     base = fresh_user_base()
     env = dict(os.environ)
@@ -105,27 +197,31 @@ def install(packages):
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, forward)
     command = [sys.executable, "-m", "pip", "install", "--user", "--no-warn-script-location",
-               "--progress-bar", "off", "--no-cache-dir"]
+               "--progress-bar", "off"]
+    # The executor's per-project cache (PIP_CACHE_DIR) is shared by the project's jobs on this
+    # host; without one, nothing is cached (a replica's HOME may not be writable).
+    if not os.environ.get("PIP_CACHE_DIR"):
+        command.append("--no-cache-dir")
     if can_build_here():
         command.append("--no-build-isolation")
+    seen = {"missing": [], "unreachable": False}
+    started = time.time()
     if not stopped:
-        pip.append(subprocess.Popen(command + packages, env=env))
+        import threading
+        pip.append(subprocess.Popen(command + packages, env=env, stderr=subprocess.PIPE,
+                                    universal_newlines=True, errors="replace"))
+        relay = threading.Thread(target=relay_stderr, args=(pip[0].stderr, seen))
+        relay.start()
         code = pip[0].wait()
+        relay.join()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)
     if stopped:
         return 128 + stopped[0]
     if code != 0:
-        say("pip install failed with exit code %d (its output is above)" % code)
-        missing = not_installed([n for p in packages for n in declared_requirements(p)])
-        if missing:
-            say("the packages need %s, which this image's python (%s) does not have and no "
-                "package index provided: run the job in an image that has them (gcloud "
-                "ai-platform: --master-image-uri; Vertex: executorImageUri or containerSpec), or "
-                "make a package index reachable from the replicas (PIP_INDEX_URL)"
-                % (", ".join(missing), sys.executable))
-        return 128 - code if code < 0 else code
+        return explain_failure(code, packages, seen)
     os.environ["PYTHONUSERBASE"] = base
+    log_installed(time.time() - started)
     return 0
 
 

@@ -13,18 +13,24 @@
 //      the fix, before any package is installed or user code runs;
 //   1. `python -m pip install --user --no-build-isolation PKG...` into a fresh PYTHONUSERBASE
 //      (a directory under the replica's working directory, else under $TMPDIR), so concurrent
-//      replicas and attempts never share an install; pip's output goes to the job log;
-//      PIP_BREAK_SYSTEM_PACKAGES=1 lets pip install into a Debian python (PEP 668) for that user
-//      base only; where the python has setuptools with bdist_wheel, build isolation is off (it
+//      replicas and attempts never share an install; dependencies (install_requires, which holds
+//      the Vertex SDK's `requirements=`) come from the package index pip is configured with (the
+//      executor hands a container the host's: executor/package_index.h), through the
+//      project's pip cache when the executor sets PIP_CACHE_DIR (else --no-cache-dir). pip's
+//      output goes to the job log, then one line `[trainyard] installed in N s: NAME==VERSION,
+//      ...`; PIP_BREAK_SYSTEM_PACKAGES=1 lets pip install into a Debian python (PEP 668) for that
+//      user base only; where the python has setuptools with bdist_wheel, build isolation is off (it
 //      downloads setuptools from an index, which offline machines cannot reach) and the image's
 //      own setuptools builds the archive;
 //   2. `exec python -m MODULE ARGS` with that PYTHONUSERBASE, so the module is the replica's
 //      process (PID 1 in its container) and receives its signals.
 // Without pip in that python: wheels alone go on PYTHONPATH (said in the log: their dependencies
 // are not installed); a source archive ends the replica with exit code 2 and a message naming
-// the fix. A failed install ends it with pip's exit code, and names the dependencies the packages
-// declare (requires.txt, Requires-Dist) that the image's python lacks, with the fix: an image
-// that has them, or a package index the replicas can reach (seed 002's transformers, offline).
+// the fix. A failed install ends it with pip's exit code, except when a requirement is on no
+// index pip can see ("No matching distribution found for X") or the index cannot be reached:
+// then exit code 78 (not restarted: the same install would fail again) and lines naming the
+// requirement and where pip looked (index-url, extra-index-url, find-links), plus the declared
+// dependencies (requires.txt, Requires-Dist) the image's python lacks.
 // SIGTERM/SIGINT during the install stop pip and end the replica with 128+N.
 #pragma once
 

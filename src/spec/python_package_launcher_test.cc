@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -145,7 +146,11 @@ TEST_F(PythonPackageLauncherTest, MissingDependenciesWithoutAnIndexAreNamedWithT
   ASSERT_EQ(made.exit_code, 0) << made.err;
   auto r = Launch({python_}, {needy}, "needy", {},
                   {"PIP_INDEX_URL=http://127.0.0.1:9/simple", "PIP_RETRIES=0", "PIP_TIMEOUT=2"});
-  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 78) << r.out << r.err;  // not restarted
+  EXPECT_NE(r.err.find("[trainyard] pip could not reach the package index "
+                       "http://127.0.0.1:9/simple"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("[trainyard] the packages need surely-absent-xyz, other-absent, which this "
                        "image's python"),
             std::string::npos)
@@ -153,6 +158,52 @@ TEST_F(PythonPackageLauncherTest, MissingDependenciesWithoutAnIndexAreNamedWithT
   EXPECT_NE(r.err.find("make a package index reachable from the replicas (PIP_INDEX_URL)"),
             std::string::npos)
       << r.err;
+}
+
+// A wheelhouse instead of an index (PIP_NO_INDEX + PIP_FIND_LINKS, as an offline host is set up):
+// the archive's install_requires come from it, and the log names what was installed, with
+// versions; a requirement the wheelhouse lacks ends the replica at once with 78, naming it and
+// where pip looked.
+TEST_F(PythonPackageLauncherTest, DependenciesComeFromTheWheelhouseAndAreLoggedWithVersions) {
+  const fs::path pkg = dir_ / "src" / "needs-helper";
+  testing::WriteFileOrDie(pkg / "setup.py",
+                          "from setuptools import setup\n"
+                          "setup(name='needs-helper', version='2.0', py_modules=['needs'],\n"
+                          "      install_requires=['helper==1.0'])\n");
+  testing::WriteFileOrDie(pkg / "needs.py", "import helper\nprint('needs', helper.VALUE)\n");
+  const std::string wheelhouse = (dir_ / "dist").string();
+  const std::vector<std::string> offline = {"PIP_NO_INDEX=1", "PIP_FIND_LINKS=" + wheelhouse};
+  auto sdist =
+      testing::RunProcess({"sh", "-c", "cd \"$0\" && \"$1\" setup.py -q sdist -d \"$2\" 2>&1",
+                           pkg.string(), python_, (dir_ / "sdist").string()});
+  ASSERT_EQ(sdist.exit_code, 0) << sdist.out;
+  const std::string archive = (dir_ / "sdist" / "needs-helper-2.0.tar.gz").string();
+  ASSERT_TRUE(fs::exists(archive)) << sdist.out;
+  auto r = Launch({python_}, {archive}, "needs", {}, offline);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.out,
+      std::regex(
+          R"(\[trainyard\] installed in [0-9]+\.[0-9] s: helper==1\.0, needs-helper==2\.0\n)")))
+      << r.out;
+  EXPECT_TRUE(r.out.ends_with("needs 42\n")) << r.out;
+
+  testing::WriteFileOrDie(pkg / "setup.py",
+                          "from setuptools import setup\n"
+                          "setup(name='needs-helper', version='2.0', py_modules=['needs'],\n"
+                          "      install_requires=['helper==1.0', 'surely-absent-xyz>=1'])\n");
+  fs::remove_all(dir_ / "sdist");
+  sdist = testing::RunProcess({"sh", "-c", "cd \"$0\" && \"$1\" setup.py -q sdist -d \"$2\" 2>&1",
+                               pkg.string(), python_, (dir_ / "sdist").string()});
+  ASSERT_EQ(sdist.exit_code, 0) << sdist.out;
+  auto missing = Launch({python_}, {archive}, "needs", {}, offline);
+  EXPECT_EQ(missing.exit_code, 78) << missing.out << missing.err;
+  EXPECT_NE(missing.err.find("[trainyard] surely-absent-xyz>=1 was not found on the wheelhouse " +
+                             wheelhouse + ": check its name and version"),
+            std::string::npos)
+      << missing.err;
+  EXPECT_NE(missing.err.find("[trainyard] not restarted"), std::string::npos) << missing.err;
+  EXPECT_EQ(missing.out.find("needs 42"), std::string::npos) << missing.out;
 }
 
 // AIP_MODEL_DIR is made (gs:// under TRAINYARD_BUCKET_ROOT) and written to before anything else;

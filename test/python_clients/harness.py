@@ -14,7 +14,7 @@ import time
 
 
 class Server:
-    def __init__(self, extra_args=(), env=None):
+    def __init__(self, extra_args=(), env=None, root_replicas=True):
         binary_dir = os.environ.get("TRAINYARD_BINARY_DIR", "build")
         binary = os.path.join(binary_dir, "tools", "trainyard")
         if not os.access(binary, os.X_OK):
@@ -25,8 +25,11 @@ class Server:
         self._stderr = open(os.path.join(self.dir, "server.stderr"), "w+")
         # --allow-root-replicas: mkdtemp's dir is 0700, which `nobody` (a root server's default
         # replica user) cannot enter; unprivileged replicas are tested in security_e2e_test.
+        # root_replicas=False opens the dir (0755) and runs them as a root server does.
         args = [binary, "server", "--port", "0", "--data-dir", os.path.join(self.dir, "server"),
-                "--allow-root-replicas", *extra_args]
+                *(["--allow-root-replicas"] if root_replicas else []), *extra_args]
+        if not root_replicas:
+            os.chmod(self.dir, 0o755)
         self.process = subprocess.Popen(
             args, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
             env={**os.environ, "TRAINYARD_BUCKET_ROOT": self.buckets, **(env or {})})

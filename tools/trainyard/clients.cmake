@@ -50,3 +50,13 @@ add_test(NAME python_aiplatform1_client_test
 set_tests_properties(python_aiplatform1_client_test PROPERTIES
     LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77
     ENVIRONMENT "TRAINYARD_VENV_SET=sdk1;TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/test/python_clients")
+
+# Seed 002's trainer package (examples/sentiment_package) with its PyPI dependencies through the
+# real gcloud and the SDK, in the trainyard/pytorch image: skipped without root, podman, the
+# image in $TRAINYARD_REGISTRY, gcloud or a package index; failed instead in CI.
+add_test(NAME python_package_deps_test
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh
+                 ${PROJECT_SOURCE_DIR}/test/python_clients/package_deps_test.py)
+set_tests_properties(python_package_deps_test PROPERTIES
+    LABELS integration TIMEOUT 1500 SKIP_RETURN_CODE 77
+    ENVIRONMENT "TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/test/python_clients")
