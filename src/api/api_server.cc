@@ -1,6 +1,7 @@
 #include "api/api_server.h"
 
 #include <httplib.h>
+#include <openssl/ssl.h>
 
 #include <chrono>
 #include <limits>
@@ -118,6 +119,36 @@ void ApiServer::AllowStreamingBodies() {
         res.set_header("Connection", "close");
         return 413;
       });
+}
+
+namespace {
+
+bool LoadCertificate(SSL_CTX* ctx, const std::string& cert, const std::string& key) {
+  return SSL_CTX_use_certificate_chain_file(ctx, cert.c_str()) == 1 &&
+         SSL_CTX_use_PrivateKey_file(ctx, key.c_str(), SSL_FILETYPE_PEM) == 1 &&
+         SSL_CTX_check_private_key(ctx) == 1;
+}
+
+}  // namespace
+
+Status ApiServer::ReloadTls() {
+  auto* tls = dynamic_cast<httplib::SSLServer*>(server_.get());
+  if (tls == nullptr) return Status::Ok();
+  // Tried on a scratch context first: a renewal caught half-written must not break the one that
+  // serves (its certificate and key would otherwise be replaced one at a time).
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> scratch(SSL_CTX_new(TLS_server_method()),
+                                                            SSL_CTX_free);
+  if (!scratch || !LoadCertificate(scratch.get(), options_.tls_cert, options_.tls_key)) {
+    return InvalidArgumentError("--tls-cert " + options_.tls_cert + " / --tls-key " +
+                                options_.tls_key +
+                                ": cannot load the certificate and key (PEM files, the key "
+                                "matching the certificate); still serving the previous one");
+  }
+  if (!LoadCertificate(tls->ssl_context(), options_.tls_cert, options_.tls_key)) {
+    return InternalError("the certificate " + options_.tls_cert +
+                         " loaded on its own but not into the serving context");
+  }
+  return Status::Ok();
 }
 
 StatusOr<int> ApiServer::Bind() {

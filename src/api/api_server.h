@@ -46,6 +46,9 @@ struct ApiServerOptions {
   // Paths whose handlers stream their bodies to disk (object uploads, src/storage): exempt from
   // max_request_bytes, which every other path keeps (413, and a chunked body is refused there).
   std::function<bool(std::string_view path)> is_streaming_path;
+  // What GET /readyz checks (OK: 200 {"status": "READY"}; an error: its HTTP code, e.g. 503 for
+  // UNAVAILABLE); null = always ready.
+  std::function<Status()> readiness;
 };
 
 // The controllers behind the routes, one per resource; they must outlive the server.
@@ -73,6 +76,11 @@ class ApiServer {
   // Stops Serve(), also one that another thread is only about to begin; safe from any thread
   // and more than once.
   void Stop();
+  // Loads the TLS certificate chain and key again from options.tls_cert/tls_key (a renewed
+  // certificate; the server's SIGHUP): connections made afterwards get it. OK without TLS.
+  // INVALID_ARGUMENT naming the files when they do not load or do not match; the certificate
+  // being served is then kept.
+  Status ReloadTls();
   // Where other subsystems add their routes, each with its access level, before Serve()
   // (Cloud Storage, Cloud Logging, the console). There is deliberately no access to the
   // httplib::Server itself.

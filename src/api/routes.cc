@@ -38,6 +38,11 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
   server.Get("/healthz", Access::kPublic, Guarded([](const httplib::Request&) -> StatusOr<json> {
                return json{{"status", "SERVING"}};
              }));
+  server.Get("/readyz", Access::kPublic,
+             Guarded([check = options.readiness](const httplib::Request&) -> StatusOr<json> {
+               if (check) TY_RETURN_IF_ERROR(check());
+               return json{{"status", "READY"}};
+             }));
   RegisterCustomJobRoutes(server, controllers.custom_jobs, controllers.operations, options);
   if (controllers.tuning_jobs) {
     RegisterTuningJobRoutes(server, controllers.tuning_jobs, controllers.operations);

@@ -38,6 +38,7 @@
 //          Operation)
 // operations (operation_routes.h): GET/list/:wait/:cancel/DELETE under /v1/ and /ui/
 //   GET    /healthz                                                (public)
+//   GET    /readyz        (public; ApiServerOptions::readiness, server/readiness.h)
 //   GET    /v1/routes                       Trainyard: every route and its access (admin)
 //   GET    /v1/projects/{p}/auditLogs       Trainyard: the audit log of a project (admin)
 // the console's extensions (directory_routes.h): GET /v1/caller, /v1/projects, /v1/machineTypes

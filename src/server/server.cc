@@ -25,6 +25,7 @@
 #include "observability/server_metrics.h"
 #include "server/data_dir.h"
 #include "server/machine_prices.h"
+#include "server/readiness.h"
 #include "server/server_auth.h"
 #include "storage/fs_object_store.h"
 #include "storage/storage_routes.h"
@@ -175,6 +176,9 @@ Status MakeApi(Parts& p) {
   aopts.tls_cert = o.tls_cert;
   aopts.tls_key = o.tls_key;
   aopts.is_streaming_path = storage::IsStoragePath;
+  aopts.readiness = [dir = p.data_dir.path(), min = o.min_free_disk_mib << 20] {
+    return CheckReadiness(dir, min);
+  };
   api::ApiControllers controllers;
   controllers.custom_jobs = p.jobs.get();
   controllers.tuning_jobs = p.tuning.get();
@@ -271,6 +275,8 @@ void Server::Wait() {
   std::unique_lock lock(parts_->mu);
   parts_->served_cv.wait(lock, [this] { return parts_->served; });
 }
+
+Status Server::Reload() { return parts_->api->ReloadTls(); }
 
 void Server::Shutdown() {
   Parts& p = *parts_;

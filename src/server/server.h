@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -29,10 +30,11 @@ namespace trainyard::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;                 // 0 = any free port (see Server::port())
-  std::filesystem::path data_dir;  // "" = DefaultServerDataDir()
-  std::string store = "sqlite";    // sqlite (durable) or memory
-  bool sync_full = false;          // SQLite commits survive power loss too (slower)
+  int port = 8080;                   // 0 = any free port (see Server::port())
+  std::filesystem::path data_dir;    // "" = DefaultServerDataDir()
+  uint64_t min_free_disk_mib = 512;  // below this free in data_dir, GET /readyz is 503
+  std::string store = "sqlite";      // sqlite (durable) or memory
+  bool sync_full = false;            // SQLite commits survive power loss too (slower)
   // YAML mapping image URIs to local commands; "" = <data-dir>/images.yaml when it exists.
   std::filesystem::path image_catalog;
   // The executor: a backend of `executors`, whose flags are already set (built_in_executors.h).
@@ -73,6 +75,9 @@ class Server {
   void Wait();
   // Stops serving, the controllers' background work and the executor; idempotent.
   void Shutdown();
+  // What SIGHUP does: loads the TLS certificate and key again (ApiServer::ReloadTls). Tokens
+  // need no reload: every request reads them from auth.db. The error names the files.
+  Status Reload();
 
   struct Parts;  // what a running server owns; opaque, defined in server.cc
 

@@ -68,6 +68,30 @@ TEST_F(ServerTest, ServesTheApiOnAnEphemeralPortAndShutsDown) {
   EXPECT_FALSE(httplib::Client("127.0.0.1", (*server)->port()).Get(kJobs));
 }
 
+// /readyz: 200 while the data dir takes writes and has room; 503 naming the flag when the free
+// space is below --min-free-disk-mib (set above any disk here), while /healthz stays 200.
+TEST_F(ServerTest, ReadyzSaysWhetherNewWorkCanBeRecorded) {
+  auto server = Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto ready = client.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(std::to_string(ready->status) + " " + nlohmann::json::parse(ready->body).dump(),
+            "200 {\"status\":\"READY\"}");
+  server->reset();
+  options_.min_free_disk_mib = uint64_t{1} << 40;  // an exbibyte
+  server = Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  httplib::Client full("127.0.0.1", (*server)->port());
+  auto unready = full.Get("/readyz");
+  ASSERT_TRUE(unready);
+  EXPECT_EQ(unready->status, 503);
+  EXPECT_NE(unready->body.find("below the 1099511627776 MiB new work needs (--min-free-disk-mib)"),
+            std::string::npos)
+      << unready->body;
+  EXPECT_EQ(full.Get("/healthz")->status, 200);
+}
+
 TEST_F(ServerTest, RefusesASecondServerOnTheSameDataDirAndReleasesItOnDestruction) {
   auto first = Start();
   ASSERT_TRUE(first.ok()) << first.status().ToString();

@@ -98,6 +98,10 @@ void ServerProcess::Kill(int sig) {
   pid_ = -1;
 }
 
+void ServerProcess::Signal(int sig) {
+  if (pid_ > 0) ::kill(pid_, sig);
+}
+
 std::string ServerProcess::Stderr() const {
   try {
     return testing::ReadFileOrDie(stderr_path_);

@@ -39,6 +39,8 @@ class ServerProcess {
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
   // Sends `sig` and reaps the process.
   void Kill(int sig);
+  // Sends `sig` and returns (a signal the server answers without exiting: SIGHUP).
+  void Signal(int sig);
   std::string Stderr() const;
 
  private:

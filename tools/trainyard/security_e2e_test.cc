@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <csignal>
 #include <regex>
+#include <thread>
 
 #include "e2e_harness.h"
 
@@ -298,6 +300,54 @@ TEST_F(SecurityE2ETest, TlsWithASelfSignedCertificate) {
       "01 -1 gcloud " + std::string(std::filesystem::exists("/usr/bin/gcloud") ? "0" : "skipped"))
       << trusted.err;
   EXPECT_NE(untrusted.err.find("cannot reach"), std::string::npos) << untrusted.err;
+}
+
+// A renewed certificate is served after SIGHUP (systemctl reload; logrotate sends it too), without
+// a restart; one that does not load is refused and the previous one served on.
+TEST_F(SecurityE2ETest, SighupReloadsARenewedCertificateAndServesOn) {
+  const std::string cert = (dir_ / "cert.pem").string(), key = (dir_ / "key.pem").string();
+  auto make = [&](const std::string& name) {
+    auto made = testing::RunProcess(
+        {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout",
+         (dir_ / (name + ".key")).string(), "-out", (dir_ / (name + ".pem")).string()});
+    std::filesystem::copy_file(dir_ / (name + ".pem"), cert,
+                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(dir_ / (name + ".key"), key,
+                               std::filesystem::copy_options::overwrite_existing);
+    return made.exit_code == 0;
+  };
+  if (!make("old")) GTEST_SKIP() << "openssl cannot make a certificate";
+  StartServer({"--tls-cert", cert, "--tls-key", key});
+  const std::string https = "https://127.0.0.1:" + std::to_string(server_->port());
+  auto trusting = [&](const std::string& name) {
+    return Cli(https, {"ai", "custom-jobs", "list"},
+               {"TRAINYARD_CA_CERTS_FILE=" + (dir_ / (name + ".pem")).string()})
+        .exit_code;
+  };
+  ASSERT_EQ(trusting("old"), 0);
+  ASSERT_TRUE(make("new"));
+  EXPECT_EQ(trusting("new"), 1) << "served before the reload";
+  server_->Signal(SIGHUP);
+  std::string said;
+  for (int i = 0; i < 100 && said.find("SIGHUP") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    said = server_->Stderr();
+  }
+  EXPECT_NE(said.find("SIGHUP: reloaded the TLS certificate"), std::string::npos) << said;
+  EXPECT_EQ(std::to_string(trusting("new")) + std::to_string(trusting("old")), "01");
+
+  testing::WriteFileOrDie(cert, "not a certificate");
+  server_->Signal(SIGHUP);
+  for (int i = 0; i < 100 && said.find("still serving") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    said = server_->Stderr();
+  }
+  EXPECT_NE(said.find("cannot load the certificate and key (PEM files, the key matching the "
+                      "certificate); still serving the previous one"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(trusting("new"), 0);
 }
 
 }  // namespace

@@ -44,13 +44,15 @@ server::ServerOptions Options(const ServerFlags& f) {
 }
 
 // Serves until SIGINT or SIGTERM (or the listener fails). Running replicas keep running and are
-// re-adopted on the next start.
+// re-adopted on the next start. SIGHUP (systemctl reload, logrotate) reloads what Server::Reload
+// does and serves on.
 Status RunServer(const server::ServerOptions& options) {
   // Signals are taken by a dedicated thread (sigwait), so block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   TY_ASSIGN_OR_RETURN(std::unique_ptr<server::Server> server, server::Server::Start(options));
   std::cout << "Trainyard server listening on " << server->url() << std::endl;
@@ -62,7 +64,13 @@ Status RunServer(const server::ServerOptions& options) {
   std::atomic<bool> signalled{false};
   std::thread signal_thread([&] {
     int sig = 0;
-    sigwait(&signals, &sig);
+    while (sigwait(&signals, &sig) == 0 && sig == SIGHUP && !served) {
+      const Status reloaded = server->Reload();
+      std::cerr << "trainyard server: SIGHUP: "
+                << (reloaded.ok() ? "reloaded the TLS certificate (if any); serving on"
+                                  : reloaded.ToString())
+                << std::endl;
+    }
     signalled = true;
     if (served) return;
     std::cerr << "trainyard server: signal " << sig << ", shutting down (running replicas keep "
@@ -111,6 +119,9 @@ void AddStoreFlags(CLI::App* cmd, ServerFlags* f) {
                   "SQLite commit durability: normal (survives process crashes) or full (also "
                   "power loss; slower)")
       ->check(CLI::IsMember({"normal", "full"}))
+      ->capture_default_str();
+  cmd->add_option("--min-free-disk-mib", o.min_free_disk_mib,
+                  "GET /readyz answers 503 while the data dir has less than this free")
       ->capture_default_str();
   cmd->add_option("--staging-bucket", o.staging_bucket,
                   "gs://BUCKET[/PREFIX] where training pipelines whose trainingTaskInputs have no "
