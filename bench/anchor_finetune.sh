@@ -59,8 +59,8 @@ split_flags=(--training-file "$work/splits/train.csv" --validation-file "$work/s
 common=(--epochs "$epochs" --batch-size "$batch" --learning-rate "$lr" --max-length "$max_length")
 echo "checkpoint $checkpoint ($ckpt); 2400 train / 300 test rows; epochs $epochs, batch $batch, lr $lr, max length $max_length"
 
-# trainyard-bert's training-loop rate: its per-epoch lines ("time: S s") minus nothing else (the
-# validation is timed apart), over the samples it trained.
+# One trainyard-bert run; epoch_seconds sums its "End of epoch" times (each epoch's training and
+# validation), as article_main.py's does.
 trainyard() {  # NAME SEED FLAGS...
   local name=$1 seed=$2 start
   shift 2
@@ -72,7 +72,7 @@ import json, re, sys
 out, name, seed, ms = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 metrics = json.load(open(out + "/metrics.json"))
 log = open(out + ".log").read()
-loop = sum(float(s) for s in re.findall(r"End of epoch\s+\d+ - time: ([0-9.]+)s", log))
+loop = sum(float(s) for s in re.findall(r"End of epoch\s+\d+ - time:\s+([0-9.]+)s", log))
 print(json.dumps({"pipeline": name, "seed": seed, "test_accuracy": metrics["test"]["accuracy"],
                   "end_to_end_seconds": ms / 1000, "epoch_seconds": loop}))
 PY
