@@ -481,11 +481,16 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
     if (spec::IsTerminal(next)) job = Decorate(std::move(job));
     return Status::Ok();
   });
-  (void)result;  // NOT_FOUND: deleted meanwhile; ABORTED: nothing to write.
+  // NOT_FOUND: deleted meanwhile; ABORTED: nothing to write (ended already, and said so then).
+  if (result.ok()) Ended(*result);
+}
+
+void JobController::Ended(const CustomJob& job) const {
+  if (spec::IsTerminal(job.state) && options_.on_job_end) options_.on_job_end(job);
 }
 
 void JobController::MarkFailed(const std::string& name, int code, const std::string& message) {
-  (void)store_->Mutate(name, [&](CustomJob& job) {
+  auto result = store_->Mutate(name, [&](CustomJob& job) {
     if (spec::IsTerminal(job.state)) return NothingToWrite();
     auto now = clock_();
     job.state = JobState::kFailed;
@@ -495,6 +500,7 @@ void JobController::MarkFailed(const std::string& name, int code, const std::str
     spec::RecordStateChange(job, JobState::kFailed, now, message);
     return Status::Ok();
   });
+  if (result.ok()) Ended(*result);
   std::lock_guard lock(mu_);
   names_by_id_.erase(std::string(spec::LastSegment(name)));
 }

@@ -54,6 +54,9 @@ struct JobControllerOptions {
   // at create, as INVALID_ARGUMENT on jobSpec.baseOutputDirectory.outputUriPrefix with its
   // message. nullptr = no check (controllers under test without a bucket root).
   std::function<Status(const std::string& uri)> check_bucket;
+  // Called once per job, with the job as stored, when it reaches a terminal state (the server's
+  // metrics count it there: observability/server_metrics.h). nullptr = nobody is told.
+  std::function<void(const spec::CustomJob& job)> on_job_end;
 };
 
 struct LogPage {
@@ -121,6 +124,8 @@ class JobController {
   // Writes an executor status into the stored job (one transaction), respecting the state rules.
   void ApplyStatus(const std::string& name, const executor::GangStatus& status);
   void MarkFailed(const std::string& name, int code, const std::string& message);
+  // options_.on_job_end for a job just written in a terminal state.
+  void Ended(const spec::CustomJob& job) const;
   // Stores a new job (retrying with a fresh id on a collision unless `fixed_id`; `gang` follows
   // the id) and marks it as being submitted.
   Status StoreNew(const spec::LocationName& location, spec::CustomJob& job,

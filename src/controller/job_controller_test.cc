@@ -374,6 +374,25 @@ TEST_F(JobControllerTest, FailureRecordsTheExecutorReason) {
             "3 workerpool1 replica 1 exited with code 2 after 3 restarts");
 }
 
+// on_job_end hears of every job that ends, as stored (the server's metrics count there); a job
+// still running is not told of.
+TEST_F(JobControllerTest, EveryJobThatEndsIsToldOnceAsStored) {
+  std::vector<std::string> ended;
+  JobControllerOptions options;
+  options.on_job_end = [&](const CustomJob& job) {
+    ended.push_back(job.Id() + " " + std::string(spec::JobStateName(job.state)));
+  };
+  Restart(nullptr, options);
+  CustomJob failed = MustCreate();
+  ASSERT_TRUE(executor_->Advance(failed.Id(), GangState::kFailed, "replica exited").ok());
+  CustomJob cancelled = MustCreate();
+  ASSERT_TRUE(controller_->Cancel(cancelled.name).ok());  // the fake executor ends it at once
+  CustomJob running = MustCreate();
+  ASSERT_TRUE(executor_->Advance(running.Id(), GangState::kRunning).ok());
+  EXPECT_EQ(ended, (std::vector<std::string>{failed.Id() + " JOB_STATE_FAILED",
+                                             cancelled.Id() + " JOB_STATE_CANCELLED"}));
+}
+
 TEST_F(JobControllerTest, AConfigurationErrorIsAFailedPrecondition) {
   CustomJob job = MustCreate();
   ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());

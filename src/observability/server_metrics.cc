@@ -91,7 +91,10 @@ Status ServerMetrics::Collect() {
     oldest_wait_seconds_ = 0;
     allocated_cpus_ = 0;
     allocated_gpus_.clear();
+    std::set<std::string> listed;
     for (const spec::CustomJob& job : *jobs) {
+      listed.insert(job.name);
+      if (counted_.count(job.name)) continue;  // ended after this snapshot was taken
       current[job.name] = job.state;
       Observe(job);
       if (job.state == JobState::kQueued || job.state == JobState::kPending) {
@@ -119,6 +122,9 @@ Status ServerMetrics::Collect() {
       if (!current.count(name)) gone.push_back(name);
     }
     unfinished_ = std::move(current);
+    std::erase_if(counted_, [&](const auto& entry) {
+      return !listed.count(entry.first) && now - entry.second > std::chrono::minutes(1);
+    });
   }
   for (const std::string& name : gone) Finish(name);
   return Status::Ok();
@@ -128,12 +134,22 @@ Status ServerMetrics::Collect() {
 void ServerMetrics::Finish(const std::string& name) {
   auto job = store_->Get(name);
   std::lock_guard<std::mutex> lock(mu_);
-  if (job.ok()) {
+  if (job.ok() && !counted_.count(name)) {
     Observe(*job);
     ++finished_[std::string(spec::JobStateName(job->state))];
   }
   restarts_seen_.erase(name);
   started_seen_.erase(name);
+}
+
+void ServerMetrics::JobEnded(const spec::CustomJob& job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!counted_.emplace(job.name, clock_()).second) return;
+  Observe(job);
+  ++finished_[std::string(spec::JobStateName(job.state))];
+  unfinished_.erase(job.name);
+  restarts_seen_.erase(job.name);
+  started_seen_.erase(job.name);
 }
 
 std::string ServerMetrics::Render() {

@@ -1,11 +1,14 @@
 // ServerMetrics: what `trainyard server` exposes at GET /metrics (Prometheus text format; names
 // in docs/console.md#prometheus-metrics).
 //
-// Job figures come from polling the store's unfinished jobs (Collect(): at every scrape and, with
-// StartPolling, every interval in between), so counters and the start-latency histogram count
-// what this server process saw: a job that starts and ends between two polls is counted as
-// finished but not in the histogram. HTTP figures come from CountRequest, called by the HTTP
-// server for every exchange.
+// Finished jobs and their replica restarts are counted at the event: JobEnded, which the job
+// controller calls once when a job reaches a terminal state (JobControllerOptions::on_job_end),
+// so a job that crash-loops and fails between two polls is counted with every restart. Gauges
+// (jobs by state, queue, allocations) come from polling the store's unfinished jobs (Collect(): at
+// every scrape and, with StartPolling, every interval in between), which also counts, once, a job
+// that left the unfinished set without the event (ended under another server process); the
+// start-latency histogram counts the starts a poll or the event saw. HTTP figures come from
+// CountRequest, called by the HTTP server for every exchange.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -52,6 +55,10 @@ class ServerMetrics {
 
   void CountRequest(std::string_view method, std::string_view path, int status);
 
+  // `job` (terminal) ended: counts it in trainyard_jobs_finished_total, with its restarts and
+  // start latency if not seen yet. Once per job name; later calls and polls do not count it again.
+  void JobEnded(const spec::CustomJob& job);
+
   // Polls the store once and updates the job figures. The store's error when it fails (the
   // previous figures stay).
   Status Collect();
@@ -78,8 +85,12 @@ class ServerMetrics {
   // Jobs.
   std::map<std::string, spec::JobState> unfinished_;  // name -> state at the last poll
   std::map<std::string, int> restarts_seen_;          // name -> replica restarts counted
-  std::set<std::string> started_seen_;                // names whose start latency is counted
-  std::map<std::string, uint64_t> finished_;          // terminal state name -> count
+  // Jobs counted as finished (name -> when), which a poll may still list as unfinished (a
+  // snapshot taken before the end, also by a concurrent Collect): skipped by Collect, forgotten a
+  // minute after a poll no longer lists them.
+  std::map<std::string, TimePoint> counted_;
+  std::set<std::string> started_seen_;        // names whose start latency is counted
+  std::map<std::string, uint64_t> finished_;  // terminal state name -> count
   uint64_t restarts_total_ = 0;
   uint64_t collect_errors_ = 0;
   Histogram start_latency_;

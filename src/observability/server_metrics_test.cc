@@ -109,6 +109,43 @@ TEST(ServerMetricsTest, JobsQueueAllocationsLatencyRestartsAndFinishedJobs) {
             "customJobs/{id}\",code=\"404\"} 1\n");
 }
 
+// A job that crash-loops and fails between two polls: counted at the event with every restart,
+// once, whatever the polls around it saw (a poll whose snapshot still lists it included).
+TEST(ServerMetricsTest, AJobThatEndsBetweenPollsIsCountedAtTheEventOnce) {
+  store::MemoryJobStore store;
+  auto now = kT0 + seconds(10);
+  ServerMetrics metrics(&store, nullptr, [&] { return now; });
+  auto job = Job("7", JobState::kFailed, 1, "n1-standard-4");
+  job.trainyard_info = spec::TrainyardInfo{};
+  job.trainyard_info->replicas = {{0, 0, 1, 3}};
+  ASSERT_TRUE(store.Create(job).ok());
+  metrics.JobEnded(job);
+  metrics.JobEnded(job);  // told twice: counted once
+  ASSERT_TRUE(metrics.Collect().ok());
+  auto again = Job("8", JobState::kRunning, 1, "n1-standard-4");
+  ASSERT_TRUE(store.Create(again).ok());
+  ASSERT_TRUE(metrics.Collect().ok());  // seen running
+  again.state = JobState::kSucceeded;
+  metrics.JobEnded(again);  // the store still says RUNNING: a poll's stale snapshot
+  ASSERT_TRUE(metrics.Collect().ok());
+  ASSERT_TRUE(store
+                  .Mutate(again.name,
+                          [](spec::CustomJob& j) -> Status {
+                            j.state = JobState::kSucceeded;
+                            return Status::Ok();
+                          })
+                  .ok());
+  now += seconds(120);
+  const std::string text = metrics.Render();
+  EXPECT_EQ(Lines(text, {"trainyard_jobs_finished", "trainyard_replica_restarts"}),
+            "trainyard_jobs_finished_total{state=\"JOB_STATE_CANCELLED\"} 0\n"
+            "trainyard_jobs_finished_total{state=\"JOB_STATE_FAILED\"} 1\n"
+            "trainyard_jobs_finished_total{state=\"JOB_STATE_SUCCEEDED\"} 1\n"
+            "trainyard_replica_restarts_total 3\n");
+  EXPECT_EQ(Lines(metrics.Render(), {"trainyard_jobs_finished_total{state=\"JOB_STATE_SUCC"}),
+            "trainyard_jobs_finished_total{state=\"JOB_STATE_SUCCEEDED\"} 1\n");
+}
+
 TEST(ServerMetricsTest, RunningJobsAllocateTheirMachinesAndGpus) {
   store::MemoryJobStore store;
   auto resources = [](const spec::MachineSpec& m) { return ReplicaResources{4, 0, ""}; };

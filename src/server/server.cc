@@ -53,6 +53,8 @@ struct Server::Parts {
   // Replicas reach this server's Cloud Storage API (gs:// through the official clients, gcsfs);
   // its address is known once the port is bound, before any job is (re)submitted.
   std::shared_ptr<std::string> storage_host = std::make_shared<std::string>();
+  // Before the controllers: the job controller tells it of every job that ends.
+  std::unique_ptr<observability::ServerMetrics> metrics;
   std::unique_ptr<controller::JobController> jobs;
   std::unique_ptr<controller::TuningJobController> tuning;
   std::unique_ptr<controller::LegacyJobController> legacy;
@@ -63,7 +65,6 @@ struct Server::Parts {
   std::unique_ptr<controller::ResourceDirectory> directory;
   std::unique_ptr<api::ApiServer> api;
   std::unique_ptr<storage::FsObjectStore> object_store;
-  std::unique_ptr<observability::ServerMetrics> metrics;
   int port = 0;
   std::string url;
   std::thread serve_thread;
@@ -133,6 +134,11 @@ Status MakeControllers(Parts& p) {
   copts.kill_grace = std::chrono::seconds(o.kill_grace_seconds);
   copts.max_restarts = o.max_restarts;
   copts.check_bucket = [](const std::string& uri) { return CheckBucketExists(uri); };
+  p.metrics = std::make_unique<observability::ServerMetrics>(
+      p.store.get(), CatalogResources(machines::MachineCatalog::Default()));
+  copts.on_job_end = [metrics = p.metrics.get()](const spec::CustomJob& job) {
+    metrics->JobEnded(job);
+  };
   copts.service_env = [host = p.storage_host] {
     return std::map<std::string, std::string>{{"STORAGE_EMULATOR_HOST", *host}};
   };
@@ -201,8 +207,6 @@ Status MakeApi(Parts& p) {
   // Cloud Logging entries:list, for custom jobs and AI Platform jobs.
   cloud_logging::RegisterLoggingRoutes(p.api->routes(), p.jobs.get(), p.legacy.get());
   // Training curves, Prometheus metrics and the web console (src/observability).
-  p.metrics = std::make_unique<observability::ServerMetrics>(
-      p.store.get(), CatalogResources(machines::MachineCatalog::Default()));
   p.metrics->StartPolling(std::chrono::seconds(1));
   observability::RegisterScalarsRoute(p.api->routes(), p.jobs.get());
   observability::RegisterMetricsRoute(p.api->routes(), p.metrics.get());
