@@ -161,6 +161,9 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
     }
   }
   if (options_.audit == nullptr) return;
+  // A Prometheus server scrapes every few seconds: its served scrapes would be most of the log.
+  // A refused one is still recorded.
+  if (allowed.ok() && req.method == "GET" && req.path == "/metrics") return;
   auth::AuditEntry entry;
   entry.time = options_.clock();
   entry.token_id = token_id;

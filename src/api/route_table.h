@@ -7,7 +7,8 @@
 //   2. with a TokenStore (`trainyard server --auth`): no or a bad `Authorization: Bearer` token is
 //      401 UNAUTHENTICATED; a token without the route's access on the project in the path
 //      (/v1/projects/{p}/...) is 403 PERMISSION_DENIED — both as google.rpc.Status bodies;
-//   3. with an AuditLog: the request, its token and its final HTTP status are appended.
+//   3. with an AuditLog: the request, its token and its final HTTP status are appended (not for
+//      a served GET /metrics: a Prometheus scrape every few seconds would be most of the log).
 // routes() lists every route, so tests (and GET /v1/routes) can enumerate what the server serves.
 #pragma once
 
@@ -106,7 +107,8 @@ class RouteTable {
   Handler Wrap(RouteSpec spec, Handler handler, ProjectOf project_of = nullptr);
   ReaderHandler WrapReader(RouteSpec spec, ReaderHandler handler);
   void Record(const RouteSpec& spec);
-  // Checks the caller, runs `serve` when allowed (an error response otherwise), then audits.
+  // Checks the caller, runs `serve` when allowed (an error response otherwise), then audits
+  // (every request of a non-public route but a served GET /metrics: scrapes would flood the log).
   void Serve(const RouteSpec& spec, const ProjectOf& project_of, const httplib::Request& req,
              httplib::Response& res, const std::function<void()>& serve) const;
   // OK when the caller of `req` may perform `spec` on `project`; 401/403 Status otherwise.

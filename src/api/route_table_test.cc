@@ -31,6 +31,7 @@ class RouteTableTest : public ::testing::Test {
     routes_->Get("/v1/projects/([^/]+)/things", Access::kRead, ok);
     routes_->Post("/v1/projects/([^/]+)/things", Access::kWrite, ok);
     routes_->Get("/v1/global", Access::kAdmin, ok);
+    routes_->Get("/metrics", Access::kRead, ok);
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -76,7 +77,7 @@ TEST_F(RouteTableTest, ChecksTokenRoleAndProjectOnEveryDeclaredRoute) {
             "200 200 403 403 403\n"
             "200 200 403 200 403\n"
             "200 200 200 200 200\n");
-  EXPECT_EQ(routes_->routes().size(), 4u);
+  EXPECT_EQ(routes_->routes().size(), 5u);
 }
 
 TEST_F(RouteTableTest, AuditsEveryNonPublicRequestWithItsResult) {
@@ -85,6 +86,8 @@ TEST_F(RouteTableTest, AuditsEveryNonPublicRequestWithItsResult) {
   Call("GET", "/v1/projects/alpha/things", viewer);
   Call("POST", "/v1/projects/alpha/things", viewer);
   Call("GET", "/v1/projects/alpha/things", "Bearer-less garbage");
+  Call("GET", "/metrics", viewer);  // a served scrape: not recorded
+  Call("GET", "/metrics", "");      // a refused one is
   std::string rows;
   auto entries = audit_->Query({});  // held: a range-for over *Query() would dangle
   ASSERT_TRUE(entries.ok()) << entries.status();
@@ -92,7 +95,9 @@ TEST_F(RouteTableTest, AuditsEveryNonPublicRequestWithItsResult) {
     rows += e.method + " " + e.project + " " + e.access + " " + std::to_string(e.http_status) +
             " " + (e.token_id == "-" ? "-" : "token") + "\n";
   }
-  EXPECT_EQ(rows, "GET alpha read 200 token\nPOST alpha write 403 token\nGET alpha read 401 -\n");
+  EXPECT_EQ(rows,
+            "GET alpha read 200 token\nPOST alpha write 403 token\nGET alpha read 401 -\n"
+            "GET  read 401 -\n");
 }
 
 TEST(ProjectOfPathTest, OnlyProjectAndLocationPaths) {
