@@ -134,7 +134,9 @@ Status ServerMetrics::Collect() {
 void ServerMetrics::Finish(const std::string& name) {
   auto job = store_->Get(name);
   std::lock_guard<std::mutex> lock(mu_);
-  if (job.ok() && !counted_.count(name)) {
+  // Recorded as counted too: the job controller's JobEnded for this job may still be on its way
+  // (the store is written before the controller tells the metrics).
+  if (job.ok() && counted_.emplace(name, clock_()).second) {
     Observe(*job);
     ++finished_[std::string(spec::JobStateName(job->state))];
   }

@@ -135,15 +135,29 @@ TEST(ServerMetricsTest, AJobThatEndsBetweenPollsIsCountedAtTheEventOnce) {
                             return Status::Ok();
                           })
                   .ok());
+  // Job 9: a poll sees it end before the controller's event arrives; the event does not recount.
+  auto late = Job("9", JobState::kRunning, 1, "n1-standard-4");
+  ASSERT_TRUE(store.Create(late).ok());
+  ASSERT_TRUE(metrics.Collect().ok());
+  late.state = JobState::kSucceeded;
+  ASSERT_TRUE(store
+                  .Mutate(late.name,
+                          [](spec::CustomJob& j) -> Status {
+                            j.state = JobState::kSucceeded;
+                            return Status::Ok();
+                          })
+                  .ok());
+  ASSERT_TRUE(metrics.Collect().ok());
+  metrics.JobEnded(late);
   now += seconds(120);
   const std::string text = metrics.Render();
   EXPECT_EQ(Lines(text, {"trainyard_jobs_finished", "trainyard_replica_restarts"}),
             "trainyard_jobs_finished_total{state=\"JOB_STATE_CANCELLED\"} 0\n"
             "trainyard_jobs_finished_total{state=\"JOB_STATE_FAILED\"} 1\n"
-            "trainyard_jobs_finished_total{state=\"JOB_STATE_SUCCEEDED\"} 1\n"
+            "trainyard_jobs_finished_total{state=\"JOB_STATE_SUCCEEDED\"} 2\n"
             "trainyard_replica_restarts_total 3\n");
   EXPECT_EQ(Lines(metrics.Render(), {"trainyard_jobs_finished_total{state=\"JOB_STATE_SUCC"}),
-            "trainyard_jobs_finished_total{state=\"JOB_STATE_SUCCEEDED\"} 1\n");
+            "trainyard_jobs_finished_total{state=\"JOB_STATE_SUCCEEDED\"} 2\n");
 }
 
 TEST(ServerMetricsTest, RunningJobsAllocateTheirMachinesAndGpus) {
