@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   trainyard::cli::RegisterModelsCommands(*ai, &exit_code);        // the model registry
   trainyard::cli::RegisterAutomlCommands(app, &exit_code);
   trainyard::cli::RegisterAiPlatformCommands(app, &exit_code);  // AI Platform Training
+  CLI::App* admin = app.add_subcommand("admin", "Operate the server: retention, backups");
+  admin->require_subcommand(1);
+  trainyard::cli::RegisterAdminGcCommand(*admin, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
