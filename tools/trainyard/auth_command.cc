@@ -69,9 +69,9 @@ void AddTarget(CLI::App* cmd, Target* t) {
 class TokenAdmin {
  public:
   virtual ~TokenAdmin() = default;
-  // `ttl` is --expires as given: the API is sent it rather than spec.expire_time, so that the
-  // server's clock counts it.
-  virtual StatusOr<json> Create(const auth::TokenSpec& spec, std::optional<std::string> ttl) = 0;
+  // `ttl` is --expires as given (none: until revoked), counted from now by the clock of whoever
+  // stores the token; spec.expire_time is not used.
+  virtual StatusOr<json> Create(auth::TokenSpec spec, std::optional<std::string> ttl) = 0;
   virtual StatusOr<std::vector<json>> List(const std::string& project) = 0;
   virtual StatusOr<json> SetExpiry(const std::string& id, const std::string& ttl) = 0;
   virtual StatusOr<json> Revoke(const std::string& id) = 0;
@@ -82,7 +82,11 @@ class FileTokenAdmin : public TokenAdmin {
  public:
   explicit FileTokenAdmin(std::unique_ptr<auth::TokenStore> tokens) : tokens_(std::move(tokens)) {}
 
-  StatusOr<json> Create(const auth::TokenSpec& spec, std::optional<std::string>) override {
+  StatusOr<json> Create(auth::TokenSpec spec, std::optional<std::string> ttl) override {
+    if (ttl) {
+      TY_ASSIGN_OR_RETURN(std::chrono::seconds life, auth::ParseTokenLifetime(*ttl));
+      spec.expire_time = now_ + life;
+    }
     TY_ASSIGN_OR_RETURN(auth::NewToken made, tokens_->Create(spec, now_));
     json out = auth::TokenToJson(made.info, now_);
     out["secret"] = made.secret;
@@ -115,7 +119,7 @@ class ApiTokenAdmin : public TokenAdmin {
  public:
   explicit ApiTokenAdmin(std::unique_ptr<ApiClient> client) : client_(std::move(client)) {}
 
-  StatusOr<json> Create(const auth::TokenSpec& spec, std::optional<std::string> ttl) override {
+  StatusOr<json> Create(auth::TokenSpec spec, std::optional<std::string> ttl) override {
     json body = {{"project", spec.project},
                  {"role", std::string(auth::RoleName(spec.role))},
                  {"description", spec.description},
@@ -219,8 +223,7 @@ void AddCreateToken(CLI::App& auth_cmd, int* exit_code) {
       auth::TokenSpec spec{f->project, *auth::ParseRole(f->role), f->description, f->owner};
       std::optional<std::string> ttl;
       if (!f->expires.empty()) {
-        TY_ASSIGN_OR_RETURN(std::chrono::seconds life, auth::ParseTokenLifetime(f->expires));
-        spec.expire_time = std::chrono::system_clock::now() + life;
+        TY_RETURN_IF_ERROR(auth::ParseTokenLifetime(f->expires).status());  // before connecting
         ttl = f->expires;
       }
       TY_ASSIGN_OR_RETURN(auto admin, Connect(f->target));
