@@ -66,8 +66,10 @@ std::multimap<std::string, std::string> SplitQuery(const std::string& target) {
 RouteTable::RouteTable(httplib::Server& server, AuthOptions options)
     : server_(server), options_(std::move(options)) {}
 
-void RouteTable::Get(const std::string& pattern, auth::Access access, Handler handler) {
-  server_.Get(HttplibRegex(pattern), Wrap({"GET", pattern, access}, std::move(handler)));
+void RouteTable::Get(const std::string& pattern, auth::Access access, Handler handler,
+                     ProjectOf project_of) {
+  server_.Get(HttplibRegex(pattern),
+              Wrap({"GET", pattern, access}, std::move(handler), std::move(project_of)));
 }
 
 void RouteTable::Post(const std::string& pattern, auth::Access access, Handler handler,

@@ -90,8 +90,9 @@ class RouteTable {
   // `server`, options.tokens and options.audit must outlive the table.
   RouteTable(httplib::Server& server, AuthOptions options);
 
-  void Get(const std::string& pattern, auth::Access access, Handler handler);
   // `project_of`, when set, replaces ProjectOfPath for this route.
+  void Get(const std::string& pattern, auth::Access access, Handler handler,
+           ProjectOf project_of = nullptr);
   void Post(const std::string& pattern, auth::Access access, Handler handler,
             ProjectOf project_of = nullptr);
   void Put(const std::string& pattern, auth::Access access, Handler handler);

@@ -265,6 +265,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   RecordAdmissionNotes(job, executor_->AdmissionNotes(gang), now);
   TY_RETURN_IF_ERROR(StoreNew(location, job, gang, /*fixed_id=*/!id.empty()));
   Announce(job, 0);
+  if (Hold(job, gang)) return Decorate(job);
   return HandOver(job, gang);
 }
 
@@ -380,7 +381,8 @@ Status JobController::Cancel(const std::string& name) {
   }
   Status s = executor_->Cancel(id);
   if (s.code() == StatusCode::kNotFound) {
-    // The executor never got the gang (or lost it): nothing runs, so the job ends here.
+    // The executor never got the gang (held, or lost): nothing runs, so the job ends here.
+    Unhold(id);
     FinishCancelled(name, id);
     return Status::Ok();
   }
@@ -575,6 +577,7 @@ Status JobController::Start() {
       continue;
     }
     if (job.state == JobState::kQueued && !std::filesystem::exists(gang->job_dir)) {
+      if (Hold(job, *gang)) continue;
       if (Status s = executor_->Submit(*gang); !s.ok()) {
         MarkFailed(job.name, static_cast<int>(s.code()),
                    "could not be queued again after a server restart: " + s.message());

@@ -122,6 +122,15 @@ class JobController {
                                                         const std::string& id, int64_t after,
                                                         int limit);
 
+  // Draining (job_controller_drain.cc): while on, a created job is stored QUEUED (with a step
+  // saying why) but not handed to the executor, and neither is a queued job found at Start;
+  // running jobs run on. Turning it off hands every held job to the executor, oldest first,
+  // skipping those cancelled meanwhile, and returns how many were handed over. Call before
+  // Start to begin drained. Thread-safe.
+  size_t SetDraining(bool draining);
+  bool draining() const;
+  size_t held_jobs() const;
+
  private:
   StatusOr<executor::GangSpec> BuildGang(const spec::CustomJob& job) const;
   // Delete's work on the job dir: a tombstone, then everything but the log goes.
@@ -134,6 +143,11 @@ class JobController {
   // Writes an executor status into the stored job (one transaction), respecting the state rules.
   void ApplyStatus(const std::string& name, const executor::GangStatus& status);
   void MarkFailed(const std::string& name, int code, const std::string& message);
+  // Holds a just-stored job instead of handing it over when draining; false when it must be
+  // handed over (not draining, or a cancel came meanwhile: HandOver settles that).
+  bool Hold(const spec::CustomJob& job, const executor::GangSpec& gang);
+  // Drops a held job (cancelled); no-op for others.
+  void Unhold(const std::string& id);
   // options_.on_job_step for each step a write added to the job's history (the write began with
   // `steps_before` steps appended: spec::TrainyardInfo::steps_appended).
   void Announce(const spec::CustomJob& job, int64_t steps_before) const;
@@ -157,7 +171,7 @@ class JobController {
   JobControllerOptions options_;
   Clock clock_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::string, std::string> names_by_id_;  // unfinished jobs known to the executor
   // Ids of jobs Create is handing to the executor (from just before the job is stored until
   // Executor::Submit has returned), and those of them a Cancel arrived for meanwhile: the
@@ -165,6 +179,13 @@ class JobController {
   std::set<std::string> submitting_;
   std::set<std::string> cancel_while_submitting_;
   uint64_t last_id_ = 0;
+  // Draining: jobs stored but held back from the executor, oldest first.
+  struct HeldJob {
+    std::string name;
+    executor::GangSpec gang;
+  };
+  bool draining_ = false;
+  std::vector<HeldJob> held_;
 };
 
 }  // namespace trainyard::controller

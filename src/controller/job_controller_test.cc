@@ -36,7 +36,7 @@ class JobControllerTest : public ::testing::Test {
   // A new controller over the same store (a server restart), with a fresh executor; replicas run
   // as `users` say (nullptr: the server's user).
   void Restart(const ReplicaUsers* users = nullptr,
-               JobControllerOptions options = JobControllerOptions{}) {
+               JobControllerOptions options = JobControllerOptions{}, bool drained = false) {
     executor_ = std::make_unique<executor::FakeExecutor>();
     options.jobs_dir = dir_ / "jobs";
     options.replica_users = users;
@@ -47,6 +47,7 @@ class JobControllerTest : public ::testing::Test {
           return 0.24 + (m.accelerator_type == "NVIDIA_TESLA_T4" ? 0.40 * m.accelerator_count : 0);
         },
         options, [this] { return clock_.now; });
+    if (drained) controller_->SetDraining(true);
     ASSERT_TRUE(controller_->Start().ok());
   }
 
@@ -469,6 +470,36 @@ TEST_F(JobControllerTest, ADeletedJobsLogStaysReadableByItsProjectOnly) {
   EXPECT_EQ(std::to_string(own->size()) + " " + std::to_string(other->size()) + " " +
                 std::to_string(reaching->size()),
             "1 0 0");
+}
+
+// Draining: jobs are accepted and stored but not started until an admin resumes the server.
+TEST_F(JobControllerTest, WhileDrainingJobsAreHeldQueuedWithTheReasonAndStartOnResume) {
+  controller_->SetDraining(true);
+  CustomJob held = MustCreate();
+  CustomJob cancelled = MustCreate();
+  ASSERT_TRUE(controller_->Cancel(cancelled.name).ok());
+  const auto history = controller_->Get(held.name)->trainyard_info->state_history;
+  EXPECT_EQ(State(held) + " " + State(cancelled) + " " +
+                std::to_string(executor_->submitted().size()) + " " +
+                std::to_string(controller_->held_jobs()) + " " +
+                history.back().detail.substr(0, 36),
+            "JOB_STATE_QUEUED JOB_STATE_CANCELLED 0 1 held: the server is draining and sta");
+  EXPECT_EQ(controller_->SetDraining(false), 1u);
+  ASSERT_EQ(executor_->submitted().size(), 1u);
+  EXPECT_EQ(executor_->submitted()[0].job_name, held.name);
+  EXPECT_EQ(controller_->held_jobs(), 0u);
+}
+
+TEST_F(JobControllerTest, AServerStartedDrainedHoldsTheQueuedJobsItFinds) {
+  controller_->SetDraining(true);
+  CustomJob job = MustCreate();
+  Restart(nullptr, JobControllerOptions{}, /*drained=*/true);
+  EXPECT_EQ(std::to_string(executor_->submitted().size()) + " " +
+                std::to_string(controller_->held_jobs()),
+            "0 1");
+  controller_->SetDraining(false);
+  EXPECT_EQ(executor_->submitted().size(), 1u);
+  EXPECT_EQ(State(job), "JOB_STATE_QUEUED");
 }
 
 TEST_F(JobControllerTest, SubmitFailureAfterStoringMarksTheJobFailed) {

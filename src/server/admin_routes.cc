@@ -22,19 +22,49 @@ StatusOr<bool> DryRunOf(const httplib::Request& req) {
   return body.value("dryRun", false);
 }
 
+// A body that is empty or {}: the drain and resume calls take no fields.
+Status CheckEmptyBody(const httplib::Request& req) {
+  if (req.body.empty()) return Status::Ok();
+  TY_ASSIGN_OR_RETURN(json body, ParseJson(req.body));
+  if (!body.is_object()) return InvalidArgumentError("the body must be a JSON object");
+  if (!body.empty()) {
+    return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" +
+                                body.begin().key() + "\": Cannot find field.");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-void RegisterAdminRoutes(api::RouteTable& routes, Retention* retention) {
-  // Server-wide: only an admin of every project may run it.
+void RegisterAdminRoutes(api::RouteTable& routes, AdminControls controls) {
+  // Server-wide: only an admin of every project may call them.
   const api::ProjectOf every_project = [](const httplib::Request&) { return std::string("*"); };
-  routes.Post("/v1/admin:gc", auth::Access::kAdmin,
-              api::Guarded([retention](const httplib::Request& req) -> StatusOr<json> {
-                TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
-                TY_ASSIGN_OR_RETURN(bool dry_run, DryRunOf(req));
-                TY_ASSIGN_OR_RETURN(GcReport report, retention->Collect(dry_run));
-                return report.ToJson();
-              }),
-              every_project);
+  routes.Post(
+      "/v1/admin:gc", auth::Access::kAdmin,
+      api::Guarded([retention = controls.retention](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+        TY_ASSIGN_OR_RETURN(bool dry_run, DryRunOf(req));
+        TY_ASSIGN_OR_RETURN(GcReport report, retention->Collect(dry_run));
+        return report.ToJson();
+      }),
+      every_project);
+  for (const bool draining : {true, false}) {
+    routes.Post(draining ? "/v1/admin:drain" : "/v1/admin:resume", auth::Access::kAdmin,
+                api::Guarded([set = controls.set_draining,
+                              draining](const httplib::Request& req) -> StatusOr<json> {
+                  TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+                  TY_RETURN_IF_ERROR(CheckEmptyBody(req));
+                  return set(draining);
+                }),
+                every_project);
+  }
+  routes.Get(
+      "/v1/admin:status", auth::Access::kAdmin,
+      api::Guarded([status = controls.status](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+        return status();
+      }),
+      every_project);
 }
 
 }  // namespace trainyard::server

@@ -84,3 +84,22 @@ Status DataDir::LetOthersPassThrough() const {
 }
 
 }  // namespace trainyard::server
+
+namespace trainyard::server {
+
+bool DataDir::Draining() const { return std::filesystem::exists(path_ / "draining"); }
+
+Status DataDir::SetDraining(bool draining) const {
+  const std::filesystem::path marker = path_ / "draining";
+  if (draining) {
+    TY_RETURN_IF_ERROR(WriteFileAtomic(marker, "drained by an admin; trainyard admin resume\n"));
+    return FsyncPath(path_);
+  }
+  if (::unlink(marker.c_str()) != 0 && errno != ENOENT) {
+    return UnavailableError("cannot remove the drain marker " + marker.string() + ": " +
+                            std::strerror(errno));
+  }
+  return FsyncPath(path_);
+}
+
+}  // namespace trainyard::server

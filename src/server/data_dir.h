@@ -5,7 +5,8 @@
 //   - the databases in it (*.db and SQLite's -wal/-shm/-journal) are the server's alone: 0600;
 //   - when replicas run as other users, the dir and its jobs/ pass them through (0711) to their
 //     work dirs without letting them list or read it.
-// Layout: <dir>/jobs/ (one work dir per job), jobs.db, auth.db, images.yaml (optional).
+// Layout: <dir>/jobs/ (one work dir per job), jobs.db, auth.db, images.yaml (optional),
+// draining (the drain marker).
 #pragma once
 
 #include <filesystem>
@@ -41,6 +42,12 @@ class DataDir {
   // chmod 0711 on the dir and jobs/: other users may pass through, not list. FAILED_PRECONDITION
   // naming the dir.
   Status LetOthersPassThrough() const;
+
+  // The drain marker (<dir>/draining): present while an admin has the server drained, so a
+  // restart stays drained until `trainyard admin resume`. Written temp-then-rename and synced.
+  bool Draining() const;
+  // UNAVAILABLE naming the marker when it cannot be written or removed.
+  Status SetDraining(bool draining) const;
 
  private:
   DataDir(std::filesystem::path path, int lock_fd) : path_(std::move(path)), lock_fd_(lock_fd) {}

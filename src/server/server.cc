@@ -274,8 +274,9 @@ std::vector<std::string> ExecutorRegistries() {
   return registries;
 }
 
-// Retention of old job files, operations and audit rows (retention.h), and its admin route.
-void MakeRetention(Parts& p) {
+// Retention of old job files, operations and audit rows (retention.h), draining, and the admin
+// routes over them (admin_routes.h).
+Status MakeAdmin(Parts& p) {
   RetentionParts parts;
   parts.data_dir = p.data_dir.path();
   parts.jobs_dir = p.data_dir.jobs_dir();
@@ -284,7 +285,30 @@ void MakeRetention(Parts& p) {
   parts.operations = p.operations.get();
   parts.audit = p.auth.audit.get();
   p.retention = std::make_unique<Retention>(p.options.retention, std::move(parts));
-  RegisterAdminRoutes(p.api->routes(), p.retention.get());
+  // Before the job controller starts: the queued jobs it finds are held too.
+  if (p.options.drain) TY_RETURN_IF_ERROR(p.data_dir.SetDraining(true));
+  if (p.data_dir.Draining()) p.jobs->SetDraining(true);
+  AdminControls controls;
+  controls.retention = p.retention.get();
+  controls.status = [&p] {
+    return nlohmann::json{{"draining", p.jobs->draining()},
+                          {"heldJobs", p.jobs->held_jobs()},
+                          {"version", p.options.version}};
+  };
+  controls.set_draining = [&p,
+                           status = controls.status](bool draining) -> StatusOr<nlohmann::json> {
+    // Durable first: a resume that is not recorded must not start jobs a restart would hold.
+    TY_RETURN_IF_ERROR(p.data_dir.SetDraining(draining));
+    const size_t started = p.jobs->SetDraining(draining);
+    p.log->Log(LogLevel::kInfo, "drain",
+               draining ? "draining: new jobs are held"
+                        : "resumed: started " + std::to_string(started) + " held jobs");
+    nlohmann::json out = status();
+    if (!draining) out["startedJobs"] = started;
+    return out;
+  };
+  RegisterAdminRoutes(p.api->routes(), std::move(controls));
+  return Status::Ok();
 }
 
 // The address replicas use to reach the server: the listening host, or this machine's name when
@@ -329,7 +353,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   TY_RETURN_IF_ERROR(StartExecutor(*parts));
   TY_RETURN_IF_ERROR(MakeControllers(*parts));
   TY_RETURN_IF_ERROR(MakeApi(*parts));
-  MakeRetention(*parts);
+  TY_RETURN_IF_ERROR(MakeAdmin(*parts));
   // On a failure from here on, ~Parts stops what was started (executor, metrics) in reverse.
   TY_RETURN_IF_ERROR(BindAndStart(*parts));
   Parts* p = parts.get();

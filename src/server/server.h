@@ -56,6 +56,10 @@ struct ServerOptions {
   std::string staging_bucket = "gs://trainyard-staging";
   // What is removed once old (retention.h), and how often the server looks.
   RetentionPolicy retention;
+  // Start drained: new jobs are stored and held, not started, until `trainyard admin resume`
+  // (admin_routes.h). A server drained through the API stays drained across restarts.
+  bool drain = false;
+  std::string version;             // this build's version, for GET /v1/admin:status
   std::ostream* log = &std::cerr;  // start-up notes and warnings; must outlive Start
   // The server's log of events: requests, job steps, retention, reloads (server_log.h).
   ServerLogOptions server_log;

@@ -22,8 +22,9 @@ void RegisterAuthCommands(CLI::App& app, int* exit_code);
 // (ai_platform_command.cc).
 void RegisterAiPlatformCommands(CLI::App& app, int* exit_code);
 
-// trainyard admin gc (admin_gc_command.cc), under the `admin` command main.cc makes.
-void RegisterAdminGcCommand(CLI::App& admin, int* exit_code);
+// trainyard admin gc|drain|resume|status (admin_service_commands.cc), under the `admin`
+// command main.cc makes.
+void RegisterAdminServiceCommands(CLI::App& admin, int* exit_code);
 
 // "ERROR: (trainyard.ai.custom-jobs.create) INVALID_ARGUMENT: message" on stderr, like gcloud.
 void PrintError(const std::string& command, const std::string& message);

@@ -33,6 +33,14 @@ int main(int argc, char** argv) {
       },
       "File holding the bearer token sent to the server (also $TRAINYARD_ACCESS_TOKEN_FILE, "
       "$CLOUDSDK_AUTH_ACCESS_TOKEN_FILE, or the token itself in $TRAINYARD_ACCESS_TOKEN)");
+  // Flags from a file (TOML/INI), a section per command: `[server]` then `port = 8080`,
+  // `log-ttl = "30d"` (docs/operations.md). Accepted anywhere on the line (fallthrough), so
+  // `trainyard server --config FILE` works; flags on the command line win; an unknown key is an
+  // error naming it.
+  app.set_config("--config", "",
+                 "TOML/INI file of flags: a [server] section with one `flag-name = value` per "
+                 "line (docs/operations.md); command-line flags override it");
+  app.allow_config_extras(CLI::config_extras_mode::error);
   trainyard::cli::RegisterServerCommand(app, &exit_code);
   trainyard::cli::RegisterAuthCommands(app, &exit_code);
   CLI::App* ai = app.add_subcommand("ai", "Vertex AI-compatible commands");
@@ -44,9 +52,9 @@ int main(int argc, char** argv) {
   trainyard::cli::RegisterModelsCommands(*ai, &exit_code);        // the model registry
   trainyard::cli::RegisterAutomlCommands(app, &exit_code);
   trainyard::cli::RegisterAiPlatformCommands(app, &exit_code);  // AI Platform Training
-  CLI::App* admin = app.add_subcommand("admin", "Operate the server: retention, backups");
+  CLI::App* admin = app.add_subcommand("admin", "Operate the server: retention, draining, backups");
   admin->require_subcommand(1);
-  trainyard::cli::RegisterAdminGcCommand(*admin, &exit_code);
+  trainyard::cli::RegisterAdminServiceCommands(*admin, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

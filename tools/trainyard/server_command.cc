@@ -41,6 +41,7 @@ server::ServerOptions Options(const ServerFlags& f) {
   o.sync_full = f.sync == "full";
   if (f.auth || f.no_auth) o.auth = f.auth;
   o.executors = &f.executors;
+  o.version = TRAINYARD_VERSION;
   return o;
 }
 
@@ -119,6 +120,10 @@ void AddStoreFlags(CLI::App* cmd, ServerFlags* f) {
   cmd->add_option("--min-free-disk-mib", o.min_free_disk_mib,
                   "GET /readyz answers 503 while the data dir has less than this free")
       ->capture_default_str();
+  cmd->add_flag("--drain", o.drain,
+                "Start drained: jobs are accepted and held QUEUED, not started, until `trainyard "
+                "admin resume` (a server drained with `trainyard admin drain` stays drained "
+                "across restarts)");
   cmd->add_option("--staging-bucket", o.staging_bucket,
                   "gs://BUCKET[/PREFIX] where training pipelines whose trainingTaskInputs have no "
                   "baseOutputDirectory write (<staging>/aiplatform-custom-training-<id>/), as the "

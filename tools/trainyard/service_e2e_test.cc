@@ -114,7 +114,10 @@ TEST_F(ServiceE2ETest, TheServerRunsRetentionEveryGcInterval) {
   StartServer({"--work-dir-ttl", "1s", "--gc-interval", "2s"});
   const std::string name = RunJob("periodic");
   const fs::path job_dir = dir_ / "data" / "jobs" / name.substr(name.rfind('/') + 1);
-  for (int i = 0; i < 100 && fs::exists(job_dir / "work"); ++i) {
+  // The pass removes first and logs after: wait for both.
+  for (int i = 0; i < 100 && (fs::exists(job_dir / "work") ||
+                              server_->Stderr().find("INFO retention") == std::string::npos);
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(Entries(job_dir), "logs");
@@ -153,6 +156,50 @@ TEST_F(ServiceE2ETest, TheLogHasRequestsAndJobStepsAsJsonAndIsReopenedOnSighup) 
   Http(server_->port(), "GET", "/v1/" + name);
   EXPECT_NE(testing::ReadFileOrDie(log_file).find("\"path\":\"/v1/" + name + "\""),
             std::string::npos);
+}
+
+// Drained, the server accepts jobs and holds them; a restart stays drained; resume starts them.
+TEST_F(ServiceE2ETest, DrainHoldsNewJobsAcrossARestartUntilResume) {
+  StartServer({});
+  ASSERT_EQ(Run({"admin", "drain"}).exit_code, 0);
+  json body = {{"displayName", "held"},
+               {"jobSpec",
+                {{"workerPoolSpecs",
+                  {{{"machineSpec", {{"machineType", "e2-standard-2"}}},
+                    {"replicaCount", 1},
+                    {"containerSpec", {{"imageUri", "local"}, {"command", {"true"}}}}}}}}}};
+  HttpResult created =
+      Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body.dump());
+  ASSERT_EQ(created.status, 200) << created.body.dump();
+  const std::string name = created.body.value("name", "");
+  server_.reset();  // SIGTERM
+  StartServer({});
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  auto status = Run({"admin", "status"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  const json held = json::parse(status.out);
+  EXPECT_EQ(Http(server_->port(), "GET", "/v1/" + name).body.value("state", "") + " " +
+                held["draining"].dump() + " " + held["heldJobs"].dump(),
+            "JOB_STATE_QUEUED true 1");
+  auto resumed = Run({"admin", "resume"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(json::parse(resumed.out).value("startedJobs", -1), 1);
+  EXPECT_EQ(WaitForJob(server_->port(), name, {}).value("state", ""), "JOB_STATE_SUCCEEDED");
+}
+
+// `--config FILE`: a [server] section of flags; the command line wins; an unknown key is named.
+TEST_F(ServiceE2ETest, AConfigFileSetsServerFlagsAndAnUnknownKeyIsRefused) {
+  testing::WriteFileOrDie(dir_ / "server.toml", "[server]\nlog-format = \"json\"\nlog-file = \"" +
+                                                    (dir_ / "server.log").string() +
+                                                    "\"\ngc-interval = \"0\"\n");
+  StartServer({"--config", (dir_ / "server.toml").string()});
+  Http(server_->port(), "GET", std::string("/v1/") + kParent + "/customJobs");
+  EXPECT_NE(testing::ReadFileOrDie(dir_ / "server.log").find("\"event\":\"request\""),
+            std::string::npos);
+  testing::WriteFileOrDie(dir_ / "bad.toml", "[server]\nlog-tll = \"30d\"\n");
+  auto bad = Cli("http://127.0.0.1:1", {"server", "--config", (dir_ / "bad.toml").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("log-tll"), std::string::npos) << bad.err;
 }
 
 TEST_F(ServiceE2ETest, ABadTtlFlagIsAUsageErrorNamingIt) {
