@@ -4,6 +4,7 @@
 //   trainyard ai models list|describe|upload|list-version|delete|delete-version
 //   trainyard storage buckets create|list|describe|delete, ls, cp SRC... DST (through the server)
 //   trainyard auth create-token|list-tokens|revoke-token|audit-log
+//   trainyard admin backup|restore  (operator commands on the data dir)
 //   trainyard gcloud-env        (export lines for gcloud and Google's SDKs)
 //   trainyard ai-platform jobs submit training|describe|list|cancel|stream-logs
 #include <csignal>
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
       "$CLOUDSDK_AUTH_ACCESS_TOKEN_FILE, or the token itself in $TRAINYARD_ACCESS_TOKEN)");
   trainyard::cli::RegisterServerCommand(app, &exit_code);
   trainyard::cli::RegisterAuthCommands(app, &exit_code);
+  CLI::App* admin = trainyard::cli::AddAdminCommand(app, &exit_code);
+  trainyard::cli::RegisterAdminBackupCommands(*admin, &exit_code);
   CLI::App* ai = app.add_subcommand("ai", "Vertex AI-compatible commands");
   ai->require_subcommand(1);
   trainyard::cli::RegisterCustomJobsCommands(*ai, &exit_code);
