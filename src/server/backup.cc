@@ -61,8 +61,7 @@ Status FillBackup(const fs::path& data_dir, const fs::path& staging, BackupManif
   }
   if (fs::is_regular_file(data_dir / "images.yaml", ec)) {
     int64_t bytes = 0;
-    TY_RETURN_IF_ERROR(
-        CopyRegularFile(data_dir / "images.yaml", staging / "images.yaml", &bytes));
+    TY_RETURN_IF_ERROR(CopyRegularFile(data_dir / "images.yaml", staging / "images.yaml", &bytes));
     if (bytes >= 0) {
       ++m->files.files;
       m->files.bytes += bytes;

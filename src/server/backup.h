@@ -76,9 +76,9 @@ StatusOr<BackupManifest> VerifyBackup(const std::filesystem::path& backup,
                                       const std::map<std::string, int>& latest);
 
 struct RestoreOptions {
-  bool force = false;               // move a non-empty data dir's content aside first
+  bool force = false;  // move a non-empty data dir's content aside first
   std::map<std::string, int> latest = KnownSchemaVersions();
-  TimePoint now;                    // names the dir content is moved aside to
+  TimePoint now;  // names the dir content is moved aside to
 };
 
 struct RestoreResult {

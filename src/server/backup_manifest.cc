@@ -34,7 +34,8 @@ StatusOr<BackupDatabase> DatabaseFromJson(const json& j, const std::string& wher
   }
   d.schema_version = j.value("schemaVersion", 0);
   d.bytes = j.value("bytes", int64_t{0});
-  for (const auto& [table, count] : j.value("rows", json::object()).items()) {
+  const json rows = j.value("rows", json::object());  // items() must not outlive it
+  for (const auto& [table, count] : rows.items()) {
     d.rows[table] = count.is_number_integer() ? count.get<int64_t>() : 0;
   }
   return d;
@@ -66,15 +67,14 @@ std::string EncodeManifest(const BackupManifest& m) {
 StatusOr<BackupManifest> DecodeManifest(const std::string& text, const std::string& where) {
   const json j = json::parse(text, nullptr, false);
   if (!j.is_object()) return Bad(where, "it is not a JSON object");
-  if (j.value("format", "") != kManifestFormat) return Bad(where, "\"format\" is not " +
-                                                                      std::string(kManifestFormat));
+  if (j.value("format", "") != kManifestFormat)
+    return Bad(where, "\"format\" is not " + std::string(kManifestFormat));
   const int version = j.value("formatVersion", 0);
   if (version != kManifestFormatVersion) {
-    return FailedPreconditionError(where + " has formatVersion " + std::to_string(version) +
-                                   "; this trainyard reads " +
-                                   std::to_string(kManifestFormatVersion) +
-                                   ": restore it with the trainyard that wrote it (" +
-                                   j.value("trainyardVersion", "unknown") + ")");
+    return FailedPreconditionError(
+        where + " has formatVersion " + std::to_string(version) + "; this trainyard reads " +
+        std::to_string(kManifestFormatVersion) + ": restore it with the trainyard that wrote it (" +
+        j.value("trainyardVersion", "unknown") + ")");
   }
   BackupManifest m;
   m.trainyard_version = j.value("trainyardVersion", "");

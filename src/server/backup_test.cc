@@ -51,6 +51,7 @@ class BackupTest : public ::testing::Test {
   void SetUp() override {
     dir_ = testing::MakeTestDir();
     data_ = dir_ / "data";
+    fs::create_directories(data_);
     auto store = store::SqliteJobStore::Open(data_ / "jobs.db");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
@@ -95,11 +96,12 @@ TEST_F(BackupTest, CopiesEveryDatabaseAndJobFileWithTheirModesAndListsWhatItSkip
   std::sort(names.begin(), names.end());
   std::string listing;
   for (const auto& n : names) listing += n + " ";
-  EXPECT_EQ(Summary(*m) + " | " + listing,
-            "auth.db v0 tokens=1; jobs.db v4 job_labels=0 jobs=1 resources=0 tuning_jobs=0; 3 "
-            "files 15 bytes; skipped jobs/1/work/etc symlink /etc; skipped jobs/1/work/pipe fifo "
-            "| MANIFEST.json:644 auth.db:600 images.yaml:644 jobs.db:600 jobs:755 jobs/1:755 "
-            "jobs/1/logs:755 jobs/1/logs/replica.log:640 jobs/1/work:751 jobs/1/work/out.txt:644 ");
+  EXPECT_EQ(
+      Summary(*m) + " | " + listing,
+      "auth.db v0 tokens=1; jobs.db v4 job_labels=0 jobs=1 resources=0 tuning_jobs=0; 3 "
+      "files 15 bytes; skipped jobs/1/work/etc symlink /etc; skipped jobs/1/work/pipe fifo "
+      "| MANIFEST.json:644 auth.db:600 images.yaml:644 jobs.db:600 jobs/1/logs/replica.log:640 "
+      "jobs/1/logs:755 jobs/1/work/out.txt:644 jobs/1/work:751 jobs/1:755 jobs:755 ");
   EXPECT_EQ(Mode(dir_ / "backup"), "700");
   auto decoded = DecodeManifest(testing::ReadFileOrDie(dir_ / "backup/MANIFEST.json"), "m");
   ASSERT_TRUE(decoded.ok()) << decoded.status();
@@ -166,10 +168,11 @@ TEST_F(BackupTest, RestoreMovesContentAsideOnlyWithForce) {
       RestoreDataDir(dir_ / "backup", data_, {false, KnownSchemaVersions(), kNow})
           .status()
           .ToString();
-  EXPECT_EQ(refused, "FAILED_PRECONDITION: --data-dir " + data_.string() +
-                         " is not empty (auth.db, images.yaml, jobs, jobs.db, ...); restore into "
-                         "a new dir, or pass --force to move its content aside to " +
-                         data_.string() + ".before-restore-<time>");
+  EXPECT_EQ(refused,
+            "FAILED_PRECONDITION: --data-dir " + data_.string() +
+                " is not empty (auth.db, auth.db-shm, auth.db-wal, images.yaml, ...); restore into "
+                "a new dir, or pass --force to move its content aside to " +
+                data_.string() + ".before-restore-<time>");
   testing::WriteFileOrDie(data_ / "jobs/2/new.txt", "after the backup");
   auto r = RestoreDataDir(dir_ / "backup", data_, {true, KnownSchemaVersions(), kNow});
   ASSERT_TRUE(r.ok()) << r.status();
@@ -200,11 +203,13 @@ TEST_F(BackupTest, RestoreRefusesADamagedOrIncompleteBackupBeforeTouchingTheData
   {
     std::FILE* f = std::fopen((dir_ / "backup/jobs.db").c_str(), "r+b");
     ASSERT_NE(f, nullptr);
-    std::fseek(f, 4096 + 100, SEEK_SET);
-    std::fwrite("garbage garbage garbage garbage", 1, 31, f);
+    const std::string garbage(3 * 4096, 'U');  // pages 2-4: the first tables' b-trees
+    std::fseek(f, 4096, SEEK_SET);
+    std::fwrite(garbage.data(), 1, garbage.size(), f);
     std::fclose(f);
   }
-  const std::string damaged = VerifyBackup(dir_ / "backup", KnownSchemaVersions()).status().ToString();
+  const std::string damaged =
+      VerifyBackup(dir_ / "backup", KnownSchemaVersions()).status().ToString();
   EXPECT_TRUE(damaged.starts_with("FAILED_PRECONDITION: " + (dir_ / "backup/jobs.db").string() +
                                   " fails PRAGMA integrity_check"))
       << damaged;

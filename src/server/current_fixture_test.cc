@@ -61,10 +61,9 @@ std::string ReadJobsDb(store::SqliteJobStore& s) {
     if (!records.ok()) return records.status().ToString();
     items.clear();
     for (const auto& r : *records) {
-      items.push_back(r.display_name + " state=" + std::to_string(r.state) +
-                      (r.body.contains("versionAliases")
-                           ? " aliases=" + r.body["versionAliases"].dump()
-                           : ""));
+      items.push_back(
+          r.display_name + " state=" + std::to_string(r.state) +
+          (r.body.contains("versionAliases") ? " aliases=" + r.body["versionAliases"].dump() : ""));
     }
     out += std::string("; ") + kind + ": " + Join(items);
   }
@@ -79,8 +78,8 @@ std::string ReadAuthDb(const fs::path& path) {
   if (!list.ok()) return list.status().ToString();
   std::string out = "tokens:";
   for (const auto& t : *list) {
-    out += " " + t.project + " " + std::string(auth::RoleName(t.role)) +
-           (t.revoked ? " revoked" : "");
+    out +=
+        " " + t.project + " " + std::string(auth::RoleName(t.role)) + (t.revoked ? " revoked" : "");
   }
   auto audit = auth::AuditLog::Open(path);
   if (!audit.ok()) return audit.status().ToString();
@@ -114,10 +113,20 @@ TEST(CurrentFixtureTest, EveryReleasedDataDirOpensWithTodaysCodeAndReadsBack) {
     }
     auto store = store::SqliteJobStore::Open(dir / "jobs.db");
     ASSERT_TRUE(store.ok()) << store.status();
-    EXPECT_EQ(ReadJobsDb(**store),
-              "customJobs: fixture-job JOB_STATE_SUCCEEDED team=nlp; hpTuningJobs: fixture-study "
-              "JOB_STATE_SUCCEEDED 2 trials; trainingPipelines: ; models: ; modelVersions: ");
-    EXPECT_EQ(ReadAuthDb(dir / "auth.db"), "tokens: p1 admin; audit starts: ");
+    EXPECT_EQ(
+        ReadJobsDb(**store),
+        "customJobs: fixture-job JOB_STATE_SUCCEEDED team=nlp, fixture-pipeline-custom-job "
+        "JOB_STATE_SUCCEEDED trainyard-training-pipeline=*, fixture-study trial 1 "
+        "JOB_STATE_SUCCEEDED trainyard-hp-tuning-job=* trainyard-trial=*, fixture-study trial "
+        "2 JOB_STATE_SUCCEEDED trainyard-hp-tuning-job=* trainyard-trial=*; hpTuningJobs: "
+        "fixture-study JOB_STATE_SUCCEEDED 2 trials; trainingPipelines: fixture-pipeline "
+        "state=4; models: fixture-model state=0 aliases=[\"default\"], fixture-pipeline-model "
+        "state=0 aliases=[\"default\"]; modelVersions: fixture-model state=0 "
+        "aliases=[\"candidate\"], fixture-model state=0 aliases=[\"default\"], "
+        "fixture-pipeline-model state=0 aliases=[\"default\"]");
+    EXPECT_EQ(
+        ReadAuthDb(dir / "auth.db"),
+        "tokens: p1 admin; audit starts: POST /v1/projects/p1/locations/us-central1/customJobs");
     // A backup for each database an upgrade step ran on, named after the version it was at.
     std::vector<std::string> expected, found;
     for (const auto& [db, version] : before) {

@@ -48,7 +48,8 @@ Status CheckDatabase(const fs::path& backup, const BackupDatabase& db, const Bac
                                    " says " + std::to_string(db.schema_version) +
                                    ": the backup was changed after it was written");
   }
-  if (auto known = latest.find(db.file); known != latest.end() && db.schema_version > known->second) {
+  if (auto known = latest.find(db.file);
+      known != latest.end() && db.schema_version > known->second) {
     return FailedPreconditionError(
         path.string() + " is at schema " + std::to_string(db.schema_version) +
         ", newer than this trainyard reads (" + std::to_string(known->second) +
@@ -112,10 +113,12 @@ Status CopyBackup(const fs::path& backup, const BackupManifest& m, const fs::pat
 // "<dir>.before-restore-20261122T024152Z" (with -2, -3, ... if taken); made empty, 0700.
 StatusOr<fs::path> MakeAsideDir(const fs::path& dir, TimePoint now) {
   std::string stamp = FormatTimestamp(now).substr(0, 19) + "Z";
-  stamp.erase(std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }),
-              stamp.end());
+  stamp.erase(
+      std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }),
+      stamp.end());
   for (int n = 1; n < 100; ++n) {
-    fs::path aside = dir.string() + ".before-restore-" + stamp + (n > 1 ? "-" + std::to_string(n) : "");
+    fs::path aside =
+        dir.string() + ".before-restore-" + stamp + (n > 1 ? "-" + std::to_string(n) : "");
     if (::mkdir(aside.c_str(), 0700) == 0) return aside;
     if (errno != EEXIST) {
       return UnavailableError("cannot create " + aside.string() + ": " + std::strerror(errno) +

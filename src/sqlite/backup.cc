@@ -36,8 +36,8 @@ void RemoveTemp(const fs::path& tmp) {
 // read transaction of the source.
 Status BackupInto(sqlite3* from, const fs::path& tmp) {
   sqlite3* dest = nullptr;
-  if (sqlite3_open_v2(tmp.c_str(), &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                      nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(tmp.c_str(), &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
     std::string msg = dest ? sqlite3_errmsg(dest) : "out of memory";
     sqlite3_close(dest);
     return UnavailableError("cannot create " + tmp.string() + ": " + msg);
@@ -60,6 +60,13 @@ Status BackupInto(sqlite3* from, const fs::path& tmp) {
       status = UnavailableError(std::string("cannot copy: ") + sqlite3_errstr(rc) + " (" +
                                 sqlite3_errmsg(dest) + ")");
     }
+  }
+  // The copy takes the source's WAL mode with its pages; a rollback-journal file is one
+  // self-contained file that read-only openers leave no -wal/-shm beside (a server that opens
+  // it sets WAL again).
+  if (status.ok() &&
+      sqlite3_exec(dest, "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    status = UnavailableError(std::string("cannot finish the copy: ") + sqlite3_errmsg(dest));
   }
   if (sqlite3_close(dest) != SQLITE_OK && status.ok()) {
     status = UnavailableError("cannot close " + tmp.string());

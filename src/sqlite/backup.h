@@ -15,7 +15,8 @@
 namespace trainyard::sqlite {
 
 // Copies the "main" database of `from` to the file `to`: written to "<to>.tmp.<pid>", fsynced,
-// renamed over `to` (the directory fsynced), mode 0600 (databases hold token hashes and jobs'
+// renamed over `to` (the directory fsynced), in rollback-journal mode (one self-contained file;
+// whoever opens it may set WAL again), mode 0600 (databases hold token hashes and jobs'
 // specs). Whoever reads `to` sees a whole copy or nothing. On failure the temp file is removed,
 // `to` is untouched and the error is UNAVAILABLE naming `to` and the free space where it goes
 // (a full disk is the usual cause). `from` must not be inside a transaction this call would see

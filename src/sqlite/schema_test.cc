@@ -121,12 +121,13 @@ TEST(SchemaTest, AnUpgradeWhoseBackupCannotBeWrittenIsRefusedAndTheFileStaysAsIt
   ASSERT_EQ(::chmod(dir.c_str(), 0555), 0);
   Status s = MigrateFile(dir / "t.db", kTwoSteps);
   ::chmod(dir.c_str(), 0755);
-  const std::string expected = "UNAVAILABLE: refusing to upgrade t.db from schema 1 to 2 without "
-                               "its backup " +
-                               (dir / "t.db.pre-v1.bak").string() +
-                               "; free space there and start again (cannot write the database "
-                               "copy " +
-                               (dir / "t.db.pre-v1.bak").string() + " (";
+  const std::string expected =
+      "UNAVAILABLE: refusing to upgrade t.db from schema 1 to 2 without "
+      "its backup " +
+      (dir / "t.db.pre-v1.bak").string() +
+      "; free space there and start again (cannot write the database "
+      "copy " +
+      (dir / "t.db.pre-v1.bak").string() + " (";
   EXPECT_EQ(s.ToString().substr(0, expected.size()), expected) << s;
   EXPECT_NE(s.message().find(" MiB free in " + dir.string()), std::string::npos) << s;
   EXPECT_EQ(Files(dir) + " | " + Tables(dir / "t.db") + " " + Rows(dir / "t.db", "a"),

@@ -74,8 +74,7 @@ void AddBackup(CLI::App& admin, int* exit_code) {
                   "The server's --data-dir (default /var/lib/trainyard/server as root, else "
                   "~/.trainyard/server)");
   cmd->callback(Local("trainyard.admin.backup", exit_code, [f]() -> Status {
-    const std::string data_dir =
-        f->data_dir.empty() ? server::DefaultServerDataDir() : f->data_dir;
+    const std::string data_dir = f->data_dir.empty() ? server::DefaultServerDataDir() : f->data_dir;
     const auto start = std::chrono::steady_clock::now();
     TY_ASSIGN_OR_RETURN(
         server::BackupManifest m,
@@ -110,12 +109,11 @@ void AddRestore(CLI::App& admin, int* exit_code) {
     options.now = std::chrono::system_clock::now();
     TY_ASSIGN_OR_RETURN(server::RestoreResult r,
                         server::RestoreDataDir(f->dir, f->data_dir, options));
-    const std::string data_dir =
-        f->data_dir.empty() ? server::DefaultServerDataDir() : f->data_dir;
+    const std::string data_dir = f->data_dir.empty() ? server::DefaultServerDataDir() : f->data_dir;
     std::printf("Restored %s (taken %s by trainyard %s from %s) into %s in %.2f s:\n",
                 f->dir.c_str(), r.manifest.create_time.c_str(),
-                r.manifest.trainyard_version.c_str(), r.manifest.data_dir.c_str(),
-                data_dir.c_str(), SecondsSince(start));
+                r.manifest.trainyard_version.c_str(), r.manifest.data_dir.c_str(), data_dir.c_str(),
+                SecondsSince(start));
     PrintManifest(r.manifest);
     if (!r.moved_aside.empty()) {
       std::printf("The previous content of %s is in %s.\n", data_dir.c_str(),

@@ -24,8 +24,8 @@ class BackupRestoreE2ETest : public ::testing::Test {
   }
 
   std::unique_ptr<ServerProcess> Start(const fs::path& data_dir) {
-    std::vector<std::string> args = {"--executor", "local", "--kill-grace-seconds", "1",
-                                     "--gpus", "0"};
+    std::vector<std::string> args = {"--executor", "local",  "--kill-grace-seconds",
+                                     "1",          "--gpus", "0"};
     if (!HaveLocalExecutor()) args = {"--executor", "fake", "--fake-run-ms", "200"};
     std::string error;
     auto server = ServerProcess::Start(data_dir, args, &error, Env());
@@ -65,10 +65,11 @@ TEST_F(BackupRestoreE2ETest, ABackupTakenWhileServingRestoresEveryResource) {
   auto token = Run(*server, {"auth", "create-token", "--data-dir", (dir_ / "data").string(),
                              "--project", "p1", "--role", "editor"});
   ASSERT_EQ(token.exit_code, 0) << token.err;
-  auto created = Run(*server, {"ai", "custom-jobs", "create", "--display-name=kept",
-                               "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,"
-                               "container-image-uri=local",
-                               "--command=^|^sh|-c|echo hello from the job", "--format=value(name)"});
+  auto created =
+      Run(*server, {"ai", "custom-jobs", "create", "--display-name=kept",
+                    "--worker-pool-spec=machine-type=n1-standard-4,replica-count=1,"
+                    "container-image-uri=local",
+                    "--command=^|^sh|-c|echo hello from the job", "--format=value(name)"});
   ASSERT_EQ(created.exit_code, 0) << created.err;
   const std::string job = created.out.substr(0, created.out.find('\n'));
   WaitForJob(server->port(), job, {});
@@ -94,13 +95,14 @@ TEST_F(BackupRestoreE2ETest, ABackupTakenWhileServingRestoresEveryResource) {
   server.reset();  // SIGTERM
 
   auto restored = Cli("http://127.0.0.1:9", {"admin", "restore", (dir_ / "backup").string(),
-                                            "--data-dir", (dir_ / "restored").string()});
+                                             "--data-dir", (dir_ / "restored").string()});
   ASSERT_EQ(restored.exit_code, 0) << restored.err;
   std::cout << restored.out;
   auto again = Start(dir_ / "restored");
   ASSERT_NE(again, nullptr);
   EXPECT_EQ(Resources(*again, dir_ / "restored", job), before);
-  EXPECT_EQ(before.substr(job.size()), " JOB_STATE_SUCCEEDED\nlogs ok | models kept-model\n| tokens p1")
+  EXPECT_EQ(before.substr(job.size()),
+            " JOB_STATE_SUCCEEDED\nlogs ok | models kept-model\n| tokens p1")
       << (HaveLocalExecutor() ? "" : "fake executor");
 }
 
