@@ -46,6 +46,28 @@ std::vector<fs::path> DatabaseFiles(const fs::path& data_dir) {
   return out;
 }
 
+// Copies one top-level entry of the data dir (not a database) into `staging`.
+Status CopyEntry(const fs::path& from, const fs::path& staging, TreeCopyStats* stats) {
+  const std::string name = from.filename().string();
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(from, ec);
+  if (fs::is_directory(st)) return CopyTree(from, staging / name, stats);
+  if (fs::is_regular_file(st)) {
+    int64_t bytes = 0;
+    TY_RETURN_IF_ERROR(CopyRegularFile(from, staging / name, &bytes));
+    if (bytes >= 0) {
+      ++stats->files;
+      stats->bytes += bytes;
+    }
+    return Status::Ok();
+  }
+  if (fs::exists(st)) {
+    stats->skipped.push_back({name, fs::is_symlink(st) ? "symlink" : "special file",
+                              fs::is_symlink(st) ? fs::read_symlink(from, ec).string() : ""});
+  }
+  return Status::Ok();
+}
+
 Status FillBackup(const fs::path& data_dir, const fs::path& staging, BackupManifest* m) {
   // Databases first: their rows are what a restored server trusts; the job files after them can
   // only be newer (backup.h).
@@ -55,18 +77,14 @@ Status FillBackup(const fs::path& data_dir, const fs::path& staging, BackupManif
     TY_ASSIGN_OR_RETURN(BackupDatabase facts, ReadDatabaseFacts(copy));
     m->databases.push_back(std::move(facts));
   }
+  std::vector<fs::path> entries;
   std::error_code ec;
-  if (fs::is_directory(data_dir / "jobs", ec)) {
-    TY_RETURN_IF_ERROR(CopyTree(data_dir / "jobs", staging / "jobs", &m->files));
+  for (const auto& e : fs::directory_iterator(data_dir, ec)) {
+    if (IsBackedUpFile(e.path().filename().string())) entries.push_back(e.path());
   }
-  if (fs::is_regular_file(data_dir / "images.yaml", ec)) {
-    int64_t bytes = 0;
-    TY_RETURN_IF_ERROR(CopyRegularFile(data_dir / "images.yaml", staging / "images.yaml", &bytes));
-    if (bytes >= 0) {
-      ++m->files.files;
-      m->files.bytes += bytes;
-    }
-  }
+  if (ec) return UnavailableError("cannot list " + data_dir.string() + ": " + ec.message());
+  std::sort(entries.begin(), entries.end());
+  for (const fs::path& e : entries) TY_RETURN_IF_ERROR(CopyEntry(e, staging, &m->files));
   return WriteFileAtomic(staging / kManifestFile, EncodeManifest(*m));
 }
 
@@ -84,6 +102,14 @@ Status Commit(const fs::path& staging, const fs::path& dest) {
 }
 
 }  // namespace
+
+bool IsBackedUpFile(const std::string& name) {
+  for (const char* suffix : {".db", ".db-wal", ".db-shm", ".db-journal", ".bak"}) {
+    if (name.ends_with(suffix)) return false;
+  }
+  return name != "server.lock" && name != "pip-cache" && name != kManifestFile &&
+         !name.starts_with(".") && name.find(".tmp.") == std::string::npos;
+}
 
 std::map<std::string, int> KnownSchemaVersions() {
   // auth.db joins this map once it has schema steps of its own.

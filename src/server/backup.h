@@ -8,11 +8,12 @@
 //                   "bytes"}, "skipped": [{"path", "kind", "target"}]}
 //   *.db            every database of the data dir (jobs.db, auth.db, ...), each one consistent
 //                   snapshot taken with SQLite's online backup API (sqlite/backup.h)
-//   jobs/           each job's files (logs, replica work dirs, executor state), with their modes,
-//                   owners and times; symbolic links and special files are listed in "skipped",
-//                   never followed
-//   images.yaml     when the data dir has one
-// Not copied: server.lock, the pre-upgrade copies (*.bak), pip-cache/ (a cache) and anything else.
+//   everything else of the data dir (IsBackedUpFile): jobs/ (each job's logs, replica work
+//                   dirs, executor state), the executors' job-dir registries (executor/, slurm/),
+//                   images.yaml, ... with their modes, owners and times; symbolic links and special
+//                   files are listed in "skipped", never followed
+// Not copied: server.lock, the databases' -wal/-shm/-journal files (the copies hold their
+// content), the pre-upgrade copies (*.bak), pip-cache/ (a cache), dot files and temp files.
 //
 // A backup may be taken while a server serves the data dir (it takes no lock). Each database is
 // consistent on its own, but the job files are copied after the databases: a job that runs during
@@ -47,7 +48,7 @@ struct BackupManifest {
   std::string create_time;  // RFC 3339
   std::string data_dir;     // where it was taken from
   std::vector<BackupDatabase> databases;
-  TreeCopyStats files;  // jobs/ and images.yaml
+  TreeCopyStats files;  // everything but the databases and the manifest
 };
 
 struct BackupOptions {
@@ -64,13 +65,17 @@ StatusOr<BackupManifest> BackupDataDir(const std::filesystem::path& data_dir,
                                        const std::filesystem::path& dest,
                                        const BackupOptions& options);
 
+// Whether a top-level entry of the data dir named `name` is copied by BackupDataDir besides the
+// databases (*.db, copied with the online backup API).
+bool IsBackedUpFile(const std::string& name);
+
 // The newest schema this binary reads, per database file: {"jobs.db": 4}. A database not named
 // is not checked here (the server's own open still refuses one from a newer Trainyard).
 std::map<std::string, int> KnownSchemaVersions();
 
 // Checks the backup dir `backup` without changing anything: MANIFEST.json reads; every database
 // it lists is there, passes PRAGMA integrity_check and is at the manifest's schema version, which
-// `latest` does not exceed; jobs/ holds the manifest's file count and bytes. Returns the
+// `latest` does not exceed; the other files add up to the manifest's count and bytes. Returns the
 // manifest. FAILED_PRECONDITION naming the file and what is wrong otherwise.
 StatusOr<BackupManifest> VerifyBackup(const std::filesystem::path& backup,
                                       const std::map<std::string, int>& latest);
@@ -90,8 +95,9 @@ struct RestoreResult {
 // VerifyBackup first; then takes the data dir's lock (DataDir::Lock: FAILED_PRECONDITION while a
 // server uses it); the data dir must be empty (server.lock and an empty jobs/ aside) unless
 // `force`, which moves its content (never deletes it) into "<data_dir>.before-restore-<time>".
-// The copy is built inside the data dir and renamed into place; databases end 0600. Errors name
-// the path and the fix.
+// The copy is built inside the data dir and renamed into place; databases end 0600. When the
+// backup was taken from another path, the executors' job-dir registries (gang_record.h) are
+// pointed at the restored job dirs. Errors name the path and the fix.
 StatusOr<RestoreResult> RestoreDataDir(const std::filesystem::path& backup,
                                        const std::filesystem::path& data_dir,
                                        const RestoreOptions& options);

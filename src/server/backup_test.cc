@@ -198,8 +198,8 @@ TEST_F(BackupTest, RestoreRefusesADamagedOrIncompleteBackupBeforeTouchingTheData
   fs::remove(dir_ / "backup/jobs/1/work/out.txt");
   EXPECT_EQ(VerifyBackup(dir_ / "backup", KnownSchemaVersions()).status().ToString(),
             "FAILED_PRECONDITION: " + (dir_ / "backup").string() +
-                " holds 2 job files (9 bytes) but MANIFEST.json says 3 (15 bytes): the backup is "
-                "incomplete or was changed; restore another one");
+                " holds 2 files (9 bytes) besides its databases but MANIFEST.json says 3 (15 "
+                "bytes): the backup is incomplete or was changed; restore another one");
   {
     std::FILE* f = std::fopen((dir_ / "backup/jobs.db").c_str(), "r+b");
     ASSERT_NE(f, nullptr);

@@ -8,16 +8,35 @@
 #include <cstring>
 
 #include "common/file_util.h"
+#include "executor/gang_record.h"
 #include "server/backup.h"
 #include "server/backup_manifest.h"
 #include "server/data_dir.h"
 #include "sqlite/backup.h"
 #include "sqlite/sqlite.h"
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+#include "local_executor/local_executor_state.h"
+#endif
+#ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
+#include "slurm/slurm_executor_state.h"
+#endif
 
 namespace trainyard::server {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The job-dir registries of the executors this build has.
+std::vector<const char*> JobDirRegistries() {
+  std::vector<const char*> out;
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+  out.push_back(executor::kLocalRegistry);
+#endif
+#ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
+  out.push_back(slurm::kSlurmRegistry);
+#endif
+  return out;
+}
 
 Status CheckIntegrity(const fs::path& path) {
   sqlite3* db = nullptr;
@@ -59,21 +78,39 @@ Status CheckDatabase(const fs::path& backup, const BackupDatabase& db, const Bac
   return Status::Ok();
 }
 
+// The backup's entries other than the manifest and the databases it lists: what BackupDataDir
+// copied with CopyTree / CopyRegularFile.
+std::vector<fs::path> FileEntries(const fs::path& backup, const BackupManifest& m) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(backup, ec)) {
+    const std::string name = e.path().filename().string();
+    bool listed = name == kManifestFile;
+    for (const BackupDatabase& db : m.databases) listed = listed || db.file == name;
+    if (!listed && IsBackedUpFile(name)) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Status CheckFiles(const fs::path& backup, const BackupManifest& m) {
   TreeCopyStats found;
   std::error_code ec;
-  if (fs::is_directory(backup / "jobs", ec)) {
-    TY_ASSIGN_OR_RETURN(found, CountTree(backup / "jobs"));
-  }
-  if (fs::is_regular_file(backup / "images.yaml", ec)) {
-    ++found.files;
-    found.bytes += static_cast<int64_t>(fs::file_size(backup / "images.yaml", ec));
+  for (const fs::path& e : FileEntries(backup, m)) {
+    if (fs::is_directory(fs::symlink_status(e, ec))) {
+      TY_ASSIGN_OR_RETURN(TreeCopyStats tree, CountTree(e));
+      found.files += tree.files;
+      found.bytes += tree.bytes;
+    } else if (fs::is_regular_file(fs::symlink_status(e, ec))) {
+      ++found.files;
+      found.bytes += static_cast<int64_t>(fs::file_size(e, ec));
+    }
   }
   if (found.files != m.files.files || found.bytes != m.files.bytes) {
     return FailedPreconditionError(
-        backup.string() + " holds " + std::to_string(found.files) + " job files (" +
-        std::to_string(found.bytes) + " bytes) but " + kManifestFile + " says " +
-        std::to_string(m.files.files) + " (" + std::to_string(m.files.bytes) +
+        backup.string() + " holds " + std::to_string(found.files) + " files (" +
+        std::to_string(found.bytes) + " bytes) besides its databases but " + kManifestFile +
+        " says " + std::to_string(m.files.files) + " (" + std::to_string(m.files.bytes) +
         " bytes): the backup is incomplete or was changed; restore another one");
   }
   return Status::Ok();
@@ -93,19 +130,39 @@ std::vector<fs::path> Content(const fs::path& dir) {
   return out;
 }
 
-// The backup's databases, jobs/ and images.yaml copied into `staging`.
+// The backup's databases and files copied into `staging`.
 Status CopyBackup(const fs::path& backup, const BackupManifest& m, const fs::path& staging) {
   for (const BackupDatabase& db : m.databases) {
     TY_RETURN_IF_ERROR(sqlite::CopyDatabaseFile(backup / db.file, staging / db.file));
   }
+  TreeCopyStats stats;
   std::error_code ec;
-  if (fs::is_directory(backup / "jobs", ec)) {
-    TreeCopyStats stats;
-    TY_RETURN_IF_ERROR(CopyTree(backup / "jobs", staging / "jobs", &stats));
+  for (const fs::path& e : FileEntries(backup, m)) {
+    const fs::path to = staging / e.filename();
+    if (fs::is_directory(fs::symlink_status(e, ec))) {
+      TY_RETURN_IF_ERROR(CopyTree(e, to, &stats));
+    } else if (fs::is_regular_file(fs::symlink_status(e, ec))) {
+      int64_t bytes = 0;
+      TY_RETURN_IF_ERROR(CopyRegularFile(e, to, &bytes));
+    }
   }
-  if (fs::is_regular_file(backup / "images.yaml", ec)) {
-    int64_t bytes = 0;
-    TY_RETURN_IF_ERROR(CopyRegularFile(backup / "images.yaml", staging / "images.yaml", &bytes));
+  return Status::Ok();
+}
+
+// The executors remember each job's dir by its absolute path (gang_record.h), so that logs of
+// ended jobs read after a restart; a backup taken from another data dir names dirs there.
+Status RelocateJobDirs(const fs::path& old_dir, const fs::path& new_dir) {
+  if (old_dir.empty() || old_dir == new_dir) return Status::Ok();
+  const std::string old_prefix = old_dir.string() + "/";
+  std::error_code ec;
+  for (const char* registry : JobDirRegistries()) {
+    for (const auto& e : fs::directory_iterator(new_dir / registry / "jobs", ec)) {
+      const std::string job_id = e.path().filename().string();
+      auto job_dir = executor::LookupJobDir(new_dir, registry, job_id);
+      if (!job_dir.ok() || !job_dir->string().starts_with(old_prefix)) continue;
+      TY_RETURN_IF_ERROR(executor::RegisterJobDir(
+          new_dir, registry, job_id, new_dir / job_dir->string().substr(old_prefix.size())));
+    }
   }
   return Status::Ok();
 }
@@ -218,6 +275,7 @@ StatusOr<RestoreResult> RestoreDataDir(const fs::path& backup, const fs::path& d
     if (aside.ok()) result.moved_aside = *aside;
   }
   if (s.ok()) s = PutInPlace(dir, staging, old, result.moved_aside);
+  if (s.ok()) s = RelocateJobDirs(result.manifest.data_dir, dir.path());
   if (!s.ok()) {
     fs::remove_all(staging, ec);
     return s;

@@ -52,8 +52,8 @@ void PrintManifest(const server::BackupManifest& m) {
     std::printf("  %-10s schema %-3d %10s %s\n", d.file.c_str(), d.schema_version,
                 Size(d.bytes).c_str(), rows.c_str());
   }
-  std::printf("  %-10s %lld files, %s\n", "jobs/", static_cast<long long>(m.files.files),
-              Size(m.files.bytes).c_str());
+  std::printf("  %-10s %lld, %s (jobs/ and the rest of the data dir)\n", "files",
+              static_cast<long long>(m.files.files), Size(m.files.bytes).c_str());
   if (!m.files.skipped.empty()) {
     std::printf("  %zu symbolic links or special files not copied (listed in %s)\n",
                 m.files.skipped.size(), server::kManifestFile);
