@@ -65,10 +65,10 @@ void AddBackup(CLI::App& admin, int* exit_code) {
     std::string dir, data_dir;
   };
   auto f = std::make_shared<Flags>();
-  auto* cmd = admin.add_subcommand(
-      "backup",
-      "Copy the data dir (every database, job files, images.yaml) into DIR; safe while the server "
-      "serves");
+  auto* cmd = admin.add_subcommand("backup",
+                                   "Copy the data dir (every database consistently, then the job "
+                                   "files) into DIR; safe while the "
+                                   "server serves");
   cmd->add_option("DIR", f->dir, "New or empty dir to write the backup to")->required();
   cmd->add_option("--data-dir", f->data_dir,
                   "The server's --data-dir (default /var/lib/trainyard/server as root, else "
