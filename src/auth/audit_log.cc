@@ -75,6 +75,31 @@ StatusOr<std::vector<AuditEntry>> AuditLog::Query(const AuditQuery& q) {
   return out;
 }
 
+StatusOr<int64_t> AuditLog::Expire(TimePoint cutoff, bool dry_run) {
+  if (dry_run) {
+    sqlite::Stmt s(db_->get(), "SELECT count(*) FROM audit WHERE time_us < ?");
+    if (!s.Prepared().ok()) return db_->Error("prepare audit count");
+    s.Bind(1, ToUnixMicros(cutoff));
+    if (s.Step() != SQLITE_ROW) return db_->Error("count expired audit entries");
+    return s.Int(0);
+  }
+  // Rows are appended in time order, so the oldest seqs match first and each batch stops early.
+  constexpr int64_t kBatch = 5000;
+  int64_t total = 0;
+  while (true) {
+    sqlite::Stmt s(db_->get(),
+                   "DELETE FROM audit WHERE seq IN (SELECT seq FROM audit WHERE time_us < ? "
+                   "ORDER BY seq LIMIT ?)");
+    if (!s.Prepared().ok()) return db_->Error("prepare audit expiry");
+    s.Bind(1, ToUnixMicros(cutoff));
+    s.Bind(2, kBatch);
+    if (s.Step() != SQLITE_DONE) return db_->Error("expire audit entries");
+    const int64_t n = sqlite3_changes(db_->get());
+    total += n;
+    if (n < kBatch) return total;
+  }
+}
+
 nlohmann::json AuditEntryToJson(const AuditEntry& e) {
   return {{"seq", std::to_string(e.seq)}, {"time", Rfc3339(e.time)}, {"tokenId", e.token_id},
           {"project", e.project},         {"method", e.method},      {"path", e.path},

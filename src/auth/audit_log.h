@@ -42,6 +42,11 @@ class AuditLog {
   Status Append(const AuditEntry& entry);
   // Entries with seq > query.after_seq, oldest first, at most query.limit.
   StatusOr<std::vector<AuditEntry>> Query(const AuditQuery& query);
+  // Deletes the entries older than `cutoff` (retention; server/retention.h), in batches of a few
+  // thousand rows so a request's Append never waits long behind it; with `dry_run` only counts
+  // them. Returns how many (would) go. UNAVAILABLE when the database fails (what was deleted
+  // before stays deleted).
+  StatusOr<int64_t> Expire(TimePoint cutoff, bool dry_run);
 
  private:
   explicit AuditLog(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}

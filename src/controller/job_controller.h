@@ -103,21 +103,27 @@ class JobController {
   // the job ends CANCELLED.
   Status Cancel(const std::string& name);
 
-  // Deletes a job in a terminal state with its logs and work dirs; returns the deleted job.
-  // FAILED_PRECONDITION while it is not finished (cancel it first).
+  // Deletes a job in a terminal state and its work dirs, keeping its log for Cloud Logging until
+  // log retention ends (controller/job_files.h); returns the deleted job. FAILED_PRECONDITION
+  // while it is not finished (cancel it first).
   StatusOr<spec::CustomJob> Delete(const std::string& name);
 
   // Log lines after cursor `after` (-1 = from the start), at most `limit`.
   StatusOr<LogPage> ReadLogs(const std::string& name, int64_t after, int limit);
   // The same by project and job id (the last segment of its name), for Cloud Logging queries,
   // which name a job only by resource.labels.job_id. A job of another project, or an id without
-  // logs, gives no lines (as Cloud Logging answers a filter that matches nothing).
+  // logs, gives no lines (as Cloud Logging answers a filter that matches nothing). A deleted
+  // job's log is read while its dir keeps it (its tombstone names the project).
   StatusOr<std::vector<executor::LogLine>> ReadLogsById(const std::string& project,
                                                         const std::string& id, int64_t after,
                                                         int limit);
 
  private:
   StatusOr<executor::GangSpec> BuildGang(const spec::CustomJob& job) const;
+  // Delete's work on the job dir: a tombstone, then everything but the log goes.
+  void RetireJobDir(const spec::CustomJob& job);
+  // Whether `id` is a deleted job of `project` whose log is still kept.
+  bool DeletedJobOf(const std::string& project, const std::string& id) const;
   // Executor::Validate, with the job's field paths.
   Status ValidateGang(const executor::GangSpec& gang) const;
   void OnGangStatus(const executor::GangStatus& status);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/bucket_path.h"
 #include "executor/fake_executor.h"
@@ -438,10 +439,36 @@ TEST_F(JobControllerTest, DeleteOnlyFinishedJobs) {
   ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kSucceeded).ok());
   std::filesystem::create_directories(
       executor::JobLogDir(executor::JobDir(dir_ / "jobs", job.Id())));
+  std::filesystem::create_directories(
+      executor::ReplicaWorkDir(executor::JobDir(dir_ / "jobs", job.Id()), 0, 0));
   ASSERT_TRUE(controller_->Delete(job.name).ok());
-  EXPECT_EQ(early.status().code() == StatusCode::kFailedPrecondition,
-            !std::filesystem::exists(executor::JobDir(dir_ / "jobs", job.Id())));
+  std::set<std::string> left;  // what the job dir keeps: its log, and why
+  for (const auto& e :
+       std::filesystem::directory_iterator(executor::JobDir(dir_ / "jobs", job.Id()))) {
+    left.insert(e.path().filename().string());
+  }
+  EXPECT_EQ(early.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(left, (std::set<std::string>{"deleted.json", "logs"}));
   EXPECT_EQ(controller_->Get(job.name).status().code(), StatusCode::kNotFound);
+}
+
+// As on Google Cloud, a deleted job's log entries stay readable by its project (until log
+// retention ends: server/retention.h), and by no other.
+TEST_F(JobControllerTest, ADeletedJobsLogStaysReadableByItsProjectOnly) {
+  CustomJob job = MustCreate();
+  ASSERT_TRUE(executor_->AppendLog(job.Id(), 0, 0, "epoch 1").ok());
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kSucceeded).ok());
+  std::filesystem::create_directories(
+      executor::JobLogDir(executor::JobDir(dir_ / "jobs", job.Id())));
+  ASSERT_TRUE(controller_->Delete(job.name).ok());
+  const std::string project = job.name.substr(9, job.name.find('/', 9) - 9);
+  auto own = controller_->ReadLogsById(project, job.Id(), -1, 10);
+  auto other = controller_->ReadLogsById("other", job.Id(), -1, 10);
+  auto reaching = controller_->ReadLogsById(project, job.Id() + "/logs", -1, 10);
+  ASSERT_TRUE(own.ok() && other.ok() && reaching.ok());
+  EXPECT_EQ(std::to_string(own->size()) + " " + std::to_string(other->size()) + " " +
+                std::to_string(reaching->size()),
+            "1 0 0");
 }
 
 TEST_F(JobControllerTest, SubmitFailureAfterStoringMarksTheJobFailed) {

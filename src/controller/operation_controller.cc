@@ -57,6 +57,22 @@ Status OperationController::Start() {
   return Status::Ok();
 }
 
+StatusOr<int64_t> OperationController::ExpireDone(TimePoint cutoff, bool dry_run) {
+  TY_ASSIGN_OR_RETURN(std::vector<store::ResourceRecord> all,
+                      store_->ListAllResources(kOperationsKind));
+  int64_t n = 0;
+  for (const store::ResourceRecord& r : all) {
+    const TimePoint updated = r.update_time.value_or(r.create_time.value_or(cutoff));
+    if (r.state != kDone || updated >= cutoff) continue;
+    if (!dry_run) {
+      Status s = store_->DeleteResource(kOperationsKind, r.name);
+      if (!s.ok() && s.code() != StatusCode::kNotFound) return s;  // a client deleted it first
+    }
+    ++n;
+  }
+  return n;
+}
+
 StatusOr<json> OperationController::Begin(const OperationStart& start) {
   if (start.prefix.empty() || start.metadata_type.empty()) {
     return InternalError("an operation needs a prefix and a metadata type");

@@ -78,6 +78,10 @@ class OperationController {
   Status Cancel(const std::string& name);
   // Forgets the operation (the work it did stands). NOT_FOUND if unknown.
   Status Delete(const std::string& name);
+  // Retention (server/retention.h): deletes the done operations last updated before `cutoff`;
+  // running ones stay whatever their age. With `dry_run` only counts them. Returns how many
+  // (would) go; a store error stops it (what was deleted stays deleted).
+  StatusOr<int64_t> ExpireDone(std::chrono::system_clock::time_point cutoff, bool dry_run);
 
  private:
   std::string NewId();

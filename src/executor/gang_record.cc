@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -84,6 +86,16 @@ StatusOr<fs::path> LookupJobDir(const fs::path& data_dir, const std::string& reg
   auto text = ReadFile(data_dir / registry / "jobs" / job_id);
   if (!text.ok()) return NotFoundError("job " + job_id + " is not known to this executor");
   return fs::path(*text);
+}
+
+Status ForgetJobDir(const fs::path& data_dir, const std::string& registry,
+                    const std::string& job_id) {
+  if (data_dir.empty() || !SafeJobId(job_id)) return Status::Ok();
+  const fs::path entry = data_dir / registry / "jobs" / job_id;
+  if (::unlink(entry.c_str()) != 0 && errno != ENOENT) {
+    return UnavailableError("cannot remove " + entry.string() + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 Status ValidateGangBasics(const GangSpec& spec) {

@@ -45,6 +45,11 @@ StatusOr<std::filesystem::path> LookupJobDir(const std::filesystem::path& data_d
                                              const std::string& registry,
                                              const std::string& job_id);
 
+// Removes what RegisterJobDir wrote for `job_id` (retention, once the job dir itself is gone).
+// OK when nothing is registered.
+Status ForgetJobDir(const std::filesystem::path& data_dir, const std::string& registry,
+                    const std::string& job_id);
+
 // The checks every executor makes first, INVALID_ARGUMENT naming the field: a safe job id
 // (1-200 of [A-Za-z0-9._-]), a job_dir, at least one replica, max_restarts >= 0, a positive
 // timeout, worker pools 0-3 and no (pool, replica) twice.

@@ -23,6 +23,9 @@
 //         hypertune/output.metrics   ReplicaHpMetricFile: CLOUD_ML_HP_METRIC_FILE on every
 //                                    executor; written by cloudml-hypertune in the replica,
 //                                    read by HP tuning (the server's metric_file)
+//       deleted.json                 kDeletedMarkerName: written by JobController::Delete, which
+//                                    leaves only logs/ and this (controller/job_files.h); the
+//                                    dir goes whole when log retention ends (server/retention.h)
 //       slurm/attempt-<n>/           SlurmAttemptDir (SlurmExecutor): job.sbatch, plan.json,
 //                                    batch.out, nodes (slurm_script.h)
 //         <task>/                    SlurmTaskDir: the task's log/, pid, status, written by
@@ -44,6 +47,7 @@ inline constexpr char kWorkDirName[] = "work";
 inline constexpr char kSlurmDirName[] = "slurm";
 inline constexpr char kLocalStateFileName[] = "executor_state.json";
 inline constexpr char kSlurmStateFileName[] = "slurm_state.json";
+inline constexpr char kDeletedMarkerName[] = "deleted.json";
 // Under replicas/<task>/.
 inline constexpr char kHypertuneDirName[] = "hypertune";
 inline constexpr char kHpMetricFileName[] = "output.metrics";

@@ -23,6 +23,7 @@
 #include "observability/console_routes.h"
 #include "observability/scalars_route.h"
 #include "observability/server_metrics.h"
+#include "server/admin_routes.h"
 #include "server/data_dir.h"
 #include "server/machine_prices.h"
 #include "server/readiness.h"
@@ -31,6 +32,12 @@
 #include "storage/storage_routes.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+#include "local_executor/local_executor_state.h"
+#endif
+#ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
+#include "slurm/slurm_executor_state.h"
+#endif
 
 namespace trainyard::server {
 
@@ -65,6 +72,7 @@ struct Server::Parts {
   std::unique_ptr<controller::ResourceDirectory> directory;
   std::unique_ptr<api::ApiServer> api;
   std::unique_ptr<storage::FsObjectStore> object_store;
+  std::unique_ptr<Retention> retention;
   int port = 0;
   std::string url;
   std::thread serve_thread;
@@ -214,6 +222,32 @@ Status MakeApi(Parts& p) {
   return Status::Ok();
 }
 
+// Where the executors remember job dirs (executor/gang_record.h): retention forgets a dir there
+// once it is gone.
+std::vector<std::string> ExecutorRegistries() {
+  std::vector<std::string> registries;
+#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
+  registries.push_back(executor::kLocalRegistry);
+#endif
+#ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
+  registries.push_back(slurm::kSlurmRegistry);
+#endif
+  return registries;
+}
+
+// Retention of old job files, operations and audit rows (retention.h), and its admin route.
+void MakeRetention(Parts& p) {
+  RetentionParts parts;
+  parts.data_dir = p.data_dir.path();
+  parts.jobs_dir = p.data_dir.jobs_dir();
+  parts.registries = ExecutorRegistries();
+  parts.jobs = p.store.get();
+  parts.operations = p.operations.get();
+  parts.audit = p.auth.audit.get();
+  p.retention = std::make_unique<Retention>(p.options.retention, std::move(parts));
+  RegisterAdminRoutes(p.api->routes(), p.retention.get());
+}
+
 // The address replicas use to reach the server: the listening host, or this machine's name when
 // the server listens on every interface.
 std::string ReachableHost(const std::string& host) {
@@ -255,9 +289,11 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   TY_RETURN_IF_ERROR(StartExecutor(*parts));
   TY_RETURN_IF_ERROR(MakeControllers(*parts));
   TY_RETURN_IF_ERROR(MakeApi(*parts));
+  MakeRetention(*parts);
   // On a failure from here on, ~Parts stops what was started (executor, metrics) in reverse.
   TY_RETURN_IF_ERROR(BindAndStart(*parts));
   Parts* p = parts.get();
+  p->retention->Start(p->options.log);
   p->serve_thread = std::thread([p] {
     p->api->Serve();
     std::lock_guard lock(p->mu);
@@ -296,6 +332,7 @@ void Server::Shutdown() {
     }
   }
   p.serve_thread.join();
+  p.retention->Stop();
   p.metrics->StopPolling();
   p.pipelines->Stop();
   p.tuning->Stop();

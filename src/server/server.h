@@ -25,6 +25,7 @@
 #include "executor/executor_registry.h"
 #include "server/replica_access.h"
 #include "server/replica_images.h"
+#include "server/retention.h"
 
 namespace trainyard::server {
 
@@ -52,6 +53,8 @@ struct ServerOptions {
   std::string tls_key;
   // Where training pipelines without a baseOutputDirectory write (gs://BUCKET[/PREFIX]).
   std::string staging_bucket = "gs://trainyard-staging";
+  // What is removed once old (retention.h), and how often the server looks.
+  RetentionPolicy retention;
   std::ostream* log = &std::cerr;  // start-up notes and warnings; must outlive Start
 };
 

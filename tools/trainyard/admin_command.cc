@@ -126,8 +126,7 @@ void AddRestore(CLI::App& admin, int* exit_code) {
 }  // namespace
 
 CLI::App* AddAdminCommand(CLI::App& app, int* /*exit_code*/) {
-  CLI::App* admin = app.add_subcommand(
-      "admin", "Operator commands on a server's data dir (file access to it needed)");
+  CLI::App* admin = app.add_subcommand("admin", "Operate the server: retention, backups");
   admin->require_subcommand(1);
   return admin;
 }

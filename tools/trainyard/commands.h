@@ -22,11 +22,13 @@ void RegisterAuthCommands(CLI::App& app, int* exit_code);
 // (ai_platform_command.cc).
 void RegisterAiPlatformCommands(CLI::App& app, int* exit_code);
 
-// trainyard admin: the parent of the operator commands that work on a data dir directly; returns
-// it so each family adds its subcommands (admin_command.cc).
+// trainyard admin: the parent of the operator commands (retention, backups); returns it so each
+// family adds its subcommands (admin_command.cc).
 CLI::App* AddAdminCommand(CLI::App& app, int* exit_code);
 // trainyard admin backup|restore (admin_command.cc; the library is server/backup.h).
 void RegisterAdminBackupCommands(CLI::App& admin, int* exit_code);
+// trainyard admin gc (admin_gc_command.cc), under the `admin` command AddAdminCommand makes.
+void RegisterAdminGcCommand(CLI::App& admin, int* exit_code);
 
 // "ERROR: (trainyard.ai.custom-jobs.create) INVALID_ARGUMENT: message" on stderr, like gcloud.
 void PrintError(const std::string& command, const std::string& message);

@@ -36,8 +36,6 @@ int main(int argc, char** argv) {
       "$CLOUDSDK_AUTH_ACCESS_TOKEN_FILE, or the token itself in $TRAINYARD_ACCESS_TOKEN)");
   trainyard::cli::RegisterServerCommand(app, &exit_code);
   trainyard::cli::RegisterAuthCommands(app, &exit_code);
-  CLI::App* admin = trainyard::cli::AddAdminCommand(app, &exit_code);
-  trainyard::cli::RegisterAdminBackupCommands(*admin, &exit_code);
   CLI::App* ai = app.add_subcommand("ai", "Vertex AI-compatible commands");
   ai->require_subcommand(1);
   trainyard::cli::RegisterCustomJobsCommands(*ai, &exit_code);
@@ -46,7 +44,10 @@ int main(int argc, char** argv) {
   trainyard::cli::RegisterHpTuningJobsCommands(*ai, &exit_code);  // HP tuning
   trainyard::cli::RegisterModelsCommands(*ai, &exit_code);        // the model registry
   trainyard::cli::RegisterAutomlCommands(app, &exit_code);
-  trainyard::cli::RegisterAiPlatformCommands(app, &exit_code);  // AI Platform Training
+  trainyard::cli::RegisterAiPlatformCommands(app, &exit_code);         // AI Platform Training
+  CLI::App* admin = trainyard::cli::AddAdminCommand(app, &exit_code);  // retention, backups
+  trainyard::cli::RegisterAdminGcCommand(*admin, &exit_code);
+  trainyard::cli::RegisterAdminBackupCommands(*admin, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -183,6 +184,33 @@ void AddImageFlags(CLI::App* cmd, ServerFlags* f) {
                 "Never run images as containers: only `local` and image-catalog entries run");
 }
 
+// One TTL flag of retention (src/server/retention.h): "0" or a number with s, m, h or d.
+void AddTtlFlag(CLI::App* cmd, const std::string& name, std::chrono::seconds* ttl,
+                const std::string& default_text, const std::string& help) {
+  auto set = [name, ttl](const std::string& text) {
+    auto parsed = server::ParseTtl(name, text);
+    if (!parsed.ok()) throw CLI::ValidationError(parsed.status().message());
+    *ttl = *parsed;
+  };
+  cmd->add_option_function<std::string>(name, set, help)->default_str(default_text);
+}
+
+void AddRetentionFlags(CLI::App* cmd, ServerFlags* f) {
+  server::RetentionPolicy& r = f->options.retention;
+  AddTtlFlag(cmd, "--work-dir-ttl", &r.work_dir_ttl, "7d",
+             "Remove an ended job's work files (replica work dirs, executor files; not its log "
+             "or its outputs in buckets) this long after it ended; 0 = keep");
+  AddTtlFlag(cmd, "--log-ttl", &r.log_ttl, "30d",
+             "Remove a job's log this long after it ended, also of deleted jobs (Cloud Logging's "
+             "default retention); 0 = keep");
+  AddTtlFlag(cmd, "--operation-ttl", &r.operation_ttl, "30d",
+             "Remove finished long-running operations this long after they finished; 0 = keep");
+  AddTtlFlag(cmd, "--audit-ttl", &r.audit_ttl, "90d",
+             "Remove audit log entries this old; 0 = keep");
+  AddTtlFlag(cmd, "--gc-interval", &r.interval, "1h",
+             "How often retention runs (also on demand: trainyard admin gc); 0 = only on demand");
+}
+
 void AddReplicaUserFlags(CLI::App* cmd, ServerFlags* f) {
   server::ReplicaAccessOptions& r = f->options.replicas;
   cmd->add_option("--service-accounts", r.service_accounts,
@@ -211,6 +239,7 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   AddExecutorFlags(cmd, f.get());
   AddImageFlags(cmd, f.get());
   AddReplicaUserFlags(cmd, f.get());
+  AddRetentionFlags(cmd, f.get());
   cmd->callback([f, exit_code] {
     if (CheckCommandLineOnly()) return;
     // One source for the server, its storage API and every replica (common/bucket_path.h).

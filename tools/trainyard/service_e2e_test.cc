@@ -1,0 +1,132 @@
+// End-to-end tests of running the server as a service (docs/operations.md): retention of old
+// job files, logs, operations and audit rows, and `trainyard admin gc`, with the real binary.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "e2e_harness.h"
+
+namespace trainyard::e2e {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kParent = "projects/local/locations/us-central1";
+
+class ServiceE2ETest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveLocalExecutor()) GTEST_SKIP() << "built without the LocalExecutor; needs real jobs";
+    dir_ = testing::MakeTestDir();
+  }
+
+  void StartServer(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--executor", "local", "--gpus", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::string error;
+    server_ = ServerProcess::Start(dir_ / "data", args, &error, Env());
+    ASSERT_NE(server_, nullptr) << error;
+  }
+  std::vector<std::string> Env() const {
+    return {"TRAINYARD_BUCKET_ROOT=" + (dir_ / "buckets").string()};
+  }
+  testing::ProcessResult Run(const std::vector<std::string>& args) {
+    return Cli(server_->endpoint(), args, Env());
+  }
+
+  // A job that prints `line` and leaves a file in its work dir; returns its name once ended.
+  std::string RunJob(const std::string& line) {
+    json body = {{"displayName", "retention"},
+                 {"jobSpec",
+                  {{"workerPoolSpecs",
+                    {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+                      {"replicaCount", 1},
+                      {"containerSpec",
+                       {{"imageUri", "local"},
+                        {"command", {"sh", "-c", "echo " + line + "; echo x > out.txt"}}}}}}}}}};
+    HttpResult created =
+        Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body.dump());
+    EXPECT_EQ(created.status, 200) << created.body.dump();
+    const std::string name = created.body.value("name", "");
+    EXPECT_EQ(WaitForJob(server_->port(), name, {}).value("state", ""), "JOB_STATE_SUCCEEDED");
+    return name;
+  }
+
+  // The text of the job's Cloud Logging entries, one per line.
+  std::string LogText(const std::string& id) {
+    json query = {{"resourceNames", {"projects/local"}},
+                  {"filter", "resource.labels.job_id=" + id}};
+    HttpResult r = Http(server_->port(), "POST", "/v2/entries:list", query.dump());
+    std::string text;
+    for (const json& e : r.body.value("entries", json::array())) {
+      text += e.value("textPayload", "") + "\n";
+    }
+    return text;
+  }
+
+  std::string Entries(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
+    return out;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(ServiceE2ETest, GcRemovesWorkFilesThenADeletedJobsLogWhichStaysReadableUntilThen) {
+  StartServer({"--work-dir-ttl", "1s", "--log-ttl", "4s", "--gc-interval", "0"});
+  const std::string name = RunJob("kept-after-delete");
+  const std::string id = name.substr(name.rfind('/') + 1);
+  const fs::path job_dir = dir_ / "data" / "jobs" / id;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+
+  auto gc = Run({"admin", "gc"});
+  EXPECT_EQ(gc.exit_code, 0) << gc.err;
+  EXPECT_EQ(gc.out.substr(0, 44), "removed: 1 job work dirs, 0 job logs, 0 dele") << gc.out;
+  EXPECT_EQ(Entries(job_dir), "logs");
+
+  // Deleted: the row goes, the log stays for its project (as Cloud Logging keeps entries).
+  EXPECT_EQ(Http(server_->port(), "DELETE", "/v1/" + name).status, 200);
+  EXPECT_EQ(Http(server_->port(), "GET", "/v1/" + name).status, 404);
+  EXPECT_NE(LogText(id).find("kept-after-delete"), std::string::npos) << LogText(id);
+
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  auto dry = Run({"admin", "gc", "--dry-run", "--format", "json"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_EQ(json::parse(dry.out).value("deletedJobDirsRemoved", -1), 1) << dry.out;
+  EXPECT_TRUE(fs::exists(job_dir));
+  auto last = Run({"admin", "gc"});
+  EXPECT_EQ(last.exit_code, 0) << last.err;
+  EXPECT_FALSE(fs::exists(job_dir));
+  EXPECT_EQ(LogText(id), "");
+}
+
+TEST_F(ServiceE2ETest, TheServerRunsRetentionEveryGcInterval) {
+  StartServer({"--work-dir-ttl", "1s", "--gc-interval", "2s"});
+  const std::string name = RunJob("periodic");
+  const fs::path job_dir = dir_ / "data" / "jobs" / name.substr(name.rfind('/') + 1);
+  for (int i = 0; i < 100 && fs::exists(job_dir / "work"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(Entries(job_dir), "logs");
+  EXPECT_NE(server_->Stderr().find("retention: removed: 1 job work dirs"), std::string::npos)
+      << server_->Stderr();
+}
+
+TEST_F(ServiceE2ETest, ABadTtlFlagIsAUsageErrorNamingIt) {
+  auto r = Cli("http://127.0.0.1:1", {"server", "--log-ttl", "30days"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--log-ttl: '30days' is not a duration; use 0 (keep forever)"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace trainyard::e2e
