@@ -1,12 +1,123 @@
 #include "api/auth_routes.h"
 
 #include "api/route_util.h"
+#include "auth/token_json.h"
+#include "protojson/parse.h"
 
 namespace trainyard::api {
+namespace {
 
 using nlohmann::json;
 
-void RegisterAuthRoutes(RouteTable& routes, auth::AuditLog* audit) {
+constexpr const char* kTokens = "/trainyard/v1/tokens";
+constexpr const char* kToken = "/trainyard/v1/tokens/([^/]+)";
+
+// The token store behind the token routes. A server without --auth opens none: it lets every
+// caller in, so a token would guard nothing there.
+StatusOr<auth::TokenStore*> TokenStoreOf(const AuthOptions& auth) {
+  if (auth.tokens == nullptr) {
+    return FailedPreconditionError(
+        "this server runs without authentication (--no-auth, or a loopback --host without "
+        "--auth), so it manages no tokens; restart it with --auth, or use `trainyard auth "
+        "create-token --data-dir DIR` on its data dir");
+  }
+  return auth.tokens;
+}
+
+// OK when the caller may manage tokens of `project`: an admin of that project or of "*" (only
+// those manage "*" tokens). The route's own check has already made the caller an admin.
+Status MayManage(const RouteTable& routes, const httplib::Request& req,
+                 const std::string& project) {
+  TY_ASSIGN_OR_RETURN(std::optional<auth::Principal> who, routes.Caller(req));
+  if (!who) return Status::Ok();
+  return auth::Authorize(*who, auth::Access::kAdmin, project);
+}
+
+// Token {id} of the path, once the caller may manage it.
+StatusOr<auth::TokenInfo> ManagedToken(const RouteTable& routes, auth::TokenStore* tokens,
+                                       const httplib::Request& req) {
+  TY_ASSIGN_OR_RETURN(auth::TokenInfo token, tokens->Get(req.matches[1]));
+  TY_RETURN_IF_ERROR(MayManage(routes, req, token.project));
+  return token;
+}
+
+Handler CreateToken(const RouteTable& routes, const AuthOptions& auth) {
+  return Guarded([&routes, auth](const httplib::Request& req) -> StatusOr<json> {
+    TY_RETURN_IF_ERROR(CheckParams(req, {}));
+    TY_ASSIGN_OR_RETURN(auth::TokenStore * tokens, TokenStoreOf(auth));
+    TY_ASSIGN_OR_RETURN(json body, protojson::ParseJson(req.body));
+    const auth::TimePoint now = auth.clock();
+    TY_ASSIGN_OR_RETURN(auth::TokenSpec spec, auth::ParseCreateTokenRequest(body, now));
+    TY_RETURN_IF_ERROR(MayManage(routes, req, spec.project));
+    TY_ASSIGN_OR_RETURN(auth::NewToken made, tokens->Create(spec, now));
+    json out = auth::TokenToJson(made.info, now);
+    out["secret"] = made.secret;
+    return out;
+  });
+}
+
+Handler ListTokens(const RouteTable& routes, const AuthOptions& auth) {
+  return Guarded([&routes, auth](const httplib::Request& req) -> StatusOr<json> {
+    TY_RETURN_IF_ERROR(CheckParams(req, {"project", "pageSize", "pageToken"}));
+    TY_ASSIGN_OR_RETURN(auth::TokenStore * tokens, TokenStoreOf(auth));
+    TY_ASSIGN_OR_RETURN(int64_t size, IntParam(req, "pageSize", 100, 1, 1000));
+    auth::TokenQuery q{req.get_param_value("project"), static_cast<int>(size),
+                       req.get_param_value("pageToken")};
+    // Without ?project, a project admin sees its own project's tokens; "*" admins see all.
+    TY_ASSIGN_OR_RETURN(std::optional<auth::Principal> who, routes.Caller(req));
+    if (q.project.empty() && who && who->project != "*") q.project = who->project;
+    if (!q.project.empty()) TY_RETURN_IF_ERROR(MayManage(routes, req, q.project));
+    TY_ASSIGN_OR_RETURN(auth::TokenPage page, tokens->List(q));
+    const auth::TimePoint now = auth.clock();
+    return ListResponse("tokens", page.tokens, page.next_page_token,
+                        [now](const auth::TokenInfo& t) { return auth::TokenToJson(t, now); });
+  });
+}
+
+Handler GetToken(const RouteTable& routes, const AuthOptions& auth) {
+  return Guarded([&routes, auth](const httplib::Request& req) -> StatusOr<json> {
+    TY_RETURN_IF_ERROR(CheckParams(req, {}));
+    TY_ASSIGN_OR_RETURN(auth::TokenStore * tokens, TokenStoreOf(auth));
+    TY_ASSIGN_OR_RETURN(auth::TokenInfo token, ManagedToken(routes, tokens, req));
+    return auth::TokenToJson(token, auth.clock());
+  });
+}
+
+Handler UpdateToken(const RouteTable& routes, const AuthOptions& auth) {
+  return Guarded([&routes, auth](const httplib::Request& req) -> StatusOr<json> {
+    TY_RETURN_IF_ERROR(CheckParams(req, {}));
+    TY_ASSIGN_OR_RETURN(auth::TokenStore * tokens, TokenStoreOf(auth));
+    TY_ASSIGN_OR_RETURN(auth::TokenInfo token, ManagedToken(routes, tokens, req));
+    TY_ASSIGN_OR_RETURN(json body, protojson::ParseJson(req.body));
+    const auth::TimePoint now = auth.clock();
+    TY_ASSIGN_OR_RETURN(auth::TimePoint expire, auth::ParseUpdateTokenRequest(body, now));
+    TY_ASSIGN_OR_RETURN(token, tokens->SetExpireTime(token.id, expire, now));
+    return auth::TokenToJson(token, now);
+  });
+}
+
+Handler RevokeToken(const RouteTable& routes, const AuthOptions& auth) {
+  return Guarded([&routes, auth](const httplib::Request& req) -> StatusOr<json> {
+    TY_RETURN_IF_ERROR(CheckParams(req, {}));
+    TY_ASSIGN_OR_RETURN(auth::TokenStore * tokens, TokenStoreOf(auth));
+    TY_ASSIGN_OR_RETURN(auth::TokenInfo token, ManagedToken(routes, tokens, req));
+    TY_RETURN_IF_ERROR(tokens->Revoke(token.id));
+    token.revoked = true;
+    return auth::TokenToJson(token, auth.clock());
+  });
+}
+
+void RegisterTokenRoutes(RouteTable& routes, const AuthOptions& auth) {
+  routes.Post(kTokens, auth::Access::kAdmin, CreateToken(routes, auth));
+  routes.Get(kTokens, auth::Access::kAdmin, ListTokens(routes, auth));
+  routes.Get(kToken, auth::Access::kAdmin, GetToken(routes, auth));
+  routes.Patch(kToken, auth::Access::kAdmin, UpdateToken(routes, auth));
+  routes.Delete(kToken, auth::Access::kAdmin, RevokeToken(routes, auth));
+}
+
+}  // namespace
+
+void RegisterAuthRoutes(RouteTable& routes, const AuthOptions& auth) {
   routes.Get("/v1/routes", auth::Access::kAdmin,
              Guarded([&routes](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {}));
@@ -20,7 +131,7 @@ void RegisterAuthRoutes(RouteTable& routes, auth::AuditLog* audit) {
              }));
 
   routes.Get("/v1/projects/([^/]+)/auditLogs", auth::Access::kAdmin,
-             Guarded([audit](const httplib::Request& req) -> StatusOr<json> {
+             Guarded([audit = auth.audit](const httplib::Request& req) -> StatusOr<json> {
                TY_RETURN_IF_ERROR(CheckParams(req, {"pageSize", "pageToken"}));
                if (audit == nullptr) {
                  return FailedPreconditionError(
@@ -38,6 +149,7 @@ void RegisterAuthRoutes(RouteTable& routes, auth::AuditLog* audit) {
                }
                return out;
              }));
+  RegisterTokenRoutes(routes, auth);
 }
 
 }  // namespace trainyard::api

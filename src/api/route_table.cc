@@ -144,6 +144,7 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
                        const std::function<void()>& serve) const {
   // httplib owns the request and hands it over as const; the query is read again the way
   // Google's front end reads it (SplitQuery) before any check or handler sees it.
+  const auto started = std::chrono::steady_clock::now();
   const_cast<httplib::Request&>(req).params = SplitQuery(req.target);
   const std::string project = project_of ? project_of(req) : ProjectOfPath(req.path);
   std::string token_id = "-";
@@ -160,6 +161,13 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
       res.set_header("WWW-Authenticate", "Bearer realm=\"trainyard\"");
     }
   }
+  const int status = res.status == -1 ? 200 : res.status;  // httplib's default, set later
+  if (observer_) {
+    observer_({req.method, req.path, spec.pattern, status,
+               std::chrono::duration_cast<std::chrono::microseconds>(
+                   std::chrono::steady_clock::now() - started),
+               token_id, project, req.remote_addr, req.get_header_value("User-Agent")});
+  }
   if (options_.audit == nullptr) return;
   // A Prometheus server scrapes every few seconds: its served scrapes would be most of the log.
   // A refused one is still recorded.
@@ -171,7 +179,7 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
   entry.method = req.method;
   entry.path = req.path;
   entry.access = std::string(auth::AccessName(spec.access));
-  entry.http_status = res.status == -1 ? 200 : res.status;  // httplib's default, set later
+  entry.http_status = status;
   if (Status s = options_.audit->Append(entry); !s.ok()) {
     // The request has been served; losing its audit row is reported, not turned into a failure.
     std::cerr << "trainyard server: audit log: " << s << "\n";

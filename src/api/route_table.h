@@ -51,6 +51,20 @@ struct RouteSpec {
   auth::Access access;
 };
 
+// What the server's request log records of one request (server/server_log.h).
+struct RequestRecord {
+  std::string method;
+  std::string path;
+  std::string route;                     // the RouteSpec pattern that served it
+  int status = 0;                        // HTTP status
+  std::chrono::microseconds latency{0};  // from the access check to the handler's return
+  std::string token_id;                  // "-" without a token
+  std::string project;                   // "" outside a project
+  std::string remote_addr;
+  std::string user_agent;
+};
+using RequestObserver = std::function<void(const RequestRecord&)>;
+
 struct AuthOptions {
   auth::TokenStore* tokens = nullptr;  // null: requests need no token (and have token id "-")
   auth::AuditLog* audit = nullptr;     // null: nothing is recorded
@@ -95,6 +109,10 @@ class RouteTable {
   using Logger = std::function<void(const httplib::Request&, const httplib::Response&)>;
   void AddLogger(Logger logger);
 
+  // Called after every request of a route that is not kPublic (those pass no check: probes and
+  // console files), with what it was and how it ended. Set it before serving.
+  void SetRequestObserver(RequestObserver observer) { observer_ = std::move(observer); }
+
   const std::vector<RouteSpec>& routes() const { return routes_; }
   bool auth_enabled() const { return options_.tokens != nullptr; }
 
@@ -119,6 +137,7 @@ class RouteTable {
   httplib::Server& server_;
   AuthOptions options_;
   std::vector<RouteSpec> routes_;
+  RequestObserver observer_;
   std::shared_ptr<std::vector<Logger>> loggers_ = std::make_shared<std::vector<Logger>>();
 };
 

@@ -59,7 +59,7 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
                            TrainingPipelineHandlers(controllers.training_pipelines));
   }
   RegisterOperationRoutes(server, controllers.operations);
-  RegisterAuthRoutes(server, options.auth.audit);
+  RegisterAuthRoutes(server, options.auth);
   RegisterDirectoryRoutes(server, controllers.directory);
 }
 

@@ -41,6 +41,7 @@
 //   GET    /readyz        (public; ApiServerOptions::readiness, server/readiness.h)
 //   GET    /v1/routes                       Trainyard: every route and its access (admin)
 //   GET    /v1/projects/{p}/auditLogs       Trainyard: the audit log of a project (admin)
+//   /trainyard/v1/tokens[/{id}]            Trainyard: token administration (admin; auth_routes.h)
 // the console's extensions (directory_routes.h): GET /v1/caller, /v1/projects, /v1/machineTypes
 #pragma once
 

@@ -7,12 +7,6 @@
 namespace trainyard::auth {
 namespace {
 
-constexpr const char* kAuditSchema =
-    "CREATE TABLE IF NOT EXISTS audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
-    "time_us INTEGER NOT NULL, token_id TEXT NOT NULL, project TEXT NOT NULL, "
-    "method TEXT NOT NULL, path TEXT NOT NULL, access TEXT NOT NULL, status INTEGER NOT NULL); "
-    "CREATE INDEX IF NOT EXISTS audit_by_project ON audit(project, seq)";
-
 std::string Rfc3339(TimePoint t) {
   const int64_t us = ToUnixMicros(t);
   std::time_t secs = static_cast<std::time_t>(us / 1000000);
@@ -28,7 +22,7 @@ std::string Rfc3339(TimePoint t) {
 }  // namespace
 
 StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::path& db_path) {
-  TY_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path, kAuditSchema));
+  TY_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(db_path));
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(db)));
 }
 

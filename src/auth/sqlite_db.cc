@@ -1,9 +1,11 @@
 #include "auth/sqlite_db.h"
 
+#include "auth/auth_db_schema.h"
+#include "sqlite/schema.h"
+
 namespace trainyard::auth {
 
-StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::filesystem::path& path,
-                                                   const std::string& schema) {
+StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::filesystem::path& path) {
   sqlite3* db = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &db,
@@ -15,13 +17,14 @@ StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::filesystem::path& 
   }
   sqlite3_busy_timeout(db, 5000);
   std::unique_ptr<SqliteDb> out(new SqliteDb(db, path));
-  const std::string sql = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; " + schema;
   char* err = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", nullptr, nullptr,
+                   &err) != SQLITE_OK) {
     std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
-    return IoError(path.string() + ": cannot create the schema: " + msg);
+    return IoError(path.string() + ": cannot enable WAL: " + msg);
   }
+  TY_RETURN_IF_ERROR(sqlite::Migrate(db, AuthDbSchema(), path.string()));
   return out;
 }
 

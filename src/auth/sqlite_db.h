@@ -1,6 +1,7 @@
-// A small owner of one SQLite connection for the auth database (tokens and the audit log share
+// A small owner of one SQLite connection to the auth database (tokens and the audit log share
 // <data-dir>/auth.db): WAL and a busy timeout so `trainyard auth ...` can write while the server
-// runs. Statements are the server's one sqlite::Stmt (sqlite/sqlite.h).
+// runs, and the file brought to auth.db's current schema (auth_db_schema.h) on open. Statements
+// are the server's one sqlite::Stmt (sqlite/sqlite.h).
 #pragma once
 
 #include <sqlite3.h>
@@ -17,14 +18,14 @@ namespace trainyard::auth {
 
 class SqliteDb {
  public:
-  // Opens (creating) `path` in WAL mode and runs `schema` (CREATE ... IF NOT EXISTS statements).
-  // UNAVAILABLE when the file cannot be opened or the schema fails.
-  static StatusOr<std::unique_ptr<SqliteDb>> Open(const std::filesystem::path& path,
-                                                  const std::string& schema);
+  // Opens (creating) `path` in WAL mode and runs the schema steps it lacks (AuthDbSchema()).
+  // IO_ERROR when the file cannot be opened; FAILED_PRECONDITION when a newer Trainyard wrote it
+  // (sqlite::Migrate's message, naming the file); UNAVAILABLE when a step fails.
+  static StatusOr<std::unique_ptr<SqliteDb>> Open(const std::filesystem::path& path);
   ~SqliteDb();
 
   sqlite3* get() { return db_; }
-  // UNAVAILABLE naming `what` and SQLite's message.
+  // IO_ERROR naming the file, `what` and SQLite's message.
   Status Error(const std::string& what) const;
 
  private:
@@ -32,7 +33,5 @@ class SqliteDb {
   sqlite3* db_;
   std::filesystem::path path_;
 };
-
-// Statements are sqlite::Stmt (sqlite/sqlite.h) on get().
 
 }  // namespace trainyard::auth

@@ -1,5 +1,6 @@
 #include "controller/job_controller.h"
 
+#include <algorithm>
 #include <system_error>
 
 #include "common/beneath.h"
@@ -41,6 +42,10 @@ JobState ToJobState(GangState s) {
 }
 
 // A timeline step per replica restart (restarts only grow): which replica, its exit code.
+int64_t StepsAppended(const spec::CustomJob& job) {
+  return job.trainyard_info ? job.trainyard_info->steps_appended : 0;
+}
+
 void RecordRestarts(spec::CustomJob& job, const executor::GangStatus& status, spec::Timestamp now) {
   if (!job.trainyard_info) return;
   for (const auto& r : status.replicas) {
@@ -259,6 +264,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   spec::RecordStateChange(job, JobState::kQueued, now);
   RecordAdmissionNotes(job, executor_->AdmissionNotes(gang), now);
   TY_RETURN_IF_ERROR(StoreNew(location, job, gang, /*fixed_id=*/!id.empty()));
+  Announce(job, 0);
   return HandOver(job, gang);
 }
 
@@ -347,7 +353,9 @@ StatusOr<store::ListResult> JobController::List(const store::ListQuery& query) {
 }
 
 Status JobController::Cancel(const std::string& name) {
+  int64_t steps = 0;
   auto marked = store_->Mutate(name, [&](CustomJob& job) {
+    steps = StepsAppended(job);
     if (spec::IsTerminal(job.state)) {
       return FailedPreconditionError("The CustomJob \"" + name + "\" is in state " +
                                      std::string(spec::JobStateName(job.state)) +
@@ -360,6 +368,7 @@ Status JobController::Cancel(const std::string& name) {
     return Status::Ok();
   });
   if (!marked.ok() && marked.status().code() != StatusCode::kAborted) return marked.status();
+  if (marked.ok()) Announce(*marked, steps);
   const std::string id(spec::LastSegment(name));
   {
     std::lock_guard lock(mu_);
@@ -465,7 +474,9 @@ void JobController::OnGangStatus(const executor::GangStatus& status) {
 }
 
 void JobController::ApplyStatus(const std::string& name, const executor::GangStatus& status) {
+  int64_t steps = 0;
   auto result = store_->Mutate(name, [&](CustomJob& job) {
+    steps = StepsAppended(job);
     if (spec::IsTerminal(job.state)) return NothingToWrite();
     JobState next = ToJobState(status.state);
     if (job.state == JobState::kCancelling && !spec::IsTerminal(next)) next = JobState::kCancelling;
@@ -507,7 +518,19 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
     return Status::Ok();
   });
   // NOT_FOUND: deleted meanwhile; ABORTED: nothing to write (ended already, and said so then).
-  if (result.ok()) Ended(*result);
+  if (!result.ok()) return;
+  Announce(*result, steps);
+  Ended(*result);
+}
+
+void JobController::Announce(const CustomJob& job, int64_t steps_before) const {
+  if (!options_.on_job_step || !job.trainyard_info) return;
+  const std::vector<spec::StateChange>& history = job.trainyard_info->state_history;
+  const size_t added = static_cast<size_t>(
+      std::clamp<int64_t>(StepsAppended(job) - steps_before, 0, history.size()));
+  for (size_t i = history.size() - added; i < history.size(); ++i) {
+    options_.on_job_step(job, history[i]);
+  }
 }
 
 void JobController::Ended(const CustomJob& job) const {
@@ -515,7 +538,9 @@ void JobController::Ended(const CustomJob& job) const {
 }
 
 void JobController::MarkFailed(const std::string& name, int code, const std::string& message) {
+  int64_t steps = 0;
   auto result = store_->Mutate(name, [&](CustomJob& job) {
+    steps = StepsAppended(job);
     if (spec::IsTerminal(job.state)) return NothingToWrite();
     auto now = clock_();
     job.state = JobState::kFailed;
@@ -525,7 +550,9 @@ void JobController::MarkFailed(const std::string& name, int code, const std::str
     spec::RecordStateChange(job, JobState::kFailed, now, message);
     return Status::Ok();
   });
-  if (result.ok()) Ended(*result);
+  if (!result.ok()) return;
+  Announce(*result, steps);
+  Ended(*result);
   std::lock_guard lock(mu_);
   names_by_id_.erase(std::string(spec::LastSegment(name)));
 }

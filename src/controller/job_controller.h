@@ -57,6 +57,10 @@ struct JobControllerOptions {
   // Called once per job, with the job as stored, when it reaches a terminal state (the server's
   // metrics count it there: observability/server_metrics.h). nullptr = nobody is told.
   std::function<void(const spec::CustomJob& job)> on_job_end;
+  // Called for every step added to a job's state history (trainyardInfo.stateHistory: created,
+  // each state it enters, each replica restart with its reason), once the step is stored, with
+  // the job as stored (the server's log: server/server_log.h). nullptr = nobody is told.
+  std::function<void(const spec::CustomJob& job, const spec::StateChange& step)> on_job_step;
 };
 
 struct LogPage {
@@ -130,6 +134,9 @@ class JobController {
   // Writes an executor status into the stored job (one transaction), respecting the state rules.
   void ApplyStatus(const std::string& name, const executor::GangStatus& status);
   void MarkFailed(const std::string& name, int code, const std::string& message);
+  // options_.on_job_step for each step a write added to the job's history (the write began with
+  // `steps_before` steps appended: spec::TrainyardInfo::steps_appended).
+  void Announce(const spec::CustomJob& job, int64_t steps_before) const;
   // options_.on_job_end for a job just written in a terminal state.
   void Ended(const spec::CustomJob& job) const;
   // Stores a new job (retrying with a fresh id on a collision unless `fixed_id`; `gang` follows

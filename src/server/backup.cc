@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "auth/auth_db_schema.h"
 #include "common/file_util.h"
 #include "server/backup_manifest.h"
 #include "sqlite/backup.h"
@@ -112,8 +113,8 @@ bool IsBackedUpFile(const std::string& name) {
 }
 
 std::map<std::string, int> KnownSchemaVersions() {
-  // auth.db joins this map once it has schema steps of its own.
-  return {{"jobs.db", store::JobsDbSchema().back().version}};
+  return {{"jobs.db", store::JobsDbSchema().back().version},
+          {"auth.db", auth::AuthDbSchema().back().version}};
 }
 
 StatusOr<BackupManifest> BackupDataDir(const fs::path& data_dir_in, const fs::path& dest_in,

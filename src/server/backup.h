@@ -69,8 +69,9 @@ StatusOr<BackupManifest> BackupDataDir(const std::filesystem::path& data_dir,
 // databases (*.db, copied with the online backup API).
 bool IsBackedUpFile(const std::string& name);
 
-// The newest schema this binary reads, per database file: {"jobs.db": 4}. A database not named
-// is not checked here (the server's own open still refuses one from a newer Trainyard).
+// The newest schema this binary reads, per database file: {"auth.db": 2, "jobs.db": 4} today. A
+// database not named is not checked here (the server's own open still refuses one from a newer
+// Trainyard).
 std::map<std::string, int> KnownSchemaVersions();
 
 // Checks the backup dir `backup` without changing anything: MANIFEST.json reads; every database

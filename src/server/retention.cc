@@ -201,18 +201,13 @@ Status Retention::CollectDirs(TimePoint now, bool dry_run, const std::vector<std
   return Status::Ok();
 }
 
-void Retention::Start(std::ostream* log) {
+void Retention::Start(std::function<void(const StatusOr<GcReport>&)> on_pass) {
   if (policy_.interval.count() <= 0 || thread_.joinable()) return;
-  thread_ = std::thread([this, log] {
+  thread_ = std::thread([this, on_pass = std::move(on_pass)] {
     std::unique_lock lock(mu_);
     while (!cv_.wait_for(lock, policy_.interval, [this] { return stop_; })) {
       lock.unlock();
-      StatusOr<GcReport> report = Collect(/*dry_run=*/false);
-      if (!report.ok()) {
-        *log << "retention: the pass failed: " << report.status().ToString() << "\n";
-      } else if (!report->Empty()) {
-        *log << "retention: " << report->Summary() << "\n";
-      }
+      on_pass(Collect(/*dry_run=*/false));
       lock.lock();
     }
   });

@@ -21,7 +21,6 @@
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -87,9 +86,9 @@ class Retention {
   // One pass. The first error is returned; what was removed before it stays removed.
   StatusOr<GcReport> Collect(bool dry_run);
 
-  // Runs Collect every policy.interval (not at all when it is 0), writing a line to `log` for a
-  // pass that removed something or failed. `log` must outlive Stop().
-  void Start(std::ostream* log);
+  // Runs Collect every policy.interval (not at all when it is 0), telling `on_pass` the outcome
+  // of each pass (the server logs those that removed something or failed).
+  void Start(std::function<void(const StatusOr<GcReport>&)> on_pass);
   void Stop();
 
  private:

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -47,6 +48,7 @@ struct Server::Parts {
 
   ServerOptions options;
   DataDir data_dir;
+  std::unique_ptr<ServerLog> log;
   // One store object holds custom jobs, HyperparameterTuningJobs and the resources of the shared
   // resource layer, operations included (one SQLite database).
   std::unique_ptr<store::JobStore> store;
@@ -86,6 +88,37 @@ struct Server::Parts {
 namespace {
 
 using Parts = Server::Parts;
+
+// One "job" event per step of a job's history; a failure is a warning.
+void LogJobStep(ServerLog& log, const spec::CustomJob& job, const spec::StateChange& step) {
+  const std::string state(spec::JobStateName(step.state));
+  const LogLevel level =
+      step.state == spec::JobState::kFailed ? LogLevel::kWarning : LogLevel::kInfo;
+  if (!log.Enabled(level)) return;
+  ServerLog::Fields fields = {{"job", job.name}, {"state", state}};
+  if (!step.detail.empty()) fields.emplace_back("detail", step.detail);
+  log.Log(level, "job", job.name + " " + state, fields);
+}
+
+// One "request" event per request of a route that needs a token; a 5xx is an error.
+void LogRequest(ServerLog& log, const api::RequestRecord& r) {
+  const LogLevel level = r.status >= 500 ? LogLevel::kError : LogLevel::kInfo;
+  if (!log.Enabled(level)) return;
+  const double ms = static_cast<double>(r.latency.count()) / 1000.0;
+  char latency[32];
+  std::snprintf(latency, sizeof latency, "%.1fms", ms);
+  log.Log(level, "request",
+          r.method + " " + r.path + " " + std::to_string(r.status) + " " + latency,
+          {{"method", r.method},
+           {"path", r.path},
+           {"route", r.route},
+           {"code", r.status},
+           {"latencyMs", ms},
+           {"caller", r.token_id},
+           {"project", r.project},
+           {"remote", r.remote_addr},
+           {"userAgent", r.user_agent}});
+}
 
 Status OpenStore(Parts& p) {
   const ServerOptions& o = p.options;
@@ -147,6 +180,10 @@ Status MakeControllers(Parts& p) {
   copts.on_job_end = [metrics = p.metrics.get()](const spec::CustomJob& job) {
     metrics->JobEnded(job);
   };
+  copts.on_job_step = [log = p.log.get()](const spec::CustomJob& job,
+                                          const spec::StateChange& step) {
+    LogJobStep(*log, job, step);
+  };
   copts.service_env = [host = p.storage_host] {
     return std::map<std::string, std::string>{{"STORAGE_EMULATOR_HOST", *host}};
   };
@@ -202,6 +239,8 @@ Status MakeApi(Parts& p) {
   controllers.training_pipelines = p.pipelines.get();
   controllers.directory = p.directory.get();
   p.api = std::make_unique<api::ApiServer>(controllers, aopts);
+  p.api->routes().SetRequestObserver(
+      [log = p.log.get()](const api::RequestRecord& r) { LogRequest(*log, r); });
   // Cloud Storage JSON API over the bucket root (src/storage).
   TY_ASSIGN_OR_RETURN(p.object_store, storage::FsObjectStore::Open(BucketRoot()));
   // The staging bucket of training pipelines without a baseOutputDirectory is the server's own,
@@ -285,6 +324,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   TY_ASSIGN_OR_RETURN(DataDir data_dir, DataDir::Lock(options.data_dir));
   auto parts = std::make_unique<Parts>(options, std::move(data_dir));
   if (parts->options.log == nullptr) parts->options.log = &std::cerr;
+  TY_ASSIGN_OR_RETURN(parts->log, ServerLog::Open(options.server_log));
   TY_RETURN_IF_ERROR(OpenStore(*parts));
   TY_RETURN_IF_ERROR(StartExecutor(*parts));
   TY_RETURN_IF_ERROR(MakeControllers(*parts));
@@ -293,7 +333,13 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   // On a failure from here on, ~Parts stops what was started (executor, metrics) in reverse.
   TY_RETURN_IF_ERROR(BindAndStart(*parts));
   Parts* p = parts.get();
-  p->retention->Start(p->options.log);
+  p->retention->Start([log = p->log.get()](const StatusOr<GcReport>& pass) {
+    if (!pass.ok()) {
+      log->Log(LogLevel::kError, "retention", "the pass failed: " + pass.status().ToString());
+    } else if (!pass->Empty()) {
+      log->Log(LogLevel::kInfo, "retention", pass->Summary(), {{"report", pass->ToJson()}});
+    }
+  });
   p->serve_thread = std::thread([p] {
     p->api->Serve();
     std::lock_guard lock(p->mu);
@@ -316,7 +362,15 @@ void Server::Wait() {
   parts_->served_cv.wait(lock, [this] { return parts_->served; });
 }
 
-Status Server::Reload() { return parts_->api->ReloadTls(); }
+Status Server::Reload() {
+  Status reopened = parts_->log->Reopen();
+  Status tls = parts_->api->ReloadTls();
+  const Status& first = reopened.ok() ? tls : reopened;
+  parts_->log->Log(first.ok() ? LogLevel::kInfo : LogLevel::kError, "reload",
+                   first.ok() ? "reopened the log file and reloaded the TLS certificate (if any)"
+                              : first.ToString());
+  return first;
+}
 
 void Server::Shutdown() {
   Parts& p = *parts_;

@@ -26,6 +26,7 @@
 #include "server/replica_access.h"
 #include "server/replica_images.h"
 #include "server/retention.h"
+#include "server/server_log.h"
 
 namespace trainyard::server {
 
@@ -56,6 +57,8 @@ struct ServerOptions {
   // What is removed once old (retention.h), and how often the server looks.
   RetentionPolicy retention;
   std::ostream* log = &std::cerr;  // start-up notes and warnings; must outlive Start
+  // The server's log of events: requests, job steps, retention, reloads (server_log.h).
+  ServerLogOptions server_log;
 };
 
 class Server {
@@ -78,8 +81,9 @@ class Server {
   void Wait();
   // Stops serving, the controllers' background work and the executor; idempotent.
   void Shutdown();
-  // What SIGHUP does: loads the TLS certificate and key again (ApiServer::ReloadTls). Tokens
-  // need no reload: every request reads them from auth.db. The error names the files.
+  // What SIGHUP does: reopens --log-file (logrotate moved it) and loads the TLS certificate and
+  // key again (ApiServer::ReloadTls). Tokens need no reload: every request reads them from
+  // auth.db. The first error is returned, naming the file; the rest is still done.
   Status Reload();
 
   struct Parts;  // what a running server owns; opaque, defined in server.cc

@@ -153,6 +153,10 @@ struct TrainyardInfo {
   std::vector<ReplicaInfo> replicas;
   // Oldest first; at most kMaxStateHistory entries (the first one and the latest ones are kept).
   std::vector<StateChange> state_history;
+  // Steps RecordStateChange appended to this object (never stored or sent): a writer compares it
+  // before and after a change to find the steps it added, which are the last ones of
+  // state_history (the cap drops old ones).
+  int64_t steps_appended = 0;
 };
 inline constexpr size_t kMaxStateHistory = 100;
 

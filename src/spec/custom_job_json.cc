@@ -245,6 +245,7 @@ void RecordStateChange(CustomJob& job, JobState state, Timestamp time, std::stri
   std::vector<StateChange>& history = job.trainyard_info->state_history;
   if (!history.empty() && history.back().state == state && detail.empty()) return;
   history.push_back({state, time, std::move(detail)});
+  ++job.trainyard_info->steps_appended;
   if (history.size() > kMaxStateHistory) history.erase(history.begin() + 1);
 }
 

@@ -65,13 +65,8 @@ Status RunServer(const server::ServerOptions& options) {
   std::atomic<bool> signalled{false};
   std::thread signal_thread([&] {
     int sig = 0;
-    while (sigwait(&signals, &sig) == 0 && sig == SIGHUP && !served) {
-      const Status reloaded = server->Reload();
-      std::cerr << "trainyard server: SIGHUP: "
-                << (reloaded.ok() ? "reloaded the TLS certificate (if any); serving on"
-                                  : reloaded.ToString())
-                << std::endl;
-    }
+    // Reload writes its outcome to the server log ("reload" event).
+    while (sigwait(&signals, &sig) == 0 && sig == SIGHUP && !served) (void)server->Reload();
     signalled = true;
     if (served) return;
     std::cerr << "trainyard server: signal " << sig << ", shutting down (running replicas keep "
@@ -211,6 +206,29 @@ void AddRetentionFlags(CLI::App* cmd, ServerFlags* f) {
              "How often retention runs (also on demand: trainyard admin gc); 0 = only on demand");
 }
 
+void AddLogFlags(CLI::App* cmd, ServerFlags* f) {
+  server::ServerLogOptions& l = f->options.server_log;
+  cmd->add_option("--log-file", l.file,
+                  "Append the server's log (requests, job events, retention, reloads) to FILE "
+                  "instead of stderr; SIGHUP reopens it (logrotate)");
+  cmd->add_option_function<std::string>(
+         "--log-format", [&l](const std::string& v) { l.json = v == "json"; },
+         "text (one readable line per event) or json (one JSON object per line, Cloud "
+         "Logging's severity names)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->default_str("text");
+  cmd->add_option_function<std::string>(
+         "--log-level",
+         [&l](const std::string& v) {
+           auto level = server::ParseLogLevel(v);
+           if (!level.ok()) throw CLI::ValidationError(level.status().message());
+           l.level = *level;
+         },
+         "debug, info (every request and job step), warning (failed jobs) or error (5xx "
+         "answers, failed retention passes)")
+      ->default_str("info");
+}
+
 void AddReplicaUserFlags(CLI::App* cmd, ServerFlags* f) {
   server::ReplicaAccessOptions& r = f->options.replicas;
   cmd->add_option("--service-accounts", r.service_accounts,
@@ -240,6 +258,7 @@ void RegisterServerCommand(CLI::App& app, int* exit_code) {
   AddImageFlags(cmd, f.get());
   AddReplicaUserFlags(cmd, f.get());
   AddRetentionFlags(cmd, f.get());
+  AddLogFlags(cmd, f.get());
   cmd->callback([f, exit_code] {
     if (CheckCommandLineOnly()) return;
     // One source for the server, its storage API and every replica (common/bucket_path.h).

@@ -1,9 +1,11 @@
 // End-to-end tests of running the server as a service (docs/operations.md): retention of old
 // job files, logs, operations and audit rows, and `trainyard admin gc`, with the real binary.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "e2e_harness.h"
@@ -116,8 +118,41 @@ TEST_F(ServiceE2ETest, TheServerRunsRetentionEveryGcInterval) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(Entries(job_dir), "logs");
-  EXPECT_NE(server_->Stderr().find("retention: removed: 1 job work dirs"), std::string::npos)
+  EXPECT_NE(server_->Stderr().find("INFO retention removed: 1 job work dirs"), std::string::npos)
       << server_->Stderr();
+}
+
+// Every request and every step of a job's history is a line of the server log; SIGHUP starts a
+// new file after logrotate moved the old one.
+TEST_F(ServiceE2ETest, TheLogHasRequestsAndJobStepsAsJsonAndIsReopenedOnSighup) {
+  const fs::path log_file = dir_ / "log" / "server.log";
+  StartServer({"--log-file", log_file.string(), "--log-format", "json"});
+  const std::string name = RunJob("logged");
+  std::string states, routes;  // the job's states (each once), the routes POSTed to
+  std::istringstream lines(testing::ReadFileOrDie(log_file));
+  for (std::string line; std::getline(lines, line);) {
+    json e = json::parse(line, nullptr, false);
+    ASSERT_TRUE(e.is_object()) << line;
+    const std::string state = e.value("state", "");
+    if (e["event"] == "job" && e["job"] == name && states.find(state) == std::string::npos) {
+      states += state + " ";
+    }
+    if (e["event"] == "request" && e["method"] == "POST") routes += e.value("route", "") + " ";
+  }
+  EXPECT_EQ(states + "| " + routes,
+            "JOB_STATE_QUEUED JOB_STATE_PENDING JOB_STATE_RUNNING JOB_STATE_SUCCEEDED | "
+            "/v1/projects/([^/]+)/locations/([^/]+)/customJobs ");
+
+  fs::rename(log_file, dir_ / "log" / "server.log.1");
+  server_->Signal(SIGHUP);
+  for (int i = 0; i < 100 && !fs::exists(log_file); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(fs::exists(log_file));
+  EXPECT_NE(testing::ReadFileOrDie(log_file).find("\"event\":\"reload\""), std::string::npos);
+  Http(server_->port(), "GET", "/v1/" + name);
+  EXPECT_NE(testing::ReadFileOrDie(log_file).find("\"path\":\"/v1/" + name + "\""),
+            std::string::npos);
 }
 
 TEST_F(ServiceE2ETest, ABadTtlFlagIsAUsageErrorNamingIt) {
