@@ -1,8 +1,9 @@
-// Upgrades from every released data dir: each test/fixtures/data_dir_v<N>/ holds the jobs.db and
-// auth.db a `trainyard` of jobs.db schema N wrote (test/fixtures/make_data_dir_fixture.sh: a custom
-// job, an HP-tuning job, a training pipeline with its model, a model of 2 versions, a token and
-// the audit log). Copies open with today's code — every schema step above N runs, after its
-// backup (sqlite/schema.h) — and every resource reads back through the store and auth APIs.
+// Upgrades from every released data dir: each test/fixtures/data_dir_jobs<N>_auth<M>/ holds the
+// jobs.db and auth.db a `trainyard` of those schemas wrote (test/fixtures/make_data_dir_fixture.sh:
+// a custom job, an HP-tuning job, a training pipeline with its model, a model of 2 versions, a
+// token and the audit log). Copies open with today's code — every schema step above N and M runs,
+// after its backup (sqlite/schema.h) — and every resource reads back through the store and auth
+// APIs.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -93,7 +94,7 @@ std::string ReadAuthDb(const fs::path& path) {
 std::vector<fs::path> FixtureDirs() {
   std::vector<fs::path> dirs;
   for (const auto& e : fs::directory_iterator(testing::SourcePath("test/fixtures"))) {
-    if (e.path().filename().string().starts_with("data_dir_v")) dirs.push_back(e.path());
+    if (e.path().filename().string().starts_with("data_dir_")) dirs.push_back(e.path());
   }
   std::sort(dirs.begin(), dirs.end());
   return dirs;
