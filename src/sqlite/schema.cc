@@ -1,5 +1,6 @@
 #include "sqlite/schema.h"
 
+#include "sqlite/backup.h"
 #include "sqlite/sqlite.h"
 
 namespace trainyard::sqlite {
@@ -15,7 +16,37 @@ Status Exec(sqlite3* db, const std::string& sql) {
   return Status::Ok();
 }
 
+// True when the database holds nothing yet: version 0 and no table (a file just created).
+StatusOr<bool> IsFresh(sqlite3* db, int version) {
+  if (version > 0) return false;
+  Stmt tables(db, "SELECT 1 FROM sqlite_master LIMIT 1");
+  TY_RETURN_IF_ERROR(tables.Prepared());
+  const int rc = tables.Step();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return tables.Error("read sqlite_master");
+  return rc == SQLITE_DONE;
+}
+
+// The copy an upgrade needs before it may run (schema.h).
+Status BackupBeforeUpgrade(sqlite3* db, int version, int latest, const std::string& db_name) {
+  const char* file = sqlite3_db_filename(db, "main");
+  if (file == nullptr || *file == '\0') return Status::Ok();  // in memory: nothing to keep
+  TY_ASSIGN_OR_RETURN(bool fresh, IsFresh(db, version));
+  if (fresh) return Status::Ok();
+  const std::string backup = PreUpgradeBackupPath(file, version);
+  if (Status s = CopyDatabase(db, backup); !s.ok()) {
+    return UnavailableError("refusing to upgrade " + db_name + " from schema " +
+                            std::to_string(version) + " to " + std::to_string(latest) +
+                            " without its backup " + backup + "; free space there and start " +
+                            "again (" + s.message() + ")");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+std::string PreUpgradeBackupPath(const std::string& file, int version) {
+  return file + ".pre-v" + std::to_string(version) + ".bak";
+}
 
 StatusOr<int> SchemaVersion(sqlite3* db) {
   Stmt version(db, "PRAGMA user_version");
@@ -32,6 +63,7 @@ Status Migrate(sqlite3* db, std::span<const SchemaStep> steps, const std::string
                                    std::to_string(version) + " > " + std::to_string(latest) +
                                    "); upgrade trainyard");
   }
+  if (version < latest) TY_RETURN_IF_ERROR(BackupBeforeUpgrade(db, version, latest, db_name));
   for (const SchemaStep& step : steps) {
     if (step.version <= version) continue;
     Transaction tx(db);

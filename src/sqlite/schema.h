@@ -4,6 +4,14 @@
 // leaves the file at the last completed step and the next start continues from there. A file
 // from a newer Trainyard (version above the last step) is refused, never downgraded.
 //
+// Before the first step runs on a database that holds anything (its version above 0, or any
+// table in it: a file of the releases before versioned upgrades), Migrate copies it to
+// "<file>.pre-v<N>.bak" next to it (N: the version it was at) with SQLite's online backup API
+// (sqlite/backup.h: temp name, fsync, rename, 0600). No copy, no upgrade: an upgrade that cannot
+// write its backup (a full disk) is refused and the file stays as it was. A fresh, empty database
+// gets no backup. Rolling back = stopping the server, putting the .bak in place of the file and
+// starting the binary that wrote it (docs/operations.md).
+//
 // Each database owns its list of steps (jobs.db: store/jobs_db_schema.h); steps already released
 // never change.
 #pragma once
@@ -29,8 +37,14 @@ StatusOr<int> SchemaVersion(sqlite3* db);
 
 // Runs every step of `steps` above the database's version, in order, each in one transaction
 // (BEGIN IMMEDIATE; its SQL; PRAGMA user_version = step.version; COMMIT). `db_name` is for errors.
+// Backs up first as above, when a step will run on a database that is not fresh and not in memory.
 // FAILED_PRECONDITION when the database's version is above the last step (a newer Trainyard wrote
-// it); UNAVAILABLE naming the step when one fails (the database stays at the previous version).
+// it); UNAVAILABLE naming the backup path and the free space when the backup cannot be written
+// (nothing upgraded); UNAVAILABLE naming the step when one fails (the database stays at the
+// previous version).
 Status Migrate(sqlite3* db, std::span<const SchemaStep> steps, const std::string& db_name);
+
+// "<file>.pre-v<N>.bak": where Migrate puts the copy of `file` taken at version `version`.
+std::string PreUpgradeBackupPath(const std::string& file, int version);
 
 }  // namespace trainyard::sqlite

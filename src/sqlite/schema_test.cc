@@ -1,7 +1,9 @@
-// sqlite/schema.h: every step once, in order, each atomic.
+// sqlite/schema.h: every step once, in order, each atomic; a backup before every upgrade of a
+// database that holds anything, and no upgrade without it.
 #include "sqlite/schema.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "sqlite/sqlite.h"
 #include "testing/test_util.h"
@@ -46,6 +48,90 @@ TEST(SchemaTest, AFailingStepLeavesTheFileAtThePreviousStepWithNothingHalfDone) 
   ASSERT_TRUE(MigrateFile(dir / "t.db", fixed).ok());
   ASSERT_TRUE(MigrateFile(dir / "t.db", fixed).ok());  // nothing left to run
   EXPECT_EQ(Tables(dir / "t.db"), "v3: a b c");
+}
+
+// The names in `dir`, sorted: "t.db t.db.pre-v1.bak".
+std::string Files(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+std::string Rows(const std::filesystem::path& path, const std::string& table) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) return "cannot open";
+  std::string out;
+  {
+    Stmt q(db, "SELECT x FROM " + table + " ORDER BY x");
+    while (q.Step() == SQLITE_ROW) out += (out.empty() ? "" : " ") + q.Text(0);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+const SchemaStep kTwoSteps[] = {
+    {1, "a", "CREATE TABLE a(x);"},
+    {2, "b", "CREATE TABLE b(x); INSERT INTO a VALUES ('added by 2');"},
+};
+
+TEST(SchemaTest, AnUpgradeFirstLeavesABackupAtTheOldVersionWithTheOldRows) {
+  auto dir = testing::MakeTestDir();
+  ASSERT_TRUE(MigrateFile(dir / "t.db", std::span(kTwoSteps).first(1)).ok());
+  ASSERT_TRUE(ExecSqlOnFile(dir / "t.db", "INSERT INTO a VALUES ('old');").ok());
+  ASSERT_TRUE(MigrateFile(dir / "t.db", kTwoSteps).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "t.db.pre-v1.bak").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(Files(dir) + " | " + Tables(dir / "t.db.pre-v1.bak") + " " +
+                Rows(dir / "t.db.pre-v1.bak", "a") + " | " + Tables(dir / "t.db") + " " +
+                Rows(dir / "t.db", "a"),
+            "t.db t.db.pre-v1.bak | v1: a old | v2: a b added by 2 old");
+}
+
+TEST(SchemaTest, AFreshDatabaseAndAnUpToDateOneGetNoBackup) {
+  auto dir = testing::MakeTestDir();
+  ASSERT_TRUE(MigrateFile(dir / "t.db", kTwoSteps).ok());
+  ASSERT_TRUE(MigrateFile(dir / "t.db", kTwoSteps).ok());
+  EXPECT_EQ(Files(dir), "t.db");
+}
+
+// A file of the releases before versioned upgrades: version 0 but tables in it.
+TEST(SchemaTest, AnUnversionedDatabaseWithTablesIsBackedUpAsV0) {
+  auto dir = testing::MakeTestDir();
+  ASSERT_TRUE(ExecSqlOnFile(dir / "t.db", "CREATE TABLE a(x); INSERT INTO a VALUES ('old');").ok());
+  const SchemaStep steps[] = {{1, "a", "CREATE TABLE IF NOT EXISTS a(x);"}};
+  ASSERT_TRUE(MigrateFile(dir / "t.db", steps).ok());
+  EXPECT_EQ(Files(dir) + " | " + Tables(dir / "t.db.pre-v0.bak") + " " +
+                Rows(dir / "t.db.pre-v0.bak", "a"),
+            "t.db t.db.pre-v0.bak | v0: a old");
+}
+
+// The dir is made read-only, which binds every user but root; root is refused by a non-empty
+// directory where the backup would go (its rename fails as a full disk's write would).
+TEST(SchemaTest, AnUpgradeWhoseBackupCannotBeWrittenIsRefusedAndTheFileStaysAsItWas) {
+  auto dir = testing::MakeTestDir();
+  ASSERT_TRUE(MigrateFile(dir / "t.db", std::span(kTwoSteps).first(1)).ok());
+  ASSERT_TRUE(ExecSqlOnFile(dir / "t.db", "INSERT INTO a VALUES ('old');").ok());
+  std::filesystem::create_directories(dir / "t.db.pre-v1.bak" / "blocker");
+  ASSERT_EQ(::chmod(dir.c_str(), 0555), 0);
+  Status s = MigrateFile(dir / "t.db", kTwoSteps);
+  ::chmod(dir.c_str(), 0755);
+  const std::string expected =
+      "UNAVAILABLE: refusing to upgrade t.db from schema 1 to 2 without "
+      "its backup " +
+      (dir / "t.db.pre-v1.bak").string() +
+      "; free space there and start again (cannot write the database "
+      "copy " +
+      (dir / "t.db.pre-v1.bak").string() + " (";
+  EXPECT_EQ(s.ToString().substr(0, expected.size()), expected) << s;
+  EXPECT_NE(s.message().find(" MiB free in " + dir.string()), std::string::npos) << s;
+  EXPECT_EQ(Files(dir) + " | " + Tables(dir / "t.db") + " " + Rows(dir / "t.db", "a"),
+            "t.db t.db.pre-v1.bak | v1: a old");
 }
 
 }  // namespace

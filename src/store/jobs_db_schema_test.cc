@@ -1,6 +1,7 @@
 // jobs.db's schema steps (jobs_db_schema.h): a new database gets every step; a data dir written
 // by the release before the resources table (schema 2, test/fixtures/jobs_db_v2) opens and
-// upgrades with its jobs readable; a newer database is refused untouched.
+// upgrades with its jobs readable, its old self kept as jobs.db.pre-v2.bak; a newer database is
+// refused untouched.
 #include "store/jobs_db_schema.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +56,8 @@ TEST(JobsDbSchemaTest, ADataDirOfSchema2OpensUpgradedWithItsJobsReadable) {
     seen += s.display_name + " " + std::to_string(record->job.trials.size()) + " trials; ";
   }
   EXPECT_EQ(seen, "fixture-job JOB_STATE_SUCCEEDED; fixture-study 2 trials; ");
+  // The file as it was before the upgrade, next to it (sqlite/schema.h).
+  EXPECT_EQ(Tables(dir / "jobs.db.pre-v2.bak"), "v2: job_labels jobs tuning_jobs");
 }
 
 TEST(JobsDbSchemaTest, ADatabaseFromANewerTrainyardIsRefusedUntouched) {

@@ -22,8 +22,12 @@ void RegisterAuthCommands(CLI::App& app, int* exit_code);
 // (ai_platform_command.cc).
 void RegisterAiPlatformCommands(CLI::App& app, int* exit_code);
 
-// trainyard admin gc|drain|resume|status (admin_service_commands.cc), under the `admin`
-// command main.cc makes.
+// trainyard admin: the parent of the operator commands (retention, draining, backups); returns
+// it so each family adds its subcommands (admin_command.cc).
+CLI::App* AddAdminCommand(CLI::App& app, int* exit_code);
+// trainyard admin backup|restore (admin_command.cc; the library is server/backup.h).
+void RegisterAdminBackupCommands(CLI::App& admin, int* exit_code);
+// trainyard admin gc|drain|resume|status (admin_service_commands.cc).
 void RegisterAdminServiceCommands(CLI::App& admin, int* exit_code);
 
 // "ERROR: (trainyard.ai.custom-jobs.create) INVALID_ARGUMENT: message" on stderr, like gcloud.

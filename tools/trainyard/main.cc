@@ -4,6 +4,7 @@
 //   trainyard ai models list|describe|upload|list-version|delete|delete-version
 //   trainyard storage buckets create|list|describe|delete, ls, cp SRC... DST (through the server)
 //   trainyard auth create-token|list-tokens|revoke-token|audit-log
+//   trainyard admin backup|restore  (operator commands on the data dir)
 //   trainyard gcloud-env        (export lines for gcloud and Google's SDKs)
 //   trainyard ai-platform jobs submit training|describe|list|cancel|stream-logs
 #include <csignal>
@@ -51,10 +52,10 @@ int main(int argc, char** argv) {
   trainyard::cli::RegisterHpTuningJobsCommands(*ai, &exit_code);  // HP tuning
   trainyard::cli::RegisterModelsCommands(*ai, &exit_code);        // the model registry
   trainyard::cli::RegisterAutomlCommands(app, &exit_code);
-  trainyard::cli::RegisterAiPlatformCommands(app, &exit_code);  // AI Platform Training
-  CLI::App* admin = app.add_subcommand("admin", "Operate the server: retention, draining, backups");
-  admin->require_subcommand(1);
+  trainyard::cli::RegisterAiPlatformCommands(app, &exit_code);         // AI Platform Training
+  CLI::App* admin = trainyard::cli::AddAdminCommand(app, &exit_code);  // the server's operator
   trainyard::cli::RegisterAdminServiceCommands(*admin, &exit_code);
+  trainyard::cli::RegisterAdminBackupCommands(*admin, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
