@@ -186,6 +186,12 @@ class Executor {
 
   // Stops monitoring threads without killing running replicas (they are re-adopted later).
   virtual void Shutdown() = 0;
+
+  // Whether what runs the replicas answers now: OK, or UNAVAILABLE saying what did not answer
+  // (the Slurm executor: sinfo failed or timed out). OK by default (the replicas run on this
+  // host). May block for a few seconds: /metrics calls it on its polling thread (as
+  // trainyard_executor_up), never on a request.
+  virtual Status CheckReachable() { return Status::Ok(); }
 };
 
 }  // namespace trainyard::executor

@@ -3,10 +3,24 @@
 #include <algorithm>
 #include <vector>
 
+// The project's version, from CMake (src/observability/CMakeLists.txt).
+#ifndef TRAINYARD_VERSION
+#define TRAINYARD_VERSION "unknown"
+#endif
+
 namespace trainyard::observability {
 namespace {
 
 using spec::JobState;
+
+constexpr RestartReason kRestartReasons[] = {RestartReason::kExitCode, RestartReason::kSigkill,
+                                             RestartReason::kSignal, RestartReason::kUnknown};
+
+double Seconds(std::chrono::system_clock::duration d) {
+  return std::max(0.0, std::chrono::duration<double>(d).count());
+}
+
+constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 
 std::vector<std::string_view> SplitPath(std::string_view path) {
   std::vector<std::string_view> parts;
@@ -46,11 +60,20 @@ std::string RouteOf(std::string_view path) {
   return "other";
 }
 
-ServerMetrics::ServerMetrics(store::JobStore* store, ResourcesFn resources, Clock clock)
+std::string_view TrainyardVersion() { return TRAINYARD_VERSION; }
+
+ServerMetrics::ServerMetrics(store::JobStore* store, ServerMetricsOptions options)
     : store_(store),
-      resources_(std::move(resources)),
-      clock_(OrSystemClock(std::move(clock))),
-      start_latency_({0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}) {}
+      options_(std::move(options)),
+      clock_(OrSystemClock(options_.clock)),
+      start_latency_({0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}) {
+  if (!options_.disk_stat) options_.disk_stat = StatDisk;
+  if (!options_.host) options_.host = RealHost();
+}
+
+ServerMetrics::ServerMetrics(store::JobStore* store, ResourcesFn resources, Clock clock)
+    : ServerMetrics(store, ServerMetricsOptions{.resources = std::move(resources),
+                                                .clock = std::move(clock)}) {}
 
 ServerMetrics::~ServerMetrics() { StopPolling(); }
 
@@ -63,15 +86,30 @@ void ServerMetrics::CountRequest(std::string_view method, std::string_view path,
 // Caller holds mu_.
 void ServerMetrics::Observe(const spec::CustomJob& job) {
   if (job.start_time && job.create_time && started_seen_.insert(job.name).second) {
-    start_latency_.Observe(
-        std::max(0.0, std::chrono::duration<double>(*job.start_time - *job.create_time).count()));
+    start_latency_.Observe(Seconds(*job.start_time - *job.create_time));
   }
-  if (job.trainyard_info) {
-    int restarts = 0;
-    for (const auto& r : job.trainyard_info->replicas) restarts += r.restarts;
-    int& seen = restarts_seen_[job.name];
-    if (restarts > seen) restarts_total_ += static_cast<uint64_t>(restarts - seen);
-    seen = std::max(seen, restarts);
+  for (const auto& [reason, n] : NewRestarts(job, restarts_seen_[job.name])) {
+    restarts_total_[reason] += static_cast<uint64_t>(n);
+  }
+}
+
+// Adds what a RUNNING or CANCELLING job holds to the allocation figures. Caller holds mu_.
+void ServerMetrics::Allocate(const spec::CustomJob& job, TimePoint now) {
+  for (const auto& pool : job.job_spec.worker_pool_specs) {
+    if (!pool.machine_spec) continue;
+    ReplicaResources r;
+    if (options_.resources) r = options_.resources(*pool.machine_spec);
+    if (r.gpus == 0 && pool.machine_spec->accelerator_count > 0) {
+      r.gpus = pool.machine_spec->accelerator_count;
+      r.gpu_type = pool.machine_spec->accelerator_type;
+    }
+    const int replicas = static_cast<int>(pool.replica_count);
+    allocated_cpus_ += r.cpus * replicas;
+    allocated_memory_gib_ += r.memory_gib * replicas;
+    if (r.gpus > 0) allocated_gpus_[r.gpu_type] += r.gpus * replicas;
+  }
+  if (job.start_time) {
+    longest_running_seconds_ = std::max(longest_running_seconds_, Seconds(now - *job.start_time));
   }
 }
 
@@ -79,7 +117,7 @@ Status ServerMetrics::Collect() {
   auto jobs = store_->ListUnfinished();
   if (!jobs.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
-    ++collect_errors_;
+    ++collect_errors_["jobs"];
     return jobs.status();
   }
   std::vector<std::string> gone;
@@ -90,7 +128,9 @@ Status ServerMetrics::Collect() {
     queue_length_ = 0;
     oldest_wait_seconds_ = 0;
     allocated_cpus_ = 0;
+    allocated_memory_gib_ = 0;
     allocated_gpus_.clear();
+    longest_running_seconds_ = 0;
     std::set<std::string> listed;
     for (const spec::CustomJob& job : *jobs) {
       listed.insert(job.name);
@@ -104,19 +144,7 @@ Status ServerMetrics::Collect() {
               oldest_wait_seconds_, std::chrono::duration<double>(now - *job.create_time).count());
         }
       }
-      if (job.state != JobState::kRunning && job.state != JobState::kCancelling) continue;
-      for (const auto& pool : job.job_spec.worker_pool_specs) {
-        if (!pool.machine_spec) continue;
-        ReplicaResources r;
-        if (resources_) r = resources_(*pool.machine_spec);
-        if (r.gpus == 0 && pool.machine_spec->accelerator_count > 0) {
-          r.gpus = pool.machine_spec->accelerator_count;
-          r.gpu_type = pool.machine_spec->accelerator_type;
-        }
-        allocated_cpus_ += r.cpus * static_cast<int>(pool.replica_count);
-        if (r.gpus > 0)
-          allocated_gpus_[r.gpu_type] += r.gpus * static_cast<int>(pool.replica_count);
-      }
+      if (job.state == JobState::kRunning || job.state == JobState::kCancelling) Allocate(job, now);
     }
     for (const auto& [name, state] : unfinished_) {
       if (!current.count(name)) gone.push_back(name);
@@ -154,10 +182,63 @@ void ServerMetrics::JobEnded(const spec::CustomJob& job) {
   started_seen_.erase(job.name);
 }
 
+Status ServerMetrics::CollectSystem() {
+  Status first = Status::Ok();
+  auto failed = [&](const std::string& source, const Status& status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++collect_errors_[source];
+    if (first.ok()) first = status;
+  };
+  for (const auto& [volume, path] : options_.volumes) {
+    auto disk = options_.disk_stat(path);
+    if (!disk.ok()) {
+      failed("disk", disk.status());
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    disks_[volume] = *disk;
+  }
+  if (auto host = options_.host(); host.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    host_ = *host;
+  } else {
+    failed("host", host.status());
+  }
+  if (auto counts = CountResources(store_, options_.tuning_store, options_.resource_store);
+      counts.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    resource_counts_ = std::move(*counts);
+  } else {
+    failed("resources", counts.status());
+  }
+  if (!options_.executor_probe) return first;
+  const TimePoint now = clock_();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (last_probe_ && now - *last_probe_ < options_.probe_interval) return first;
+    last_probe_ = now;
+  }
+  // Without the lock: the probe may block for its timeout while scrapes go on.
+  const bool up = options_.executor_probe().ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  executor_up_ = up;
+  return first;
+}
+
 std::string ServerMetrics::Render() {
   (void)Collect();
   std::lock_guard<std::mutex> lock(mu_);
   PrometheusText t;
+  t.Family("trainyard_build_info", "gauge", "Always 1; the labels say which Trainyard serves.");
+  t.Sample("trainyard_build_info", {{"version", std::string(TrainyardVersion())}}, 1);
+  RenderJobs(t);
+  RenderCapacity(t);
+  RenderSystem(t);
+  RenderHttp(t);
+  return t.text();
+}
+
+void ServerMetrics::RenderJobs(PrometheusText& t) const {
   t.Family("trainyard_jobs", "gauge", "Unfinished custom jobs by state (trials included).");
   std::map<std::string, int> by_state;
   for (JobState s :
@@ -182,15 +263,38 @@ std::string ServerMetrics::Render() {
   t.Family("trainyard_queue_oldest_wait_seconds", "gauge",
            "Age of the oldest QUEUED or PENDING job (0 when none waits).");
   t.Sample("trainyard_queue_oldest_wait_seconds", {}, oldest_wait_seconds_);
+  t.Family("trainyard_longest_running_job_seconds", "gauge",
+           "Time since the start of the longest RUNNING or CANCELLING custom job (0 when none).");
+  t.Sample("trainyard_longest_running_job_seconds", {}, longest_running_seconds_);
   t.Family("trainyard_job_start_latency_seconds", "histogram",
            "Time from job creation (submit) to RUNNING.");
   t.HistogramSamples("trainyard_job_start_latency_seconds", {}, start_latency_);
   t.Family("trainyard_replica_restarts_total", "counter",
-           "Replica restarts after failures or preemption.");
-  t.Sample("trainyard_replica_restarts_total", {}, static_cast<double>(restarts_total_));
+           "Replica restarts after failures or preemption, by the exit before them: exit_code, "
+           "sigkill (137: the OOM killer, a memory limit or kill -9), signal, unknown.");
+  for (RestartReason reason : kRestartReasons) {
+    auto it = restarts_total_.find(reason);
+    t.Sample("trainyard_replica_restarts_total",
+             {{"reason", std::string(RestartReasonName(reason))}},
+             it == restarts_total_.end() ? 0 : static_cast<double>(it->second));
+  }
+  if (resource_counts_) {
+    t.Family("trainyard_resources", "gauge",
+             "Stored resources by kind and state, finished ones included (no series: none).");
+    for (const ResourceCount& c : *resource_counts_) {
+      Labels labels = {{"kind", c.kind}};
+      if (!c.state.empty()) labels.emplace_back("state", c.state);
+      t.Sample("trainyard_resources", labels, static_cast<double>(c.count));
+    }
+  }
+}
 
+void ServerMetrics::RenderCapacity(PrometheusText& t) const {
   t.Family("trainyard_allocated_cpus", "gauge", "vCPUs of the machine types of running jobs.");
   t.Sample("trainyard_allocated_cpus", {}, allocated_cpus_);
+  t.Family("trainyard_allocated_memory_bytes", "gauge",
+           "Memory of the machine types of running jobs.");
+  t.Sample("trainyard_allocated_memory_bytes", {}, allocated_memory_gib_ * kGib);
   int gpus = 0;
   for (const auto& [type, n] : allocated_gpus_) gpus += n;
   t.Family("trainyard_allocated_gpus", "gauge", "GPUs of running jobs.");
@@ -199,7 +303,65 @@ std::string ServerMetrics::Render() {
   for (const auto& [type, n] : allocated_gpus_) {
     t.Sample("trainyard_allocated_gpus_by_type", {{"accelerator_type", type}}, n);
   }
+  if (!host_) return;
+  t.Family("trainyard_host_cpus", "gauge", "CPUs of the server's host it may use.");
+  t.Sample("trainyard_host_cpus", {}, host_->cpus);
+  t.Family("trainyard_host_memory_bytes", "gauge", "Memory of the server's host (MemTotal).");
+  t.Sample("trainyard_host_memory_bytes", {}, static_cast<double>(host_->memory_bytes));
+  t.Family("trainyard_host_memory_available_bytes", "gauge",
+           "Memory of the server's host available without swapping (MemAvailable).");
+  t.Sample("trainyard_host_memory_available_bytes", {},
+           static_cast<double>(host_->memory_available_bytes));
+  if (host_->gpus) {
+    t.Family("trainyard_host_gpus", "gauge", "GPUs of the server's host (nvidia-smi).");
+    t.Sample("trainyard_host_gpus", {}, *host_->gpus);
+  }
+  if (!options_.host_runs_replicas) return;
+  t.Family("trainyard_host_free_cpus", "gauge",
+           "CPUs of the host not allocated to running jobs (0 when oversubscribed).");
+  t.Sample("trainyard_host_free_cpus", {}, std::max(0, host_->cpus - allocated_cpus_));
+  if (host_->gpus) {
+    t.Family("trainyard_host_free_gpus", "gauge",
+             "GPUs of the host not allocated to running jobs.");
+    t.Sample("trainyard_host_free_gpus", {}, std::max(0, *host_->gpus - gpus));
+  }
+}
 
+void ServerMetrics::RenderSystem(PrometheusText& t) const {
+  struct DiskFamily {
+    const char* name;
+    const char* help;
+    uint64_t DiskUsage::*field;
+  };
+  static constexpr DiskFamily kDiskFamilies[] = {
+      {"trainyard_disk_total_bytes", "Size of the file system of a volume of the server.",
+       &DiskUsage::total_bytes},
+      {"trainyard_disk_free_bytes", "Bytes the server's user can still write on the volume.",
+       &DiskUsage::free_bytes},
+      {"trainyard_disk_total_inodes", "Inodes of the file system of the volume.",
+       &DiskUsage::total_inodes},
+      {"trainyard_disk_free_inodes", "Inodes the server's user can still use on the volume.",
+       &DiskUsage::free_inodes},
+  };
+  for (const DiskFamily& family : kDiskFamilies) {
+    if (disks_.empty()) break;
+    t.Family(family.name, "gauge", family.help);
+    for (const auto& [volume, path] : options_.volumes) {
+      auto it = disks_.find(volume);
+      if (it == disks_.end()) continue;
+      t.Sample(family.name, {{"volume", volume}, {"path", path.string()}},
+               static_cast<double>(it->second.*family.field));
+    }
+  }
+  if (!options_.executor_probe || executor_up_) {
+    t.Family("trainyard_executor_up", "gauge",
+             "1 while the executor answers its probe (Slurm: sinfo), 0 otherwise.");
+    t.Sample("trainyard_executor_up", {{"executor", options_.executor}},
+             !options_.executor_probe || *executor_up_ ? 1 : 0);
+  }
+}
+
+void ServerMetrics::RenderHttp(PrometheusText& t) const {
   t.Family("trainyard_http_requests_total", "counter",
            "HTTP requests served, by method, route template and status code.");
   for (const auto& [key, n] : requests_) {
@@ -209,9 +371,14 @@ std::string ServerMetrics::Render() {
              static_cast<double>(n));
   }
   t.Family("trainyard_metrics_collect_errors_total", "counter",
-           "Polls of the job store that failed (figures are then from the last good poll).");
-  t.Sample("trainyard_metrics_collect_errors_total", {}, static_cast<double>(collect_errors_));
-  return t.text();
+           "Failed collections by source (jobs, resources, disk, host); the figures are then "
+           "from the last good one.");
+  std::map<std::string, uint64_t> errors = collect_errors_;
+  for (const char* source : {"jobs", "resources", "disk", "host"}) errors.emplace(source, 0);
+  for (const auto& [source, n] : errors) {
+    t.Sample("trainyard_metrics_collect_errors_total", {{"source", source}},
+             static_cast<double>(n));
+  }
 }
 
 void ServerMetrics::StartPolling(std::chrono::milliseconds interval) {
@@ -221,10 +388,12 @@ void ServerMetrics::StartPolling(std::chrono::milliseconds interval) {
     stop_polling_ = false;
   }
   poller_ = std::thread([this, interval] {
+    (void)CollectSystem();  // the first scrape finds the volumes and the host already
     std::unique_lock<std::mutex> lock(poll_mu_);
     while (!poll_cv_.wait_for(lock, interval, [this] { return stop_polling_; })) {
       lock.unlock();
       (void)Collect();
+      (void)CollectSystem();
       lock.lock();
     }
   });

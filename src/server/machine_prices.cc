@@ -24,6 +24,7 @@ observability::ResourcesFn CatalogResources(const machines::MachineCatalog& cata
     observability::ReplicaResources r;
     if (auto machine = Resolve(catalog, m); machine.ok()) {
       r.cpus = machine->vcpus;
+      r.memory_gib = machine->memory_gib;
       r.gpus = machine->accelerator_count;
       r.gpu_type = machine->accelerator_type;
     }

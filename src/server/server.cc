@@ -175,8 +175,15 @@ Status MakeControllers(Parts& p) {
   copts.kill_grace = std::chrono::seconds(o.kill_grace_seconds);
   copts.max_restarts = o.max_restarts;
   copts.check_bucket = [](const std::string& uri) { return CheckBucketExists(uri); };
-  p.metrics = std::make_unique<observability::ServerMetrics>(
-      p.store.get(), CatalogResources(machines::MachineCatalog::Default()));
+  observability::ServerMetricsOptions mopts;
+  mopts.resources = CatalogResources(machines::MachineCatalog::Default());
+  mopts.tuning_store = p.tuning_store;
+  mopts.resource_store = p.resource_store;
+  mopts.volumes = {{"data_dir", p.data_dir.path()}, {"bucket_root", BucketRoot()}};
+  mopts.host_runs_replicas = o.executor == "local";
+  mopts.executor = o.executor;
+  mopts.executor_probe = [executor = p.executor.get()] { return executor->CheckReachable(); };
+  p.metrics = std::make_unique<observability::ServerMetrics>(p.store.get(), std::move(mopts));
   copts.on_job_end = [metrics = p.metrics.get()](const spec::CustomJob& job) {
     metrics->JobEnded(job);
   };

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "server/built_in_executors.h"
 #include "server/data_dir.h"
@@ -90,6 +92,36 @@ TEST_F(ServerTest, ReadyzSaysWhetherNewWorkCanBeRecorded) {
             std::string::npos)
       << unready->body;
   EXPECT_EQ(full.Get("/healthz")->status, 200);
+}
+
+// /metrics sees the whole server: its volumes, every kind of resource, the executor, the version.
+TEST_F(ServerTest, MetricsSeeTheVolumesTheResourcesAndTheExecutor) {
+  auto server = Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  ASSERT_EQ(client.Post(kJobs, kJob, "application/json")->status, 200);
+  const std::string data_dir = (*server)->data_dir().string();
+  const std::vector<std::string> wanted = {
+      "trainyard_disk_free_bytes{volume=\"data_dir\",path=\"" + data_dir + "\"} ",
+      "trainyard_disk_free_inodes{volume=\"bucket_root\",path=\"" + (dir_ / "buckets").string() +
+          "\"} ",
+      "trainyard_resources{kind=\"customJobs\",state=\"JOB_STATE_",
+      "trainyard_executor_up{executor=\"fake\"} 1\n",
+      "trainyard_build_info{version=\"",
+      "trainyard_host_memory_bytes "};
+  std::string missing;
+  // The polling thread counts resources every second: the job shows within a few.
+  for (int i = 0; i < 50; ++i) {
+    auto metrics = client.Get("/metrics");
+    ASSERT_TRUE(metrics);
+    missing.clear();
+    for (const auto& w : wanted) {
+      if (metrics->body.find(w) == std::string::npos) missing += w + "\n";
+    }
+    if (missing.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(missing, "");
 }
 
 TEST_F(ServerTest, RefusesASecondServerOnTheSameDataDirAndReleasesItOnDestruction) {

@@ -97,7 +97,13 @@ SlurmExecutor::SlurmExecutor(SlurmExecutorOptions options)
                               CommandRunner::Real(),
                               CliSlurmClientOptions{options_.slurm_bin_dir,
                                                     std::chrono::milliseconds(60000), true})),
-      client_(options_.client ? *options_.client : *owned_client_) {
+      client_(options_.client ? *options_.client : *owned_client_),
+      probe_client_(options_.client
+                        ? nullptr
+                        : std::make_unique<CliSlurmClient>(
+                              CommandRunner::Real(),
+                              CliSlurmClientOptions{options_.slurm_bin_dir,
+                                                    std::chrono::milliseconds(5000), false})) {
   if (options_.start_monitor) thread_ = std::thread([this] { Loop(); });
 }
 
@@ -116,6 +122,13 @@ void SlurmExecutor::Shutdown() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+Status SlurmExecutor::CheckReachable() {
+  SlurmClient& client = probe_client_ ? *probe_client_ : client_;
+  Status nodes = client.Nodes(options_.partition).status();
+  // A sinfo that timed out (DEADLINE_EXCEEDED) is a controller that does not answer either.
+  return nodes.ok() ? nodes : UnavailableError(nodes.message());
 }
 
 Status SlurmExecutor::Validate(const GangSpec& spec) const {

@@ -101,6 +101,8 @@ class SlurmExecutor : public executor::Executor {
   StatusOr<std::vector<executor::LogLine>> ReadLogs(const std::string& job_id, int64_t after,
                                                     int limit) const override;
   void Shutdown() override;
+  // sinfo for the partition, with a short timeout (the monitor's commands wait up to a minute).
+  Status CheckReachable() override;
 
   // One monitor round now (query Slurm, read task files, copy logs, advance states, notify).
   // What the monitor thread does every poll_interval; tests call it directly.
@@ -156,6 +158,9 @@ class SlurmExecutor : public executor::Executor {
   executor::Clock& clock_;
   std::unique_ptr<SlurmClient> owned_client_;
   SlurmClient& client_;
+  // CheckReachable's: the real commands with a 5 s timeout; null when a client was given (tests),
+  // which then answers the probe too.
+  std::unique_ptr<SlurmClient> probe_client_;
 
   std::mutex poll_mu_;  // one PollOnce at a time (monitor thread or a test)
   mutable std::mutex mu_;

@@ -99,6 +99,19 @@ class SlurmExecutorTest : public ::testing::Test {
   std::unique_ptr<SlurmExecutor> executor_;
 };
 
+// /metrics' probe (trainyard_executor_up): sinfo answers through the given client; with the real
+// commands and no sinfo where they should be, the probe says what failed.
+TEST_F(SlurmExecutorTest, CheckReachableAsksSinfo) {
+  SlurmExecutorOptions o;
+  o.data_dir = dir_ / "data";
+  o.slurm_bin_dir = dir_ / "no-slurm-here";
+  o.start_monitor = false;
+  SlurmExecutor unreachable(o);
+  EXPECT_EQ(executor_->CheckReachable().ToString() + " | " +
+                std::string(StatusCodeName(unreachable.CheckReachable().code())),
+            "OK | UNAVAILABLE");
+}
+
 TEST_F(SlurmExecutorTest, RunsThroughSlurmStatesToSuccess) {
   ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
   std::string id = client_.submissions().at(0).job_id;

@@ -42,6 +42,12 @@ struct ParentCount {
   int64_t count = 0;   // > 0
 };
 
+// How many resources of one collection are in one state (what /metrics counts).
+struct StateCount {
+  int64_t state = 0;  // the number of the resource's state enum (0: none or unspecified)
+  int64_t count = 0;  // > 0
+};
+
 // Splits "projects/P/locations/L/customJobs/ID" into parent and id. INVALID_ARGUMENT otherwise.
 Status SplitJobName(const std::string& name, std::string* parent, std::string* id);
 
@@ -80,6 +86,10 @@ class JobStore {
 
   // Every parent that holds at least one job, with its number of jobs, ordered by parent.
   virtual StatusOr<std::vector<ParentCount>> CountJobsByParent() = 0;
+
+  // Every state at least one job (finished ones included) is in, with its number of jobs, ordered
+  // by state.
+  virtual StatusOr<std::vector<StateCount>> CountJobsByState() = 0;
 };
 
 }  // namespace trainyard::store

@@ -231,4 +231,17 @@ TEST_P(JobStoreConformanceTest, CountJobsByParentNamesEveryParentWithItsJobs) {
   EXPECT_EQ(got, "projects/p/locations/l=2 projects/q/locations/europe-west4=1 ");
 }
 
+TEST_P(JobStoreConformanceTest, CountJobsByStateCountsFinishedJobsToo) {
+  ASSERT_TRUE(store_->Create(MakeJob("1", 100, JobState::kSucceeded)).ok());
+  ASSERT_TRUE(store_->Create(MakeJob("2", 200, JobState::kRunning)).ok());
+  ASSERT_TRUE(store_->Create(MakeJob("3", 300, JobState::kSucceeded)).ok());
+  auto counts = store_->CountJobsByState();
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  std::string got;
+  for (const StateCount& c : *counts) {
+    got += std::to_string(c.state) + "=" + std::to_string(c.count) + " ";
+  }
+  EXPECT_EQ(got, "3=1 4=2 ");  // RUNNING, SUCCEEDED
+}
+
 }  // namespace trainyard::store

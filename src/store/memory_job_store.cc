@@ -64,6 +64,18 @@ std::vector<ParentCount> CountByParent(const Map& items, ParentOf parent_of) {
   return out;
 }
 
+// Items by the state `state_of` gives (nullopt: not counted), ordered by state.
+template <typename Map, typename StateOf>
+std::vector<StateCount> CountByState(const Map& items, StateOf state_of) {
+  std::map<int64_t, int64_t> counts;
+  for (const auto& [name, item] : items) {
+    if (std::optional<int64_t> state = state_of(item)) ++counts[*state];
+  }
+  std::vector<StateCount> out;
+  for (const auto& [state, n] : counts) out.push_back({state, n});
+  return out;
+}
+
 // The parent of a "projects/P/locations/L/<collection>/ID" name.
 std::optional<std::string> ParentOfName(const std::string& name) {
   const size_t id = name.rfind('/');
@@ -384,6 +396,27 @@ StatusOr<std::vector<ParentCount>> MemoryJobStore::CountResourcesByParent(const 
   std::lock_guard lock(mu_);
   return CountByParent(resources_, [&kind](const std::string&, const KindAndRecord& r) {
     return r.kind == kind ? std::optional<std::string>(r.record.parent) : std::nullopt;
+  });
+}
+
+StatusOr<std::vector<StateCount>> MemoryJobStore::CountJobsByState() {
+  std::lock_guard lock(mu_);
+  return CountByState(jobs_, [](const auto& job) -> std::optional<int64_t> {
+    return static_cast<int64_t>(job.state);
+  });
+}
+
+StatusOr<std::vector<StateCount>> MemoryJobStore::CountTuningJobsByState() {
+  std::lock_guard lock(mu_);
+  return CountByState(tuning_jobs_, [](const auto& record) -> std::optional<int64_t> {
+    return static_cast<int64_t>(record.job.state);
+  });
+}
+
+StatusOr<std::vector<StateCount>> MemoryJobStore::CountResourcesByState(const std::string& kind) {
+  std::lock_guard lock(mu_);
+  return CountByState(resources_, [&kind](const KindAndRecord& r) {
+    return r.kind == kind ? std::optional<int64_t>(r.record.state) : std::nullopt;
   });
 }
 

@@ -23,6 +23,7 @@ class MemoryJobStore : public JobStore, public TuningJobStore, public ResourceSt
   StatusOr<ListResult> List(const ListQuery& query) override;
   StatusOr<std::vector<spec::CustomJob>> ListUnfinished() override;
   StatusOr<std::vector<ParentCount>> CountJobsByParent() override;
+  StatusOr<std::vector<StateCount>> CountJobsByState() override;
 
   Status CreateTuningJob(const TuningJobRecord& record) override;
   Status UpdateTuningJob(const TuningJobRecord& record) override;
@@ -31,6 +32,7 @@ class MemoryJobStore : public JobStore, public TuningJobStore, public ResourceSt
   StatusOr<TuningJobListResult> ListTuningJobs(const ListQuery& query) override;
   StatusOr<std::vector<TuningJobRecord>> ListAllTuningJobs() override;
   StatusOr<std::vector<ParentCount>> CountTuningJobsByParent() override;
+  StatusOr<std::vector<StateCount>> CountTuningJobsByState() override;
 
   Status CreateResource(const std::string& kind, const ResourceRecord& record) override;
   StatusOr<ResourceRecord> GetResource(const std::string& kind, const std::string& name) override;
@@ -48,6 +50,7 @@ class MemoryJobStore : public JobStore, public TuningJobStore, public ResourceSt
                                        const StateVocabulary& states) override;
   StatusOr<std::vector<ResourceRecord>> ListAllResources(const std::string& kind) override;
   StatusOr<std::vector<ParentCount>> CountResourcesByParent(const std::string& kind) override;
+  StatusOr<std::vector<StateCount>> CountResourcesByState(const std::string& kind) override;
 
  private:
   struct KindAndRecord {

@@ -103,6 +103,9 @@ class ResourceStore {
   // Every parent that holds at least one record of the kind, with its number of them, ordered by
   // parent.
   virtual StatusOr<std::vector<ParentCount>> CountResourcesByParent(const std::string& kind) = 0;
+  // Every state at least one record of the kind is in (all parents), with its number of records,
+  // ordered by state.
+  virtual StatusOr<std::vector<StateCount>> CountResourcesByState(const std::string& kind) = 0;
 };
 
 // INVALID_ARGUMENT unless `kind` is a non-empty identifier and the record has a name, a parent

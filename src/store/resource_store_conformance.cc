@@ -199,6 +199,25 @@ TEST_P(ResourceStoreConformanceTest, CountByParentCountsOneKindPerParent) {
   EXPECT_EQ(got, "projects/p/locations/l=2 projects/q=1 ");
 }
 
+TEST_P(ResourceStoreConformanceTest, CountByStateCountsOneKindOverAllParents) {
+  ResourceRecord b = MakeWidget("b", 20, 2);
+  b.parent = "projects/q";
+  b.name = "projects/q/widgets/b";
+  ASSERT_TRUE(store_->CreateResource("widgets", b).ok());
+  ASSERT_TRUE(store_->CreateResource("widgets", MakeWidget("a", 10, 1)).ok());
+  ASSERT_TRUE(store_->CreateResource("widgets", MakeWidget("c", 30, 2)).ok());
+  ResourceRecord gadget = MakeWidget("g", 5, 1);
+  gadget.name = gadget.parent + "/gadgets/g";
+  ASSERT_TRUE(store_->CreateResource("gadgets", gadget).ok());
+  auto counts = store_->CountResourcesByState("widgets");
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  std::string got;
+  for (const StateCount& c : *counts) {
+    got += std::to_string(c.state) + "=" + std::to_string(c.count) + " ";
+  }
+  EXPECT_EQ(got, "1=1 2=2 ");
+}
+
 // A family: parts (kind "parts") under a widget. The family's calls write the difference only,
 // atomically: a failing mutate or a taken child name leaves every row as it was.
 ResourceRecord MakePart(const std::string& widget, const std::string& id, int64_t created_s) {

@@ -255,4 +255,9 @@ StatusOr<std::vector<ParentCount>> SqliteJobStore::CountJobsByParent() {
   return CountRowsByParent(db_, "jobs");
 }
 
+StatusOr<std::vector<StateCount>> SqliteJobStore::CountJobsByState() {
+  std::lock_guard lock(mu_);
+  return CountRowsByState(db_, "jobs");
+}
+
 }  // namespace trainyard::store

@@ -50,6 +50,7 @@ class SqliteJobStore : public JobStore, public TuningJobStore, public ResourceSt
   StatusOr<ListResult> List(const ListQuery& query) override;
   StatusOr<std::vector<spec::CustomJob>> ListUnfinished() override;
   StatusOr<std::vector<ParentCount>> CountJobsByParent() override;
+  StatusOr<std::vector<StateCount>> CountJobsByState() override;
 
   // Inserts many jobs in one transaction (benchmarks and imports). Same checks as Create.
   Status CreateBatch(const std::vector<spec::CustomJob>& jobs);
@@ -61,6 +62,7 @@ class SqliteJobStore : public JobStore, public TuningJobStore, public ResourceSt
   StatusOr<TuningJobListResult> ListTuningJobs(const ListQuery& query) override;
   StatusOr<std::vector<TuningJobRecord>> ListAllTuningJobs() override;
   StatusOr<std::vector<ParentCount>> CountTuningJobsByParent() override;
+  StatusOr<std::vector<StateCount>> CountTuningJobsByState() override;
 
   Status CreateResource(const std::string& kind, const ResourceRecord& record) override;
   StatusOr<ResourceRecord> GetResource(const std::string& kind, const std::string& name) override;
@@ -78,6 +80,7 @@ class SqliteJobStore : public JobStore, public TuningJobStore, public ResourceSt
                                        const StateVocabulary& states) override;
   StatusOr<std::vector<ResourceRecord>> ListAllResources(const std::string& kind) override;
   StatusOr<std::vector<ParentCount>> CountResourcesByParent(const std::string& kind) override;
+  StatusOr<std::vector<StateCount>> CountResourcesByState(const std::string& kind) override;
 
   // The one migration path of HP-tuning data: when `studies_db` (a data dir's studies.db from
   // before HyperparameterTuningJobs lived here) exists, copies all its studies into tuning_jobs in

@@ -49,6 +49,22 @@ inline StatusOr<std::vector<ParentCount>> CountRowsByParent(sqlite3* db, const s
   return out;
 }
 
+// SELECT state, COUNT(*) ... GROUP BY state over `table` (the rows of `kind` when given); the
+// caller holds the database lock.
+inline StatusOr<std::vector<StateCount>> CountRowsByState(sqlite3* db, const std::string& table,
+                                                          const std::string& kind = "") {
+  sqlite::Stmt q(db, "SELECT state, COUNT(*) FROM " + table +
+                         (kind.empty() ? "" : " WHERE kind = ?") +
+                         " GROUP BY state ORDER BY state");
+  TY_RETURN_IF_ERROR(q.Prepared());
+  if (!kind.empty()) q.Bind(1, kind);
+  std::vector<StateCount> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back({q.Int(0), q.Int(1)});
+  if (rc != SQLITE_DONE) return q.Error("count " + table + " by state");
+  return out;
+}
+
 // `select` is "SELECT <columns> FROM <table> AS jobs" (ListFilter::ToSql names the row `jobs`);
 // `decode(stmt)` returns StatusOr<Job> for the current row; a Job has .name and .create_time.
 // Newest first (create time, then name, descending); the caller holds the database lock.

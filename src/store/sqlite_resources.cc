@@ -254,4 +254,9 @@ StatusOr<std::vector<ParentCount>> SqliteJobStore::CountResourcesByParent(const 
   return CountRowsByParent(db_, "resources", kind);
 }
 
+StatusOr<std::vector<StateCount>> SqliteJobStore::CountResourcesByState(const std::string& kind) {
+  std::lock_guard lock(mu_);
+  return CountRowsByState(db_, "resources", kind);
+}
+
 }  // namespace trainyard::store

@@ -158,4 +158,9 @@ StatusOr<std::vector<ParentCount>> SqliteJobStore::CountTuningJobsByParent() {
   return CountRowsByParent(db_, "tuning_jobs");
 }
 
+StatusOr<std::vector<StateCount>> SqliteJobStore::CountTuningJobsByState() {
+  std::lock_guard lock(mu_);
+  return CountRowsByState(db_, "tuning_jobs");
+}
+
 }  // namespace trainyard::store

@@ -56,6 +56,8 @@ class TuningJobStore {
   virtual StatusOr<std::vector<TuningJobRecord>> ListAllTuningJobs() = 0;
   // Every parent that holds at least one tuning job, with its number of them, ordered by parent.
   virtual StatusOr<std::vector<ParentCount>> CountTuningJobsByParent() = 0;
+  // Every state at least one tuning job is in, with its number of them, ordered by state.
+  virtual StatusOr<std::vector<StateCount>> CountTuningJobsByState() = 0;
 };
 
 }  // namespace trainyard::store

@@ -189,4 +189,19 @@ TEST_P(TuningJobStoreConformanceTest, CountTuningJobsByParentNamesEveryParent) {
   EXPECT_EQ(got, "projects/p/locations/l=2 projects/q/locations/asia-east1=1 ");
 }
 
+TEST_P(TuningJobStoreConformanceTest, CountTuningJobsByStateCountsEveryParent) {
+  TuningJobRecord other = MakeRecord("2", 2, JobState::kFailed);
+  other.job.name = "projects/q/locations/asia-east1/hyperparameterTuningJobs/2";
+  ASSERT_TRUE(store_->CreateTuningJob(MakeRecord("1", 1, JobState::kRunning)).ok());
+  ASSERT_TRUE(store_->CreateTuningJob(other).ok());
+  ASSERT_TRUE(store_->CreateTuningJob(MakeRecord("3", 3, JobState::kRunning)).ok());
+  auto counts = store_->CountTuningJobsByState();
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  std::string got;
+  for (const StateCount& c : *counts) {
+    got += std::to_string(c.state) + "=" + std::to_string(c.count) + " ";
+  }
+  EXPECT_EQ(got, "3=2 5=1 ");  // RUNNING, FAILED
+}
+
 }  // namespace trainyard::store
