@@ -394,8 +394,7 @@ void FakeExecutor::StartReplica(Gang& g, size_t i) {
 }
 
 void FakeExecutor::ScheduleRestart(Gang& g, size_t i, std::chrono::system_clock::time_point due) {
-  const std::string note = RestartNote(std::chrono::ceil<std::chrono::seconds>(due - Now()),
-                                       g.record.restarts_used, g.spec.max_restarts);
+  const std::string note = RestartNote(due, Now(), g.record.restarts_used, g.spec.max_restarts);
   for (size_t k = 0; k < g.replicas.size(); ++k) {
     if (i != std::string::npos && k != i) continue;
     g.replicas[k].restart_at = due;

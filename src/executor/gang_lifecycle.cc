@@ -71,6 +71,10 @@ std::string RestartNote(std::chrono::seconds wait, int restart, int max_restarts
          " of " + std::to_string(max_restarts) + ")";
 }
 
+std::string RestartNote(TimePoint due, TimePoint now, int restart, int max_restarts) {
+  return RestartNote(std::chrono::ceil<std::chrono::seconds>(due - now), restart, max_restarts);
+}
+
 TimePoint ExitTimeOrNow(std::optional<TimePoint> exited, std::optional<TimePoint> start,
                         TimePoint now) {
   if (!exited || *exited > now || (start && *exited < *start)) return now;

@@ -104,6 +104,9 @@ struct RestartBackoff {
 // (ReplicaStatus::restart_note: "restarting in 2s (restart 2 of 3)"). No "in" when `wait` is 0.
 std::string RestartNote(std::chrono::seconds wait, int restart, int max_restarts,
                         const std::string& what = "", const std::string& why = "");
+// The replica's status for a restart due at `due`, seen at `now` (the wait rounded up).
+std::string RestartNote(std::chrono::system_clock::time_point due,
+                        std::chrono::system_clock::time_point now, int restart, int max_restarts);
 
 // When a replica ended, for the backoff and the gang's end_time: `exited` (its status file's
 // end_time), unless unknown or outside [start, now] — a clock that disagrees with ours (another

@@ -394,8 +394,7 @@ void LocalExecutor::Perform(Gang& gang, const LifecycleAction& action, const Rep
 void LocalExecutor::ScheduleRestarts(Gang& gang, Replica* only,
                                      std::chrono::system_clock::time_point due) {
   auto now = clock_.Now();
-  const std::string note = RestartNote(std::chrono::ceil<std::chrono::seconds>(due - now),
-                                       gang.restarts_used, gang.spec.max_restarts);
+  const std::string note = RestartNote(due, now, gang.restarts_used, gang.spec.max_restarts);
   for (auto& r : gang.replicas) {
     if (only != nullptr && &r != only) continue;
     r.running = false;
@@ -438,6 +437,8 @@ void LocalExecutor::Finished(Gang& gang) {
   for (auto& r : gang.replicas) {
     ports_in_use_.erase(r.port);
     r.running = false;
+    r.restart_at.reset();  // a restart that waited for its backoff will not happen
+    r.restart_note.clear();
     ReleaseLimits(gang, r, /*ended_now=*/false);  // retries what PollReplica could not remove
     if (r.attempt > 0) RuntimeOf(gang, r).Release(r.handle);  // e.g. its container
   }
