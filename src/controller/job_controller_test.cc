@@ -283,6 +283,30 @@ TEST_F(JobControllerTest, MachineSpecsTheCatalogRefusesAreRefusedAtCreate) {
   EXPECT_TRUE(executor_->submitted().empty());
 }
 
+// Issue #45: a job that ended while the server was down ended when its last replica exited —
+// the executor's end_time (executor.h GangStatus) — not when the restarted server learnt of it.
+TEST_F(JobControllerTest, EndTimeIsWhenTheExecutorSaysTheGangEnded) {
+  struct FixedClock : executor::Clock {
+    std::chrono::system_clock::time_point t;
+    std::chrono::system_clock::time_point Now() const override { return t; }
+  };
+  static FixedClock executor_clock;  // outlives the executor, which does not own it
+  executor_->SetClock(&executor_clock);
+  CustomJob job = MustCreate();
+  executor_clock.t = clock_.now - std::chrono::hours(2);
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kRunning).ok());
+  executor_clock.t = clock_.now - std::chrono::minutes(30);
+  ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kSucceeded).ok());
+  auto done = controller_->Get(job.name);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(std::to_string((clock_.now - *done->end_time) / std::chrono::minutes(1)) +
+                " min before now; last step " +
+                std::to_string((clock_.now - done->trainyard_info->state_history.back().time) /
+                               std::chrono::minutes(1)) +
+                " min before now",
+            "30 min before now; last step 30 min before now");
+}
+
 TEST_F(JobControllerTest, ListenerDrivesStateTimesAndCost) {
   CustomJob job = MustCreate();
   ASSERT_TRUE(executor_->Advance(job.Id(), GangState::kPending).ok());

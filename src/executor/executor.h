@@ -118,6 +118,11 @@ struct ReplicaStatus {
   int64_t pid = 0;               // 0 when not running
   std::optional<int> exit_code;  // set once it exited; 128+signal when killed by a signal
   int restarts = 0;
+  // Set while its restart waits for the restart backoff (gang_lifecycle.h RestartBackoff): when
+  // it starts again, and what it waits for, "restarting in 2s (restart 2 of 3)". The gang stays
+  // in its state (RUNNING) meanwhile.
+  std::optional<std::chrono::system_clock::time_point> restart_at;
+  std::string restart_note;
 };
 
 struct GangStatus {
@@ -129,7 +134,9 @@ struct GangStatus {
   std::string error_message;
   GangFailure failure = GangFailure::kNone;  // for kFailed / kCancelled: why, for machines
   std::optional<std::chrono::system_clock::time_point> start_time;  // first RUNNING
-  std::optional<std::chrono::system_clock::time_point> end_time;    // terminal state reached
+  // When it ended: the last replica's exit (its status file), also for a gang that ended while
+  // the server was down and was found ended by Adopt; else when the executor saw the end.
+  std::optional<std::chrono::system_clock::time_point> end_time;
 };
 
 // One captured log line (stdout or stderr of one replica), with the time it was read.
@@ -170,11 +177,13 @@ class Executor {
 
   // After a server restart: re-attaches to the gang's processes if they still run (from the state
   // files under job_dir), else reports it FAILED with the reason; a gang that had not started is
-  // queued again. Returns the resulting status.
+  // queued again. A restart waiting for its backoff keeps its time; a gang that ended meanwhile
+  // ends at its last replica's exit (end_time). Returns the resulting status.
   virtual StatusOr<GangStatus> Adopt(const GangSpec& spec) = 0;
 
   // Cancels: queued gangs end at once; running ones get SIGTERM, kill_grace, then SIGKILL, and end
-  // CANCELLED. NOT_FOUND for unknown ids; OK (no-op) for gangs already in a terminal state.
+  // CANCELLED; one whose restart waits for its backoff with nothing running ends at once.
+  // NOT_FOUND for unknown ids; OK (no-op) for gangs already in a terminal state.
   virtual Status Cancel(const std::string& job_id) = 0;
 
   virtual StatusOr<GangStatus> Get(const std::string& job_id) const = 0;

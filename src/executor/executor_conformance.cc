@@ -66,7 +66,7 @@ void ExecutorConformanceTest::TearDown() {
   if (!executor_) return;
   // Leave nothing running behind: cancel what is left and wait for it to end.
   for (const char* id : {"ok", "retry", "spent", "config", "gang", "blocker", "queued", "run",
-                         "slow", "adopted", "ended"}) {
+                         "slow", "adopted", "ended", "backoff", "waiting"}) {
     auto s = executor_->Get(id);
     if (!s.ok() || GangLifecycle::IsTerminal(s->state)) continue;
     (void)executor_->Cancel(id);
@@ -273,6 +273,39 @@ TEST_P(ExecutorConformanceTest, GangRestartStartsEveryReplicaAgain) {
   EXPECT_EQ(Outcome(s) + "| restarts " + std::to_string(s.replicas[0].restarts) + " " +
                 std::to_string(s.replicas[1].restarts),
             "SUCCEEDED NONE | restarts 1 1");
+}
+
+// Issue #45: restarts wait for the restart backoff (default 1s doubling), and say so in the
+// replica's status while they wait; none starts before its time.
+TEST_P(ExecutorConformanceTest, RestartsWaitForTheirBackoff) {
+  GangSpec spec = Spec("backoff", {Plan("", {3, 3, 0})});
+  spec.max_restarts = 2;
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  std::string notes;
+  std::optional<std::chrono::system_clock::time_point> due;
+  GangStatus s = WaitFor("backoff", [&](const GangStatus& st) {
+    const ReplicaStatus& r = st.replicas[0];
+    if (r.restart_at != due) {
+      if (due && harness_->Now() < *due) notes += "started early! ";
+      if (r.restart_at) notes += r.restart_note + " | ";
+      due = r.restart_at;
+    }
+    return GangLifecycle::IsTerminal(st.state);
+  });
+  EXPECT_EQ(notes + Outcome(s),
+            "restarting in 1s (restart 1 of 2) | restarting in 2s (restart 2 of 2) | SUCCEEDED "
+            "NONE ");
+}
+
+TEST_P(ExecutorConformanceTest, CancelDuringTheBackoffEndsAtOnce) {
+  GangSpec spec = Spec("waiting", {Plan("", {3, 0})});
+  spec.max_restarts = 1;
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  WaitFor("waiting", [](const GangStatus& s) { return s.replicas[0].restart_at.has_value(); });
+  ASSERT_TRUE(executor_->Cancel("waiting").ok());
+  GangStatus s = *executor_->Get("waiting");  // no step in between
+  EXPECT_EQ(Outcome(s) + " | waits " + std::to_string(s.replicas[0].restart_at.has_value()),
+            "CANCELLED CANCELLED cancelled | waits 0");
 }
 
 TEST_P(ExecutorConformanceTest, CancelWhileQueuedEndsAtOnce) {

@@ -11,7 +11,8 @@
 // after a fake clock tick or, with real replicas, after waiting for one of them to end. Scenarios:
 // submit -> running -> succeeded with logs and cursors, a failing replica with retries and with its
 // budget spent, a configuration error (exit 78: no restart, its stderr reason in the message), a
-// gang restart, cancel while queued and while running, timeout, unknown ids, re-adoption by a new
+// gang restart, the restart backoff (restarts wait for it; a cancel during it ends the gang at
+// once), cancel while queued and while running, timeout, unknown ids, re-adoption by a new
 // executor (a server restart) of a running and of an ended gang, and the same machine specs
 // accepted or refused (the machine catalog's rules).
 #pragma once
@@ -71,6 +72,8 @@ class ExecutorHarness {
   // pass of the executor's monitor, never a fixed sleep. A harness with real processes may wait
   // for them (e.g. LocalExecutor::WaitForWork), with a bound.
   virtual void Step() = 0;
+  // The time of the executor's clock now.
+  virtual std::chrono::system_clock::time_point Now() = 0;
 };
 
 using ExecutorHarnessFactory =

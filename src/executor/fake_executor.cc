@@ -57,7 +57,7 @@ GangStatus FakeExecutor::StatusOf(const Gang& g) {
 }
 
 GangLifecycle FakeExecutor::Lifecycle(Gang& g) const {
-  return GangLifecycle(&g.record, LifecyclePolicy::From(g.spec));
+  return GangLifecycle(&g.record, LifecyclePolicy::From(g.spec, backoff_));
 }
 
 std::chrono::system_clock::time_point FakeExecutor::Now() const {
@@ -365,6 +365,11 @@ void FakeExecutor::SetClock(Clock* clock) {
   clock_ = clock;
 }
 
+void FakeExecutor::SetRestartBackoff(RestartBackoff backoff) {
+  std::lock_guard lock(mu_);
+  backoff_ = backoff;
+}
+
 void FakeExecutor::StartReplica(Gang& g, size_t i) {
   SimReplica& r = g.sim[i];
   ReplicaStatus& rs = g.replicas[i];
@@ -381,8 +386,29 @@ void FakeExecutor::StartReplica(Gang& g, size_t i) {
   r.running = !run.exit_code.has_value();
   r.handled = r.running;
   r.code = run.exit_code;
+  r.ended = Now();
   rs.pid = r.running ? FakePid(rs) : 0;
   rs.exit_code = run.exit_code;
+  rs.restart_at.reset();
+  rs.restart_note.clear();
+}
+
+void FakeExecutor::ScheduleRestart(Gang& g, size_t i, std::chrono::system_clock::time_point due) {
+  const std::string note = RestartNote(due, Now(), g.record.restarts_used, g.spec.max_restarts);
+  for (size_t k = 0; k < g.replicas.size(); ++k) {
+    if (i != std::string::npos && k != i) continue;
+    g.replicas[k].restart_at = due;
+    g.replicas[k].restart_note = note;
+  }
+  StartDueRestarts(g);
+}
+
+void FakeExecutor::StartDueRestarts(Gang& g) {
+  for (size_t i = 0; i < g.replicas.size(); ++i) {
+    if (!g.replicas[i].restart_at || *g.replicas[i].restart_at > Now()) continue;
+    g.replicas[i].restarts += 1;
+    StartReplica(g, i);
+  }
 }
 
 void FakeExecutor::HandleExits(Gang& g) {
@@ -398,7 +424,7 @@ void FakeExecutor::HandleExits(Gang& g) {
     const std::string name = Describe(rs);
     Perform(g,
             Lifecycle(g).ReplicaFailed(name, *r.code, ReplicaExitMessage(name, *r.code, reason),
-                                       any_running, now),
+                                       any_running, now, r.ended),
             i);
     if (IsTerminal(g.record.state) || Lifecycle(g).stopping()) return;
   }
@@ -435,16 +461,15 @@ void FakeExecutor::Perform(Gang& g, const LifecycleAction& action, size_t replic
       }
       return Perform(g, Lifecycle(g).Stopped(Now()), replica);
     case Kind::kRestartReplica:
-      g.replicas[replica].restarts += 1;
-      return StartReplica(g, replica);
+      return ScheduleRestart(g, replica, action.not_before.value_or(Now()));
     case Kind::kRestartGang:
-      for (size_t i = 0; i < g.sim.size(); ++i) {
-        g.replicas[i].restarts += 1;
-        StartReplica(g, i);
-      }
-      return;
+      return ScheduleRestart(g, std::string::npos, action.not_before.value_or(Now()));
     case Kind::kFinished:
-      for (auto& r : g.replicas) r.pid = 0;
+      for (auto& r : g.replicas) {
+        r.pid = 0;
+        r.restart_at.reset();
+        r.restart_note.clear();
+      }
       for (auto& r : g.sim) r.running = false;
       return;
   }
@@ -464,7 +489,10 @@ void FakeExecutor::Step() {
         for (size_t i = 0; i < g.sim.size(); ++i) StartReplica(g, i);
         lc.Placed(GangState::kRunning, Now());
       }
-      if (g.record.state != GangState::kPending && !lc.stopping()) HandleExits(g);
+      if (g.record.state != GangState::kPending && !lc.stopping()) {
+        StartDueRestarts(g);
+        HandleExits(g);
+      }
       bool any_running = std::any_of(g.sim.begin(), g.sim.end(), [](auto& r) { return r.running; });
       if (g.record.state != GangState::kPending) Perform(g, lc.Tick(any_running, Now()), 0);
       GangStatus after = StatusOf(g);
@@ -472,7 +500,7 @@ void FakeExecutor::Step() {
           !std::equal(after.replicas.begin(), after.replicas.end(), before.replicas.begin(),
                       [](const ReplicaStatus& a, const ReplicaStatus& b) {
                         return a.pid == b.pid && a.exit_code == b.exit_code &&
-                               a.restarts == b.restarts;
+                               a.restarts == b.restarts && a.restart_at == b.restart_at;
                       })) {
         changed.push_back(after);
       }

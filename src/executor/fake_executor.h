@@ -95,8 +95,11 @@ class FakeExecutor : public Executor {
   void SetReplicaProgram(FakeReplicaProgram program);
   // Time for start/end times and timeouts; nullptr (default) = Clock::Real(). Not owned.
   void SetClock(Clock* clock);
-  // One step of every simulated gang: QUEUED -> PENDING -> RUNNING (replicas start), replica
-  // exits handled (restart, success, failure), then the lifecycle's timeout / stop checks.
+  // The wait before simulated replicas restart (gang_lifecycle.h; default 1s doubling to 5 min).
+  void SetRestartBackoff(RestartBackoff backoff);
+  // One step of every simulated gang: QUEUED -> PENDING -> RUNNING (replicas start), restarts
+  // whose backoff is over started, replica exits handled (restart, success, failure), then the
+  // lifecycle's timeout / stop checks.
   // Notifies the listener of every change.
   void Step();
   // Records a replica's exit code and restart count (shown in the next notification).
@@ -113,10 +116,11 @@ class FakeExecutor : public Executor {
 
  private:
   struct SimReplica {
-    int attempt = 0;          // started attempts
-    bool running = false;     // started, not ended
-    bool handled = true;      // its last end was reported to the lifecycle
-    std::optional<int> code;  // how its last attempt ended
+    int attempt = 0;                              // started attempts
+    bool running = false;                         // started, not ended
+    bool handled = true;                          // its last end was reported to the lifecycle
+    std::optional<int> code;                      // how its last attempt ended
+    std::chrono::system_clock::time_point ended;  // when, if it did
   };
   struct Gang {
     GangSpec spec;
@@ -132,6 +136,9 @@ class FakeExecutor : public Executor {
                        GangFailure failure = GangFailure::kReplicaFailed);
   // Simulation (mu_ held): start a replica attempt, report ended replicas, perform an action.
   void StartReplica(Gang& gang, size_t i);
+  // Replica i (all of them when i is npos) waits for its restart until `due`, or starts now.
+  void ScheduleRestart(Gang& gang, size_t i, std::chrono::system_clock::time_point due);
+  void StartDueRestarts(Gang& gang);
   void HandleExits(Gang& gang);
   void Perform(Gang& gang, const LifecycleAction& action, size_t replica);
   GangLifecycle Lifecycle(Gang& gang) const;
@@ -152,6 +159,7 @@ class FakeExecutor : public Executor {
   std::function<void(const GangSpec&)> before_submit_;
   FakeReplicaProgram program_;
   Clock* clock_ = nullptr;
+  RestartBackoff backoff_;
   int64_t next_log_offset_ = 0;
 
   std::optional<AutoRunOptions> auto_run_;

@@ -45,6 +45,7 @@ class FakeHarness : public ExecutorHarness {
     clock_.Advance();
     current_->Step();
   }
+  std::chrono::system_clock::time_point Now() override { return clock_.Now(); }
 
  private:
   SteppedClock clock_;

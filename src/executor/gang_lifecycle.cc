@@ -56,8 +56,34 @@ GangStatus StatusOfRecord(const std::string& job_id, const GangRecord& record) {
   return s;
 }
 
-LifecyclePolicy LifecyclePolicy::From(const GangSpec& spec) {
+std::chrono::seconds RestartBackoff::DelayOf(int restart) const {
+  if (initial.count() <= 0 || restart < 1) return std::chrono::seconds(0);
+  std::chrono::seconds delay = initial;
+  for (int k = 1; k < restart && delay < max; ++k) delay *= 2;
+  return std::min(delay, std::max(max, initial));
+}
+
+std::string RestartNote(std::chrono::seconds wait, int restart, int max_restarts,
+                        const std::string& what, const std::string& why) {
+  std::string note = "restarting" + (what.empty() ? "" : " " + what);
+  if (wait.count() > 0) note += " in " + std::to_string(wait.count()) + "s";
+  return note + " (" + (why.empty() ? "" : why + "; ") + "restart " + std::to_string(restart) +
+         " of " + std::to_string(max_restarts) + ")";
+}
+
+std::string RestartNote(TimePoint due, TimePoint now, int restart, int max_restarts) {
+  return RestartNote(std::chrono::ceil<std::chrono::seconds>(due - now), restart, max_restarts);
+}
+
+TimePoint ExitTimeOrNow(std::optional<TimePoint> exited, std::optional<TimePoint> start,
+                        TimePoint now) {
+  if (!exited || *exited > now || (start && *exited < *start)) return now;
+  return *exited;
+}
+
+LifecyclePolicy LifecyclePolicy::From(const GangSpec& spec, RestartBackoff backoff) {
   LifecyclePolicy p;
+  p.backoff = backoff;
   p.max_restarts = spec.max_restarts;
   p.restart_job_on_worker_restart = spec.restart_job_on_worker_restart;
   p.timeout = spec.timeout;
@@ -114,23 +140,28 @@ bool GangLifecycle::Placed(GangState where, TimePoint now) {
 
 LifecycleAction GangLifecycle::ReplicaFailed(const std::string& replica, int exit_code,
                                              const std::string& what, bool any_running,
-                                             TimePoint now) {
+                                             TimePoint now, std::optional<TimePoint> exited) {
   if (terminal() || stopping()) return {};
   if (replica_contract::IsPermanentExit(exit_code)) {
     return BeginStop(StopGoal::kFail, what, GangFailure::kConfigError, any_running, now);
   }
   if (record_->restarts_used < policy_.max_restarts) {
     record_->restarts_used += 1;
-    std::string budget = "restart " + std::to_string(record_->restarts_used) + " of " +
-                         std::to_string(policy_.max_restarts);
+    // Counted from the exit: a replica found ended long ago (a server restart) is not held back.
+    const TimePoint due = ExitTimeOrNow(exited, record_->start_time, now) +
+                          policy_.backoff.DelayOf(record_->restarts_used);
+    const auto wait = std::chrono::ceil<std::chrono::seconds>(
+        due > now ? due - now : TimePoint::duration::zero());
     if (policy_.restart_job_on_worker_restart || policy_.gang_restarts_only) {
-      std::string why = policy_.restart_job_on_worker_restart ? "restartJobOnWorkerRestart; " : "";
       LifecycleAction stop =
-          BeginStop(StopGoal::kRestartGang, "", GangFailure::kNone, any_running, now);
-      stop.log = "restarting the whole job (" + why + budget + ")";
+          BeginStop(StopGoal::kRestartGang, "", GangFailure::kNone, any_running, now, due);
+      stop.log =
+          RestartNote(wait, record_->restarts_used, policy_.max_restarts, "the whole job",
+                      policy_.restart_job_on_worker_restart ? "restartJobOnWorkerRestart" : "");
       return stop;
     }
-    return {Kind::kRestartReplica, "restarting " + replica + " (" + budget + ")"};
+    return {Kind::kRestartReplica,
+            RestartNote(wait, record_->restarts_used, policy_.max_restarts, replica), due};
   }
   // "... exited with code 2 after 3 restarts; its last line on stderr: ...": the count belongs
   // to the exit, before the replica's own words.
@@ -207,12 +238,15 @@ LifecycleAction GangLifecycle::Stopped(TimePoint now) {
       return Finish(GangState::kSucceeded, "", GangFailure::kNone, now);
     case StopGoal::kCancel:
       return Finish(GangState::kCancelled, record_->stop_message, record_->stop_failure, now);
-    case StopGoal::kRestartGang:
+    case StopGoal::kRestartGang: {
       record_->stop_goal = StopGoal::kNone;
       record_->stop_message.clear();
       record_->killed = false;
       record_->state = GangState::kRunning;
-      return {Kind::kRestartGang, ""};
+      LifecycleAction restart{Kind::kRestartGang, "", record_->restart_due};
+      record_->restart_due.reset();
+      return restart;
+    }
     case StopGoal::kFail:
     case StopGoal::kTimeout:
     case StopGoal::kNone:
@@ -228,8 +262,15 @@ LifecycleAction GangLifecycle::EndedElsewhere(GangState state, const std::string
   return Finish(state, message, failure, now);
 }
 
+void GangLifecycle::EndedAt(std::optional<TimePoint> last_exit) {
+  if (!terminal() || !record_->end_time || record_->stop_goal == StopGoal::kCancel) return;
+  record_->end_time = ExitTimeOrNow(last_exit, record_->start_time, *record_->end_time);
+}
+
 LifecycleAction GangLifecycle::BeginStop(StopGoal goal, std::string message, GangFailure failure,
-                                         bool any_running, TimePoint now) {
+                                         bool any_running, TimePoint now,
+                                         std::optional<TimePoint> restart_due) {
+  record_->restart_due = restart_due;
   record_->stop_goal = goal;
   record_->stop_message = std::move(message);
   record_->stop_failure = failure;

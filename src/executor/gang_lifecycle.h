@@ -16,6 +16,11 @@
 //   budget lasts, or the whole gang (restart_job_on_worker_restart, or an executor that can only
 //   restart gangs, e.g. Slurm); each restart, of one replica or of the gang, uses one. Budget
 //   spent: FAILED "<what> after N restarts".
+// - Restart backoff (RestartBackoff): restart k of a job starts no earlier than the failed
+//   replica's exit + initial * 2^(k-1), at most `max` (1s, 2s, 4s, ... by default). The action
+//   carries that time (not_before); the executor keeps it with what waits (persisted, so a server
+//   restart neither restarts at once nor forgets the wait) and starts it once due. Meanwhile the
+//   gang keeps its state (RUNNING); a cancel or a timeout ends it at once without the restart.
 // - Timeout: from the first RUNNING (start_time survives restarts and re-adoption), plus the
 //   policy's slack; a pending gang restart becomes a timeout.
 // - Stop: the executor sends SIGTERM (kTerminate), after kill_grace SIGKILL (kKill, once), and
@@ -59,6 +64,9 @@ struct GangRecord {
   GangFailure stop_failure = GangFailure::kNone;
   std::chrono::system_clock::time_point stop_started;
   bool killed = false;  // SIGKILL / the final scancel was sent in the current stop
+  // During a stop for a gang restart: when the restart may start (backoff); handed to the
+  // executor by Stopped() (LifecycleAction::not_before), unset otherwise.
+  std::optional<std::chrono::system_clock::time_point> restart_due;
 };
 
 // The gang-level part of a GangStatus (id, state, failure, message, times); replicas left empty.
@@ -76,7 +84,37 @@ struct LifecycleAction {
   };
   Kind kind = Kind::kNone;
   std::string log;
+  // kRestartReplica / kRestartGang: start no earlier than this (restart backoff); unset = now.
+  std::optional<std::chrono::system_clock::time_point> not_before;
 };
+
+// The wait before restart k of a job (k from 1): initial * 2^(k-1), at most `max`; 0 when
+// initial is 0 (no backoff). Executors take it from their options (LocalExecutorOptions,
+// SlurmExecutorOptions, FakeExecutor::SetRestartBackoff); the defaults are these: the first
+// restart quick (a flaky node, a port still held), a crash loop slowed to one try in 5 minutes.
+struct RestartBackoff {
+  std::chrono::seconds initial{1};
+  std::chrono::seconds max{300};
+  std::chrono::seconds DelayOf(int restart) const;
+};
+
+// What a restart says, in the job log ("restarting workerpool1 replica 0 in 2s (restart 2 of
+// 3)", `what` = the replica; "restarting the whole job in 1s (restartJobOnWorkerRestart; restart
+// 1 of 3)", `why` = "restartJobOnWorkerRestart") and in the waiting replica's status
+// (ReplicaStatus::restart_note: "restarting in 2s (restart 2 of 3)"). No "in" when `wait` is 0.
+std::string RestartNote(std::chrono::seconds wait, int restart, int max_restarts,
+                        const std::string& what = "", const std::string& why = "");
+// The replica's status for a restart due at `due`, seen at `now` (the wait rounded up).
+std::string RestartNote(std::chrono::system_clock::time_point due,
+                        std::chrono::system_clock::time_point now, int restart, int max_restarts);
+
+// When a replica ended, for the backoff and the gang's end_time: `exited` (its status file's
+// end_time), unless unknown or outside [start, now] — a clock that disagrees with ours (another
+// node's, or a test's fake one) — where it is `now`.
+std::chrono::system_clock::time_point ExitTimeOrNow(
+    std::optional<std::chrono::system_clock::time_point> exited,
+    std::optional<std::chrono::system_clock::time_point> start,
+    std::chrono::system_clock::time_point now);
 
 struct LifecyclePolicy {
   int max_restarts = 0;
@@ -89,8 +127,9 @@ struct LifecyclePolicy {
   // Added to the timeout before the executor's own check fires (Slurm enforces --time itself;
   // the executor's check is a backstop).
   std::chrono::seconds timeout_slack{0};
+  RestartBackoff backoff;
 
-  static LifecyclePolicy From(const GangSpec& spec);
+  static LifecyclePolicy From(const GangSpec& spec, RestartBackoff backoff = {});
 };
 
 // True when the primary replica exited 0: every replica of pool 0, or every replica when the gang
@@ -131,9 +170,14 @@ class GangLifecycle {
   // (replica_contract::IsPermanentExit): a stop with failure kConfigError and message `what`, no
   // restart. Otherwise uses the restart budget: kRestartReplica, or a gang
   // restart (kTerminate while `any_running`, else kRestartGang), or a stop with failure
-  // kReplicaFailed (kTerminate, or kFinished when nothing runs).
-  LifecycleAction ReplicaFailed(const std::string& replica, int exit_code, const std::string& what,
-                                bool any_running, std::chrono::system_clock::time_point now);
+  // kReplicaFailed (kTerminate, or kFinished when nothing runs). A restart is due at `exited`
+  // (when the replica ended, if known: ExitTimeOrNow) plus the backoff: not_before of
+  // kRestartReplica, restart_due of the stop for a gang restart; its log line says
+  // "restarting <replica> in 2s (restart 2 of 3)".
+  LifecycleAction ReplicaFailed(
+      const std::string& replica, int exit_code, const std::string& what, bool any_running,
+      std::chrono::system_clock::time_point now,
+      std::optional<std::chrono::system_clock::time_point> exited = std::nullopt);
 
   // The primary replica succeeded: stop the rest (kTerminate) or finish SUCCEEDED (kFinished).
   LifecycleAction Succeeded(bool any_running, std::chrono::system_clock::time_point now);
@@ -155,7 +199,8 @@ class GangLifecycle {
   LifecycleAction Tick(bool any_running, std::chrono::system_clock::time_point now);
 
   // Every replica has stopped. The goal decides: SUCCEEDED, FAILED (stop message), CANCELLED
-  // (kFinished), or a gang restart (RUNNING, kRestartGang). kNone when not stopping.
+  // (kFinished), or a gang restart (RUNNING, kRestartGang with not_before = restart_due, which
+  // the executor then keeps). kNone when not stopping.
   LifecycleAction Stopped(std::chrono::system_clock::time_point now);
 
   // Outcomes only an executor can observe (e.g. Slurm's own TIMEOUT, a job cancelled by a Slurm
@@ -163,9 +208,17 @@ class GangLifecycle {
   LifecycleAction EndedElsewhere(GangState state, const std::string& message, GangFailure failure,
                                  std::chrono::system_clock::time_point now);
 
+  // The gang has ended and its replicas' last exit was at `last_exit` (their status files'
+  // end_time; nullopt when none is known): end_time becomes ExitTimeOrNow of it, so a gang that
+  // ended while the server was down ends when it did, not when it was re-adopted. No-op unless
+  // terminal, and for a gang ended by Cancel(), which ends when it was cancelled.
+  void EndedAt(std::optional<std::chrono::system_clock::time_point> last_exit);
+
  private:
-  LifecycleAction BeginStop(StopGoal goal, std::string message, GangFailure failure,
-                            bool any_running, std::chrono::system_clock::time_point now);
+  LifecycleAction BeginStop(
+      StopGoal goal, std::string message, GangFailure failure, bool any_running,
+      std::chrono::system_clock::time_point now,
+      std::optional<std::chrono::system_clock::time_point> restart_due = std::nullopt);
   LifecycleAction Finish(GangState state, std::string message, GangFailure failure,
                          std::chrono::system_clock::time_point now);
   bool TimedOut(std::chrono::system_clock::time_point now) const;

@@ -82,10 +82,10 @@ TEST_F(GangLifecycleTest, ReplicaRestartsAloneUntilTheBudgetIsSpent) {
   trace += "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", 2, what, true, now_));
   trace += "\n" + Show(Lc().Stopped(now_));
   EXPECT_EQ(trace,
-            "restart-replica [restarting workerpool1 replica 0 (restart 1 of 2)] | RUNNING NONE "
-            "NONE 1\n"
-            "restart-replica [restarting workerpool1 replica 0 (restart 2 of 2)] | RUNNING NONE "
-            "NONE 2\n"
+            "restart-replica [restarting workerpool1 replica 0 in 1s (restart 1 of 2)] | RUNNING "
+            "NONE NONE 1\n"
+            "restart-replica [restarting workerpool1 replica 0 in 2s (restart 2 of 2)] | RUNNING "
+            "NONE NONE 2\n"
             "terminate | RUNNING FAIL NONE 2\n"
             "finished | FAILED FAIL REPLICA_FAILED 2 workerpool1 replica 0 exited with code 2 "
             "after 2 restarts");
@@ -158,11 +158,13 @@ TEST_F(GangLifecycleTest, GangRestartStopsEveryoneThenStartsThemAgain) {
   trace += "\n" + Show(Lc().Tick(/*any_running=*/false, now_));
   trace += "\n" + Show(Lc().ReplicaFailed("workerpool1 replica 0", 1, "x exited with code 1", false,
                                           now_));
-  EXPECT_EQ(trace,
-            "terminate [restarting the whole job (restartJobOnWorkerRestart; restart 1 of 1)] | "
-            "RUNNING RESTART_GANG NONE 1\n"
-            "restart-gang | RUNNING NONE NONE 1\n"
-            "finished | FAILED FAIL REPLICA_FAILED 1 x exited with code 1 after 1 restart");
+  EXPECT_EQ(
+      trace,
+      "terminate [restarting the whole job in 1s (restartJobOnWorkerRestart; restart 1 of 1)] "
+      "| "
+      "RUNNING RESTART_GANG NONE 1\n"
+      "restart-gang | RUNNING NONE NONE 1\n"
+      "finished | FAILED FAIL REPLICA_FAILED 1 x exited with code 1 after 1 restart");
 }
 
 TEST_F(GangLifecycleTest, GangRestartsOnlyExecutorRestartsTheGangWhenNothingRuns) {
@@ -170,7 +172,90 @@ TEST_F(GangLifecycleTest, GangRestartsOnlyExecutorRestartsTheGangWhenNothingRuns
   policy_.gang_restarts_only = true;
   Run();
   EXPECT_EQ(Show(Lc().ReplicaFailed("workerpool0 replica 0", 1, "w", false, now_)),
-            "restart-gang [restarting the whole job (restart 1 of 3)] | RUNNING NONE NONE 1");
+            "restart-gang [restarting the whole job in 1s (restart 1 of 3)] | RUNNING NONE NONE 1");
+}
+
+// Issue #45: a crash loop no longer spends its budget in milliseconds. Restart k waits
+// 1s * 2^(k-1) from the replica's exit: three quick failures are spaced 1, 2, 4 s.
+TEST_F(GangLifecycleTest, RestartsBackOffFromTheExit) {
+  policy_.max_restarts = 3;
+  Run();
+  std::string trace;
+  TimePoint t = now_;
+  for (int k = 0; k < 3; ++k) {
+    // The replica exited 100 ms before the executor noticed.
+    LifecycleAction a = Lc().ReplicaFailed("r", 2, "r exited with code 2", false, t + 100ms, t);
+    trace += a.log + " at +" + std::to_string((*a.not_before - now_) / 1s) + "s; ";
+    t = *a.not_before;  // it starts then and fails at once
+  }
+  EXPECT_EQ(trace,
+            "restarting r in 1s (restart 1 of 3) at +1s; restarting r in 2s (restart 2 of 3) at "
+            "+3s; restarting r in 4s (restart 3 of 3) at +7s; ");
+}
+
+TEST(RestartBackoffTest, DoublesUpToTheCapAndZeroTurnsItOff) {
+  RestartBackoff backoff;  // the default: 1s doubling to 5 min
+  std::string got;
+  for (int k : {1, 2, 3, 9, 10, 50}) got += std::to_string(backoff.DelayOf(k).count()) + " ";
+  got += std::to_string(RestartBackoff{0s, 300s}.DelayOf(4).count()) + " ";
+  got += std::to_string(RestartBackoff{10s, 60s}.DelayOf(3).count());
+  EXPECT_EQ(got, "1 2 4 256 300 300 0 40");
+}
+
+// A replica found ended long ago (after a server restart) is restarted at once; an exit time
+// from a clock that disagrees with ours (before the start, or in the future) counts as now.
+TEST_F(GangLifecycleTest, TheBackoffCountsFromTheExitWhenItsTimeIsBelievable) {
+  policy_.max_restarts = 3;
+  Run();
+  auto due = [&](TimePoint exited) {
+    record_.restarts_used = 0;
+    LifecycleAction a = Lc().ReplicaFailed("r", 2, "r exited", false, now_ + 1h, exited);
+    return std::to_string((*a.not_before - now_) / 1s) +
+           (a.log.find(" in ") == std::string::npos ? "*" : "");
+  };
+  EXPECT_EQ(due(now_ + 10s) + " " + due(now_ - 10s) + " " + due(now_ + 2h), "11* 3601 3601");
+}
+
+// A gang restart waits through the stop: Stopped() hands the due time to the executor, and a
+// cancel meanwhile ends the gang at once; restart_due survives a server restart (persisted).
+TEST_F(GangLifecycleTest, AGangRestartCarriesItsDueTimeThroughTheStop) {
+  policy_.max_restarts = 2;
+  policy_.restart_job_on_worker_restart = true;
+  Run();
+  Lc().ReplicaFailed("r", 1, "r exited", /*any_running=*/true, now_ + 1s, now_);
+  nlohmann::json j;
+  GangRecordToJson(record_, &j);
+  record_ = GangRecord{};
+  GangRecordFromJson(j, {}, &record_);
+  LifecycleAction restart = Lc().Stopped(now_ + 2s);
+  std::string trace = Show(restart) + " due +" + std::to_string((*restart.not_before - now_) / 1s) +
+                      "s " + std::to_string(record_.restart_due.has_value());
+  trace += "\n" + Show(Lc().Cancel(/*any_running=*/false, now_ + 3s));
+  EXPECT_EQ(trace,
+            "restart-gang | RUNNING NONE NONE 1 due +1s 0\n"
+            "finished | CANCELLED CANCEL CANCELLED 1 cancelled");
+}
+
+// endTime is the last replica's exit, also when the executor only learns of it later (a server
+// restart); a cancel ends when it was asked for; unbelievable exit times are ignored.
+TEST_F(GangLifecycleTest, EndedAtMovesTheEndToTheLastExit) {
+  Run();
+  auto end_after = [&](StopGoal how, std::optional<TimePoint> last_exit) {
+    record_ = GangRecord{};
+    Run();
+    if (how == StopGoal::kCancel) {
+      Lc().Cancel(false, now_ + 1h);
+    } else {
+      Lc().Succeeded(false, now_ + 1h);
+    }
+    Lc().EndedAt(last_exit);
+    return std::to_string((*record_.end_time - now_) / 1s);
+  };
+  EXPECT_EQ(end_after(StopGoal::kSucceed, now_ + 60s) + " " +
+                end_after(StopGoal::kSucceed, std::nullopt) + " " +
+                end_after(StopGoal::kSucceed, now_ - 60s) + " " +
+                end_after(StopGoal::kCancel, now_ + 60s),
+            "60 3600 3600 3600");
 }
 
 TEST_F(GangLifecycleTest, CancelQueuedEndsAtOnce) {
@@ -322,6 +407,7 @@ TEST(GangRecordTest, RoundTripsAndReadsStateFilesOfTheOldPerExecutorGoals) {
   r.stop_goal = StopGoal::kTimeout;
   r.stop_failure = GangFailure::kTimeout;
   r.error_message = "timed out after 5s";
+  r.restart_due = std::chrono::system_clock::time_point(std::chrono::seconds(1800000000));
   nlohmann::json j;
   GangRecordToJson(r, &j);
   GangRecord back;
@@ -335,10 +421,11 @@ TEST(GangRecordTest, RoundTripsAndReadsStateFilesOfTheOldPerExecutorGoals) {
   GangRecord legacy;
   GangRecordFromJson(old, {StopGoal::kNone, StopGoal::kCancel}, &legacy);
   EXPECT_EQ(j["stop_goal"].dump() + " " + GangFailureName(back.failure) + " " +
-                StopGoalName(back.stop_goal) + " " + back.error_message + " | " +
+                StopGoalName(back.stop_goal) + " " + back.error_message + " " +
+                std::to_string(back.restart_due == r.restart_due) + " | " +
                 StopGoalName(legacy.stop_goal) + " " + GangFailureName(legacy.failure) + " " +
                 GangFailureName(legacy.stop_failure),
-            "\"TIMEOUT\" TIMEOUT TIMEOUT timed out after 5s | CANCEL CANCELLED CANCELLED");
+            "\"TIMEOUT\" TIMEOUT TIMEOUT timed out after 5s 1 | CANCEL CANCELLED CANCELLED");
 }
 
 TEST(PrimarySucceededTest, PoolZeroDecidesElseEveryReplica) {

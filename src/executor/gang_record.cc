@@ -28,6 +28,7 @@ void GangRecordToJson(const GangRecord& g, Json* j) {
   (*j)["failure"] = GangFailureName(g.failure);
   (*j)["stop_goal"] = StopGoalName(g.stop_goal);
   (*j)["stop_failure"] = GangFailureName(g.stop_failure);
+  if (g.restart_due) (*j)["restart_due_us"] = ToUnixMicros(*g.restart_due);
 }
 
 void GangRecordFromJson(const Json& j, const std::vector<StopGoal>& legacy_goals, GangRecord* g) {
@@ -56,6 +57,8 @@ void GangRecordFromJson(const Json& j, const std::vector<StopGoal>& legacy_goals
                          : g->stop_goal == StopGoal::kFail   ? GangFailure::kReplicaFailed
                                                              : GangFailure::kNone;
   g->stop_failure = GangFailureFromName(j.value("stop_failure", "")).value_or(old_stop);
+  if (j.contains("restart_due_us"))
+    g->restart_due = FromUnixMicros(j["restart_due_us"].get<int64_t>());
 }
 
 namespace {

@@ -25,7 +25,7 @@ using trainyard::FromUnixMicros;  // common/time.h
 using trainyard::ToUnixMicros;
 
 // Writes the GangRecord (gang_lifecycle.h) into `j` ("state", "failure", "restarts_used",
-// "start_time_us", "stop_goal", ...).
+// "start_time_us", "stop_goal", "restart_due_us" while a gang restart waits, ...).
 void GangRecordToJson(const GangRecord& record, nlohmann::json* j);
 // Reads them back; throws nlohmann::json::exception for a missing or mistyped field (callers
 // turn that into DATA_LOSS naming their file). An unknown state name reads as QUEUED. State files

@@ -113,7 +113,11 @@ ReplicaObservation HostProcessRuntime::Observe(ReplicaHandle* h) {
                   ")"};
     }
   }
-  if (exit.ok()) return {ReplicaObservation::Phase::kExited, exit->exit_code, ""};
+  if (exit.ok()) {
+    ReplicaObservation seen{ReplicaObservation::Phase::kExited, exit->exit_code};
+    seen.end_time = ExitTimeOf(*exit);
+    return seen;
+  }
   return {};
 }
 

@@ -20,6 +20,7 @@
 // Thread-safety: implementations are safe to call from one executor thread at a time.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -80,6 +81,8 @@ struct ReplicaObservation {
   // kLost: why, for machines. kImageUnavailable when the replica's image could not be pulled or
   // run (no restart fixes that); kReplicaLost otherwise.
   GangFailure failure = GangFailure::kReplicaLost;
+  // kExited: when it ended, from the status file's end_time; unset when the file has none.
+  std::optional<std::chrono::system_clock::time_point> end_time;
 };
 
 class ReplicaRuntime {

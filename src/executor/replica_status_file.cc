@@ -27,4 +27,11 @@ StatusOr<ReplicaExit> ReadReplicaStatusFile(const fs::path& path) {
   }
 }
 
+std::optional<std::chrono::system_clock::time_point> ExitTimeOf(const ReplicaExit& exit) {
+  if (exit.end_time.empty()) return std::nullopt;
+  auto t = ParseTimestamp(exit.end_time);
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
 }  // namespace trainyard::executor

@@ -5,7 +5,9 @@
 // launch's `status_file` (replica_runtime.h).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -22,5 +24,8 @@ Status WriteReplicaStatusFile(const std::filesystem::path& path, int exit_code);
 
 // NOT_FOUND while it has not been written; DATA_LOSS naming the path if it is not such a file.
 StatusOr<ReplicaExit> ReadReplicaStatusFile(const std::filesystem::path& path);
+
+// end_time as a time point; nullopt when empty (older files) or not a timestamp.
+std::optional<std::chrono::system_clock::time_point> ExitTimeOf(const ReplicaExit& exit);
 
 }  // namespace trainyard::executor

@@ -39,10 +39,11 @@
 // when the primary replica (workerpool0; all replicas if the gang has no pool 0) exits 0; replicas
 // still running then are stopped (SIGTERM, kill_grace, SIGKILL). A replica exiting non-zero is
 // restarted (same port, GPUs, work dir) while the job's restart budget (GangSpec::max_restarts,
-// counted per job) lasts; with restart_job_on_worker_restart the whole gang is stopped and
-// restarted instead. Budget exhausted -> FAILED "workerpool1 replica 0 exited with code 2 after 3
-// restarts". Timeout (measured from the first RUNNING) -> FAILED "timed out after 600s". Cancel ->
-// CANCELLING -> CANCELLED.
+// counted per job) lasts, after the restart backoff (LocalExecutorOptions::restart_backoff,
+// counted from its exit; the wait is persisted with the replica); with
+// restart_job_on_worker_restart the whole gang is stopped and restarted instead. Budget exhausted
+// -> FAILED "workerpool1 replica 0 exited with code 2 after 3 restarts". Timeout (measured from the
+// first RUNNING) -> FAILED "timed out after 600s". Cancel -> CANCELLING -> CANCELLED.
 #pragma once
 
 #include <condition_variable>
@@ -108,6 +109,9 @@ struct LocalExecutorOptions {
   // false: no monitor thread; nothing is admitted, watched, restarted or stopped after the grace
   // until the caller runs PollOnce() (tests that step the executor themselves).
   bool start_monitor = true;
+  // The wait before a restart (gang_lifecycle.h; default 1s doubling to 5 min), counted from
+  // the failed replica's exit; {0s} restarts at once.
+  RestartBackoff restart_backoff;
 };
 
 // Registers "local" in the server's executor registry with its flags (--cpus, --memory-gib,
@@ -190,6 +194,11 @@ class LocalExecutor : public Executor {
   void PrepareContainerLaunch(const Gang& gang, const Replica& replica, const ReplicaSpec& spec,
                               ReplicaLaunch* launch) const;
   void PollReplica(Gang& gang, Replica& replica);
+  // Starts the replicas whose restart backoff is over (all of them for a gang restart).
+  void StartDueRestarts(Gang& gang);
+  // Makes `only` (nullptr: every replica, a gang restart) wait for its restart until `due` (the
+  // backoff), or starts it now if due.
+  void ScheduleRestarts(Gang& gang, Replica* only, std::chrono::system_clock::time_point due);
   void AdvanceGang(Gang& gang);
   // Does what the gang's state machine decided (signals, restarts, the end of the gang).
   void Perform(Gang& gang, const LifecycleAction& action, const Replica* replica = nullptr);

@@ -70,6 +70,7 @@ class LocalHarness : public ExecutorHarness {
     if (!current_->WaitForWork(kQuiet)) clock_.Advance();
     current_->PollOnce();
   }
+  std::chrono::system_clock::time_point Now() override { return clock_.Now(); }
 
  private:
   static constexpr std::chrono::milliseconds kQuiet{100};

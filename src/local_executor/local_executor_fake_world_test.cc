@@ -77,15 +77,16 @@ class FakeProcessOps : public ProcessOps {
     exit_fds_enabled_ = true;
   }
 
-  // The wrapper (pid) ends after recording `exit_code` for its replica.
-  void Exit(int64_t pid, int exit_code) {
+  // The wrapper (pid) ends after recording `exit_code` for its replica, and `end_time` (a job
+  // log time) when given, as the real wrapper does.
+  void Exit(int64_t pid, int exit_code, const std::string& end_time = "") {
     std::lock_guard<std::mutex> lock(mu_);
     const LaunchRequest& req = launches_.at(pid - 1000);
+    std::string status = "{\"exit_code\":" + std::to_string(exit_code);
+    if (!end_time.empty()) status += ",\"end_time\":\"" + end_time + "\"";
     for (size_t i = 0; i + 1 < req.argv.size(); ++i) {
       if (req.argv[i] == "--status-file") {
-        ASSERT_TRUE(
-            WriteFileAtomic(req.argv[i + 1], "{\"exit_code\":" + std::to_string(exit_code) + "}\n")
-                .ok());
+        ASSERT_TRUE(WriteFileAtomic(req.argv[i + 1], status + "}\n").ok());
       }
     }
     alive_.erase(pid);
@@ -132,6 +133,7 @@ class LocalExecutorFakeWorldTest : public ::testing::Test {
     o.wrapper_path = "/bin/true";  // never run: FakeProcessOps only records launches
     o.clock = &clock_;
     o.process_ops = &ops_;
+    if (backoff_) o.restart_backoff = *backoff_;
     executor_ = std::make_unique<LocalExecutor>(o);
   }
 
@@ -162,7 +164,16 @@ class LocalExecutorFakeWorldTest : public ::testing::Test {
     return "stuck in " + GangStateName(executor_->Get("fw")->state);
   }
 
+  // "RUNNING launches 2 'restarting in 2s (restart 2 of 3)'" after one pass.
+  std::string PollRestarts() {
+    executor_->PollOnce();
+    GangStatus s = *executor_->Get("fw");
+    return GangStateName(s.state) + " launches " + std::to_string(ops_.launches()) + " '" +
+           s.replicas[0].restart_note + "'";
+  }
+
   fs::path dir_;
+  std::optional<RestartBackoff> backoff_;  // unset: the executor's default
   FakeClock clock_;
   FakeProcessOps ops_;
   std::unique_ptr<LocalExecutor> executor_;
@@ -258,6 +269,98 @@ TEST_F(LocalExecutorFakeWorldTest, WrapperExitWakesTheExecutorWithoutAPollTick) 
   ops_.Exit(1000, 0);
   EXPECT_EQ(StateWhen([](const GangStatus& s) { return s.state == GangState::kSucceeded; }),
             "SUCCEEDED");
+}
+
+// Issue #45: a crash-looping replica used its 3 restarts in ~30 ms. Now restart k waits
+// 1s * 2^(k-1) from the exit: three quick failures are spaced 1, 2 and 4 s, and the replica's
+// status says what it waits for.
+TEST_F(LocalExecutorFakeWorldTest, RestartsOfACrashLoopAreSpacedOneTwoFourSeconds) {
+  GangSpec spec = Spec();
+  spec.max_restarts = 3;
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  executor_->PollOnce();
+  std::string seen;
+  for (int k = 0; k < 3; ++k) {
+    ops_.Exit(1000 + k, 2);
+    seen += PollRestarts() + " |";
+    const int wait = 1 << k;
+    if (wait > 1) {
+      clock_.Advance(std::chrono::seconds(wait - 1));
+      seen += " +" + std::to_string(wait - 1) + "s: " + PollRestarts() + " |";
+    }
+    clock_.Advance(1s);
+    seen += " +" + std::to_string(wait) + "s: " + PollRestarts() + "\n";
+  }
+  EXPECT_EQ(seen,
+            "RUNNING launches 1 'restarting in 1s (restart 1 of 3)' | +1s: RUNNING launches 2 ''\n"
+            "RUNNING launches 2 'restarting in 2s (restart 2 of 3)' | +1s: RUNNING launches 2 "
+            "'restarting in 2s (restart 2 of 3)' | +2s: RUNNING launches 3 ''\n"
+            "RUNNING launches 3 'restarting in 4s (restart 3 of 3)' | +3s: RUNNING launches 3 "
+            "'restarting in 4s (restart 3 of 3)' | +4s: RUNNING launches 4 ''\n");
+}
+
+TEST_F(LocalExecutorFakeWorldTest, CancelDuringTheBackoffEndsTheJobAtOnce) {
+  GangSpec spec = Spec();
+  spec.max_restarts = 3;
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  executor_->PollOnce();
+  ops_.Exit(1000, 2);
+  std::string seen = PollRestarts();
+  ASSERT_TRUE(executor_->Cancel("fw").ok());
+  seen += " | cancel: " + GangStateName(executor_->Get("fw")->state);
+  clock_.Advance(10s);
+  seen += " | +10s: " + PollRestarts();
+  EXPECT_EQ(seen,
+            "RUNNING launches 1 'restarting in 1s (restart 1 of 3)' | cancel: CANCELLED | +10s: "
+            "CANCELLED launches 1 ''");
+}
+
+// The wait is in executor_state.json: a server restart during it neither restarts the replica
+// at once nor forgets it.
+TEST_F(LocalExecutorFakeWorldTest, AdoptDuringTheBackoffKeepsTheSchedule) {
+  backoff_ = RestartBackoff{10s, 300s};
+  Make(/*start_monitor=*/false);
+  GangSpec spec = Spec();
+  spec.max_restarts = 3;
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  executor_->PollOnce();
+  ops_.Exit(1000, 2, FormatLogTime(clock_.Now()));
+  std::string seen = PollRestarts();
+  clock_.Advance(4s);
+  Make(/*start_monitor=*/false);  // the server restarts 4 s into the wait
+  auto adopted = executor_->Adopt(spec);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  seen += " | adopted: " + PollRestarts();
+  clock_.Advance(5s);
+  seen += " | +9s: " + PollRestarts();
+  clock_.Advance(1s);
+  seen += " | +10s: " + PollRestarts();
+  EXPECT_EQ(seen,
+            "RUNNING launches 1 'restarting in 10s (restart 1 of 3)' | adopted: RUNNING launches 1 "
+            "'restarting in 10s (restart 1 of 3)' | +9s: RUNNING launches 1 'restarting in 10s "
+            "(restart 1 of 3)' | +10s: RUNNING launches 2 ''");
+}
+
+// Issue #45: a job whose replica exited while the server was down ended then, not when the
+// restarted server found it (its endTime is the wrapper's exit time).
+TEST_F(LocalExecutorFakeWorldTest, AGangThatEndedWhileTheServerWasDownEndsAtTheExit) {
+  GangSpec spec = Spec();
+  spec.timeout.reset();  // down for an hour: past Spec()'s timeout
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  executor_->PollOnce();
+  const auto started = clock_.Now();
+  executor_.reset();  // the server stops
+  clock_.Advance(5s);
+  ops_.Exit(1000, 0, FormatLogTime(clock_.Now()));
+  clock_.Advance(3600s);
+  Make(/*start_monitor=*/false);
+  auto adopted = executor_->Adopt(spec);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_EQ(GangStateName(adopted->state) + " ended +" +
+                std::to_string((*adopted->end_time - started) / 1s) + "s, stored +" +
+                std::to_string((*executor_->Get("fw")->end_time - started) / 1s) + "s",
+            "SUCCEEDED ended +5s, stored +5s")
+      << adopted->error_message;
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ bool Active(const LocalExecutor::Gang& g) {
 GangStatus LocalExecutor::StatusOf(const Gang& gang) const { return StatusFromGang(gang); }
 
 GangLifecycle LocalExecutor::Lifecycle(Gang& gang) const {
-  return GangLifecycle(&gang, LifecyclePolicy::From(gang.spec));
+  return GangLifecycle(&gang, LifecyclePolicy::From(gang.spec, options_.restart_backoff));
 }
 
 void LocalExecutor::Persist(const Gang& gang, bool durable) {
@@ -211,6 +211,9 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   r.running = true;
   r.done = false;
   r.exit_code.reset();
+  r.end_time.reset();
+  r.restart_at.reset();
+  r.restart_note.clear();
   r.lost_reason.clear();
   r.lost_failure = GangFailure::kReplicaLost;
   r.handle = {};
@@ -307,6 +310,7 @@ void LocalExecutor::PollReplica(Gang& gang, Replica& r) {
     r.lost_failure = seen.failure;
   } else {
     r.exit_code = seen.exit_code;
+    r.end_time = seen.end_time;
   }
   ReleaseLimits(gang, r, /*ended_now=*/true);
   Persist(gang);
@@ -322,6 +326,8 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
       timeout.kind != LifecycleAction::Kind::kNone) {
     return Perform(gang, timeout);
   }
+  StartDueRestarts(gang);
+  if (!Active(gang)) return;
   for (auto& r : gang.replicas) {
     if (r.running || r.done) continue;
     r.done = true;
@@ -337,7 +343,8 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
     std::string what = ReplicaExitMessage(Describe(r), code, reason);
     SystemLog(gang, &r, what);
     if (code == 0) continue;
-    LifecycleAction action = lc.ReplicaFailed(Describe(r), code, what, AnyRunning(gang), now);
+    LifecycleAction action =
+        lc.ReplicaFailed(Describe(r), code, what, AnyRunning(gang), now, r.end_time);
     Perform(gang, action, &r);
     if (action.kind != LifecycleAction::Kind::kRestartReplica || !Active(gang)) return;
   }
@@ -373,33 +380,65 @@ void LocalExecutor::Perform(Gang& gang, const LifecycleAction& action, const Rep
       }
       Persist(gang);
       return;
-    case Kind::kRestartReplica: {
-      Replica& r = gang.replicas[replica - gang.replicas.data()];
-      r.restarts += 1;
-      LaunchReplica(gang, r);
-      if (Active(gang)) Notify(gang);
-      return;
-    }
+    case Kind::kRestartReplica:
+      return ScheduleRestarts(gang, &gang.replicas[replica - gang.replicas.data()],
+                              action.not_before.value_or(clock_.Now()));
     case Kind::kRestartGang:
-      for (auto& r : gang.replicas) {
-        r.restarts += 1;
-        LaunchReplica(gang, r);
-        if (!Active(gang)) return;
-      }
-      Persist(gang);
-      Notify(gang);
-      return;
+      return ScheduleRestarts(gang, nullptr, action.not_before.value_or(clock_.Now()));
     case Kind::kFinished:
       Finished(gang);
       return;
   }
 }
 
+void LocalExecutor::ScheduleRestarts(Gang& gang, Replica* only,
+                                     std::chrono::system_clock::time_point due) {
+  auto now = clock_.Now();
+  const std::string note = RestartNote(due, now, gang.restarts_used, gang.spec.max_restarts);
+  for (auto& r : gang.replicas) {
+    if (only != nullptr && &r != only) continue;
+    r.running = false;
+    r.done = true;  // its end is handled: it waits for the restart, not to be judged again
+    r.restart_at = due;
+    r.restart_note = note;
+  }
+  if (due <= now) return StartDueRestarts(gang);
+  Persist(gang);
+  Notify(gang);
+}
+
+void LocalExecutor::StartDueRestarts(Gang& gang) {
+  auto now = clock_.Now();
+  bool started = false;
+  for (auto& r : gang.replicas) {
+    if (!r.restart_at || *r.restart_at > now) continue;
+    r.restarts += 1;
+    LaunchReplica(gang, r);  // clears restart_at
+    started = true;
+    if (!Active(gang)) return;
+  }
+  if (!started) return;
+  Persist(gang);
+  Notify(gang);
+}
+
 void LocalExecutor::Finished(Gang& gang) {
   scheduler_.Remove(gang.spec.job_id);
+  // Its end is its replicas' last exit (found later after a server restart), when every replica
+  // that ran has a known one.
+  std::optional<std::chrono::system_clock::time_point> last_exit;
+  bool all_known = true;
+  for (const auto& r : gang.replicas) {
+    if (r.attempt == 0) continue;
+    all_known = all_known && r.end_time.has_value();
+    if (r.end_time && (!last_exit || *r.end_time > *last_exit)) last_exit = r.end_time;
+  }
+  Lifecycle(gang).EndedAt(all_known ? last_exit : std::nullopt);
   for (auto& r : gang.replicas) {
     ports_in_use_.erase(r.port);
     r.running = false;
+    r.restart_at.reset();  // a restart that waited for its backoff will not happen
+    r.restart_note.clear();
     ReleaseLimits(gang, r, /*ended_now=*/false);  // retries what PollReplica could not remove
     if (r.attempt > 0) RuntimeOf(gang, r).Release(r.handle);  // e.g. its container
   }

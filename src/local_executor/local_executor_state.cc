@@ -29,6 +29,8 @@ GangStatus StatusFromGang(const LocalExecutor::Gang& gang) {
     rs.pid = r.running ? r.handle.process.pid : 0;
     rs.exit_code = r.running ? std::nullopt : r.exit_code;
     rs.restarts = r.restarts;
+    rs.restart_at = r.restart_at;
+    rs.restart_note = r.restart_note;
     s.replicas.push_back(rs);
   }
   return s;
@@ -71,6 +73,11 @@ std::string SerializeGang(const LocalExecutor::Gang& g) {
             {"done", r.done},
             {"lost_reason", r.lost_reason}};
     rj["exit_code"] = r.exit_code ? Json(*r.exit_code) : Json(nullptr);
+    if (r.end_time) rj["end_time_us"] = ToUnixMicros(*r.end_time);
+    if (r.restart_at) {
+      rj["restart_at_us"] = ToUnixMicros(*r.restart_at);
+      rj["restart_note"] = r.restart_note;
+    }
     replicas.push_back(std::move(rj));
   }
   j["replicas"] = std::move(replicas);
@@ -116,6 +123,12 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
       r.done = rj.at("done").get<bool>();
       r.lost_reason = rj.at("lost_reason").get<std::string>();
       if (!rj.at("exit_code").is_null()) r.exit_code = rj["exit_code"].get<int>();
+      // Absent in state files written before exit times and the restart backoff.
+      if (rj.contains("end_time_us")) r.end_time = FromUnixMicros(rj["end_time_us"].get<int64_t>());
+      if (rj.contains("restart_at_us")) {
+        r.restart_at = FromUnixMicros(rj["restart_at_us"].get<int64_t>());
+        r.restart_note = rj.value("restart_note", std::string());
+      }
       g.replicas.push_back(std::move(r));
     }
   } catch (const std::exception& e) {

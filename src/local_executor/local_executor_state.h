@@ -28,7 +28,12 @@ struct LocalExecutor::Replica {
   bool running = false;          // launched and its end not yet seen
   bool done = false;             // ended and its end handled (exit 0, or the gang is stopping)
   std::optional<int> exit_code;  // of the latest attempt
-  std::string lost_reason;       // ended without a recorded exit code
+  // When the latest attempt ended (its status file's end_time); unset if unknown or running.
+  std::optional<std::chrono::system_clock::time_point> end_time;
+  // Waiting for its restart (backoff): when it starts again, and RestartNote's words for it.
+  std::optional<std::chrono::system_clock::time_point> restart_at;
+  std::string restart_note;
+  std::string lost_reason;                               // ended without a recorded exit code
   GangFailure lost_failure = GangFailure::kReplicaLost;  // not persisted
   std::filesystem::path cgroup;  // the current attempt's cgroup (cgroup_limits.h); empty = none
 };

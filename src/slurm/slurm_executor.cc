@@ -436,8 +436,11 @@ std::vector<SlurmExecutor::Resubmission> SlurmExecutor::TakeResubmissions() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [id, g] : gangs_) {
     if (g->done || g->in_flight) continue;
-    if (g->resubmit_pending) {
+    if (g->resubmit_pending && g->resubmit_at && *g->resubmit_at > clock_.Now()) {
+      Perform(*g, Lifecycle(*g).Tick(/*any_running=*/false, clock_.Now()));  // a timeout meanwhile
+    } else if (g->resubmit_pending) {
       g->resubmit_pending = false;
+      g->resubmit_at.reset();
       g->attempt += 1;
       g->slurm_job_id.clear();
       g->slurm_state.clear();
@@ -654,19 +657,22 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
     }
   }
   RestartOrFail(g, first != nullptr ? *first->exit_code : -1,
-                replica.empty() ? job : replica + " (" + job + ")");
+                replica.empty() ? job : replica + " (" + job + ")",
+                first != nullptr ? ExitTimeOf(*first) : std::nullopt);
 }
 
-void SlurmExecutor::RestartOrFail(Gang& g, int exit_code, const std::string& message) {
-  // The Slurm job has ended: nothing runs, so a restart resubmits at once.
+void SlurmExecutor::RestartOrFail(Gang& g, int exit_code, const std::string& message,
+                                  std::optional<std::chrono::system_clock::time_point> exited) {
+  // The Slurm job has ended: nothing runs, so a restart resubmits once its backoff is over.
   Perform(g,
           Lifecycle(g).ReplicaFailed("the job", exit_code, message, /*any_running=*/false,
-                                     clock_.Now()),
+                                     clock_.Now(), exited),
           message);
 }
 
 executor::GangLifecycle SlurmExecutor::Lifecycle(Gang& g) const {
-  executor::LifecyclePolicy policy = executor::LifecyclePolicy::From(g.spec);
+  executor::LifecyclePolicy policy =
+      executor::LifecyclePolicy::From(g.spec, options_.restart_backoff);
   policy.gang_restarts_only = true;
   policy.timeout_slack = g.spec.kill_grace + std::chrono::seconds(60);
   return executor::GangLifecycle(&g, policy);
@@ -697,12 +703,16 @@ void SlurmExecutor::Perform(Gang& g, const LifecycleAction& action, const std::s
     case Kind::kRestartGang:
       SystemLog(g, why + "; " + action.log);
       g.resubmit_pending = true;
+      g.resubmit_at = action.not_before;
+      g.restart_note = executor::RestartNote(action.not_before.value_or(clock_.Now()), clock_.Now(),
+                                             g.restarts_used, g.spec.max_restarts);
       g.slurm_job_id.clear();
       Persist(g);
       Notify(g);
       return;
     case Kind::kFinished:
       SyncLogs(g);
+      Lifecycle(g).EndedAt(LastExitOf(g));
       g.done = true;
       g.resubmit_pending = false;
       SystemLog(g, "job ended: " + executor::GangStateName(g.state) +

@@ -77,6 +77,9 @@ struct SlurmExecutorOptions {
   executor::Clock* clock = nullptr;  // nullptr = Clock::Real()
   SlurmClient* client = nullptr;     // nullptr = CliSlurmClient over the real commands
   bool start_monitor = true;         // false: nothing polls until PollOnce() (unit tests)
+  // The wait before a new attempt after a failure (gang_lifecycle.h; default 1s doubling to
+  // 5 min), counted from the failed task's exit; persisted, so it survives a server restart.
+  executor::RestartBackoff restart_backoff;
 };
 
 // The task launcher per the order above; NOT_FOUND naming what was tried.
@@ -125,7 +128,9 @@ class SlurmExecutor : public executor::Executor {
   // Does what the state machine decided; `why` prefixes a gang restart's log line.
   void Perform(Gang& gang, const executor::LifecycleAction& action, const std::string& why = "");
   // `exit_code`: the failed replica's (-1 when none is known); kExitConfig is never restarted.
-  void RestartOrFail(Gang& gang, int exit_code, const std::string& message);
+  // `exited`: when it exited (the restart backoff counts from it), if known.
+  void RestartOrFail(Gang& gang, int exit_code, const std::string& message,
+                     std::optional<std::chrono::system_clock::time_point> exited);
   void ReadTaskFiles(Gang& gang);
   void SyncLogs(Gang& gang);
   void SystemLog(const Gang& gang, const std::string& text);

@@ -58,6 +58,7 @@ class SlurmHarness : public executor::ExecutorHarness {
     StartJobs();
     current_->PollOnce();
   }
+  std::chrono::system_clock::time_point Now() override { return clock_.Now(); }
 
  private:
   struct Task {

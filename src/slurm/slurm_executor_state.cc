@@ -16,6 +16,10 @@ std::string SerializeSlurmGang(const SlurmExecutor::Gang& g) {
   j["attempt"] = g.attempt;
   j["slurm_job_id"] = g.slurm_job_id;
   j["resubmit_pending"] = g.resubmit_pending;
+  if (g.resubmit_at) {
+    j["resubmit_at_us"] = executor::ToUnixMicros(*g.resubmit_at);
+    j["restart_note"] = g.restart_note;
+  }
   j["submitting"] = g.submitting;
   j["done"] = g.done;
   executor::GangRecordToJson(g, &j);
@@ -51,6 +55,10 @@ StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
     g.attempt = j.at("attempt").get<int>();
     g.slurm_job_id = j.at("slurm_job_id").get<std::string>();
     g.resubmit_pending = j.at("resubmit_pending").get<bool>();
+    if (j.contains("resubmit_at_us")) {  // absent before the restart backoff
+      g.resubmit_at = executor::FromUnixMicros(j["resubmit_at_us"].get<int64_t>());
+      g.restart_note = j.value("restart_note", "");
+    }
     g.submitting = j.value("submitting", false);  // absent in state files of older versions
     g.done = j.at("done").get<bool>();
     // What "stop_goal" numbers meant in state files written before the one StopGoal enum.
@@ -86,9 +94,29 @@ executor::GangStatus SlurmGangStatus(const SlurmExecutor::Gang& g) {
     rs.pid = (r.exit_code || g.done) ? 0 : r.pid;
     rs.exit_code = r.exit_code;
     rs.restarts = g.restarts_used;
+    if (g.resubmit_pending && g.resubmit_at) {
+      rs.restart_at = g.resubmit_at;
+      rs.restart_note = g.restart_note;
+    }
     s.replicas.push_back(rs);
   }
   return s;
+}
+
+std::optional<std::chrono::system_clock::time_point> ExitTimeOf(const SlurmReplica& r) {
+  if (r.end_time.empty()) return std::nullopt;
+  auto t = ParseTimestamp(r.end_time);
+  return t.ok() ? std::optional(*t) : std::nullopt;
+}
+
+std::optional<std::chrono::system_clock::time_point> LastExitOf(const SlurmExecutor::Gang& g) {
+  std::optional<std::chrono::system_clock::time_point> last;
+  for (const auto& r : g.replicas) {
+    auto t = r.exit_code ? ExitTimeOf(r) : std::nullopt;
+    if (!t) return std::nullopt;
+    if (!last || *t > *last) last = t;
+  }
+  return last;
 }
 
 }  // namespace trainyard::slurm

@@ -4,6 +4,7 @@
 // use outside src/slurm/.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -31,6 +32,9 @@ struct SlurmExecutor::Gang : executor::GangRecord {
   int attempt = 0;           // attempt-<n> directory of the current Slurm job
   std::string slurm_job_id;  // "" while a (re)submission is in flight
   bool resubmit_pending = false;
+  // With resubmit_pending: not before this (restart backoff), and RestartNote's words for it.
+  std::optional<std::chrono::system_clock::time_point> resubmit_at;
+  std::string restart_note;
   // Persisted before sbatch runs for `attempt` and cleared once its job id is recorded: after a
   // crash in between, the attempt is looked up in Slurm by its job name (SlurmJobName) instead
   // of being submitted a second time.
@@ -50,6 +54,11 @@ std::string SerializeSlurmGang(const SlurmExecutor::Gang& gang);
 StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const std::filesystem::path& job_dir);
 Status SaveSlurmGang(const SlurmExecutor::Gang& gang);
 executor::GangStatus SlurmGangStatus(const SlurmExecutor::Gang& gang);
+
+// When `replica` exited: its status file's end_time; nullopt if it has none or none readable.
+std::optional<std::chrono::system_clock::time_point> ExitTimeOf(const SlurmReplica& replica);
+// The current attempt's last exit, when every replica has a known one (EndedAt); else nullopt.
+std::optional<std::chrono::system_clock::time_point> LastExitOf(const SlurmExecutor::Gang& gang);
 
 // <data_dir>/slurm/jobs/<job_id> remembers each job's dir (Get/ReadLogs after a restart).
 inline constexpr char kSlurmRegistry[] = "slurm";

@@ -72,11 +72,15 @@ class SlurmExecutorTest : public ::testing::Test {
   }
 
   // What a task writes when its replica ends (trainyard-exec-wrapper's status file).
-  void TaskExited(const std::string& id, int attempt, int pool, int code) {
+  // `end_time`: the exit's time as the wrapper records it; "" = none (older task launchers).
+  void TaskExited(const std::string& id, int attempt, int pool, int code,
+                  const std::string& end_time = "") {
     fs::path f =
         executor::SlurmTaskDir(executor::SlurmAttemptDir(dir_ / "jobs" / id, attempt), pool, 0) /
         "status";
-    ASSERT_TRUE(WriteFileAtomic(f, "{\"exit_code\":" + std::to_string(code) + "}").ok());
+    std::string status = "{\"exit_code\":" + std::to_string(code);
+    if (!end_time.empty()) status += ",\"end_time\":\"" + end_time + "\"";
+    ASSERT_TRUE(WriteFileAtomic(f, status + "}").ok());
   }
 
   std::string Status(const std::string& id) {
@@ -189,7 +193,10 @@ TEST_F(SlurmExecutorTest, FailureRestartsTheGangAsANewSlurmJobWhileBudgetLasts) 
   executor_->PollOnce();
   TaskExited("1", 1, 1, 2);
   client_.SetJob("100", "PREEMPTED", "0:15");
-  executor_->PollOnce();  // restart: attempt 2 submitted in the same round
+  executor_->PollOnce();  // restart decided; it waits for the backoff (1 s)
+  ASSERT_EQ(client_.submissions().size(), 1u);
+  clock_.now += std::chrono::seconds(1);
+  executor_->PollOnce();  // attempt 2 submitted
   ASSERT_EQ(client_.submissions().size(), 2u);
   client_.SetJob("101", "RUNNING");
   executor_->PollOnce();
@@ -333,6 +340,8 @@ TEST_F(SlurmCrashTest, CrashAfterSbatchOfARestartFindsThatAttempt) {
   executor_->PollOnce();
   TaskExited("1", 1, 1, 2);
   client_.SetJob("100", "FAILED", "2:0");
+  executor_->PollOnce();  // the restart waits for its backoff
+  clock_.now += std::chrono::seconds(1);
   CrashAtNextSbatch("1");
   executor_->PollOnce();  // attempt 2 goes to sbatch; the server dies right after
   Restart("1");
@@ -424,6 +433,55 @@ TEST_F(SlurmExecutorTest, ValidateUsesThePartitionsNodes) {
             "workerPoolSpecs[0]: NVIDIA_TESLA_T4 x1 requested but the largest node of the "
             "default partition has no GPU (GRES gpu)\n"
             "job id 'a/b' must be 1-200 characters of letters, digits, '-', '_' or '.'");
+}
+
+// Issue #45: a failed attempt is resubmitted after the restart backoff, counted from the task's
+// exit; the wait is in slurm_state.json, so a server restart during it keeps it.
+TEST_F(SlurmExecutorTest, ResubmissionWaitsForTheBackoffAcrossAServerRestart) {
+  ASSERT_TRUE(executor_->Submit(Spec("b", /*max_restarts=*/2)).ok());
+  std::string id = client_.submissions().at(0).job_id;
+  client_.SetJob(id, "RUNNING", "", "None", "n1");
+  executor_->PollOnce();
+  TaskExited("b", 1, 0, 3, executor::FormatLogTime(clock_.now));
+  client_.SetJob(id, "FAILED", "3:0");
+  executor_->PollOnce();
+  auto note = [&] {
+    auto s = executor_->Get("b");
+    return Name(s->state) + " sbatch " + std::to_string(client_.submissions().size()) + " '" +
+           s->replicas[0].restart_note + "'";
+  };
+  std::string seen = note();
+  executor_ = Make();  // the server restarts
+  ASSERT_TRUE(executor_->Adopt(Spec("b", 2)).ok());
+  executor_->PollOnce();
+  seen += " | adopted: " + note();
+  clock_.now += std::chrono::seconds(1);
+  executor_->PollOnce();
+  seen += " | +1s: " + note();
+  EXPECT_EQ(seen,
+            "RUNNING sbatch 1 'restarting in 1s (restart 1 of 2)' | adopted: RUNNING sbatch 1 "
+            "'restarting in 1s (restart 1 of 2)' | +1s: RUNNING sbatch 2 ''");
+}
+
+// A Slurm job that ended while the server was down ends when its last task exited.
+TEST_F(SlurmExecutorTest, AJobThatEndedWhileTheServerWasDownEndsAtTheLastExit) {
+  ASSERT_TRUE(executor_->Submit(Spec("d")).ok());
+  std::string id = client_.submissions().at(0).job_id;
+  client_.SetJob(id, "RUNNING", "", "None", "n1");
+  executor_->PollOnce();
+  const auto started = clock_.now;
+  executor_.reset();  // the server stops
+  TaskExited("d", 1, 1, 0, executor::FormatLogTime(started + std::chrono::seconds(3)));
+  TaskExited("d", 1, 0, 0, executor::FormatLogTime(started + std::chrono::seconds(7)));
+  client_.SetJob(id, "COMPLETED", "0:0");
+  clock_.now += std::chrono::hours(1);
+  executor_ = Make();
+  ASSERT_TRUE(executor_->Adopt(Spec("d")).ok());
+  executor_->PollOnce();
+  auto s = executor_->Get("d");
+  EXPECT_EQ(Name(s->state) + " ended +" +
+                std::to_string((*s->end_time - started) / std::chrono::seconds(1)) + "s",
+            "SUCCEEDED ended +7s");
 }
 
 }  // namespace
