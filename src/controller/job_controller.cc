@@ -46,8 +46,26 @@ int64_t StepsAppended(const spec::CustomJob& job) {
   return job.trainyard_info ? job.trainyard_info->steps_appended : 0;
 }
 
+// A replica waiting to restart (restart backoff), once per wait: "workerpool0-0 restarting in
+// 2s (restart 2 of 3)" in the history (and so in the server log).
+void RecordRestartWaits(spec::CustomJob& job, const executor::GangStatus& status,
+                        spec::Timestamp now) {
+  for (const auto& r : status.replicas) {
+    if (r.restart_note.empty()) continue;
+    const std::string detail =
+        replica_contract::TaskName(r.pool_index, r.replica_index) + " " + r.restart_note;
+    const auto& history = job.trainyard_info->state_history;
+    if (std::any_of(history.begin(), history.end(),
+                    [&](const spec::StateChange& c) { return c.detail == detail; })) {
+      continue;
+    }
+    spec::RecordStateChange(job, job.state, now, detail);
+  }
+}
+
 void RecordRestarts(spec::CustomJob& job, const executor::GangStatus& status, spec::Timestamp now) {
   if (!job.trainyard_info) return;
+  RecordRestartWaits(job, status, now);
   for (const auto& r : status.replicas) {
     for (const auto& before : job.trainyard_info->replicas) {
       if (before.pool_index != r.pool_index || before.replica_index != r.replica_index ||
@@ -91,7 +109,10 @@ JobController::JobController(store::JobStore* store, executor::Executor* executo
       images_(images),
       prices_(std::move(prices)),
       options_(std::move(options)),
-      clock_(OrSystemClock(std::move(clock))) {}
+      clock_(OrSystemClock(std::move(clock))),
+      replica_users_(options_.replica_users) {}
+
+void JobController::SetReplicaUsers(const ReplicaUsers* users) { replica_users_.store(users); }
 
 std::string JobController::NewJobId() {
   // Numeric like Vertex ids, increasing with time so ids sort by creation.
@@ -136,11 +157,11 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   if (job.job_spec.tf_config_primary_role == "master") gang.tf_config_primary_role = "master";
   gang.kill_grace = options_.kill_grace;
   gang.max_restarts = options_.max_restarts;
-  if (options_.replica_users != nullptr) {
+  if (const ReplicaUsers* users = replica_users_.load(); users != nullptr) {
     TY_ASSIGN_OR_RETURN(spec::ResourceName name,
                         spec::ResourceName::Parse(job.name, spec::kCustomJobs));
-    TY_ASSIGN_OR_RETURN(gang.run_as, options_.replica_users->Resolve(name.location.project,
-                                                                     job.job_spec.service_account));
+    TY_ASSIGN_OR_RETURN(gang.run_as,
+                        users->Resolve(name.location.project, job.job_spec.service_account));
   }
   gang.timeout = options_.default_timeout;
   if (const auto& s = job.job_spec.scheduling) {

@@ -128,6 +128,9 @@ class JobController {
   // skipping those cancelled meanwhile, and returns how many were handed over. Call before
   // Start to begin drained. Thread-safe.
   size_t SetDraining(bool draining);
+  // Jobs created from now on resolve their replica user with `users` (SIGHUP re-read the
+  // --service-accounts table); it must outlive the controller, as options.replica_users must.
+  void SetReplicaUsers(const ReplicaUsers* users);
   bool draining() const;
   size_t held_jobs() const;
 
@@ -170,6 +173,7 @@ class JobController {
   PriceFn prices_;
   JobControllerOptions options_;
   Clock clock_;
+  std::atomic<const ReplicaUsers*> replica_users_;  // options_.replica_users, or a reloaded one
 
   mutable std::mutex mu_;
   std::map<std::string, std::string> names_by_id_;  // unfinished jobs known to the executor

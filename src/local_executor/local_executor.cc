@@ -102,6 +102,21 @@ std::vector<ExecutorFlag> LocalExecutorFlags(const std::shared_ptr<LocalExecutor
          o->cgroup.enabled = false;
          return Status::Ok();
        }},
+      {"--restart-backoff-seconds",
+       "Local executor: the wait before a failed replica's first restart, doubled for each next "
+       "one up to --restart-backoff-max-seconds (0 = restart at once)",
+       true, std::to_string(o->restart_backoff.initial.count()),
+       int_flag("--restart-backoff-seconds", 0, 86400,
+                [](LocalExecutorOptions& x, int n) {
+                  x.restart_backoff.initial = std::chrono::seconds(n);
+                })},
+      {"--restart-backoff-max-seconds",
+       "Local executor: the longest wait between restarts of a replica", true,
+       std::to_string(o->restart_backoff.max.count()),
+       int_flag("--restart-backoff-max-seconds", 0, 86400,
+                [](LocalExecutorOptions& x, int n) {
+                  x.restart_backoff.max = std::chrono::seconds(n);
+                })},
       {"--any-gpu-model",
        "Local executor: every GPU serves every acceleratorType (for GPUs whose nvidia-smi names "
        "Trainyard does not know); default: only the requested model",

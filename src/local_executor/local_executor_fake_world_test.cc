@@ -363,5 +363,22 @@ TEST_F(LocalExecutorFakeWorldTest, AGangThatEndedWhileTheServerWasDownEndsAtTheE
       << adopted->error_message;
 }
 
+// A job that succeeded before its timeout while the server was down, adopted after the deadline
+// had passed, succeeded: its exits count before the clock.
+TEST_F(LocalExecutorFakeWorldTest, AGangThatSucceededBeforeItsDeadlineWhileDownSucceeds) {
+  GangSpec spec = Spec();
+  ASSERT_TRUE(spec.timeout.has_value());
+  ASSERT_TRUE(executor_->Submit(spec).ok());
+  executor_->PollOnce();
+  executor_.reset();  // the server stops
+  clock_.Advance(1s);
+  ops_.Exit(1000, 0, FormatLogTime(clock_.Now()));
+  clock_.Advance(*spec.timeout + 3600s);
+  Make(/*start_monitor=*/false);
+  auto adopted = executor_->Adopt(spec);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_EQ(GangStateName(adopted->state) + " " + adopted->error_message, "SUCCEEDED ");
+}
+
 }  // namespace
 }  // namespace trainyard::executor

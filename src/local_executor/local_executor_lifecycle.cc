@@ -322,9 +322,16 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
   GangLifecycle lc = Lifecycle(gang);
   if (lc.queued() || lc.terminal()) return;
   if (lc.stopping()) return Perform(gang, lc.Tick(AnyRunning(gang), now));
-  if (LifecycleAction timeout = lc.Tick(AnyRunning(gang), now);
-      timeout.kind != LifecycleAction::Kind::kNone) {
-    return Perform(gang, timeout);
+  // Exits not yet taken in (e.g. of replicas that ended while the server was down) come before
+  // the deadline: a job that succeeded before its timeout passed succeeded. One that restarts
+  // meets the deadline on the next tick.
+  const bool exits_pending = std::any_of(gang.replicas.begin(), gang.replicas.end(),
+                                         [](const Replica& r) { return !r.running && !r.done; });
+  if (!exits_pending) {
+    if (LifecycleAction timeout = lc.Tick(AnyRunning(gang), now);
+        timeout.kind != LifecycleAction::Kind::kNone) {
+      return Perform(gang, timeout);
+    }
   }
   StartDueRestarts(gang);
   if (!Active(gang)) return;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "api/api_server.h"
@@ -59,6 +60,10 @@ struct Server::Parts {
   ContainerRuntime containers;
   std::unique_ptr<executor::Executor> executor;
   std::optional<controller::ReplicaUsers> replica_users;
+  // Tables SIGHUP loaded since (the controller may still be resolving with an older one, so
+  // none is freed before the server stops); guarded by reload_mu.
+  std::vector<std::unique_ptr<controller::ReplicaUsers>> reloaded_users;
+  std::mutex reload_mu;
   // Replicas reach this server's Cloud Storage API (gs:// through the official clients, gcsfs);
   // its address is known once the port is bound, before any job is (re)submitted.
   std::shared_ptr<std::string> storage_host = std::make_shared<std::string>();
@@ -393,13 +398,35 @@ void Server::Wait() {
   parts_->served_cv.wait(lock, [this] { return parts_->served; });
 }
 
+namespace {
+
+// SIGHUP's part for --service-accounts: a table that loads and checks as at start replaces the
+// one jobs are created with; one that does not leaves it in use (the error names the entry).
+Status ReloadReplicaUsers(Parts& p) {
+  if (p.options.replicas.service_accounts.empty()) return Status::Ok();
+  ReplicaAccessOptions access = p.options.replicas;
+  access.runs_replicas = p.options.executor != "fake";
+  std::ostringstream notes;  // ShareBucketRoot's start-up notes: already said at start
+  TY_ASSIGN_OR_RETURN(controller::ReplicaUsers users, LoadReplicaUsers(access, p.data_dir, notes));
+  std::lock_guard lock(p.reload_mu);
+  p.reloaded_users.push_back(std::make_unique<controller::ReplicaUsers>(std::move(users)));
+  p.jobs->SetReplicaUsers(p.reloaded_users.back().get());
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status Server::Reload() {
-  Status reopened = parts_->log->Reopen();
-  Status tls = parts_->api->ReloadTls();
-  const Status& first = reopened.ok() ? tls : reopened;
-  parts_->log->Log(first.ok() ? LogLevel::kInfo : LogLevel::kError, "reload",
-                   first.ok() ? "reopened the log file and reloaded the TLS certificate (if any)"
-                              : first.ToString());
+  Parts& p = *parts_;
+  const Status steps[] = {p.log->Reopen(), p.api->ReloadTls(), ReloadReplicaUsers(p)};
+  Status first = Status::Ok();
+  for (const Status& s : steps) {
+    if (first.ok() && !s.ok()) first = s;
+  }
+  p.log->Log(first.ok() ? LogLevel::kInfo : LogLevel::kError, "reload",
+             first.ok() ? "reopened the log file and reloaded the TLS certificate and the "
+                          "service-account table (those in use)"
+                        : first.ToString());
   return first;
 }
 

@@ -85,9 +85,11 @@ class Server {
   void Wait();
   // Stops serving, the controllers' background work and the executor; idempotent.
   void Shutdown();
-  // What SIGHUP does: reopens --log-file (logrotate moved it) and loads the TLS certificate and
-  // key again (ApiServer::ReloadTls). Tokens need no reload: every request reads them from
-  // auth.db. The first error is returned, naming the file; the rest is still done.
+  // What SIGHUP does: reopens --log-file (logrotate moved it), loads the TLS certificate and key
+  // again (ApiServer::ReloadTls) and the --service-accounts table (for jobs created from then
+  // on; one that fails its checks leaves the old one in use). Tokens need no reload: every
+  // request reads them from auth.db. The first error is returned, naming the file; the rest is
+  // still done.
   Status Reload();
 
   struct Parts;  // what a running server owns; opaque, defined in server.cc

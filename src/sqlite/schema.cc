@@ -68,6 +68,13 @@ Status Migrate(sqlite3* db, std::span<const SchemaStep> steps, const std::string
     if (step.version <= version) continue;
     Transaction tx(db);
     TY_RETURN_IF_ERROR(tx.Began());
+    // Another process (the server and `trainyard auth` open auth.db alike) may have run this step
+    // between our first read and the write lock: read the version again under the lock.
+    TY_ASSIGN_OR_RETURN(const int now_at, SchemaVersion(db));
+    if (now_at >= step.version) {
+      version = now_at;
+      continue;  // tx rolls back: nothing was written
+    }
     // user_version lives in the database header, so its bump commits or rolls back with the step.
     Status applied = Exec(db, std::string(step.sql) +
                                   "\nPRAGMA user_version = " + std::to_string(step.version) + ";");

@@ -6,8 +6,12 @@
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include "e2e_harness.h"
 
@@ -139,6 +143,39 @@ TEST_F(ReplicaUserE2ETest, ServiceAccountsMapToUsersAndUnmappedOnesAreRefused) {
   const std::string message = refused.body.dump();
   EXPECT_NE(message.find("jobSpec.serviceAccount"), std::string::npos) << message;
   EXPECT_NE(message.find("intruder@p.iam.gserviceaccount.com"), std::string::npos) << message;
+}
+
+// SIGHUP re-reads --service-accounts: a new mapping serves the next job; a table that fails its
+// checks is refused with a logged error and the one in use stays.
+TEST_F(ReplicaUserE2ETest, SighupReloadsTheServiceAccountTable) {
+  const uid_t daemon = UidOf("daemon");
+  if (daemon == static_cast<uid_t>(-1)) GTEST_SKIP() << "no user 'daemon' on this host";
+  const fs::path table = dir_ / "accounts.json";
+  testing::WriteFileOrDie(table, R"({"projects": {"p": {"serviceAccounts": {}}}})");
+  std::string error;
+  server_ = Start({"--service-accounts", table.string()}, &error);
+  ASSERT_NE(server_, nullptr) << error;
+  const std::string account = "trainer@p.iam.gserviceaccount.com";
+  EXPECT_EQ(Create("true", account).status, 400);
+  auto reload = [this](const std::string& expect) {
+    server_->Signal(SIGHUP);
+    for (int i = 0; i < 100 && server_->Stderr().find(expect) == std::string::npos; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_NE(server_->Stderr().find(expect), std::string::npos) << server_->Stderr();
+  };
+  testing::WriteFileOrDie(
+      table, R"({"projects": {"p": {"serviceAccounts": {")" + account + R"(": "daemon"}}}})");
+  reload("INFO reload reopened the log file");
+  auto [state, logs] = RunJob("echo uid=$(id -u)", account);
+  EXPECT_EQ(
+      state + " " + std::to_string(logs.find("uid=" + std::to_string(daemon)) != std::string::npos),
+      "JOB_STATE_SUCCEEDED 1")
+      << logs;
+  testing::WriteFileOrDie(table, R"({"projects": {"p": {"serviceAccounts": {")" + account +
+                                     R"(": "no-such-user-x"}}}})");
+  reload("ERROR reload");
+  EXPECT_EQ(Create("true", account).status, 200);  // the previous table serves on
 }
 
 TEST_F(ReplicaUserE2ETest, RootReplicasNeedTheExplicitFlag) {

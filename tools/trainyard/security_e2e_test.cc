@@ -380,7 +380,8 @@ TEST_F(SecurityE2ETest, SighupReloadsARenewedCertificateAndServesOn) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     said = server_->Stderr();
   }
-  EXPECT_NE(said.find("INFO reload reopened the log file and reloaded the TLS certificate"),
+  EXPECT_NE(said.find("INFO reload reopened the log file and reloaded the TLS certificate and the "
+                      "service-account table"),
             std::string::npos)
       << said;
   EXPECT_EQ(std::to_string(trusting("new")) + std::to_string(trusting("old")), "01");
