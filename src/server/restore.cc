@@ -11,32 +11,15 @@
 #include "executor/gang_record.h"
 #include "server/backup.h"
 #include "server/backup_manifest.h"
+#include "server/built_in_executors.h"
 #include "server/data_dir.h"
 #include "sqlite/backup.h"
 #include "sqlite/sqlite.h"
-#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
-#include "local_executor/local_executor_state.h"
-#endif
-#ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
-#include "slurm/slurm_executor_state.h"
-#endif
 
 namespace trainyard::server {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The job-dir registries of the executors this build has.
-std::vector<const char*> JobDirRegistries() {
-  std::vector<const char*> out;
-#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
-  out.push_back(executor::kLocalRegistry);
-#endif
-#ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
-  out.push_back(slurm::kSlurmRegistry);
-#endif
-  return out;
-}
 
 Status CheckIntegrity(const fs::path& path) {
   sqlite3* db = nullptr;
@@ -155,7 +138,7 @@ Status RelocateJobDirs(const fs::path& old_dir, const fs::path& new_dir) {
   if (old_dir.empty() || old_dir == new_dir) return Status::Ok();
   const std::string old_prefix = old_dir.string() + "/";
   std::error_code ec;
-  for (const char* registry : JobDirRegistries()) {
+  for (const std::string& registry : BuiltInJobDirRegistries()) {
     for (const auto& e : fs::directory_iterator(new_dir / registry / "jobs", ec)) {
       const std::string job_id = e.path().filename().string();
       auto job_dir = executor::LookupJobDir(new_dir, registry, job_id);

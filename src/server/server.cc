@@ -26,6 +26,7 @@
 #include "observability/scalars_route.h"
 #include "observability/server_metrics.h"
 #include "server/admin_routes.h"
+#include "server/built_in_executors.h"
 #include "server/data_dir.h"
 #include "server/machine_prices.h"
 #include "server/readiness.h"
@@ -34,12 +35,6 @@
 #include "storage/storage_routes.h"
 #include "store/memory_job_store.h"
 #include "store/sqlite_job_store.h"
-#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
-#include "local_executor/local_executor_state.h"
-#endif
-#ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
-#include "slurm/slurm_executor_state.h"
-#endif
 
 namespace trainyard::server {
 
@@ -273,26 +268,13 @@ Status MakeApi(Parts& p) {
   return Status::Ok();
 }
 
-// Where the executors remember job dirs (executor/gang_record.h): retention forgets a dir there
-// once it is gone.
-std::vector<std::string> ExecutorRegistries() {
-  std::vector<std::string> registries;
-#ifdef TRAINYARD_HAVE_LOCAL_EXECUTOR
-  registries.push_back(executor::kLocalRegistry);
-#endif
-#ifdef TRAINYARD_HAVE_SLURM_EXECUTOR
-  registries.push_back(slurm::kSlurmRegistry);
-#endif
-  return registries;
-}
-
 // Retention of old job files, operations and audit rows (retention.h), draining, and the admin
 // routes over them (admin_routes.h).
 Status MakeAdmin(Parts& p) {
   RetentionParts parts;
   parts.data_dir = p.data_dir.path();
   parts.jobs_dir = p.data_dir.jobs_dir();
-  parts.registries = ExecutorRegistries();
+  parts.registries = BuiltInJobDirRegistries();
   parts.jobs = p.store.get();
   parts.operations = p.operations.get();
   parts.audit = p.auth.audit.get();
