@@ -38,7 +38,7 @@ struct Args {
   std::string log_dir, pid_file, status_file;
   int pool = 0, replica = 0;
   LogLimits limits;
-  std::vector<int> cpus;     // --cpus: pin the replica to these CPU ids
+  std::vector<int> cpus;  // --cpus: pin the replica to these CPU ids
   // --cgroup, repeatable: cgroup directories the replica joins (one on cgroup v2; on v1 one per
   // hierarchy, e.g. memory and cpu).
   std::vector<std::string> cgroups;
@@ -202,7 +202,7 @@ struct ChildSetup {
   cpu_set_t cpus;
   bool pin = false;
   std::vector<std::string> cgroup_procs;  // the cgroup.procs files to join; empty = none
-  const Args* identity = nullptr;  // switch to its uid/gid/groups; nullptr = stay
+  const Args* identity = nullptr;         // switch to its uid/gid/groups; nullptr = stay
 };
 
 // Drops to the replica's identity: supplementary groups, then gid, then uid (the order in which

@@ -149,8 +149,8 @@ std::string OomMessage(const std::string& replica, const CgroupMemoryReport& m,
                        const std::string& machine_type) {
   std::string used = "it ran out of the memory of";
   if (m.limit_bytes >= 0 && m.peak_bytes >= 0) {
-    used = "it used " + FormatBytes(m.peak_bytes) + " of its " + FormatBytes(m.limit_bytes) +
-           " limit";
+    used =
+        "it used " + FormatBytes(m.peak_bytes) + " of its " + FormatBytes(m.limit_bytes) + " limit";
   } else if (m.limit_bytes >= 0) {
     used = "it reached its " + FormatBytes(m.limit_bytes) + " limit";
   }
@@ -193,8 +193,8 @@ CgroupLimits CgroupLimits::ProbeV1(const CgroupOptions& o) {
       parents.push_back(parent.lexically_normal());
     }
   }
-  const std::string fix = o.parent.empty() ? "; give it a writable cgroup with --cgroup-parent"
-                                           : "";
+  const std::string fix =
+      o.parent.empty() ? "; give it a writable cgroup with --cgroup-parent" : "";
   for (const fs::path& parent : parents) {
     std::error_code ec;
     if (!o.parent.empty() && !fs::exists(parent) && ::mkdir(parent.c_str(), 0755) != 0) {
@@ -299,8 +299,8 @@ StatusOr<std::vector<fs::path>> CgroupLimits::Create(const std::string& name, do
   const fs::path& cpu = dirs.back();
   if (version_ == CgroupVersion::kV2) {
     TY_RETURN_IF_ERROR(WriteCgroupFile(mem / "memory.max", bytes));
-    TY_RETURN_IF_ERROR(WriteCgroupFile(
-        cpu / "cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriodUs)));
+    TY_RETURN_IF_ERROR(WriteCgroupFile(cpu / "cpu.max",
+                                       std::to_string(quota) + " " + std::to_string(kCpuPeriodUs)));
     return dirs;
   }
   // memsw (memory + swap) must stay >= the memory limit, so it is written second; without it a

@@ -100,8 +100,10 @@ class CgroupV1Test : public ::testing::Test {
                    "31 23 0:28 / " + (dir_ / "cgroup").string() +
                        " rw - tmpfs tmpfs rw\n35 31 0:32 /docker/c1 " + Mount("memory") +
                        " rw,relatime shared:9 - cgroup cgroup rw,memory\n32 31 0:29 / " +
-                       Mount("cpu,cpuacct") + " rw - cgroup cgroup rw,cpu,cpuacct\n"
-                       "41 31 0:38 / " + Mount("unified") + " rw - cgroup2 cgroup2 rw\n");
+                       Mount("cpu,cpuacct") +
+                       " rw - cgroup cgroup rw,cpu,cpuacct\n"
+                       "41 31 0:38 / " +
+                       Mount("unified") + " rw - cgroup2 cgroup2 rw\n");
     fs::create_directories(dir_ / "cgroup" / "memory" / "srv");
     fs::create_directories(dir_ / "cgroup" / "cpu,cpuacct" / "srv");
   }

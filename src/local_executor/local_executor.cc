@@ -200,8 +200,8 @@ std::vector<std::string> LocalExecutor::LimitNotes() const {
     for (const auto& p : cgroups_.parents()) parents += (parents.empty() ? "" : ", ") + p.string();
     notes.push_back(std::string("memory/CPU limits (cgroup ") +
                     (cgroups_.version() == CgroupVersion::kV1 ? "v1 " : "v2 ") +
-                    cgroups_.LimitFiles() + " of the machine type): enforced, replica cgroups under " +
-                    parents);
+                    cgroups_.LimitFiles() +
+                    " of the machine type): enforced, replica cgroups under " + parents);
   } else {
     notes.push_back("memory/CPU limits (cgroups): not enforced: " + cgroups_.why_not());
   }

@@ -102,9 +102,8 @@ void LocalExecutor::ReleaseLimits(const Gang& gang, Replica& r, bool ended_now) 
       const ReplicaSpec& spec = gang.spec.replicas[&r - gang.replicas.data()];
       r.oom_note = OomMessage(Describe(r), m, spec.machine_type);
       SystemLog(gang, &r,
-                r.oom_note + " (" + r.cgroups.front().string() +
-                    ": oom_kill=" + std::to_string(m.oom_kills) +
-                    ", failcnt=" + std::to_string(m.failcnt) + ")");
+                r.oom_note + " (" + r.cgroups.front().string() + ": oom_kill=" +
+                    std::to_string(m.oom_kills) + ", failcnt=" + std::to_string(m.failcnt) + ")");
     }
   }
   if (CgroupLimits::Remove(r.cgroups)) r.cgroups.clear();
@@ -183,11 +182,10 @@ ReplicaEnvInput LocalExecutor::EnvInputOf(const Gang& gang, const Replica& r) co
 void LocalExecutor::LimitWithCgroup(Gang& gang, Replica& r, ReplicaLaunch* launch) {
   const size_t i = &r - gang.replicas.data();
   // Like a container (PrepareContainerLaunch), an oversized replica gets the whole host.
-  auto cgroup =
-      cgroups_.Create("trainyard-" + gang.spec.job_id + "-" +
-                          TaskName(r.pool_index, r.replica_index) + "-" + std::to_string(r.attempt),
-                      std::min(gang.demands[i].memory_gib, inventory_.memory_gib),
-                      gang.demands[i].cpus);
+  auto cgroup = cgroups_.Create(
+      "trainyard-" + gang.spec.job_id + "-" + TaskName(r.pool_index, r.replica_index) + "-" +
+          std::to_string(r.attempt),
+      std::min(gang.demands[i].memory_gib, inventory_.memory_gib), gang.demands[i].cpus);
   if (cgroup.ok()) {
     r.cgroups = *cgroup;
     launch->cgroup = r.cgroups.front();
@@ -348,8 +346,8 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
         code == 0 ? ""
                   : LastStderrLine(JobLogDir(gang.spec.job_dir), r.pool_index, r.replica_index);
     // An OOM kill says more than the exit code and whatever the replica printed last.
-    std::string what = r.oom_note.empty() ? ReplicaExitMessage(Describe(r), code, reason)
-                                          : r.oom_note;
+    std::string what =
+        r.oom_note.empty() ? ReplicaExitMessage(Describe(r), code, reason) : r.oom_note;
     SystemLog(gang, &r, what);
     if (code == 0) continue;
     LifecycleAction action =
