@@ -309,8 +309,16 @@ StatusOr<std::vector<fs::path>> CgroupLimits::Create(const std::string& name, do
   if (fs::exists(mem / "memory.memsw.limit_in_bytes")) {
     TY_RETURN_IF_ERROR(WriteCgroupFile(mem / "memory.memsw.limit_in_bytes", bytes));
   }
+  // v1 refuses (EINVAL) a child quota above its parent's: a replica asking for more CPUs than
+  // the server's cgroup has gets all of them, as on v2 where the parent's limit simply applies.
+  const int64_t parent_quota = ReadNumber(cpu.parent_path() / "cpu.cfs_quota_us");
+  const int64_t parent_period = ReadNumber(cpu.parent_path() / "cpu.cfs_period_us");
+  int64_t capped = quota;
+  if (parent_quota > 0 && parent_period > 0) {
+    capped = std::min(quota, parent_quota * kCpuPeriodUs / parent_period);
+  }
   TY_RETURN_IF_ERROR(WriteCgroupFile(cpu / "cpu.cfs_period_us", std::to_string(kCpuPeriodUs)));
-  TY_RETURN_IF_ERROR(WriteCgroupFile(cpu / "cpu.cfs_quota_us", std::to_string(quota)));
+  TY_RETURN_IF_ERROR(WriteCgroupFile(cpu / "cpu.cfs_quota_us", std::to_string(capped)));
   return dirs;
 }
 

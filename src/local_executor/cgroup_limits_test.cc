@@ -143,6 +143,16 @@ TEST_F(CgroupV1Test, EachReplicaGetsMemoryAndCpuLimitsAndSwapCannotHideAnOom) {
                 "/trainyard/trainyard-7-workerpool0-0-1 200000/100000 removed=1");
 }
 
+TEST_F(CgroupV1Test, ACpuQuotaAboveTheParentsIsCappedToIt) {
+  // The server's cpu cgroup may itself be limited (a container with --cpus 1.5).
+  WriteFileOrDie(Mount("cpu,cpuacct") + "/srv/cpu.cfs_quota_us", "75000\n");
+  WriteFileOrDie(Mount("cpu,cpuacct") + "/srv/cpu.cfs_period_us", "50000\n");
+  CgroupLimits limits = CgroupLimits::Probe(options_);
+  auto dirs = limits.Create("trainyard-8-workerpool0-0-1", 1, 4);
+  ASSERT_TRUE(dirs.ok()) << dirs.status();
+  EXPECT_EQ(ReadFileOrDie(dirs->at(1) / "cpu.cfs_quota_us"), "150000");
+}
+
 TEST_F(CgroupV1Test, AnOomKillIsReadBackWithItsLimitAndPeak) {
   fs::path mem = dir_ / "replica";
   fs::create_directories(mem);
