@@ -172,6 +172,11 @@ CgroupLimits CgroupLimits::Probe(const CgroupOptions& o) {
 CgroupLimits CgroupLimits::ProbeV1(const CgroupOptions& o) {
   const std::vector<V1Mount> mounts = ReadV1Mounts(o.proc_self_mountinfo);
   const std::map<std::string, std::string> own = OwnV1Cgroups(o.proc_self_cgroup);
+  if (o.parent.native().starts_with(o.mount.native() + "/")) {
+    return CgroupLimits("--cgroup-parent " + o.parent.string() +
+                        " is a cgroup v2 directory, but this host has cgroup v1: give a cgroup "
+                        "path such as /trainyard, made in the memory and cpu hierarchies");
+  }
   std::vector<fs::path> parents;
   for (const std::string controller : {"memory", "cpu"}) {
     auto m = std::find_if(mounts.begin(), mounts.end(),
@@ -188,9 +193,10 @@ CgroupLimits CgroupLimits::ProbeV1(const CgroupOptions& o) {
       cgroup = fs::path(own.at(controller)).lexically_relative(m->root);
       if (cgroup.empty() || cgroup.native().starts_with("..")) cgroup = own.at(controller);
     }
-    fs::path parent = m->point / cgroup.relative_path();
+    fs::path parent = (m->point / cgroup.relative_path()).lexically_normal();
+    if (!parent.has_filename()) parent = parent.parent_path();  // "<point>/." -> "<point>"
     if (std::find(parents.begin(), parents.end(), parent) == parents.end()) {
-      parents.push_back(parent.lexically_normal());
+      parents.push_back(parent);
     }
   }
   const std::string fix =

@@ -122,6 +122,20 @@ TEST_F(CgroupV1Test, FindsTheServersCgroupInTheMemoryAndCpuHierarchies) {
                 Mount("cpu,cpuacct") + "/srv");
 }
 
+TEST_F(CgroupV1Test, AtTheRootOfAContainersHierarchyTheParentIsTheMountPoint) {
+  WriteFileOrDie(options_.proc_self_cgroup, "4:memory:/docker/c1\n2:cpu,cpuacct:/\n");
+  CgroupLimits limits = CgroupLimits::Probe(options_);
+  ASSERT_TRUE(limits.enabled()) << limits.why_not();
+  EXPECT_EQ(limits.parents().at(0).string() + " " + limits.parents().at(1).string(),
+            Mount("memory") + " " + Mount("cpu,cpuacct"));
+}
+
+TEST_F(CgroupV1Test, AV2StyleParentDirectoryIsRefusedNamingTheFix) {
+  options_.parent = options_.mount / "trainyard";
+  EXPECT_NE(CgroupLimits::Probe(options_).why_not().find("give a cgroup path such as /trainyard"),
+            std::string::npos);
+}
+
 TEST_F(CgroupV1Test, EachReplicaGetsMemoryAndCpuLimitsAndSwapCannotHideAnOom) {
   options_.parent = "/trainyard";  // the same cgroup path in both hierarchies, created
   CgroupLimits limits = CgroupLimits::Probe(options_);
