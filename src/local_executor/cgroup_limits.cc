@@ -136,6 +136,7 @@ bool CgroupMemoryReport::OomKilled(int exit_code) const {
 }
 
 std::string FormatBytes(int64_t bytes) {
+  if (bytes < 0) return "unknown";
   char buf[32];
   if (bytes >= (int64_t{1} << 30)) {
     std::snprintf(buf, sizeof(buf), "%.1f GiB", static_cast<double>(bytes) / (1 << 30));

@@ -74,7 +74,7 @@ struct CgroupMemoryReport {
   bool OomKilled(int exit_code) const;
 };
 
-// "1.8 GiB", "600.0 MiB": a byte count for messages.
+// "1.8 GiB", "600.0 MiB": a byte count for messages; "unknown" for -1.
 std::string FormatBytes(int64_t bytes);
 
 // The failure message of an OOM-killed replica (`replica` as in "workerpool0 replica 0"):

@@ -101,9 +101,11 @@ void LocalExecutor::ReleaseLimits(const Gang& gang, Replica& r, bool ended_now) 
     if (m.OomKilled(*r.exit_code)) {
       const ReplicaSpec& spec = gang.spec.replicas[&r - gang.replicas.data()];
       r.oom_note = OomMessage(Describe(r), m, spec.machine_type);
+      // The failure message itself is logged when the gang handles the exit (AdvanceGang).
       SystemLog(gang, &r,
-                r.oom_note + " (" + r.cgroups.front().string() + ": oom_kill=" +
-                    std::to_string(m.oom_kills) + ", failcnt=" + std::to_string(m.failcnt) + ")");
+                "out-of-memory kill recorded in " + r.cgroups.front().string() + ": oom_kill=" +
+                    std::to_string(m.oom_kills) + ", failcnt=" + std::to_string(m.failcnt) +
+                    ", peak " + FormatBytes(m.peak_bytes) + " of " + FormatBytes(m.limit_bytes));
     }
   }
   if (CgroupLimits::Remove(r.cgroups)) r.cgroups.clear();
