@@ -38,8 +38,10 @@ struct Args {
   std::string log_dir, pid_file, status_file;
   int pool = 0, replica = 0;
   LogLimits limits;
-  std::vector<int> cpus;     // --cpus: pin the replica to these CPU ids
-  std::string cgroup;        // --cgroup: a cgroup v2 directory the replica joins
+  std::vector<int> cpus;  // --cpus: pin the replica to these CPU ids
+  // --cgroup, repeatable: cgroup directories the replica joins (one on cgroup v2; on v1 one per
+  // hierarchy, e.g. memory and cpu).
+  std::vector<std::string> cgroups;
   bool switch_user = false;  // --user UID:GID[:G1,G2...]: run the replica as this identity
   uid_t uid = 0;
   gid_t gid = 0;
@@ -145,7 +147,7 @@ bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
         return false;
       }
     } else if (flag == "--cgroup") {
-      a->cgroup = value;
+      a->cgroups.push_back(value);
     } else if (flag == "--user") {
       if (!ParseUser(value, a)) {
         *error = "--user: '" + value + "' is not UID:GID or UID:GID:GROUP,GROUP...";
@@ -199,8 +201,8 @@ struct ChildSetup {
   std::vector<char*> argv;  // null-terminated, pointing into Args::command
   cpu_set_t cpus;
   bool pin = false;
-  std::string cgroup_procs;        // "" = no cgroup
-  const Args* identity = nullptr;  // switch to its uid/gid/groups; nullptr = stay
+  std::vector<std::string> cgroup_procs;  // the cgroup.procs files to join; empty = none
+  const Args* identity = nullptr;         // switch to its uid/gid/groups; nullptr = stay
 };
 
 // Drops to the replica's identity: supplementary groups, then gid, then uid (the order in which
@@ -229,8 +231,8 @@ bool SwitchIdentity(const Args& id) {
   // Limits apply to the replica (and what it starts), not to the wrapper: an OOM kill inside
   // the cgroup cannot take the exit-code writer with it. A limit that cannot be applied is
   // reported in the log and the replica runs without it.
-  if (!setup.cgroup_procs.empty()) {
-    int fd = ::open(setup.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+  for (const std::string& procs : setup.cgroup_procs) {
+    int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0 || ::write(fd, "0\n", 2) != 2) {
       ChildNote("cannot join cgroup (memory/CPU limits not applied): ", std::strerror(errno));
     }
@@ -389,7 +391,7 @@ int ExecWrapperMain(int argc, char** argv) {
   CPU_ZERO(&setup.cpus);
   for (int id : args.cpus) CPU_SET(id, &setup.cpus);
   setup.pin = !args.cpus.empty();
-  setup.cgroup_procs = args.cgroup.empty() ? "" : args.cgroup + "/cgroup.procs";
+  for (const auto& dir : args.cgroups) setup.cgroup_procs.push_back(dir + "/cgroup.procs");
   setup.identity = args.switch_user ? &args : nullptr;
 
   // Stop signals are blocked across fork: the child keeps one pending until RunChild has reset

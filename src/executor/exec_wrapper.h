@@ -5,7 +5,8 @@
 //       [--user UID:GID[:GROUP,...]] -- COMMAND [ARGS...]
 //
 // --cpus pins the replica to those CPU ids (sched_setaffinity) and --cgroup moves it into that
-// cgroup v2 directory (writes cgroup.procs) before it executes COMMAND; the wrapper itself
+// cgroup directory (writes cgroup.procs) before it executes COMMAND — repeatable, for cgroup v1
+// where memory and cpu are separate hierarchies with one directory each; the wrapper itself
 // stays outside both. A limit that cannot be applied is noted in the job log
 // ("[trainyard] cannot ...") and the replica runs without it.
 //

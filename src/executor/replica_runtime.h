@@ -47,7 +47,9 @@ struct ReplicaLaunch {
   std::filesystem::path pid_file, status_file;  // see the contract above
   std::filesystem::path output_file;            // the supervisor's own stdout/stderr (Start only)
   std::vector<int> cpus;                        // pin to these CPU ids; empty = not pinned
-  std::filesystem::path cgroup;                 // join this cgroup v2 directory; empty = none
+  std::filesystem::path cgroup;                 // join this cgroup directory; empty = none
+  // cgroup v1: the replica's cgroups in the other hierarchies (cpu), joined as well.
+  std::vector<std::filesystem::path> extra_cgroups;
   std::optional<RunAs> run_as;  // run the replica as this user; unset = the supervisor's user
 
   // For runtimes that run an image (ReplicaSpec::image set); host processes ignore these.

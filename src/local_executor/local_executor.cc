@@ -90,7 +90,9 @@ std::vector<ExecutorFlag> LocalExecutorFlags(const std::shared_ptr<LocalExecutor
       {"--cgroup-parent",
        "Local executor: an empty cgroup v2 directory (absolute or below /sys/fs/cgroup) delegated "
        "to the server, in which each replica gets a cgroup with its machine type's memory.max and "
-       "cpu.max (default: the server's own cgroup, usable only when it is the root cgroup)",
+       "cpu.max (default: the server's own cgroup, usable only when it is the root cgroup); on "
+       "cgroup v1 a cgroup path made in the memory and cpu hierarchies (default: the server's "
+       "own cgroups there)",
        true, "",
        [o](const std::string& value) {
          o->cgroup.parent = value;
@@ -208,12 +210,16 @@ std::vector<std::string> LocalExecutor::LimitNotes() const {
                               "its own CPUs out of " +
                                   ids
                             : "CPU pinning (sched_setaffinity): not enforced: " + pin_note_);
-  notes.push_back(cgroups_.enabled()
-                      ? "memory/CPU limits (cgroup v2 memory.max, cpu.max of the machine type): "
-                        "enforced, replica cgroups under " +
-                            cgroups_.parent().string()
-                      : "memory/CPU limits (cgroup v2 memory.max, cpu.max): not enforced: " +
-                            cgroups_.why_not());
+  if (cgroups_.enabled()) {
+    std::string parents;
+    for (const auto& p : cgroups_.parents()) parents += (parents.empty() ? "" : ", ") + p.string();
+    notes.push_back(std::string("memory/CPU limits (cgroup ") +
+                    (cgroups_.version() == CgroupVersion::kV1 ? "v1 " : "v2 ") +
+                    cgroups_.LimitFiles() +
+                    " of the machine type): enforced, replica cgroups under " + parents);
+  } else {
+    notes.push_back("memory/CPU limits (cgroups): not enforced: " + cgroups_.why_not());
+  }
   notes.push_back(
       "OMP_NUM_THREADS/MKL_NUM_THREADS: set to each replica's CPU count unless its job sets them");
   if (!exit_watcher_->usable()) {

@@ -29,7 +29,9 @@
 //
 // Resource limits of a replica (src/executor/README.md): pinned to the CPU ids the scheduler
 // placed it on (sched_setaffinity, unless the inventory's CPUs are not all ours), its own cgroup
-// v2 with memory.max/cpu.max of its machine type where the host allows it (cgroup_limits.h),
+// (v2 memory.max/cpu.max, or v1 memory.limit_in_bytes/cpu.cfs_quota_us) with its machine type's
+// memory (at most the host's) and vCPUs where the host allows it (cgroup_limits.h), an OOM kill
+// there becoming the replica's failure message (OomMessage),
 // and OMP_NUM_THREADS/MKL_NUM_THREADS = its CPU count unless the job's env sets them.
 // LimitNotes() says which of these are enforced here and why not.
 //
@@ -158,8 +160,8 @@ class LocalExecutor : public Executor {
 
   const HostInventory& inventory() const { return inventory_; }
   // One line per limit (CPU pinning, cgroup memory/CPU, thread counts): enforced, or not and why
-  // (e.g. "memory/CPU limits (cgroup v2): not enforced: /sys/fs/cgroup is not a cgroup v2
-  // mount ..."). The server logs them once at start.
+  // (e.g. "memory/CPU limits (cgroups): not enforced: /sys/fs/cgroup is not a cgroup v2 mount
+  // and ..."). The server logs them once at start.
   std::vector<std::string> LimitNotes() const;
 
  private:
@@ -176,8 +178,9 @@ class LocalExecutor : public Executor {
   void StartGang(Gang& gang, const Admission& admission);
   // Makes the monitor thread run as soon as the attempt's supervisor exits (or now, if it has).
   void WatchExit(ReplicaRuntime& runtime, const ReplicaHandle& handle);
-  // After a replica attempt ended: notes an OOM kill (when it `ended_now`) and removes its
-  // cgroup (kept in the replica's record while processes of it linger).
+  // After a replica attempt ended: notes an OOM kill (when it `ended_now`: logged, and kept in
+  // Replica::oom_note as its failure message) and removes its cgroups (kept in the replica's
+  // record while processes of it linger).
   void ReleaseLimits(const Gang& gang, Replica& replica, bool ended_now);
   void LaunchReplica(Gang& gang, Replica& replica);
   // What BuildReplicaEnv needs for `replica`: the gang's members in rank order, GPUs, threads.

@@ -131,6 +131,7 @@ class LocalExecutorFakeWorldTest : public ::testing::Test {
     o.poll_interval = poll_interval;
     o.start_monitor = start_monitor;
     o.wrapper_path = "/bin/true";  // never run: FakeProcessOps only records launches
+    o.cgroup.enabled = false;      // no process joins them: real cgroups would be left behind
     o.clock = &clock_;
     o.process_ops = &ops_;
     if (backoff_) o.restart_backoff = *backoff_;

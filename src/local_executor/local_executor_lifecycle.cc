@@ -95,16 +95,20 @@ void LocalExecutor::WatchExit(ReplicaRuntime& runtime, const ReplicaHandle& hand
 }
 
 void LocalExecutor::ReleaseLimits(const Gang& gang, Replica& r, bool ended_now) {
-  if (r.cgroup.empty()) return;
-  if (ended_now && r.exit_code == 128 + SIGKILL && CgroupLimits::OomKills(r.cgroup) > 0) {
-    const ReplicaSpec& spec = gang.spec.replicas[&r - gang.replicas.data()];
-    SystemLog(gang, &r,
-              Describe(r) + " was killed by the kernel's OOM killer: it used more than the " +
-                  FormatGib(gang.demands[&r - gang.replicas.data()].memory_gib) + " GiB of " +
-                  spec.machine_type + " (memory.max of " + r.cgroup.string() +
-                  "); pick a machine type with more memory");
+  if (r.cgroups.empty()) return;
+  if (ended_now && r.exit_code) {
+    const CgroupMemoryReport m = CgroupLimits::ReadMemory(r.cgroups.front());
+    if (m.OomKilled(*r.exit_code)) {
+      const ReplicaSpec& spec = gang.spec.replicas[&r - gang.replicas.data()];
+      r.oom_note = OomMessage(Describe(r), m, spec.machine_type);
+      // The failure message itself is logged when the gang handles the exit (AdvanceGang).
+      SystemLog(gang, &r,
+                "out-of-memory kill recorded in " + r.cgroups.front().string() + ": oom_kill=" +
+                    std::to_string(m.oom_kills) + ", failcnt=" + std::to_string(m.failcnt) +
+                    ", peak " + FormatBytes(m.peak_bytes) + " of " + FormatBytes(m.limit_bytes));
+    }
   }
-  if (CgroupLimits::Remove(r.cgroup)) r.cgroup.clear();
+  if (CgroupLimits::Remove(r.cgroups)) r.cgroups.clear();
 }
 
 void LocalExecutor::StartGang(Gang& gang, const Admission& admission) {
@@ -179,13 +183,15 @@ ReplicaEnvInput LocalExecutor::EnvInputOf(const Gang& gang, const Replica& r) co
 
 void LocalExecutor::LimitWithCgroup(Gang& gang, Replica& r, ReplicaLaunch* launch) {
   const size_t i = &r - gang.replicas.data();
-  auto cgroup =
-      cgroups_.Create("trainyard-" + gang.spec.job_id + "-" +
-                          TaskName(r.pool_index, r.replica_index) + "-" + std::to_string(r.attempt),
-                      gang.demands[i].memory_gib, gang.demands[i].cpus);
+  // Like a container (PrepareContainerLaunch), an oversized replica gets the whole host.
+  auto cgroup = cgroups_.Create(
+      "trainyard-" + gang.spec.job_id + "-" + TaskName(r.pool_index, r.replica_index) + "-" +
+          std::to_string(r.attempt),
+      std::min(gang.demands[i].memory_gib, inventory_.memory_gib), gang.demands[i].cpus);
   if (cgroup.ok()) {
-    r.cgroup = *cgroup;
-    launch->cgroup = r.cgroup;
+    r.cgroups = *cgroup;
+    launch->cgroup = r.cgroups.front();
+    launch->extra_cgroups.assign(r.cgroups.begin() + 1, r.cgroups.end());
   } else {
     SystemLog(gang, &r, "runs without memory/CPU limits: " + cgroup.status().message());
   }
@@ -215,6 +221,7 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   r.restart_at.reset();
   r.restart_note.clear();
   r.lost_reason.clear();
+  r.oom_note.clear();
   r.lost_failure = GangFailure::kReplicaLost;
   r.handle = {};
   ReplicaLaunch launch;
@@ -238,7 +245,7 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
   if (pin_cpus_ && !in_container) launch.cpus = r.cpus;
   Status dirs = PrepareReplicaDirs(launch.work_dir, in, spec.run_as);
   if (dirs.ok() && spec.run_as) dirs = HideJobFiles(spec.job_dir, launch.log_dir);
-  if (!r.cgroup.empty() && CgroupLimits::Remove(r.cgroup)) r.cgroup.clear();  // last attempt's
+  if (CgroupLimits::Remove(r.cgroups)) r.cgroups.clear();  // the last attempt's
   // A container gets its limits from the container runtime (podman --cpus/--memory).
   if (cgroups_.enabled() && dirs.ok() && !in_container) LimitWithCgroup(gang, r, &launch);
   ReplicaRuntime& runtime = RuntimeOf(gang, r);
@@ -347,7 +354,9 @@ void LocalExecutor::AdvanceGang(Gang& gang) {
     const std::string reason =
         code == 0 ? ""
                   : LastStderrLine(JobLogDir(gang.spec.job_dir), r.pool_index, r.replica_index);
-    std::string what = ReplicaExitMessage(Describe(r), code, reason);
+    // An OOM kill says more than the exit code and whatever the replica printed last.
+    std::string what =
+        r.oom_note.empty() ? ReplicaExitMessage(Describe(r), code, reason) : r.oom_note;
     SystemLog(gang, &r, what);
     if (code == 0) continue;
     LifecycleAction action =

@@ -18,6 +18,23 @@ const std::vector<StopGoal> kLegacyGoals = {StopGoal::kNone,    StopGoal::kSucce
                                             StopGoal::kFail,    StopGoal::kCancel,
                                             StopGoal::kTimeout, StopGoal::kRestartGang};
 
+Json CgroupStrings(const std::vector<fs::path>& dirs) {
+  Json out = Json::array();
+  for (const auto& d : dirs) out.push_back(d.string());
+  return out;
+}
+
+// "cgroups" (a list), or the one "cgroup" of state files written before cgroup v1 support.
+std::vector<fs::path> CgroupPaths(const Json& replica) {
+  std::vector<fs::path> out;
+  if (replica.contains("cgroups")) {
+    for (const auto& d : replica.at("cgroups")) out.push_back(d.get<std::string>());
+  } else if (!replica.value("cgroup", std::string()).empty()) {
+    out.push_back(replica.at("cgroup").get<std::string>());
+  }
+  return out;
+}
+
 }  // namespace
 
 GangStatus StatusFromGang(const LocalExecutor::Gang& gang) {
@@ -60,7 +77,7 @@ std::string SerializeGang(const LocalExecutor::Gang& g) {
             {"replica", r.replica_index},
             {"gpus", r.gpus},
             {"cpus", r.cpus},
-            {"cgroup", r.cgroup.string()},
+            {"cgroups", CgroupStrings(r.cgroups)},
             {"port", r.port},
             {"attempt", r.attempt},
             {"restarts", r.restarts},
@@ -107,7 +124,7 @@ StatusOr<PersistedGang> LoadGangState(const fs::path& job_dir) {
       r.gpus = rj.at("gpus").get<std::vector<int>>();
       // Absent in state files written before CPUs were placed and cgroups were used.
       r.cpus = rj.value("cpus", std::vector<int>{});
-      r.cgroup = rj.value("cgroup", std::string());
+      r.cgroups = CgroupPaths(rj);
       r.port = rj.at("port").get<int>();
       r.attempt = rj.at("attempt").get<int>();
       r.restarts = rj.at("restarts").get<int>();

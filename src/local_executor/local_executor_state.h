@@ -35,7 +35,10 @@ struct LocalExecutor::Replica {
   std::string restart_note;
   std::string lost_reason;                               // ended without a recorded exit code
   GangFailure lost_failure = GangFailure::kReplicaLost;  // not persisted
-  std::filesystem::path cgroup;  // the current attempt's cgroup (cgroup_limits.h); empty = none
+  // The current attempt's cgroups, the memory one first (CgroupLimits::Create); empty = none.
+  std::vector<std::filesystem::path> cgroups;
+  // Set when the latest attempt was OOM-killed (OomMessage): its failure message. Not persisted.
+  std::string oom_note;
 };
 
 // The lifecycle fields (state, failure, restarts_used, times, stop goal and message, killed) come
