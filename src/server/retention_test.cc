@@ -103,6 +103,24 @@ TEST_F(RetentionTest, EndedJobsLoseWorkFilesThenLogsRunningAndRecentOnesKeepEver
   EXPECT_TRUE(store_.Get(std::string(kParent) + "/customJobs/old").ok());
 }
 
+// A replica (another user under a root server) may leave links in its work dir: retention
+// removes the links, never what they point at.
+TEST_F(RetentionTest, LinksAReplicaPlantedAreRemovedNotFollowed) {
+  AddJob("linked", spec::JobState::kSucceeded, hours(24 * 40));
+  const fs::path outside = data_ / "outside";  // beside the jobs dir, not in it
+  testing::WriteFileOrDie(outside / "precious", "keep");
+  fs::create_directory_symlink(outside, jobs_dir_ / "linked" / "work" / "workerpool0-0" / "dir");
+  fs::create_symlink(outside / "precious", jobs_dir_ / "linked" / "logs" / "segment-9.log");
+  fs::remove_all(jobs_dir_ / "linked" / "executor_state.json");
+  fs::create_directory_symlink(outside, jobs_dir_ / "linked" / "executor_state.json");
+  Retention retention = Make();
+  auto report = retention.Collect(false);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(Tree() + "| " + testing::ReadFileOrDie(outside / "precious") + " " +
+                std::to_string(fs::is_directory(outside)),
+            "| keep 1");
+}
+
 TEST_F(RetentionTest, DryRunCountsTheSameAndRemovesNothing) {
   AddJob("old", spec::JobState::kSucceeded, hours(24 * 40));
   const std::string before = Tree();

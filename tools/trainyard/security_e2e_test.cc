@@ -79,6 +79,34 @@ TEST_F(SecurityE2ETest, DeepJsonBodyIsRefusedAndTheServerLives) {
   EXPECT_NE(deep.body.dump().find("deeper than 100"), std::string::npos) << deep.body;
 }
 
+// The operator routes (/v1/admin:*, /trainyard/v1/tokens) take bodies too: nested past the
+// limit, not UTF-8, unknown fields, and a header far over any sane size are each refused, and the
+// server serves on.
+TEST_F(SecurityE2ETest, OperatorRoutesRefuseHostileRequestsAndTheServerLives) {
+  StartServer({"--auth"});
+  const std::string admin = Token("*", "admin");
+  httplib::Client c("127.0.0.1", server_->port());
+  c.set_bearer_token_auth(admin);
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  const std::string not_utf8 = "{\"description\": \"\xff\xfe\"}";
+  std::string got;
+  for (const char* path :
+       {"/v1/admin:gc", "/v1/admin:drain", "/v1/admin:resume", "/trainyard/v1/tokens"}) {
+    for (const std::string& body : {deep, not_utf8, std::string(R"({"bogus": 1})")}) {
+      auto r = c.Post(path, body, "application/json");
+      got += std::to_string(r ? r->status : -1) + " ";
+    }
+  }
+  httplib::Headers huge = {{"X-Filler", std::string(1 << 20, 'a')}};
+  auto header = c.Post("/v1/admin:gc", huge, "{}", "application/json");
+  auto status = c.Get("/v1/admin:status");
+  EXPECT_EQ(got, "400 400 400 400 400 400 400 400 400 400 400 400 ");
+  EXPECT_TRUE(!header || header->status >= 400) << header->status;
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->status, 200);
+  EXPECT_EQ(json::parse(status->body).value("draining", true), false) << status->body;
+}
+
 TEST_F(SecurityE2ETest, StorageCpRefusesBucketNamesThatLeaveTheRoot) {
   testing::WriteFileOrDie(dir_ / "f", "data");
   StartServer();
