@@ -1,36 +1,34 @@
 #include "server/admin_routes.h"
 
 #include "api/route_util.h"
-#include "common/json_parse.h"
+#include "protojson/parse.h"
+#include "protojson/reader.h"
 
 namespace trainyard::server {
 namespace {
 
 using nlohmann::json;
 
+// The body of POST /v1/admin:gc: empty, or {"dryRun": bool}; protojson's rules and wording.
 StatusOr<bool> DryRunOf(const httplib::Request& req) {
   if (req.body.empty()) return false;
-  TY_ASSIGN_OR_RETURN(json body, ParseJson(req.body));
-  if (!body.is_object()) return InvalidArgumentError("the body must be a JSON object");
+  TY_ASSIGN_OR_RETURN(json body, protojson::ParseJson(req.body));
+  if (!body.is_object()) return protojson::InvalidValueError("", "GcRequest", body, "an object");
+  bool dry_run = false;
   for (const auto& [key, value] : body.items()) {
-    if (key != "dryRun") {
-      return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" + key +
-                                  "\": Cannot find field.");
-    }
-    if (!value.is_boolean()) return InvalidArgumentError("dryRun: must be true or false");
+    if (key != "dryRun" && key != "dry_run") return protojson::UnknownFieldError("", key);
+    if (value.is_null()) continue;  // proto3 JSON: null = not set
+    TY_ASSIGN_OR_RETURN(dry_run, protojson::ReadBool(value, "dryRun"));
   }
-  return body.value("dryRun", false);
+  return dry_run;
 }
 
 // A body that is empty or {}: the drain and resume calls take no fields.
 Status CheckEmptyBody(const httplib::Request& req) {
   if (req.body.empty()) return Status::Ok();
-  TY_ASSIGN_OR_RETURN(json body, ParseJson(req.body));
-  if (!body.is_object()) return InvalidArgumentError("the body must be a JSON object");
-  if (!body.empty()) {
-    return InvalidArgumentError("Invalid JSON payload received. Unknown name \"" +
-                                body.begin().key() + "\": Cannot find field.");
-  }
+  TY_ASSIGN_OR_RETURN(json body, protojson::ParseJson(req.body));
+  if (!body.is_object()) return protojson::InvalidValueError("", "Empty", body, "an object");
+  if (!body.empty()) return protojson::UnknownFieldError("", body.begin().key());
   return Status::Ok();
 }
 
