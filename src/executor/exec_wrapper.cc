@@ -42,6 +42,9 @@ struct Args {
   // --cgroup, repeatable: cgroup directories the replica joins (one on cgroup v2; on v1 one per
   // hierarchy, e.g. memory and cpu).
   std::vector<std::string> cgroups;
+  // --supervisor-cgroup, repeatable: cgroup directories the wrapper itself joins first (the
+  // server's delegated mode: out of the server's own cgroup; cgroup_limits.h).
+  std::vector<std::string> supervisor_cgroups;
   bool switch_user = false;  // --user UID:GID[:G1,G2...]: run the replica as this identity
   uid_t uid = 0;
   gid_t gid = 0;
@@ -148,6 +151,8 @@ bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
       }
     } else if (flag == "--cgroup") {
       a->cgroups.push_back(value);
+    } else if (flag == "--supervisor-cgroup") {
+      a->supervisor_cgroups.push_back(value);
     } else if (flag == "--user") {
       if (!ParseUser(value, a)) {
         *error = "--user: '" + value + "' is not UID:GID or UID:GID:GROUP,GROUP...";
@@ -367,6 +372,15 @@ int ExecWrapperMain(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &args, &error)) {
     std::fprintf(stderr, "trainyard-exec-wrapper: %s\n", error.c_str());
     return 2;
+  }
+  // First of all, out of the server's cgroup: a kill of everything in it must miss this process.
+  for (const std::string& dir : args.supervisor_cgroups) {
+    int fd = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, "0\n", 2) != 2) {
+      std::fprintf(stderr, "trainyard-exec-wrapper: cannot join cgroup %s: %s\n", dir.c_str(),
+                   std::strerror(errno));
+    }
+    if (fd >= 0) ::close(fd);
   }
   struct sigaction sa {};
   sa.sa_handler = OnSignal;

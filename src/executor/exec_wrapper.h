@@ -2,13 +2,16 @@
 //
 //   trainyard-exec-wrapper --log-dir DIR --pool P --replica R --pid-file F --status-file F
 //       [--segment-bytes N] [--max-segments K] [--cpus 0,1] [--cgroup DIR]
-//       [--user UID:GID[:GROUP,...]] -- COMMAND [ARGS...]
+//       [--supervisor-cgroup DIR] [--user UID:GID[:GROUP,...]] -- COMMAND [ARGS...]
 //
 // --cpus pins the replica to those CPU ids (sched_setaffinity) and --cgroup moves it into that
 // cgroup directory (writes cgroup.procs) before it executes COMMAND — repeatable, for cgroup v1
 // where memory and cpu are separate hierarchies with one directory each; the wrapper itself
 // stays outside both. A limit that cannot be applied is noted in the job log
-// ("[trainyard] cannot ...") and the replica runs without it.
+// ("[trainyard] cannot ...") and the replica runs without it. --supervisor-cgroup (repeatable)
+// is the cgroup the wrapper itself joins before anything else, so that its replica is not part
+// of the server's cgroup (the server's delegated mode, local_executor/cgroup_limits.h); one it
+// cannot join is reported on its stderr and it runs on where it is.
 //
 // --user runs the replica (not the wrapper, which keeps writing the log and status files) with
 // those supplementary groups, gid and uid, switched in the child after the limits above and

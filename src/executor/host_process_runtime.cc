@@ -51,6 +51,9 @@ std::vector<std::string> ExecWrapperArgs(const ReplicaLaunch& l) {
   }
   if (!l.cgroup.empty()) args.insert(args.end(), {"--cgroup", l.cgroup.string()});
   for (const auto& dir : l.extra_cgroups) args.insert(args.end(), {"--cgroup", dir.string()});
+  for (const auto& dir : l.supervisor_cgroups) {
+    args.insert(args.end(), {"--supervisor-cgroup", dir.string()});
+  }
   if (l.run_as) {
     std::string user = std::to_string(l.run_as->uid) + ":" + std::to_string(l.run_as->gid);
     for (size_t i = 0; i < l.run_as->groups.size(); ++i)

@@ -50,6 +50,8 @@ struct ReplicaLaunch {
   std::filesystem::path cgroup;                 // join this cgroup directory; empty = none
   // cgroup v1: the replica's cgroups in the other hierarchies (cpu), joined as well.
   std::vector<std::filesystem::path> extra_cgroups;
+  // The cgroups the replica's supervisor joins first (delegated mode); empty = it stays put.
+  std::vector<std::filesystem::path> supervisor_cgroups;
   std::optional<RunAs> run_as;  // run the replica as this user; unset = the supervisor's user
 
   // For runtimes that run an image (ReplicaSpec::image set); host processes ignore these.

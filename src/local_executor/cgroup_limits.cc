@@ -128,6 +128,50 @@ int64_t ReadKey(const fs::path& file, const std::string& key) {
   return -1;
 }
 
+// The server's cgroup v2 path ("0::/system.slice/x.service" -> "/system.slice/x.service");
+// empty without a v2 hierarchy.
+std::string OwnV2Cgroup(const fs::path& proc_self_cgroup) {
+  std::string own;
+  std::ifstream in(proc_self_cgroup);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("0::")) own = line.substr(3);
+  }
+  return own;
+}
+
+// A delegated cgroup's base: the server already in its "server" leaf means the one above it.
+fs::path StripServerLeaf(const fs::path& dir) {
+  return dir.filename() == "server" ? dir.parent_path() : dir;
+}
+
+// Delegated mode: moves every other process found in each base into <base>/supervisors, then
+// this process into <base>/server (a cgroup.procs write of "0" moves the whole process).
+Status EnterServerLeaf(const std::vector<fs::path>& bases) {
+  for (const fs::path& base : bases) {
+    for (const char* leaf : {"server", "supervisors"}) {
+      const fs::path dir = base / leaf;
+      if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+        return IoError("cannot create cgroup " + dir.string() + ": " + Errno());
+      }
+    }
+    std::vector<pid_t> others;
+    {
+      std::ifstream in(base / "cgroup.procs");
+      pid_t pid = 0;
+      while (in >> pid) {
+        if (pid != ::getpid()) others.push_back(pid);
+      }
+    }
+    // A process gone meanwhile (ESRCH) is fine; one that cannot move stays where it is.
+    for (pid_t pid : others) {
+      (void)WriteCgroupFile(base / "supervisors" / "cgroup.procs", std::to_string(pid));
+    }
+    TY_RETURN_IF_ERROR(WriteCgroupFile(base / "server" / "cgroup.procs", "0"));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool CgroupMemoryReport::OomKilled(int exit_code) const {
@@ -163,11 +207,49 @@ CgroupLimits::CgroupLimits(std::string why_not) : why_not_(std::move(why_not)) {
 
 CgroupLimits CgroupLimits::Probe(const CgroupOptions& o) {
   if (!o.enabled) return CgroupLimits("cgroup limits are turned off by configuration");
+  bool v2 = true;
   if (o.check_filesystem) {
     struct statfs st {};
-    if (::statfs(o.mount.c_str(), &st) != 0 || st.f_type != kCgroup2Magic) return ProbeV1(o);
+    v2 = ::statfs(o.mount.c_str(), &st) == 0 && st.f_type == kCgroup2Magic;
   }
-  return ProbeV2(o);
+  if (o.delegated) return ProbeDelegated(o, v2);
+  return v2 ? ProbeV2(o) : ProbeV1(o);
+}
+
+CgroupLimits CgroupLimits::ProbeDelegated(const CgroupOptions& o, bool v2) {
+  CgroupOptions inner = o;
+  inner.delegated = false;
+  std::vector<fs::path> bases;
+  if (v2) {
+    const std::string own = OwnV2Cgroup(o.proc_self_cgroup);
+    if (own.empty() && o.parent.empty()) return ProbeV2(inner);  // says why
+    fs::path base = o.parent.empty()         ? o.mount / fs::path(own).relative_path()
+                    : o.parent.is_absolute() ? o.parent
+                                             : o.mount / o.parent;
+    bases.push_back(StripServerLeaf(base.lexically_normal()));
+    if (!fs::exists(bases.back()) && ::mkdir(bases.back().c_str(), 0755) != 0) {
+      return CgroupLimits("cannot create cgroup " + bases.back().string() + ": " + Errno());
+    }
+  } else {
+    CgroupLimits v1 = ProbeV1(inner);  // finds (and makes) the memory and cpu parents
+    if (!v1.enabled()) return v1;
+    for (const fs::path& p : v1.parents_) bases.push_back(StripServerLeaf(p));
+  }
+  if (Status s = EnterServerLeaf(bases); !s.ok()) {
+    return CgroupLimits("--cgroup-delegated: the server cannot move into its leaf cgroup: " +
+                        s.message());
+  }
+  CgroupLimits limits("");
+  if (v2) {
+    inner.parent = bases.front();
+    limits = ProbeV2(inner);
+  } else {
+    limits.version_ = CgroupVersion::kV1;
+    limits.parents_ = bases;
+  }
+  limits.delegated_ = true;
+  for (const fs::path& base : bases) limits.supervisors_.push_back(base / "supervisors");
+  return limits;
 }
 
 CgroupLimits CgroupLimits::ProbeV1(const CgroupOptions& o) {
@@ -220,14 +302,7 @@ CgroupLimits CgroupLimits::ProbeV1(const CgroupOptions& o) {
 }
 
 CgroupLimits CgroupLimits::ProbeV2(const CgroupOptions& o) {
-  std::string own;
-  {
-    std::ifstream in(o.proc_self_cgroup);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.starts_with("0::")) own = line.substr(3);
-    }
-  }
+  const std::string own = OwnV2Cgroup(o.proc_self_cgroup);
   if (own.empty()) {
     return CgroupLimits("this host has no cgroup v2 hierarchy (" + o.proc_self_cgroup.string() +
                         " has no '0::' entry: cgroup v1); boot with systemd.unified_cgroup_"
@@ -299,6 +374,31 @@ StatusOr<std::vector<fs::path>> CgroupLimits::Create(const std::string& name, do
                                                      double cpus) const {
   if (!enabled()) return FailedPreconditionError("cgroup limits are off: " + why_not_);
   TY_ASSIGN_OR_RETURN(std::vector<fs::path> dirs, MakeDirs(name));
+  TY_RETURN_IF_ERROR(WriteLimits(dirs, memory_gib, cpus));
+  return dirs;
+}
+
+Status CgroupLimits::Reapply(const std::string& name, double memory_gib, double cpus,
+                             std::vector<fs::path>* dirs) const {
+  dirs->clear();
+  for (const fs::path& parent : parents_) {
+    if (fs::exists(parent / name)) dirs->push_back(parent / name);
+  }
+  if (dirs->empty()) return Status::Ok();
+  if (dirs->size() != parents_.size()) {
+    return NotFoundError("cgroup " + name + " is missing in some of " + parents_.front().string() +
+                         ", " + parents_.back().string());
+  }
+  return WriteLimits(*dirs, memory_gib, cpus);
+}
+
+Status CgroupLimits::ReleaseControllers() const {
+  if (!delegated_ || version_ != CgroupVersion::kV2 || parents_.empty()) return Status::Ok();
+  return WriteCgroupFile(parent() / "cgroup.subtree_control", "-memory -cpu");
+}
+
+Status CgroupLimits::WriteLimits(const std::vector<fs::path>& dirs, double memory_gib,
+                                 double cpus) const {
   const std::string bytes =
       std::to_string(static_cast<int64_t>(std::floor(memory_gib * 1024 * 1024 * 1024)));
   const int64_t quota = std::max<int64_t>(std::ceil(cpus * kCpuPeriodUs), 1000);
@@ -306,9 +406,8 @@ StatusOr<std::vector<fs::path>> CgroupLimits::Create(const std::string& name, do
   const fs::path& cpu = dirs.back();
   if (version_ == CgroupVersion::kV2) {
     TY_RETURN_IF_ERROR(WriteCgroupFile(mem / "memory.max", bytes));
-    TY_RETURN_IF_ERROR(WriteCgroupFile(cpu / "cpu.max",
-                                       std::to_string(quota) + " " + std::to_string(kCpuPeriodUs)));
-    return dirs;
+    return WriteCgroupFile(cpu / "cpu.max",
+                           std::to_string(quota) + " " + std::to_string(kCpuPeriodUs));
   }
   // memsw (memory + swap) must stay >= the memory limit, so it is written second; without it a
   // replica over its limit would swap instead of being OOM-killed.
@@ -325,8 +424,7 @@ StatusOr<std::vector<fs::path>> CgroupLimits::Create(const std::string& name, do
     capped = std::min(quota, parent_quota * kCpuPeriodUs / parent_period);
   }
   TY_RETURN_IF_ERROR(WriteCgroupFile(cpu / "cpu.cfs_period_us", std::to_string(kCpuPeriodUs)));
-  TY_RETURN_IF_ERROR(WriteCgroupFile(cpu / "cpu.cfs_quota_us", std::to_string(capped)));
-  return dirs;
+  return WriteCgroupFile(cpu / "cpu.cfs_quota_us", std::to_string(capped));
 }
 
 namespace {

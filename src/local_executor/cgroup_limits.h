@@ -32,6 +32,25 @@
 //
 // v1 requirements: write access to the parent in both hierarchies (root, or a delegated subtree).
 //
+// Delegated mode (CgroupOptions::delegated, `--cgroup-delegated`; the systemd unit's
+// Delegate=yes): the parent — --cgroup-parent, else the server's own cgroup, or its parent when
+// the server already sits in a leaf named "server" (systemd's DelegateSubgroup=server) — belongs
+// to the server alone. Probe moves the server into <parent>/server (every process of it: a
+// cgroup.procs write moves all threads), any other process found in <parent> into
+// <parent>/supervisors, and hands out <parent>/supervisors as the cgroup every replica's
+// supervisor joins (supervisor_cgroups(); trainyard-exec-wrapper --supervisor-cgroup). So the
+// server's cgroup holds the server alone: killing every process in it (an OOM kill, systemd's
+// KillMode=control-group applied to that leaf, `kill` of its cgroup.procs) leaves supervisors and
+// replicas running, and the next server re-adopts them. On v2 this also empties <parent> of
+// processes, which lets the memory and cpu controllers be enabled for the replica leaves beside
+// it. On v1 the leaves are made in the memory and cpu hierarchies. If entering the leaves fails,
+// limits are off and why_not() says why.
+//
+// v2 restarts: systemd (before DelegateSubgroup=, v254) puts a restarted server into <parent>
+// itself, which cgroup v2 refuses (EBUSY) while <parent> has controllers enabled for children.
+// ReleaseControllers (at a clean stop) disables them — replicas run on without limits until the
+// next server enables them again and Reapply()s each re-adopted replica's limits.
+//
 // Thread-safety: immutable after Probe; Create/Remove/ReadMemory touch only their own cgroups.
 #pragma once
 
@@ -57,6 +76,8 @@ struct CgroupOptions {
   // proc_self_mountinfo). false: take `mount` as cgroup v2 without looking (tests of the v2 path
   // on a plain directory).
   bool check_filesystem = true;
+  // The parent is the server's alone: see "Delegated mode" above.
+  bool delegated = false;
 };
 
 enum class CgroupVersion { kNone, kV1, kV2 };
@@ -103,6 +124,9 @@ class CgroupLimits {
   // The files that hold the limits, for notes: "memory.max, cpu.max" (v2) or
   // "memory.limit_in_bytes, cpu.cfs_quota_us" (v1).
   std::string LimitFiles() const;
+  // Delegated mode: the cgroups each replica's supervisor joins (one on v2, memory and cpu on
+  // v1); empty otherwise, or when the server could not enter its leaf.
+  const std::vector<std::filesystem::path>& supervisor_cgroups() const { return supervisors_; }
 
   // Creates <parent>/<name> in each of parents() (or reuses it) with the memory limit =
   // memory_gib (rounded down to whole bytes) and the CPU limit for `cpus` CPUs, as above.
@@ -110,6 +134,16 @@ class CgroupLimits {
   // FAILED_PRECONDITION when disabled.
   StatusOr<std::vector<std::filesystem::path>> Create(const std::string& name, double memory_gib,
                                                       double cpus) const;
+
+  // A re-adopted replica's cgroups: the directories of `name` that exist (empty when none does),
+  // with their limits written again (after ReleaseControllers they had none). A limit that cannot
+  // be written is an error; the directories are still in *dirs for OOM reports and removal.
+  Status Reapply(const std::string& name, double memory_gib, double cpus,
+                 std::vector<std::filesystem::path>* dirs) const;
+
+  // Delegated v2 only (a no-op otherwise): disables the memory and cpu controllers for the
+  // parent's children, so that systemd can start the next server in the parent (see above).
+  Status ReleaseControllers() const;
 
   // Removes an attempt's cgroups. True once all are gone. While processes are still in one —
   // children that left the replica's process group, which the wrapper's group kill misses —
@@ -123,10 +157,15 @@ class CgroupLimits {
  private:
   static CgroupLimits ProbeV1(const CgroupOptions& options);
   static CgroupLimits ProbeV2(const CgroupOptions& options);
+  static CgroupLimits ProbeDelegated(const CgroupOptions& options, bool v2);
+  Status WriteLimits(const std::vector<std::filesystem::path>& dirs, double memory_gib,
+                     double cpus) const;
   StatusOr<std::vector<std::filesystem::path>> MakeDirs(const std::string& name) const;
 
   CgroupVersion version_ = CgroupVersion::kNone;
   std::vector<std::filesystem::path> parents_;
+  std::vector<std::filesystem::path> supervisors_;
+  bool delegated_ = false;
   std::string why_not_;
 };
 

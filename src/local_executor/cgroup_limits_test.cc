@@ -200,5 +200,53 @@ TEST_F(CgroupV1Test, WithoutAMemoryHierarchyLimitsAreOffAndSaySo) {
                                   "limits");
 }
 
+// Delegated mode on v2: the server moves into <own>/server and any other process found in its
+// cgroup into <own>/supervisors before the controllers are enabled for the leaves; a re-adopted
+// replica's limits are written again; a clean stop disables the controllers.
+TEST_F(CgroupLimitsTest, DelegatedServerEntersItsLeafAndSupervisorsGetTheirs) {
+  const fs::path own = options_.mount / "server.slice" / "trainyard.service";
+  WriteFileOrDie(own / "cgroup.procs", "4242\n");  // e.g. a supervisor of an older server
+  options_.delegated = true;
+  CgroupLimits limits = CgroupLimits::Probe(options_);
+  ASSERT_TRUE(limits.enabled()) << limits.why_not();
+  EXPECT_EQ(limits.parent(), own);
+  ASSERT_EQ(limits.supervisor_cgroups().size(), 1u);
+  EXPECT_EQ(limits.supervisor_cgroups().front(), own / "supervisors");
+  EXPECT_EQ(ReadFileOrDie(own / "server" / "cgroup.procs"), "0");
+  EXPECT_EQ(ReadFileOrDie(own / "supervisors" / "cgroup.procs"), "4242");
+  EXPECT_EQ(ReadFileOrDie(own / "cgroup.subtree_control"), "+memory +cpu");
+
+  std::vector<fs::path> dirs;
+  ASSERT_TRUE(limits.Reapply("trainyard-j-workerpool0-0-1", 2, 1.5, &dirs).ok());
+  EXPECT_TRUE(dirs.empty()) << "no such attempt cgroup: nothing to restore";
+  fs::create_directories(own / "trainyard-j-workerpool0-0-1");
+  ASSERT_TRUE(limits.Reapply("trainyard-j-workerpool0-0-1", 2, 1.5, &dirs).ok());
+  ASSERT_EQ(dirs.size(), 1u);
+  EXPECT_EQ(ReadFileOrDie(dirs[0] / "memory.max") + " " + ReadFileOrDie(dirs[0] / "cpu.max"),
+            "2147483648 150000 100000");
+
+  ASSERT_TRUE(limits.ReleaseControllers().ok());
+  EXPECT_EQ(ReadFileOrDie(own / "cgroup.subtree_control"), "-memory -cpu");
+}
+
+// A server that systemd already started in the leaf (DelegateSubgroup=server) divides the
+// cgroup above it; without delegation nothing moves and there are no supervisor cgroups.
+TEST_F(CgroupLimitsTest, DelegatedServerAlreadyInItsLeafUsesTheCgroupAbove) {
+  const fs::path own = options_.mount / "server.slice" / "trainyard.service";
+  WriteFileOrDie(options_.proc_self_cgroup, "0::/server.slice/trainyard.service/server\n");
+  fs::create_directories(own / "server");
+  options_.delegated = true;
+  CgroupLimits limits = CgroupLimits::Probe(options_);
+  ASSERT_TRUE(limits.enabled()) << limits.why_not();
+  EXPECT_EQ(limits.parent(), own);
+
+  options_.delegated = false;
+  WriteFileOrDie(options_.proc_self_cgroup, "0::/server.slice/trainyard.service\n");
+  CgroupLimits plain = CgroupLimits::Probe(options_);
+  EXPECT_TRUE(plain.supervisor_cgroups().empty());
+  EXPECT_TRUE(plain.ReleaseControllers().ok());
+  EXPECT_EQ(ReadFileOrDie(own / "cgroup.subtree_control"), "+memory +cpu") << "left alone";
+}
+
 }  // namespace
 }  // namespace trainyard::executor

@@ -104,6 +104,16 @@ std::vector<ExecutorFlag> LocalExecutorFlags(const std::shared_ptr<LocalExecutor
          o->cgroup.enabled = false;
          return Status::Ok();
        }},
+      {"--cgroup-delegated",
+       "Local executor: the server's cgroup (or --cgroup-parent) is delegated to it (systemd "
+       "Delegate=yes): the server moves into its leaf 'server', replica supervisors into "
+       "'supervisors' and each replica into a leaf of its own beside them, so killing the "
+       "server's cgroup leaves jobs running",
+       false, "",
+       [o](const std::string&) {
+         o->cgroup.delegated = true;
+         return Status::Ok();
+       }},
       {"--restart-backoff-seconds",
        "Local executor: the wait before a failed replica's first restart, doubled for each next "
        "one up to --restart-backoff-max-seconds (0 = restart at once)",
@@ -220,6 +230,11 @@ std::vector<std::string> LocalExecutor::LimitNotes() const {
   } else {
     notes.push_back("memory/CPU limits (cgroups): not enforced: " + cgroups_.why_not());
   }
+  if (!cgroups_.supervisor_cgroups().empty()) {
+    const fs::path base = cgroups_.supervisor_cgroups().front().parent_path();
+    notes.push_back("delegated cgroup " + base.string() +
+                    ": the server in its leaf 'server', replica supervisors in 'supervisors'");
+  }
   notes.push_back(
       "OMP_NUM_THREADS/MKL_NUM_THREADS: set to each replica's CPU count unless its job sets them");
   if (!exit_watcher_->usable()) {
@@ -241,6 +256,10 @@ void LocalExecutor::Shutdown() {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return;
     stop_ = true;
+  }
+  // Replicas run on; a restarted server must be placeable in a delegated cgroup v2 parent.
+  if (Status s = cgroups_.ReleaseControllers(); !s.ok()) {
+    std::fprintf(stderr, "local executor: %s\n", s.ToString().c_str());
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();

@@ -185,6 +185,9 @@ class LocalExecutor : public Executor {
   void LaunchReplica(Gang& gang, Replica& replica);
   // What BuildReplicaEnv needs for `replica`: the gang's members in rank order, GPUs, threads.
   ReplicaEnvInput EnvInputOf(const Gang& gang, const Replica& replica) const;
+  // A re-adopted running replica: its attempt's cgroups found again (for its OOM report and
+  // their removal) with their limits written again (cgroup_limits.h: ReleaseControllers).
+  void ReadoptLimits(Gang& gang, Replica& r);
   // Puts a host-process replica in a fresh cgroup with its machine type's limits (logs why not).
   void LimitWithCgroup(Gang& gang, Replica& replica, ReplicaLaunch* launch);
   // The runtime that runs `replica` (the container runtime when its spec names an image).

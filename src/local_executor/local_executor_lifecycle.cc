@@ -181,13 +181,22 @@ ReplicaEnvInput LocalExecutor::EnvInputOf(const Gang& gang, const Replica& r) co
   return in;
 }
 
+namespace {
+
+// One attempt's cgroup name: unique per attempt, so a re-adopting server finds it again.
+std::string AttemptCgroupName(const GangSpec& spec, int pool, int replica, int attempt) {
+  return "trainyard-" + spec.job_id + "-" + TaskName(pool, replica) + "-" +
+         std::to_string(attempt);
+}
+
+}  // namespace
+
 void LocalExecutor::LimitWithCgroup(Gang& gang, Replica& r, ReplicaLaunch* launch) {
   const size_t i = &r - gang.replicas.data();
   // Like a container (PrepareContainerLaunch), an oversized replica gets the whole host.
-  auto cgroup = cgroups_.Create(
-      "trainyard-" + gang.spec.job_id + "-" + TaskName(r.pool_index, r.replica_index) + "-" +
-          std::to_string(r.attempt),
-      std::min(gang.demands[i].memory_gib, inventory_.memory_gib), gang.demands[i].cpus);
+  auto cgroup = cgroups_.Create(AttemptCgroupName(gang.spec, r.pool_index, r.replica_index, r.attempt),
+                                std::min(gang.demands[i].memory_gib, inventory_.memory_gib),
+                                gang.demands[i].cpus);
   if (cgroup.ok()) {
     r.cgroups = *cgroup;
     launch->cgroup = r.cgroups.front();
@@ -195,6 +204,15 @@ void LocalExecutor::LimitWithCgroup(Gang& gang, Replica& r, ReplicaLaunch* launc
   } else {
     SystemLog(gang, &r, "runs without memory/CPU limits: " + cgroup.status().message());
   }
+}
+
+void LocalExecutor::ReadoptLimits(Gang& gang, Replica& r) {
+  if (!cgroups_.enabled()) return;
+  const size_t i = &r - gang.replicas.data();
+  Status s = cgroups_.Reapply(AttemptCgroupName(gang.spec, r.pool_index, r.replica_index, r.attempt),
+                              std::min(gang.demands[i].memory_gib, inventory_.memory_gib),
+                              gang.demands[i].cpus, &r.cgroups);
+  if (!s.ok()) SystemLog(gang, &r, "memory/CPU limits not restored: " + s.message());
 }
 
 void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
@@ -239,6 +257,7 @@ void LocalExecutor::LaunchReplica(Gang& gang, Replica& r) {
       ReplicaAttemptFile(spec.job_dir, r.pool_index, r.replica_index, r.attempt, "wrapper.log");
   launch.hp_metric_file = in.hp_metric_file;
   launch.run_as = spec.run_as;
+  launch.supervisor_cgroups = cgroups_.supervisor_cgroups();
   if (in_container) PrepareContainerLaunch(gang, r, rspec, &launch);
   GivePackageIndex(gang, in_container, &inherited, &launch);
   launch.env = BuildReplicaEnv(inherited, rspec.env, in, spec.extra_env);
@@ -528,6 +547,7 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
   SystemLog(g, nullptr, "server restarted; re-adopting the job");
   for (auto& r : g.replicas) {
     if (r.running) WatchExit(RuntimeOf(g, r), r.handle);
+    if (r.running) ReadoptLimits(g, r);
   }
   for (auto& r : g.replicas) {
     PollReplica(g, r);

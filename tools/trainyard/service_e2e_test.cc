@@ -2,9 +2,11 @@
 // job files, logs, operations and audit rows, and `trainyard admin gc`, with the real binary.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -208,6 +210,99 @@ TEST_F(ServiceE2ETest, ABadTtlFlagIsAUsageErrorNamingIt) {
   EXPECT_NE(r.err.find("--log-ttl: '30days' is not a duration; use 0 (keep forever)"),
             std::string::npos)
       << r.err;
+}
+
+// The server's delegated cgroup (`--cgroup-delegated`, the systemd unit's Delegate=yes): the
+// server sits alone in its leaf "server", so killing every process in that cgroup (what systemd's
+// control-group kill, an OOM kill or an operator's `kill $(cat cgroup.procs)` does) ends the
+// server and nothing else; the job runs on, its supervisor in the sibling leaf "supervisors",
+// and the next server re-adopts it to success without a restart.
+class DelegatedCgroupE2ETest : public ServiceE2ETest {
+ protected:
+  void SetUp() override {
+    ServiceE2ETest::SetUp();
+    if (IsSkipped()) return;
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create cgroups";
+    name_ = "trainyard-e2e-delegated-" + std::to_string(::getpid());
+    // cgroup v2 (one hierarchy) or v1 (the memory hierarchy shows the leaves; cpu mirrors it).
+    for (const fs::path& root : {fs::path("/sys/fs/cgroup/memory"), fs::path("/sys/fs/cgroup")}) {
+      if (fs::exists(root / "cgroup.procs")) {
+        base_ = root / name_;
+        break;
+      }
+    }
+    if (base_.empty()) GTEST_SKIP() << "no cgroup hierarchy at /sys/fs/cgroup";
+  }
+  void TearDown() override {
+    server_.reset();
+    for (const char* hierarchy : {"memory", "cpu", ""}) {
+      const fs::path base = fs::path("/sys/fs/cgroup") / hierarchy / name_;
+      if (name_.empty() || !fs::exists(base)) continue;
+      for (const fs::path& leaf : Leaves(base)) ::rmdir(leaf.c_str());
+      ::rmdir(base.c_str());
+    }
+  }
+  // Child cgroups of `base` (listed before any is removed: kernfs skips entries then).
+  static std::vector<fs::path> Leaves(const fs::path& base) {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(base)) {
+      if (e.is_directory()) out.push_back(e.path());
+    }
+    return out;
+  }
+  std::vector<pid_t> Procs(const std::string& leaf) const {
+    std::ifstream in(base_ / leaf / "cgroup.procs");
+    std::vector<pid_t> pids;
+    for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
+    return pids;
+  }
+
+  std::string name_;
+  fs::path base_;
+};
+
+TEST_F(DelegatedCgroupE2ETest, KillingEveryProcessInTheServersCgroupLeavesTheJobToBeReadopted) {
+  const std::vector<std::string> flags = {"--cgroup-parent", "/" + name_, "--cgroup-delegated"};
+  StartServer(flags);
+  if (Procs("server").empty()) {
+    GTEST_SKIP() << "the server did not enter a leaf cgroup here: " << server_->Stderr();
+  }
+  const fs::path out = dir_ / "out.txt";
+  json body = {{"displayName", "survivor"},
+               {"jobSpec",
+                {{"workerPoolSpecs",
+                  {{{"machineSpec", {{"machineType", "e2-standard-2"}}},
+                    {"replicaCount", 1},
+                    {"containerSpec",
+                     {{"imageUri", "local"},
+                      {"command", {"sh", "-c", "sleep 4; echo lived > " + out.string()}}}}}}}}}};
+  HttpResult created =
+      Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body.dump());
+  ASSERT_EQ(created.status, 200) << created.body.dump();
+  const std::string name = created.body.value("name", "");
+  ASSERT_EQ(WaitForJob(server_->port(), name, {"JOB_STATE_RUNNING"}).value("state", ""),
+            "JOB_STATE_RUNNING");
+  ASSERT_FALSE(Procs("supervisors").empty()) << "the replica's supervisor is not in its leaf";
+  // Everything in the server's cgroup, until it is empty (nothing may have been forked into it).
+  for (int i = 0; i < 50 && !Procs("server").empty(); ++i) {
+    for (pid_t pid : Procs("server")) ::kill(pid, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(Procs("server").empty());
+  server_.reset();  // reaps the killed server
+  EXPECT_FALSE(Procs("supervisors").empty()) << "the kill reached the job's supervisor";
+  EXPECT_FALSE(fs::exists(out)) << "the job ended before the kill: make it sleep longer";
+
+  StartServer(flags);
+  const json ended = WaitForJob(server_->port(), name, {});
+  EXPECT_EQ(ended.value("state", ""), "JOB_STATE_SUCCEEDED") << ended.dump();
+  EXPECT_EQ(ended["trainyardInfo"]["replicas"][0].value("restarts", -1), 0) << ended.dump();
+  std::ifstream in(out);
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "lived");
+  // The re-adopting server found the replica's own cgroup again and removed it when it ended.
+  EXPECT_EQ(Leaves(base_).size(), 2u) << "left: " << Leaves(base_).back();
 }
 
 }  // namespace
