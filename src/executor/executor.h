@@ -201,6 +201,22 @@ class Executor {
   // host). May block for a few seconds: /metrics calls it on its polling thread (as
   // trainyard_executor_up), never on a request.
   virtual Status CheckReachable() { return Status::Ok(); }
+
+  // What the machines the executor runs replicas on hold now, for /metrics (the Slurm executor:
+  // its partition's nodes, from the same sinfo as CheckReachable). nullopt where replicas run on
+  // this host (the host's own gauges say it); an error as CheckReachable's.
+  struct ClusterCapacity {
+    int nodes = 0;         // in the partition
+    int usable_nodes = 0;  // not down, drained, failing or in maintenance
+    int cpus = 0;          // of the usable nodes
+    int free_cpus = -1;    // idle CPUs of the usable nodes; -1 = not known
+    int gpus = 0;          // of the usable nodes
+    int64_t memory_bytes = 0;
+  };
+  virtual StatusOr<std::optional<ClusterCapacity>> ProbeCapacity() {
+    TY_RETURN_IF_ERROR(CheckReachable());
+    return std::optional<ClusterCapacity>();
+  }
 };
 
 }  // namespace trainyard::executor

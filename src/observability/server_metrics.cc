@@ -219,9 +219,10 @@ Status ServerMetrics::CollectSystem() {
     last_probe_ = now;
   }
   // Without the lock: the probe may block for its timeout while scrapes go on.
-  const bool up = options_.executor_probe().ok();
+  auto probed = options_.executor_probe();
   std::lock_guard<std::mutex> lock(mu_);
-  executor_up_ = up;
+  executor_up_ = probed.ok();
+  if (probed.ok()) cluster_ = *probed;  // a failed probe keeps the last figures
   return first;
 }
 
@@ -358,6 +359,34 @@ void ServerMetrics::RenderSystem(PrometheusText& t) const {
              "1 while the executor answers its probe (Slurm: sinfo), 0 otherwise.");
     t.Sample("trainyard_executor_up", {{"executor", options_.executor}},
              !options_.executor_probe || *executor_up_ ? 1 : 0);
+  }
+  if (cluster_) RenderCluster(t, *cluster_);
+}
+
+void ServerMetrics::RenderCluster(PrometheusText& t,
+                                  const executor::Executor::ClusterCapacity& c) const {
+  const std::vector<std::pair<std::string, std::string>> labels = {{"executor", options_.executor}};
+  struct Gauge {
+    const char* name;
+    const char* help;
+    double value;
+  };
+  std::vector<Gauge> gauges = {
+      {"trainyard_executor_nodes", "Nodes the executor may run replicas on (Slurm: the partition's).",
+       static_cast<double>(c.nodes)},
+      {"trainyard_executor_usable_nodes", "Of those, nodes not down, drained or failing.",
+       static_cast<double>(c.usable_nodes)},
+      {"trainyard_executor_cpus", "CPUs of the usable nodes.", static_cast<double>(c.cpus)},
+      {"trainyard_executor_gpus", "GPUs of the usable nodes.", static_cast<double>(c.gpus)},
+      {"trainyard_executor_memory_bytes", "Memory of the usable nodes.",
+       static_cast<double>(c.memory_bytes)}};
+  if (c.free_cpus >= 0) {
+    gauges.push_back({"trainyard_executor_free_cpus", "Idle CPUs of the usable nodes.",
+                      static_cast<double>(c.free_cpus)});
+  }
+  for (const Gauge& g : gauges) {
+    t.Family(g.name, "gauge", g.help);
+    t.Sample(g.name, labels, g.value);
   }
 }
 

@@ -37,6 +37,7 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "executor/executor.h"
 #include "observability/prometheus_text.h"
 #include "observability/resource_counts.h"
 #include "observability/restart_reasons.h"
@@ -75,9 +76,11 @@ struct ServerMetricsOptions {
   // host's minus the allocated ones.
   bool host_runs_replicas = false;
   // trainyard_executor_up{executor=<executor>}: 1 while `executor_probe` answers OK (null: always
-  // 1). The probe runs on the polling thread, at most every `probe_interval`.
+  // 1), and the cluster's capacity where it reports one (trainyard_executor_cpus, ..._free_cpus,
+  // ..._gpus, ..._memory_bytes, ..._nodes, ..._usable_nodes: Slurm's partition). The probe runs
+  // on the polling thread, at most every `probe_interval`.
   std::string executor;
-  std::function<Status()> executor_probe;
+  std::function<StatusOr<std::optional<executor::Executor::ClusterCapacity>>()> executor_probe;
   std::chrono::seconds probe_interval{15};
 };
 
@@ -126,6 +129,7 @@ class ServerMetrics {
   void RenderJobs(PrometheusText& t) const;
   void RenderCapacity(PrometheusText& t) const;
   void RenderSystem(PrometheusText& t) const;
+  void RenderCluster(PrometheusText& t, const executor::Executor::ClusterCapacity& c) const;
   void RenderHttp(PrometheusText& t) const;
 
   store::JobStore* store_;
@@ -159,6 +163,7 @@ class ServerMetrics {
   std::optional<HostCapacity> host_;
   std::optional<std::vector<ResourceCount>> resource_counts_;
   std::optional<bool> executor_up_;  // unset until the first probe
+  std::optional<executor::Executor::ClusterCapacity> cluster_;  // from the last good probe
   std::optional<TimePoint> last_probe_;
 
   std::mutex poll_mu_;

@@ -206,7 +206,8 @@ struct FakeWorld {
   std::map<std::string, StatusOr<DiskUsage>> disks = {{"/srv/trainyard", DiskUsage{}},
                                                       {"/srv/buckets", DiskUsage{}}};
   StatusOr<HostCapacity> host = HostCapacity{8, 32ull << 30, 3ull << 30, 2};
-  Status executor = Status::Ok();
+  using Capacity = executor::Executor::ClusterCapacity;
+  StatusOr<std::optional<Capacity>> executor = std::optional<Capacity>();
   int probes = 0;
 
   ServerMetricsOptions Options(std::function<TimePoint()> clock) {
@@ -282,7 +283,7 @@ TEST(ServerMetricsTest, ExecutorUpFollowsTheProbeAtMostEveryInterval) {
   world.executor = UnavailableError("sinfo failed; is the Slurm controller up?");
   ASSERT_TRUE(metrics.CollectSystem().ok());  // a failing probe is a figure, not an error
   seen += Lines(metrics.Render(), {"trainyard_executor_up"});
-  world.executor = Status::Ok();
+  world.executor = std::optional<FakeWorld::Capacity>();
   now += seconds(5);
   ASSERT_TRUE(metrics.CollectSystem().ok());  // too soon: not probed again
   seen += Lines(metrics.Render(), {"trainyard_executor_up"});
@@ -294,6 +295,28 @@ TEST(ServerMetricsTest, ExecutorUpFollowsTheProbeAtMostEveryInterval) {
             "trainyard_executor_up{executor=\"slurm\"} 0\n"
             "trainyard_executor_up{executor=\"slurm\"} 1\n"
             "2 probes");
+}
+
+// A cluster executor's capacity (Slurm's partition) from its probe; a failed probe keeps the
+// last figures (executor_up says 0).
+TEST(ServerMetricsTest, ClusterCapacityComesFromTheExecutorsProbe) {
+  store::MemoryJobStore store;
+  FakeWorld world;
+  auto now = kT0;
+  world.executor = std::optional<FakeWorld::Capacity>(FakeWorld::Capacity{3, 2, 16, 10, 1, 64ll << 30});
+  ServerMetrics metrics(&store, world.Options([&] { return now; }));
+  ASSERT_TRUE(metrics.CollectSystem().ok());
+  world.executor = UnavailableError("sinfo timed out");
+  now += seconds(20);
+  ASSERT_TRUE(metrics.CollectSystem().ok());
+  EXPECT_EQ(Lines(metrics.Render(), {"trainyard_executor"}),
+            "trainyard_executor_up{executor=\"slurm\"} 0\n"
+            "trainyard_executor_nodes{executor=\"slurm\"} 3\n"
+            "trainyard_executor_usable_nodes{executor=\"slurm\"} 2\n"
+            "trainyard_executor_cpus{executor=\"slurm\"} 16\n"
+            "trainyard_executor_gpus{executor=\"slurm\"} 1\n"
+            "trainyard_executor_memory_bytes{executor=\"slurm\"} 68719476736\n"
+            "trainyard_executor_free_cpus{executor=\"slurm\"} 10\n");
 }
 
 // Every kind the stores hold, by state; kinds without a state have no state label.

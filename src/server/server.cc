@@ -182,7 +182,7 @@ Status MakeControllers(Parts& p) {
   mopts.volumes = {{"data_dir", p.data_dir.path()}, {"bucket_root", BucketRoot()}};
   mopts.host_runs_replicas = o.executor == "local";
   mopts.executor = o.executor;
-  mopts.executor_probe = [executor = p.executor.get()] { return executor->CheckReachable(); };
+  mopts.executor_probe = [executor = p.executor.get()] { return executor->ProbeCapacity(); };
   p.metrics = std::make_unique<observability::ServerMetrics>(p.store.get(), std::move(mopts));
   copts.on_job_end = [metrics = p.metrics.get()](const spec::CustomJob& job) {
     metrics->JobEnded(job);

@@ -161,13 +161,24 @@ int ParseGpuGres(std::string_view gres) {
   return total;
 }
 
+// sinfo's %C, "allocated/idle/other/total" CPUs: the idle count; -1 if it is not that.
+int ParseIdleCpus(const std::string& field) {
+  auto parts = Split(field, '/');
+  if (parts.size() != 4) return -1;
+  try {
+    return std::stoi(parts[1]);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
 StatusOr<std::vector<SlurmNode>> ParseSinfoNodes(std::string_view out) {
   std::vector<SlurmNode> nodes;
   for (const auto& line : Lines(out)) {
     auto f = Split(line, '|');
-    if (f.size() != 6 || f[0].empty()) {
+    if ((f.size() != 6 && f.size() != 7) || f[0].empty()) {
       return InvalidArgumentError("sinfo printed an unexpected line '" + line +
-                                  "' (want NODE|PARTITION|CPUS|MEMORY|GRES|STATE)");
+                                  "' (want NODE|PARTITION|CPUS|MEMORY|GRES|STATE|A/I/O/T)");
     }
     std::string partition = f[1];
     bool is_default = !partition.empty() && partition.back() == '*';
@@ -186,6 +197,7 @@ StatusOr<std::vector<SlurmNode>> ParseSinfoNodes(std::string_view out) {
       }
       n.gpus = ParseGpuGres(f[4]);
       n.state = f[5];
+      if (f.size() == 7) n.idle_cpus = ParseIdleCpus(f[6]);
       nodes.push_back(std::move(n));
       it = nodes.end() - 1;
     }
@@ -310,7 +322,7 @@ Status CliSlurmClient::Cancel(const std::string& id, const std::string& signal) 
 
 StatusOr<std::vector<SlurmNode>> CliSlurmClient::Nodes(const std::string& partition) {
   TY_ASSIGN_OR_RETURN(CommandResult r,
-                      Run({Tool("sinfo"), "--noheader", "-N", "-o", "%N|%P|%c|%m|%G|%T"}));
+                      Run({Tool("sinfo"), "--noheader", "-N", "-o", "%N|%P|%c|%m|%G|%T|%C"}));
   if (r.exit_code != 0) {
     return UnavailableError("sinfo failed (exit code " + std::to_string(r.exit_code) +
                             "): " + Trim(r.err) + "; is the Slurm controller up?");

@@ -48,6 +48,7 @@ struct SlurmNode {
   int cpus = 0;
   int64_t memory_mb = 0;
   int gpus = 0;         // count of GRES "gpu"
+  int idle_cpus = -1;   // sinfo's %C "allocated/idle/other/total": idle; -1 = not printed
   std::string state;    // "idle", "mixed", "allocated", "down*", "drained", ...
   bool Usable() const;  // not down, drained, failing or in maintenance
 };

@@ -142,10 +142,18 @@ TEST(SlurmClientTest, NodesOfThePartitionWithGpus) {
             "n1:2/10847/0 g1:64/512000/4 g2:64/512000/2(unusable) default=n11");
 }
 
+// sinfo's %C column (allocated/idle/other/total CPUs) gives the idle CPUs; without it, -1.
+TEST(SlurmClientTest, IdleCpusComeFromTheCpuStateColumn) {
+  auto nodes = ParseSinfoNodes("n1|debug*|8|1000|(null)|mixed|6/2/0/8\nn2|debug*|4|1000|(null)|idle\n");
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_EQ(std::to_string(nodes->at(0).idle_cpus) + " " + std::to_string(nodes->at(1).idle_cpus),
+            "2 -1");
+}
+
 TEST(SlurmClientTest, MalformedSinfoNamesTheLine) {
   EXPECT_EQ(ParseSinfoNodes("n1 debug 2\n").status().message(),
             "sinfo printed an unexpected line 'n1 debug 2' (want "
-            "NODE|PARTITION|CPUS|MEMORY|GRES|STATE)");
+            "NODE|PARTITION|CPUS|MEMORY|GRES|STATE|A/I/O/T)");
 }
 
 TEST(SlurmJobStateTest, MappingTable) {

@@ -131,6 +131,27 @@ Status SlurmExecutor::CheckReachable() {
   return nodes.ok() ? nodes : UnavailableError(nodes.message());
 }
 
+StatusOr<std::optional<executor::Executor::ClusterCapacity>> SlurmExecutor::ProbeCapacity() {
+  SlurmClient& client = probe_client_ ? *probe_client_ : client_;
+  auto nodes = client.Nodes(options_.partition);
+  if (!nodes.ok()) return UnavailableError(nodes.status().message());
+  ClusterCapacity c;
+  c.nodes = static_cast<int>(nodes->size());
+  bool idle_known = true;
+  int idle = 0;
+  for (const SlurmNode& n : *nodes) {
+    if (!n.Usable()) continue;
+    ++c.usable_nodes;
+    c.cpus += n.cpus;
+    c.gpus += n.gpus;
+    c.memory_bytes += n.memory_mb * (int64_t{1} << 20);
+    idle_known = idle_known && n.idle_cpus >= 0;
+    idle += std::max(n.idle_cpus, 0);
+  }
+  c.free_cpus = idle_known ? idle : -1;
+  return std::optional<ClusterCapacity>(c);
+}
+
 Status SlurmExecutor::Validate(const GangSpec& spec) const {
   TY_ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, client_.Nodes(options_.partition));
   return ValidateWith(spec, nodes);

@@ -106,6 +106,7 @@ class SlurmExecutor : public executor::Executor {
   void Shutdown() override;
   // sinfo for the partition, with a short timeout (the monitor's commands wait up to a minute).
   Status CheckReachable() override;
+  StatusOr<std::optional<ClusterCapacity>> ProbeCapacity() override;
 
   // One monitor round now (query Slurm, read task files, copy logs, advance states, notify).
   // What the monitor thread does every poll_interval; tests call it directly.

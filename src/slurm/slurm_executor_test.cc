@@ -116,6 +116,22 @@ TEST_F(SlurmExecutorTest, CheckReachableAsksSinfo) {
             "OK | UNAVAILABLE");
 }
 
+// /metrics' capacity of the cluster: the partition's usable nodes, from the same sinfo.
+TEST_F(SlurmExecutorTest, ProbeCapacityCountsThePartitionsUsableNodes) {
+  auto capacity = executor_->ProbeCapacity();
+  ASSERT_TRUE(capacity.ok() && capacity->has_value()) << capacity.status();
+  const executor::Executor::ClusterCapacity& c = **capacity;
+  EXPECT_GT(c.nodes, 0);
+  EXPECT_LE(c.usable_nodes, c.nodes);
+  EXPECT_GT(c.cpus, 0);
+  SlurmExecutorOptions o;
+  o.data_dir = dir_ / "data";
+  o.slurm_bin_dir = dir_ / "no-slurm-here";
+  o.start_monitor = false;
+  SlurmExecutor unreachable(o);
+  EXPECT_EQ(unreachable.ProbeCapacity().status().code(), StatusCode::kUnavailable);
+}
+
 TEST_F(SlurmExecutorTest, RunsThroughSlurmStatesToSuccess) {
   ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
   std::string id = client_.submissions().at(0).job_id;

@@ -1,5 +1,8 @@
 #include "sqlite/schema.h"
 
+#include <filesystem>
+#include <map>
+
 #include "sqlite/backup.h"
 #include "sqlite/sqlite.h"
 
@@ -40,6 +43,28 @@ Status BackupBeforeUpgrade(sqlite3* db, int version, int latest, const std::stri
                             "again (" + s.message() + ")");
   }
   return Status::Ok();
+}
+
+// After an upgrade: the pre-upgrade copies of `file` but the newest kKeptPreUpgradeBackups go, so
+// that years of upgrades do not keep a full copy each. Best effort: a copy that cannot be removed
+// stays.
+void PruneOldBackups(const std::string& file) {
+  namespace fs = std::filesystem;
+  const fs::path path(file);
+  const std::string prefix = path.filename().string() + ".pre-v";
+  std::map<int, fs::path, std::greater<>> copies;  // version -> file, newest first
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(path.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with(prefix) || !name.ends_with(".bak")) continue;
+    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 4);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    copies[std::stoi(digits)] = e.path();
+  }
+  int kept = 0;
+  for (const auto& [version, copy] : copies) {
+    if (++kept > kKeptPreUpgradeBackups) fs::remove(copy, ec);
+  }
 }
 
 }  // namespace
@@ -87,6 +112,8 @@ Status Migrate(sqlite3* db, std::span<const SchemaStep> steps, const std::string
     }
     version = step.version;
   }
+  const char* file = sqlite3_db_filename(db, "main");
+  if (file != nullptr && *file != '\0') PruneOldBackups(file);
   return Status::Ok();
 }
 

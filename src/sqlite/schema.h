@@ -9,7 +9,8 @@
 // "<file>.pre-v<N>.bak" next to it (N: the version it was at) with SQLite's online backup API
 // (sqlite/backup.h: temp name, fsync, rename, 0600). No copy, no upgrade: an upgrade that cannot
 // write its backup (a full disk) is refused and the file stays as it was. A fresh, empty database
-// gets no backup. Rolling back = stopping the server, putting the .bak in place of the file and
+// gets no backup. After an upgrade only the newest kKeptPreUpgradeBackups copies of the file are
+// kept (the one just taken and the one before it); older ones are removed. Rolling back = stopping the server, putting the .bak in place of the file and
 // starting the binary that wrote it (docs/operations.md).
 //
 // Each database owns its list of steps (jobs.db: store/jobs_db_schema.h); steps already released
@@ -25,6 +26,8 @@
 #include "common/status.h"
 
 namespace trainyard::sqlite {
+
+inline constexpr int kKeptPreUpgradeBackups = 2;
 
 struct SchemaStep {
   int version;            // the user_version once this step has run: 1, 2, 3, ... in order

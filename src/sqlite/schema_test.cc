@@ -111,6 +111,21 @@ TEST(SchemaTest, AnUnversionedDatabaseWithTablesIsBackedUpAsV0) {
             "t.db t.db.pre-v0.bak | v0: a old");
 }
 
+// Upgrade after upgrade, only the two newest pre-upgrade copies stay (a copy per release would
+// add up); other files that merely look alike are left alone.
+TEST(SchemaTest, OnlyTheTwoNewestPreUpgradeCopiesAreKept) {
+  auto dir = testing::MakeTestDir();
+  const SchemaStep steps[] = {{1, "a", "CREATE TABLE a(x); INSERT INTO a VALUES ('old');"},
+                              {2, "b", "CREATE TABLE b(x);"},
+                              {3, "c", "CREATE TABLE c(x);"},
+                              {4, "d", "CREATE TABLE d(x);"}};
+  testing::WriteFileOrDie(dir / "t.db.pre-vX.bak", "not a copy");
+  for (size_t n = 1; n <= 4; ++n) {
+    ASSERT_TRUE(MigrateFile(dir / "t.db", std::span(steps).first(n)).ok());
+  }
+  EXPECT_EQ(Files(dir), "t.db t.db.pre-v2.bak t.db.pre-v3.bak t.db.pre-vX.bak");
+}
+
 // The dir is made read-only, which binds every user but root; root is refused by a non-empty
 // directory where the backup would go (its rename fails as a full disk's write would).
 TEST(SchemaTest, AnUpgradeWhoseBackupCannotBeWrittenIsRefusedAndTheFileStaysAsItWas) {
