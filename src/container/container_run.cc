@@ -490,7 +490,10 @@ int ContainerRunMain(int argc, char** argv) {
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 
-  PodmanEngine engine(CommandRunner::Real(), spec.podman, spec.runtime);
+  PodmanOptions podman = spec.podman;
+  // A stop (cancel, timeout) ends a pull's wait to retry at once.
+  podman.interrupted = [] { return g_signals > 0; };
+  PodmanEngine engine(CommandRunner::Real(), podman, spec.runtime);
   return PullAndRun(spec, engine);
 }
 

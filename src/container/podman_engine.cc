@@ -8,6 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
+#include <thread>
+
+#include "container/image_reference.h"
 
 namespace trainyard::container {
 namespace {
@@ -130,6 +133,12 @@ Status PullError(const std::string& image, const std::string& podman_stderr, int
                 prefix + "podman exited with " + std::to_string(exit_code) + ": " + line);
 }
 
+std::string RegistryOf(const std::string& image) {
+  auto ref = ParseImageReference(image);
+  if (!ref.ok() || ref->domain.empty()) return "docker.io";
+  return ref->domain;
+}
+
 PodmanEngine::PodmanEngine(CommandRunner& runner, PodmanOptions options, PodmanRuntime runtime)
     : runner_(runner), options_(std::move(options)), runtime_(std::move(runtime)) {}
 
@@ -159,6 +168,37 @@ StatusOr<CommandResult> PodmanEngine::RunChecked(std::vector<std::string> args,
   return r;
 }
 
+Status PodmanEngine::PullOnce(const std::string& image, std::chrono::milliseconds timeout,
+                              const LineSink& progress) {
+  auto r = runner_.Run(Argv({"pull", image}), timeout, progress);
+  if (!r.ok()) {
+    if (r.status().code() == StatusCode::kDeadlineExceeded) {
+      return DeadlineExceededError("pulling image '" + image + "': no answer within " +
+                                   std::to_string((timeout.count() + 999) / 1000) + " s");
+    }
+    return r.status().WithPrefix("pulling image '" + image + "'");
+  }
+  if (r->exit_code != 0) return PullError(image, r->err, r->exit_code);
+  return Status::Ok();
+}
+
+namespace {
+
+// Waits `wait` in small steps; false when options.interrupted said stop.
+bool WaitToRetry(const PodmanOptions& options, std::chrono::milliseconds wait) {
+  using std::chrono::milliseconds;
+  const auto until = std::chrono::steady_clock::now() + wait;
+  for (auto now = std::chrono::steady_clock::now(); now < until;
+       now = std::chrono::steady_clock::now()) {
+    if (options.interrupted && options.interrupted()) return false;
+    std::this_thread::sleep_for(
+        std::min(milliseconds(100), std::chrono::duration_cast<milliseconds>(until - now)));
+  }
+  return !(options.interrupted && options.interrupted());
+}
+
+}  // namespace
+
 Status PodmanEngine::Pull(const std::string& image, PullPolicy policy, const LineSink& progress) {
   if (policy == PullPolicy::kMissing) {
     auto exists = runner_.Run(Argv({"image", "exists", image}), options_.command_timeout);
@@ -167,17 +207,44 @@ Status PodmanEngine::Pull(const std::string& image, PullPolicy policy, const Lin
       return Status::Ok();
     }
   }
-  if (progress) progress("pulling image " + image);
-  auto r = runner_.Run(Argv({"pull", image}), options_.pull_timeout, progress);
-  if (!r.ok()) {
-    if (r.status().code() == StatusCode::kDeadlineExceeded) {
-      return DeadlineExceededError("pulling image '" + image + "' took longer than " +
-                                   std::to_string(options_.pull_timeout.count() / 1000) + " s");
+  using std::chrono::milliseconds;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + options_.pull_timeout;
+  milliseconds wait = options_.pull_retry_initial;
+  Status last;
+  int attempts = 0;
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (progress) {
+      progress("pulling image " + image +
+               (attempts == 0 ? "" : " (attempt " + std::to_string(attempts + 1) + ")"));
     }
-    return r.status().WithPrefix("pulling image '" + image + "'");
+    ++attempts;
+    last = PullOnce(image, std::max(left, milliseconds(1)), progress);
+    if (last.ok() || last.code() != StatusCode::kUnavailable) break;
+    if (std::chrono::steady_clock::now() + wait >= deadline) break;
+    if (progress) {
+      progress("registry " + RegistryOf(image) + " unreachable; trying again in " +
+               std::to_string(wait.count() / 1000) + " s");
+    }
+    if (!WaitToRetry(options_, wait)) {
+      return CancelledError("pulling image '" + image + "' stopped");
+    }
+    wait = std::min(wait * 2, options_.pull_retry_max);
   }
-  if (r->exit_code != 0) return PullError(image, r->err, r->exit_code);
-  return Status::Ok();
+  if (last.ok() || (last.code() != StatusCode::kUnavailable &&
+                    last.code() != StatusCode::kDeadlineExceeded)) {
+    return last;
+  }
+  const auto took =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
+  return Status(last.code(), "image '" + image + "' could not be pulled from registry " +
+                                 RegistryOf(image) + " in " + std::to_string(took.count()) +
+                                 " s (" + std::to_string(attempts) + " attempt" +
+                                 (attempts == 1 ? "" : "s") + ", deadline " +
+                                 std::to_string(options_.pull_timeout.count() / 1000) +
+                                 " s): " + last.message());
 }
 
 Status PodmanEngine::Run(const ContainerSpec& spec) {

@@ -27,6 +27,10 @@ std::vector<std::string> PodmanRunArgs(const ContainerSpec& spec, const PodmanRu
 // with podman's last error line and the fix where there is one.
 Status PullError(const std::string& image, const std::string& podman_stderr, int exit_code);
 
+// The registry a fully qualified reference is pulled from ("127.0.0.1:5000"; "docker.io" when the
+// reference names none).
+std::string RegistryOf(const std::string& image);
+
 class PodmanEngine : public ContainerEngine {
  public:
   // `runner` must outlive the engine.
@@ -37,6 +41,9 @@ class PodmanEngine : public ContainerEngine {
 
   const PodmanRuntime& runtime() const { return runtime_; }
 
+  // Tries a registry that cannot be reached again until PodmanOptions::pull_timeout
+  // (podman_runtime.h); the final error names the image, the registry, the attempts and podman's
+  // last error.
   Status Pull(const std::string& image, PullPolicy policy, const LineSink& progress) override;
   Status Run(const ContainerSpec& spec) override;
   StatusOr<ContainerState> Inspect(const std::string& name) override;
@@ -51,6 +58,8 @@ class PodmanEngine : public ContainerEngine {
   StatusOr<std::vector<std::string>> ListJob(const std::string& job_id) override;
 
  private:
+  Status PullOnce(const std::string& image, std::chrono::milliseconds timeout,
+                  const LineSink& progress);
   std::vector<std::string> Argv(std::vector<std::string> args) const;
   // Runs podman with the command timeout; a non-zero exit becomes an error with podman's message.
   StatusOr<CommandResult> RunChecked(std::vector<std::string> args, std::string_view what);

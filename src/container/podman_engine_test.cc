@@ -119,15 +119,65 @@ TEST(PodmanEngineTest, PullRelaysProgressAndSkipsPresentImagesWhenAsked) {
             "podman pull have:1\n");
 }
 
-TEST(PodmanEngineTest, PullTimeoutIsDeadlineExceededNamingTheImage) {
+// A pull that hangs uses up the deadline: the error names the image, the registry and the wait.
+TEST(PodmanEngineTest, PullTimeoutIsDeadlineExceededNamingTheImageAndRegistry) {
   FakeCommandRunner runner([](const std::vector<std::string>&) -> StatusOr<CommandResult> {
     return DeadlineExceededError("podman pull did not finish");
   });
   PodmanOptions options;
   options.pull_timeout = std::chrono::seconds(5);
   PodmanEngine engine(runner, options, Runc());
-  EXPECT_EQ(engine.Pull("r/x:1", PullPolicy::kAlways, nullptr).ToString(),
-            "DEADLINE_EXCEEDED: pulling image 'r/x:1' took longer than 5 s");
+  EXPECT_EQ(engine.Pull("r.example:5000/x:1", PullPolicy::kAlways, nullptr).ToString(),
+            "DEADLINE_EXCEEDED: image 'r.example:5000/x:1' could not be pulled from registry "
+            "r.example:5000 in 0 s (1 attempt, deadline 5 s): pulling image "
+            "'r.example:5000/x:1': no answer within 5 s");
+}
+
+// An unreachable registry is tried again, waiting longer each time, until the deadline; the
+// error then names the registry, the attempts and podman's last error. A registry that comes
+// back in time is pulled from; a missing image is final at once.
+TEST(PodmanEngineTest, AnUnreachableRegistryIsRetriedUntilTheDeadline) {
+  int pulls = 0;
+  int fail_first = 100;
+  FakeCommandRunner runner([&](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv[1] != "pull") return Exit(1);
+    if (++pulls <= fail_first) {
+      return Exit(125, "", "Error: pinging container registry 127.0.0.1:5999: Get "
+                           "\"http://127.0.0.1:5999/v2/\": dial tcp 127.0.0.1:5999: connect: "
+                           "connection refused\n");
+    }
+    return Exit(0, "sha256:abc\n");
+  });
+  PodmanOptions options;
+  options.pull_timeout = std::chrono::milliseconds(1000);
+  options.pull_retry_initial = std::chrono::milliseconds(100);
+  options.pull_retry_max = std::chrono::milliseconds(200);
+  PodmanEngine engine(runner, options, Runc());
+  std::vector<std::string> lines;
+  auto sink = [&](std::string_view l) { lines.emplace_back(l); };
+  Status s = engine.Pull("127.0.0.1:5999/x:1", PullPolicy::kAlways, sink);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s;
+  const std::string want = "image '127.0.0.1:5999/x:1' could not be pulled from registry "
+                           "127.0.0.1:5999 in ";
+  EXPECT_EQ(s.message().substr(0, want.size()), want) << s;
+  EXPECT_NE(s.message().find("connection refused"), std::string::npos) << s;
+  EXPECT_GE(pulls, 4) << "100 + 200 + 200 + 200 ms of waits fit in 1 s";
+  EXPECT_LE(pulls, 7);
+  EXPECT_NE(Join(lines).find("registry 127.0.0.1:5999 unreachable; trying again in"),
+            std::string::npos);
+
+  pulls = 0;
+  fail_first = 2;
+  EXPECT_TRUE(engine.Pull("127.0.0.1:5999/x:1", PullPolicy::kAlways, nullptr).ok());
+  EXPECT_EQ(pulls, 3);
+
+  options.interrupted = [] { return true; };
+  PodmanEngine stopped(runner, options, Runc());
+  pulls = 0;
+  fail_first = 100;
+  EXPECT_EQ(stopped.Pull("127.0.0.1:5999/x:1", PullPolicy::kAlways, nullptr).code(),
+            StatusCode::kCancelled);
+  EXPECT_EQ(pulls, 1);
 }
 
 TEST(PodmanEngineTest, FailedRunRemovesWhatItLeftAndNamesTheImage) {

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,15 @@ struct PodmanOptions {
   // Inserted before every subcommand, e.g. {"--root", DIR, "--runroot", DIR} for private storage.
   std::vector<std::string> global_args;
   std::chrono::milliseconds command_timeout{60000};  // every podman call but pull
+  // A pull's deadline, all attempts together. A pull that fails because the registry cannot be
+  // reached (UNAVAILABLE) is tried again after pull_retry_initial, doubling up to
+  // pull_retry_max, while the deadline allows; other failures (no such image, authentication)
+  // are final at once.
   std::chrono::milliseconds pull_timeout{900000};
+  std::chrono::milliseconds pull_retry_initial{2000};
+  std::chrono::milliseconds pull_retry_max{60000};
+  // Polled while waiting to retry: true ends the pull (CANCELLED). Null: never.
+  std::function<bool()> interrupted;
   std::vector<std::filesystem::path> cdi_dirs{"/etc/cdi", "/var/run/cdi"};
   std::filesystem::path dev_dir = "/dev";
 };

@@ -69,6 +69,7 @@ StatusOr<ContainerRuntime> StartContainerRuntime(const ContainerOptions& options
     ropts.podman.global_args = {"--root", (dir / "storage").string(), "--runroot",
                                 (dir / "run").string()};
   }
+  ropts.podman.pull_timeout = std::chrono::seconds(options.pull_timeout_seconds);
   if (!options.image_rewrites.empty()) {
     TY_ASSIGN_OR_RETURN(std::string text, ReadFile(options.image_rewrites));
     TY_ASSIGN_OR_RETURN(ropts.rewrite_rules,

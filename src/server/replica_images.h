@@ -20,6 +20,7 @@ struct ContainerOptions {
   bool no_containers = false;  // never run images as containers
   std::string prebuilt_images = "auto";  // auto | container | host
   std::string podman_storage;            // private podman storage (--root/--runroot) under this
+  int pull_timeout_seconds = 900;        // an image pull's deadline, retries included
 };
 
 // The built-in catalog plus `catalog_file` ("" = none). Prebuilt PyTorch names run as containers

@@ -5,8 +5,11 @@
 // --worker-pool-spec=...,container-image-uri=...) and over REST. Skipped, with the reason, where
 // podman, runc, docker-registry or busybox-static is missing, when not running as root, or where
 // this host cannot start a container (failed instead with TRAINYARD_REQUIRE_CONTAINERS=1, CI).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,12 +126,13 @@ class ContainerE2ETest : public ::testing::Test {
   }
 
   // `allow_root_replicas`: see ServerProcess::Start; false runs containers as `nobody`.
-  void StartServer(bool allow_root_replicas = true) {
+  void StartServer(bool allow_root_replicas = true, std::vector<std::string> extra = {}) {
     std::string error;
-    server_ = ServerProcess::Start(dir_ / "data",
-                                   {"--executor", "local", "--kill-grace-seconds", "5", "--gpus",
-                                    "0", "--podman-storage", (suite_dir_ / "server").string()},
-                                   &error, Env(), allow_root_replicas);
+    std::vector<std::string> args = {
+        "--executor", "local", "--kill-grace-seconds", "5",
+        "--gpus",     "0",     "--podman-storage",     (suite_dir_ / "server").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    server_ = ServerProcess::Start(dir_ / "data", args, &error, Env(), allow_root_replicas);
     ASSERT_NE(server_, nullptr) << error;
   }
 
@@ -314,6 +318,44 @@ TEST_F(ContainerE2ETest, AMissingImageFailsFastNamingItAndAMalformedOneIsRefused
       std::to_string(bad.status) + " " + bad.body["error"].value("message", "").substr(0, 107),
       "400 jobSpec.workerPoolSpecs[0].containerSpec.imageUri: 'eu.gcr.io/p/Trainer:dev' is "
       "not a valid image reference");
+}
+
+// A registry that refuses connections is tried again until the pull deadline; one that accepts
+// and never answers uses it up. Either job fails naming the image, the registry and the last
+// error, and a job of a reachable registry starts and succeeds meanwhile.
+TEST_F(ContainerE2ETest, UnreachableAndHangingRegistriesFailTheirJobsNamingThemOthersRun) {
+  server_.reset();
+  StartServer(true, {"--pull-timeout-seconds", "6"});
+  // Hanging: the kernel completes connections to a listening socket nobody accepts from.
+  int hang = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(hang, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(hang, 16), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(hang, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string hanging = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  const std::string refusing = "127.0.0.1:" + std::to_string(testing::FreeTcpPort());
+  auto pool = [](const std::string& image) {
+    return R"({"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},)"
+           R"("replicaCount":"1","containerSpec":{"imageUri":")" +
+           image + R"("}}]})";
+  };
+  const std::string refused = CreateRest(pool(refusing + "/x:1"));
+  const std::string hung = CreateRest(pool(hanging + "/x:1"));
+  const std::string good = CreateRest("{\"workerPoolSpecs\":[" + ShellPool("echo fine") + "]}");
+  EXPECT_EQ(WaitForJob(server_->port(), good, {}, 60).value("state", ""), "JOB_STATE_SUCCEEDED");
+  for (const auto& [name, registry] : {std::pair{refused, refusing}, std::pair{hung, hanging}}) {
+    json job = WaitForJob(server_->port(), name, {}, 60);
+    std::string message = job["error"].value("message", "");
+    EXPECT_EQ(job.value("state", ""), "JOB_STATE_FAILED") << message;
+    EXPECT_NE(message.find("image '" + registry + "/x:1' could not be pulled from registry " +
+                           registry + " in "),
+              std::string::npos)
+        << message;
+  }
+  ::close(hang);
 }
 
 // The worker's message comes from a here-document, not `echo |`: busybox nc half-closes as soon

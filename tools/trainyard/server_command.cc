@@ -180,6 +180,12 @@ void AddImageFlags(CLI::App* cmd, ServerFlags* f) {
   cmd->add_option("--podman-storage", c.podman_storage,
                   "Keep images and containers in DIR/storage and DIR/run (podman --root/--runroot) "
                   "instead of podman's default storage");
+  cmd->add_option("--pull-timeout-seconds", c.pull_timeout_seconds,
+                  "How long an image pull may take, retries included: a registry that cannot be "
+                  "reached is tried again (after 2 s, doubling up to 60 s) until then, and the "
+                  "job then fails naming the image, the registry and the last error")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   cmd->add_flag("--no-containers", c.no_containers,
                 "Never run images as containers: only `local` and image-catalog entries run");
 }
