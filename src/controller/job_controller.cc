@@ -66,6 +66,12 @@ void RecordRestartWaits(spec::CustomJob& job, const executor::GangStatus& status
 void RecordRestarts(spec::CustomJob& job, const executor::GangStatus& status, spec::Timestamp now) {
   if (!job.trainyard_info) return;
   RecordRestartWaits(job, status, now);
+  // Why a queued job waits (the Slurm controller unreachable), once per distinct reason.
+  const auto& history = job.trainyard_info->state_history;
+  if (!status.waiting_note.empty() &&
+      (history.empty() || history.back().detail != status.waiting_note)) {
+    spec::RecordStateChange(job, job.state, now, status.waiting_note);
+  }
   for (const auto& r : status.replicas) {
     for (const auto& before : job.trainyard_info->replicas) {
       if (before.pool_index != r.pool_index || before.replica_index != r.replica_index ||

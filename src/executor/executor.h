@@ -137,6 +137,9 @@ struct GangStatus {
   // When it ended: the last replica's exit (its status file), also for a gang that ended while
   // the server was down and was found ended by Adopt; else when the executor saw the end.
   std::optional<std::chrono::system_clock::time_point> end_time;
+  // While QUEUED for a reason other than capacity, that reason (the Slurm executor: "waiting for
+  // the Slurm controller: ..."); the job controller records each new one in the state history.
+  std::string waiting_note;
 };
 
 // One captured log line (stdout or stderr of one replica), with the time it was read.

@@ -39,6 +39,19 @@ std::string Describe(int pool, int replica) {
 }
 
 // The primary replica (pool 0; every replica without pool 0) exited 0.
+// An sbatch that failed because slurmctld did not answer (down, restarting, unreachable), not
+// because Slurm refused the job: the job waits for it instead of failing.
+bool ControllerUnreachable(const Status& s) {
+  if (s.code() == StatusCode::kDeadlineExceeded) return true;
+  if (s.code() != StatusCode::kUnavailable) return false;
+  for (const char* sign : {"Unable to contact slurm controller", "Socket timed out",
+                           "Connection refused", "connect failure", "Zero Bytes were transmitted",
+                           "Slurm backup controller in standby mode", "not responding"}) {
+    if (s.message().find(sign) != std::string::npos) return true;
+  }
+  return false;
+}
+
 bool PrimarySucceeded(const SlurmExecutor::Gang& g) {
   std::vector<std::pair<int, std::optional<int>>> ends;
   for (const auto& r : g.replicas) ends.push_back({r.pool_index, r.exit_code});
@@ -244,6 +257,9 @@ Status SlurmExecutor::Submit(const GangSpec& input) {
   // job id below is persisted, Adopt finds the job by name instead of submitting it again.
   TY_RETURN_IF_ERROR(SaveSlurmGang(*gang));
   StatusOr<std::string> slurm_id = client_.Submit(script);
+  if (!slurm_id.ok() && ControllerUnreachable(slurm_id.status())) {
+    return AcceptWhileUnreachable(std::move(gang), slurm_id.status(), warnings);
+  }
   if (!slurm_id.ok()) {
     // Usually nothing was submitted. But an sbatch that timed out may have reached slurmctld:
     // the job is refused, so nothing of it may run.
@@ -279,6 +295,35 @@ Status SlurmExecutor::Submit(const GangSpec& input) {
   wake_ = true;
   cv_.notify_all();
   return Status::Ok();
+}
+
+Status SlurmExecutor::AcceptWhileUnreachable(std::unique_ptr<Gang> gang, const Status& why,
+                                             const std::vector<std::string>& warnings) {
+  const std::string job_id = gang->spec.job_id;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (gangs_.count(job_id) > 0) return AlreadyExistsError("job " + job_id + " was already submitted");
+  TY_RETURN_IF_ERROR(
+      executor::RegisterJobDir(options_.data_dir, kSlurmRegistry, job_id, gang->spec.job_dir));
+  Gang& g = *gang;
+  gangs_[job_id] = std::move(gang);
+  // The marker stays: RunResubmissions asks Slurm for the job by name (an sbatch that timed out
+  // may have queued it after all) and submits it once slurmctld answers.
+  WaitForController(g, why);
+  for (const auto& w : warnings) SystemLog(g, "warning: " + w);
+  Persist(g);
+  Notify(g);
+  wake_ = true;
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+void SlurmExecutor::WaitForController(Gang& g, const Status& why) {
+  const std::string note =
+      "waiting for the Slurm controller: " + why.message() + "; submitting when it answers";
+  if (g.waiting_note.empty()) SystemLog(g, note);
+  g.waiting_note = note;
+  g.submitting = true;
+  g.slurm_job_id.clear();
 }
 
 StatusOr<GangStatus> SlurmExecutor::Adopt(const GangSpec& input) {
@@ -492,7 +537,7 @@ bool SlurmExecutor::LookUpEarlierSubmission(const Resubmission& work,
     auto it = gangs_.find(work.spec.job_id);
     if (it == gangs_.end()) return false;
     it->second->in_flight = false;
-    if (it->second->slurm_state != "?") {
+    if (it->second->slurm_state != "?" && it->second->waiting_note.empty()) {
       SystemLog(*it->second, "cannot ask Slurm whether " + name +
                                  " was submitted before the restart: " + found.status().message() +
                                  " (will keep trying)");
@@ -520,6 +565,12 @@ void SlurmExecutor::FinishResubmission(const Resubmission& work,
     if (slurm_id.ok()) pending_cancels_.push_back({*slurm_id, "", g.spec.job_id});
     return;
   }
+  if (!slurm_id.ok() && ControllerUnreachable(slurm_id.status())) {
+    WaitForController(g, slurm_id.status());  // looked up by name, then submitted, next pass
+    Persist(g);
+    Notify(g);
+    return;
+  }
   g.submitting = false;
   if (!slurm_id.ok()) {
     // As in Submit: an sbatch that timed out may still have queued the job.
@@ -532,6 +583,7 @@ void SlurmExecutor::FinishResubmission(const Resubmission& work,
   g.slurm_job_id = *slurm_id;
   g.slurm_state.clear();
   g.missing_polls = 0;
+  g.waiting_note.clear();
   if (found_id) {
     SystemLog(g, "found Slurm job " + g.slurm_job_id + " (" +
                      SlurmJobName(work.spec.job_id, work.attempt) +

@@ -158,6 +158,11 @@ class SlurmExecutor : public executor::Executor {
                           const StatusOr<std::string>& slurm_id,
                           const std::vector<std::string>& warnings);
   void DeliverNotifications();  // listener calls, without the lock
+  // Submit's sbatch found slurmctld unreachable: the gang is kept, QUEUED, waiting for it.
+  Status AcceptWhileUnreachable(std::unique_ptr<Gang> gang, const Status& why,
+                                const std::vector<std::string>& warnings);
+  // Under the lock: the gang waits for slurmctld (a log line the first time), its marker kept.
+  void WaitForController(Gang& gang, const Status& why);
 
   SlurmExecutorOptions options_;
   const machines::MachineCatalog& catalog_;  // MachineCatalog::Default(), as spec validation

@@ -87,6 +87,7 @@ StatusOr<SlurmExecutor::Gang> LoadSlurmGang(const fs::path& job_dir) {
 
 executor::GangStatus SlurmGangStatus(const SlurmExecutor::Gang& g) {
   executor::GangStatus s = executor::StatusOfRecord(g.spec.job_id, g);
+  s.waiting_note = g.waiting_note;
   for (const auto& r : g.replicas) {
     executor::ReplicaStatus rs;
     rs.pool_index = r.pool_index;

@@ -40,6 +40,8 @@ struct SlurmExecutor::Gang : executor::GangRecord {
   // of being submitted a second time.
   bool submitting = false;
   bool in_flight = false;  // not persisted: this process is submitting or looking up `attempt`
+  // Not persisted: why the submission waits (slurmctld unreachable); GangStatus::waiting_note.
+  std::string waiting_note;
   bool done = false;
   std::string slurm_state, slurm_reason;  // as last seen
   int missing_polls = 0;

@@ -167,6 +167,39 @@ TEST_F(SlurmExecutorTest, SbatchFailureIsReturnedAndNothingIsKept) {
             "known to this executor");
 }
 
+// slurmctld down at create: the job is accepted and waits QUEUED with the reason; once it
+// answers, the job is looked up by name (never submitted twice) and submitted. A request Slurm
+// refuses is still an error at once.
+TEST_F(SlurmExecutorTest, AControllerThatDoesNotAnswerLeavesTheJobQueuedUntilItDoes) {
+  const auto down = UnavailableError(
+      "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect "
+      "failure)");
+  client_.SetSubmitError(down);
+  client_.SetQueryError(UnavailableError("squeue: error: Unable to contact slurm controller"));
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  auto waiting = executor_->Get("1");
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(GangStateName(waiting->state) + " | " + waiting->waiting_note,
+            "QUEUED | waiting for the Slurm controller: " + down.message() +
+                "; submitting when it answers");
+  executor_->PollOnce();
+  executor_->PollOnce();
+  EXPECT_EQ(client_.submissions().size(), 0u);
+  client_.SetSubmitError(trainyard::Status::Ok());
+  client_.SetQueryError(trainyard::Status::Ok());
+  executor_->PollOnce();
+  ASSERT_EQ(client_.submissions().size(), 1u);
+  client_.SetJob(client_.submissions().at(0).job_id, "RUNNING");
+  executor_->PollOnce();
+  auto running = executor_->Get("1");
+  EXPECT_EQ(GangStateName(running->state) + " | " + running->waiting_note, "RUNNING | ");
+  EXPECT_NE(LogText("1").find("[trainyard] waiting for the Slurm controller"), std::string::npos)
+      << LogText("1");
+
+  client_.SetSubmitError(InvalidArgumentError("sbatch: error: Invalid partition name specified"));
+  EXPECT_EQ(executor_->Submit(Spec("2")).code(), StatusCode::kInvalidArgument);
+}
+
 TEST_F(SlurmExecutorTest, TerminalStatesMapToJobStatesWithReasons) {
   struct Case {
     std::string slurm, exit;
