@@ -262,7 +262,9 @@ Status MakeApi(Parts& p) {
       !made.ok() && made.status().code() != StatusCode::kAlreadyExists) {
     return made.status().WithPrefix("--staging-bucket");
   }
-  storage::RegisterStorageRoutes(p.api->routes(), p.object_store.get());
+  storage::StorageRoutesOptions storage_options;
+  storage_options.root = BucketRoot();
+  storage::RegisterStorageRoutes(p.api->routes(), p.object_store.get(), storage_options);
   // Cloud Logging entries:list, for custom jobs and AI Platform jobs.
   cloud_logging::RegisterLoggingRoutes(p.api->routes(), p.jobs.get(), p.legacy.get());
   // Training curves, Prometheus metrics and the web console (src/observability).

@@ -202,5 +202,35 @@ TEST_F(DiskFaultsE2ETest, NoFreeInodesRefusesOrWaitsAndAcknowledgedJobsFinish) {
   EXPECT_EQ(states, acked.empty() ? "" : std::to_string(acked.size()) + " x JOB_STATE_SUCCEEDED\n");
 }
 
+// The data dir cannot be remounted read-only under a running server (the kernel refuses while
+// jobs.db is open for writing: "mount point is busy"), the bucket root can: an upload through
+// the Storage API is then refused in the same words, naming the object, and works again once the
+// root is writable.
+TEST_F(DiskFaultsE2ETest, ReadOnlyBucketRootRefusesUploadsWithResourceExhausted) {
+  if (!Mount("size=8m,nr_inodes=2000")) GTEST_SKIP() << skip_reason_;
+  std::string error;
+  server_ = ServerProcess::Start(dir_ / "data",
+                                 {"--executor", "local", "--gpus", "0", "--bucket-root",
+                                  mnt_.string()},
+                                 &error, {"TRAINYARD_BUCKET_ROOT=" + mnt_.string()});
+  ASSERT_NE(server_, nullptr) << error;
+  ASSERT_EQ(Http(server_->port(), "POST", "/storage/v1/b?project=local", R"({"name":"ro"})").status,
+            200);
+  const std::string upload = "/upload/storage/v1/b/ro/o?uploadType=media&name=model/a.txt";
+  auto remount = [&](unsigned long flags) {
+    return ::mount("tmpfs", mnt_.c_str(), nullptr, MS_REMOUNT | flags, "size=8m,nr_inodes=2000");
+  };
+  ASSERT_EQ(remount(MS_RDONLY), 0) << std::strerror(errno);
+  HttpResult refused = Http(server_->port(), "POST", upload, "hello");
+  ASSERT_EQ(remount(0), 0) << std::strerror(errno);
+  HttpResult stored = Http(server_->port(), "POST", upload, "hello");
+  const std::string message = refused.body.value("error", json::object()).value("message", "");
+  EXPECT_EQ(message.find(mnt_.string()), std::string::npos) << message;
+  EXPECT_EQ(std::to_string(refused.status) + " " + message + "\n" +
+                std::to_string(stored.status),
+            "429 gs://ro/model/a.txt is read-only; nothing was stored: remount it read-write and "
+            "retry\n200");
+}
+
 }  // namespace
 }  // namespace trainyard::e2e
