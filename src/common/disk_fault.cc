@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -85,30 +86,59 @@ std::string_view DiskFaultReason(DiskFault fault) {
   return "";
 }
 
-Status DiskFaultError(DiskFault fault, std::string_view where, const fs::path& path,
-                      std::string_view detail) {
+std::string DiskFaultCondition(DiskFault fault, std::string_view where, const fs::path& path) {
   struct statvfs vfs {};
   const bool known = StatFileSystem(path, &vfs);
   const std::string free_text =
       known ? MiB(static_cast<double>(vfs.f_bavail) * static_cast<double>(vfs.f_frsize)) + " free"
             : "free space unknown";
-  std::string msg(where);
+  std::string text(where);
   switch (fault) {
     case DiskFault::kReadOnly:
-      msg += " is read-only; nothing was stored: remount it read-write and retry";
+      return text + " is read-only";
+    case DiskFault::kNoInodes:
+      return text + " has no free inodes (0 of " + std::to_string(known ? vfs.f_files : 0) +
+             " left; " + free_text + ")";
+    case DiskFault::kFull:
+    case DiskFault::kNone:
+      break;
+  }
+  return text + " is full (" + free_text + ")";
+}
+
+Status DiskFaultError(DiskFault fault, std::string_view where, const fs::path& path,
+                      std::string_view detail) {
+  std::string msg = DiskFaultCondition(fault, where, path) + "; nothing was stored: ";
+  switch (fault) {
+    case DiskFault::kReadOnly:
+      msg += "remount it read-write and retry";
       break;
     case DiskFault::kNoInodes:
-      msg += " has no free inodes (0 of " + std::to_string(known ? vfs.f_files : 0) + " left; " +
-             free_text + "); nothing was stored: remove files there and retry";
+      msg += "remove files there and retry";
       break;
     case DiskFault::kFull:
     case DiskFault::kNone:
-      msg += " is full (" + free_text + "); nothing was stored: free space there and retry";
+      msg += "free space there and retry";
       break;
   }
-  Report("disk: " + std::string(DiskFaultReason(fault == DiskFault::kNone ? DiskFault::kFull : fault)) +
-         ": " + path.string() + ": " + std::string(detail));
+  const DiskFault reason = fault == DiskFault::kNone ? DiskFault::kFull : fault;
+  Report(std::string(DiskFaultReason(reason)) + ": " + path.string() + ": " + std::string(detail));
   return ResourceExhaustedError(std::move(msg));
+}
+
+DiskFault DiskFaultOf(const Status& status, const fs::path& root) {
+  if (status.ok()) return DiskFault::kNone;
+  for (int err : {ENOSPC, EDQUOT, EROFS}) {
+    if (status.message().find(std::strerror(err)) != std::string::npos) {
+      return ClassifyWriteError(err, root);
+    }
+  }
+  return DiskFault::kNone;
+}
+
+Status AsDiskFault(const Status& status, std::string_view where, const fs::path& root) {
+  const DiskFault fault = DiskFaultOf(status, root);
+  return fault == DiskFault::kNone ? status : DiskFaultError(fault, where, root, status.message());
 }
 
 bool IsDiskFault(const Status& status) { return status.code() == StatusCode::kResourceExhausted; }

@@ -42,6 +42,19 @@ std::string_view DiskFaultReason(DiskFault fault);
 Status DiskFaultError(DiskFault fault, std::string_view where, const std::filesystem::path& path,
                       std::string_view detail);
 
+// "<where> is full (0.3 MiB free)", "<where> has no free inodes (0 of 2000 left; ...)",
+// "<where> is read-only": the condition alone, for work that was kept and waits for room.
+std::string DiskFaultCondition(DiskFault fault, std::string_view where,
+                               const std::filesystem::path& path);
+
+// Which fault an error about a file under `root` reports, from the OS's words for ENOSPC,
+// EDQUOT or EROFS in its message (file_util's errors carry them); kNone for other errors.
+DiskFault DiskFaultOf(const Status& status, const std::filesystem::path& root);
+
+// `status` in DiskFaultError's words naming `where` when DiskFaultOf finds a fault in it, else
+// `status` as it is. For errors that reach users from layers whose messages name paths.
+Status AsDiskFault(const Status& status, std::string_view where, const std::filesystem::path& root);
+
 // Whether `status` says a write was refused for lack of room or a read-only file system
 // (RESOURCE_EXHAUSTED: DiskFaultError, and file_util's errors of the same cause).
 bool IsDiskFault(const Status& status);

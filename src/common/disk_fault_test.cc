@@ -31,7 +31,7 @@ TEST(DiskFaultTest, TheMessageNamesThePlaceAndTheLogGetsThePath) {
             "RESOURCE_EXHAUSTED: the server's data directory is full; nothing was stored: free "
             "space there and retry\n"
             "gs://b/o is read-only; nothing was stored: remount it read-write and retry\n"
-            "disk: read-only file system: " + path.string() + ": read-only");
+            "read-only file system: " + path.string() + ": read-only");
   EXPECT_EQ(full.message().find(path.string()), std::string::npos);
 }
 

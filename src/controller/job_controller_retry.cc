@@ -41,8 +41,13 @@ void JobController::Park(const spec::CustomJob& job, const executor::GangSpec& g
     if (stored.state != spec::JobState::kQueued) {
       return Status(StatusCode::kAborted, "no longer queued");
     }
-    spec::RecordStateChange(stored, spec::JobState::kQueued, clock_(),
-                            "waiting for room to start: " + why.message());
+    // In the data dir's words: the executor's error names server paths.
+    const DiskFault fault = DiskFaultOf(why, options_.jobs_dir);
+    spec::RecordStateChange(
+        stored, spec::JobState::kQueued, clock_(),
+        "waiting for room to start: " +
+            (fault == DiskFault::kNone ? std::string("the executor has no room for it")
+                                       : DiskFaultCondition(fault, kDataDirPlace, options_.jobs_dir)));
     return Status::Ok();
   });
   if (noted.ok()) Announce(*noted, steps);

@@ -208,16 +208,11 @@ class Output {
   }
 
  private:
-  // The short reason for the note, from the OS's words in the error.
+  // The short reason for the note ("disk full"), from the OS's words in the error.
   std::string ReasonOf(const Status& s) const {
-    if (s.message().find(std::strerror(EROFS)) != std::string::npos) {
-      return std::string(DiskFaultReason(DiskFault::kReadOnly));
-    }
-    if (s.message().find(std::strerror(ENOSPC)) != std::string::npos ||
-        s.message().find(std::strerror(EDQUOT)) != std::string::npos) {
-      return std::string(DiskFaultReason(ClassifyWriteError(ENOSPC, args_.log_dir)));
-    }
-    return "the job log could not be written";
+    const DiskFault fault = DiskFaultOf(s, args_.log_dir);
+    return fault == DiskFault::kNone ? "the job log could not be written"
+                                     : std::string(DiskFaultReason(fault));
   }
 
   const Args& args_;

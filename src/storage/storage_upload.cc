@@ -3,8 +3,6 @@
 // the persisted Range until the last one). Every path streams the body to disk and commits the
 // object only once all of it arrived (ObjectWriter / FinishUpload): a broken request leaves
 // nothing behind.
-#include <cerrno>
-#include <cstring>
 #include <optional>
 
 #include "common/disk_fault.h"
@@ -21,15 +19,9 @@ using nlohmann::json;
 
 // A write the bucket root's disk refused (full, out of inodes, read-only) as common/disk_fault.h
 // words it, 429 RESOURCE_EXHAUSTED naming the object `uri`; the root's path goes to the server
-// log. The store reports such failures with the OS's words (strerror). Other errors unchanged.
-Status OnDisk(const Call& c, const std::string& uri, Status status) {
-  if (status.ok()) return status;
-  for (int err : {ENOSPC, EDQUOT, EROFS}) {
-    if (status.message().find(std::strerror(err)) == std::string::npos) continue;
-    const DiskFault fault = ClassifyWriteError(err, c.options.root);
-    if (fault != DiskFault::kNone) return DiskFaultError(fault, uri, c.options.root, status.message());
-  }
-  return status;
+// log. Other errors unchanged.
+Status OnDisk(const Call& c, const std::string& uri, const Status& status) {
+  return AsDiskFault(status, uri, c.options.root);
 }
 
 std::string Uri(const std::string& bucket, const std::string& name) {
