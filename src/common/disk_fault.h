@@ -33,8 +33,9 @@ std::string_view DiskFaultReason(DiskFault fault);
 
 // RESOURCE_EXHAUSTED for `fault` (not kNone), naming `where` and the free space of `path`'s file
 // system, e.g.
-//   the server's data directory is full (0.3 MiB free); nothing was stored: free space there and retry
-//   the server's data directory has no free inodes (0 of 2000 left; 11.2 MiB free); nothing was
+//   the server's data directory is full (0.3 MiB free); nothing was stored: free space there and
+//   retry the server's data directory has no free inodes (0 of 2000 left; 11.2 MiB free); nothing
+//   was
 //     stored: remove files there and retry
 //   the server's data directory is read-only; nothing was stored: remount it read-write and retry
 // `path` (the file that could not be written) and `detail` (the OS's or SQLite's words) are

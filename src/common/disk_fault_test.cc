@@ -4,7 +4,6 @@
 
 #include <cerrno>
 
-
 namespace trainyard {
 namespace {
 
@@ -26,12 +25,13 @@ TEST(DiskFaultTest, TheMessageNamesThePlaceAndTheLogGetsThePath) {
   SetDiskFaultReporter(nullptr);
   std::string message = full.message();
   message.erase(message.find(" ("), message.find(')') - message.find(" (") + 1);  // free space
-  EXPECT_EQ(std::string(StatusCodeName(full.code())) + ": " + message + "\n" + ro.message() +
-                "\n" + logged,
+  EXPECT_EQ(std::string(StatusCodeName(full.code())) + ": " + message + "\n" + ro.message() + "\n" +
+                logged,
             "RESOURCE_EXHAUSTED: the server's data directory is full; nothing was stored: free "
             "space there and retry\n"
             "gs://b/o is read-only; nothing was stored: remount it read-write and retry\n"
-            "read-only file system: " + path.string() + ": read-only");
+            "read-only file system: " +
+                path.string() + ": read-only");
   EXPECT_EQ(full.message().find(path.string()), std::string::npos);
 }
 

@@ -1,7 +1,5 @@
 #include "common/file_util.h"
 
-#include "common/disk_fault.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+
+#include "common/disk_fault.h"
 
 namespace trainyard {
 namespace fs = std::filesystem;

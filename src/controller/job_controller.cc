@@ -483,7 +483,7 @@ Status JobController::WriteStatus(const std::string& name, const executor::GangS
   if (!result.ok()) {
     const StatusCode code = result.status().code();
     return code == StatusCode::kNotFound || code == StatusCode::kAborted ? Status::Ok()
-                                                                          : result.status();
+                                                                         : result.status();
   }
   Announce(*result, steps);
   Ended(*result);
@@ -526,7 +526,7 @@ Status JobController::WriteFailure(const std::string& name, int code, const std:
   if (!result.ok()) {
     const StatusCode failed = result.status().code();
     return failed == StatusCode::kNotFound || failed == StatusCode::kAborted ? Status::Ok()
-                                                                              : result.status();
+                                                                             : result.status();
   }
   Announce(*result, steps);
   Ended(*result);

@@ -46,8 +46,9 @@ void JobController::Park(const spec::CustomJob& job, const executor::GangSpec& g
     spec::RecordStateChange(
         stored, spec::JobState::kQueued, clock_(),
         "waiting for room to start: " +
-            (fault == DiskFault::kNone ? std::string("the executor has no room for it")
-                                       : DiskFaultCondition(fault, kDataDirPlace, options_.jobs_dir)));
+            (fault == DiskFault::kNone
+                 ? std::string("the executor has no room for it")
+                 : DiskFaultCondition(fault, kDataDirPlace, options_.jobs_dir)));
     return Status::Ok();
   });
   if (noted.ok()) Announce(*noted, steps);
@@ -59,9 +60,9 @@ size_t JobController::RetryPendingWrites() {
     std::map<std::string, PendingWrite> pending;
     pending.swap(pending_writes_);
     for (auto& [id, write] : pending) {
-      Status s = write.status ? WriteStatus(write.name, *write.status)
-                              : WriteFailure(write.name, write.failure->first,
-                                             write.failure->second);
+      Status s = write.status
+                     ? WriteStatus(write.name, *write.status)
+                     : WriteFailure(write.name, write.failure->first, write.failure->second);
       if (!s.ok()) pending_writes_.emplace(id, std::move(write));
     }
   }

@@ -17,8 +17,8 @@ using executor::GangState;
 class FillableStore : public store::MemoryJobStore {
  public:
   bool full = false;
-  StatusOr<spec::CustomJob> Mutate(
-      const std::string& name, const std::function<Status(spec::CustomJob&)>& mutate) override {
+  StatusOr<spec::CustomJob> Mutate(const std::string& name,
+                                   const std::function<Status(spec::CustomJob&)>& mutate) override {
     if (full) return ResourceExhaustedError("the server's data directory is full (0.0 MiB free)");
     return MemoryJobStore::Mutate(name, mutate);
   }
@@ -58,7 +58,8 @@ TEST_F(JobControllerRetryTest, StateWritesAFullDiskRefusedAreMadeOnTheNextPass) 
   store_.full = true;
   ASSERT_TRUE(executor_.Advance(job.Id(), GangState::kRunning).ok());
   ASSERT_TRUE(executor_.Advance(job.Id(), GangState::kSucceeded).ok());
-  const std::string while_full = State(job) + " " + std::to_string(controller_->RetryPendingWrites());
+  const std::string while_full =
+      State(job) + " " + std::to_string(controller_->RetryPendingWrites());
   store_.full = false;
   const size_t left = controller_->RetryPendingWrites();
   EXPECT_EQ(while_full + " -> " + State(job) + " " + std::to_string(left),
@@ -68,7 +69,8 @@ TEST_F(JobControllerRetryTest, StateWritesAFullDiskRefusedAreMadeOnTheNextPass) 
 TEST_F(JobControllerRetryTest, AJobTheExecutorHadNoRoomForWaitsQueuedAndIsHandedOverLater) {
   executor_.SetSubmitError(ResourceExhaustedError("the server's data directory is full"));
   spec::CustomJob job = Create();
-  const std::string while_full = State(job) + " " + std::to_string(controller_->RetryPendingWrites());
+  const std::string while_full =
+      State(job) + " " + std::to_string(controller_->RetryPendingWrites());
   executor_.SetSubmitError(Status::Ok());
   const size_t left = controller_->RetryPendingWrites();
   ASSERT_TRUE(executor_.Advance(job.Id(), GangState::kSucceeded).ok());

@@ -189,9 +189,9 @@ class Output {
     if (pending_.empty() && lost_ == 0) return true;
     std::vector<LogRecord> records;
     if (lost_ > 0) {
-      records.push_back({std::chrono::system_clock::now(), args_.pool, args_.replica, true,
-                         "[trainyard] " + std::to_string(lost_) + " log lines were lost: " +
-                             lost_reason_});
+      records.push_back(
+          {std::chrono::system_clock::now(), args_.pool, args_.replica, true,
+           "[trainyard] " + std::to_string(lost_) + " log lines were lost: " + lost_reason_});
     }
     records.insert(records.end(), pending_.begin(), pending_.end());
     Status s = AppendJobLog(args_.log_dir, args_.limits, records);

@@ -92,9 +92,7 @@ class Transaction {
   ~Transaction() {
     if (ok_ && !committed_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
-  Status Began() const {
-    return ok_ ? Status::Ok() : ErrorOf(db_, "sqlite BEGIN");
-  }
+  Status Began() const { return ok_ ? Status::Ok() : ErrorOf(db_, "sqlite BEGIN"); }
   Status Commit() {
     if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
       return ErrorOf(db_, "sqlite COMMIT");

@@ -54,10 +54,10 @@ class DiskFaultsE2ETest : public ::testing::Test {
 
   void StartServer() {
     std::string error;
-    server_ = ServerProcess::Start(mnt_ / "data",
-                                   {"--executor", "local", "--gpus", "0", "--bucket-root",
-                                    (dir_ / "buckets").string()},
-                                   &error, {"TRAINYARD_BUCKET_ROOT=" + (dir_ / "buckets").string()});
+    server_ = ServerProcess::Start(
+        mnt_ / "data",
+        {"--executor", "local", "--gpus", "0", "--bucket-root", (dir_ / "buckets").string()},
+        &error, {"TRAINYARD_BUCKET_ROOT=" + (dir_ / "buckets").string()});
     ASSERT_NE(server_, nullptr) << error;
   }
 
@@ -165,8 +165,7 @@ TEST_F(DiskFaultsE2ETest, FullDiskRefusesWithResourceExhaustedAndAcknowledgedJob
   EXPECT_EQ(Render(refusals),
             "429 RESOURCE_EXHAUSTED: the server's data directory is full; nothing was stored: "
             "free space there and retry\n");
-  EXPECT_EQ(Http(server_->port(), "GET", std::string("/v1/") + kParent + "/customJobs").status,
-            200)
+  EXPECT_EQ(Http(server_->port(), "GET", std::string("/v1/") + kParent + "/customJobs").status, 200)
       << "reads go on while the disk is full";
   std::this_thread::sleep_for(std::chrono::seconds(2));  // acknowledged jobs run into the wall
   FreeSpace();
@@ -209,14 +208,14 @@ TEST_F(DiskFaultsE2ETest, NoFreeInodesRefusesOrWaitsAndAcknowledgedJobsFinish) {
 TEST_F(DiskFaultsE2ETest, ReadOnlyBucketRootRefusesUploadsWithResourceExhausted) {
   if (!Mount("size=8m,nr_inodes=2000")) GTEST_SKIP() << skip_reason_;
   std::string error;
-  server_ = ServerProcess::Start(dir_ / "data",
-                                 {"--executor", "local", "--gpus", "0", "--bucket-root",
-                                  mnt_.string()},
-                                 &error, {"TRAINYARD_BUCKET_ROOT=" + mnt_.string()});
+  server_ = ServerProcess::Start(
+      dir_ / "data", {"--executor", "local", "--gpus", "0", "--bucket-root", mnt_.string()}, &error,
+      {"TRAINYARD_BUCKET_ROOT=" + mnt_.string()});
   ASSERT_NE(server_, nullptr) << error;
-  ASSERT_EQ(Http(server_->port(), "POST", "/storage/v1/b?project=local", R"({"name":"ro"})").status,
-            200);
-  const std::string upload = "/upload/storage/v1/b/ro/o?uploadType=media&name=model/a.txt";
+  HttpResult bucket =
+      Http(server_->port(), "POST", "/storage/v1/b?project=local", R"({"name":"ro-bucket"})");
+  ASSERT_EQ(bucket.status, 200) << bucket.body.dump();
+  const std::string upload = "/upload/storage/v1/b/ro-bucket/o?uploadType=media&name=model/a.txt";
   auto remount = [&](unsigned long flags) {
     return ::mount("tmpfs", mnt_.c_str(), nullptr, MS_REMOUNT | flags, "size=8m,nr_inodes=2000");
   };
@@ -226,10 +225,9 @@ TEST_F(DiskFaultsE2ETest, ReadOnlyBucketRootRefusesUploadsWithResourceExhausted)
   HttpResult stored = Http(server_->port(), "POST", upload, "hello");
   const std::string message = refused.body.value("error", json::object()).value("message", "");
   EXPECT_EQ(message.find(mnt_.string()), std::string::npos) << message;
-  EXPECT_EQ(std::to_string(refused.status) + " " + message + "\n" +
-                std::to_string(stored.status),
-            "429 gs://ro/model/a.txt is read-only; nothing was stored: remount it read-write and "
-            "retry\n200");
+  EXPECT_EQ(std::to_string(refused.status) + " " + message + "\n" + std::to_string(stored.status),
+            "429 gs://ro-bucket/model/a.txt is read-only; nothing was stored: remount it "
+            "read-write and retry\n200");
 }
 
 }  // namespace
