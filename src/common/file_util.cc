@@ -11,6 +11,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/disk_fault.h"
+
 namespace trainyard {
 namespace fs = std::filesystem;
 
@@ -18,6 +20,15 @@ namespace {
 
 std::string Errno(const fs::path& p, std::string_view what) {
   return std::string(what) + " " + p.string() + ": " + std::strerror(errno);
+}
+
+// A failed write, create or rename of `p`: RESOURCE_EXHAUSTED when the file system is full or
+// read-only (disk_fault.h: callers keep such work to retry), else an I/O error.
+Status WriteError(const fs::path& p, std::string_view what) {
+  const int err = errno;
+  std::string msg = Errno(p, what);
+  if (ClassifyWriteError(err, p) != DiskFault::kNone) return ResourceExhaustedError(std::move(msg));
+  return IoError(std::move(msg));
 }
 
 // "dir/" and "dir" name the same directory, but appending a suffix to "dir/" would put the temp
@@ -60,7 +71,13 @@ Status MakeDirs(const fs::path& path) {
   if (path.empty()) return Status::Ok();
   std::error_code ec;
   fs::create_directories(path, ec);
-  if (ec) return IoError("cannot create directory " + path.string() + ": " + ec.message());
+  if (ec) {
+    std::string msg = "cannot create directory " + path.string() + ": " + ec.message();
+    if (ClassifyWriteError(ec.value(), path) != DiskFault::kNone) {
+      return ResourceExhaustedError(std::move(msg));
+    }
+    return IoError(std::move(msg));
+  }
   return Status::Ok();
 }
 
@@ -71,7 +88,7 @@ Status WriteAll(int fd, std::string_view data, const fs::path& path) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return IoError(Errno(path, "cannot write"));
+      return WriteError(path, "cannot write");
     }
     p += n;
     left -= static_cast<size_t>(n);
@@ -106,21 +123,21 @@ Status WriteThenRename(const fs::path& path_in, std::string_view content, bool s
   fs::path tmp = path;
   tmp += UniqueSuffix();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError(Errno(tmp, "cannot create"));
+  if (fd < 0) return WriteError(tmp, "cannot create");
   if (Status s = WriteAll(fd, content, tmp); !s.ok()) {
     ::close(fd);
     ::unlink(tmp.c_str());
     return s;
   }
   if (sync && ::fsync(fd) != 0) {
-    Status s = IoError(Errno(tmp, "fsync failed for"));
+    Status s = WriteError(tmp, "fsync failed for");
     ::close(fd);
     ::unlink(tmp.c_str());
     return s;
   }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = IoError(Errno(path, "cannot rename temp file onto"));
+    Status s = WriteError(path, "cannot rename temp file onto");
     ::unlink(tmp.c_str());
     return s;
   }

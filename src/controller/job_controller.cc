@@ -5,6 +5,7 @@
 
 #include "common/beneath.h"
 #include "common/bucket_path.h"
+#include "common/disk_fault.h"
 #include "common/time.h"
 #include "controller/job_files.h"
 #include "executor/job_dir_layout.h"
@@ -348,6 +349,10 @@ StatusOr<CustomJob> JobController::HandOver(const CustomJob& job, const executor
     // the NOT_FOUND branch below brings the stored job to CANCELLED.
     Status s = submitted.ok() ? executor_->Cancel(gang.job_id) : NotFoundError("not submitted");
     if (s.code() == StatusCode::kNotFound) FinishCancelled(job.name, gang.job_id);
+  } else if (IsDiskFault(submitted)) {
+    // The job is stored and acknowledged: it waits for room instead of failing.
+    Park(job, gang, submitted);
+    return Decorate(job);
   } else if (!submitted.ok()) {
     MarkFailed(job.name, static_cast<int>(submitted.code()),
                "the executor refused the job: " + submitted.message());
@@ -432,6 +437,11 @@ void JobController::OnGangStatus(const executor::GangStatus& status) {
 }
 
 void JobController::ApplyStatus(const std::string& name, const executor::GangStatus& status) {
+  std::lock_guard write_lock(write_mu_);
+  KeepIfFailed(WriteStatus(name, status), {name, status, std::nullopt});
+}
+
+Status JobController::WriteStatus(const std::string& name, const executor::GangStatus& status) {
   int64_t steps = 0;
   auto result = store_->Mutate(name, [&](CustomJob& job) {
     steps = StepsAppended(job);
@@ -476,9 +486,14 @@ void JobController::ApplyStatus(const std::string& name, const executor::GangSta
     return Status::Ok();
   });
   // NOT_FOUND: deleted meanwhile; ABORTED: nothing to write (ended already, and said so then).
-  if (!result.ok()) return;
+  if (!result.ok()) {
+    const StatusCode code = result.status().code();
+    return code == StatusCode::kNotFound || code == StatusCode::kAborted ? Status::Ok()
+                                                                         : result.status();
+  }
   Announce(*result, steps);
   Ended(*result);
+  return Status::Ok();
 }
 
 void JobController::Announce(const CustomJob& job, int64_t steps_before) const {
@@ -496,6 +511,12 @@ void JobController::Ended(const CustomJob& job) const {
 }
 
 void JobController::MarkFailed(const std::string& name, int code, const std::string& message) {
+  std::lock_guard write_lock(write_mu_);
+  KeepIfFailed(WriteFailure(name, code, message),
+               {name, std::nullopt, std::make_pair(code, message)});
+}
+
+Status JobController::WriteFailure(const std::string& name, int code, const std::string& message) {
   int64_t steps = 0;
   auto result = store_->Mutate(name, [&](CustomJob& job) {
     steps = StepsAppended(job);
@@ -508,11 +529,16 @@ void JobController::MarkFailed(const std::string& name, int code, const std::str
     spec::RecordStateChange(job, JobState::kFailed, now, message);
     return Status::Ok();
   });
-  if (!result.ok()) return;
+  if (!result.ok()) {
+    const StatusCode failed = result.status().code();
+    return failed == StatusCode::kNotFound || failed == StatusCode::kAborted ? Status::Ok()
+                                                                             : result.status();
+  }
   Announce(*result, steps);
   Ended(*result);
   std::lock_guard lock(mu_);
   names_by_id_.erase(std::string(spec::LastSegment(name)));
+  return Status::Ok();
 }
 
 Status JobController::Start() {
@@ -534,7 +560,9 @@ Status JobController::Start() {
     }
     if (job.state == JobState::kQueued && !std::filesystem::exists(gang->job_dir)) {
       if (Hold(job, *gang)) continue;
-      if (Status s = executor_->Submit(*gang); !s.ok()) {
+      if (Status s = executor_->Submit(*gang); IsDiskFault(s)) {
+        Park(job, *gang, s);
+      } else if (!s.ok()) {
         MarkFailed(job.name, static_cast<int>(s.code()),
                    "could not be queued again after a server restart: " + s.message());
       }

@@ -134,6 +134,14 @@ class JobController {
   bool draining() const;
   size_t held_jobs() const;
 
+  // The controller's next pass over what a full or read-only disk kept from being written
+  // (job_controller_retry.cc; the server runs it every second): the latest executor status of
+  // each job whose state write failed, a failure that could not be recorded, and the hand-over
+  // of each job the executor could not take for lack of room (stored QUEUED, so acknowledged:
+  // it is never failed for that, it waits). Whatever fails again is kept for the next pass.
+  // Returns how many writes and hand-overs are still pending. Thread-safe.
+  size_t RetryPendingWrites();
+
  private:
   StatusOr<executor::GangSpec> BuildGang(const spec::CustomJob& job) const;
   // Delete's work on the job dir: a tombstone, then everything but the log goes.
@@ -144,8 +152,19 @@ class JobController {
   Status ValidateGang(const executor::GangSpec& gang) const;
   void OnGangStatus(const executor::GangStatus& status);
   // Writes an executor status into the stored job (one transaction), respecting the state rules.
+  // A write that fails (a full disk) is kept, as the job's latest pending write, for
+  // RetryPendingWrites.
   void ApplyStatus(const std::string& name, const executor::GangStatus& status);
   void MarkFailed(const std::string& name, int code, const std::string& message);
+  // The writes themselves: OK also when there is nothing to write (ended already) or the job is
+  // gone; an error means the write must be tried again.
+  Status WriteStatus(const std::string& name, const executor::GangStatus& status);
+  Status WriteFailure(const std::string& name, int code, const std::string& message);
+  // Keeps `write` as the job's pending write when `written` failed, drops it when it succeeded.
+  struct PendingWrite;
+  void KeepIfFailed(const Status& written, PendingWrite write);
+  // A stored job the executor could not take for lack of room: kept QUEUED for the next pass.
+  void Park(const spec::CustomJob& job, const executor::GangSpec& gang, const Status& why);
   // Holds a just-stored job instead of handing it over when draining; false when it must be
   // handed over (not draining, or a cancel came meanwhile: HandOver settles that).
   bool Hold(const spec::CustomJob& job, const executor::GangSpec& gang);
@@ -190,6 +209,19 @@ class JobController {
   };
   bool draining_ = false;
   std::vector<HeldJob> held_;
+  // Jobs the executor could not take for lack of room (Park), oldest first; guarded by mu_.
+  std::vector<HeldJob> parked_;
+
+  // A job-state write that failed, to retry: an executor status, or a failure to record.
+  struct PendingWrite {
+    std::string name;
+    std::optional<executor::GangStatus> status;
+    std::optional<std::pair<int, std::string>> failure;  // code, message
+  };
+  // Serializes job-state writes from the listener, handlers and the retry pass, so a retried
+  // status never overtakes a newer one. Taken before mu_, never while holding it.
+  std::mutex write_mu_;
+  std::map<std::string, PendingWrite> pending_writes_;  // by job id; guarded by write_mu_
 };
 
 }  // namespace trainyard::controller

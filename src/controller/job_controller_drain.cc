@@ -37,6 +37,7 @@ bool JobController::Hold(const spec::CustomJob& job, const executor::GangSpec& g
 void JobController::Unhold(const std::string& id) {
   std::lock_guard lock(mu_);
   std::erase_if(held_, [&id](const HeldJob& h) { return h.gang.job_id == id; });
+  std::erase_if(parked_, [&id](const HeldJob& h) { return h.gang.job_id == id; });
 }
 
 size_t JobController::SetDraining(bool draining) {

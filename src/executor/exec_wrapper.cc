@@ -16,8 +16,10 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "common/disk_fault.h"
 #include "common/file_util.h"
 #include "executor/job_log.h"
 #include "executor/process_ops.h"
@@ -25,6 +27,9 @@
 
 namespace trainyard::executor {
 namespace {
+
+// The longest wait between two tries to store the exit code on a full disk.
+constexpr std::chrono::milliseconds kStatusRetryMax{2000};
 
 volatile sig_atomic_t g_signals = 0;
 volatile sig_atomic_t g_last_signal = SIGTERM;
@@ -171,6 +176,9 @@ bool ParseArgs(int argc, char** argv, Args* a, std::string* error) {
   return true;
 }
 
+// The replica's output on its way into the job log. Lines the disk refuses (full, no inodes,
+// read-only) are counted, not kept: the job log says how many were lost, once a write succeeds
+// again ("[trainyard] 3 log lines were lost: disk full").
 class Output {
  public:
   explicit Output(const Args& args) : args_(args) {}
@@ -181,20 +189,67 @@ class Output {
       pending_.push_back({now, args_.pool, args_.replica, is_stderr, std::move(line)});
     }
   }
-  void Flush() {
-    if (pending_.empty()) return;
-    Status s = AppendJobLog(args_.log_dir, args_.limits, pending_);
-    if (!s.ok()) std::fprintf(stderr, "trainyard-exec-wrapper: %s\n", s.ToString().c_str());
+  // Appends what is pending; true when nothing is left unsaid (no lines, no lost-lines note).
+  bool Flush() {
+    if (pending_.empty() && lost_ == 0) return true;
+    std::vector<LogRecord> records;
+    if (lost_ > 0) {
+      records.push_back(
+          {std::chrono::system_clock::now(), args_.pool, args_.replica, true,
+           "[trainyard] " + std::to_string(lost_) + " log lines were lost: " + lost_reason_});
+    }
+    records.insert(records.end(), pending_.begin(), pending_.end());
+    Status s = AppendJobLog(args_.log_dir, args_.limits, records);
+    if (s.ok()) {
+      lost_ = 0;
+    } else {
+      lost_ += static_cast<int64_t>(pending_.size());
+      lost_reason_ = ReasonOf(s);
+      if (!reported_) std::fprintf(stderr, "trainyard-exec-wrapper: %s\n", s.ToString().c_str());
+      reported_ = true;
+    }
     pending_.clear();
+    return s.ok();
   }
 
  private:
+  // The short reason for the note ("disk full"), from the OS's words in the error.
+  std::string ReasonOf(const Status& s) const {
+    const DiskFault fault = DiskFaultOf(s, args_.log_dir);
+    return fault == DiskFault::kNone ? "the job log could not be written"
+                                     : std::string(DiskFaultReason(fault));
+  }
+
   const Args& args_;
   std::vector<LogRecord> pending_;
+  int64_t lost_ = 0;
+  std::string lost_reason_;
+  bool reported_ = false;  // the first failure goes to the wrapper's own log, not every one
 };
 
-Status WriteStatus(const Args& args, int exit_code) {
-  return WriteReplicaStatusFile(args.status_file, exit_code);
+// Records the replica's exit. The wrapper's exit is what tells the executor to look for this
+// file, and an exit without it would make a finished replica "lost": so while the disk has no
+// room (or is read-only) it waits and tries again, with the lost-lines note, until both are
+// stored. Only SIGKILL (a cancel's grace running out) ends the wait.
+Status WriteStatusWhenPossible(const Args& args, Output& output, int exit_code) {
+  const auto end_time = std::chrono::system_clock::now();
+  bool said = false;
+  for (auto wait = std::chrono::milliseconds(100);; wait = std::min(wait * 2, kStatusRetryMax)) {
+    const bool logged = output.Flush();
+    Status s = WriteReplicaStatusFile(args.status_file, exit_code, end_time);
+    if (s.ok() && logged) return s;
+    if (!s.ok() && !IsDiskFault(s)) return s;
+    if (!said && !s.ok()) {
+      std::fprintf(stderr, "trainyard-exec-wrapper: %s; retrying until there is room\n",
+                   s.ToString().c_str());
+      said = true;
+    }
+    if (s.ok() && !logged) {
+      // The exit code is stored; the note about lost lines is not worth holding the job for.
+      return s;
+    }
+    std::this_thread::sleep_for(wait);
+  }
 }
 
 }  // namespace
@@ -273,7 +328,9 @@ bool SwitchIdentity(const Args& id) {
 
 // The child's pid and start time, for re-adoption. No fsync: the pid only matters while the
 // replica lives, i.e. not after a power loss.
-void WritePidFile(const std::string& pid_file, pid_t child) {
+// True once written; on a full disk the pump below tries again on every pass (the executor
+// needs the replica's pid to re-adopt it after a server restart).
+bool WritePidFile(const std::string& pid_file, pid_t child, bool say_why) {
   ProcessId id = ProcessOps::Real().Identify(child);
   nlohmann::json pid_json{{"pid", child}, {"start_ticks", id.start_ticks}};
   std::string tmp = pid_file + ".tmp";
@@ -281,9 +338,14 @@ void WritePidFile(const std::string& pid_file, pid_t child) {
   bool ok = f != nullptr && std::fputs((pid_json.dump() + "\n").c_str(), f) >= 0;
   if (f != nullptr) ok = std::fclose(f) == 0 && ok;
   if (!ok || std::rename(tmp.c_str(), pid_file.c_str()) != 0) {
-    std::fprintf(stderr, "trainyard-exec-wrapper: cannot write %s: %s\n", pid_file.c_str(),
-                 std::strerror(errno));
+    if (say_why) {
+      std::fprintf(stderr, "trainyard-exec-wrapper: cannot write %s: %s\n", pid_file.c_str(),
+                   std::strerror(errno));
+    }
+    ::unlink(tmp.c_str());  // a torn temp file must not stay behind
+    return false;
   }
+  return true;
 }
 
 // Non-blocking reap: true with *exit_code once `child` exited; its group is killed first.
@@ -305,7 +367,8 @@ bool Reaped(pid_t child, int* exit_code) {
 
 // Copies the child's stdout/stderr lines into `output` and forwards our signals to its group
 // until it exited and its pipes are drained (2 s at most after the exit). Returns its exit code.
-int PumpUntilExit(pid_t child, int out_fd, int err_fd, Output& output) {
+int PumpUntilExit(pid_t child, int out_fd, int err_fd, Output& output, const Args& args) {
+  bool pid_written = WritePidFile(args.pid_file, child, /*say_why=*/true);
   // Readable when the replica exits, so its exit is handled at once even after both pipes
   // closed (otherwise the poll below would sleep its full timeout). -1: rely on the timeout.
   int exit_fd = -1;
@@ -349,6 +412,7 @@ int PumpUntilExit(pid_t child, int out_fd, int err_fd, Output& output) {
       }
     }
     output.Flush();
+    if (!pid_written && !exited) pid_written = WritePidFile(args.pid_file, child, false);
     if (g_signals > forwarded && !exited) {
       ::kill(-child, g_last_signal);
       forwarded = g_signals;
@@ -392,7 +456,7 @@ int ExecWrapperMain(int argc, char** argv) {
   if (g_signals > 0) {  // stopped before the replica started
     output.Add(true, {"[trainyard] stopped before the replica started"});
     output.Flush();
-    return WriteStatus(args, 128 + g_last_signal).ok() ? 0 : 2;
+    return WriteStatusWhenPossible(args, output, 128 + g_last_signal).ok() ? 0 : 2;
   }
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -426,9 +490,8 @@ int ExecWrapperMain(int argc, char** argv) {
   ::setpgid(child, child);  // also here, so the group exists before anyone signals it
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
-  WritePidFile(args.pid_file, child);
-  const int exit_code = PumpUntilExit(child, out_pipe[0], err_pipe[0], output);
-  if (Status s = WriteStatus(args, exit_code); !s.ok()) {
+  const int exit_code = PumpUntilExit(child, out_pipe[0], err_pipe[0], output, args);
+  if (Status s = WriteStatusWhenPossible(args, output, exit_code); !s.ok()) {
     std::fprintf(stderr, "trainyard-exec-wrapper: %s\n", s.ToString().c_str());
     return 2;
   }

@@ -88,7 +88,12 @@ Status AppendToFile(const fs::path& path, const std::string& data) {
   if (data.empty()) return Status::Ok();
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return IoError(Errno("cannot open " + path.string()));
+  struct stat before {};
+  const bool sized = ::fstat(fd, &before) == 0;
   Status s = trainyard::WriteAll(fd, data, path);
+  // A full disk may take part of the batch: cut it off again, so that the log never holds half
+  // a line (the caller counts the whole batch as lost). Appenders hold the log's lock.
+  if (!s.ok() && sized) (void)::ftruncate(fd, before.st_size);
   ::close(fd);
   return s;
 }

@@ -11,9 +11,9 @@ namespace trainyard::executor {
 
 namespace fs = std::filesystem;
 
-Status WriteReplicaStatusFile(const fs::path& path, int exit_code) {
-  nlohmann::json j{{"exit_code", exit_code},
-                   {"end_time", FormatLogTime(std::chrono::system_clock::now())}};
+Status WriteReplicaStatusFile(const fs::path& path, int exit_code,
+                              std::chrono::system_clock::time_point end_time) {
+  nlohmann::json j{{"exit_code", exit_code}, {"end_time", FormatLogTime(end_time)}};
   return WriteFileAtomic(path, j.dump() + "\n");
 }
 

@@ -19,8 +19,12 @@ struct ReplicaExit {
   std::string end_time;  // FormatLogTime (job_log.h); "" in files written before it was recorded
 };
 
-// Writes `exit_code` with the current time as end_time. Errors are WriteFileAtomic's.
-Status WriteReplicaStatusFile(const std::filesystem::path& path, int exit_code);
+// Writes `exit_code` with `end_time` (default: now; a write retried until the disk has room keeps
+// the replica's exit time). Errors are WriteFileAtomic's: RESOURCE_EXHAUSTED for a full or
+// read-only disk.
+Status WriteReplicaStatusFile(
+    const std::filesystem::path& path, int exit_code,
+    std::chrono::system_clock::time_point end_time = std::chrono::system_clock::now());
 
 // NOT_FOUND while it has not been written; DATA_LOSS naming the path if it is not such a file.
 StatusOr<ReplicaExit> ReadReplicaStatusFile(const std::filesystem::path& path);

@@ -559,6 +559,8 @@ void LocalExecutor::Tick() {
   // Wrappers end shortly after writing their status file; collect them so none stays a zombie.
   std::erase_if(unreaped_, [](const auto& started) { return started.first->Reap(started.second); });
   for (auto& [id, gang] : gangs_) {
+    // Written again once the disk has room (a terminal state durably, as Finished does).
+    if (gang->state_unsaved) Persist(*gang, GangLifecycle::IsTerminal(gang->state));
     if (gang->state == GangState::kQueued || GangLifecycle::IsTerminal(gang->state)) continue;
     for (auto& replica : gang->replicas) PollReplica(*gang, replica);
     AdvanceGang(*gang);

@@ -49,9 +49,17 @@ GangLifecycle LocalExecutor::Lifecycle(Gang& gang) const {
 void LocalExecutor::Persist(const Gang& gang, bool durable) {
   // A durable write is a plain replace now plus fsyncs that sync_thread_ does outside mu_, so
   // ~10 ms of fsync never blocks Submit/Get or other gangs.
-  if (Status s = SaveGangState(gang, /*durable=*/false); !s.ok()) {
-    SystemLog(gang, nullptr, "cannot persist executor state: " + s.ToString());
-  } else if (durable) {
+  Status s = SaveGangState(gang, /*durable=*/false);
+  if (!s.ok()) {
+    // Said once per outage (the job log most likely cannot take it either); Tick retries.
+    if (!gang.state_unsaved) {
+      SystemLog(gang, nullptr, "cannot persist executor state: " + s.ToString());
+    }
+    gang.state_unsaved = true;
+    return;
+  }
+  gang.state_unsaved = false;
+  if (durable) {
     std::lock_guard<std::mutex> lock(sync_mu_);
     pending_fsyncs_.push_back(LocalStateFile(gang.spec.job_dir));
     pending_fsyncs_.push_back(gang.spec.job_dir);

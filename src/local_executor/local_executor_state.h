@@ -48,6 +48,10 @@ struct LocalExecutor::Gang : GangRecord {
   std::vector<ReplicaDemand> demands;
   std::vector<std::string> warnings;  // logged when the gang starts
   std::vector<Replica> replicas;
+  // The last write of executor_state.json failed (a full or read-only disk): the next pass
+  // (Tick) writes it again, so the file catches up once there is room. Mutable: Persist takes
+  // the gang as const.
+  mutable bool state_unsaved = false;
 };
 
 // The environment replicas inherit: the server's, with TRAINYARD_BUCKET_ROOT set to the bucket

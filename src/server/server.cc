@@ -13,6 +13,8 @@
 #include "api/api_server.h"
 #include "cloud_logging/logging_routes.h"
 #include "common/bucket_path.h"
+#include "common/disk_fault.h"
+#include "common/periodic_thread.h"
 #include "controller/job_controller.h"
 #include "controller/legacy_job_controller.h"
 #include "controller/model_registry.h"
@@ -41,6 +43,7 @@ namespace trainyard::server {
 // Declared in start order; destroyed in reverse, so nothing outlives what it points to.
 struct Server::Parts {
   Parts(const ServerOptions& o, DataDir d) : options(o), data_dir(std::move(d)) {}
+  ~Parts() { SetDiskFaultReporter(nullptr); }  // it writes into `log`
 
   ServerOptions options;
   DataDir data_dir;
@@ -75,6 +78,8 @@ struct Server::Parts {
   std::unique_ptr<api::ApiServer> api;
   std::unique_ptr<storage::FsObjectStore> object_store;
   std::unique_ptr<Retention> retention;
+  // The job controller's pass over writes a full or read-only disk refused (RetryPendingWrites).
+  PeriodicThread write_retry;
   int port = 0;
   std::string url;
   std::thread serve_thread;
@@ -257,7 +262,9 @@ Status MakeApi(Parts& p) {
       !made.ok() && made.status().code() != StatusCode::kAlreadyExists) {
     return made.status().WithPrefix("--staging-bucket");
   }
-  storage::RegisterStorageRoutes(p.api->routes(), p.object_store.get());
+  storage::StorageRoutesOptions storage_options;
+  storage_options.root = BucketRoot();
+  storage::RegisterStorageRoutes(p.api->routes(), p.object_store.get(), storage_options);
   // Cloud Logging entries:list, for custom jobs and AI Platform jobs.
   cloud_logging::RegisterLoggingRoutes(p.api->routes(), p.jobs.get(), p.legacy.get());
   // Training curves, Prometheus metrics and the web console (src/observability).
@@ -343,6 +350,10 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   auto parts = std::make_unique<Parts>(options, std::move(data_dir));
   if (parts->options.log == nullptr) parts->options.log = &std::cerr;
   TY_ASSIGN_OR_RETURN(parts->log, ServerLog::Open(options.server_log));
+  // Paths of writes the disk refused go here only; API callers get common/disk_fault.h's words.
+  SetDiskFaultReporter([log = parts->log.get()](const std::string& line) {
+    log->Log(LogLevel::kError, "disk", line);
+  });
   TY_RETURN_IF_ERROR(OpenStore(*parts));
   TY_RETURN_IF_ERROR(StartExecutor(*parts));
   TY_RETURN_IF_ERROR(MakeControllers(*parts));
@@ -358,6 +369,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
       log->Log(LogLevel::kInfo, "retention", pass->Summary(), {{"report", pass->ToJson()}});
     }
   });
+  p->write_retry.Start(std::chrono::seconds(1), [p] { (void)p->jobs->RetryPendingWrites(); });
   p->serve_thread = std::thread([p] {
     p->api->Serve();
     std::lock_guard lock(p->mu);
@@ -426,6 +438,7 @@ void Server::Shutdown() {
     }
   }
   p.serve_thread.join();
+  p.write_retry.Stop();
   p.retention->Stop();
   p.metrics->StopPolling();
   p.pipelines->Stop();

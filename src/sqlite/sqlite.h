@@ -6,13 +6,42 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 
+#include "common/disk_fault.h"
 #include "common/status.h"
 
 namespace trainyard::sqlite {
+
+// The Status of a failed SQLite call `what` on `db`: a full or read-only file system is
+// RESOURCE_EXHAUSTED naming the data dir and its free space (common/disk_fault.h; the database's
+// path goes to the server log); SQLITE_BUSY and other I/O errors UNAVAILABLE; a corrupt file
+// DATA_LOSS; the rest INTERNAL. Every database of the server lives in the data dir.
+inline Status ErrorOf(sqlite3* db, const std::string& what) {
+  const int code = sqlite3_errcode(db);
+  const std::string msg = what + ": " + sqlite3_errmsg(db);
+  // SQLite reports a full disk as SQLITE_FULL and a read-only one as SQLITE_READONLY or as an
+  // I/O error whose errno is EROFS; the errno also tells inodes from bytes.
+  int err = sqlite3_system_errno(db);
+  if (code == SQLITE_FULL && err != ENOSPC && err != EDQUOT) err = ENOSPC;
+  if (code == SQLITE_READONLY) err = EROFS;
+  const char* file = sqlite3_db_filename(db, "main");
+  const std::filesystem::path path = file != nullptr ? file : "";
+  if (code == SQLITE_FULL || code == SQLITE_READONLY || code == SQLITE_IOERR ||
+      code == SQLITE_CANTOPEN) {
+    if (DiskFault fault = ClassifyWriteError(err, path); fault != DiskFault::kNone) {
+      return DiskFaultError(fault, kDataDirPlace, path, msg);
+    }
+  }
+  if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_BUSY) {
+    return UnavailableError(msg);
+  }
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) return DataLossError(msg);
+  return InternalError(msg);
+}
 
 // RAII prepared statement; errors become Status with the SQLite message.
 class Stmt {
@@ -46,15 +75,7 @@ class Stmt {
   }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  Status Error(const std::string& what) const {
-    int code = sqlite3_errcode(db_);
-    std::string msg = what + ": " + sqlite3_errmsg(db_);
-    if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_BUSY) {
-      return UnavailableError(msg);
-    }
-    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) return DataLossError(msg);
-    return InternalError(msg);
-  }
+  Status Error(const std::string& what) const { return ErrorOf(db_, what); }
 
  private:
   sqlite3* db_;
@@ -71,13 +92,10 @@ class Transaction {
   ~Transaction() {
     if (ok_ && !committed_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
-  Status Began() const {
-    return ok_ ? Status::Ok()
-               : UnavailableError(std::string("sqlite BEGIN: ") + sqlite3_errmsg(db_));
-  }
+  Status Began() const { return ok_ ? Status::Ok() : ErrorOf(db_, "sqlite BEGIN"); }
   Status Commit() {
     if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-      return UnavailableError(std::string("sqlite COMMIT: ") + sqlite3_errmsg(db_));
+      return ErrorOf(db_, "sqlite COMMIT");
     }
     committed_ = true;
     return Status::Ok();

@@ -19,6 +19,7 @@
 // allow object-sized bodies on these paths (ApiServer exempts them; see IsStoragePath).
 #pragma once
 
+#include <filesystem>
 #include <string_view>
 
 #include "storage/object_store.h"
@@ -33,6 +34,9 @@ namespace trainyard::storage {
 
 struct StorageRoutesOptions {
   size_t max_json_bytes = 1 << 20;  // JSON bodies (metadata, compose, copy)
+  // Where the objects lie (the bucket root): an upload its disk refuses (full, read-only) is
+  // 429 RESOURCE_EXHAUSTED quoting this file system's free space (common/disk_fault.h).
+  std::filesystem::path root;
 };
 
 // `store` must outlive the server. Buckets name no project: GET (reads, downloads) needs

@@ -5,6 +5,7 @@
 // nothing behind.
 #include <optional>
 
+#include "common/disk_fault.h"
 #include "common/json_parse.h"
 #include "common/parse.h"
 #include "storage/multipart_upload.h"
@@ -15,6 +16,17 @@ namespace trainyard::storage::internal {
 namespace {
 
 using nlohmann::json;
+
+// A write the bucket root's disk refused (full, out of inodes, read-only) as common/disk_fault.h
+// words it, 429 RESOURCE_EXHAUSTED naming the object `uri`; the root's path goes to the server
+// log. Other errors unchanged.
+Status OnDisk(const Call& c, const std::string& uri, const Status& status) {
+  return AsDiskFault(status, uri, c.options.root);
+}
+
+std::string Uri(const std::string& bucket, const std::string& name) {
+  return "gs://" + bucket + "/" + name;
+}
 
 // Responds with the error; the unread body (if any) makes the connection unusable afterwards.
 void Fail(const Call& c, const Status& status) {
@@ -39,13 +51,13 @@ void MediaUpload(const Call& c, const std::string& bucket, const Preconditions& 
   if (name.empty())
     return Fail(c, InvalidArgumentError("uploadType=media needs the name parameter"));
   auto writer = c.store->NewWriter(bucket, name);
-  if (!writer.ok()) return Fail(c, writer.status());
+  if (!writer.ok()) return Fail(c, OnDisk(c, Uri(bucket, name), writer.status()));
   Status error;
-  if (!StreamBody(c, **writer, &error)) return Fail(c, error);
+  if (!StreamBody(c, **writer, &error)) return Fail(c, OnDisk(c, Uri(bucket, name), error));
   WriteMetadata meta;
   meta.content_type = c.req.get_header_value("Content-Type");
   auto info = (*writer)->Commit(meta, pre);
-  if (!info.ok()) return SendGcsError(c.res, info.status());
+  if (!info.ok()) return SendGcsError(c.res, OnDisk(c, Uri(bucket, name), info.status()));
   SendGcsJson(c.res, 200, ObjectJson(*info, c.base_url));
 }
 
@@ -59,6 +71,7 @@ void MultipartUpload(const Call& c, const std::string& bucket, const Preconditio
   // the first media byte (or the end of an empty media part) arrives.
   std::function<Status()> open_writer;
   MultipartUploadParser* parser_ptr = nullptr;
+  std::string uri = "gs://" + bucket + "/";
   open_writer = [&]() -> Status {
     if (writer) return Status::Ok();
     if (parser_ptr->metadata_json().empty()) {
@@ -76,6 +89,7 @@ void MultipartUpload(const Call& c, const std::string& bucket, const Preconditio
     if (name.empty())
       return InvalidArgumentError(
           "the multipart metadata has no \"name\" (nor is there a name parameter)");
+    uri = Uri(bucket, name);
     TY_ASSIGN_OR_RETURN(writer, c.store->NewWriter(bucket, name));
     return Status::Ok();
   };
@@ -95,14 +109,14 @@ void MultipartUpload(const Call& c, const std::string& bucket, const Preconditio
   }
   if (error.ok()) error = parser.Finish();
   if (error.ok()) error = open_writer();
-  if (!error.ok()) return Fail(c, error);
+  if (!error.ok()) return Fail(c, OnDisk(c, uri, error));
   auto hash = [&](const char* field) {
     return metadata.contains(field) && metadata[field].is_string()
                ? metadata[field].get<std::string>()
                : "";
   };
   auto info = writer->Commit(meta, pre, hash("md5Hash"), hash("crc32c"));
-  if (!info.ok()) return SendGcsError(c.res, info.status());
+  if (!info.ok()) return SendGcsError(c.res, OnDisk(c, uri, info.status()));
   SendGcsJson(c.res, 200, ObjectJson(*info, c.base_url));
 }
 
@@ -130,7 +144,7 @@ void StartResumable(const Call& c, const std::string& bucket, const Precondition
     s.total_size = static_cast<uint64_t>(*n);
   }
   auto started = c.store->StartUpload(s);
-  if (!started.ok()) return Fail(c, started.status());
+  if (!started.ok()) return Fail(c, OnDisk(c, Uri(bucket, s.name), started.status()));
   c.res.status = 200;
   c.res.set_header("Location", c.base_url + "/upload/storage/v1/b/" + bucket +
                                    "/o?uploadType=resumable&name=" + UrlEncode(s.name) +
@@ -180,16 +194,17 @@ void SendIncomplete(const Call& c, uint64_t persisted) {
   c.res.set_content("", "text/plain");
 }
 
-void Finish(const Call& c, const std::string& id) {
+void Finish(const Call& c, const std::string& id, const std::string& uri) {
   auto info = c.store->FinishUpload(id);
-  if (!info.ok()) return SendGcsError(c.res, info.status());
+  if (!info.ok()) return SendGcsError(c.res, OnDisk(c, uri, info.status()));
   SendGcsJson(c.res, 200, ObjectJson(*info, c.base_url));
 }
 
 void ResumableChunk(const Call& c, const std::string& id) {
   auto session = c.store->GetUpload(id);
   if (!session.ok()) return Fail(c, session.status());
-  if (session->finished) return Finish(c, id);
+  const std::string uri = Uri(session->bucket, session->name);
+  if (session->finished) return Finish(c, id, uri);
   ContentRange range;
   const std::string header = c.req.get_header_value("Content-Range");
   const bool has_length = c.req.has_header("Content-Length");
@@ -217,7 +232,7 @@ void ResumableChunk(const Call& c, const std::string& id) {
     if (c.body != nullptr && content_length > 0) {
       return Fail(c, InvalidArgumentError("Content-Range 'bytes */...' cannot carry data"));
     }
-    if (range.total && session->persisted == *range.total) return Finish(c, id);
+    if (range.total && session->persisted == *range.total) return Finish(c, id, uri);
     return SendIncomplete(c, session->persisted);
   }
   if (range.last && has_length && *range.last - *range.first + 1 != content_length) {
@@ -245,10 +260,10 @@ void ResumableChunk(const Call& c, const std::string& id) {
     return Fail(c, InvalidArgumentError("the chunk has more bytes than its Content-Range '" +
                                         header + "' allows; nothing of it was kept"));
   }
-  if (!appended.ok()) return Fail(c, appended.status());
+  if (!appended.ok()) return Fail(c, OnDisk(c, uri, appended.status()));
   // Without a known total, an open-ended chunk ("A-*/*") is the rest of the object.
   const bool complete = total ? appended->persisted == *total : !range.last;
-  if (complete) return Finish(c, id);
+  if (complete) return Finish(c, id, uri);
   SendIncomplete(c, appended->persisted);
 }
 
