@@ -1,0 +1,216 @@
+// http_load_bench: /healthz and create latency while many clients wait or sit idle (issue #46
+// item 4). An ApiServer runs in-process (fake executor, memory store: the transport is what is
+// measured, not the store); against it:
+//   --streams N   clients long-polling GET .../customJobs/{id}:logs?waitSeconds=20 in a loop
+//   --idle N      keep-alive connections that made one request and stay idle; one the server
+//                 closes (--keep-alive-seconds) is reopened at once, so N are always there
+//   --clients N   clients creating jobs (--creates each), on keep-alive connections
+//   a prober      GET /healthz on a new connection every 20 ms, as a load balancer would
+// Prints p50/p99 of /healthz and of creates, and a JSON row. The server's own limits are flags
+// (--http-threads, --max-long-polls, --keep-alive-seconds); `--http-threads 32
+// --max-long-polls 24` approximates the server before issue #46 (32 fixed threads).
+#include "api/api_server.h"
+// Before cpp-httplib's header (it brings Eigen; see api_server.h).
+#include "controller/tuning_job_controller.h"
+// clang-format off
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <httplib.h>
+// clang-format on
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "bench_server.h"
+#include "controller/operation_controller.h"
+#include "executor/fake_executor.h"
+#include "store/memory_job_store.h"
+
+namespace {
+
+using nlohmann::json;
+using trainyard::bench::Percentile;
+using Clock = std::chrono::steady_clock;
+
+const char* kTrivialJob = R"({"displayName":"bench","jobSpec":{"workerPoolSpecs":[
+  {"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+   "containerSpec":{"imageUri":"local","command":["true"]}}]}})";
+const char* kJobs = "/v1/projects/bench/locations/local/customJobs";
+
+int Arg(int argc, char** argv, const std::string& name, int fallback) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (argv[i] == name) return std::stoi(argv[i + 1]);
+  }
+  return fallback;
+}
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// A connection that sends GET /healthz and reads the answer; -1 when it could not.
+int OpenIdle(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const std::string request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  char buf[4096];
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0 ||
+      ::recv(fd, buf, sizeof(buf), 0) <= 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Keeps `n` idle keep-alive connections open until `stop`, reopening those the server closes.
+void HoldIdle(int port, int n, const std::atomic<bool>& stop) {
+  std::vector<pollfd> fds(n);
+  for (auto& p : fds) p = {OpenIdle(port), POLLIN, 0};
+  while (!stop) {
+    if (::poll(fds.data(), fds.size(), 100) <= 0) continue;
+    for (auto& p : fds) {
+      if (p.revents == 0) continue;
+      ::close(p.fd);  // the server closed it (or sent something unasked): reopen
+      p = {OpenIdle(port), POLLIN, 0};
+    }
+  }
+  for (auto& p : fds) ::close(p.fd);
+}
+
+void Stream(int port, const std::string& path, const std::atomic<bool>& stop) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_keep_alive(true);
+  client.set_read_timeout(120, 0);
+  while (!stop) {
+    if (!client.Get(path)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace trainyard;
+  ::signal(SIGPIPE, SIG_IGN);
+  api::ApiServerOptions options;
+  options.port = 0;
+  options.http_threads = Arg(argc, argv, "--http-threads", options.http_threads);
+  options.max_long_polls = Arg(argc, argv, "--max-long-polls", options.max_long_polls);
+  options.keep_alive_seconds = Arg(argc, argv, "--keep-alive-seconds", options.keep_alive_seconds);
+  const int streams = Arg(argc, argv, "--streams", 200);
+  const int idle = Arg(argc, argv, "--idle", 200);
+  const int clients = Arg(argc, argv, "--clients", 8);
+  const int creates = Arg(argc, argv, "--creates", 100);
+
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("http_load_bench." + std::to_string(::getpid()));
+  store::MemoryJobStore store;
+  executor::FakeExecutor executor;
+  controller::OperationController operations(&store);
+  spec::ImageCatalog images = spec::ImageCatalog::BuiltIn();
+  controller::JobController jobs(&store, &executor, &images, nullptr,
+                                 controller::JobControllerOptions{dir / "jobs"});
+  if (!jobs.Start().ok()) return 1;
+  api::ApiServer server(api::ApiControllers{&jobs, nullptr, &operations}, options);
+  auto port = server.Bind();
+  if (!port.ok()) {
+    std::cerr << "http_load_bench: " << port.status() << "\n";
+    return 2;
+  }
+  std::thread serve([&] { server.Serve(); });
+
+  httplib::Client setup("127.0.0.1", *port);
+  auto created = setup.Post(kJobs, kTrivialJob, "application/json");
+  if (!created || created->status != 200) return 1;
+  const std::string logs =
+      "/v1/" + json::parse(created->body)["name"].get<std::string>() + ":logs?waitSeconds=20";
+
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> load;
+  for (int i = 0; i < streams; ++i) load.emplace_back(Stream, *port, logs, std::cref(stop));
+  load.emplace_back(HoldIdle, *port, idle, std::cref(stop));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // let the load settle
+  const api::HttpLoad settled = server.load();
+
+  std::vector<double> healthz_ms;
+  std::atomic<bool> creating{true};
+  std::thread prober([&] {
+    while (creating) {
+      httplib::Client probe("127.0.0.1", *port);
+      probe.set_read_timeout(120, 0);
+      const auto start = Clock::now();
+      auto r = probe.Get("/healthz");
+      healthz_ms.push_back(r && r->status == 200 ? MsSince(start) : -1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  std::vector<std::vector<double>> create_ms(clients);
+  std::atomic<int> failed{0};
+  const auto start = Clock::now();
+  std::vector<std::thread> creators;
+  for (int c = 0; c < clients; ++c) {
+    creators.emplace_back([&, c] {
+      httplib::Client client("127.0.0.1", *port);
+      client.set_keep_alive(true);
+      client.set_read_timeout(120, 0);
+      for (int i = 0; i < creates; ++i) {
+        const auto t = Clock::now();
+        auto r = client.Post(kJobs, kTrivialJob, "application/json");
+        if (!r || r->status != 200) ++failed;
+        create_ms[c].push_back(MsSince(t));
+      }
+    });
+  }
+  for (auto& t : creators) t.join();
+  const double seconds = MsSince(start) / 1000;
+  creating = false;
+  prober.join();
+  stop = true;
+  (void)jobs.Cancel(json::parse(created->body)["name"].get<std::string>());  // ends the streams
+  for (auto& t : load) t.join();
+  server.Stop();
+  serve.join();
+  std::filesystem::remove_all(dir);
+
+  std::vector<double> all_creates;
+  for (const auto& v : create_ms) all_creates.insert(all_creates.end(), v.begin(), v.end());
+  int healthz_failed = 0;
+  for (double ms : healthz_ms) healthz_failed += ms < 0;
+  std::printf(
+      "http_load_bench (--http-threads %d --max-long-polls %d --keep-alive-seconds %d; %d log "
+      "streams, %d idle keep-alive, %d clients x %d creates)\n"
+      "  after 2 s of load: %d threads, %d busy, %d queued, %d long-polls waiting\n"
+      "  /healthz p50 / p99 (ms)    %9.2f / %.2f   (%zu probes, %d failed)\n"
+      "  create   p50 / p99 (ms)    %9.2f / %.2f   (%.0f creates/s, %d failed)\n",
+      options.http_threads, options.max_long_polls, options.keep_alive_seconds, streams, idle,
+      clients, creates, settled.threads, settled.busy, settled.queued, settled.long_polls,
+      Percentile(healthz_ms, 0.5), Percentile(healthz_ms, 0.99), healthz_ms.size(), healthz_failed,
+      Percentile(all_creates, 0.5), Percentile(all_creates, 0.99),
+      all_creates.size() / seconds, failed.load());
+  char host[256] = "";
+  ::gethostname(host, sizeof host);
+  json row = {{"bench", "http_load"},
+              {"machine", host},
+              {"cores", std::thread::hardware_concurrency()},
+              {"http_threads", options.http_threads},
+              {"max_long_polls", options.max_long_polls},
+              {"keep_alive_seconds", options.keep_alive_seconds},
+              {"streams", streams},
+              {"idle", idle},
+              {"healthz_p50_ms", Percentile(healthz_ms, 0.5)},
+              {"healthz_p99_ms", Percentile(healthz_ms, 0.99)},
+              {"create_p50_ms", Percentile(all_creates, 0.5)},
+              {"create_p99_ms", Percentile(all_creates, 0.99)}};
+  std::cout << row.dump() << "\n";
+  return 0;
+}
