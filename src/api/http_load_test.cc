@@ -243,7 +243,14 @@ TEST_F(HttpLoadTest, OutOfRangeLimitsAreRefusedNamingTheFlag) {
     ApiServer server(ApiControllers{controller_.get(), nullptr, &operations_}, options);
     errors += server.Bind().status().ToString() + "\n";
   }
-  EXPECT_EQ(errors, "");
+  EXPECT_EQ(errors,
+            "INVALID_ARGUMENT: --http-threads 0: must be at least 1 (one thread per connection "
+            "served at once; the default is 512)\n"
+            "INVALID_ARGUMENT: --max-long-polls 57 with --http-threads 64: waiting requests must "
+            "leave at least 8 threads to other requests; raise --http-threads or lower "
+            "--max-long-polls\n"
+            "INVALID_ARGUMENT: --max-long-polls -1: must be 0 (no request waits) or more\n"
+            "INVALID_ARGUMENT: --keep-alive-seconds 0: must be at least 1\n");
 }
 
 }  // namespace
