@@ -12,7 +12,8 @@
 // (elastic_thread_pool.h); requests that wait (log long-polls, operations :wait) take one of
 // max_long_polls slots or answer at once (long_poll_slots.h), so at least
 // http_threads - max_long_polls threads are for everything else; an idle keep-alive connection
-// gives its thread back after keep_alive_seconds.
+// gives its thread back after keep_alive_seconds. The listen backlog is SOMAXCONN (cpp-httplib's
+// is 5), so a burst of new connections is not slowed by dropped SYNs.
 #pragma once
 
 #include <atomic>
