@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
   const int clients = Arg(argc, argv, "--clients", 8);
   const int creates = Arg(argc, argv, "--creates", 500);
 
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("http_load_bench." + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("http_load_bench." + std::to_string(::getpid()));
   store::MemoryJobStore store;
   executor::FakeExecutor executor;
   controller::OperationController operations(&store);
@@ -196,8 +196,8 @@ int main(int argc, char** argv) {
       options.http_threads, options.max_long_polls, options.keep_alive_seconds, streams, idle,
       clients, creates, settled.threads, settled.busy, settled.queued, settled.long_polls,
       Percentile(healthz_ms, 0.5), Percentile(healthz_ms, 0.99), healthz_ms.size(), healthz_failed,
-      Percentile(all_creates, 0.5), Percentile(all_creates, 0.99),
-      all_creates.size() / seconds, failed.load());
+      Percentile(all_creates, 0.5), Percentile(all_creates, 0.99), all_creates.size() / seconds,
+      failed.load());
   char host[256] = "";
   ::gethostname(host, sizeof host);
   json row = {{"bench", "http_load"},

@@ -74,8 +74,9 @@ ApiServer::ApiServer(ApiControllers controllers, ApiServerOptions options)
     : controllers_(controllers),
       options_(std::move(options)),
       long_polls_(new LongPollSlots(std::max(0, options_.max_long_polls))),
-      pool_(new ElasticThreadPool({.max_threads = std::max(1, options_.http_threads),
-                                   .warm_threads = std::min(8, std::max(1, options_.http_threads))})),
+      pool_(
+          new ElasticThreadPool({.max_threads = std::max(1, options_.http_threads),
+                                 .warm_threads = std::min(8, std::max(1, options_.http_threads))})),
       server_(options_.tls_cert.empty() && options_.tls_key.empty()
                   ? new httplib::Server
                   : new httplib::SSLServer(options_.tls_cert.c_str(), options_.tls_key.c_str())),

@@ -52,9 +52,10 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   bool Send(const std::string& method, const std::string& path, const std::string& body = "") {
-    const std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
-                                "Content-Type: application/json\r\nContent-Length: " +
-                                std::to_string(body.size()) + "\r\n\r\n" + body;
+    const std::string request =
+        method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+        "\r\n\r\n" + body;
     return fd_ >= 0 && ::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) ==
                            static_cast<ssize_t>(request.size());
   }
@@ -132,7 +133,8 @@ class HttpLoadTest : public ::testing::Test {
   }
   // Until `n` requests hold long-poll slots. Bounded by ctest's timeout, not by a clock here.
   void AwaitLongPolls(int n) {
-    while (server_->load().long_polls < n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while (server_->load().long_polls < n)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   std::vector<std::unique_ptr<RawConnection>> Open(int n) {
     std::vector<std::unique_ptr<RawConnection>> out;

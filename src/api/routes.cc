@@ -113,7 +113,8 @@ void RegisterCustomJobRoutes(RouteTable& server, controller::JobController* cont
         const std::string task = req.get_param_value("taskName");
         const std::string name = JobName(req);
         // Without a slot the page is read once, as if the wait had elapsed (long_poll_slots.h).
-        const LongPollSlots::Slot slot = wait > 0 ? long_polls->TryAcquire() : LongPollSlots::Slot();
+        const LongPollSlots::Slot slot =
+            wait > 0 ? long_polls->TryAcquire() : LongPollSlots::Slot();
         if (!slot) wait = 0;
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait);
         json entries = json::array();
