@@ -25,6 +25,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <thread>
 
@@ -97,6 +98,112 @@ void Stream(int port, const std::string& path, const std::atomic<bool>& stop) {
   }
 }
 
+struct Load {
+  int streams = 200;
+  int idle = 200;
+  int clients = 8;
+  int creates = 500;  // per client
+};
+
+struct Figures {
+  trainyard::api::HttpLoad settled;  // the server once the streams and idle connections are on
+  std::vector<double> healthz_ms;    // -1: failed
+  std::vector<double> create_ms;
+  double create_seconds = 0;
+  int create_failures = 0;
+};
+
+// /healthz on a new connection every 5 ms until `stop`.
+std::vector<double> Probe(int port, const std::atomic<bool>& stop) {
+  std::vector<double> ms;
+  while (!stop) {
+    httplib::Client probe("127.0.0.1", port);
+    probe.set_read_timeout(120, 0);
+    const auto start = Clock::now();
+    auto r = probe.Get("/healthz");
+    ms.push_back(r && r->status == 200 ? MsSince(start) : -1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return ms;
+}
+
+// `creates` jobs on one keep-alive connection; adds each latency to `ms`, counts failures.
+void Create(int port, int creates, std::vector<double>* ms, std::atomic<int>* failures) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_keep_alive(true);
+  client.set_tcp_nodelay(true);  // else headers and body wait for a delayed ACK (40 ms)
+  client.set_read_timeout(120, 0);
+  for (int i = 0; i < creates; ++i) {
+    const auto t = Clock::now();
+    auto r = client.Post(kJobs, kTrivialJob, "application/json");
+    if (!r || r->status != 200) ++*failures;
+    ms->push_back(MsSince(t));
+  }
+}
+
+// Puts the streams and idle connections on, then times probes and creates under them;
+// `end_streams` (ending the job the streams read) lets them finish at the end.
+Figures Measure(trainyard::api::ApiServer& server, int port, const std::string& logs,
+                const Load& load, const std::function<void()>& end_streams) {
+  Figures f;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> background;
+  for (int i = 0; i < load.streams; ++i)
+    background.emplace_back(Stream, port, logs, std::cref(stop));
+  background.emplace_back(HoldIdle, port, load.idle, std::cref(stop));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // let the load settle
+  f.settled = server.load();
+
+  std::atomic<bool> created{false};
+  std::thread prober([&] { f.healthz_ms = Probe(port, created); });
+  std::vector<std::vector<double>> per_client(load.clients);
+  std::atomic<int> failures{0};
+  const auto start = Clock::now();
+  std::vector<std::thread> creators;
+  for (auto& ms : per_client) creators.emplace_back(Create, port, load.creates, &ms, &failures);
+  for (auto& t : creators) t.join();
+  f.create_seconds = MsSince(start) / 1000;
+  created = true;
+  prober.join();
+  stop = true;
+  end_streams();
+  for (auto& t : background) t.join();
+  for (auto& ms : per_client) f.create_ms.insert(f.create_ms.end(), ms.begin(), ms.end());
+  f.create_failures = failures;
+  return f;
+}
+
+void Report(const trainyard::api::ApiServerOptions& o, const Load& load, const Figures& f) {
+  int healthz_failed = 0;
+  for (double ms : f.healthz_ms) healthz_failed += ms < 0;
+  std::printf(
+      "http_load_bench (--http-threads %d --max-long-polls %d --keep-alive-seconds %d; %d log "
+      "streams, %d idle keep-alive, %d clients x %d creates)\n"
+      "  after 2 s of load: %d threads, %d busy, %d queued, %d long-polls waiting\n"
+      "  /healthz p50 / p99 (ms)    %9.2f / %.2f   (%zu probes, %d failed)\n"
+      "  create   p50 / p99 (ms)    %9.2f / %.2f   (%.0f creates/s, %d failed)\n",
+      o.http_threads, o.max_long_polls, o.keep_alive_seconds, load.streams, load.idle, load.clients,
+      load.creates, f.settled.threads, f.settled.busy, f.settled.queued, f.settled.long_polls,
+      Percentile(f.healthz_ms, 0.5), Percentile(f.healthz_ms, 0.99), f.healthz_ms.size(),
+      healthz_failed, Percentile(f.create_ms, 0.5), Percentile(f.create_ms, 0.99),
+      f.create_ms.size() / f.create_seconds, f.create_failures);
+  char host[256] = "";
+  ::gethostname(host, sizeof host);
+  json row = {{"bench", "http_load"},
+              {"machine", host},
+              {"cores", std::thread::hardware_concurrency()},
+              {"http_threads", o.http_threads},
+              {"max_long_polls", o.max_long_polls},
+              {"keep_alive_seconds", o.keep_alive_seconds},
+              {"streams", load.streams},
+              {"idle", load.idle},
+              {"healthz_p50_ms", Percentile(f.healthz_ms, 0.5)},
+              {"healthz_p99_ms", Percentile(f.healthz_ms, 0.99)},
+              {"create_p50_ms", Percentile(f.create_ms, 0.5)},
+              {"create_p99_ms", Percentile(f.create_ms, 0.99)}};
+  std::cout << row.dump() << "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,10 +214,11 @@ int main(int argc, char** argv) {
   options.http_threads = Arg(argc, argv, "--http-threads", options.http_threads);
   options.max_long_polls = Arg(argc, argv, "--max-long-polls", options.max_long_polls);
   options.keep_alive_seconds = Arg(argc, argv, "--keep-alive-seconds", options.keep_alive_seconds);
-  const int streams = Arg(argc, argv, "--streams", 200);
-  const int idle = Arg(argc, argv, "--idle", 200);
-  const int clients = Arg(argc, argv, "--clients", 8);
-  const int creates = Arg(argc, argv, "--creates", 500);
+  Load load;
+  load.streams = Arg(argc, argv, "--streams", load.streams);
+  load.idle = Arg(argc, argv, "--idle", load.idle);
+  load.clients = Arg(argc, argv, "--clients", load.clients);
+  load.creates = Arg(argc, argv, "--creates", load.creates);
 
   const auto dir =
       std::filesystem::temp_directory_path() / ("http_load_bench." + std::to_string(::getpid()));
@@ -128,90 +236,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::thread serve([&] { server.Serve(); });
-
   httplib::Client setup("127.0.0.1", *port);
   auto created = setup.Post(kJobs, kTrivialJob, "application/json");
   if (!created || created->status != 200) return 1;
-  const std::string logs =
-      "/v1/" + json::parse(created->body)["name"].get<std::string>() + ":logs?waitSeconds=20";
+  const std::string job = json::parse(created->body)["name"].get<std::string>();
 
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> load;
-  for (int i = 0; i < streams; ++i) load.emplace_back(Stream, *port, logs, std::cref(stop));
-  load.emplace_back(HoldIdle, *port, idle, std::cref(stop));
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // let the load settle
-  const api::HttpLoad settled = server.load();
-
-  std::vector<double> healthz_ms;
-  std::atomic<bool> creating{true};
-  std::thread prober([&] {
-    while (creating) {
-      httplib::Client probe("127.0.0.1", *port);
-      probe.set_read_timeout(120, 0);
-      const auto start = Clock::now();
-      auto r = probe.Get("/healthz");
-      healthz_ms.push_back(r && r->status == 200 ? MsSince(start) : -1);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  });
-  std::vector<std::vector<double>> create_ms(clients);
-  std::atomic<int> failed{0};
-  const auto start = Clock::now();
-  std::vector<std::thread> creators;
-  for (int c = 0; c < clients; ++c) {
-    creators.emplace_back([&, c] {
-      httplib::Client client("127.0.0.1", *port);
-      client.set_keep_alive(true);
-      client.set_tcp_nodelay(true);  // else headers and body wait for a delayed ACK (40 ms)
-      client.set_read_timeout(120, 0);
-      for (int i = 0; i < creates; ++i) {
-        const auto t = Clock::now();
-        auto r = client.Post(kJobs, kTrivialJob, "application/json");
-        if (!r || r->status != 200) ++failed;
-        create_ms[c].push_back(MsSince(t));
-      }
-    });
-  }
-  for (auto& t : creators) t.join();
-  const double seconds = MsSince(start) / 1000;
-  creating = false;
-  prober.join();
-  stop = true;
-  (void)jobs.Cancel(json::parse(created->body)["name"].get<std::string>());  // ends the streams
-  for (auto& t : load) t.join();
+  const Figures figures = Measure(server, *port, "/v1/" + job + ":logs?waitSeconds=20", load,
+                                  [&] { (void)jobs.Cancel(job); });
   server.Stop();
   serve.join();
   std::filesystem::remove_all(dir);
-
-  std::vector<double> all_creates;
-  for (const auto& v : create_ms) all_creates.insert(all_creates.end(), v.begin(), v.end());
-  int healthz_failed = 0;
-  for (double ms : healthz_ms) healthz_failed += ms < 0;
-  std::printf(
-      "http_load_bench (--http-threads %d --max-long-polls %d --keep-alive-seconds %d; %d log "
-      "streams, %d idle keep-alive, %d clients x %d creates)\n"
-      "  after 2 s of load: %d threads, %d busy, %d queued, %d long-polls waiting\n"
-      "  /healthz p50 / p99 (ms)    %9.2f / %.2f   (%zu probes, %d failed)\n"
-      "  create   p50 / p99 (ms)    %9.2f / %.2f   (%.0f creates/s, %d failed)\n",
-      options.http_threads, options.max_long_polls, options.keep_alive_seconds, streams, idle,
-      clients, creates, settled.threads, settled.busy, settled.queued, settled.long_polls,
-      Percentile(healthz_ms, 0.5), Percentile(healthz_ms, 0.99), healthz_ms.size(), healthz_failed,
-      Percentile(all_creates, 0.5), Percentile(all_creates, 0.99), all_creates.size() / seconds,
-      failed.load());
-  char host[256] = "";
-  ::gethostname(host, sizeof host);
-  json row = {{"bench", "http_load"},
-              {"machine", host},
-              {"cores", std::thread::hardware_concurrency()},
-              {"http_threads", options.http_threads},
-              {"max_long_polls", options.max_long_polls},
-              {"keep_alive_seconds", options.keep_alive_seconds},
-              {"streams", streams},
-              {"idle", idle},
-              {"healthz_p50_ms", Percentile(healthz_ms, 0.5)},
-              {"healthz_p99_ms", Percentile(healthz_ms, 0.99)},
-              {"create_p50_ms", Percentile(all_creates, 0.5)},
-              {"create_p99_ms", Percentile(all_creates, 0.99)}};
-  std::cout << row.dump() << "\n";
+  Report(options, load, figures);
   return 0;
 }
