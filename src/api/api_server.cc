@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <thread>
@@ -18,6 +20,48 @@ namespace {
 // Bodies up to this size are read (and dropped) before a 413, so that the client sees it.
 constexpr size_t kDrainBytes = 16u << 20;
 
+// Threads that requests which wait can never take (ApiServerOptions::max_long_polls).
+constexpr int kReservedThreads = 8;
+// Requests per keep-alive connection: a busy client gives its thread up now and then, so that
+// connections queued at http_threads get a turn.
+constexpr size_t kKeepAliveMaxRequests = 100;
+
+// httplib's view of the ApiServer's pool. httplib deletes its queue when serving ends, after
+// shutdown(); the pool itself belongs to the ApiServer (load() reads it).
+class PoolTaskQueue : public httplib::TaskQueue {
+ public:
+  explicit PoolTaskQueue(ElasticThreadPool* pool) : pool_(pool) {}
+  void enqueue(std::function<void()> fn) override { pool_->Enqueue(std::move(fn)); }
+  void shutdown() override { pool_->Shutdown(); }
+
+ private:
+  ElasticThreadPool* pool_;
+};
+
+Status ValidateHttpLimits(const ApiServerOptions& o) {
+  if (o.http_threads < 1) {
+    return InvalidArgumentError("--http-threads " + std::to_string(o.http_threads) +
+                                ": must be at least 1 (one thread per connection served at once; "
+                                "the default is 512)");
+  }
+  if (o.max_long_polls < 0) {
+    return InvalidArgumentError("--max-long-polls " + std::to_string(o.max_long_polls) +
+                                ": must be 0 (no request waits) or more");
+  }
+  if (o.max_long_polls > 0 && o.max_long_polls > o.http_threads - kReservedThreads) {
+    return InvalidArgumentError(
+        "--max-long-polls " + std::to_string(o.max_long_polls) + " with --http-threads " +
+        std::to_string(o.http_threads) + ": waiting requests must leave at least " +
+        std::to_string(kReservedThreads) +
+        " threads to other requests; raise --http-threads or lower --max-long-polls");
+  }
+  if (o.keep_alive_seconds < 1) {
+    return InvalidArgumentError("--keep-alive-seconds " + std::to_string(o.keep_alive_seconds) +
+                                ": must be at least 1");
+  }
+  return Status::Ok();
+}
+
 void SetTooLarge(httplib::Response& res, const std::string& message) {
   res.status = 413;
   res.set_content(ErrorBody(413, StatusCode::kInvalidArgument, message).dump(2) + "\n",
@@ -29,15 +73,19 @@ void SetTooLarge(httplib::Response& res, const std::string& message) {
 ApiServer::ApiServer(ApiControllers controllers, ApiServerOptions options)
     : controllers_(controllers),
       options_(std::move(options)),
+      long_polls_(new LongPollSlots(std::max(0, options_.max_long_polls))),
+      pool_(
+          new ElasticThreadPool({.max_threads = std::max(1, options_.http_threads),
+                                 .warm_threads = std::min(8, std::max(1, options_.http_threads))})),
       server_(options_.tls_cert.empty() && options_.tls_key.empty()
                   ? new httplib::Server
                   : new httplib::SSLServer(options_.tls_cert.c_str(), options_.tls_key.c_str())),
       routes_(new RouteTable(*server_, options_.auth)) {
-  const int threads = options_.threads;
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->new_task_queue = [pool = pool_.get()] { return new PoolTaskQueue(pool); };
   server_->set_payload_max_length(options_.max_request_bytes);
   if (options_.is_streaming_path) AllowStreamingBodies();
-  server_->set_keep_alive_max_count(10000);
+  server_->set_keep_alive_max_count(kKeepAliveMaxRequests);
+  server_->set_keep_alive_timeout(std::max(1, options_.keep_alive_seconds));
   server_->set_tcp_nodelay(true);  // header and body go out in separate writes: no Nagle stalls
   server_->set_read_timeout(30, 0);
   server_->set_write_timeout(30, 0);
@@ -72,7 +120,7 @@ ApiServer::ApiServer(ApiControllers controllers, ApiServerOptions options)
         res.set_content(ErrorBody(InternalError("internal error")).dump(2) + "\n",
                         "application/json; charset=utf-8");
       });
-  RegisterRoutes(*routes_, controllers_, options_);
+  RegisterRoutes(*routes_, controllers_, options_, long_polls_.get());
 }
 
 ApiServer::~ApiServer() { Stop(); }
@@ -152,6 +200,7 @@ Status ApiServer::ReloadTls() {
 }
 
 StatusOr<int> ApiServer::Bind() {
+  TY_RETURN_IF_ERROR(ValidateHttpLimits(options_));
   if (options_.tls_cert.empty() != options_.tls_key.empty()) {
     return InvalidArgumentError("--tls-cert and --tls-key go together; give both or neither");
   }
@@ -164,9 +213,11 @@ StatusOr<int> ApiServer::Bind() {
   // cpp-httplib's default socket options add SO_REUSEPORT, with which a second server on a
   // taken port binds too and the kernel splits connections between the two. SO_REUSEADDR alone
   // still lets a restarted server bind while old connections sit in TIME_WAIT.
-  server_->set_socket_options([](auto sock) {  // socket_t: global in 0.11, namespaced later
+  auto listener = std::make_shared<int>(-1);
+  server_->set_socket_options([listener](auto sock) {  // socket_t: global in 0.11, namespaced later
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    *listener = sock;
   });
   int port = options_.port;
   if (port == 0) {
@@ -174,12 +225,21 @@ StatusOr<int> ApiServer::Bind() {
   } else if (!server_->bind_to_port(options_.host, port)) {
     port = -1;
   }
+  // cpp-httplib 0.11 listens with a backlog of 5: a burst of clients (a job array starting to
+  // stream its logs) overflows it, and the kernel drops their SYNs, which clients resend only
+  // after 1 s, 3 s, ... Listening again on the bound socket raises the backlog.
+  if (port >= 0 && *listener >= 0) ::listen(*listener, SOMAXCONN);
   if (port < 0) {
     return UnavailableError("cannot listen on " + options_.host + ":" +
                             std::to_string(options_.port) +
                             " (address in use or not local); pick another --port or --host");
   }
   return port;
+}
+
+HttpLoad ApiServer::load() const {
+  const ElasticThreadPoolStats pool = pool_->stats();
+  return {pool.threads, pool.busy, pool.queued, long_polls_->in_use()};
 }
 
 void ApiServer::Serve() {

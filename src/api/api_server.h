@@ -6,6 +6,14 @@
 // exception is turned into 500 INTERNAL); every route is registered through routes() with the
 // access it needs, and checked against options.tokens when set (route_table.h); with tls_cert and
 // tls_key the server speaks HTTPS only.
+//
+// Many clients at once (docs/operations.md): cpp-httplib serves a connection on one thread for its
+// whole keep-alive life. Threads start as connections arrive, up to http_threads
+// (elastic_thread_pool.h); requests that wait (log long-polls, operations :wait) take one of
+// max_long_polls slots or answer at once (long_poll_slots.h), so at least
+// http_threads - max_long_polls threads are for everything else; an idle keep-alive connection
+// gives its thread back after keep_alive_seconds. The listen backlog is SOMAXCONN (cpp-httplib's
+// is 5), so a burst of new connections is not slowed by dropped SYNs.
 #pragma once
 
 #include <atomic>
@@ -14,6 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include "api/elastic_thread_pool.h"
+#include "api/long_poll_slots.h"
 #include "api/route_table.h"
 #include "common/status.h"
 #include "controller/job_controller.h"
@@ -38,7 +48,9 @@ struct ApiServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                     // 0 = any free port (see Bind)
   size_t max_request_bytes = 1 << 20;  // 1 MiB; a CustomJob is a few KiB
-  int threads = 32;                    // includes long-polling log readers
+  int http_threads = 512;              // connections served at once (more wait for a thread)
+  int max_long_polls = 256;            // requests waiting at once; <= http_threads - 8
+  int keep_alive_seconds = 5;          // an idle keep-alive connection is closed after this
   int max_log_wait_seconds = 20;       // cap of :logs?waitSeconds=
   AuthOptions auth;                    // tokens (null: no authentication) and audit log
   std::string tls_cert;                // PEM certificate chain; with tls_key: HTTPS
@@ -62,14 +74,23 @@ struct ApiControllers {
   controller::ResourceDirectory* directory = nullptr;  // null: no GET /v1/projects
 };
 
+// How busy the transport is (tests, benchmarks).
+struct HttpLoad {
+  int threads = 0;     // serving threads alive
+  int busy = 0;        // threads with a connection (idle keep-alive ones included)
+  int queued = 0;      // connections waiting for a thread (only at http_threads)
+  int long_polls = 0;  // requests holding a long-poll slot
+};
+
 class ApiServer {
  public:
   ApiServer(ApiControllers controllers, ApiServerOptions options);
   ~ApiServer();
 
   // Binds the listening socket. Returns the bound port (the chosen one when options.port is 0).
-  // UNAVAILABLE if the address cannot be bound; INVALID_ARGUMENT if the TLS certificate or key
-  // cannot be loaded.
+  // UNAVAILABLE if the address cannot be bound; INVALID_ARGUMENT naming the flag if the TLS
+  // certificate or key cannot be loaded or http_threads, max_long_polls or keep_alive_seconds are
+  // out of range.
   StatusOr<int> Bind();
   // Serves until Stop(). Precondition: Bind() succeeded. Returns at once when Stop() came first.
   void Serve();
@@ -85,6 +106,8 @@ class ApiServer {
   // (Cloud Storage, Cloud Logging, the console). There is deliberately no access to the
   // httplib::Server itself.
   RouteTable& routes() { return *routes_; }
+  // Thread-safe.
+  HttpLoad load() const;
 
  private:
   void AllowStreamingBodies();
@@ -93,6 +116,8 @@ class ApiServer {
   ApiServerOptions options_;
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> serving_{false};  // inside Serve()
+  std::unique_ptr<LongPollSlots> long_polls_;
+  std::unique_ptr<ElasticThreadPool> pool_;  // httplib's task queue while serving
   std::unique_ptr<httplib::Server> server_;
   std::unique_ptr<RouteTable> routes_;
 };

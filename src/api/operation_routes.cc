@@ -70,7 +70,7 @@ StatusOr<std::chrono::milliseconds> WaitTimeout(const httplib::Request& req) {
 namespace {
 
 void RegisterShape(RouteTable& routes, controller::OperationController* ops,
-                   const std::string& version, const Shape& shape) {
+                   LongPollSlots* long_polls, const std::string& version, const Shape& shape) {
   using auth::Access;
   const std::string list = version + shape.pattern + "/operations";
   const std::string item = list + "/([^/:]+)";
@@ -91,9 +91,12 @@ void RegisterShape(RouteTable& routes, controller::OperationController* ops,
                return ops->Get(Name(req, shape));
              }));
   routes.Post(item + ":wait", Access::kRead,
-              Guarded([ops, shape](const httplib::Request& req) -> StatusOr<json> {
+              Guarded([ops, long_polls, shape](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {"timeout"}));
                 TY_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, WaitTimeout(req));
+                const LongPollSlots::Slot slot =
+                    timeout.count() > 0 ? long_polls->TryAcquire() : LongPollSlots::Slot();
+                if (!slot) timeout = std::chrono::milliseconds(0);
                 return ops->Wait(Name(req, shape), timeout);
               }));
   routes.Post(item + ":cancel", Access::kWrite,
@@ -113,9 +116,10 @@ void RegisterShape(RouteTable& routes, controller::OperationController* ops,
 
 }  // namespace
 
-void RegisterOperationRoutes(RouteTable& routes, controller::OperationController* ops) {
+void RegisterOperationRoutes(RouteTable& routes, controller::OperationController* ops,
+                             LongPollSlots* long_polls) {
   for (const char* version : {"/v1", "/ui"}) {
-    for (const Shape& shape : kShapes) RegisterShape(routes, ops, version, shape);
+    for (const Shape& shape : kShapes) RegisterShape(routes, ops, long_polls, version, shape);
   }
 }
 

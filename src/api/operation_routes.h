@@ -8,8 +8,11 @@
 //   POST   .../operations/{op}:cancel   {} ({} for a done operation)
 //   DELETE .../operations/{op}          forget it
 // Access: read for get/list/wait, write for cancel/delete, on the project in the path.
+// A :wait without a free long-poll slot answers at once with the operation as it is, as if the
+// timeout had passed (long_poll_slots.h).
 #pragma once
 
+#include "api/long_poll_slots.h"
 #include "api/route_table.h"
 
 namespace trainyard::controller {
@@ -18,7 +21,8 @@ class OperationController;
 
 namespace trainyard::api {
 
-// `operations` must outlive the server.
-void RegisterOperationRoutes(RouteTable& routes, controller::OperationController* operations);
+// `operations` and `long_polls` must outlive the server.
+void RegisterOperationRoutes(RouteTable& routes, controller::OperationController* operations,
+                             LongPollSlots* long_polls);
 
 }  // namespace trainyard::api

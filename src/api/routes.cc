@@ -33,7 +33,7 @@ std::string TaskName(const executor::LogLine& line) {
 }  // namespace
 
 void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
-                    const ApiServerOptions& options) {
+                    const ApiServerOptions& options, LongPollSlots* long_polls) {
   using auth::Access;
   server.Get("/healthz", Access::kPublic, Guarded([](const httplib::Request&) -> StatusOr<json> {
                return json{{"status", "SERVING"}};
@@ -43,7 +43,8 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
                if (check) TY_RETURN_IF_ERROR(check());
                return json{{"status", "READY"}};
              }));
-  RegisterCustomJobRoutes(server, controllers.custom_jobs, controllers.operations, options);
+  RegisterCustomJobRoutes(server, controllers.custom_jobs, controllers.operations, options,
+                          long_polls);
   if (controllers.tuning_jobs) {
     RegisterTuningJobRoutes(server, controllers.tuning_jobs, controllers.operations);
   }
@@ -58,7 +59,7 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
     RegisterResourceRoutes(server, controllers.operations, TrainingPipelinesDescriptor(),
                            TrainingPipelineHandlers(controllers.training_pipelines));
   }
-  RegisterOperationRoutes(server, controllers.operations);
+  RegisterOperationRoutes(server, controllers.operations, long_polls);
   RegisterAuthRoutes(server, options.auth);
   RegisterDirectoryRoutes(server, controllers.directory);
 }
@@ -97,20 +98,24 @@ ResourceHandlers CustomJobHandlers(controller::JobController* controller) {
 
 void RegisterCustomJobRoutes(RouteTable& server, controller::JobController* controller,
                              controller::OperationController* operations,
-                             const ApiServerOptions& options) {
+                             const ApiServerOptions& options, LongPollSlots* long_polls) {
   using auth::Access;
   RegisterResourceRoutes(server, operations, CustomJobsDescriptor(), CustomJobHandlers(controller));
 
   const int max_wait = options.max_log_wait_seconds;
   server.Get(
       std::string(kJobPattern) + ":logs", Access::kRead,
-      Guarded([controller, max_wait](const httplib::Request& req) -> StatusOr<json> {
+      Guarded([controller, max_wait, long_polls](const httplib::Request& req) -> StatusOr<json> {
         TY_RETURN_IF_ERROR(CheckParams(req, {"after", "pageSize", "taskName", "waitSeconds"}));
         TY_ASSIGN_OR_RETURN(int64_t after, IntParam(req, "after", -1, -1, INT64_MAX));
         TY_ASSIGN_OR_RETURN(int64_t page_size, IntParam(req, "pageSize", 1000, 1, 10000));
         TY_ASSIGN_OR_RETURN(int64_t wait, IntParam(req, "waitSeconds", 0, 0, max_wait));
         const std::string task = req.get_param_value("taskName");
         const std::string name = JobName(req);
+        // Without a slot the page is read once, as if the wait had elapsed (long_poll_slots.h).
+        const LongPollSlots::Slot slot =
+            wait > 0 ? long_polls->TryAcquire() : LongPollSlots::Slot();
+        if (!slot) wait = 0;
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait);
         json entries = json::array();
         controller::LogPage page;

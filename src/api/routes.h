@@ -50,14 +50,15 @@
 
 namespace trainyard::api {
 
-// Registers every route above. The controllers must outlive the server.
+// Registers every route above. The controllers and `long_polls` (the slots of the routes that
+// wait; long_poll_slots.h) must outlive the server.
 void RegisterRoutes(RouteTable& routes, const ApiControllers& controllers,
-                    const ApiServerOptions& options);
+                    const ApiServerOptions& options, LongPollSlots* long_polls);
 
 // The two resource families; RegisterRoutes calls both.
 void RegisterCustomJobRoutes(RouteTable& routes, controller::JobController* controller,
                              controller::OperationController* operations,
-                             const ApiServerOptions& options);
+                             const ApiServerOptions& options, LongPollSlots* long_polls);
 void RegisterTuningJobRoutes(RouteTable& routes, controller::TuningJobController* tuning,
                              controller::OperationController* operations);
 

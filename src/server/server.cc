@@ -235,6 +235,9 @@ Status MakeApi(Parts& p) {
   aopts.host = o.host;
   aopts.port = o.port;
   aopts.max_request_bytes = o.max_request_bytes;
+  aopts.http_threads = o.http_threads;
+  aopts.max_long_polls = o.max_long_polls;
+  aopts.keep_alive_seconds = o.keep_alive_seconds;
   aopts.auth = {p.auth.tokens.get(), p.auth.audit.get()};
   aopts.tls_cert = o.tls_cert;
   aopts.tls_key = o.tls_key;

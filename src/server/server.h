@@ -46,6 +46,11 @@ struct ServerOptions {
   int kill_grace_seconds = 30;  // SIGTERM to SIGKILL on cancel and timeout
   int max_restarts = 3;         // replica restarts per job before it fails
   size_t max_request_bytes = 1 << 20;
+  // Many clients at once (api_server.h, docs/operations.md): connections served at once, requests
+  // that may wait at once (log long-polls, operations :wait), idle keep-alive connection lifetime.
+  int http_threads = 512;
+  int max_long_polls = 256;
+  int keep_alive_seconds = 5;
   ContainerOptions containers;
   // Which users replicas run as; runs_replicas is ignored (false exactly for the fake executor).
   ReplicaAccessOptions replicas;

@@ -91,6 +91,18 @@ void AddListenFlags(CLI::App* cmd, ServerFlags* f) {
       ->capture_default_str();
   cmd->add_option("--max-request-bytes", o.max_request_bytes, "Largest accepted request body")
       ->capture_default_str();
+  // Ranges are checked by the API server (INVALID_ARGUMENT naming the flag), also for --config.
+  cmd->add_option("--http-threads", o.http_threads,
+                  "Connections served at once; more wait for a thread (docs/operations.md "
+                  "\"Many clients at once\")")
+      ->capture_default_str();
+  cmd->add_option("--max-long-polls", o.max_long_polls,
+                  "Requests that may wait at once (:logs?waitSeconds=, operations :wait); others "
+                  "answer at once as if their wait had passed. At most --http-threads - 8")
+      ->capture_default_str();
+  cmd->add_option("--keep-alive-seconds", o.keep_alive_seconds,
+                  "An idle keep-alive connection is closed (and its thread freed) after this")
+      ->capture_default_str();
   cmd->add_flag("--no-auth", f->no_auth, "Serve without authentication (see --auth)");
   cmd->add_flag("--auth", f->auth,
                 "Require `Authorization: Bearer TOKEN` (tokens from `trainyard auth "
