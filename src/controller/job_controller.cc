@@ -12,6 +12,7 @@
 #include "replica_contract/replica_contract.h"
 #include "spec/custom_job_json.h"
 #include "spec/custom_job_validation.h"
+#include "spec/job_priority.h"
 #include "spec/resource_name.h"
 
 namespace trainyard::controller {
@@ -147,6 +148,10 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   gang.job_name = job.name;
   gang.job_dir = executor::JobDir(options_.jobs_dir, gang.job_id);
   gang.base_output_dir = job.job_spec.base_output_directory;
+  TY_ASSIGN_OR_RETURN(spec::ResourceName resource,
+                      spec::ResourceName::Parse(job.name, spec::kCustomJobs));
+  gang.project = resource.location.project;
+  TY_ASSIGN_OR_RETURN(gang.priority, spec::PriorityFromLabels(job.labels));
   // Vertex hands every replica its job's spec, as a string in CLUSTER_SPEC's and TF_CONFIG's
   // "job" field (replica_contract.h); this is the spec as stored, defaults filled in.
   // Trainyard's own fields (the legacy primary-role name) are not Vertex's: replicas never see
@@ -158,10 +163,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   gang.kill_grace = options_.kill_grace;
   gang.max_restarts = options_.max_restarts;
   if (const ReplicaUsers* users = replica_users_.load(); users != nullptr) {
-    TY_ASSIGN_OR_RETURN(spec::ResourceName name,
-                        spec::ResourceName::Parse(job.name, spec::kCustomJobs));
-    TY_ASSIGN_OR_RETURN(gang.run_as,
-                        users->Resolve(name.location.project, job.job_spec.service_account));
+    TY_ASSIGN_OR_RETURN(gang.run_as, users->Resolve(gang.project, job.job_spec.service_account));
   }
   gang.timeout = options_.default_timeout;
   if (const auto& s = job.job_spec.scheduling) {

@@ -68,6 +68,10 @@ struct RunAs {
 struct GangSpec {
   std::string job_id;             // unique; e.g. "1234"
   std::string job_name;           // "projects/p/locations/l/customJobs/1234"
+  // The job's project ("p" above) and priority (spec/job_priority.h: 0..1000, higher first):
+  // executors that queue order by them, fair share between projects and priority within one.
+  std::string project;
+  int priority = 0;
   std::filesystem::path job_dir;  // executor-owned: logs, work dirs, state files live here
   std::string base_output_dir;  // baseOutputDirectory.outputUriPrefix (gs:// or path); may be empty
   std::vector<ReplicaSpec> replicas;             // all pools, pool 0 first
