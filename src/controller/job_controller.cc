@@ -261,7 +261,8 @@ Status JobController::Validate(const std::string& parent, CustomJob request) con
   job.name = spec::ResourceName::Of(location, spec::kCustomJobs, "0").ToString();
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   TY_RETURN_IF_ERROR(ValidateGang(gang));
-  return CheckOutputs(gang, options_);
+  TY_RETURN_IF_ERROR(CheckOutputs(gang, options_));
+  return CheckQuota(gang.project, job);
 }
 
 StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request,
@@ -274,6 +275,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   TY_RETURN_IF_ERROR(ValidateGang(gang));
   TY_RETURN_IF_ERROR(CheckOutputs(gang, options_));
+  TY_RETURN_IF_ERROR(CheckQuota(gang.project, job));
 
   auto now = clock_();
   job.state = JobState::kQueued;
@@ -361,8 +363,15 @@ void JobController::FinishCancelled(const std::string& name, const std::string& 
   cancelled.state = GangState::kCancelled;
   cancelled.end_time = clock_();
   ApplyStatus(name, cancelled);
-  std::lock_guard lock(mu_);
-  names_by_id_.erase(id);
+  {
+    std::lock_guard lock(mu_);
+    names_by_id_.erase(id);
+  }
+  Finished(id);
+}
+
+void JobController::Finished(const std::string& id) {
+  if (Unadmit(id)) Release();
 }
 
 StatusOr<CustomJob> JobController::Get(const std::string& name) {
@@ -414,6 +423,7 @@ Status JobController::Cancel(const std::string& name) {
 
 void JobController::OnGangStatus(const executor::GangStatus& status) {
   std::string name;
+  bool ended = false;
   {
     std::lock_guard lock(mu_);
     auto it = names_by_id_.find(status.job_id);
@@ -422,9 +432,11 @@ void JobController::OnGangStatus(const executor::GangStatus& status) {
     if (executor::GangState s = status.state;
         s == GangState::kSucceeded || s == GangState::kFailed || s == GangState::kCancelled) {
       names_by_id_.erase(it);
+      ended = true;
     }
   }
   ApplyStatus(name, status);
+  if (ended) Finished(status.job_id);
 }
 
 void JobController::ApplyStatus(const std::string& name, const executor::GangStatus& status) {
@@ -504,11 +516,18 @@ void JobController::MarkFailed(const std::string& name, int code, const std::str
     spec::RecordStateChange(job, JobState::kFailed, now, message);
     return Status::Ok();
   });
-  if (!result.ok()) return;
+  if (!result.ok()) {
+    Finished(std::string(spec::LastSegment(name)));
+    return;
+  }
   Announce(*result, steps);
   Ended(*result);
-  std::lock_guard lock(mu_);
-  names_by_id_.erase(std::string(spec::LastSegment(name)));
+  const std::string id(spec::LastSegment(name));
+  {
+    std::lock_guard lock(mu_);
+    names_by_id_.erase(id);
+  }
+  Finished(id);
 }
 
 Status JobController::Start() {
@@ -535,6 +554,11 @@ Status JobController::Start() {
                    "could not be queued again after a server restart: " + s.message());
       }
       continue;
+    }
+    {
+      // In the executor already: it counts against its project's quota until it ends.
+      std::lock_guard lock(mu_);
+      Admit(gang->job_id, gang->project, DemandOf(job));
     }
     auto adopted = executor_->Adopt(*gang);
     if (!adopted.ok()) {

@@ -14,11 +14,11 @@ int GangScheduler::Demand::TotalGpus() const {
 
 GangScheduler::GangScheduler(SchedulerCapacity capacity, int max_overtakes)
     : capacity_(std::move(capacity)),
-      max_overtakes_(max_overtakes),
       free_cpus_(capacity_.cpus),
       free_memory_gib_(capacity_.memory_gib),
       free_slots_(capacity_.max_replicas),
-      free_gpus_(capacity_.gpu_indices.begin(), capacity_.gpu_indices.end()) {
+      free_gpus_(capacity_.gpu_indices.begin(), capacity_.gpu_indices.end()),
+      max_overtakes_(max_overtakes) {
   if (capacity_.cpu_ids.empty()) {
     capacity_.cpu_ids.resize(static_cast<size_t>(std::max(0.0, std::ceil(capacity_.cpus))));
     std::iota(capacity_.cpu_ids.begin(), capacity_.cpu_ids.end(), 0);

@@ -223,8 +223,8 @@ TEST(GangSchedulerTest, PriorityOrdersAProjectsQueue) {
   ASSERT_TRUE(s.Enqueue("high", {Cpu(1)}, {"p", 500}).ok());
   ASSERT_TRUE(s.Enqueue("mid", {Cpu(1)}, {"p", 100}).ok());
   ASSERT_TRUE(s.Enqueue("low2", {Cpu(1)}, {"p", 0}).ok());
-  EXPECT_EQ(testing::PrintToString(s.OrderedIds()),
-            testing::PrintToString(std::vector<std::string>{"high", "mid", "low", "low2"}));
+  EXPECT_EQ(::testing::PrintToString(s.OrderedIds()),
+            ::testing::PrintToString(std::vector<std::string>{"high", "mid", "low", "low2"}));
 }
 
 TEST(GangSchedulerTest, AGangOvertakenTooOftenGoesFirst) {

@@ -279,6 +279,11 @@ Status LocalExecutor::Validate(const GangSpec& spec) const {
   return ValidateLocked(spec, &demands, &warnings);
 }
 
+void LocalExecutor::SetProjectWeight(const std::string& project, double weight) {
+  std::lock_guard<std::mutex> lock(mu_);
+  scheduler_.SetProjectWeight(project, weight);
+}
+
 std::vector<std::string> LocalExecutor::AdmissionNotes(const GangSpec& spec) const {
   std::vector<ReplicaDemand> demands;
   std::vector<std::string> warnings;

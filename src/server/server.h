@@ -46,6 +46,10 @@ struct ServerOptions {
   int kill_grace_seconds = 30;  // SIGTERM to SIGKILL on cancel and timeout
   int max_restarts = 3;         // replica restarts per job before it fails
   size_t max_request_bytes = 1 << 20;
+  // Creates per token (api/rate_limiter.h): "10/s", "600/m", ...; "" = unlimited. The burst is
+  // the number in the rate unless create_burst is set (> 0).
+  std::string create_rate;
+  double create_burst = 0;
   ContainerOptions containers;
   // Which users replicas run as; runs_replicas is ignored (false exactly for the fake executor).
   ReplicaAccessOptions replicas;
