@@ -177,7 +177,7 @@ class Executor {
   // A project's fair-share weight (an admin setting, controller/project_quota.h): executors that
   // queue gangs by project (the local one: gang_scheduler.h) give a project of weight 2 twice the
   // share of one of weight 1. Ignored by default (Slurm has its own fair share).
-  virtual void SetProjectWeight(const std::string& project, double weight) {}
+  virtual void SetProjectWeight(const std::string& /*project*/, double /*weight*/) {}
 
   // Accepts the gang: it is queued until all replicas fit at once, then started together.
   // INVALID_ARGUMENT if a replica can never fit this executor (names the replica and resource),
