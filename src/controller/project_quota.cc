@@ -77,7 +77,9 @@ StatusOr<ProjectQuota> ProjectQuotaFromJson(const json& j) {
                                   j, "", {"vcpus", "memoryGib", "gpus", "concurrentJobs", "weight"},
                                   {}, "ProjectQuota"));
   ProjectQuota q;
-  if (const json* v = f.Get("vcpus")) TY_ASSIGN_OR_RETURN(q.vcpus, NonNegative(*v, "vcpus"));
+  if (const json* v = f.Get("vcpus")) {
+    TY_ASSIGN_OR_RETURN(q.vcpus, NonNegative(*v, "vcpus"));
+  }
   if (const json* v = f.Get("memoryGib")) {
     TY_ASSIGN_OR_RETURN(q.memory_gib, NonNegative(*v, "memoryGib"));
   }
