@@ -63,6 +63,18 @@ std::multimap<std::string, std::string> SplitQuery(const std::string& target) {
   return out;
 }
 
+namespace {
+
+// A create: a POST to a collection of a project (customJobs, jobs, hyperparameterTuningJobs,
+// trainingPipelines, ...), not a custom method on one (":cancel").
+bool IsCreate(const httplib::Request& req) {
+  if (req.method != "POST" || !req.path.starts_with("/v1/projects/")) return false;
+  const size_t last = req.path.rfind('/');
+  return req.path.find(':', last) == std::string::npos;
+}
+
+}  // namespace
+
 RouteTable::RouteTable(httplib::Server& server, AuthOptions options)
     : server_(server), options_(std::move(options)) {}
 
@@ -155,10 +167,18 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
   if (const std::string location = LocationOfPath(req.path); allowed.ok() && !location.empty()) {
     allowed = machines::CheckRegion("parent", location);
   }
+  std::optional<std::chrono::seconds> retry_after;
+  if (allowed.ok() && options_.create_limiter != nullptr && IsCreate(req)) {
+    retry_after = options_.create_limiter->Take(token_id);
+    if (retry_after) {
+      allowed = RateLimitedError(token_id, options_.create_limiter->rate(), *retry_after);
+    }
+  }
   if (allowed.ok()) {
     serve();
   } else {
     SendError(res, allowed);
+    if (retry_after) res.set_header("Retry-After", std::to_string(retry_after->count()));
     if (allowed.code() == StatusCode::kUnauthenticated) {
       res.set_header("WWW-Authenticate", "Bearer realm=\"trainyard\"");
     }

@@ -7,7 +7,9 @@
 //   2. with a TokenStore (`trainyard server --auth`): no or a bad `Authorization: Bearer` token is
 //      401 UNAUTHENTICATED; a token without the route's access on the project in the path
 //      (/v1/projects/{p}/...) is 403 PERMISSION_DENIED — both as google.rpc.Status bodies;
-//   3. with an AuditLog: the request, its token and its final HTTP status are appended (not for
+//   3. with a create limiter (rate_limiter.h): a create over the caller's rate is 429
+//      RESOURCE_EXHAUSTED with Retry-After;
+//   4. with an AuditLog: the request, its token and its final HTTP status are appended (not for
 //      a served GET /metrics: a Prometheus scrape every few seconds would be most of the log).
 // routes() lists every route, so tests (and GET /v1/routes) can enumerate what the server serves.
 #pragma once
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "api/rate_limiter.h"
 #include "auth/access.h"
 #include "auth/audit_log.h"
 #include "auth/token_store.h"
@@ -69,6 +72,8 @@ struct AuthOptions {
   auth::TokenStore* tokens = nullptr;  // null: requests need no token (and have token id "-")
   auth::AuditLog* audit = nullptr;     // null: nothing is recorded
   std::function<auth::TimePoint()> clock = [] { return std::chrono::system_clock::now(); };
+  // Creates per caller (rate_limiter.h); null: unlimited. Must outlive the table.
+  RateLimiter* create_limiter = nullptr;
 };
 
 // `regex` rewritten to match exactly the same paths without the substring "/:". cpp-httplib 0.14

@@ -13,6 +13,7 @@
 #include "replica_contract/replica_contract.h"
 #include "spec/custom_job_json.h"
 #include "spec/custom_job_validation.h"
+#include "spec/job_priority.h"
 #include "spec/resource_name.h"
 
 namespace trainyard::controller {
@@ -154,6 +155,10 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   gang.job_name = job.name;
   gang.job_dir = executor::JobDir(options_.jobs_dir, gang.job_id);
   gang.base_output_dir = job.job_spec.base_output_directory;
+  TY_ASSIGN_OR_RETURN(spec::ResourceName resource,
+                      spec::ResourceName::Parse(job.name, spec::kCustomJobs));
+  gang.project = resource.location.project;
+  TY_ASSIGN_OR_RETURN(gang.priority, spec::PriorityFromLabels(job.labels));
   // Vertex hands every replica its job's spec, as a string in CLUSTER_SPEC's and TF_CONFIG's
   // "job" field (replica_contract.h); this is the spec as stored, defaults filled in.
   // Trainyard's own fields (the legacy primary-role name) are not Vertex's: replicas never see
@@ -165,10 +170,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   gang.kill_grace = options_.kill_grace;
   gang.max_restarts = options_.max_restarts;
   if (const ReplicaUsers* users = replica_users_.load(); users != nullptr) {
-    TY_ASSIGN_OR_RETURN(spec::ResourceName name,
-                        spec::ResourceName::Parse(job.name, spec::kCustomJobs));
-    TY_ASSIGN_OR_RETURN(gang.run_as,
-                        users->Resolve(name.location.project, job.job_spec.service_account));
+    TY_ASSIGN_OR_RETURN(gang.run_as, users->Resolve(gang.project, job.job_spec.service_account));
   }
   gang.timeout = options_.default_timeout;
   if (const auto& s = job.job_spec.scheduling) {
@@ -266,7 +268,8 @@ Status JobController::Validate(const std::string& parent, CustomJob request) con
   job.name = spec::ResourceName::Of(location, spec::kCustomJobs, "0").ToString();
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   TY_RETURN_IF_ERROR(ValidateGang(gang));
-  return CheckOutputs(gang, options_);
+  TY_RETURN_IF_ERROR(CheckOutputs(gang, options_));
+  return CheckQuota(gang.project, job);
 }
 
 StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob request,
@@ -279,6 +282,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   TY_ASSIGN_OR_RETURN(executor::GangSpec gang, BuildGang(job));
   TY_RETURN_IF_ERROR(ValidateGang(gang));
   TY_RETURN_IF_ERROR(CheckOutputs(gang, options_));
+  TY_RETURN_IF_ERROR(CheckQuota(gang.project, job));
 
   auto now = clock_();
   job.state = JobState::kQueued;
@@ -370,8 +374,15 @@ void JobController::FinishCancelled(const std::string& name, const std::string& 
   cancelled.state = GangState::kCancelled;
   cancelled.end_time = clock_();
   ApplyStatus(name, cancelled);
-  std::lock_guard lock(mu_);
-  names_by_id_.erase(id);
+  {
+    std::lock_guard lock(mu_);
+    names_by_id_.erase(id);
+  }
+  Finished(id);
+}
+
+void JobController::Finished(const std::string& id) {
+  if (Unadmit(id)) Release();
 }
 
 StatusOr<CustomJob> JobController::Get(const std::string& name) {
@@ -423,6 +434,7 @@ Status JobController::Cancel(const std::string& name) {
 
 void JobController::OnGangStatus(const executor::GangStatus& status) {
   std::string name;
+  bool ended = false;
   {
     std::lock_guard lock(mu_);
     auto it = names_by_id_.find(status.job_id);
@@ -431,9 +443,11 @@ void JobController::OnGangStatus(const executor::GangStatus& status) {
     if (executor::GangState s = status.state;
         s == GangState::kSucceeded || s == GangState::kFailed || s == GangState::kCancelled) {
       names_by_id_.erase(it);
+      ended = true;
     }
   }
   ApplyStatus(name, status);
+  if (ended) Finished(status.job_id);
 }
 
 void JobController::ApplyStatus(const std::string& name, const executor::GangStatus& status) {
@@ -511,9 +525,14 @@ void JobController::Ended(const CustomJob& job) const {
 }
 
 void JobController::MarkFailed(const std::string& name, int code, const std::string& message) {
-  std::lock_guard write_lock(write_mu_);
-  KeepIfFailed(WriteFailure(name, code, message),
-               {name, std::nullopt, std::make_pair(code, message)});
+  {
+    std::lock_guard write_lock(write_mu_);
+    KeepIfFailed(WriteFailure(name, code, message),
+                 {name, std::nullopt, std::make_pair(code, message)});
+  }
+  // A failed job counts against its project's quota no longer, stored yet or not (outside
+  // write_mu_: Release may hand held jobs over, whose statuses take it).
+  Finished(std::string(spec::LastSegment(name)));
 }
 
 Status JobController::WriteFailure(const std::string& name, int code, const std::string& message) {
@@ -567,6 +586,11 @@ Status JobController::Start() {
                    "could not be queued again after a server restart: " + s.message());
       }
       continue;
+    }
+    {
+      // In the executor already: it counts against its project's quota until it ends.
+      std::lock_guard lock(mu_);
+      Admit(gang->job_id, gang->project, DemandOf(job));
     }
     auto adopted = executor_->Adopt(*gang);
     if (!adopted.ok()) {

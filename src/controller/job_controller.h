@@ -24,6 +24,7 @@
 #include <set>
 
 #include "common/time.h"
+#include "controller/project_quota.h"
 #include "controller/replica_users.h"
 #include "executor/executor.h"
 #include "spec/custom_job.h"
@@ -61,6 +62,15 @@ struct JobControllerOptions {
   // each state it enters, each replica restart with its reason), once the step is stored, with
   // the job as stored (the server's log: server/server_log.h). nullptr = nobody is told.
   std::function<void(const spec::CustomJob& job, const spec::StateChange& step)> on_job_step;
+  // Per-project quotas (project_quota.h); nullptr = none. Not owned; must outlive the controller.
+  // After changing one, call QuotasChanged().
+  const QuotaBook* quotas = nullptr;
+};
+
+// What a project's jobs hold now (handed to the executor, not ended) and how many wait held.
+struct ProjectUse {
+  ResourceAmount used;
+  int held_jobs = 0;
 };
 
 struct LogPage {
@@ -122,12 +132,31 @@ class JobController {
                                                         const std::string& id, int64_t after,
                                                         int limit);
 
-  // Draining (job_controller_drain.cc): while on, a created job is stored QUEUED (with a step
-  // saying why) but not handed to the executor, and neither is a queued job found at Start;
-  // running jobs run on. Turning it off hands every held job to the executor, oldest first,
-  // skipping those cancelled meanwhile, and returns how many were handed over. Call before
-  // Start to begin drained. Thread-safe.
+  // Admission (job_controller_admission.cc). A job is handed to the executor at once unless it
+  // is *held*: stored QUEUED, with a step in its state history saying why, and not yet given to
+  // the executor (nor is a queued job found at Start). Held jobs are handed over, highest
+  // priority first (spec/job_priority.h) and then oldest first, as soon as nothing holds them;
+  // within a project a held job that does not fit keeps the project's later ones waiting (so a
+  // big job is not starved by small ones). A held job whose scheduling.maxWaitDuration has passed
+  // since its create fails with RESOURCE_EXHAUSTED. Cancelling a held job ends it CANCELLED.
+  //
+  // Two things hold a job:
+  //   - draining: while on, every new job is held; running jobs run on. Turning it off releases
+  //     the held jobs (those over quota stay held) and returns how many were handed over (0 when
+  //     another thread is releasing at the time: it hands them over). Call before Start to begin
+  //     drained.
+  //   - its project's quota (options.quotas): a job that does not fit in what its project has
+  //     free waits ("held: project teama is using 8 of its 8 vCPUs quota ..."). A job larger
+  //     than the whole quota is refused at Create and Validate with RESOURCE_EXHAUSTED.
+  // All thread-safe.
   size_t SetDraining(bool draining);
+  // Re-reads options.quotas for held jobs (an admin changed one); returns how many started.
+  size_t QuotasChanged();
+  // Expires held jobs past their maxWaitDuration; the server calls it every few seconds.
+  void Tick();
+  // Per project: what its admitted jobs hold and how many are held (projects with neither are
+  // absent).
+  std::map<std::string, ProjectUse> ProjectUses() const;
   // Jobs created from now on resolve their replica user with `users` (SIGHUP re-read the
   // --service-accounts table); it must outlive the controller, as options.replica_users must.
   void SetReplicaUsers(const ReplicaUsers* users);
@@ -165,11 +194,33 @@ class JobController {
   void KeepIfFailed(const Status& written, PendingWrite write);
   // A stored job the executor could not take for lack of room: kept QUEUED for the next pass.
   void Park(const spec::CustomJob& job, const executor::GangSpec& gang, const Status& why);
-  // Holds a just-stored job instead of handing it over when draining; false when it must be
-  // handed over (not draining, or a cancel came meanwhile: HandOver settles that).
+  // Holds a just-stored job (draining, or over its project's quota) and notes why; false when
+  // it must be handed over now (it then counts against its project's quota), or when a cancel
+  // came meanwhile (HandOver settles that).
   bool Hold(const spec::CustomJob& job, const executor::GangSpec& gang);
   // Drops a held job (cancelled); no-op for others.
   void Unhold(const std::string& id);
+  // What a job counts against its project's quota (project_quota.h).
+  static ResourceAmount DemandOf(const spec::CustomJob& job);
+  // RESOURCE_EXHAUSTED when the job alone is larger than its project's quota.
+  Status CheckQuota(const std::string& project, const spec::CustomJob& job) const;
+  // Counts a job handed to the executor against its project (mu_ held); Unadmit undoes it when
+  // it ends (false if it was not counted).
+  void Admit(const std::string& id, const std::string& project, const ResourceAmount& demand);
+  bool Unadmit(const std::string& id);
+  // A job left the executor: frees its quota and lets held jobs start.
+  void Finished(const std::string& id);
+  // Hands over every held job that may start now and fails those past their maxWaitDuration;
+  // how many were handed over.
+  size_t Release();
+  struct HeldJob;
+  // Release's choice, under mu_: the jobs to hand over (counted already), those expired, and
+  // new reasons to note (job name, reason).
+  std::vector<HeldJob> TakeReleasable(std::vector<HeldJob>* expired,
+                                      std::vector<std::pair<std::string, std::string>>* notes);
+  bool HandOverReleased(const HeldJob& h);
+  void ExpireHeld(const HeldJob& h);
+  void NoteHeld(const std::string& name, const std::string& reason);
   // options_.on_job_step for each step a write added to the job's history (the write began with
   // `steps_before` steps appended: spec::TrainyardInfo::steps_appended).
   void Announce(const spec::CustomJob& job, int64_t steps_before) const;
@@ -202,10 +253,13 @@ class JobController {
   std::set<std::string> submitting_;
   std::set<std::string> cancel_while_submitting_;
   uint64_t last_id_ = 0;
-  // Draining: jobs stored but held back from the executor, oldest first.
+  // Jobs stored but held back from the executor (Hold), in the order they were held.
   struct HeldJob {
     std::string name;
     executor::GangSpec gang;
+    ResourceAmount demand;
+    std::string noted;  // the reason last written to its history
+    std::optional<spec::Timestamp> wait_deadline;  // create time + scheduling.maxWaitDuration
   };
   bool draining_ = false;
   std::vector<HeldJob> held_;
@@ -222,6 +276,15 @@ class JobController {
   // status never overtakes a newer one. Taken before mu_, never while holding it.
   std::mutex write_mu_;
   std::map<std::string, PendingWrite> pending_writes_;  // by job id; guarded by write_mu_
+  bool releasing_ = false;      // a thread runs Release()
+  bool release_again_ = false;  // ... and must look once more when done
+  // Jobs handed to the executor and not ended, with what they count against their project.
+  struct Admitted {
+    std::string project;
+    ResourceAmount demand;
+  };
+  std::map<std::string, Admitted> admitted_;
+  std::map<std::string, ResourceAmount> used_;  // by project: the sum of admitted_
 };
 
 }  // namespace trainyard::controller

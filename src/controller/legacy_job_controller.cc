@@ -9,6 +9,7 @@
 #include "controller/tuning_job_controller.h"
 #include "protojson/parse.h"
 #include "spec/custom_job_validation.h"
+#include "spec/job_priority.h"
 #include "spec/legacy_job_json.h"
 #include "spec/legacy_translation.h"
 #include "spec/resource_name.h"
@@ -241,7 +242,11 @@ StatusOr<json> LegacyJobController::Create(const std::string& parent, const std:
   const std::string name = created.value("name", "");
   const std::string location =
       "projects/" + ProjectOf(parent) + "/locations/" + job.training_input.region;
-  const std::map<std::string, std::string> labels = {{kLegacyJobLabel, LabelValue(job_id)}};
+  std::map<std::string, std::string> labels = {{kLegacyJobLabel, LabelValue(job_id)}};
+  // scheduling.priority is the backing job's priority label (spec/job_priority.h).
+  if (const auto& sched = job.training_input.scheduling; sched && sched->priority != 0) {
+    labels[spec::kPriorityLabel] = std::to_string(sched->priority);
+  }
   // The backing job's name is chosen and stored before the job exists, so that a server killed
   // in between finds it again (Start); the label cannot: it is lowercased and cut to 63 chars.
   const std::string backing_id = backing.tuning ? tuning_->NewId() : jobs_->NewJobId();

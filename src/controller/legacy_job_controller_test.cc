@@ -93,6 +93,19 @@ TEST_F(LegacyJobControllerTest, AJobIsBackedByACustomJobInItsRegionAndFollowsIts
   EXPECT_EQ(gang.job_spec_json.find("trainyard"), std::string::npos) << gang.job_spec_json;
 }
 
+// scheduling.priority orders the project's queue (spec/job_priority.h): the backing job's label.
+TEST_F(LegacyJobControllerTest, SchedulingPriorityReachesTheGangAndOutOfRangeIsRefused) {
+  ASSERT_EQ(Create(ContainerJob("prio", R"(,"scheduling":{"priority":700})"), "prio").substr(0, 1),
+            "{");
+  const std::string refused =
+      Create(ContainerJob("too_high", R"(,"scheduling":{"priority":5000})"), "too_high");
+  EXPECT_EQ(std::to_string(executor_.submitted().at(0).priority) + " " +
+                std::to_string(refused.find("trainingInput.scheduling.priority") !=
+                               std::string::npos),
+            "700 1")
+      << refused;
+}
+
 TEST_F(LegacyJobControllerTest, ADuplicateJobIdIsAlreadyExistsInAiPlatformsWords) {
   ASSERT_EQ(Create(ContainerJob("dup"), "dup").substr(0, 1), "{");
   EXPECT_EQ(Create(ContainerJob("dup"), "dup"),

@@ -10,6 +10,7 @@
 #include "common/time.h"
 #include "spec/custom_job_validation.h"
 #include "spec/hyperparameter_tuning_job_validation.h"
+#include "spec/job_priority.h"
 #include "spec/resource_name.h"
 
 namespace trainyard::controller {
@@ -108,6 +109,10 @@ class TuningJobController::Launcher : public tuning::TrialLauncher {
     std::string display = study_->job.display_name + " trial " + trial.id;
     job.display_name = display.substr(0, spec::kMaxDisplayNameChars);
     job.labels = {{kStudyLabel, study_->job.Id()}, {kTrialLabel, trial.id}};
+    // Trials queue with their tuning job's priority (spec/job_priority.h).
+    if (auto p = study_->job.labels.find(spec::kPriorityLabel); p != study_->job.labels.end()) {
+      job.labels.insert(*p);
+    }
     job.job_spec = study_->job.trial_job_spec;
     ApplyTrialLaunch(trial.id, launch, job.job_spec);
     TY_ASSIGN_OR_RETURN(spec::CustomJob created,

@@ -210,6 +210,16 @@ TEST_F(TuningJobControllerTest, TrialJobsGetParameterArgsTrialEnvAndPerTrialOutp
             "--fixed= --x= --opt= trial=2 out=/tmp/out/2/ label=2\n");
 }
 
+// A tuning job's trainyard-priority label orders its trials in the project's queue.
+TEST_F(TuningJobControllerTest, TrialsQueueWithTheTuningJobsPriority) {
+  json body = StudyBody(2, 2);
+  body["labels"] = {{"trainyard-priority", "300"}};
+  CreateStudy(body);
+  std::string got;
+  for (const auto& g : executor_->submitted()) got += std::to_string(g.priority) + " ";
+  EXPECT_EQ(got, "300 300 ");
+}
+
 TEST_F(TuningJobControllerTest, MetricsFromFileAndStdoutEndTheStudy) {
   std::string name = CreateStudy(StudyBody(2, 2));
   std::string job1 = TrialJob(name, "1"), job2 = TrialJob(name, "2");

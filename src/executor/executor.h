@@ -68,6 +68,10 @@ struct RunAs {
 struct GangSpec {
   std::string job_id;             // unique; e.g. "1234"
   std::string job_name;           // "projects/p/locations/l/customJobs/1234"
+  // The job's project ("p" above) and priority (spec/job_priority.h: 0..1000, higher first):
+  // executors that queue order by them, fair share between projects and priority within one.
+  std::string project;
+  int priority = 0;
   std::filesystem::path job_dir;  // executor-owned: logs, work dirs, state files live here
   std::string base_output_dir;  // baseOutputDirectory.outputUriPrefix (gs:// or path); may be empty
   std::vector<ReplicaSpec> replicas;             // all pools, pool 0 first
@@ -172,6 +176,11 @@ class Executor {
   // this host has 2 vCPUs / 8 GiB; it runs taking the whole host (oversubscribed)"). The job
   // controller writes them into the job's state history at create. None by default.
   virtual std::vector<std::string> AdmissionNotes(const GangSpec& spec) const { return {}; }
+
+  // A project's fair-share weight (an admin setting, controller/project_quota.h): executors that
+  // queue gangs by project (the local one: gang_scheduler.h) give a project of weight 2 twice the
+  // share of one of weight 1. Ignored by default (Slurm has its own fair share).
+  virtual void SetProjectWeight(const std::string& /*project*/, double /*weight*/) {}
 
   // Accepts the gang: it is queued until all replicas fit at once, then started together.
   // INVALID_ARGUMENT if a replica can never fit this executor (names the replica and resource),

@@ -12,12 +12,13 @@ int GangScheduler::Demand::TotalGpus() const {
   return total;
 }
 
-GangScheduler::GangScheduler(SchedulerCapacity capacity)
+GangScheduler::GangScheduler(SchedulerCapacity capacity, int max_overtakes)
     : capacity_(std::move(capacity)),
       free_cpus_(capacity_.cpus),
       free_memory_gib_(capacity_.memory_gib),
       free_slots_(capacity_.max_replicas),
-      free_gpus_(capacity_.gpu_indices.begin(), capacity_.gpu_indices.end()) {
+      free_gpus_(capacity_.gpu_indices.begin(), capacity_.gpu_indices.end()),
+      max_overtakes_(max_overtakes) {
   if (capacity_.cpu_ids.empty()) {
     capacity_.cpu_ids.resize(static_cast<size_t>(std::max(0.0, std::ceil(capacity_.cpus))));
     std::iota(capacity_.cpu_ids.begin(), capacity_.cpu_ids.end(), 0);
@@ -95,7 +96,7 @@ void GangScheduler::ReleaseCpus(const std::vector<std::vector<int>>& cpus) {
 }
 
 Status GangScheduler::Enqueue(const std::string& job_id, const std::vector<ReplicaDemand>& replicas,
-                              bool* clamped) {
+                              const GangClass& cls, bool* clamped) {
   if (IsQueued(job_id) || running_.count(job_id) > 0) {
     return AlreadyExistsError("job " + job_id + " is already scheduled");
   }
@@ -116,13 +117,68 @@ Status GangScheduler::Enqueue(const std::string& job_id, const std::vector<Repli
     return InvalidArgumentError("job " + job_id +
                                 " asks for more GPUs of a model than this host has of it");
   }
-  queue_.emplace_back(job_id, std::move(d));
+  queue_.push_back({job_id, std::move(d), cls, next_seq_++, 0});
   return Status::Ok();
+}
+
+void GangScheduler::SetProjectWeight(const std::string& project, double weight) {
+  weights_[project] = weight > 0 ? weight : 1.0;
+}
+
+double GangScheduler::WeightedShare(const Demand& d, const std::string& project) const {
+  double share = 0;
+  if (capacity_.cpus > 0) share = std::max(share, d.cpus / capacity_.cpus);
+  if (capacity_.memory_gib > 0) share = std::max(share, d.memory_gib / capacity_.memory_gib);
+  if (!capacity_.gpu_indices.empty()) {
+    share = std::max(share, static_cast<double>(d.TotalGpus()) /
+                                static_cast<double>(capacity_.gpu_indices.size()));
+  }
+  auto w = weights_.find(project);
+  return share / (w == weights_.end() ? 1.0 : w->second);
+}
+
+std::vector<size_t> GangScheduler::Order() const {
+  std::vector<size_t> order;
+  // Per project: its gangs by priority, then age; and its share (what it holds now).
+  std::map<std::string, std::deque<size_t>> lanes;
+  std::map<std::string, double> share;
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    if (queue_[i].overtaken >= max_overtakes_) {
+      order.push_back(i);  // urgent: queue_ is in submission order already
+      share[queue_[i].cls.project] += WeightedShare(queue_[i].demand, queue_[i].cls.project);
+    } else {
+      lanes[queue_[i].cls.project].push_back(i);
+    }
+  }
+  for (auto& [project, lane] : lanes) {
+    std::stable_sort(lane.begin(), lane.end(), [this](size_t a, size_t b) {
+      return queue_[a].cls.priority > queue_[b].cls.priority;
+    });
+  }
+  for (const auto& [id, run] : running_) share[run.project] += WeightedShare(run.demand, run.project);
+  while (!lanes.empty()) {
+    auto next = lanes.begin();
+    for (auto it = lanes.begin(); it != lanes.end(); ++it) {
+      // Shares are sums of fractions: equal ones may differ in the last bits.
+      const double mine = share[it->first], best = share[next->first];
+      const bool tie = std::abs(mine - best) < 1e-9;
+      if ((!tie && mine < best) ||
+          (tie && queue_[it->second.front()].seq < queue_[next->second.front()].seq)) {
+        next = it;
+      }
+    }
+    const size_t i = next->second.front();
+    order.push_back(i);
+    share[next->first] += WeightedShare(queue_[i].demand, next->first);
+    next->second.pop_front();
+    if (next->second.empty()) lanes.erase(next);
+  }
+  return order;
 }
 
 std::vector<Admission> GangScheduler::Admit() {
   std::vector<Admission> admitted;
-  // What gangs further back in the queue may use: the free resources minus the demand of every
+  // What gangs further back in the order may use: the free resources minus the demand of every
   // earlier gang that is still waiting (its reservation).
   double avail_cpus = free_cpus_;
   double avail_mem = free_memory_gib_;
@@ -131,8 +187,9 @@ std::vector<Admission> GangScheduler::Admit() {
   std::set<int> avail_gpus = free_gpus_;
   // Small tolerance so a gang of exactly the host's size fits despite float sums.
   constexpr double kEps = 1e-9;
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    const Demand& d = it->second;
+  std::vector<bool> started(queue_.size(), false);
+  for (size_t i : Order()) {
+    const Demand& d = queue_[i].demand;
     std::set<int> gpus_left = avail_gpus;
     std::vector<std::vector<int>> picked;
     bool gpus_fit = PickGpus(d, &gpus_left, &picked);
@@ -140,8 +197,8 @@ std::vector<Admission> GangScheduler::Admit() {
     const bool slots_fit = !capped || slots <= avail_slots;
     if (d.cpus <= avail_cpus + kEps && d.memory_gib <= avail_mem + kEps && gpus_fit && slots_fit) {
       Admission a;
-      a.job_id = it->first;
-      Running run{d, {}, {}};
+      a.job_id = queue_[i].id;
+      Running run{d, {}, {}, queue_[i].cls.project};
       for (const auto& mine : picked) {
         for (int g : mine) free_gpus_.erase(g);
         run.gpus.insert(run.gpus.end(), mine.begin(), mine.end());
@@ -157,27 +214,40 @@ std::vector<Admission> GangScheduler::Admit() {
       free_slots_ -= slots;
       avail_slots -= slots;
       avail_gpus = std::move(gpus_left);
-      running_[it->first] = std::move(run);
+      running_[a.job_id] = std::move(run);
       admitted.push_back(std::move(a));
-      it = queue_.erase(it);
+      started[i] = true;
     } else {
       avail_cpus = std::max(0.0, avail_cpus - d.cpus);
       avail_mem = std::max(0.0, avail_mem - d.memory_gib);
       avail_slots = std::max(0, avail_slots - slots);
       avail_gpus = std::move(gpus_left);  // the GPUs it would take are reserved for it
-      ++it;
     }
   }
+  // Every start of a later gang is one overtake of each earlier gang still waiting (the
+  // starvation guard).
+  std::deque<Waiting> waiting;
+  int later_starts = 0;
+  for (size_t i = queue_.size(); i-- > 0;) {
+    if (started[i]) {
+      ++later_starts;
+      continue;
+    }
+    queue_[i].overtaken += later_starts;
+    waiting.push_front(std::move(queue_[i]));
+  }
+  queue_ = std::move(waiting);
   return admitted;
 }
 
 StatusOr<std::vector<std::vector<int>>> GangScheduler::AddRunning(
     const std::string& job_id, const std::vector<ReplicaDemand>& replicas,
-    const std::vector<std::vector<int>>& gpus, const std::vector<std::vector<int>>& cpus) {
+    const std::vector<std::vector<int>>& gpus, const std::vector<std::vector<int>>& cpus,
+    const std::string& project) {
   if (IsQueued(job_id) || running_.count(job_id) > 0) {
     return AlreadyExistsError("job " + job_id + " is already scheduled");
   }
-  Running run{Clamp(replicas, nullptr), {}, {}};
+  Running run{Clamp(replicas, nullptr), {}, {}, project};
   for (const auto& list : gpus) {
     for (int g : list) {
       run.gpus.push_back(g);
@@ -205,7 +275,7 @@ StatusOr<std::vector<std::vector<int>>> GangScheduler::AddRunning(
 
 bool GangScheduler::Remove(const std::string& job_id) {
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-    if (it->first == job_id) {
+    if (it->id == job_id) {
       queue_.erase(it);
       return true;
     }
@@ -229,12 +299,18 @@ bool GangScheduler::Remove(const std::string& job_id) {
 
 bool GangScheduler::IsQueued(const std::string& job_id) const {
   return std::any_of(queue_.begin(), queue_.end(),
-                     [&](const auto& entry) { return entry.first == job_id; });
+                     [&](const Waiting& entry) { return entry.id == job_id; });
 }
 
 std::vector<std::string> GangScheduler::QueuedIds() const {
   std::vector<std::string> ids;
-  for (const auto& entry : queue_) ids.push_back(entry.first);
+  for (const auto& entry : queue_) ids.push_back(entry.id);
+  return ids;
+}
+
+std::vector<std::string> GangScheduler::OrderedIds() const {
+  std::vector<std::string> ids;
+  for (size_t i : Order()) ids.push_back(queue_[i].id);
   return ids;
 }
 

@@ -180,5 +180,78 @@ TEST(GangSchedulerTest, AdoptedGangsKeepTheirCpusAndOldStateGetsSome) {
   EXPECT_EQ(*placed, (std::vector<std::vector<int>>{{1}, {0}}));
 }
 
+// Issue #46: a 1-CPU job of teamb waited behind 30 jobs of teama.
+TEST(GangSchedulerTest, AnotherProjectsSingleGangStartsInTheFirstRoundWithRoomDespiteABurst) {
+  GangScheduler s({4, 16, {}, {}});
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(s.Enqueue("a" + std::to_string(i), {Cpu(1)}, {"teama", 0}).ok());
+  }
+  EXPECT_EQ(Render(s.Admit()), "a0[] a1[] a2[] a3[]");
+  ASSERT_TRUE(s.Enqueue("b0", {Cpu(1)}, {"teamb", 0}).ok());
+  EXPECT_EQ(s.OrderedIds().front(), "b0");
+  EXPECT_EQ(Render(s.Admit()), "");  // the host is full
+  EXPECT_TRUE(s.Remove("a0"));
+  EXPECT_EQ(Render(s.Admit()), "b0[]");
+}
+
+TEST(GangSchedulerTest, ProjectsTakeTurnsByTheirShareOfTheHost) {
+  GangScheduler s({4, 16, {}, {}});
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(s.Enqueue("a" + std::to_string(i), {Cpu(1)}, {"teama", 0}).ok());
+  }
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(s.Enqueue("b" + std::to_string(i), {Cpu(1)}, {"teamb", 0}).ok());
+  }
+  EXPECT_EQ(Render(s.Admit()), "a0[] b0[] a1[] b1[]");
+}
+
+TEST(GangSchedulerTest, AWeightedProjectGetsItsMultipleOfTheHost) {
+  GangScheduler s({6, 24, {}, {}});
+  s.SetProjectWeight("teama", 2);
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(s.Enqueue("a" + std::to_string(i), {Cpu(1)}, {"teama", 0}).ok());
+    ASSERT_TRUE(s.Enqueue("b" + std::to_string(i), {Cpu(1)}, {"teamb", 0}).ok());
+  }
+  EXPECT_EQ(Render(s.Admit()), "a0[] b0[] a1[] b1[] a2[] a3[]");  // 4 : 2
+}
+
+TEST(GangSchedulerTest, PriorityOrdersAProjectsQueue) {
+  GangScheduler s({1, 16, {}, {}});
+  ASSERT_TRUE(s.Enqueue("run", {Cpu(1)}, {"p", 0}).ok());
+  EXPECT_EQ(Render(s.Admit()), "run[]");
+  ASSERT_TRUE(s.Enqueue("low", {Cpu(1)}, {"p", 0}).ok());
+  ASSERT_TRUE(s.Enqueue("high", {Cpu(1)}, {"p", 500}).ok());
+  ASSERT_TRUE(s.Enqueue("mid", {Cpu(1)}, {"p", 100}).ok());
+  ASSERT_TRUE(s.Enqueue("low2", {Cpu(1)}, {"p", 0}).ok());
+  EXPECT_EQ(::testing::PrintToString(s.OrderedIds()),
+            ::testing::PrintToString(std::vector<std::string>{"high", "mid", "low", "low2"}));
+}
+
+TEST(GangSchedulerTest, AGangOvertakenTooOftenGoesFirst) {
+  GangScheduler s({1, 16, {}, {}}, /*max_overtakes=*/2);
+  ASSERT_TRUE(s.Enqueue("run", {Cpu(1)}, {"p", 0}).ok());
+  EXPECT_EQ(Render(s.Admit()), "run[]");
+  ASSERT_TRUE(s.Enqueue("low", {Cpu(1)}, {"p", 0}).ok());
+  std::string started;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(s.Enqueue("high" + std::to_string(i), {Cpu(1)}, {"p", 9}).ok());
+    EXPECT_TRUE(s.Remove(i == 0 ? "run" : started));
+    started = s.Admit().at(0).job_id;
+    if (started == "low") break;
+  }
+  EXPECT_EQ(started, "low");  // after high0 and high1 overtook it
+}
+
+TEST(GangSchedulerTest, AReservationHoldsAgainstOtherProjectsWithASmallerShare) {
+  GangScheduler s({4, 16, {}, {}});
+  ASSERT_TRUE(s.Enqueue("a-run", {Cpu(2)}, {"teama", 0}).ok());
+  EXPECT_EQ(Render(s.Admit()), "a-run[]");
+  ASSERT_TRUE(s.Enqueue("b-big", {Cpu(4)}, {"teamb", 0}).ok());  // teamb holds nothing: first
+  ASSERT_TRUE(s.Enqueue("a-small", {Cpu(1)}, {"teama", 0}).ok());
+  EXPECT_EQ(Render(s.Admit()), "");  // the 2 free CPUs are reserved for b-big
+  EXPECT_TRUE(s.Remove("a-run"));
+  EXPECT_EQ(Render(s.Admit()), "b-big[]");
+}
+
 }  // namespace
 }  // namespace trainyard::executor

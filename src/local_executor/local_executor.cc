@@ -298,6 +298,11 @@ Status LocalExecutor::Validate(const GangSpec& spec) const {
   return ValidateLocked(spec, &demands, &warnings);
 }
 
+void LocalExecutor::SetProjectWeight(const std::string& project, double weight) {
+  std::lock_guard<std::mutex> lock(mu_);
+  scheduler_.SetProjectWeight(project, weight);
+}
+
 std::vector<std::string> LocalExecutor::AdmissionNotes(const GangSpec& spec) const {
   std::vector<ReplicaDemand> demands;
   std::vector<std::string> warnings;
@@ -422,7 +427,8 @@ Status LocalExecutor::SubmitLocked(const GangSpec& spec, bool readopting) {
   auto gang = std::make_unique<Gang>();
   TY_RETURN_IF_ERROR(ValidateLocked(spec, &gang->demands, &gang->warnings));
   bool clamped = false;
-  TY_RETURN_IF_ERROR(scheduler_.Enqueue(spec.job_id, gang->demands, &clamped));
+  TY_RETURN_IF_ERROR(scheduler_.Enqueue(spec.job_id, gang->demands,
+                                        GangClass{spec.project, spec.priority}, &clamped));
   if (clamped) {
     gang->warnings.push_back(
         "the job's replicas together ask for more CPU or memory than this "

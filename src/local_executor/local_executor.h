@@ -130,6 +130,7 @@ class LocalExecutor : public Executor {
   void SetListener(Listener listener) override;
   Status Validate(const GangSpec& spec) const override;
   std::vector<std::string> AdmissionNotes(const GangSpec& spec) const override;
+  void SetProjectWeight(const std::string& project, double weight) override;
   Status Submit(const GangSpec& spec) override;
   StatusOr<GangStatus> Adopt(const GangSpec& spec) override;
   Status Cancel(const std::string& job_id) override;

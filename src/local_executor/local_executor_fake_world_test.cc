@@ -381,5 +381,28 @@ TEST_F(LocalExecutorFakeWorldTest, AGangThatSucceededBeforeItsDeadlineWhileDownS
   EXPECT_EQ(GangStateName(adopted->state) + " " + adopted->error_message, "SUCCEEDED ");
 }
 
+// Issue #46: a 1-CPU job of teamb waited 30 s behind 30 jobs of teama. With fair share it starts
+// in the first pass after a CPU frees.
+TEST_F(LocalExecutorFakeWorldTest, AnotherProjectsJobStartsInTheFirstPassAfterABurstFreesACpu) {
+  auto spec = [this](const std::string& project, int i) {
+    GangSpec s = Spec();
+    s.job_id = project + std::to_string(i);
+    s.job_dir = dir_ / s.job_id;
+    s.project = project;
+    s.replicas[0].machine_type = "n1-standard-1";
+    return s;
+  };
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(executor_->Submit(spec("teama", i)).ok());
+  executor_->PollOnce();
+  ASSERT_TRUE(executor_->Submit(spec("teamb", 0)).ok());
+  executor_->PollOnce();
+  const std::string before = GangStateName(executor_->Get("teamb0")->state);
+  ops_.Exit(1000, 0);  // teama0 ends
+  executor_->PollOnce();
+  EXPECT_EQ(before + " " + GangStateName(executor_->Get("teamb0")->state) + " " +
+                GangStateName(executor_->Get("teama4")->state),
+            "QUEUED RUNNING QUEUED");
+}
+
 }  // namespace
 }  // namespace trainyard::executor

@@ -547,7 +547,8 @@ StatusOr<GangStatus> LocalExecutor::Adopt(const GangSpec& spec) {
       r.lost_reason = "was never started (the server stopped while starting the job)";
     }
   }
-  if (auto placed = scheduler_.AddRunning(spec.job_id, g.demands, gpus, cpus); placed.ok()) {
+  if (auto placed = scheduler_.AddRunning(spec.job_id, g.demands, gpus, cpus, spec.project);
+      placed.ok()) {
     for (size_t i = 0; i < g.replicas.size() && i < placed->size(); ++i) {
       g.replicas[i].cpus = (*placed)[i];  // restarts of older-state replicas get pinned too
     }

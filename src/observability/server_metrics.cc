@@ -233,6 +233,7 @@ std::string ServerMetrics::Render() {
   t.Family("trainyard_build_info", "gauge", "Always 1; the labels say which Trainyard serves.");
   t.Sample("trainyard_build_info", {{"version", std::string(TrainyardVersion())}}, 1);
   RenderJobs(t);
+  RenderProjects(t);
   RenderCapacity(t);
   RenderSystem(t);
   RenderHttp(t);
@@ -325,6 +326,32 @@ void ServerMetrics::RenderCapacity(PrometheusText& t) const {
     t.Family("trainyard_host_free_gpus", "gauge",
              "GPUs of the host not allocated to running jobs.");
     t.Sample("trainyard_host_free_gpus", {}, std::max(0, *host_->gpus - gpus));
+  }
+}
+
+void ServerMetrics::RenderProjects(PrometheusText& t) const {
+  if (!options_.projects) return;
+  const std::vector<ProjectFigures> projects = options_.projects();
+  t.Family("trainyard_project_used", "gauge",
+           "What a project's started and executor-queued jobs hold, by resource (vcpus, "
+           "memory_gib, jobs, gpus:<acceleratorType>).");
+  for (const auto& p : projects) {
+    for (const auto& [resource, v] : p.used) {
+      t.Sample("trainyard_project_used", {{"project", p.project}, {"resource", resource}}, v);
+    }
+  }
+  t.Family("trainyard_project_quota", "gauge", "A project's quota by resource (limited ones only).");
+  for (const auto& p : projects) {
+    for (const auto& [resource, v] : p.quota) {
+      t.Sample("trainyard_project_quota", {{"project", p.project}, {"resource", resource}}, v);
+    }
+  }
+  t.Family("trainyard_project_weight", "gauge", "A project's fair-share weight (default 1).");
+  for (const auto& p : projects) t.Sample("trainyard_project_weight", {{"project", p.project}}, p.weight);
+  t.Family("trainyard_project_held_jobs", "gauge",
+           "A project's jobs held QUEUED by its quota or by draining.");
+  for (const auto& p : projects) {
+    t.Sample("trainyard_project_held_jobs", {{"project", p.project}}, p.held_jobs);
   }
 }
 

@@ -62,6 +62,17 @@ using Clock = WallClock;  // common/time.h
 // The version `trainyard_build_info` reports (the project's version, CMake's PROJECT_VERSION).
 std::string_view TrainyardVersion();
 
+// One project's figures for the trainyard_project_* gauges (controller/project_quota.h): what its
+// admitted jobs hold and its limits, by resource ("vcpus", "memory_gib", "jobs", and
+// "gpus:<acceleratorType>"), and how many of its jobs are held.
+struct ProjectFigures {
+  std::string project;
+  std::map<std::string, double> used;
+  std::map<std::string, double> quota;  // only the resources with a limit
+  double weight = 1;
+  int held_jobs = 0;
+};
+
 struct ServerMetricsOptions {
   ResourcesFn resources;  // null: CPUs/GPUs come only from acceleratorCount, no memory
   Clock clock;            // null: the system clock
@@ -82,6 +93,9 @@ struct ServerMetricsOptions {
   std::string executor;
   std::function<StatusOr<std::optional<executor::Executor::ClusterCapacity>>()> executor_probe;
   std::chrono::seconds probe_interval{15};
+  // Per-project use and quotas, read at every scrape (cheap: the controller's counters); null:
+  // the trainyard_project_* families are left out.
+  std::function<std::vector<ProjectFigures>()> projects;
 };
 
 // The route template of a request path, for the `route` label (bounded cardinality): ids become
@@ -128,6 +142,7 @@ class ServerMetrics {
   // Caller holds mu_.
   void RenderJobs(PrometheusText& t) const;
   void RenderCapacity(PrometheusText& t) const;
+  void RenderProjects(PrometheusText& t) const;
   void RenderSystem(PrometheusText& t) const;
   void RenderCluster(PrometheusText& t, const executor::Executor::ClusterCapacity& c) const;
   void RenderHttp(PrometheusText& t) const;

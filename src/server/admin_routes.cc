@@ -1,5 +1,7 @@
 #include "server/admin_routes.h"
 
+#include <algorithm>
+
 #include "api/route_util.h"
 #include "protojson/parse.h"
 #include "protojson/reader.h"
@@ -30,6 +32,51 @@ Status CheckEmptyBody(const httplib::Request& req) {
   if (!body.is_object()) return protojson::InvalidValueError("", "Empty", body, "an object");
   if (!body.empty()) return protojson::UnknownFieldError("", body.begin().key());
   return Status::Ok();
+}
+
+// The P of /v1/admin/projects/P:...: a project id ("*" and other patterns are not projects).
+StatusOr<std::string> ProjectOfQuotaPath(const httplib::Request& req) {
+  const std::string project = req.matches.size() > 1 ? req.matches[1].str() : "";
+  const bool valid = !project.empty() && project.size() <= 63 &&
+                     std::all_of(project.begin(), project.end(), [](char c) {
+                       return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                              c == '_' || c == '.';
+                     });
+  if (!valid) {
+    return InvalidFieldError("project", "must be a project id (lowercase letters, digits, '-', "
+                                        "'_', '.'), got '" + project + "'");
+  }
+  return project;
+}
+
+void RegisterQuotaRoutes(api::RouteTable& routes, const AdminControls& controls,
+                         const api::ProjectOf& every_project) {
+  routes.Post(
+      "/v1/admin/projects/([^/:]+):setQuota", auth::Access::kAdmin,
+      api::Guarded([set = controls.set_quota](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+        TY_ASSIGN_OR_RETURN(std::string project, ProjectOfQuotaPath(req));
+        TY_ASSIGN_OR_RETURN(json body, protojson::ParseJson(req.body.empty() ? "{}" : req.body));
+        TY_ASSIGN_OR_RETURN(controller::ProjectQuota quota, controller::ProjectQuotaFromJson(body));
+        return set(project, quota);
+      }),
+      every_project);
+  routes.Post(
+      "/v1/admin/projects/([^/:]+):clearQuota", auth::Access::kAdmin,
+      api::Guarded([set = controls.set_quota](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+        TY_RETURN_IF_ERROR(CheckEmptyBody(req));
+        TY_ASSIGN_OR_RETURN(std::string project, ProjectOfQuotaPath(req));
+        return set(project, std::nullopt);
+      }),
+      every_project);
+  routes.Get(
+      "/v1/admin/quotas", auth::Access::kAdmin,
+      api::Guarded([list = controls.quotas](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+        return list();
+      }),
+      every_project);
 }
 
 }  // namespace
@@ -63,6 +110,7 @@ void RegisterAdminRoutes(api::RouteTable& routes, AdminControls controls) {
         return status();
       }),
       every_project);
+  if (controls.set_quota) RegisterQuotaRoutes(routes, controls, every_project);
 }
 
 }  // namespace trainyard::server

@@ -6,13 +6,22 @@
 //                                            held (JobController::SetDraining); survives a restart
 //   POST /v1/admin:resume  {}                start the held jobs and new ones again
 //   GET  /v1/admin:status                    {"draining", "heldJobs", "version"}
-// `trainyard admin gc|drain|resume|status` call them.
+//   POST /v1/admin/projects/P:setQuota  ProjectQuota  sets project P's quota and fair-share weight
+//                                            (controller/project_quota.h: {"vcpus", "memoryGib",
+//                                            "gpus": {type: n}, "concurrentJobs", "weight"});
+//                                            answers P's entry (below) with "startedJobs"
+//   POST /v1/admin/projects/P:clearQuota {}  removes it (no limits, weight 1)
+//   GET  /v1/admin/quotas                    {"projects": [{"project", "quota", "used",
+//                                            "heldJobs"}]}: every project with a quota or jobs
+// `trainyard admin gc|drain|resume|status|quota` call them.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "api/route_table.h"
+#include "controller/project_quota.h"
 #include "server/retention.h"
 
 namespace trainyard::server {
@@ -23,6 +32,11 @@ struct AdminControls {
   // Turns draining on or off (persisting it) and answers the status after it.
   std::function<StatusOr<nlohmann::json>(bool draining)> set_draining;
   std::function<nlohmann::json()> status;
+  // Sets (nullopt: removes) a project's quota, persisting it, and answers its entry.
+  std::function<StatusOr<nlohmann::json>(const std::string& project,
+                                         std::optional<controller::ProjectQuota> quota)>
+      set_quota;
+  std::function<nlohmann::json()> quotas;
 };
 
 void RegisterAdminRoutes(api::RouteTable& routes, AdminControls controls);

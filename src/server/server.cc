@@ -75,11 +75,17 @@ struct Server::Parts {
   std::unique_ptr<controller::ModelRegistry> models;
   std::unique_ptr<controller::TrainingPipelineController> pipelines;
   std::unique_ptr<controller::ResourceDirectory> directory;
+  std::unique_ptr<api::RateLimiter> create_limiter;  // before the routes that use it
   std::unique_ptr<api::ApiServer> api;
   std::unique_ptr<storage::FsObjectStore> object_store;
   std::unique_ptr<Retention> retention;
   // The job controller's pass over writes a full or read-only disk refused (RetryPendingWrites).
   PeriodicThread write_retry;
+  // Per-project quotas and weights (controller/project_quota.h), in the data dir.
+  std::unique_ptr<controller::QuotaBook> quotas;
+  // Expires held jobs past their maxWaitDuration (JobController::Tick); stops before the
+  // controllers are destroyed.
+  PeriodicThread admission_tick;
   int port = 0;
   std::string url;
   std::thread serve_thread;
@@ -169,6 +175,50 @@ Status StartExecutor(Parts& p) {
 }
 
 // The custom-job controller and the controllers built on its jobs.
+// Every project with a quota or admitted or held jobs: its quota and what it holds.
+std::map<std::string, std::pair<std::optional<controller::ProjectQuota>, controller::ProjectUse>>
+ProjectsOf(const Parts& p) {
+  std::map<std::string, std::pair<std::optional<controller::ProjectQuota>, controller::ProjectUse>>
+      out;
+  for (const auto& [project, q] : p.quotas->All()) out[project].first = q;
+  if (p.jobs) {
+    for (const auto& [project, use] : p.jobs->ProjectUses()) out[project].second = use;
+  }
+  return out;
+}
+
+nlohmann::json ProjectEntry(const std::string& project,
+                            const std::optional<controller::ProjectQuota>& quota,
+                            const controller::ProjectUse& use) {
+  nlohmann::json j = {{"project", project},
+                      {"used", controller::ResourceAmountToJson(use.used)},
+                      {"heldJobs", use.held_jobs}};
+  if (quota) j["quota"] = controller::ProjectQuotaToJson(*quota);
+  return j;
+}
+
+std::vector<observability::ProjectFigures> ProjectFiguresOf(const Parts& p) {
+  std::vector<observability::ProjectFigures> out;
+  for (const auto& [project, entry] : ProjectsOf(p)) {
+    const auto& [quota, use] = entry;
+    observability::ProjectFigures f;
+    f.project = project;
+    f.held_jobs = use.held_jobs;
+    f.used = {{"vcpus", use.used.vcpus}, {"memory_gib", use.used.memory_gib},
+              {"jobs", use.used.jobs}};
+    for (const auto& [type, n] : use.used.gpus) f.used["gpus:" + type] = n;
+    if (quota) {
+      f.weight = quota->weight;
+      if (quota->vcpus) f.quota["vcpus"] = *quota->vcpus;
+      if (quota->memory_gib) f.quota["memory_gib"] = *quota->memory_gib;
+      if (quota->concurrent_jobs) f.quota["jobs"] = *quota->concurrent_jobs;
+      for (const auto& [type, n] : quota->gpus) f.quota["gpus:" + type] = n;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 Status MakeControllers(Parts& p) {
   const ServerOptions& o = p.options;
   ReplicaAccessOptions access = o.replicas;
@@ -180,6 +230,11 @@ Status MakeControllers(Parts& p) {
   copts.kill_grace = std::chrono::seconds(o.kill_grace_seconds);
   copts.max_restarts = o.max_restarts;
   copts.check_bucket = [](const std::string& uri) { return CheckBucketExists(uri); };
+  // Quotas survive restarts in the data dir; their weights order the executor's queue.
+  p.quotas = std::make_unique<controller::QuotaBook>(p.data_dir.path() / "quotas.json");
+  TY_RETURN_IF_ERROR(p.quotas->Load());
+  for (const auto& [project, q] : p.quotas->All()) p.executor->SetProjectWeight(project, q.weight);
+  copts.quotas = p.quotas.get();
   observability::ServerMetricsOptions mopts;
   mopts.resources = CatalogResources(machines::MachineCatalog::Default());
   mopts.tuning_store = p.tuning_store;
@@ -188,6 +243,7 @@ Status MakeControllers(Parts& p) {
   mopts.host_runs_replicas = o.executor == "local";
   mopts.executor = o.executor;
   mopts.executor_probe = [executor = p.executor.get()] { return executor->ProbeCapacity(); };
+  mopts.projects = [&p] { return ProjectFiguresOf(p); };
   p.metrics = std::make_unique<observability::ServerMetrics>(p.store.get(), std::move(mopts));
   copts.on_job_end = [metrics = p.metrics.get()](const spec::CustomJob& job) {
     metrics->JobEnded(job);
@@ -239,6 +295,15 @@ Status MakeApi(Parts& p) {
   aopts.max_long_polls = o.max_long_polls;
   aopts.keep_alive_seconds = o.keep_alive_seconds;
   aopts.auth = {p.auth.tokens.get(), p.auth.audit.get()};
+  if (!o.create_rate.empty()) {
+    TY_ASSIGN_OR_RETURN(api::Rate rate, api::ParseRate(o.create_rate));
+    if (o.create_burst != 0) {
+      if (!(o.create_burst >= 1)) return InvalidFieldError("--create-burst", "must be >= 1");
+      rate.burst = o.create_burst;
+    }
+    p.create_limiter = std::make_unique<api::RateLimiter>(rate);
+    aopts.auth.create_limiter = p.create_limiter.get();
+  }
   aopts.tls_cert = o.tls_cert;
   aopts.tls_key = o.tls_key;
   aopts.is_streaming_path = storage::IsStoragePath;
@@ -311,6 +376,30 @@ Status MakeAdmin(Parts& p) {
     if (!draining) out["startedJobs"] = started;
     return out;
   };
+  controls.set_quota = [&p](const std::string& project, std::optional<controller::ProjectQuota> q)
+      -> StatusOr<nlohmann::json> {
+    TY_RETURN_IF_ERROR(p.quotas->Set(project, q));  // durable first, as draining
+    p.executor->SetProjectWeight(project, q ? q->weight : 1.0);
+    const size_t started = p.jobs->QuotasChanged();
+    p.log->Log(LogLevel::kInfo, "quota",
+               "project " + project + (q ? " quota set to " + controller::ProjectQuotaToJson(*q).dump()
+                                         : " quota removed") +
+                   "; started " + std::to_string(started) + " held jobs");
+    const auto projects = ProjectsOf(p);
+    const auto it = projects.find(project);
+    nlohmann::json out = it == projects.end()
+                             ? ProjectEntry(project, std::nullopt, {})
+                             : ProjectEntry(project, it->second.first, it->second.second);
+    out["startedJobs"] = started;
+    return out;
+  };
+  controls.quotas = [&p] {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [project, entry] : ProjectsOf(p)) {
+      list.push_back(ProjectEntry(project, entry.first, entry.second));
+    }
+    return nlohmann::json{{"projects", list}};
+  };
   RegisterAdminRoutes(p.api->routes(), std::move(controls));
   return Status::Ok();
 }
@@ -333,6 +422,7 @@ Status BindAndStart(Parts& p) {
   p.url = scheme + "://" + o.host + ":" + std::to_string(p.port);
   *p.storage_host = scheme + "://" + ReachableHost(o.host) + ":" + std::to_string(p.port);
   TY_RETURN_IF_ERROR(p.jobs->Start());
+  p.admission_tick.Start(std::chrono::seconds(5), [jobs = p.jobs.get()] { jobs->Tick(); });
   TY_RETURN_IF_ERROR(p.tuning->Start());     // its trials are custom jobs: after the controller
   TY_RETURN_IF_ERROR(p.legacy->Start());     // backed by both
   TY_RETURN_IF_ERROR(p.pipelines->Start());  // so are pipelines' backing jobs
@@ -443,6 +533,7 @@ void Server::Shutdown() {
   p.serve_thread.join();
   p.write_retry.Stop();
   p.retention->Stop();
+  p.admission_tick.Stop();
   p.metrics->StopPolling();
   p.pipelines->Stop();
   p.tuning->Stop();

@@ -51,6 +51,10 @@ struct ServerOptions {
   int http_threads = 512;
   int max_long_polls = 256;
   int keep_alive_seconds = 5;
+  // Creates per token (api/rate_limiter.h): "10/s", "600/m", ...; "" = unlimited. The burst is
+  // the number in the rate unless create_burst is set (> 0).
+  std::string create_rate;
+  double create_burst = 0;
   ContainerOptions containers;
   // Which users replicas run as; runs_replicas is ignored (false exactly for the fake executor).
   ReplicaAccessOptions replicas;

@@ -124,6 +124,32 @@ TEST_F(ServerTest, MetricsSeeTheVolumesTheResourcesAndTheExecutor) {
   EXPECT_EQ(missing, "");
 }
 
+// Issue #46 over HTTP: an admin sets a project's quota; a job larger than the whole quota is 429
+// naming it; /metrics shows the limit; creates over --create-rate are 429 with Retry-After.
+TEST_F(ServerTest, QuotasAndTheCreateRateAnswer429) {
+  options_.create_rate = "2/h";  // a burst of 2, then one per 30 minutes
+  auto server = Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto code = [](const httplib::Result& r) { return std::to_string(r ? r->status : -1) + " "; };
+  std::string got = code(client.Post("/v1/admin/projects/p:setQuota", R"({"vcpus": 2})",
+                                     "application/json"));
+  auto over = client.Post(kJobs, kJob, "application/json");  // 4 vCPUs
+  got += code(over);
+  got += code(client.Post("/v1/admin/projects/p:setQuota", R"({"vcpus": 4, "weight": 2})",
+                          "application/json"));
+  got += code(client.Post(kJobs, kJob, "application/json"));
+  auto limited = client.Post(kJobs, kJob, "application/json");
+  got += code(limited) + (limited && limited->has_header("Retry-After") ? "Retry-After" : "");
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(over && metrics);
+  EXPECT_EQ(got, "200 429 200 200 429 Retry-After");
+  EXPECT_NE(over->body.find("project p's whole quota is 2 vCPUs"), std::string::npos) << over->body;
+  EXPECT_NE(metrics->body.find("trainyard_project_quota{project=\"p\",resource=\"vcpus\"} 4\n"),
+            std::string::npos)
+      << metrics->body;
+}
+
 TEST_F(ServerTest, RefusesASecondServerOnTheSameDataDirAndReleasesItOnDestruction) {
   auto first = Start();
   ASSERT_TRUE(first.ok()) << first.status().ToString();

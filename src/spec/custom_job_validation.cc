@@ -1,6 +1,7 @@
 #include "spec/custom_job_validation.h"
 
 #include "common/bucket_path.h"
+#include "spec/job_priority.h"
 
 namespace trainyard::spec {
 size_t Utf8Length(std::string_view s) {
@@ -144,7 +145,7 @@ Status ValidateLabels(const std::map<std::string, std::string>& labels, const st
                                    value + "'");
     }
   }
-  return Status::Ok();
+  return PriorityFromLabels(labels, path).status();
 }
 
 Status ValidateCustomJobSpec(const CustomJobSpec& spec, const std::string& path) {

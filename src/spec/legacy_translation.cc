@@ -6,6 +6,7 @@
 
 #include "machines/regions.h"
 #include "protojson/reader.h"
+#include "spec/job_priority.h"
 #include "spec/legacy_machines.h"
 
 namespace trainyard::spec {
@@ -208,6 +209,9 @@ StatusOr<CustomJobSpec> JobSpecOf(const TrainingInput& in) {
   spec.base_output_directory = in.job_dir;
   spec.tf_config_primary_role = PrimaryRole(in);
   if (const auto& s = in.scheduling) {
+    if (s->priority < kMinPriority || s->priority > kMaxPriority) {
+      return PriorityRangeError("trainingInput.scheduling.priority", std::to_string(s->priority));
+    }
     Scheduling out;
     out.timeout = s->max_running_time;
     out.max_wait_duration = s->max_wait_time;

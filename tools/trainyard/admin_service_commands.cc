@@ -5,6 +5,11 @@
 //   trainyard admin drain                            stop starting new jobs (they queue, held)
 //   trainyard admin resume                           start the held jobs and new ones again
 //   trainyard admin status                           draining?, held jobs, version
+//   trainyard admin quota set P [--vcpus N] [--memory-gib N] [--gpus TYPE=N]... [--jobs N]
+//                              [--weight W]          a project's quota (docs/operations.md)
+//   trainyard admin quota clear P                    no limits for P again
+//   trainyard admin quota list                       every project's quota, use, held jobs
+#include <cstdio>
 #include <iostream>
 
 #include "command_common.h"
@@ -57,6 +62,67 @@ void AddCall(CLI::App& admin, int* exit_code, const std::string& name, const std
   }));
 }
 
+// quota set|clear|list over /v1/admin/projects/P:setQuota|:clearQuota and /v1/admin/quotas.
+void AddQuota(CLI::App& admin, int* exit_code) {
+  auto* quota = admin.add_subcommand("quota", "Per-project quotas and fair-share weights");
+  quota->require_subcommand(1);
+  struct Flags {
+    std::string endpoint, project;
+    // -1: not given (unlimited; weight 1).
+    double vcpus = -1, memory_gib = -1, weight = -1;
+    int jobs = -1;
+    std::vector<std::string> gpus;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* set = quota->add_subcommand(
+      "set", "Set a project's quota (what is not given is unlimited) and weight; held jobs that "
+             "fit start");
+  set->add_option("PROJECT", f->project, "The project id")->required();
+  set->add_option("--vcpus", f->vcpus, "vCPUs its jobs may hold at once");
+  set->add_option("--memory-gib", f->memory_gib, "GiB of memory its jobs may hold at once");
+  set->add_option("--gpus", f->gpus, "TYPE=N: GPUs of acceleratorType TYPE (repeatable)");
+  set->add_option("--jobs", f->jobs, "Jobs it may run (or queue in the executor) at once");
+  set->add_option("--weight", f->weight, "Fair-share weight (default 1)");
+  set->add_option("--endpoint", f->endpoint, "Server URL (default $TRAINYARD_ENDPOINT)");
+  set->callback(Command("trainyard.admin.quota.set", exit_code, [f]() -> Status {
+    nlohmann::json body = nlohmann::json::object();
+    // The server checks the values (negative ones name the field there).
+    if (f->vcpus != -1) body["vcpus"] = f->vcpus;
+    if (f->memory_gib != -1) body["memoryGib"] = f->memory_gib;
+    if (f->jobs != -1) body["concurrentJobs"] = f->jobs;
+    if (f->weight != -1) body["weight"] = f->weight;
+    for (const std::string& g : f->gpus) {
+      const size_t eq = g.find('=');
+      int n = -1;
+      if (eq == std::string::npos || std::sscanf(g.c_str() + eq + 1, "%d", &n) != 1 || n < 0) {
+        return InvalidFieldError("--gpus", "expected TYPE=N, e.g. NVIDIA_TESLA_T4=2; got '" + g +
+                                               "'");
+      }
+      body["gpus"][g.substr(0, eq)] = n;
+    }
+    TY_ASSIGN_OR_RETURN(auto client, ApiClient::Connect(ResolveEndpoint(f->endpoint)));
+    TY_ASSIGN_OR_RETURN(nlohmann::json answer,
+                        client->Call("POST", "/v1/admin/projects/" + f->project + ":setQuota",
+                                     body.dump(), 600));
+    std::cout << answer.dump(2) << "\n";
+    return Status::Ok();
+  }));
+  auto clear_project = std::make_shared<std::string>();
+  auto* clear = quota->add_subcommand("clear", "Remove a project's quota (no limits, weight 1)");
+  clear->add_option("PROJECT", *clear_project, "The project id")->required();
+  clear->add_option("--endpoint", f->endpoint, "Server URL (default $TRAINYARD_ENDPOINT)");
+  clear->callback(Command("trainyard.admin.quota.clear", exit_code, [f, clear_project]() -> Status {
+    TY_ASSIGN_OR_RETURN(auto client, ApiClient::Connect(ResolveEndpoint(f->endpoint)));
+    TY_ASSIGN_OR_RETURN(nlohmann::json answer,
+                        client->Call("POST", "/v1/admin/projects/" + *clear_project + ":clearQuota",
+                                     "{}", 600));
+    std::cout << answer.dump(2) << "\n";
+    return Status::Ok();
+  }));
+  AddCall(*quota, exit_code, "list", "GET", "/v1/admin/quotas",
+          "Every project's quota, what its jobs hold and how many wait held");
+}
+
 }  // namespace
 
 void RegisterAdminServiceCommands(CLI::App& admin, int* exit_code) {
@@ -68,6 +134,7 @@ void RegisterAdminServiceCommands(CLI::App& admin, int* exit_code) {
           "Start the held jobs, oldest first, and new ones again");
   AddCall(admin, exit_code, "status", "GET", "/v1/admin:status",
           "Whether the server is draining, how many jobs it holds, its version");
+  AddQuota(admin, exit_code);
 }
 
 }  // namespace trainyard::cli

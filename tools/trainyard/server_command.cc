@@ -103,6 +103,12 @@ void AddListenFlags(CLI::App* cmd, ServerFlags* f) {
   cmd->add_option("--keep-alive-seconds", o.keep_alive_seconds,
                   "An idle keep-alive connection is closed (and its thread freed) after this")
       ->capture_default_str();
+  cmd->add_option("--create-rate", o.create_rate,
+                  "Creates (jobs, tuning jobs, pipelines, ...) each token may make, e.g. 10/s or "
+                  "600/m; more are refused with 429 and Retry-After (default: unlimited)");
+  cmd->add_option("--create-burst", o.create_burst,
+                  "Creates a token may make at once before --create-rate applies (default: the "
+                  "rate's number)");
   cmd->add_flag("--no-auth", f->no_auth, "Serve without authentication (see --auth)");
   cmd->add_flag("--auth", f->auth,
                 "Require `Authorization: Bearer TOKEN` (tokens from `trainyard auth "

@@ -1,0 +1,248 @@
+// JobController's admission (job_controller.h: SetDraining, quotas): the jobs it holds back from
+// the executor while draining or while their project's quota is used up, and their release.
+//
+// Lock order: mu_ only; the store and the executor are called without it. Release() may be asked
+// for from several threads at once (job ends on the executor's listener thread, admin calls, Create);
+// one of them runs it and the others ask it to run another round (release_again_), so handing a
+// job over never recurses into another release.
+#include <algorithm>
+
+#include "controller/job_controller.h"
+#include "spec/custom_job_validation.h"
+
+namespace trainyard::controller {
+
+namespace {
+
+constexpr char kDrainStep[] =
+    "held: the server is draining and starts no new jobs; it starts once an admin resumes it "
+    "(trainyard admin resume)";
+
+}  // namespace
+
+ResourceAmount JobController::DemandOf(const spec::CustomJob& job) {
+  ResourceAmount demand;
+  demand.jobs = 1;
+  for (const auto& pool : job.job_spec.worker_pool_specs) {
+    if (pool.IsEmpty() || !pool.machine_spec) continue;
+    // Create validated the machine spec; a job stored by an older catalog counts what resolves.
+    auto m = spec::ResolveMachineSpec(*pool.machine_spec, "machineSpec");
+    if (!m.ok()) continue;
+    const double n = static_cast<double>(pool.replica_count);
+    demand.vcpus += n * m->vcpus;
+    demand.memory_gib += n * m->memory_gib;
+    if (!m->accelerator_type.empty() && m->accelerator_count > 0) {
+      demand.gpus[m->accelerator_type] += static_cast<int>(n) * m->accelerator_count;
+    }
+  }
+  return demand;
+}
+
+Status JobController::CheckQuota(const std::string& project, const spec::CustomJob& job) const {
+  if (options_.quotas == nullptr) return Status::Ok();
+  auto quota = options_.quotas->Get(project);
+  return quota ? CheckWithinQuota(project, *quota, DemandOf(job)) : Status::Ok();
+}
+
+bool JobController::Hold(const spec::CustomJob& job, const executor::GangSpec& gang) {
+  HeldJob held{job.name, gang, DemandOf(job), {}, std::nullopt};
+  if (const auto& s = job.job_spec.scheduling; s && s->max_wait_duration &&
+                                               s->max_wait_duration->count() > 0 && job.create_time) {
+    held.wait_deadline = *job.create_time + *s->max_wait_duration;
+  }
+  const auto quota =
+      options_.quotas ? options_.quotas->Get(gang.project) : std::optional<ProjectQuota>();
+  {
+    std::lock_guard lock(mu_);
+    if (cancel_while_submitting_.count(gang.job_id) > 0) return false;  // HandOver settles it
+    if (draining_) {
+      held.noted = kDrainStep;
+    } else if (quota) {
+      // Behind the project's earlier held jobs, or over what the project has free: Release()
+      // decides, in the project's order.
+      const bool queue_behind = std::any_of(held_.begin(), held_.end(), [&](const HeldJob& h) {
+        return h.gang.project == gang.project;
+      });
+      held.noted = Shortfall(gang.project, *quota, used_[gang.project], held.demand);
+      if (held.noted.empty() && queue_behind) {
+        held.noted = "held: behind earlier jobs of project " + gang.project +
+                     " that wait for its quota";
+      }
+    }
+    if (held.noted.empty()) {
+      Admit(gang.job_id, gang.project, held.demand);
+      return false;
+    }
+    held_.push_back(held);
+    submitting_.erase(gang.job_id);
+    names_by_id_[gang.job_id] = job.name;
+  }
+  NoteHeld(job.name, held.noted);
+  if (!draining()) Release();  // a higher priority may go ahead of the project's held jobs
+  return true;
+}
+
+void JobController::NoteHeld(const std::string& name, const std::string& reason) {
+  // The reason, in the job's history and describe (best effort: the job is held either way).
+  int64_t steps = 0;
+  auto noted = store_->Mutate(name, [&](spec::CustomJob& stored) {
+    steps = stored.trainyard_info ? stored.trainyard_info->steps_appended : 0;
+    if (stored.state != spec::JobState::kQueued) {
+      return Status(StatusCode::kAborted, "no longer queued");
+    }
+    spec::RecordStateChange(stored, spec::JobState::kQueued, clock_(), reason);
+    return Status::Ok();
+  });
+  if (noted.ok()) Announce(*noted, steps);
+}
+
+void JobController::Admit(const std::string& id, const std::string& project,
+                          const ResourceAmount& demand) {
+  if (admitted_.count(id) > 0) return;
+  admitted_[id] = {project, demand};
+  used_[project].Add(demand);
+}
+
+bool JobController::Unadmit(const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto it = admitted_.find(id);
+  if (it == admitted_.end()) return false;
+  used_[it->second.project].Subtract(it->second.demand);
+  if (used_[it->second.project].jobs <= 0) used_.erase(it->second.project);
+  admitted_.erase(it);
+  return true;
+}
+
+void JobController::Unhold(const std::string& id) {
+  std::lock_guard lock(mu_);
+  std::erase_if(held_, [&id](const HeldJob& h) { return h.gang.job_id == id; });
+  std::erase_if(parked_, [&id](const HeldJob& h) { return h.gang.job_id == id; });
+}
+
+std::vector<JobController::HeldJob> JobController::TakeReleasable(
+    std::vector<HeldJob>* expired, std::vector<std::pair<std::string, std::string>>* notes) {
+  std::vector<HeldJob> go;
+  const auto now = clock_();
+  // Higher priority first; among equals, the order they were held in (stable).
+  std::stable_sort(held_.begin(), held_.end(), [](const HeldJob& a, const HeldJob& b) {
+    return a.gang.priority > b.gang.priority;
+  });
+  std::set<std::string> blocked;  // projects whose first held job does not fit: the rest wait
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (it->wait_deadline && now >= *it->wait_deadline) {
+      expired->push_back(std::move(*it));
+      it = held_.erase(it);
+      continue;
+    }
+    const std::string& project = it->gang.project;
+    const auto quota = options_.quotas ? options_.quotas->Get(project) : std::nullopt;
+    std::string why =
+        blocked.count(project) > 0 || !quota ? "" : Shortfall(project, *quota, used_[project],
+                                                             it->demand);
+    if (blocked.count(project) > 0 || !why.empty()) {
+      // Said once per kind of wait: a drain-held job that now waits for its quota says so.
+      if (!why.empty() && it->noted.find("quota") == std::string::npos) {
+        it->noted = why;
+        notes->push_back({it->name, why});
+      }
+      blocked.insert(project);
+      ++it;
+      continue;
+    }
+    Admit(it->gang.job_id, project, it->demand);
+    submitting_.insert(it->gang.job_id);
+    go.push_back(std::move(*it));
+    it = held_.erase(it);
+  }
+  return go;
+}
+
+size_t JobController::Release() {
+  {
+    std::lock_guard lock(mu_);
+    if (releasing_) {
+      release_again_ = true;
+      return 0;
+    }
+    releasing_ = true;
+  }
+  size_t handed = 0;
+  for (;;) {
+    std::vector<HeldJob> go, expired;
+    std::vector<std::pair<std::string, std::string>> notes;
+    {
+      std::lock_guard lock(mu_);
+      release_again_ = false;
+      if (!draining_) go = TakeReleasable(&expired, &notes);
+    }
+    for (const auto& [name, why] : notes) NoteHeld(name, why);
+    for (const HeldJob& h : expired) ExpireHeld(h);
+    for (const HeldJob& h : go) handed += HandOverReleased(h) ? 1 : 0;
+    std::lock_guard lock(mu_);
+    if (!release_again_) {
+      releasing_ = false;
+      return handed;
+    }
+  }
+}
+
+void JobController::ExpireHeld(const HeldJob& h) {
+  MarkFailed(h.name, static_cast<int>(StatusCode::kResourceExhausted),
+             "the job waited longer than its scheduling.maxWaitDuration without starting; " +
+                 h.noted);
+}
+
+bool JobController::HandOverReleased(const HeldJob& h) {
+  auto stored = store_->Get(h.name);
+  if (!stored.ok() || spec::IsTerminal(stored->state)) {
+    {
+      std::lock_guard lock(mu_);
+      submitting_.erase(h.gang.job_id);
+      names_by_id_.erase(h.gang.job_id);
+    }
+    Finished(h.gang.job_id);  // gives back what TakeReleasable counted
+    return false;
+  }
+  if (stored->state == spec::JobState::kCancelling) {
+    {
+      std::lock_guard lock(mu_);
+      submitting_.erase(h.gang.job_id);
+    }
+    FinishCancelled(h.name, h.gang.job_id);
+    return false;
+  }
+  (void)HandOver(*stored, h.gang);
+  return true;
+}
+
+size_t JobController::SetDraining(bool draining) {
+  {
+    std::lock_guard lock(mu_);
+    draining_ = draining;
+  }
+  return draining ? 0 : Release();
+}
+
+size_t JobController::QuotasChanged() { return Release(); }
+
+void JobController::Tick() { Release(); }
+
+bool JobController::draining() const {
+  std::lock_guard lock(mu_);
+  return draining_;
+}
+
+size_t JobController::held_jobs() const {
+  std::lock_guard lock(mu_);
+  return held_.size();
+}
+
+std::map<std::string, ProjectUse> JobController::ProjectUses() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, ProjectUse> out;
+  for (const auto& [project, used] : used_) out[project].used = used;
+  for (const HeldJob& h : held_) out[h.gang.project].held_jobs += 1;
+  return out;
+}
+
+}  // namespace trainyard::controller
