@@ -31,14 +31,15 @@ ResourceDescriptor LegacyJobsDescriptor() {
   d.check_patch_body =
       PatchBodyFields("job", {"jobId", "trainingInput", "predictionInput", "createTime",
                               "startTime", "endTime", "state", "errorMessage", "labels", "etag",
-                              "trainingOutput", "predictionOutput", "jobPosition"});
+                              "trainingOutput", "predictionOutput", "jobPosition",
+                              "trainyardInfo"});
   return d;
 }
 
 ResourceHandlers LegacyJobHandlers(controller::LegacyJobController* jobs) {
   ResourceHandlers h;
   h.create = [jobs](const CreateCall& call) {
-    return jobs->Create(call.parent, call.body, call.id);
+    return jobs->Create(call.parent, call.body, call.id, call.creator);
   };
   h.get = [jobs](const ResourceId& id) { return jobs->Get(id.name); };
   h.list = [jobs](const ListCall& call) -> StatusOr<ListOutput> {

@@ -128,17 +128,22 @@ void RegisterCreate(RouteTable& routes, const ResourceDescriptor& d, const Resou
   if (!h.create) return;
   Paths paths(d);
   routes.Post(paths.Collection(), d.write,
-              Guarded([d, paths, create = h.create](const httplib::Request& req) -> StatusOr<json> {
+              Guarded([d, paths, &routes,
+                       create = h.create](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
                 if (req.body.empty()) {
                   return InvalidArgumentError("request body is empty; send a " + d.noun +
                                               " as JSON, e.g. " + d.create_example);
                 }
-                CreateCall call{paths.Parent(req), req.body, ""};
+                CreateCall call{paths.Parent(req), req.body, "", CreatorOfCaller(routes)};
                 if (!d.id_field.empty()) {
                   TY_ASSIGN_OR_RETURN(call.id, ClientId(d, req.body));
                 }
-                return create(call);
+                TY_ASSIGN_OR_RETURN(json created, create(call));
+                if (RequestContext* context = routes.CurrentContext()) {
+                  context->created = created.value("name", "");
+                }
+                return created;
               }));
 }
 
@@ -235,9 +240,12 @@ void RegisterCustom(RouteTable& routes, controller::OperationController* operati
                     const ResourceDescriptor& d, const CustomMethod& m) {
   Paths paths(d);
   const std::string pattern = (m.on_collection ? paths.Collection() : paths.Item()) + ":" + m.verb;
-  auto handler = Guarded([paths, m, operations](const httplib::Request& req) -> StatusOr<json> {
+  auto handler = Guarded([paths, m, operations,
+                          &routes](const httplib::Request& req) -> StatusOr<json> {
     TY_RETURN_IF_ERROR(CheckParams(req, m.params));
-    CustomCall call{paths.Parent(req), {}, req.body, {}};
+    RequestContext* context = routes.CurrentContext();
+    CustomCall call{paths.Parent(req), {}, req.body, {}, CreatorOfCaller(routes),
+                    context ? &context->created : nullptr};
     if (!m.on_collection) {
       TY_ASSIGN_OR_RETURN(call.id, paths.Id(req));
     }
@@ -260,6 +268,25 @@ void RegisterCustom(RouteTable& routes, controller::OperationController* operati
 
 }  // namespace
 
+spec::Creator CreatorOfCaller(const RouteTable& routes) {
+  spec::Creator c;
+  const RequestContext* context = routes.CurrentContext();
+  if (context == nullptr) {
+    c.anonymous = true;
+    return c;
+  }
+  c.caller_ip = context->remote_addr;
+  if (!context->caller) {
+    c.anonymous = true;
+    return c;
+  }
+  c.token_id = context->caller->token_id;
+  c.project = context->caller->project;
+  c.owner = context->caller->owner;
+  c.description = context->caller->description;
+  return c;
+}
+
 void RegisterResourceRoutes(RouteTable& routes, controller::OperationController* operations,
                             const ResourceDescriptor& descriptor, ResourceHandlers handlers) {
   RegisterCreate(routes, descriptor, handlers);
@@ -270,7 +297,9 @@ void RegisterResourceRoutes(RouteTable& routes, controller::OperationController*
 
 ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* r) {
   ResourceHandlers h;
-  h.create = [r](const CreateCall& call) { return r->Create(call.parent, call.body, call.id); };
+  h.create = [r](const CreateCall& call) {
+    return r->Create(call.parent, call.body, call.id, call.creator);
+  };
   h.get = [r](const ResourceId& id) { return r->Get(id.name); };
   h.list = [r](const ListCall& call) -> StatusOr<ListOutput> {
     TY_RETURN_IF_ERROR(CheckDefaultOrder(call.order_by));
