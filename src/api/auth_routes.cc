@@ -65,7 +65,8 @@ Handler CreateToken(const RouteTable& routes, const AuthOptions& auth) {
     TY_ASSIGN_OR_RETURN(auth::TokenSpec spec, auth::ParseCreateTokenRequest(body, now));
     TY_RETURN_IF_ERROR(MayManage(routes, req, spec.project));
     TY_ASSIGN_OR_RETURN(auth::NewToken made, tokens->Create(spec, now));
-    if (RequestContext* context = routes.CurrentContext()) context->created = "tokens/" + made.info.id;
+    if (RequestContext* context = routes.CurrentContext())
+      context->created = "tokens/" + made.info.id;
     json out = auth::TokenToJson(made.info, now);
     out["secret"] = made.secret;
     return out;

@@ -184,13 +184,12 @@ TEST_F(AuthRoutesTest, EveryCallIsAuditedWithItsToken) {
             " " + std::to_string(e.http_status) + " project=" + e.project +
             (e.resource.empty() ? "" : " made " + e.resource) + "\n";
   }
-  EXPECT_EQ(seen,
-            "POST /trainyard/v1/tokens root 200 project=alpha made tokens/" +
-                made.body.value("id", "") +
-                "\n"
-                "GET /trainyard/v1/tokens viewer 403 project=\n"
-                "PATCH /trainyard/v1/tokens/ root 200 project=alpha\n"
-                "DELETE /trainyard/v1/tokens/ root 200 project=alpha\n");
+  EXPECT_EQ(seen, "POST /trainyard/v1/tokens root 200 project=alpha made tokens/" +
+                      made.body.value("id", "") +
+                      "\n"
+                      "GET /trainyard/v1/tokens viewer 403 project=\n"
+                      "PATCH /trainyard/v1/tokens/ root 200 project=alpha\n"
+                      "DELETE /trainyard/v1/tokens/ root 200 project=alpha\n");
 }
 
 TEST_F(AuthRoutesTest, AServerWithoutAuthenticationManagesNoTokens) {

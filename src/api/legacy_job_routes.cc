@@ -28,11 +28,10 @@ ResourceDescriptor LegacyJobsDescriptor() {
   // gcloud's help: "If the job is already finished, the command ... exit[s] successfully."
   d.cancel_of_ended_is_ok = true;
   // google.cloud.ml.v1.Job's fields: a PATCH body may carry the job as GET returned it.
-  d.check_patch_body =
-      PatchBodyFields("job", {"jobId", "trainingInput", "predictionInput", "createTime",
-                              "startTime", "endTime", "state", "errorMessage", "labels", "etag",
-                              "trainingOutput", "predictionOutput", "jobPosition",
-                              "trainyardInfo"});
+  d.check_patch_body = PatchBodyFields(
+      "job", {"jobId", "trainingInput", "predictionInput", "createTime", "startTime", "endTime",
+              "state", "errorMessage", "labels", "etag", "trainingOutput", "predictionOutput",
+              "jobPosition", "trainyardInfo"});
   return d;
 }
 

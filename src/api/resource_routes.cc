@@ -141,7 +141,11 @@ void RegisterCreate(RouteTable& routes, const ResourceDescriptor& d, const Resou
                 }
                 TY_ASSIGN_OR_RETURN(json created, create(call));
                 if (RequestContext* context = routes.CurrentContext()) {
+                  // AI Platform's Job shows no name, only the jobId the client chose.
                   context->created = created.value("name", "");
+                  if (context->created.empty() && !call.id.empty()) {
+                    context->created = call.parent + "/" + d.collection + "/" + call.id;
+                  }
                 }
                 return created;
               }));
@@ -240,22 +244,26 @@ void RegisterCustom(RouteTable& routes, controller::OperationController* operati
                     const ResourceDescriptor& d, const CustomMethod& m) {
   Paths paths(d);
   const std::string pattern = (m.on_collection ? paths.Collection() : paths.Item()) + ":" + m.verb;
-  auto handler = Guarded([paths, m, operations,
-                          &routes](const httplib::Request& req) -> StatusOr<json> {
-    TY_RETURN_IF_ERROR(CheckParams(req, m.params));
-    RequestContext* context = routes.CurrentContext();
-    CustomCall call{paths.Parent(req), {}, req.body, {}, CreatorOfCaller(routes),
-                    context ? &context->created : nullptr};
-    if (!m.on_collection) {
-      TY_ASSIGN_OR_RETURN(call.id, paths.Id(req));
-    }
-    for (const std::string& p : m.params) {
-      if (req.has_param(p)) call.params[p] = req.get_param_value(p);
-    }
-    if (m.operation_metadata_type.empty()) return m.run(call);
-    controller::OperationStart start{call.parent, m.operation_metadata_type, {}};
-    return operations->RunNow(start, [&] { return m.run(call); });
-  });
+  auto handler =
+      Guarded([paths, m, operations, &routes](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(CheckParams(req, m.params));
+        RequestContext* context = routes.CurrentContext();
+        CustomCall call{paths.Parent(req),
+                        {},
+                        req.body,
+                        {},
+                        CreatorOfCaller(routes),
+                        context ? &context->created : nullptr};
+        if (!m.on_collection) {
+          TY_ASSIGN_OR_RETURN(call.id, paths.Id(req));
+        }
+        for (const std::string& p : m.params) {
+          if (req.has_param(p)) call.params[p] = req.get_param_value(p);
+        }
+        if (m.operation_metadata_type.empty()) return m.run(call);
+        controller::OperationStart start{call.parent, m.operation_metadata_type, {}};
+        return operations->RunNow(start, [&] { return m.run(call); });
+      });
   const auth::Access access = m.write ? d.write : d.read;
   if (m.http_method == "GET") {
     routes.Get(pattern, access, handler);

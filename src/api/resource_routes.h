@@ -94,9 +94,9 @@ struct ResourceId {
 };
 
 struct CreateCall {
-  std::string parent;  // "projects/P/locations/L" or "projects/P"
-  std::string body;    // the request body (non-empty), with enum names (system_params.h)
-  std::string id;      // the client-chosen id (descriptor.id_field), "" when the server picks
+  std::string parent;     // "projects/P/locations/L" or "projects/P"
+  std::string body;       // the request body (non-empty), with enum names (system_params.h)
+  std::string id;         // the client-chosen id (descriptor.id_field), "" when the server picks
   spec::Creator creator;  // who calls (CreatorOfCaller): the handler stores it with the resource
 };
 

@@ -242,9 +242,9 @@ StatusOr<std::optional<auth::Principal>> RouteTable::Caller(const httplib::Reque
         "`Authorization: Bearer TOKEN` header with a token from `trainyard auth create-token` "
         "(see docs/security.md).");
   }
-  TY_ASSIGN_OR_RETURN(auth::Principal who, options_.tokens->Authenticate(
-                                               header.substr(kBearer.size()), options_.clock(),
-                                               refused_id));
+  TY_ASSIGN_OR_RETURN(
+      auth::Principal who,
+      options_.tokens->Authenticate(header.substr(kBearer.size()), options_.clock(), refused_id));
   return std::optional<auth::Principal>(std::move(who));
 }
 

@@ -125,8 +125,9 @@ TEST_F(RouteTableTest, AuditsClientAddressUserAgentCreatedResourceAndRevokedToke
   ASSERT_TRUE(entries.ok()) << entries.status();
   std::string rows;
   for (const auto& e : *entries) {
-    rows += std::to_string(e.http_status) + " " + (e.token_id == revoked_id ? "revoked" : "editor") +
-            " " + e.remote_addr + " " + e.user_agent + " [" + e.resource + "]\n";
+    rows += std::to_string(e.http_status) + " " +
+            (e.token_id == revoked_id ? "revoked" : "editor") + " " + e.remote_addr + " " +
+            e.user_agent + " [" + e.resource + "]\n";
   }
   EXPECT_EQ(made->body, editor.substr(4, 16)) << "the handler sees its caller";
   EXPECT_NE(refused->body.find("token " + revoked_id + " was revoked"), std::string::npos)

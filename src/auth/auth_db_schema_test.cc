@@ -86,8 +86,17 @@ TEST(AuthDbSchemaTest, AuditRowsGainClientAddressUserAgentAndResource) {
   ASSERT_TRUE(sqlite::ExecSqlOnFile(dir / "auth.db", kUnversionedAuthDb).ok());
   auto audit = AuditLog::Open(dir / "auth.db");
   ASSERT_TRUE(audit.ok()) << audit.status();
-  AuditEntry created{0, kSchemaNow, "0123456789abcdef", "alpha", "POST", "/v1/c", "write", 200,
-                     "10.0.0.7", "trainyard-cli/1", "projects/alpha/locations/l/customJobs/1"};
+  AuditEntry created{0,
+                     kSchemaNow,
+                     "0123456789abcdef",
+                     "alpha",
+                     "POST",
+                     "/v1/c",
+                     "write",
+                     200,
+                     "10.0.0.7",
+                     "trainyard-cli/1",
+                     "projects/alpha/locations/l/customJobs/1"};
   ASSERT_TRUE((*audit)->Append(created).ok());
   auto rows = (*audit)->Query({});
   ASSERT_TRUE(rows.ok()) << rows.status();

@@ -7,8 +7,8 @@
 //
 // What it keeps in the stored JSON: `name`, `createTime`, `updateTime`, `trainyardInfo` (the
 // creator, spec/creator.h) and, for a resource with states, `state` (the initial state at
-// create); everything else is what ResourceType::decode returned. The record's filter columns come from `state`, `displayName` (or the type's
-// display_name_field) and `labels`.
+// create); everything else is what ResourceType::decode returned. The record's filter columns come
+// from `state`, `displayName` (or the type's display_name_field) and `labels`.
 //
 // Thread-safety: all methods may be called concurrently.
 #pragma once
@@ -16,8 +16,8 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>

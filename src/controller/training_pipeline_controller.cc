@@ -320,8 +320,11 @@ Status TrainingPipelineController::Mirror(const std::string& name,
 Status TrainingPipelineController::Succeed(const std::string& name, const json& pipeline,
                                            json runtime) {
   if (!pipeline.contains("modelToUpload")) return End(name, kSucceeded, 0, "");
-  ModelUpload upload{ParentOf(name), pipeline.value("modelId", ""),
-                     pipeline.value("parentModel", ""), pipeline["modelToUpload"], name,
+  ModelUpload upload{ParentOf(name),
+                     pipeline.value("modelId", ""),
+                     pipeline.value("parentModel", ""),
+                     pipeline["modelToUpload"],
+                     name,
                      spec::CreatorOf(pipeline)};
   if (!upload.model.contains("artifactUri")) {
     TY_ASSIGN_OR_RETURN(spec::CustomJob job, JobFor(name, pipeline));

@@ -19,10 +19,10 @@ json CreatorToJson(const Creator& c) {
 }
 
 StatusOr<Creator> CreatorFromJson(const json& j, const std::string& path) {
-  TY_ASSIGN_OR_RETURN(protojson::ObjectReader f,
-                      protojson::ObjectReader::Open(j, path,
-                                                    {"anonymous", "tokenId", "project", "owner",
-                                                     "description", "callerIp"}));
+  TY_ASSIGN_OR_RETURN(
+      protojson::ObjectReader f,
+      protojson::ObjectReader::Open(
+          j, path, {"anonymous", "tokenId", "project", "owner", "description", "callerIp"}));
   Creator c;
   TY_RETURN_IF_ERROR(f.Bool("anonymous", &c.anonymous));
   TY_RETURN_IF_ERROR(f.String("tokenId", &c.token_id));

@@ -152,10 +152,9 @@ StatusOr<StateChange> DecodeStateChange(const json& j, const std::string& path) 
 }
 
 StatusOr<TrainyardInfo> DecodeTrainyardInfo(const json& j, const std::string& path) {
-  TY_ASSIGN_OR_RETURN(
-      Fields f,
-      Fields::Open(j, path,
-                   {"hourlyCostUsd", "estimatedCostUsd", "replicas", "stateHistory", kCreatorKey}));
+  TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path,
+                                             {"hourlyCostUsd", "estimatedCostUsd", "replicas",
+                                              "stateHistory", kCreatorKey}));
   TrainyardInfo info;
   TY_RETURN_IF_ERROR(f.Double("hourlyCostUsd", &info.hourly_cost_usd));
   TY_RETURN_IF_ERROR(f.Double("estimatedCostUsd", &info.estimated_cost_usd));
