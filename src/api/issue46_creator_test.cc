@@ -19,7 +19,8 @@
 #include "spec/hyperparameter_tuning_job_json.h"
 #include "testing/test_util.h"
 
-namespace trainyard::api {
+// A namespace of its own: the test files of api_test are compiled together (unity build).
+namespace trainyard::api::issue46 {
 namespace {
 
 using nlohmann::json;
@@ -50,7 +51,7 @@ std::string Pipeline() {
     "modelToUpload":{"displayName":"x-model","containerSpec":{"imageUri":"SERV"}}})";
 }
 constexpr const char* kUpload =
-    R"({"model":{"displayName":"m","artifactUri":"gs://b/model/"},"modelId":"uploaded"})";
+    R"({"model":{"displayName":"m","artifactUri":"gs://bkt1/model/"},"modelId":"uploaded"})";
 constexpr const char* kLegacyJob =
     R"({"jobId":"legacy1","trainingInput":{"region":"us-central1","scaleTier":"BASIC",
     "masterConfig":{"imageUri":"local","containerCommand":["true"]}}})";
@@ -162,4 +163,4 @@ TEST(CreatorStoredTest, CustomAndTuningJobsKeepTheirCreatorInTheirStoredForm) {
 }
 
 }  // namespace
-}  // namespace trainyard::api
+}  // namespace trainyard::api::issue46
