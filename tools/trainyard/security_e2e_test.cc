@@ -307,7 +307,9 @@ TEST_F(SecurityE2ETest, AJobsCreatorIsStoredAndDescribedAfterARestart) {
   auto audit = after.Get("/v1/projects/local/auditLogs");
   ASSERT_TRUE(audit && audit->status == 200) << (audit ? audit->body : "no response");
   std::string create_row;
-  for (const json& e : json::parse(audit->body)["entries"]) {
+  const json rows =
+      json::parse(audit->body);  // held: a range-for over a temporary's member dangles
+  for (const json& e : rows["entries"]) {
     if (e.value("method", "") == "POST") {
       create_row = e.value("resourceName", "") + " " + e.value("callerIp", "") + " " +
                    e.value("userAgent", "") + " " + e.value("tokenId", "");
