@@ -279,19 +279,16 @@ void RegisterCustom(RouteTable& routes, controller::OperationController* operati
 spec::Creator CreatorOfCaller(const RouteTable& routes) {
   spec::Creator c;
   const RequestContext* context = routes.CurrentContext();
-  if (context == nullptr) {
+  if (context != nullptr) c.caller_ip = context->remote_addr;
+  if (context == nullptr || !context->caller) {
     c.anonymous = true;
     return c;
   }
-  c.caller_ip = context->remote_addr;
-  if (!context->caller) {
-    c.anonymous = true;
-    return c;
-  }
-  c.token_id = context->caller->token_id;
-  c.project = context->caller->project;
-  c.owner = context->caller->owner;
-  c.description = context->caller->description;
+  const auth::Principal& who = *context->caller;
+  c.token_id = who.token_id;
+  c.project = who.project;
+  c.owner = who.owner;
+  c.description = who.description;
   return c;
 }
 
