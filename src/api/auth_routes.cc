@@ -24,6 +24,21 @@ StatusOr<auth::TokenStore*> TokenStoreOf(const AuthOptions& auth) {
   return auth.tokens;
 }
 
+// The project a token route acts on, for its access check and audit row: that of token {id} in
+// the path ("" when there is no such token: the handler answers 404), or the `project` of a create
+// body ("" when the body has none: the handler answers 400).
+std::string TokenProjectOfPath(auth::TokenStore* tokens, const httplib::Request& req) {
+  if (tokens == nullptr) return "";
+  StatusOr<auth::TokenInfo> token = tokens->Get(req.matches[1]);
+  return token.ok() ? token->project : "";
+}
+std::string TokenProjectOfBody(const httplib::Request& req) {
+  StatusOr<json> body = protojson::ParseJson(req.body);
+  if (!body.ok() || !body->is_object()) return "";
+  auto it = body->find("project");
+  return it != body->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 // OK when the caller may manage tokens of `project`: an admin of that project or of "*" (only
 // those manage "*" tokens). The route's own check has already made the caller an admin.
 Status MayManage(const RouteTable& routes, const httplib::Request& req,
@@ -50,6 +65,8 @@ Handler CreateToken(const RouteTable& routes, const AuthOptions& auth) {
     TY_ASSIGN_OR_RETURN(auth::TokenSpec spec, auth::ParseCreateTokenRequest(body, now));
     TY_RETURN_IF_ERROR(MayManage(routes, req, spec.project));
     TY_ASSIGN_OR_RETURN(auth::NewToken made, tokens->Create(spec, now));
+    if (RequestContext* context = routes.CurrentContext())
+      context->created = "tokens/" + made.info.id;
     json out = auth::TokenToJson(made.info, now);
     out["secret"] = made.secret;
     return out;
@@ -107,12 +124,17 @@ Handler RevokeToken(const RouteTable& routes, const AuthOptions& auth) {
   });
 }
 
+// Their paths name no project: each route but the list names the project of the token it acts on,
+// so its audit row carries it (and a project's auditLogs show it).
 void RegisterTokenRoutes(RouteTable& routes, const AuthOptions& auth) {
-  routes.Post(kTokens, auth::Access::kAdmin, CreateToken(routes, auth));
+  auto of_path = [tokens = auth.tokens](const httplib::Request& req) {
+    return TokenProjectOfPath(tokens, req);
+  };
+  routes.Post(kTokens, auth::Access::kAdmin, CreateToken(routes, auth), TokenProjectOfBody);
   routes.Get(kTokens, auth::Access::kAdmin, ListTokens(routes, auth));
-  routes.Get(kToken, auth::Access::kAdmin, GetToken(routes, auth));
-  routes.Patch(kToken, auth::Access::kAdmin, UpdateToken(routes, auth));
-  routes.Delete(kToken, auth::Access::kAdmin, RevokeToken(routes, auth));
+  routes.Get(kToken, auth::Access::kAdmin, GetToken(routes, auth), of_path);
+  routes.Patch(kToken, auth::Access::kAdmin, UpdateToken(routes, auth), of_path);
+  routes.Delete(kToken, auth::Access::kAdmin, RevokeToken(routes, auth), of_path);
 }
 
 }  // namespace

@@ -169,8 +169,9 @@ TEST_F(AuthRoutesTest, EveryCallIsAuditedWithItsToken) {
   Start();
   const std::string root = Token("*", auth::Role::kAdmin);
   const std::string viewer = Token("alpha", auth::Role::kViewer);
-  Call("POST", "/trainyard/v1/tokens", root, R"({"project":"alpha","role":"viewer"})");
+  auto made = Call("POST", "/trainyard/v1/tokens", root, R"({"project":"alpha","role":"viewer"})");
   Call("GET", "/trainyard/v1/tokens", viewer);
+  Call("PATCH", "/trainyard/v1/tokens/" + IdOf(viewer), root, R"({"ttl":"60s"})");
   Call("DELETE", "/trainyard/v1/tokens/" + IdOf(viewer), root);
   auto entries = audit_->Query({});
   ASSERT_TRUE(entries.ok()) << entries.status();
@@ -180,12 +181,15 @@ TEST_F(AuthRoutesTest, EveryCallIsAuditedWithItsToken) {
             (e.token_id == IdOf(root)     ? "root"
              : e.token_id == IdOf(viewer) ? "viewer"
                                           : "?") +
-            " " + std::to_string(e.http_status) + "\n";
+            " " + std::to_string(e.http_status) + " project=" + e.project +
+            (e.resource.empty() ? "" : " made " + e.resource) + "\n";
   }
-  EXPECT_EQ(seen,
-            "POST /trainyard/v1/tokens root 200\n"
-            "GET /trainyard/v1/tokens viewer 403\n"
-            "DELETE /trainyard/v1/tokens/ root 200\n");
+  EXPECT_EQ(seen, "POST /trainyard/v1/tokens root 200 project=alpha made tokens/" +
+                      made.body.value("id", "") +
+                      "\n"
+                      "GET /trainyard/v1/tokens viewer 403 project=\n"
+                      "PATCH /trainyard/v1/tokens/ root 200 project=alpha\n"
+                      "DELETE /trainyard/v1/tokens/ root 200 project=alpha\n");
 }
 
 TEST_F(AuthRoutesTest, AServerWithoutAuthenticationManagesNoTokens) {

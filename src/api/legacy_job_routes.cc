@@ -28,17 +28,17 @@ ResourceDescriptor LegacyJobsDescriptor() {
   // gcloud's help: "If the job is already finished, the command ... exit[s] successfully."
   d.cancel_of_ended_is_ok = true;
   // google.cloud.ml.v1.Job's fields: a PATCH body may carry the job as GET returned it.
-  d.check_patch_body =
-      PatchBodyFields("job", {"jobId", "trainingInput", "predictionInput", "createTime",
-                              "startTime", "endTime", "state", "errorMessage", "labels", "etag",
-                              "trainingOutput", "predictionOutput", "jobPosition"});
+  d.check_patch_body = PatchBodyFields(
+      "job", {"jobId", "trainingInput", "predictionInput", "createTime", "startTime", "endTime",
+              "state", "errorMessage", "labels", "etag", "trainingOutput", "predictionOutput",
+              "jobPosition", "trainyardInfo"});
   return d;
 }
 
 ResourceHandlers LegacyJobHandlers(controller::LegacyJobController* jobs) {
   ResourceHandlers h;
   h.create = [jobs](const CreateCall& call) {
-    return jobs->Create(call.parent, call.body, call.id);
+    return jobs->Create(call.parent, call.body, call.id, call.creator);
   };
   h.get = [jobs](const ResourceId& id) { return jobs->Get(id.name); };
   h.list = [jobs](const ListCall& call) -> StatusOr<ListOutput> {

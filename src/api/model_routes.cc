@@ -34,9 +34,10 @@ CustomMethod Upload(controller::ModelRegistry* models, controller::OperationCont
       return protojson::FieldError(
           "parent", "'" + request.parent + "' differs from the URL's '" + call.parent + "'");
     }
-    controller::ModelUpload upload{call.parent, request.model_id, request.parent_model,
-                                   request.model, ""};
+    controller::ModelUpload upload{
+        call.parent, request.model_id, request.parent_model, request.model, "", call.creator};
     TY_ASSIGN_OR_RETURN(std::string model, models->Target(&upload));
+    if (call.created != nullptr) *call.created = model;
     return ops->RunNow({model, kUploadMetadata, {}}, [&]() -> StatusOr<json> {
       TY_ASSIGN_OR_RETURN(controller::UploadedModel up, models->Upload(upload));
       return json{

@@ -128,17 +128,26 @@ void RegisterCreate(RouteTable& routes, const ResourceDescriptor& d, const Resou
   if (!h.create) return;
   Paths paths(d);
   routes.Post(paths.Collection(), d.write,
-              Guarded([d, paths, create = h.create](const httplib::Request& req) -> StatusOr<json> {
+              Guarded([d, paths, &routes,
+                       create = h.create](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
                 if (req.body.empty()) {
                   return InvalidArgumentError("request body is empty; send a " + d.noun +
                                               " as JSON, e.g. " + d.create_example);
                 }
-                CreateCall call{paths.Parent(req), req.body, ""};
+                CreateCall call{paths.Parent(req), req.body, "", CreatorOfCaller(routes)};
                 if (!d.id_field.empty()) {
                   TY_ASSIGN_OR_RETURN(call.id, ClientId(d, req.body));
                 }
-                return create(call);
+                TY_ASSIGN_OR_RETURN(json created, create(call));
+                if (RequestContext* context = routes.CurrentContext()) {
+                  // AI Platform's Job shows no name, only the jobId the client chose.
+                  context->created = created.value("name", "");
+                  if (context->created.empty() && !call.id.empty()) {
+                    context->created = call.parent + "/" + d.collection + "/" + call.id;
+                  }
+                }
+                return created;
               }));
 }
 
@@ -235,19 +244,26 @@ void RegisterCustom(RouteTable& routes, controller::OperationController* operati
                     const ResourceDescriptor& d, const CustomMethod& m) {
   Paths paths(d);
   const std::string pattern = (m.on_collection ? paths.Collection() : paths.Item()) + ":" + m.verb;
-  auto handler = Guarded([paths, m, operations](const httplib::Request& req) -> StatusOr<json> {
-    TY_RETURN_IF_ERROR(CheckParams(req, m.params));
-    CustomCall call{paths.Parent(req), {}, req.body, {}};
-    if (!m.on_collection) {
-      TY_ASSIGN_OR_RETURN(call.id, paths.Id(req));
-    }
-    for (const std::string& p : m.params) {
-      if (req.has_param(p)) call.params[p] = req.get_param_value(p);
-    }
-    if (m.operation_metadata_type.empty()) return m.run(call);
-    controller::OperationStart start{call.parent, m.operation_metadata_type, {}};
-    return operations->RunNow(start, [&] { return m.run(call); });
-  });
+  auto handler =
+      Guarded([paths, m, operations, &routes](const httplib::Request& req) -> StatusOr<json> {
+        TY_RETURN_IF_ERROR(CheckParams(req, m.params));
+        RequestContext* context = routes.CurrentContext();
+        CustomCall call{paths.Parent(req),
+                        {},
+                        req.body,
+                        {},
+                        CreatorOfCaller(routes),
+                        context ? &context->created : nullptr};
+        if (!m.on_collection) {
+          TY_ASSIGN_OR_RETURN(call.id, paths.Id(req));
+        }
+        for (const std::string& p : m.params) {
+          if (req.has_param(p)) call.params[p] = req.get_param_value(p);
+        }
+        if (m.operation_metadata_type.empty()) return m.run(call);
+        controller::OperationStart start{call.parent, m.operation_metadata_type, {}};
+        return operations->RunNow(start, [&] { return m.run(call); });
+      });
   const auth::Access access = m.write ? d.write : d.read;
   if (m.http_method == "GET") {
     routes.Get(pattern, access, handler);
@@ -260,6 +276,22 @@ void RegisterCustom(RouteTable& routes, controller::OperationController* operati
 
 }  // namespace
 
+spec::Creator CreatorOfCaller(const RouteTable& routes) {
+  spec::Creator c;
+  const RequestContext* context = routes.CurrentContext();
+  if (context != nullptr) c.caller_ip = context->remote_addr;
+  if (context == nullptr || !context->caller) {
+    c.anonymous = true;
+    return c;
+  }
+  const auth::Principal& who = *context->caller;
+  c.token_id = who.token_id;
+  c.project = who.project;
+  c.owner = who.owner;
+  c.description = who.description;
+  return c;
+}
+
 void RegisterResourceRoutes(RouteTable& routes, controller::OperationController* operations,
                             const ResourceDescriptor& descriptor, ResourceHandlers handlers) {
   RegisterCreate(routes, descriptor, handlers);
@@ -270,7 +302,9 @@ void RegisterResourceRoutes(RouteTable& routes, controller::OperationController*
 
 ResourceHandlers StoredResourceHandlers(controller::StoredResourceController* r) {
   ResourceHandlers h;
-  h.create = [r](const CreateCall& call) { return r->Create(call.parent, call.body, call.id); };
+  h.create = [r](const CreateCall& call) {
+    return r->Create(call.parent, call.body, call.id, call.creator);
+  };
   h.get = [r](const ResourceId& id) { return r->Get(id.name); };
   h.list = [r](const ListCall& call) -> StatusOr<ListOutput> {
     TY_RETURN_IF_ERROR(CheckDefaultOrder(call.order_by));

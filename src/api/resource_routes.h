@@ -23,7 +23,9 @@
 // an id is 400 unless the descriptor is versioned, an empty create body is 400 naming the resource,
 // a client-chosen id is checked before the handler runs, a duplicate is the handler's
 // ALREADY_EXISTS (409), errors are google.rpc.Status bodies with field violations (http_status.h),
-// handlers never throw.
+// handlers never throw. Every create (and custom method that writes) is handed its caller as a
+// spec::Creator to record in the resource's trainyardInfo.creator (spec/creator.h), and a create's
+// resource name goes to the audit log (RequestContext::created).
 #pragma once
 
 #include <functional>
@@ -34,6 +36,7 @@
 
 #include "api/route_table.h"
 #include "common/status.h"
+#include "spec/creator.h"
 #include "store/job_store.h"
 
 namespace trainyard::controller {
@@ -91,9 +94,10 @@ struct ResourceId {
 };
 
 struct CreateCall {
-  std::string parent;  // "projects/P/locations/L" or "projects/P"
-  std::string body;    // the request body (non-empty), with enum names (system_params.h)
-  std::string id;      // the client-chosen id (descriptor.id_field), "" when the server picks
+  std::string parent;     // "projects/P/locations/L" or "projects/P"
+  std::string body;       // the request body (non-empty), with enum names (system_params.h)
+  std::string id;         // the client-chosen id (descriptor.id_field), "" when the server picks
+  spec::Creator creator;  // who calls (CreatorOfCaller): the handler stores it with the resource
 };
 
 struct ListCall {
@@ -111,6 +115,9 @@ struct CustomCall {
   ResourceId id;       // the resource named in the path; empty for a collection's method
   std::string body;    // the request body ("" when none), with enum names
   std::map<std::string, std::string> params;  // the declared query parameters that were sent
+  spec::Creator creator;  // who calls, for a method that creates (models:upload)
+  // A method that creates a resource sets its full name here, for the audit log.
+  std::string* created = nullptr;
 };
 
 // A custom method (AIP-136): `{item}:{verb}`, or `{collection}:{verb}` when on_collection.
@@ -143,6 +150,11 @@ struct ResourceHandlers {
       patch;
   std::vector<CustomMethod> custom;
 };
+
+// The creator of what a request served by `routes` creates, on the thread of its handler: the
+// caller's token (id, project, owner, description), or {anonymous} on a server without tokens;
+// with the client's address either way.
+spec::Creator CreatorOfCaller(const RouteTable& routes);
 
 // Registers the routes of `descriptor` served by `handlers`. `operations` stores the delete
 // operations; it must outlive the server (required when handlers.remove is set).

@@ -10,6 +10,16 @@
 #include "machines/regions.h"
 
 namespace trainyard::api {
+namespace {
+
+// Calls `f` when it goes out of scope.
+template <typename F>
+struct OnExit {
+  F f;
+  ~OnExit() { f(); }
+};
+
+}  // namespace
 
 std::string HttplibRegex(const std::string& regex) {
   std::string out;
@@ -94,12 +104,16 @@ void RouteTable::Put(const std::string& pattern, auth::Access access, Handler ha
   server_.Put(HttplibRegex(pattern), Wrap({"PUT", pattern, access}, std::move(handler)));
 }
 
-void RouteTable::Patch(const std::string& pattern, auth::Access access, Handler handler) {
-  server_.Patch(HttplibRegex(pattern), Wrap({"PATCH", pattern, access}, std::move(handler)));
+void RouteTable::Patch(const std::string& pattern, auth::Access access, Handler handler,
+                       ProjectOf project_of) {
+  server_.Patch(HttplibRegex(pattern),
+                Wrap({"PATCH", pattern, access}, std::move(handler), std::move(project_of)));
 }
 
-void RouteTable::Delete(const std::string& pattern, auth::Access access, Handler handler) {
-  server_.Delete(HttplibRegex(pattern), Wrap({"DELETE", pattern, access}, std::move(handler)));
+void RouteTable::Delete(const std::string& pattern, auth::Access access, Handler handler,
+                        ProjectOf project_of) {
+  server_.Delete(HttplibRegex(pattern),
+                 Wrap({"DELETE", pattern, access}, std::move(handler), std::move(project_of)));
 }
 
 void RouteTable::Post(const std::string& pattern, auth::Access access, ReaderHandler handler) {
@@ -162,7 +176,10 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
   const_cast<httplib::Request&>(req).params = SplitQuery(req.target);
   const std::string project = project_of ? project_of(req) : ProjectOfPath(req.path);
   std::string token_id = "-";
-  Status allowed = Check(req, spec, project, &token_id);
+  RequestContext context;
+  context.remote_addr = req.remote_addr;
+  context.user_agent = req.get_header_value("User-Agent");
+  Status allowed = Check(req, spec, project, &context, &token_id);
   // After the access check, so an unauthenticated caller learns nothing from the answer.
   if (const std::string location = LocationOfPath(req.path); allowed.ok() && !location.empty()) {
     allowed = machines::CheckRegion("parent", location);
@@ -175,6 +192,15 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
     }
   }
   if (allowed.ok()) {
+    {
+      std::lock_guard lock(contexts_mu_);
+      contexts_[std::this_thread::get_id()] = &context;
+    }
+    // Even if the handler throws (httplib catches it), no later request finds this frame's context.
+    OnExit unregister{[this] {
+      std::lock_guard lock(contexts_mu_);
+      contexts_.erase(std::this_thread::get_id());
+    }};
     serve();
   } else {
     SendError(res, allowed);
@@ -188,12 +214,18 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
     observer_({req.method, req.path, spec.pattern, status,
                std::chrono::duration_cast<std::chrono::microseconds>(
                    std::chrono::steady_clock::now() - started),
-               token_id, project, req.remote_addr, req.get_header_value("User-Agent")});
+               token_id, project, context.remote_addr, context.user_agent});
   }
-  if (options_.audit == nullptr) return;
   // A Prometheus server scrapes every few seconds: its served scrapes would be most of the log.
   // A refused one is still recorded.
   if (allowed.ok() && req.method == "GET" && req.path == "/metrics") return;
+  Audit(spec, req, project, token_id, context, status);
+}
+
+void RouteTable::Audit(const RouteSpec& spec, const httplib::Request& req,
+                       const std::string& project, const std::string& token_id,
+                       const RequestContext& context, int status) const {
+  if (options_.audit == nullptr) return;
   auth::AuditEntry entry;
   entry.time = options_.clock();
   entry.token_id = token_id;
@@ -202,6 +234,10 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
   entry.path = req.path;
   entry.access = std::string(auth::AccessName(spec.access));
   entry.http_status = status;
+  entry.remote_addr = context.remote_addr;
+  entry.user_agent = context.user_agent;
+  // A create that failed after naming its resource made nothing.
+  if (status >= 200 && status < 300) entry.resource = context.created;
   if (Status s = options_.audit->Append(entry); !s.ok()) {
     // The request has been served; losing its audit row is reported, not turned into a failure.
     std::cerr << "trainyard server: audit log: " << s << "\n";
@@ -209,6 +245,11 @@ void RouteTable::Serve(const RouteSpec& spec, const ProjectOf& project_of,
 }
 
 StatusOr<std::optional<auth::Principal>> RouteTable::Caller(const httplib::Request& req) const {
+  return Caller(req, nullptr);
+}
+
+StatusOr<std::optional<auth::Principal>> RouteTable::Caller(const httplib::Request& req,
+                                                            std::string* refused_id) const {
   if (options_.tokens == nullptr) return std::optional<auth::Principal>();
   const std::string header = req.get_header_value("Authorization");
   constexpr std::string_view kBearer = "bearer ";
@@ -221,17 +262,27 @@ StatusOr<std::optional<auth::Principal>> RouteTable::Caller(const httplib::Reque
         "`Authorization: Bearer TOKEN` header with a token from `trainyard auth create-token` "
         "(see docs/security.md).");
   }
-  TY_ASSIGN_OR_RETURN(auth::Principal who, options_.tokens->Authenticate(
-                                               header.substr(kBearer.size()), options_.clock()));
+  TY_ASSIGN_OR_RETURN(
+      auth::Principal who,
+      options_.tokens->Authenticate(header.substr(kBearer.size()), options_.clock(), refused_id));
   return std::optional<auth::Principal>(std::move(who));
 }
 
+RequestContext* RouteTable::CurrentContext() const {
+  std::lock_guard lock(contexts_mu_);
+  auto it = contexts_.find(std::this_thread::get_id());
+  return it == contexts_.end() ? nullptr : it->second;
+}
+
 Status RouteTable::Check(const httplib::Request& req, const RouteSpec& spec,
-                         const std::string& project, std::string* token_id) const {
-  TY_ASSIGN_OR_RETURN(std::optional<auth::Principal> who, Caller(req));
-  if (!who) return Status::Ok();
-  *token_id = who->token_id;
-  return auth::Authorize(*who, spec.access, project);
+                         const std::string& project, RequestContext* context,
+                         std::string* token_id) const {
+  StatusOr<std::optional<auth::Principal>> who = Caller(req, token_id);
+  if (!who.ok()) return who.status();
+  context->caller = std::move(*who);
+  if (!context->caller) return Status::Ok();
+  *token_id = context->caller->token_id;
+  return auth::Authorize(*context->caller, spec.access, project);
 }
 
 std::string ProjectOfPath(const std::string& path) {

@@ -9,8 +9,12 @@
 //      (/v1/projects/{p}/...) is 403 PERMISSION_DENIED — both as google.rpc.Status bodies;
 //   3. with a create limiter (rate_limiter.h): a create over the caller's rate is 429
 //      RESOURCE_EXHAUSTED with Retry-After;
-//   4. with an AuditLog: the request, its token and its final HTTP status are appended (not for
-//      a served GET /metrics: a Prometheus scrape every few seconds would be most of the log).
+//   4. with an AuditLog: the request, its token (a revoked or expired token's own id), the
+//      client's address and User-Agent, the resource a create made (RequestContext::created) and
+//      its final HTTP status are appended (not for a served GET /metrics: a Prometheus scrape
+//      every few seconds would be most of the log).
+// While a handler runs, CurrentContext() gives it the caller the check authenticated, and takes
+// back the name of what it created.
 // routes() lists every route, so tests (and GET /v1/routes) can enumerate what the server serves.
 #pragma once
 
@@ -18,8 +22,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/rate_limiter.h"
@@ -68,6 +74,15 @@ struct RequestRecord {
 };
 using RequestObserver = std::function<void(const RequestRecord&)>;
 
+// What the access check learned of a request, and what its handler reports back for the audit
+// log; lives while the handler runs (RouteTable::CurrentContext).
+struct RequestContext {
+  std::optional<auth::Principal> caller;  // nullopt when the server runs without tokens
+  std::string remote_addr;                // the client's address as the server saw it
+  std::string user_agent;                 // its User-Agent header, "" when none
+  std::string created;  // set by a create handler: the full name of the resource it made
+};
+
 struct AuthOptions {
   auth::TokenStore* tokens = nullptr;  // null: requests need no token (and have token id "-")
   auth::AuditLog* audit = nullptr;     // null: nothing is recorded
@@ -101,8 +116,10 @@ class RouteTable {
   void Post(const std::string& pattern, auth::Access access, Handler handler,
             ProjectOf project_of = nullptr);
   void Put(const std::string& pattern, auth::Access access, Handler handler);
-  void Patch(const std::string& pattern, auth::Access access, Handler handler);
-  void Delete(const std::string& pattern, auth::Access access, Handler handler);
+  void Patch(const std::string& pattern, auth::Access access, Handler handler,
+             ProjectOf project_of = nullptr);
+  void Delete(const std::string& pattern, auth::Access access, Handler handler,
+              ProjectOf project_of = nullptr);
   // Body-streaming variants (httplib calls them for requests with a body); a route registered
   // with the same method, pattern and access as a plain one is listed once in routes().
   void Post(const std::string& pattern, auth::Access access, ReaderHandler handler);
@@ -127,6 +144,13 @@ class RouteTable {
   // tokens (every caller may do everything); UNAUTHENTICATED for a missing or bad token.
   StatusOr<std::optional<auth::Principal>> Caller(const httplib::Request& req) const;
 
+  // The context of the request whose handler runs on the calling thread (cpp-httplib runs each
+  // handler on one thread; keyed by thread, not by request, since handlers may serve a copy of
+  // theirs, as Guarded does for enum-encoding=int): the caller it was let in as; the handler may
+  // set `created`. Null outside the handler of a route that is not kPublic. Thread-safe; the
+  // pointer is valid until the handler returns.
+  RequestContext* CurrentContext() const;
+
  private:
   Handler Wrap(RouteSpec spec, Handler handler, ProjectOf project_of = nullptr);
   ReaderHandler WrapReader(RouteSpec spec, ReaderHandler handler);
@@ -136,14 +160,25 @@ class RouteTable {
   void Serve(const RouteSpec& spec, const ProjectOf& project_of, const httplib::Request& req,
              httplib::Response& res, const std::function<void()>& serve) const;
   // OK when the caller of `req` may perform `spec` on `project`; 401/403 Status otherwise.
-  // *token_id is the caller's token id once authenticated, else "-".
+  // *token_id is the caller's token id once authenticated (also a revoked or expired token's),
+  // else "-"; context->caller the authenticated principal.
   Status Check(const httplib::Request& req, const RouteSpec& spec, const std::string& project,
-               std::string* token_id) const;
+               RequestContext* context, std::string* token_id) const;
+  // Caller(req); `refused_id` receives the id of a revoked or expired token (TokenStore).
+  StatusOr<std::optional<auth::Principal>> Caller(const httplib::Request& req,
+                                                  std::string* refused_id) const;
+  // The audit row of a request that ended with `status`.
+  void Audit(const RouteSpec& spec, const httplib::Request& req, const std::string& project,
+             const std::string& token_id, const RequestContext& context, int status) const;
 
   httplib::Server& server_;
   AuthOptions options_;
   std::vector<RouteSpec> routes_;
   RequestObserver observer_;
+  // The contexts of the requests whose handlers are running, by the thread that runs each (Serve
+  // adds and removes them).
+  mutable std::mutex contexts_mu_;
+  mutable std::map<std::thread::id, RequestContext*> contexts_;
   std::shared_ptr<std::vector<Logger>> loggers_ = std::make_shared<std::vector<Logger>>();
 };
 

@@ -32,6 +32,14 @@ class RouteTableTest : public ::testing::Test {
     routes_->Post("/v1/projects/([^/]+)/things", Access::kWrite, ok);
     routes_->Get("/v1/global", Access::kAdmin, ok);
     routes_->Get("/metrics", Access::kRead, ok);
+    // A create: answers who called, and reports what it made.
+    routes_->Post("/v1/projects/([^/]+)/made", Access::kWrite,
+                  [this](const httplib::Request&, httplib::Response& res) {
+                    RequestContext* context = routes_->CurrentContext();
+                    context->created = "projects/alpha/made/1";
+                    res.set_content(context->caller ? context->caller->token_id : "nobody",
+                                    "text/plain");
+                  });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -77,7 +85,7 @@ TEST_F(RouteTableTest, ChecksTokenRoleAndProjectOnEveryDeclaredRoute) {
             "200 200 403 403 403\n"
             "200 200 403 200 403\n"
             "200 200 200 200 200\n");
-  EXPECT_EQ(routes_->routes().size(), 5u);
+  EXPECT_EQ(routes_->routes().size(), 6u);
 }
 
 TEST_F(RouteTableTest, AuditsEveryNonPublicRequestWithItsResult) {
@@ -98,6 +106,35 @@ TEST_F(RouteTableTest, AuditsEveryNonPublicRequestWithItsResult) {
   EXPECT_EQ(rows,
             "GET alpha read 200 token\nPOST alpha write 403 token\nGET alpha read 401 -\n"
             "GET  read 401 -\n");
+}
+
+// Where from, with which client and what it made; a revoked token's row (and its 401) names it.
+TEST_F(RouteTableTest, AuditsClientAddressUserAgentCreatedResourceAndRevokedTokens) {
+  const std::string editor = Token("alpha", auth::Role::kEditor);
+  const std::string revoked = Token("alpha", auth::Role::kEditor);
+  const std::string revoked_id = revoked.substr(4, 16);
+  ASSERT_TRUE(tokens_->Revoke(revoked_id).ok());
+  httplib::Client c("127.0.0.1", port_);
+  c.set_default_headers({{"User-Agent", "trainyard-cli/test"}});
+  c.set_bearer_token_auth(editor);
+  auto made = c.Post("/v1/projects/alpha/made", "{}", "application/json");
+  c.set_bearer_token_auth(revoked);
+  auto refused = c.Post("/v1/projects/alpha/made", "{}", "application/json");
+  ASSERT_TRUE(made && refused);
+  auto entries = audit_->Query({});
+  ASSERT_TRUE(entries.ok()) << entries.status();
+  std::string rows;
+  for (const auto& e : *entries) {
+    rows += std::to_string(e.http_status) + " " +
+            (e.token_id == revoked_id ? "revoked" : "editor") + " " + e.remote_addr + " " +
+            e.user_agent + " [" + e.resource + "]\n";
+  }
+  EXPECT_EQ(made->body, editor.substr(4, 16)) << "the handler sees its caller";
+  EXPECT_NE(refused->body.find("token " + revoked_id + " was revoked"), std::string::npos)
+      << refused->body;
+  EXPECT_EQ(rows,
+            "200 editor 127.0.0.1 trainyard-cli/test [projects/alpha/made/1]\n"
+            "401 revoked 127.0.0.1 trainyard-cli/test []\n");
 }
 
 TEST(ProjectOfPathTest, OnlyProjectAndLocationPaths) {

@@ -78,6 +78,8 @@ ResourceHandlers CustomJobHandlers(controller::JobController* controller) {
   h.create = [controller](const CreateCall& call) -> StatusOr<json> {
     TY_ASSIGN_OR_RETURN(spec::CustomJob request,
                         spec::ParseCustomJob(call.body, spec::DecodeMode::kRequest));
+    request.trainyard_info = spec::TrainyardInfo{};
+    request.trainyard_info->creator = call.creator;
     TY_ASSIGN_OR_RETURN(spec::CustomJob job, controller->Create(call.parent, request));
     return spec::CustomJobToJson(job);
   };

@@ -20,7 +20,7 @@ ResourceDescriptor TrainingPipelinesDescriptor() {
 ResourceHandlers TrainingPipelineHandlers(controller::TrainingPipelineController* pipelines) {
   ResourceHandlers h = StoredResourceHandlers(&pipelines->stored());
   h.create = [pipelines](const CreateCall& call) {
-    return pipelines->Create(call.parent, call.body);
+    return pipelines->Create(call.parent, call.body, call.creator);
   };
   h.cancel = [pipelines](const ResourceId& id) { return pipelines->Cancel(id.name); };
   return h;

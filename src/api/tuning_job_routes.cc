@@ -29,6 +29,7 @@ ResourceHandlers TuningJobHandlers(controller::TuningJobController* tuning) {
   h.create = [tuning](const CreateCall& call) -> StatusOr<json> {
     TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob request,
                         spec::ParseHyperparameterTuningJob(call.body, spec::DecodeMode::kRequest));
+    request.creator = call.creator;
     TY_ASSIGN_OR_RETURN(spec::HyperparameterTuningJob job,
                         tuning->Create(call.parent, std::move(request)));
     return spec::HyperparameterTuningJobToJson(job);

@@ -109,7 +109,7 @@ struct TestApiServer::Parts {
   std::atomic<bool> served{false};  // Serve() has returned
 };
 
-TestApiServer::TestApiServer() : parts_(std::make_unique<Parts>()) {
+TestApiServer::TestApiServer(AuthOptions auth) : parts_(std::make_unique<Parts>()) {
   Parts& p = *parts_;
   p.jobs = std::make_unique<controller::JobController>(
       &p.store, &p.executor, &p.images, nullptr,
@@ -129,6 +129,7 @@ TestApiServer::TestApiServer() : parts_(std::make_unique<Parts>()) {
   if (!p.pipelines->Start().ok()) std::abort();
   ApiServerOptions options;
   options.port = 0;
+  options.auth = std::move(auth);
   ApiControllers controllers;
   controllers.custom_jobs = p.jobs.get();
   controllers.tuning_jobs = p.tuning.get();

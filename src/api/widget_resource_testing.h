@@ -43,7 +43,8 @@ ResourceDescriptor WidgetDescriptor();
 // training pipelines (polled by their tests: PollOnce) — and the widgets' routes. Test-only.
 class TestApiServer {
  public:
-  TestApiServer();
+  // `auth`: tokens and audit log (none by default: every caller may do everything).
+  explicit TestApiServer(AuthOptions auth = {});
   ~TestApiServer();
 
   int port() const { return port_; }

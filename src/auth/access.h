@@ -31,6 +31,8 @@ struct Principal {
   std::string token_id;
   std::string project;  // "*" = every project
   Role role = Role::kViewer;
+  std::string owner;        // the token's owner, "" when it was given none
+  std::string description;  // what the token is for, "" when it was given none
 };
 
 // OK when `who` may perform an `access` request on `project` ("" for routes outside a project).

@@ -28,8 +28,8 @@ StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::path& 
 
 Status AuditLog::Append(const AuditEntry& e) {
   sqlite::Stmt s(db_->get(),
-                 "INSERT INTO audit(time_us, token_id, project, method, path, access, status) "
-                 "VALUES(?, ?, ?, ?, ?, ?, ?)");
+                 "INSERT INTO audit(time_us, token_id, project, method, path, access, status, "
+                 "remote_addr, user_agent, resource) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!s.Prepared().ok()) return db_->Error("prepare audit insert");
   s.Bind(1, ToUnixMicros(e.time));
   s.Bind(2, e.token_id);
@@ -38,13 +38,17 @@ Status AuditLog::Append(const AuditEntry& e) {
   s.Bind(5, e.path);
   s.Bind(6, e.access);
   s.Bind(7, static_cast<int64_t>(e.http_status));
+  s.Bind(8, e.remote_addr);
+  s.Bind(9, e.user_agent);
+  s.Bind(10, e.resource);
   if (s.Step() != SQLITE_DONE) return db_->Error("append to the audit log");
   return Status::Ok();
 }
 
 StatusOr<std::vector<AuditEntry>> AuditLog::Query(const AuditQuery& q) {
   sqlite::Stmt s(db_->get(),
-                 "SELECT seq, time_us, token_id, project, method, path, access, status FROM audit "
+                 "SELECT seq, time_us, token_id, project, method, path, access, status, "
+                 "remote_addr, user_agent, resource FROM audit "
                  "WHERE seq > ? AND (? = '' OR project = ?) ORDER BY seq LIMIT ?");
   if (!s.Prepared().ok()) return db_->Error("prepare audit query");
   s.Bind(1, q.after_seq);
@@ -63,6 +67,9 @@ StatusOr<std::vector<AuditEntry>> AuditLog::Query(const AuditQuery& q) {
     e.path = s.Text(5);
     e.access = s.Text(6);
     e.http_status = static_cast<int>(s.Int(7));
+    e.remote_addr = s.Text(8);
+    e.user_agent = s.Text(9);
+    e.resource = s.Text(10);
     out.push_back(std::move(e));
   }
   if (rc != SQLITE_DONE) return db_->Error("query the audit log");
@@ -95,9 +102,14 @@ StatusOr<int64_t> AuditLog::Expire(TimePoint cutoff, bool dry_run) {
 }
 
 nlohmann::json AuditEntryToJson(const AuditEntry& e) {
-  return {{"seq", std::to_string(e.seq)}, {"time", Rfc3339(e.time)}, {"tokenId", e.token_id},
-          {"project", e.project},         {"method", e.method},      {"path", e.path},
-          {"access", e.access},           {"status", e.http_status}};
+  nlohmann::json out = {{"seq", std::to_string(e.seq)}, {"time", Rfc3339(e.time)},
+                        {"tokenId", e.token_id},        {"project", e.project},
+                        {"method", e.method},           {"path", e.path},
+                        {"access", e.access},           {"status", e.http_status}};
+  if (!e.remote_addr.empty()) out["callerIp"] = e.remote_addr;
+  if (!e.user_agent.empty()) out["userAgent"] = e.user_agent;
+  if (!e.resource.empty()) out["resourceName"] = e.resource;
+  return out;
 }
 
 }  // namespace trainyard::auth

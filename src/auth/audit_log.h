@@ -1,7 +1,9 @@
 // The audit log: one row per authorised or refused API request that needs a token — who (token
-// id, "-" when the server runs without --auth), what (method, path, the project and the access
-// level the route declares), when, and the result (HTTP status). Rows live in the `audit` table
-// of <data-dir>/auth.db, so they survive restarts; each Append is one committed INSERT.
+// id, "-" when the server runs without --auth or no genuine token was sent; a revoked or expired
+// token's own id), from where (client address, User-Agent), what (method, path, the project and
+// the access level the route declares, the resource a create made), when, and the result (HTTP
+// status). Rows live in the `audit` table of <data-dir>/auth.db (schema: auth_db_schema.h), so
+// they survive restarts; each Append is one committed INSERT.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,9 @@ struct AuditEntry {
   std::string path;
   std::string access;  // AccessName of the route
   int http_status = 0;
+  std::string remote_addr;  // the client's IP address as the server saw it
+  std::string user_agent;   // its User-Agent header, "" when it sent none
+  std::string resource;     // the full name of the resource a create made, else ""
 };
 
 struct AuditQuery {
@@ -53,7 +58,9 @@ class AuditLog {
   std::unique_ptr<SqliteDb> db_;
 };
 
-// {"seq": "12", "time": RFC 3339, "tokenId", "project", "method", "path", "access", "status"}.
+// {"seq": "12", "time": RFC 3339, "tokenId", "project", "method", "path", "access", "status",
+//  "callerIp", "userAgent", "resourceName"}: the last three (Cloud Audit Logs' names) only when
+// not empty (rows from before auth.db schema 3 have none).
 nlohmann::json AuditEntryToJson(const AuditEntry& entry);
 
 }  // namespace trainyard::auth

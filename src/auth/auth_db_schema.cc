@@ -28,9 +28,18 @@ ALTER TABLE tokens ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE tokens ADD COLUMN last_use_us INTEGER;
 )sql";
 
+// 3: who called from where and what a create made: the client's address and User-Agent, and the
+// name of the resource a request created. Rows written before this step get '' for all three.
+constexpr std::string_view kAuditClientAndResource = R"sql(
+ALTER TABLE audit ADD COLUMN remote_addr TEXT NOT NULL DEFAULT '';
+ALTER TABLE audit ADD COLUMN user_agent TEXT NOT NULL DEFAULT '';
+ALTER TABLE audit ADD COLUMN resource TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr SchemaStep kAuthDbSteps[] = {
     {1, "tokens and audit tables", kTokensAndAudit},
     {2, "token description, owner and last use", kTokenDescriptionOwnerLastUse},
+    {3, "audit client address, user agent and created resource", kAuditClientAndResource},
 };
 
 }  // namespace

@@ -50,7 +50,7 @@ std::string Shape(const std::filesystem::path& path) {
 }
 
 constexpr const char* kLatestShape =
-    "v2: id sha256 project role create_us expire_us revoked description owner last_use_us";
+    "v3: id sha256 project role create_us expire_us revoked description owner last_use_us";
 
 TEST(AuthDbSchemaTest, ANewFileGetsEveryStepWhicheverOpensFirst) {
   auto dir = testing::MakeTestDir();
@@ -80,6 +80,44 @@ TEST(AuthDbSchemaTest, AnUnversionedFileIsAdoptedWithItsTokensAndAuditRows) {
             "alpha editor '' '' 2 /v1/b");
 }
 
+// Step 3: rows from before it read back without client or resource; new rows keep all three.
+TEST(AuthDbSchemaTest, AuditRowsGainClientAddressUserAgentAndResource) {
+  auto dir = testing::MakeTestDir();
+  ASSERT_TRUE(sqlite::ExecSqlOnFile(dir / "auth.db", kUnversionedAuthDb).ok());
+  auto audit = AuditLog::Open(dir / "auth.db");
+  ASSERT_TRUE(audit.ok()) << audit.status();
+  AuditEntry created{0,
+                     kSchemaNow,
+                     "0123456789abcdef",
+                     "alpha",
+                     "POST",
+                     "/v1/c",
+                     "write",
+                     200,
+                     "10.0.0.7",
+                     "trainyard-cli/1",
+                     "projects/alpha/locations/l/customJobs/1"};
+  ASSERT_TRUE((*audit)->Append(created).ok());
+  auto rows = (*audit)->Query({});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  std::string got;
+  for (const AuditEntry& e : *rows) {
+    got += AuditEntryToJson(e).dump() + "\n";
+  }
+  EXPECT_EQ(got,
+            R"({"access":"read","method":"GET","path":"/v1/a","project":"alpha","seq":"1",)"
+            R"("status":200,"time":"2027-01-15T08:00:00.000000Z","tokenId":"0123456789abcdef"})"
+            "\n"
+            R"({"access":"read","method":"GET","path":"/v1/b","project":"alpha","seq":"2",)"
+            R"("status":401,"time":"2027-01-15T08:00:01.000000Z","tokenId":"-"})"
+            "\n"
+            R"({"access":"write","callerIp":"10.0.0.7","method":"POST","path":"/v1/c",)"
+            R"("project":"alpha","resourceName":"projects/alpha/locations/l/customJobs/1",)"
+            R"("seq":"3","status":200,"time":"2027-01-15T08:00:00.000000Z",)"
+            R"("tokenId":"0123456789abcdef","userAgent":"trainyard-cli/1"})"
+            "\n");
+}
+
 TEST(AuthDbSchemaTest, AFileFromANewerTrainyardIsRefusedUntouched) {
   auto dir = testing::MakeTestDir();
   ASSERT_TRUE(
@@ -88,7 +126,7 @@ TEST(AuthDbSchemaTest, AFileFromANewerTrainyardIsRefusedUntouched) {
   auto audit = AuditLog::Open(dir / "auth.db");
   const std::string refused =
       "FAILED_PRECONDITION: " + (dir / "auth.db").string() +
-      " was written by a newer Trainyard (schema 99 > 2); upgrade trainyard";
+      " was written by a newer Trainyard (schema 99 > 3); upgrade trainyard";
   EXPECT_EQ(tokens.status().ToString() + "\n" + audit.status().ToString(),
             refused + "\n" + refused);
   EXPECT_EQ(Shape(dir / "auth.db"), "v99:");

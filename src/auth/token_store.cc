@@ -163,14 +163,15 @@ StatusOr<NewToken> TokenStore::Create(const TokenSpec& spec, TimePoint now) {
   return out;
 }
 
-StatusOr<Principal> TokenStore::Authenticate(const std::string& bearer, TimePoint now) {
+StatusOr<Principal> TokenStore::Authenticate(const std::string& bearer, TimePoint now,
+                                             std::string* refused_id) {
   static const std::regex kFormat("ty1_([0-9a-f]{16})_[0-9a-f]{64}");
   std::smatch m;
   if (!std::regex_match(bearer, m, kFormat)) return Unauthenticated("not a Trainyard token");
   const std::string id = m[1].str();
   sqlite::Stmt s(db_->get(),
-                 "SELECT sha256, project, role, expire_us, revoked, last_use_us FROM tokens "
-                 "WHERE id = ?");
+                 "SELECT sha256, project, role, expire_us, revoked, last_use_us, owner, "
+                 "description FROM tokens WHERE id = ?");
   if (!s.Prepared().ok()) return db_->Error("prepare select");
   s.Bind(1, id);
   int rc = s.Step();
@@ -180,13 +181,14 @@ StatusOr<Principal> TokenStore::Authenticate(const std::string& bearer, TimePoin
   if (want.size() != got.size() || CRYPTO_memcmp(want.data(), got.data(), got.size()) != 0) {
     return Unauthenticated("unknown token");
   }
-  if (s.Int(4) != 0) return Unauthenticated("token " + id + " was revoked");
-  if (!s.IsNull(3) && ToUnixMicros(now) >= s.Int(3)) {
-    return Unauthenticated("token " + id + " has expired");
-  }
+  const bool revoked = s.Int(4) != 0;
+  const bool expired = !s.IsNull(3) && ToUnixMicros(now) >= s.Int(3);
+  if ((revoked || expired) && refused_id != nullptr) *refused_id = id;
+  if (revoked) return Unauthenticated("token " + id + " was revoked");
+  if (expired) return Unauthenticated("token " + id + " has expired");
   std::optional<Role> role = ParseRole(s.Text(2));
   if (!role) return DataLossError("auth database: token " + id + " has role " + s.Text(2));
-  Principal who{id, s.Text(1), *role};
+  Principal who{id, s.Text(1), *role, s.Text(6), s.Text(7)};
   // To the minute: a write per request would double the database writes (the audit log already
   // makes one). A failed write loses only this hint, so the request goes on.
   constexpr int64_t kMinuteUs = 60'000'000;

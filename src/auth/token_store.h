@@ -80,8 +80,11 @@ class TokenStore {
                             std::optional<TimePoint> expire_time);
   // The principal of `bearer`, whose last use becomes `now` (written at most once a minute per
   // token). UNAUTHENTICATED when it is malformed or unknown (without telling which), or, naming
-  // the token id (never the secret), when it is revoked or expired at `now`.
-  StatusOr<Principal> Authenticate(const std::string& bearer, TimePoint now);
+  // the token id (never the secret), when it is revoked or expired at `now`; in that case only,
+  // `refused_id` (when not null) receives that id, for the audit log: the secret matched, so the
+  // id is the caller's, not one anybody could claim.
+  StatusOr<Principal> Authenticate(const std::string& bearer, TimePoint now,
+                                   std::string* refused_id = nullptr);
 
   // Token `id`. NOT_FOUND when there is no such token.
   StatusOr<TokenInfo> Get(const std::string& id);

@@ -276,6 +276,8 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
                                           const std::string& id) {
   TY_ASSIGN_OR_RETURN(spec::LocationName location, spec::LocationName::Parse(parent));
   TY_RETURN_IF_ERROR(spec::ValidateCustomJob(request));
+  std::optional<spec::Creator> creator;
+  if (request.trainyard_info) creator = std::move(request.trainyard_info->creator);
   CustomJob job = JobFromRequest(std::move(request));
   job.name =
       spec::ResourceName::Of(location, spec::kCustomJobs, id.empty() ? NewJobId() : id).ToString();
@@ -290,6 +292,7 @@ StatusOr<CustomJob> JobController::Create(const std::string& parent, CustomJob r
   job.update_time = now;
   spec::TrainyardInfo info;
   info.hourly_cost_usd = HourlyCost(job.job_spec);
+  info.creator = std::move(creator);
   for (const auto& r : gang.replicas)
     info.replicas.push_back({r.pool_index, r.replica_index, {}, 0});
   job.trainyard_info = info;

@@ -95,7 +95,8 @@ class JobController {
   // INVALID_ARGUMENT with the field path for invalid specs; nothing is stored then.
   // `id`: the job's id, from NewJobId() (for a resource that stores its backing job's name before
   // creating it, so that a restart in between finds the job); empty = a new one. ALREADY_EXISTS
-  // if a job of that name exists.
+  // if a job of that name exists. Of request.trainyard_info only `creator` is kept (who created
+  // the job: spec/creator.h); the rest is the controller's.
   StatusOr<spec::CustomJob> Create(const std::string& parent, spec::CustomJob request,
                                    const std::string& id = "");
   // A fresh job id: numeric like Vertex's, increasing with time so ids sort by creation.

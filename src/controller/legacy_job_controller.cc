@@ -227,7 +227,8 @@ Status LegacyJobController::Start() {
 }
 
 StatusOr<json> LegacyJobController::Create(const std::string& parent, const std::string& body,
-                                           const std::string& job_id) {
+                                           const std::string& job_id,
+                                           const std::optional<spec::Creator>& creator) {
   TY_ASSIGN_OR_RETURN(spec::LegacyJob job, spec::ParseLegacyJobRequest(body));
   job.job_id = job_id;
   TY_RETURN_IF_ERROR(spec::ValidateLabels(job.labels, "labels"));
@@ -237,8 +238,9 @@ StatusOr<json> LegacyJobController::Create(const std::string& parent, const std:
     return InvalidFieldError("trainingInput.hyperparameters",
                              "this server runs no hyperparameter tuning; remove it");
   }
-  TY_ASSIGN_OR_RETURN(json created,
-                      resources_.Create(parent, spec::LegacyJobToJson(job).dump(), job_id));
+  json stored = spec::LegacyJobToJson(job);
+  if (creator) spec::SetCreator(stored, *creator);
+  TY_ASSIGN_OR_RETURN(json created, resources_.Insert(parent, std::move(stored), job_id));
   const std::string name = created.value("name", "");
   const std::string location =
       "projects/" + ProjectOf(parent) + "/locations/" + job.training_input.region;
@@ -266,6 +268,7 @@ StatusOr<json> LegacyJobController::Create(const std::string& parent, const std:
       spec::HyperparameterTuningJob request = std::move(*backing.tuning);
       request.display_name = job_id;
       request.labels = labels;
+      request.creator = creator;
       TY_ASSIGN_OR_RETURN(auto t, tuning_->Create(location, std::move(request), backing_id));
       return t.name;
     }
@@ -273,6 +276,7 @@ StatusOr<json> LegacyJobController::Create(const std::string& parent, const std:
     request.display_name = job_id;
     request.job_spec = std::move(backing.job_spec);
     request.labels = labels;
+    if (creator) request.trainyard_info = spec::TrainyardInfo{.creator = creator};
     TY_ASSIGN_OR_RETURN(auto j, jobs_->Create(location, std::move(request), backing_id));
     return j.name;
   }();

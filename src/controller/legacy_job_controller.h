@@ -72,9 +72,11 @@ class LegacyJobController {
   Status Start();
 
   // `parent` "projects/P"; `body` the request's Job JSON; `job_id` its jobId (checked by the
-  // route). Returns the Job as the API shows it.
+  // route). Returns the Job as the API shows it. `creator` (when given) is stored as its
+  // trainyardInfo.creator and given to its backing job (and that one's trials).
   StatusOr<nlohmann::json> Create(const std::string& parent, const std::string& body,
-                                  const std::string& job_id);
+                                  const std::string& job_id,
+                                  const std::optional<spec::Creator>& creator = std::nullopt);
   // NOT_FOUND if unknown.
   StatusOr<nlohmann::json> Get(const std::string& name);
   // The jobs of query.parent, newest first, each up to date (the store's filters and tokens).

@@ -278,6 +278,8 @@ StatusOr<UploadedModel> ModelRegistry::Upload(const ModelUpload& upload) {
   }
   json entry = upload.model;
   if (!upload.training_pipeline.empty()) entry["trainingPipeline"] = upload.training_pipeline;
+  entry.erase("trainyardInfo");  // output-only
+  if (upload.creator) spec::SetCreator(entry, *upload.creator);
   const std::string now = FormatTimestamp(clock_());
   entry["versionCreateTime"] = now;
   entry["versionUpdateTime"] = now;

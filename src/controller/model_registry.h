@@ -34,6 +34,7 @@
 
 #include "common/status.h"
 #include "controller/stored_resource.h"
+#include "spec/creator.h"
 #include "store/resource_store.h"
 
 namespace trainyard::controller {
@@ -50,6 +51,9 @@ struct ModelUpload {
   // returns the version it registered the first time instead of adding one (a pipeline resumed
   // after a crash registers its model once).
   std::string training_pipeline;
+  // Who uploads it (its version's trainyardInfo.creator; the model shows its default version's):
+  // the API caller, or the creator of the pipeline that trained it. None: no creator recorded.
+  std::optional<spec::Creator> creator;
 };
 
 struct UploadedModel {

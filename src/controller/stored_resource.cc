@@ -51,9 +51,12 @@ bool StoredResourceController::Ended(const json& resource) const {
 }
 
 StatusOr<json> StoredResourceController::Create(const std::string& parent, const std::string& body,
-                                                const std::string& id) {
+                                                const std::string& id,
+                                                const std::optional<spec::Creator>& creator) {
   if (!type_.decode) return UnimplementedError(type_.noun + " is not created from a request body");
   TY_ASSIGN_OR_RETURN(json resource, type_.decode(body));
+  if (resource.is_object()) resource.erase("trainyardInfo");
+  if (creator) spec::SetCreator(resource, *creator);
   return Insert(parent, std::move(resource), id);
 }
 

@@ -5,10 +5,10 @@
 // resource is its ResourceType plus the routes' descriptor (api/resource_routes.h), and whatever
 // the resource does besides (a pipeline starting a job) in its own controller, which uses Mutate.
 //
-// What it keeps in the stored JSON: `name`, `createTime`, `updateTime` and, for a resource with
-// states, `state` (the initial state at create); everything else is what ResourceType::decode
-// returned. The record's filter columns come from `state`, `displayName` (or the type's
-// display_name_field) and `labels`.
+// What it keeps in the stored JSON: `name`, `createTime`, `updateTime`, `trainyardInfo` (the
+// creator, spec/creator.h) and, for a resource with states, `state` (the initial state at
+// create); everything else is what ResourceType::decode returned. The record's filter columns come
+// from `state`, `displayName` (or the type's display_name_field) and `labels`.
 //
 // Thread-safety: all methods may be called concurrently.
 #pragma once
@@ -17,12 +17,14 @@
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "common/time.h"
+#include "spec/creator.h"
 #include "store/resource_store.h"
 
 namespace trainyard::controller {
@@ -63,9 +65,11 @@ class StoredResourceController {
   const ResourceType& type() const { return type_; }
 
   // Stores a new resource under `parent` with `id` (client-chosen) or a new numeric id ("").
-  // Returns it as stored. The decode error, or ALREADY_EXISTS for a taken id.
+  // Returns it as stored, with `creator` (when given) as trainyardInfo.creator; a trainyardInfo
+  // in `body` is output-only, dropped. The decode error, or ALREADY_EXISTS for a taken id.
   StatusOr<nlohmann::json> Create(const std::string& parent, const std::string& body,
-                                  const std::string& id);
+                                  const std::string& id,
+                                  const std::optional<spec::Creator>& creator = std::nullopt);
   // Stores a resource its own controller built (not decoded from a request body): `resource`
   // gets name, createTime, updateTime (and the initial state, for a resource with states) and
   // `runtime` is kept beside it, in one transaction. Returns the resource as stored;

@@ -156,8 +156,10 @@ Status TrainingPipelineController::CheckModelIdUnclaimed(const std::string& pare
 }
 
 StatusOr<json> TrainingPipelineController::Create(const std::string& parent,
-                                                  const std::string& body) {
+                                                  const std::string& body,
+                                                  const std::optional<spec::Creator>& creator) {
   TY_ASSIGN_OR_RETURN(json pipeline, spec::DecodeTrainingPipeline(body));
+  if (creator) spec::SetCreator(pipeline, *creator);
   const std::string collection = parent + "/" + std::string(spec::kTrainingPipelines) + "/";
   TY_ASSIGN_OR_RETURN(spec::CustomJob job, JobFor(collection + "0", pipeline));
   TY_RETURN_IF_ERROR(AsPipelineError(jobs_->Validate(parent, job)));
@@ -257,6 +259,10 @@ Status TrainingPipelineController::StartJob(const std::string& name, const json&
   if (!found.jobs.empty()) {
     job = found.jobs.back();  // the oldest
   } else {
+    if (std::optional<spec::Creator> creator = spec::CreatorOf(pipeline)) {
+      request->trainyard_info = spec::TrainyardInfo{};
+      request->trainyard_info->creator = std::move(creator);
+    }
     StatusOr<spec::CustomJob> created = jobs_->Create(query.parent, *request);
     if (!created.ok()) {
       const Status s = AsPipelineError(created.status());
@@ -314,8 +320,12 @@ Status TrainingPipelineController::Mirror(const std::string& name,
 Status TrainingPipelineController::Succeed(const std::string& name, const json& pipeline,
                                            json runtime) {
   if (!pipeline.contains("modelToUpload")) return End(name, kSucceeded, 0, "");
-  ModelUpload upload{ParentOf(name), pipeline.value("modelId", ""),
-                     pipeline.value("parentModel", ""), pipeline["modelToUpload"], name};
+  ModelUpload upload{ParentOf(name),
+                     pipeline.value("modelId", ""),
+                     pipeline.value("parentModel", ""),
+                     pipeline["modelToUpload"],
+                     name,
+                     spec::CreatorOf(pipeline)};
   if (!upload.model.contains("artifactUri")) {
     TY_ASSIGN_OR_RETURN(spec::CustomJob job, JobFor(name, pipeline));
     upload.model["artifactUri"] =

@@ -80,8 +80,10 @@ class TrainingPipelineController {
   // neither a model nor the model of another pipeline that has not ended), stores the pipeline
   // QUEUED and starts its job. Returns the pipeline as stored (once stored, never an error: a
   // job that cannot start ends the pipeline FAILED). INVALID_ARGUMENT / NOT_FOUND (parentModel)
-  // / ALREADY_EXISTS (modelId) with nothing stored otherwise.
-  StatusOr<nlohmann::json> Create(const std::string& parent, const std::string& body);
+  // / ALREADY_EXISTS (modelId) with nothing stored otherwise. `creator` (when given) is stored
+  // as its trainyardInfo.creator and given to its backing job and the model it uploads.
+  StatusOr<nlohmann::json> Create(const std::string& parent, const std::string& body,
+                                  const std::optional<spec::Creator>& creator = std::nullopt);
   // OK once the pipeline is CANCELLING or CANCELLED; FAILED_PRECONDITION if it already ended;
   // NOT_FOUND if unknown.
   Status Cancel(const std::string& name);

@@ -115,6 +115,10 @@ class TuningJobController::Launcher : public tuning::TrialLauncher {
     }
     job.job_spec = study_->job.trial_job_spec;
     ApplyTrialLaunch(trial.id, launch, job.job_spec);
+    if (study_->job.creator) {
+      job.trainyard_info = spec::TrainyardInfo{};
+      job.trainyard_info->creator = study_->job.creator;
+    }
     TY_ASSIGN_OR_RETURN(spec::CustomJob created,
                         owner_->jobs_->Create(study_->parent, std::move(job)));
     TrialWatch watch;

@@ -94,6 +94,7 @@ class TuningJobController {
   // the first trial's job, so a trial that could not start is refused here; nothing is stored
   // then. `id`: the job's id, from NewId() (a legacy job stores its backing job's name before
   // creating it); empty = a new one. ALREADY_EXISTS if a job of that name exists.
+  // request.creator is kept, and given to every trial's job.
   StatusOr<spec::HyperparameterTuningJob> Create(const std::string& parent,
                                                  spec::HyperparameterTuningJob request,
                                                  const std::string& id = "");

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "spec/creator.h"
+
 namespace trainyard::protojson {
 template <typename E>
 struct EnumType;  // protojson/reader.h
@@ -153,6 +155,10 @@ struct TrainyardInfo {
   std::vector<ReplicaInfo> replicas;
   // Oldest first; at most kMaxStateHistory entries (the first one and the latest ones are kept).
   std::vector<StateChange> state_history;
+  // Who created the job (creator.h): its API caller, or the caller who created the HP-tuning
+  // job, pipeline or AI Platform job that started it. Set once at create; none for jobs stored
+  // before creators were recorded.
+  std::optional<Creator> creator;
   // Steps RecordStateChange appended to this object (never stored or sent): a writer compares it
   // before and after a change to find the steps it added, which are the last ones of
   // state_history (the cap drops old ones).

@@ -152,14 +152,15 @@ StatusOr<StateChange> DecodeStateChange(const json& j, const std::string& path) 
 }
 
 StatusOr<TrainyardInfo> DecodeTrainyardInfo(const json& j, const std::string& path) {
-  TY_ASSIGN_OR_RETURN(
-      Fields f,
-      Fields::Open(j, path, {"hourlyCostUsd", "estimatedCostUsd", "replicas", "stateHistory"}));
+  TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path,
+                                             {"hourlyCostUsd", "estimatedCostUsd", "replicas",
+                                              "stateHistory", kCreatorKey}));
   TrainyardInfo info;
   TY_RETURN_IF_ERROR(f.Double("hourlyCostUsd", &info.hourly_cost_usd));
   TY_RETURN_IF_ERROR(f.Double("estimatedCostUsd", &info.estimated_cost_usd));
   TY_RETURN_IF_ERROR(f.Repeated("replicas", &info.replicas, DecodeReplicaInfo));
   TY_RETURN_IF_ERROR(f.Repeated("stateHistory", &info.state_history, DecodeStateChange));
+  TY_RETURN_IF_ERROR(f.Message(kCreatorKey, &info.creator, CreatorFromJson));
   return info;
 }
 
@@ -233,6 +234,7 @@ json TrainyardInfoToJson(const TrainyardInfo& t) {
     }
     tj["stateHistory"] = std::move(history);
   }
+  if (t.creator) tj[kCreatorKey] = CreatorToJson(*t.creator);
   return tj;
 }
 

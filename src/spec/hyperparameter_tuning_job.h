@@ -28,6 +28,8 @@ struct HyperparameterTuningJob {
   std::optional<Timestamp> update_time;
   std::optional<RpcStatus> error;
   std::vector<tuning::Trial> trials;
+  // Who created it (JSON trainyardInfo.creator, creator.h); its trials' jobs get the same.
+  std::optional<Creator> creator;
   // Input.
   std::string display_name;
   tuning::StudySpec study_spec;

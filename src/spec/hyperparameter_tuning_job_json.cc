@@ -1,6 +1,7 @@
 #include "spec/hyperparameter_tuning_job_json.h"
 
 #include "common/time.h"
+#include "protojson/reader.h"
 #include "tuning/study_spec_json.h"
 
 namespace trainyard::spec {
@@ -82,6 +83,11 @@ Status ReadOutputOnly(const json& j, HyperparameterTuningJob* job) {
       job->trials.push_back(std::move(trial));
     }
   }
+  if (const json* info = Find(j, "trainyardInfo", "trainyard_info")) {
+    TY_ASSIGN_OR_RETURN(protojson::ObjectReader f,
+                        protojson::ObjectReader::Open(*info, "trainyardInfo", {kCreatorKey}));
+    TY_RETURN_IF_ERROR(f.Message(kCreatorKey, &job->creator, CreatorFromJson));
+  }
   return Status::Ok();
 }
 
@@ -107,6 +113,7 @@ json HyperparameterTuningJobToJson(const HyperparameterTuningJob& job) {
     for (const auto& t : job.trials) trials.push_back(tuning::ToJson(t));
     j["trials"] = std::move(trials);
   }
+  if (job.creator) j["trainyardInfo"] = {{kCreatorKey, CreatorToJson(*job.creator)}};
   return j;
 }
 

@@ -133,6 +133,7 @@ StatusOr<Fields> OpenModel(const json& j, const std::string& path) {
                        "satisfiesPzi",
                        "pipelineJob",
                        "dataStats",
+                       "trainyardInfo",
                        "baseModelSource"},
                       "model");
 }

@@ -74,7 +74,7 @@ StatusOr<json> DecodeTrainingPipeline(std::string_view body) {
                    {"displayName", "trainingTaskDefinition", "trainingTaskInputs", "modelToUpload",
                     "modelId", "parentModel", "labels", "inputDataConfig", "encryptionSpec"},
                    {"name", "state", "trainingTaskMetadata", "error", "createTime", "startTime",
-                    "endTime", "updateTime"},
+                    "endTime", "updateTime", "trainyardInfo"},
                    "trainingPipeline"));
   TY_RETURN_IF_ERROR(f.Require("displayName"));
   TY_RETURN_IF_ERROR(f.Require("trainingTaskDefinition", std::string(kCustomTaskDefinition)));

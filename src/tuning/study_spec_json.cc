@@ -231,7 +231,7 @@ StatusOr<HyperparameterTuningJobSpec> ParseHyperparameterTuningJobSpec(const jso
                              {"displayName", "studySpec", "maxTrialCount", "parallelTrialCount",
                               "maxFailedTrialCount", "trialJobSpec"},
                              {"name", "trials", "state", "createTime", "startTime", "endTime",
-                              "updateTime", "error", "labels", "encryptionSpec"},
+                              "updateTime", "error", "labels", "encryptionSpec", "trainyardInfo"},
                              "hyperparameterTuningJob"));
   HyperparameterTuningJobSpec s;
   TY_RETURN_IF_ERROR(f.String("displayName", &s.display_name));

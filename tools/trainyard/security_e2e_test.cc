@@ -279,6 +279,52 @@ TEST_F(SecurityE2ETest, AuditLogRecordsWhoWhatAndResultAcrossRestarts) {
   EXPECT_EQ(std::count(cli.out.begin(), cli.out.end(), '\n'), 4) << cli.out << cli.err;
 }
 
+// Issue 46 item 5: a job records who created it (the token's id, owner and description) and
+// `describe` shows it after a restart; the create's audit row names the job and the client.
+TEST_F(SecurityE2ETest, AJobsCreatorIsStoredAndDescribedAfterARestart) {
+  StartServer({"--auth"});
+  auto made =
+      Run({"auth", "create-token", "--data-dir", (dir_ / "data").string(), "--project", "local",
+           "--role", "admin", "--owner", "ana@example.com", "--description", "CI"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string token = made.out.substr(0, made.out.find('\n')), id = token.substr(4, 16);
+  httplib::Client c("127.0.0.1", server_->port());
+  c.set_bearer_token_auth(token);
+  c.set_default_headers({{"User-Agent", "e2e/1"}});
+  auto created = c.Post("/v1/projects/local/locations/us-central1/customJobs",
+                        R"({"displayName":"who","jobSpec":{"workerPoolSpecs":[{"machineSpec":)"
+                        R"({"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":)"
+                        R"({"imageUri":"local","command":["true"]}}]}})",
+                        "application/json");
+  ASSERT_TRUE(created && created->status == 200) << (created ? created->body : "no response");
+  const std::string name = json::parse(created->body).value("name", "");
+  server_.reset();
+  StartServer({"--auth"});
+  auto described =
+      Run({"ai", "custom-jobs", "describe", name}, {"TRAINYARD_ACCESS_TOKEN=" + token});
+  httplib::Client after("127.0.0.1", server_->port());
+  after.set_bearer_token_auth(token);
+  auto audit = after.Get("/v1/projects/local/auditLogs");
+  ASSERT_TRUE(audit && audit->status == 200) << (audit ? audit->body : "no response");
+  std::string create_row;
+  const json rows =
+      json::parse(audit->body);  // held: a range-for over a temporary's member dangles
+  for (const json& e : rows["entries"]) {
+    if (e.value("method", "") == "POST") {
+      create_row = e.value("resourceName", "") + " " + e.value("callerIp", "") + " " +
+                   e.value("userAgent", "") + " " + e.value("tokenId", "");
+    }
+  }
+  const size_t creator = described.out.find("creator:");
+  EXPECT_EQ(
+      std::to_string(described.exit_code) + " " + std::to_string(creator != std::string::npos) +
+          std::to_string(described.out.find(id, creator) != std::string::npos) +
+          std::to_string(described.out.find("ana@example.com", creator) != std::string::npos) +
+          "\n" + create_row,
+      "0 111\n" + name + " 127.0.0.1 e2e/1 " + id)
+      << described.out << described.err;
+}
+
 TEST_F(SecurityE2ETest, NonLoopbackHostTurnsAuthOn) {
   StartServer({"--host", "0.0.0.0"});
   auto r = Http(server_->port(), "GET", "/v1/projects/p/locations/l/customJobs");

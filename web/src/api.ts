@@ -19,6 +19,7 @@ export interface CustomJob {
   trainyardInfo?: {
     hourlyCostUsd?: number; estimatedCostUsd?: number; replicas?: ReplicaInfo[];
     stateHistory?: StateChange[];  // oldest first: each state entered, and each replica restart
+    creator?: Creator;
   };
 }
 export interface LogEntry { cursor: string; time: string; taskName: string; stream: string; text: string }
@@ -66,11 +67,16 @@ export interface Caller {
 // Where the resources are (GET /v1/projects).
 export interface LocationInfo { locationId: string; name: string; resourceCounts: Record<string, number> }
 export interface ProjectInfo { projectId: string; locations: LocationInfo[] }
+// Who created a resource (src/spec/creator.h): the caller's token, or anonymous without --auth.
+export interface Creator {
+  anonymous?: boolean; tokenId?: string; project?: string; owner?: string; description?: string; callerIp?: string;
+}
 export interface Pipeline {
   name: string; displayName: string; state: string; createTime?: string; startTime?: string; endTime?: string;
   error?: { code?: number; message?: string }; labels?: Record<string, string>;
   trainingTaskInputs?: Record<string, unknown>; trainingTaskMetadata?: { backingCustomJob?: string };
   modelToUpload?: { name?: string; versionId?: string; displayName?: string }; modelId?: string; parentModel?: string;
+  trainyardInfo?: { creator?: Creator };
 }
 export interface ModelVersion {
   name: string; displayName: string; description?: string; versionId?: string; versionAliases?: string[];

@@ -1,4 +1,5 @@
-// Number formats of the charts' axes and legends (no DOM: unit-tested in web/test/console_unit_test.mjs).
+// Number formats of the charts' axes and legends, and a resource's creator (no DOM: unit-tested in
+// web/test/console_unit_test.mjs).
 
 // A tick label for `v` among ticks `incr` apart: plain decimals with as many places as the spacing
 // needs, or exponent form when the ticks are less than 1e-3 apart or reach 1e6 (a learning-rate
@@ -27,3 +28,15 @@ function placesOf(incr: number): number {
 // A value in a legend or a table: 4 significant digits.
 export const fmtValue = (v: number | null | undefined) =>
   v === null || v === undefined || !isFinite(v) ? '—' : Math.abs(v) < 1e-3 && v !== 0 ? v.toExponential(2) : String(+v.toPrecision(4));
+
+// Who created a resource (trainyardInfo.creator), in one line: "ana (CI) · token 0123456789abcdef on
+// p1 · from 10.0.0.7", "anonymous (server without --auth) · from 127.0.0.1", or "—" for a resource
+// stored before creators were recorded. Structurally typed, so this module imports nothing.
+export function fmtCreator(c?: { anonymous?: boolean; tokenId?: string; project?: string; owner?: string;
+  description?: string; callerIp?: string }): string {
+  if (!c) return '—';
+  const who = c.anonymous ? 'anonymous (server without --auth)'
+    : [c.owner && c.description ? `${c.owner} (${c.description})` : c.owner || c.description,
+      `token ${c.tokenId ?? '?'} on ${c.project ?? '?'}`].filter(Boolean).join(' · ');
+  return c.callerIp ? `${who} · from ${c.callerIp}` : who;
+}

@@ -2,6 +2,7 @@
 // cancel and delete.
 import { api, CustomJob, LogEntry, StateChange } from './api';
 import { CurvesCard } from './curves';
+import { fmtCreator } from './format';
 import { machineOf } from './jobs';
 import type { Cleanup } from './main';
 import { guardWrite } from './session';
@@ -98,6 +99,7 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
         h('dt', { text: 'Machines' }), h('dd', { text: machineOf(j) }),
         h('dt', { text: 'Estimated cost' }), h('dd', { text: `${fmtUsd(j.trainyardInfo?.estimatedCostUsd)} (${fmtUsd(j.trainyardInfo?.hourlyCostUsd)}/h)` }),
         h('dt', { text: 'Output dir' }), h('dd', { text: out ?? '—' }),
+        h('dt', { text: 'Created by' }), h('dd', { text: fmtCreator(j.trainyardInfo?.creator) }),
         ...pipelineOf(j),
         h('dt', { text: 'Name' }), h('dd.mono', { text: name })),
       h('h2', { text: 'Replicas' }),

@@ -2,6 +2,7 @@
 // replicas, a link to its logs and curves) and the model it registered; links go both ways (the
 // job page and the model page link back here).
 import { api, CustomJob, Pipeline, WorkerPoolSpec } from './api';
+import { fmtCreator } from './format';
 import { machineOf } from './jobs';
 import type { Cleanup } from './main';
 import { guardWrite } from './session';
@@ -84,6 +85,7 @@ export function pipelinePage(app: HTMLElement, name: string): Cleanup {
       p.error?.message ? message('error', p.error.message) : '');
     summary.replaceChildren(h('h2', { text: 'Pipeline' }), h('dl', {},
       h('dt', { text: 'Created' }), h('dd', { text: fmtTime(p.createTime) }),
+      h('dt', { text: 'Created by' }), h('dd', { text: fmtCreator(p.trainyardInfo?.creator) }),
       h('dt', { text: 'Started' }), h('dd', { text: fmtTime(p.startTime) }),
       h('dt', { text: 'Ended' }), h('dd', { text: fmtTime(p.endTime) }),
       h('dt', { text: 'Duration' }), h('dd', { text: durationOf(p) }),

@@ -31,7 +31,7 @@ for (const m of modules) {
   fs.writeFileSync(path.join(out, `${m}.mjs`), js);
 }
 const load = (m) => import(pathToFileURL(path.join(out, `${m}.mjs`)).href);
-const { fmtTick, fmtValue } = await load('format');
+const { fmtCreator, fmtTick, fmtValue } = await load('format');
 const { chartOf, smooth } = await load('curve_model');
 const model = await load('create/model');
 const { commandLineOf, shellWord } = await load('create/gcloud');
@@ -51,6 +51,20 @@ test('axis ticks keep small values readable', () => {
   assert.deepEqual([0, 0.25, 0.5].map((v) => fmtTick(v, 0.25)), ['0', '0.25', '0.50']);
   assert.deepEqual([100, 120].map((v) => fmtTick(v, 20)), ['100', '120']);
   assert.deepEqual([fmtValue(0.000512345), fmtValue(0.693147), fmtValue(null)], ['5.12e-4', '0.6931', '—']);
+});
+
+test('a creator reads as who, which token and from where', () => {
+  assert.deepEqual([
+    fmtCreator({ tokenId: '0123456789abcdef', project: 'p1', owner: 'ana', description: 'CI', callerIp: '10.0.0.7' }),
+    fmtCreator({ tokenId: '0123456789abcdef', project: '*' }),
+    fmtCreator({ anonymous: true, callerIp: '127.0.0.1' }),
+    fmtCreator(undefined),
+  ], [
+    'ana (CI) · token 0123456789abcdef on p1 · from 10.0.0.7',
+    'token 0123456789abcdef on *',
+    'anonymous (server without --auth) · from 127.0.0.1',
+    '—',
+  ]);
 });
 
 test('train and validation series of one metric share a chart', () => {
