@@ -14,8 +14,10 @@ StatusOr<Rate> ParseRate(const std::string& text, const std::string& flag) {
   const bool parsed = std::sscanf(number.c_str(), "%lf%c", &n, &rest) == 1;
   const double per = unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
   if (!parsed || !(n > 0) || !std::isfinite(n) || per == 0) {
-    return InvalidFieldError(flag, "expected a positive number per s, m or h, e.g. 10/s or "
-                                   "600/m; got '" + text + "'");
+    return InvalidFieldError(flag,
+                             "expected a positive number per s, m or h, e.g. 10/s or "
+                             "600/m; got '" +
+                                 text + "'");
   }
   return Rate{n / per, std::max(1.0, n)};
 }

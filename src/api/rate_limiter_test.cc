@@ -53,11 +53,11 @@ TEST(RateLimiterTest, TheRouteTableRefusesCreatesOverTheRateWith429AndRetryAfter
   while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   httplib::Client c("127.0.0.1", port);
   std::string seen;
-  for (const char* path : {"/v1/projects/p/things", "/v1/projects/p/things",
-                           "/v1/projects/p/things/1:cancel"}) {
+  for (const char* path :
+       {"/v1/projects/p/things", "/v1/projects/p/things", "/v1/projects/p/things/1:cancel"}) {
     auto r = c.Post(path, "{}", "application/json");
-    seen += std::to_string(r ? r->status : -1) + ":" + (r ? r->get_header_value("Retry-After") : "") +
-            " ";
+    seen += std::to_string(r ? r->status : -1) + ":" +
+            (r ? r->get_header_value("Retry-After") : "") + " ";
   }
   server.stop();
   serving.join();

@@ -233,8 +233,8 @@ Status PodmanEngine::Pull(const std::string& image, PullPolicy policy, const Lin
     }
     wait = std::min(wait * 2, options_.pull_retry_max);
   }
-  if (last.ok() || (last.code() != StatusCode::kUnavailable &&
-                    last.code() != StatusCode::kDeadlineExceeded)) {
+  if (last.ok() ||
+      (last.code() != StatusCode::kUnavailable && last.code() != StatusCode::kDeadlineExceeded)) {
     return last;
   }
   const auto took =

@@ -142,9 +142,10 @@ TEST(PodmanEngineTest, AnUnreachableRegistryIsRetriedUntilTheDeadline) {
   FakeCommandRunner runner([&](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
     if (argv[1] != "pull") return Exit(1);
     if (++pulls <= fail_first) {
-      return Exit(125, "", "Error: pinging container registry 127.0.0.1:5999: Get "
-                           "\"http://127.0.0.1:5999/v2/\": dial tcp 127.0.0.1:5999: connect: "
-                           "connection refused\n");
+      return Exit(125, "",
+                  "Error: pinging container registry 127.0.0.1:5999: Get "
+                  "\"http://127.0.0.1:5999/v2/\": dial tcp 127.0.0.1:5999: connect: "
+                  "connection refused\n");
     }
     return Exit(0, "sha256:abc\n");
   });
@@ -157,8 +158,9 @@ TEST(PodmanEngineTest, AnUnreachableRegistryIsRetriedUntilTheDeadline) {
   auto sink = [&](std::string_view l) { lines.emplace_back(l); };
   Status s = engine.Pull("127.0.0.1:5999/x:1", PullPolicy::kAlways, sink);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s;
-  const std::string want = "image '127.0.0.1:5999/x:1' could not be pulled from registry "
-                           "127.0.0.1:5999 in ";
+  const std::string want =
+      "image '127.0.0.1:5999/x:1' could not be pulled from registry "
+      "127.0.0.1:5999 in ";
   EXPECT_EQ(s.message().substr(0, want.size()), want) << s;
   EXPECT_NE(s.message().find("connection refused"), std::string::npos) << s;
   EXPECT_GE(pulls, 4) << "100 + 200 + 200 + 200 ms of waits fit in 1 s";

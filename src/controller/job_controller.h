@@ -259,7 +259,7 @@ class JobController {
     std::string name;
     executor::GangSpec gang;
     ResourceAmount demand;
-    std::string noted;  // the reason last written to its history
+    std::string noted;                             // the reason last written to its history
     std::optional<spec::Timestamp> wait_deadline;  // create time + scheduling.maxWaitDuration
   };
   bool draining_ = false;
@@ -277,8 +277,8 @@ class JobController {
   // status never overtakes a newer one. Taken before mu_, never while holding it.
   std::mutex write_mu_;
   std::map<std::string, PendingWrite> pending_writes_;  // by job id; guarded by write_mu_
-  bool releasing_ = false;      // a thread runs Release()
-  bool release_again_ = false;  // ... and must look once more when done
+  bool releasing_ = false;                              // a thread runs Release()
+  bool release_again_ = false;                          // ... and must look once more when done
   // Jobs handed to the executor and not ended, with what they count against their project.
   struct Admitted {
     std::string project;

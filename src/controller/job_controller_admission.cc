@@ -2,9 +2,9 @@
 // the executor while draining or while their project's quota is used up, and their release.
 //
 // Lock order: mu_ only; the store and the executor are called without it. Release() may be asked
-// for from several threads at once (job ends on the executor's listener thread, admin calls, Create);
-// one of them runs it and the others ask it to run another round (release_again_), so handing a
-// job over never recurses into another release.
+// for from several threads at once (job ends on the executor's listener thread, admin calls,
+// Create); one of them runs it and the others ask it to run another round (release_again_), so
+// handing a job over never recurses into another release.
 #include <algorithm>
 
 #include "controller/job_controller.h"
@@ -46,8 +46,8 @@ Status JobController::CheckQuota(const std::string& project, const spec::CustomJ
 
 bool JobController::Hold(const spec::CustomJob& job, const executor::GangSpec& gang) {
   HeldJob held{job.name, gang, DemandOf(job), {}, std::nullopt};
-  if (const auto& s = job.job_spec.scheduling; s && s->max_wait_duration &&
-                                               s->max_wait_duration->count() > 0 && job.create_time) {
+  if (const auto& s = job.job_spec.scheduling;
+      s && s->max_wait_duration && s->max_wait_duration->count() > 0 && job.create_time) {
     held.wait_deadline = *job.create_time + *s->max_wait_duration;
   }
   const auto quota =
@@ -65,8 +65,8 @@ bool JobController::Hold(const spec::CustomJob& job, const executor::GangSpec& g
       });
       held.noted = Shortfall(gang.project, *quota, used_[gang.project], held.demand);
       if (held.noted.empty() && queue_behind) {
-        held.noted = "held: behind earlier jobs of project " + gang.project +
-                     " that wait for its quota";
+        held.noted =
+            "held: behind earlier jobs of project " + gang.project + " that wait for its quota";
       }
     }
     if (held.noted.empty()) {
@@ -136,9 +136,9 @@ std::vector<JobController::HeldJob> JobController::TakeReleasable(
     }
     const std::string& project = it->gang.project;
     const auto quota = options_.quotas ? options_.quotas->Get(project) : std::nullopt;
-    std::string why =
-        blocked.count(project) > 0 || !quota ? "" : Shortfall(project, *quota, used_[project],
-                                                             it->demand);
+    std::string why = blocked.count(project) > 0 || !quota
+                          ? ""
+                          : Shortfall(project, *quota, used_[project], it->demand);
     if (blocked.count(project) > 0 || !why.empty()) {
       // Said once per kind of wait: a drain-held job that now waits for its quota says so.
       if (!why.empty() && it->noted.find("quota") == std::string::npos) {
@@ -187,9 +187,9 @@ size_t JobController::Release() {
 }
 
 void JobController::ExpireHeld(const HeldJob& h) {
-  MarkFailed(h.name, static_cast<int>(StatusCode::kResourceExhausted),
-             "the job waited longer than its scheduling.maxWaitDuration without starting; " +
-                 h.noted);
+  MarkFailed(
+      h.name, static_cast<int>(StatusCode::kResourceExhausted),
+      "the job waited longer than its scheduling.maxWaitDuration without starting; " + h.noted);
 }
 
 bool JobController::HandOverReleased(const HeldJob& h) {

@@ -99,10 +99,10 @@ TEST_F(LegacyJobControllerTest, SchedulingPriorityReachesTheGangAndOutOfRangeIsR
             "{");
   const std::string refused =
       Create(ContainerJob("too_high", R"(,"scheduling":{"priority":5000})"), "too_high");
-  EXPECT_EQ(std::to_string(executor_.submitted().at(0).priority) + " " +
-                std::to_string(refused.find("trainingInput.scheduling.priority") !=
-                               std::string::npos),
-            "700 1")
+  EXPECT_EQ(
+      std::to_string(executor_.submitted().at(0).priority) + " " +
+          std::to_string(refused.find("trainingInput.scheduling.priority") != std::string::npos),
+      "700 1")
       << refused;
 }
 

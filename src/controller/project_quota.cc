@@ -35,12 +35,14 @@ std::vector<Limit> LimitsOf(const ProjectQuota& q, const ResourceAmount& used,
                    static_cast<double>(used.jobs), static_cast<double>(demand.jobs)});
   }
   if (q.vcpus) out.push_back({"vCPUs", *q.vcpus, used.vcpus, demand.vcpus});
-  if (q.memory_gib) out.push_back({"GiB of memory", *q.memory_gib, used.memory_gib, demand.memory_gib});
+  if (q.memory_gib)
+    out.push_back({"GiB of memory", *q.memory_gib, used.memory_gib, demand.memory_gib});
   for (const auto& [type, limit] : q.gpus) {
     auto u = used.gpus.find(type);
     auto d = demand.gpus.find(type);
     out.push_back({type + " GPUs", static_cast<double>(limit),
-                   u == used.gpus.end() ? 0.0 : u->second, d == demand.gpus.end() ? 0.0 : d->second});
+                   u == used.gpus.end() ? 0.0 : u->second,
+                   d == demand.gpus.end() ? 0.0 : d->second});
   }
   return out;
 }

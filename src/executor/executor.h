@@ -66,8 +66,8 @@ struct RunAs {
 };
 
 struct GangSpec {
-  std::string job_id;             // unique; e.g. "1234"
-  std::string job_name;           // "projects/p/locations/l/customJobs/1234"
+  std::string job_id;    // unique; e.g. "1234"
+  std::string job_name;  // "projects/p/locations/l/customJobs/1234"
   // The job's project ("p" above) and priority (spec/job_priority.h: 0..1000, higher first):
   // executors that queue order by them, fair share between projects and priority within one.
   std::string project;

@@ -155,7 +155,8 @@ std::vector<size_t> GangScheduler::Order() const {
       return queue_[a].cls.priority > queue_[b].cls.priority;
     });
   }
-  for (const auto& [id, run] : running_) share[run.project] += WeightedShare(run.demand, run.project);
+  for (const auto& [id, run] : running_)
+    share[run.project] += WeightedShare(run.demand, run.project);
   while (!lanes.empty()) {
     auto next = lanes.begin();
     for (auto it = lanes.begin(); it != lanes.end(); ++it) {

@@ -114,10 +114,11 @@ class GangScheduler {
   // holds, ahead of the queue. It may overcommit (the host's inventory may have changed); a
   // replica without recorded CPU ids (state written before CPUs were placed) gets some now.
   // Returns the CPU ids per replica; ALREADY_EXISTS if the id is known.
-  StatusOr<std::vector<std::vector<int>>> AddRunning(
-      const std::string& job_id, const std::vector<ReplicaDemand>& replicas,
-      const std::vector<std::vector<int>>& gpus, const std::vector<std::vector<int>>& cpus = {},
-      const std::string& project = "");
+  StatusOr<std::vector<std::vector<int>>> AddRunning(const std::string& job_id,
+                                                     const std::vector<ReplicaDemand>& replicas,
+                                                     const std::vector<std::vector<int>>& gpus,
+                                                     const std::vector<std::vector<int>>& cpus = {},
+                                                     const std::string& project = "");
 
   // Drops a queued gang (cancel) or frees a running gang's resources. False if unknown.
   bool Remove(const std::string& job_id);

@@ -54,7 +54,8 @@ bool ResolvableCommand(const std::string& name, const EnvMap& env) {
 }
 
 // The flags of `trainyard server` that set `o`'s host overrides, polling and cgroups; their names
-// and texts are the server's documented interface (docs/api.md).
+// and texts are the server's documented interface (docs/api.md). Long because it is one table:
+// a flag per entry, each with its help text and setter, read best in one place.
 std::vector<ExecutorFlag> LocalExecutorFlags(const std::shared_ptr<LocalExecutorOptions>& o) {
   auto int_flag = [o](std::string name, int min, int max, auto store) {
     return [o, name, min, max, store](const std::string& value) -> Status {

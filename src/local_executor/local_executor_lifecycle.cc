@@ -193,8 +193,7 @@ namespace {
 
 // One attempt's cgroup name: unique per attempt, so a re-adopting server finds it again.
 std::string AttemptCgroupName(const GangSpec& spec, int pool, int replica, int attempt) {
-  return "trainyard-" + spec.job_id + "-" + TaskName(pool, replica) + "-" +
-         std::to_string(attempt);
+  return "trainyard-" + spec.job_id + "-" + TaskName(pool, replica) + "-" + std::to_string(attempt);
 }
 
 }  // namespace
@@ -202,9 +201,9 @@ std::string AttemptCgroupName(const GangSpec& spec, int pool, int replica, int a
 void LocalExecutor::LimitWithCgroup(Gang& gang, Replica& r, ReplicaLaunch* launch) {
   const size_t i = &r - gang.replicas.data();
   // Like a container (PrepareContainerLaunch), an oversized replica gets the whole host.
-  auto cgroup = cgroups_.Create(AttemptCgroupName(gang.spec, r.pool_index, r.replica_index, r.attempt),
-                                std::min(gang.demands[i].memory_gib, inventory_.memory_gib),
-                                gang.demands[i].cpus);
+  auto cgroup = cgroups_.Create(
+      AttemptCgroupName(gang.spec, r.pool_index, r.replica_index, r.attempt),
+      std::min(gang.demands[i].memory_gib, inventory_.memory_gib), gang.demands[i].cpus);
   if (cgroup.ok()) {
     r.cgroups = *cgroup;
     launch->cgroup = r.cgroups.front();
@@ -217,9 +216,10 @@ void LocalExecutor::LimitWithCgroup(Gang& gang, Replica& r, ReplicaLaunch* launc
 void LocalExecutor::ReadoptLimits(Gang& gang, Replica& r) {
   if (!cgroups_.enabled()) return;
   const size_t i = &r - gang.replicas.data();
-  Status s = cgroups_.Reapply(AttemptCgroupName(gang.spec, r.pool_index, r.replica_index, r.attempt),
-                              std::min(gang.demands[i].memory_gib, inventory_.memory_gib),
-                              gang.demands[i].cpus, &r.cgroups);
+  Status s =
+      cgroups_.Reapply(AttemptCgroupName(gang.spec, r.pool_index, r.replica_index, r.attempt),
+                       std::min(gang.demands[i].memory_gib, inventory_.memory_gib),
+                       gang.demands[i].cpus, &r.cgroups);
   if (!s.ok()) SystemLog(gang, &r, "memory/CPU limits not restored: " + s.message());
 }
 

@@ -340,14 +340,16 @@ void ServerMetrics::RenderProjects(PrometheusText& t) const {
       t.Sample("trainyard_project_used", {{"project", p.project}, {"resource", resource}}, v);
     }
   }
-  t.Family("trainyard_project_quota", "gauge", "A project's quota by resource (limited ones only).");
+  t.Family("trainyard_project_quota", "gauge",
+           "A project's quota by resource (limited ones only).");
   for (const auto& p : projects) {
     for (const auto& [resource, v] : p.quota) {
       t.Sample("trainyard_project_quota", {{"project", p.project}, {"resource", resource}}, v);
     }
   }
   t.Family("trainyard_project_weight", "gauge", "A project's fair-share weight (default 1).");
-  for (const auto& p : projects) t.Sample("trainyard_project_weight", {{"project", p.project}}, p.weight);
+  for (const auto& p : projects)
+    t.Sample("trainyard_project_weight", {{"project", p.project}}, p.weight);
   t.Family("trainyard_project_held_jobs", "gauge",
            "A project's jobs held QUEUED by its quota or by draining.");
   for (const auto& p : projects) {
@@ -399,7 +401,8 @@ void ServerMetrics::RenderCluster(PrometheusText& t,
     double value;
   };
   std::vector<Gauge> gauges = {
-      {"trainyard_executor_nodes", "Nodes the executor may run replicas on (Slurm: the partition's).",
+      {"trainyard_executor_nodes",
+       "Nodes the executor may run replicas on (Slurm: the partition's).",
        static_cast<double>(c.nodes)},
       {"trainyard_executor_usable_nodes", "Of those, nodes not down, drained or failing.",
        static_cast<double>(c.usable_nodes)},

@@ -177,7 +177,7 @@ class ServerMetrics {
   std::map<std::string, DiskUsage> disks_;  // volume -> its last reading
   std::optional<HostCapacity> host_;
   std::optional<std::vector<ResourceCount>> resource_counts_;
-  std::optional<bool> executor_up_;  // unset until the first probe
+  std::optional<bool> executor_up_;                             // unset until the first probe
   std::optional<executor::Executor::ClusterCapacity> cluster_;  // from the last good probe
   std::optional<TimePoint> last_probe_;
 

@@ -303,7 +303,8 @@ TEST(ServerMetricsTest, ClusterCapacityComesFromTheExecutorsProbe) {
   store::MemoryJobStore store;
   FakeWorld world;
   auto now = kT0;
-  world.executor = std::optional<FakeWorld::Capacity>(FakeWorld::Capacity{3, 2, 16, 10, 1, 64ll << 30});
+  world.executor =
+      std::optional<FakeWorld::Capacity>(FakeWorld::Capacity{3, 2, 16, 10, 1, 64ll << 30});
   ServerMetrics metrics(&store, world.Options([&] { return now; }));
   ASSERT_TRUE(metrics.CollectSystem().ok());
   world.executor = UnavailableError("sinfo timed out");

@@ -37,14 +37,16 @@ Status CheckEmptyBody(const httplib::Request& req) {
 // The P of /v1/admin/projects/P:...: a project id ("*" and other patterns are not projects).
 StatusOr<std::string> ProjectOfQuotaPath(const httplib::Request& req) {
   const std::string project = req.matches.size() > 1 ? req.matches[1].str() : "";
-  const bool valid = !project.empty() && project.size() <= 63 &&
-                     std::all_of(project.begin(), project.end(), [](char c) {
-                       return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                              c == '_' || c == '.';
-                     });
+  const bool valid =
+      !project.empty() && project.size() <= 63 &&
+      std::all_of(project.begin(), project.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+      });
   if (!valid) {
-    return InvalidFieldError("project", "must be a project id (lowercase letters, digits, '-', "
-                                        "'_', '.'), got '" + project + "'");
+    return InvalidFieldError("project",
+                             "must be a project id (lowercase letters, digits, '-', "
+                             "'_', '.'), got '" +
+                                 project + "'");
   }
   return project;
 }
@@ -70,13 +72,12 @@ void RegisterQuotaRoutes(api::RouteTable& routes, const AdminControls& controls,
         return set(project, std::nullopt);
       }),
       every_project);
-  routes.Get(
-      "/v1/admin/quotas", auth::Access::kAdmin,
-      api::Guarded([list = controls.quotas](const httplib::Request& req) -> StatusOr<json> {
-        TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
-        return list();
-      }),
-      every_project);
+  routes.Get("/v1/admin/quotas", auth::Access::kAdmin,
+             api::Guarded([list = controls.quotas](const httplib::Request& req) -> StatusOr<json> {
+               TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+               return list();
+             }),
+             every_project);
 }
 
 }  // namespace

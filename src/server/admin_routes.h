@@ -17,8 +17,8 @@
 #pragma once
 
 #include <functional>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "api/route_table.h"
 #include "controller/project_quota.h"

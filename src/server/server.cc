@@ -204,8 +204,8 @@ std::vector<observability::ProjectFigures> ProjectFiguresOf(const Parts& p) {
     observability::ProjectFigures f;
     f.project = project;
     f.held_jobs = use.held_jobs;
-    f.used = {{"vcpus", use.used.vcpus}, {"memory_gib", use.used.memory_gib},
-              {"jobs", use.used.jobs}};
+    f.used = {
+        {"vcpus", use.used.vcpus}, {"memory_gib", use.used.memory_gib}, {"jobs", use.used.jobs}};
     for (const auto& [type, n] : use.used.gpus) f.used["gpus:" + type] = n;
     if (quota) {
       f.weight = quota->weight;
@@ -376,15 +376,16 @@ Status MakeAdmin(Parts& p) {
     if (!draining) out["startedJobs"] = started;
     return out;
   };
-  controls.set_quota = [&p](const std::string& project, std::optional<controller::ProjectQuota> q)
-      -> StatusOr<nlohmann::json> {
+  controls.set_quota = [&p](const std::string& project,
+                            std::optional<controller::ProjectQuota> q) -> StatusOr<nlohmann::json> {
     TY_RETURN_IF_ERROR(p.quotas->Set(project, q));  // durable first, as draining
     p.executor->SetProjectWeight(project, q ? q->weight : 1.0);
     const size_t started = p.jobs->QuotasChanged();
-    p.log->Log(LogLevel::kInfo, "quota",
-               "project " + project + (q ? " quota set to " + controller::ProjectQuotaToJson(*q).dump()
-                                         : " quota removed") +
-                   "; started " + std::to_string(started) + " held jobs");
+    p.log->Log(
+        LogLevel::kInfo, "quota",
+        "project " + project +
+            (q ? " quota set to " + controller::ProjectQuotaToJson(*q).dump() : " quota removed") +
+            "; started " + std::to_string(started) + " held jobs");
     const auto projects = ProjectsOf(p);
     const auto it = projects.find(project);
     nlohmann::json out = it == projects.end()

@@ -132,8 +132,8 @@ TEST_F(ServerTest, QuotasAndTheCreateRateAnswer429) {
   ASSERT_TRUE(server.ok()) << server.status();
   httplib::Client client("127.0.0.1", (*server)->port());
   auto code = [](const httplib::Result& r) { return std::to_string(r ? r->status : -1) + " "; };
-  std::string got = code(client.Post("/v1/admin/projects/p:setQuota", R"({"vcpus": 2})",
-                                     "application/json"));
+  std::string got =
+      code(client.Post("/v1/admin/projects/p:setQuota", R"({"vcpus": 2})", "application/json"));
   auto over = client.Post(kJobs, kJob, "application/json");  // 4 vCPUs
   got += code(over);
   got += code(client.Post("/v1/admin/projects/p:setQuota", R"({"vcpus": 4, "weight": 2})",

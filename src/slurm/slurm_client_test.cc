@@ -144,7 +144,8 @@ TEST(SlurmClientTest, NodesOfThePartitionWithGpus) {
 
 // sinfo's %C column (allocated/idle/other/total CPUs) gives the idle CPUs; without it, -1.
 TEST(SlurmClientTest, IdleCpusComeFromTheCpuStateColumn) {
-  auto nodes = ParseSinfoNodes("n1|debug*|8|1000|(null)|mixed|6/2/0/8\nn2|debug*|4|1000|(null)|idle\n");
+  auto nodes =
+      ParseSinfoNodes("n1|debug*|8|1000|(null)|mixed|6/2/0/8\nn2|debug*|4|1000|(null)|idle\n");
   ASSERT_TRUE(nodes.ok()) << nodes.status();
   EXPECT_EQ(std::to_string(nodes->at(0).idle_cpus) + " " + std::to_string(nodes->at(1).idle_cpus),
             "2 -1");

@@ -301,7 +301,8 @@ Status SlurmExecutor::AcceptWhileUnreachable(std::unique_ptr<Gang> gang, const S
                                              const std::vector<std::string>& warnings) {
   const std::string job_id = gang->spec.job_id;
   std::unique_lock<std::mutex> lock(mu_);
-  if (gangs_.count(job_id) > 0) return AlreadyExistsError("job " + job_id + " was already submitted");
+  if (gangs_.count(job_id) > 0)
+    return AlreadyExistsError("job " + job_id + " was already submitted");
   TY_RETURN_IF_ERROR(
       executor::RegisterJobDir(options_.data_dir, kSlurmRegistry, job_id, gang->spec.job_dir));
   Gang& g = *gang;

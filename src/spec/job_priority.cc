@@ -7,8 +7,7 @@ namespace trainyard::spec {
 Status PriorityRangeError(const std::string& field, const std::string& got) {
   return InvalidFieldError(field, "must be an integer from " + std::to_string(kMinPriority) +
                                       " to " + std::to_string(kMaxPriority) +
-                                      " (higher runs first within the project), got '" + got +
-                                      "'");
+                                      " (higher runs first within the project), got '" + got + "'");
 }
 
 StatusOr<int> PriorityFromLabels(const std::map<std::string, std::string>& labels,

@@ -10,8 +10,9 @@
 // (sqlite/backup.h: temp name, fsync, rename, 0600). No copy, no upgrade: an upgrade that cannot
 // write its backup (a full disk) is refused and the file stays as it was. A fresh, empty database
 // gets no backup. After an upgrade only the newest kKeptPreUpgradeBackups copies of the file are
-// kept (the one just taken and the one before it); older ones are removed. Rolling back = stopping the server, putting the .bak in place of the file and
-// starting the binary that wrote it (docs/operations.md).
+// kept (the one just taken and the one before it); older ones are removed. Rolling back = stopping
+// the server, putting the .bak in place of the file and starting the binary that wrote it
+// (docs/operations.md).
 //
 // Each database owns its list of steps (jobs.db: store/jobs_db_schema.h); steps already released
 // never change.

@@ -75,8 +75,9 @@ void AddQuota(CLI::App& admin, int* exit_code) {
   };
   auto f = std::make_shared<Flags>();
   auto* set = quota->add_subcommand(
-      "set", "Set a project's quota (what is not given is unlimited) and weight; held jobs that "
-             "fit start");
+      "set",
+      "Set a project's quota (what is not given is unlimited) and weight; held jobs that "
+      "fit start");
   set->add_option("PROJECT", f->project, "The project id")->required();
   set->add_option("--vcpus", f->vcpus, "vCPUs its jobs may hold at once");
   set->add_option("--memory-gib", f->memory_gib, "GiB of memory its jobs may hold at once");
@@ -95,15 +96,15 @@ void AddQuota(CLI::App& admin, int* exit_code) {
       const size_t eq = g.find('=');
       int n = -1;
       if (eq == std::string::npos || std::sscanf(g.c_str() + eq + 1, "%d", &n) != 1 || n < 0) {
-        return InvalidFieldError("--gpus", "expected TYPE=N, e.g. NVIDIA_TESLA_T4=2; got '" + g +
-                                               "'");
+        return InvalidFieldError("--gpus",
+                                 "expected TYPE=N, e.g. NVIDIA_TESLA_T4=2; got '" + g + "'");
       }
       body["gpus"][g.substr(0, eq)] = n;
     }
     TY_ASSIGN_OR_RETURN(auto client, ApiClient::Connect(ResolveEndpoint(f->endpoint)));
-    TY_ASSIGN_OR_RETURN(nlohmann::json answer,
-                        client->Call("POST", "/v1/admin/projects/" + f->project + ":setQuota",
-                                     body.dump(), 600));
+    TY_ASSIGN_OR_RETURN(
+        nlohmann::json answer,
+        client->Call("POST", "/v1/admin/projects/" + f->project + ":setQuota", body.dump(), 600));
     std::cout << answer.dump(2) << "\n";
     return Status::Ok();
   }));
@@ -113,9 +114,9 @@ void AddQuota(CLI::App& admin, int* exit_code) {
   clear->add_option("--endpoint", f->endpoint, "Server URL (default $TRAINYARD_ENDPOINT)");
   clear->callback(Command("trainyard.admin.quota.clear", exit_code, [f, clear_project]() -> Status {
     TY_ASSIGN_OR_RETURN(auto client, ApiClient::Connect(ResolveEndpoint(f->endpoint)));
-    TY_ASSIGN_OR_RETURN(nlohmann::json answer,
-                        client->Call("POST", "/v1/admin/projects/" + *clear_project + ":clearQuota",
-                                     "{}", 600));
+    TY_ASSIGN_OR_RETURN(
+        nlohmann::json answer,
+        client->Call("POST", "/v1/admin/projects/" + *clear_project + ":clearQuota", "{}", 600));
     std::cout << answer.dump(2) << "\n";
     return Status::Ok();
   }));

@@ -85,13 +85,13 @@ class FaultSoakE2ETest : public ::testing::Test {
   // running), and every fifth step a cancel of an earlier job.
   void Step(int i) {
     const std::string script = i % 3 == 0 ? "sleep 2; echo done" : "echo done";
-    json body = {{"displayName", "soak"},
-                 {"jobSpec",
-                  {{"workerPoolSpecs",
-                    {{{"machineSpec", {{"machineType", "e2-standard-4"}}},
-                      {"replicaCount", 1},
-                      {"containerSpec",
-                       {{"imageUri", "local"}, {"command", {"sh", "-c", script}}}}}}}}}};
+    json body = {
+        {"displayName", "soak"},
+        {"jobSpec",
+         {{"workerPoolSpecs",
+           {{{"machineSpec", {{"machineType", "e2-standard-4"}}},
+             {"replicaCount", 1},
+             {"containerSpec", {{"imageUri", "local"}, {"command", {"sh", "-c", script}}}}}}}}}};
     HttpResult r =
         Http(server_->port(), "POST", std::string("/v1/") + kParent + "/customJobs", body.dump());
     if (r.status == 200) {
@@ -182,7 +182,8 @@ TEST_F(FaultSoakE2ETest, ThreeMinutesOfLoadThroughFullDisksAndAKillLoseNothing) 
         << n << " jobs " << state;
   }
   EXPECT_TRUE(unexplained.empty()) << "failed without a cause: " << unexplained.front();
-  EXPECT_GT(refused_.count("429"), 0u) << "the disk never refused a create: the faults did not bite";
+  EXPECT_GT(refused_.count("429"), 0u)
+      << "the disk never refused a create: the faults did not bite";
 
   server_.reset();  // a clean stop, then the database is checked
   EXPECT_EQ(IntegrityCheck(mnt_ / "data" / "jobs.db"), "ok");
