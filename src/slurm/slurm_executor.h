@@ -158,6 +158,9 @@ class SlurmExecutor : public executor::Executor {
                           const StatusOr<std::string>& slurm_id,
                           const std::vector<std::string>& warnings);
   void DeliverNotifications();  // listener calls, without the lock
+  // Under the lock: a gang Submit took (submitted, or waiting for slurmctld) is logged, saved,
+  // announced, and the loop woken.
+  void Accepted(Gang& gang, const std::vector<std::string>& warnings);
   // Submit's sbatch found slurmctld unreachable: the gang is kept, QUEUED, waiting for it.
   Status AcceptWhileUnreachable(std::unique_ptr<Gang> gang, const Status& why,
                                 const std::vector<std::string>& warnings);

@@ -50,6 +50,10 @@ struct SlurmExecutor::Gang : executor::GangRecord {
   std::vector<SlurmReplica> replicas;  // GangSpec order
 };
 
+// An sbatch that failed because slurmctld did not answer (down, restarting, unreachable, or
+// sbatch timing out), not because Slurm refused the job: the job waits for it instead of failing.
+bool SlurmControllerUnreachable(const Status& status);
+
 std::string SerializeSlurmGang(const SlurmExecutor::Gang& gang);
 // NOT_FOUND without a state file, DATA_LOSS when it is corrupt. spec is left empty except
 // job_id and job_dir.
