@@ -167,8 +167,8 @@ TEST_F(SecurityE2ETest, EveryRouteChecksTokenProjectAndRole) {
            need == 0, 401);
     if (project_route)
       expect("other project", HttpStatus(method, path, token["other"]), need == 0, 403);
-    // The server's own administration (/v1/admin:*) is for admins of every project only.
-    const bool server_wide = pattern.starts_with("/v1/admin:");
+    // The server's own administration (/v1/admin:*, /v1/admin/...) is for admins of every project.
+    const bool server_wide = pattern.starts_with("/v1/admin:") || pattern.starts_with("/v1/admin/");
     for (const auto& [role, rank] : kRole) {
       expect(role, HttpStatus(method, path, token[role]), rank >= need && !server_wide, 403);
     }
