@@ -208,7 +208,8 @@ TEST(BuiltInExecutorsTest, DeclareTheDocumentedFlags) {
   EXPECT_EQ(
       names,
       "--fake-run-ms --cpus --memory-gib --gpus --max-replicas --executor-poll-ms --cgroup-parent "
-      "--no-cgroups --cgroup-delegated --restart-backoff-seconds --restart-backoff-max-seconds --any-gpu-model "
+      "--no-cgroups --cgroup-delegated --restart-backoff-seconds --restart-backoff-max-seconds "
+      "--any-gpu-model "
       "--slurm-partition --slurm-account --slurm-qos ");
 }
 
