@@ -1,6 +1,8 @@
 #include "common/disk_fault.h"
 
+#include <fcntl.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -22,6 +24,14 @@ bool StatFileSystem(fs::path path, struct statvfs* vfs) {
     path = path.parent_path();
   }
   return false;
+}
+
+// EROFS from a file system that is mounted read-write: the kernel stopped its writes after an
+// error (ext4's errors=remount-ro marks it "emergency_ro"; a remount read-write does not lift
+// that, only a check and a new mount do).
+bool TurnedReadOnlyByError(const fs::path& path) {
+  struct statvfs vfs {};
+  return StatFileSystem(path, &vfs) && (vfs.f_flag & ST_RDONLY) == 0;
 }
 
 std::string MiB(double bytes) {
@@ -95,7 +105,9 @@ std::string DiskFaultCondition(DiskFault fault, std::string_view where, const fs
   std::string text(where);
   switch (fault) {
     case DiskFault::kReadOnly:
-      return text + " is read-only";
+      return text + (TurnedReadOnlyByError(path)
+                         ? " is read-only (its file system turned read-only after an error)"
+                         : " is read-only");
     case DiskFault::kNoInodes:
       return text + " has no free inodes (0 of " + std::to_string(known ? vfs.f_files : 0) +
              " left; " + free_text + ")";
@@ -111,7 +123,10 @@ Status DiskFaultError(DiskFault fault, std::string_view where, const fs::path& p
   std::string msg = DiskFaultCondition(fault, where, path) + "; nothing was stored: ";
   switch (fault) {
     case DiskFault::kReadOnly:
-      msg += "remount it read-write and retry";
+      msg += TurnedReadOnlyByError(path)
+                 ? "stop the server, check the file system (fsck), mount it again and start the "
+                   "server"
+                 : "remount it read-write and retry";
       break;
     case DiskFault::kNoInodes:
       msg += "remove files there and retry";
@@ -124,6 +139,13 @@ Status DiskFaultError(DiskFault fault, std::string_view where, const fs::path& p
   const DiskFault reason = fault == DiskFault::kNone ? DiskFault::kFull : fault;
   Report(std::string(DiskFaultReason(reason)) + ": " + path.string() + ": " + std::string(detail));
   return ResourceExhaustedError(std::move(msg));
+}
+
+int WriteProbeErrno(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return errno;
+  ::close(fd);
+  return 0;
 }
 
 DiskFault DiskFaultOf(const Status& status, const fs::path& root) {

@@ -32,21 +32,33 @@ DiskFault ClassifyWriteError(int err, const std::filesystem::path& path);
 std::string_view DiskFaultReason(DiskFault fault);
 
 // RESOURCE_EXHAUSTED for `fault` (not kNone), naming `where` and the free space of `path`'s file
-// system, e.g.
-//   the server's data directory is full (0.3 MiB free); nothing was stored: free space there and
-//   retry the server's data directory has no free inodes (0 of 2000 left; 11.2 MiB free); nothing
-//   was
-//     stored: remove files there and retry
-//   the server's data directory is read-only; nothing was stored: remount it read-write and retry
+// system, one of
+//   - the server's data directory is full (0.3 MiB free); nothing was stored: free space there
+//     and retry
+//   - the server's data directory has no free inodes (0 of 2000 left; 11.2 MiB free); nothing
+//     was stored: remove files there and retry
+//   - the server's data directory is read-only; nothing was stored: remount it read-write and
+//     retry
+//   - the server's data directory is read-only (its file system turned read-only after an
+//     error); nothing was stored: stop the server, check the file system (fsck), mount it again
+//     and start the server
+// The last when `path`'s file system is mounted read-write yet refuses writes: the kernel stopped
+// them after an error (ext4 errors=remount-ro), and only a check and a new mount lift that.
 // `path` (the file that could not be written) and `detail` (the OS's or SQLite's words) are
 // reported to the server log, never put in the message.
 Status DiskFaultError(DiskFault fault, std::string_view where, const std::filesystem::path& path,
                       std::string_view detail);
 
 // "<where> is full (0.3 MiB free)", "<where> has no free inodes (0 of 2000 left; ...)",
-// "<where> is read-only": the condition alone, for work that was kept and waits for room.
+// "<where> is read-only" (or "... read-only (its file system turned read-only after an error)"):
+// the condition alone, for work that was kept and waits for room.
 std::string DiskFaultCondition(DiskFault fault, std::string_view where,
                                const std::filesystem::path& path);
+
+// 0 if the file system of directory `dir` takes a new file now, else the errno of the attempt
+// (EROFS, ENOSPC, ...). The file is never linked (O_TMPFILE): nothing is left behind. For errors
+// whose errno says nothing of the cause (SQLite's "disk I/O error" after ext4 stopped writes).
+int WriteProbeErrno(const std::filesystem::path& dir);
 
 // Which fault an error about a file under `root` reports, from the OS's words for ENOSPC,
 // EDQUOT or EROFS in its message (file_util's errors carry them); kNone for other errors.

@@ -29,7 +29,10 @@ TEST(DiskFaultTest, TheMessageNamesThePlaceAndTheLogGetsThePath) {
                 logged,
             "RESOURCE_EXHAUSTED: the server's data directory is full; nothing was stored: free "
             "space there and retry\n"
-            "gs://b/o is read-only; nothing was stored: remount it read-write and retry\n"
+            // The temp dir is mounted read-write: a refusal there is the kernel's after an error.
+            "gs://b/o is read-only (its file system turned read-only after an error); nothing was "
+            "stored: stop the server, check the file system (fsck), mount it again and start the "
+            "server\n"
             "read-only file system: " +
                 path.string() + ": read-only");
   EXPECT_EQ(full.message().find(path.string()), std::string::npos);

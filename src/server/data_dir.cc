@@ -10,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/disk_fault.h"
 #include "common/file_util.h"
 
 namespace trainyard::server {
@@ -92,12 +93,18 @@ bool DataDir::Draining() const { return std::filesystem::exists(path_ / "drainin
 Status DataDir::SetDraining(bool draining) const {
   const std::filesystem::path marker = path_ / "draining";
   if (draining) {
-    TY_RETURN_IF_ERROR(WriteFileAtomic(marker, "drained by an admin; trainyard admin resume\n"));
-    return FsyncPath(path_);
+    Status written = WriteFileAtomic(marker, "drained by an admin; trainyard admin resume\n");
+    if (written.ok()) written = FsyncPath(path_);
+    return AsDiskFault(written, kDataDirPlace, path_);  // the answer names no server path
   }
   if (::unlink(marker.c_str()) != 0 && errno != ENOENT) {
+    const int err = errno;
+    const std::string detail = std::string("unlink: ") + std::strerror(err);
+    if (DiskFault fault = ClassifyWriteError(err, marker); fault != DiskFault::kNone) {
+      return DiskFaultError(fault, kDataDirPlace, marker, detail);
+    }
     return UnavailableError("cannot remove the drain marker " + marker.string() + ": " +
-                            std::strerror(errno));
+                            std::strerror(err));
   }
   return FsyncPath(path_);
 }

@@ -46,7 +46,8 @@ class DataDir {
   // The drain marker (<dir>/draining): present while an admin has the server drained, so a
   // restart stays drained until `trainyard admin resume`. Written temp-then-rename and synced.
   bool Draining() const;
-  // UNAVAILABLE naming the marker when it cannot be written or removed.
+  // RESOURCE_EXHAUSTED in common/disk_fault.h's words when the data dir is full or read-only,
+  // else UNAVAILABLE naming the marker when it cannot be written or removed.
   Status SetDraining(bool draining) const;
 
  private:

@@ -18,7 +18,8 @@ namespace trainyard::sqlite {
 
 // The Status of a failed SQLite call `what` on `db`: a full or read-only file system is
 // RESOURCE_EXHAUSTED naming the data dir and its free space (common/disk_fault.h; the database's
-// path goes to the server log); SQLITE_BUSY and other I/O errors UNAVAILABLE; a corrupt file
+// path goes to the server log; an I/O error counts as one when a write probe beside the database
+// fails so); SQLITE_BUSY and other I/O errors UNAVAILABLE; a corrupt file
 // DATA_LOSS; the rest INTERNAL. Every database of the server lives in the data dir.
 inline Status ErrorOf(sqlite3* db, const std::string& what) {
   const int code = sqlite3_errcode(db);
@@ -30,6 +31,12 @@ inline Status ErrorOf(sqlite3* db, const std::string& what) {
   if (code == SQLITE_READONLY) err = EROFS;
   const char* file = sqlite3_db_filename(db, "main");
   const std::filesystem::path path = file != nullptr ? file : "";
+  // ext4 that stopped writes after an error may give SQLite an errno that says nothing (its
+  // "disk I/O error"): a write probe beside the database tells a read-only or full disk.
+  if (code == SQLITE_IOERR && ClassifyWriteError(err, path) == DiskFault::kNone &&
+      file != nullptr && *file != '\0') {
+    if (const int probed = WriteProbeErrno(path.parent_path()); probed != 0) err = probed;
+  }
   if (code == SQLITE_FULL || code == SQLITE_READONLY || code == SQLITE_IOERR ||
       code == SQLITE_CANTOPEN) {
     if (DiskFault fault = ClassifyWriteError(err, path); fault != DiskFault::kNone) {
