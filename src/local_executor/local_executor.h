@@ -176,6 +176,11 @@ class LocalExecutor : public Executor {
   void Loop();
   void SyncLoop();
   void Tick();
+  // Makes every replica's work dir before anything of the gang starts. Where the disk refuses
+  // (full, no inodes, read-only: a fault that passes) the gang goes back to the queue, QUEUED
+  // with GangStatus::waiting_note "waiting for room to start: ...", and is admitted again on a
+  // later pass; false then. Other errors are left to LaunchReplica (START_FAILED).
+  bool RoomToStart(Gang& gang);
   void StartGang(Gang& gang, const Admission& admission);
   // Makes the monitor thread run as soon as the attempt's supervisor exits (or now, if it has).
   void WatchExit(ReplicaRuntime& runtime, const ReplicaHandle& handle);

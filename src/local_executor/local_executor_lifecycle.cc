@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "common/bucket_path.h"
+#include "common/disk_fault.h"
 #include "common/file_util.h"
 #include "executor/job_log.h"
 #include "executor/package_index.h"
@@ -119,7 +120,32 @@ void LocalExecutor::ReleaseLimits(const Gang& gang, Replica& r, bool ended_now) 
   if (CgroupLimits::Remove(r.cgroups)) r.cgroups.clear();
 }
 
+bool LocalExecutor::RoomToStart(Gang& gang) {
+  for (const Replica& r : gang.replicas) {
+    const fs::path work = ReplicaWorkDir(gang.spec.job_dir, r.pool_index, r.replica_index);
+    const Status made = MakeReplicaDir(work, gang.spec.run_as);
+    if (made.ok()) continue;
+    if (!IsDiskFault(made)) break;  // LaunchReplica fails the gang with it, as for any start error
+    // Back to the queue (its resources free for others meanwhile); a later pass tries again.
+    scheduler_.Remove(gang.spec.job_id);
+    (void)scheduler_.Enqueue(gang.spec.job_id, gang.demands,
+                             GangClass{gang.spec.project, gang.spec.priority});
+    const std::string note =
+        "waiting for room to start: " +
+        DiskFaultCondition(DiskFaultOf(made, work.parent_path()), kDataDirPlace, work);
+    if (note != gang.waiting_note) {
+      gang.waiting_note = note;
+      SystemLog(gang, nullptr, note);
+      Notify(gang);
+    }
+    return false;
+  }
+  gang.waiting_note.clear();
+  return true;
+}
+
 void LocalExecutor::StartGang(Gang& gang, const Admission& admission) {
+  if (!RoomToStart(gang)) return;
   Lifecycle(gang).Placed(GangState::kPending, clock_.Now());
   Notify(gang);
   for (const auto& w : inventory_warnings_) SystemLog(gang, nullptr, "host inventory: " + w);

@@ -39,6 +39,7 @@ std::vector<fs::path> CgroupPaths(const Json& replica) {
 
 GangStatus StatusFromGang(const LocalExecutor::Gang& gang) {
   GangStatus s = StatusOfRecord(gang.spec.job_id, gang);
+  s.waiting_note = gang.waiting_note;
   for (const auto& r : gang.replicas) {
     ReplicaStatus rs;
     rs.pool_index = r.pool_index;

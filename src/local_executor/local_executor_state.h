@@ -52,6 +52,9 @@ struct LocalExecutor::Gang : GangRecord {
   // (Tick) writes it again, so the file catches up once there is room. Mutable: Persist takes
   // the gang as const.
   mutable bool state_unsaved = false;
+  // Why an admitted gang went back to the queue (RoomToStart); GangStatus::waiting_note. Not
+  // persisted: a restarted server finds out again.
+  std::string waiting_note;
 };
 
 // The environment replicas inherit: the server's, with TRAINYARD_BUCKET_ROOT set to the bucket

@@ -41,6 +41,11 @@ class DiskFaultsE2ETest : public ::testing::Test {
   }
   void TearDown() override {
     server_.reset();
+    for (auto it = inner_.rbegin(); it != inner_.rend(); ++it) {
+      if (::umount2(it->c_str(), MNT_DETACH) != 0) {
+        ADD_FAILURE() << "cannot unmount " << *it << ": " << std::strerror(errno);
+      }
+    }
     if (mounted_ && ::umount2(mnt_.c_str(), MNT_DETACH) != 0) {
       ADD_FAILURE() << "cannot unmount " << mnt_ << ": " << std::strerror(errno);
     }
@@ -129,6 +134,25 @@ class DiskFaultsE2ETest : public ::testing::Test {
     return server_ != nullptr;
   }
 
+  // Mounts a tmpfs of 16 inodes at dir_/tiny and binds its subdirs `names` at `parent`/<name>
+  // (unmounted by TearDown).
+  bool BindTinyTmpfs(const fs::path& parent, const std::vector<std::string>& names) {
+    tiny_ = dir_ / "tiny";
+    fs::create_directories(tiny_);
+    if (::mount("tmpfs", tiny_.c_str(), "tmpfs", 0, "size=1m,nr_inodes=16") != 0) return false;
+    inner_.push_back(tiny_);
+    for (const std::string& name : names) {
+      fs::create_directories(tiny_ / name);
+      fs::create_directories(parent / name);
+      if (::mount((tiny_ / name).c_str(), (parent / name).c_str(), nullptr, MS_BIND, nullptr) !=
+          0) {
+        return false;
+      }
+      inner_.push_back(parent / name);
+    }
+    return true;
+  }
+
   void StartServer(const fs::path& data_dir, std::vector<std::string> flags = {}) {
     std::string error;
     flags.insert(flags.end(), {"--executor", "local", "--gpus", "0", "--bucket-root",
@@ -166,15 +190,15 @@ class DiskFaultsE2ETest : public ::testing::Test {
 
   // Creates `count` jobs that `exit 0`; returns the acknowledged names and, in *refusals, each
   // refusal as "<http> <status>: <message>" with its count.
-  std::vector<std::string> CreateJobs(int count, std::map<std::string, int>* refusals) {
-    json body = {{"displayName", "disk"},
-                 {"jobSpec",
-                  {{"workerPoolSpecs",
-                    {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
-                      {"replicaCount", 1},
-                      {"containerSpec",
-                       {{"imageUri", "local"},
-                        {"command", {"sh", "-c", "echo one; echo two; exit 0"}}}}}}}}}};
+  std::vector<std::string> CreateJobs(int count, std::map<std::string, int>* refusals,
+                                      const std::string& command = "echo one; echo two; exit 0") {
+    json body = {
+        {"displayName", "disk"},
+        {"jobSpec",
+         {{"workerPoolSpecs",
+           {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+             {"replicaCount", 1},
+             {"containerSpec", {{"imageUri", "local"}, {"command", {"sh", "-c", command}}}}}}}}}};
     std::vector<std::string> acked;
     for (int i = 0; i < count; ++i) {
       HttpResult r =
@@ -229,6 +253,8 @@ class DiskFaultsE2ETest : public ::testing::Test {
   }
 
   fs::path dir_, mnt_, image_, trigger_;
+  fs::path tiny_;
+  std::vector<fs::path> inner_;  // mounted after mnt_, unmounted before it
   bool mounted_ = false;
   std::string skip_reason_;
   std::unique_ptr<ServerProcess> server_;
@@ -318,6 +344,49 @@ TEST_F(DiskFaultsE2ETest, ReadOnlyDataDirRefusesCreatesKeepsAcknowledgedJobsAndR
             "list 200, 3 jobs\nresume 429\n3 x JOB_STATE_SUCCEEDED\n")
       << "server log:\n"
       << server_->Stderr();
+}
+
+// Inodes run out between a job's create and its start (here: the file system its work dir and
+// log go on, a tmpfs bound where the dirs go, has none left): the job waits QUEUED, saying why,
+// instead of failing START_FAILED, and starts once files are removed there.
+TEST_F(DiskFaultsE2ETest, WorkDirWithoutInodesAtStartWaitsAndStartsOnceFreed) {
+  if (!Mount("size=48m,nr_inodes=4000")) GTEST_SKIP() << skip_reason_;
+  StartServer(mnt_ / "data", {"--cpus", "1"});  // one job at a time: the next one waits
+  const fs::path go = dir_ / "go";
+  std::map<std::string, int> refusals;
+  const std::vector<std::string> blocker =
+      CreateJobs(1, &refusals, "while [ ! -e " + go.string() + " ]; do sleep 0.1; done");
+  ASSERT_EQ(blocker.size(), 1u) << Render(refusals);
+  ASSERT_EQ(WaitForJob(server_->port(), blocker[0], {"JOB_STATE_RUNNING"}).value("state", ""),
+            "JOB_STATE_RUNNING");
+  const std::vector<std::string> waiting = CreateJobs(1, &refusals);
+  ASSERT_EQ(waiting.size(), 1u) << Render(refusals);
+  const fs::path job_dir =
+      mnt_ / "data" / "jobs" / std::string(waiting[0].substr(waiting[0].rfind('/') + 1));
+  ASSERT_TRUE(BindTinyTmpfs(job_dir, {"work", "logs"}));
+  int filled = 0;
+  while (std::ofstream(tiny_ / std::to_string(filled)).good()) ++filled;
+  std::ofstream(go).close();  // the blocker ends; the waiting job is admitted and cannot start
+  std::string note;
+  for (int i = 0; i < 100 && note.empty(); ++i) {
+    const json job = Http(server_->port(), "GET", "/v1/" + waiting[0]).body;
+    for (const json& c :
+         job.value("trainyardInfo", json::object()).value("stateHistory", json::array())) {
+      if (c.value("detail", "").starts_with("waiting for room")) {
+        note = c.value("state", "") + ": " + c.value("detail", "");
+      }
+    }
+    if (note.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  const std::string state_then =
+      Http(server_->port(), "GET", "/v1/" + waiting[0]).body.value("state", "");
+  for (int i = 0; i < filled; ++i) fs::remove(tiny_ / std::to_string(i));
+  std::chrono::seconds took{};
+  const std::string states = WaitAllFinal(waiting, std::chrono::seconds(30), &took);
+  EXPECT_EQ(
+      note + "\n" + state_then + "\n" + states,
+      "JOB_STATE_QUEUED: waiting for room to start: the server's data directory has no "
+      "free inodes (0 of 16 left; 1.0 MiB free)\nJOB_STATE_QUEUED\n1 x JOB_STATE_SUCCEEDED\n");
 }
 
 // The data dir cannot be remounted read-only under a running server (the kernel refuses while
