@@ -568,6 +568,7 @@ void LocalExecutor::Tick() {
   for (auto& [id, gang] : gangs_) {
     // Written again once the disk has room (a terminal state durably, as Finished does).
     if (gang->state_unsaved) Persist(*gang, GangLifecycle::IsTerminal(gang->state));
+    SayLostLogLines(*gang);  // once the log takes lines again
     if (gang->state == GangState::kQueued || GangLifecycle::IsTerminal(gang->state)) continue;
     for (auto& replica : gang->replicas) PollReplica(*gang, replica);
     AdvanceGang(*gang);

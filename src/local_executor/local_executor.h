@@ -216,7 +216,15 @@ class LocalExecutor : public Executor {
   void Perform(Gang& gang, const LifecycleAction& action, const Replica* replica = nullptr);
   void Finished(Gang& gang);
   GangLifecycle Lifecycle(Gang& gang) const;
+  // Appends "[trainyard] <text>" to the job log, best effort: a line the disk refuses is counted
+  // (Gang::lost_log_lines), and the next write that succeeds — this one's, or Tick's retry of the
+  // note alone — says "[trainyard] N log lines were lost: disk full" first, as the wrapper does
+  // for replica lines.
   void SystemLog(const Gang& gang, const Replica* replica, const std::string& text);
+  // Tick's part of that: the lost-lines note alone, while lines are counted as lost.
+  void SayLostLogLines(const Gang& gang);
+  // Appends `lines` after the lost-lines note, if any, and counts them as lost if it fails.
+  void AppendSystemLines(const Gang& gang, std::vector<LogRecord> lines);
   GangStatus StatusOf(const Gang& gang) const;
   void Persist(const Gang& gang, bool durable = false);
   void Notify(const Gang& gang);

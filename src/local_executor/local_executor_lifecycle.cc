@@ -77,8 +77,37 @@ void LocalExecutor::SystemLog(const Gang& gang, const Replica* replica, const st
   rec.replica_index = replica ? replica->replica_index : gang.replicas.front().replica_index;
   rec.is_stderr = true;
   rec.text = "[trainyard] " + text;
-  // Best effort: a log that cannot be written must not stop the job.
-  (void)AppendJobLog(JobLogDir(gang.spec.job_dir), options_.log_limits, {rec});
+  AppendSystemLines(gang, {std::move(rec)});
+}
+
+void LocalExecutor::SayLostLogLines(const Gang& gang) {
+  if (gang.lost_log_lines > 0) AppendSystemLines(gang, {});
+}
+
+void LocalExecutor::AppendSystemLines(const Gang& gang, std::vector<LogRecord> lines) {
+  if (gang.lost_log_lines > 0) {
+    LogRecord note;
+    note.time = clock_.Now();
+    note.pool_index = gang.replicas.front().pool_index;
+    note.replica_index = gang.replicas.front().replica_index;
+    note.is_stderr = true;
+    note.text = "[trainyard] " + std::to_string(gang.lost_log_lines) +
+                " log lines were lost: " + gang.lost_log_reason;
+    lines.insert(lines.begin(), std::move(note));
+  }
+  if (lines.empty()) return;
+  // A log that cannot be written must not stop the job: its lines are counted instead.
+  const fs::path log_dir = JobLogDir(gang.spec.job_dir);
+  const Status s = AppendJobLog(log_dir, options_.log_limits, lines);
+  const int64_t new_lines = static_cast<int64_t>(lines.size()) - (gang.lost_log_lines > 0);
+  if (s.ok()) {
+    gang.lost_log_lines = 0;
+  } else if (new_lines > 0) {
+    gang.lost_log_lines += new_lines;
+    const DiskFault fault = DiskFaultOf(s, log_dir);
+    gang.lost_log_reason = fault == DiskFault::kNone ? "the job log could not be written"
+                                                     : std::string(DiskFaultReason(fault));
+  }
 }
 
 ReplicaRuntime& LocalExecutor::RuntimeOf(const Gang& gang, const Replica& r) const {

@@ -55,6 +55,11 @@ struct LocalExecutor::Gang : GangRecord {
   // Why an admitted gang went back to the queue (RoomToStart); GangStatus::waiting_note. Not
   // persisted: a restarted server finds out again.
   std::string waiting_note;
+  // The executor's own job-log lines ("[trainyard] ...") the disk refused since the last one it
+  // took, and why ("disk full"): said in the log once a write succeeds (SystemLog). Mutable, as
+  // state_unsaved; not persisted.
+  mutable int64_t lost_log_lines = 0;
+  mutable std::string lost_log_reason;
 };
 
 // The environment replicas inherit: the server's, with TRAINYARD_BUCKET_ROOT set to the bucket

@@ -152,6 +152,20 @@ class DiskFaultsE2ETest : public ::testing::Test {
     }
     return true;
   }
+  // The job log's "[trainyard] N log lines were lost: ..." line, or "" if none.
+  static std::string LostLinesNote(const fs::path& log_dir) {
+    const std::string marker = "[trainyard] ";
+    for (const auto& entry : fs::directory_iterator(log_dir)) {
+      std::ifstream in(entry.path());
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+      for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
+        const std::string line = text.substr(at, text.find_first_of("\"\n", at) - at);
+        if (line.find(" log lines were lost: ") != std::string::npos) return line;
+      }
+    }
+    return "";
+  }
 
   void StartServer(const fs::path& data_dir, std::vector<std::string> flags = {}) {
     std::string error;
@@ -348,7 +362,8 @@ TEST_F(DiskFaultsE2ETest, ReadOnlyDataDirRefusesCreatesKeepsAcknowledgedJobsAndR
 
 // Inodes run out between a job's create and its start (here: the file system its work dir and
 // log go on, a tmpfs bound where the dirs go, has none left): the job waits QUEUED, saying why,
-// instead of failing START_FAILED, and starts once files are removed there.
+// instead of failing START_FAILED, and starts once files are removed there; the job log then says
+// how many of the server's own lines ("[trainyard] waiting for room ...") could not be written.
 TEST_F(DiskFaultsE2ETest, WorkDirWithoutInodesAtStartWaitsAndStartsOnceFreed) {
   if (!Mount("size=48m,nr_inodes=4000")) GTEST_SKIP() << skip_reason_;
   StartServer(mnt_ / "data", {"--cpus", "1"});  // one job at a time: the next one waits
@@ -383,10 +398,10 @@ TEST_F(DiskFaultsE2ETest, WorkDirWithoutInodesAtStartWaitsAndStartsOnceFreed) {
   for (int i = 0; i < filled; ++i) fs::remove(tiny_ / std::to_string(i));
   std::chrono::seconds took{};
   const std::string states = WaitAllFinal(waiting, std::chrono::seconds(30), &took);
-  EXPECT_EQ(
-      note + "\n" + state_then + "\n" + states,
-      "JOB_STATE_QUEUED: waiting for room to start: the server's data directory has no "
-      "free inodes (0 of 16 left; 1.0 MiB free)\nJOB_STATE_QUEUED\n1 x JOB_STATE_SUCCEEDED\n");
+  EXPECT_EQ(note + "\n" + state_then + "\n" + states + LostLinesNote(job_dir / "logs"),
+            "JOB_STATE_QUEUED: waiting for room to start: the server's data directory has no "
+            "free inodes (0 of 16 left; 1.0 MiB free)\nJOB_STATE_QUEUED\n1 x JOB_STATE_SUCCEEDED\n"
+            "[trainyard] 1 log lines were lost: no free inodes");
 }
 
 // The data dir cannot be remounted read-only under a running server (the kernel refuses while
