@@ -2,7 +2,9 @@
 // created. The real server runs on a small tmpfs or an ext4 image on a loop device (so the tests
 // need root, and Skip without it); the disk is filled, jobs are created, and every create is
 // either refused with 429 RESOURCE_EXHAUSTED in common/disk_fault.h's words, or acknowledged —
-// and then, once there is room again, every acknowledged job ends SUCCEEDED. Label `faults`.
+// and then, once there is room again, every acknowledged job ends SUCCEEDED. A root server runs
+// replicas as `nobody` (no --allow-root-replicas here), and every job checks that it does: it
+// succeeds only as `nobody`, in dirs the server made reachable for it. Label `faults`.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -24,6 +26,11 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 constexpr const char* kParent = "projects/local/locations/us-central1";
+// A replica that succeeds only as `nobody` (what a root server without --allow-root-replicas runs
+// replicas as) in a work dir it may write, which the server made and gave to it. (It does not
+// write: on a full disk that would fail the job, not the test's point.)
+constexpr const char* kAsNobody =
+    "test \"$(id -un)\" = nobody || { id; exit 3; }; test -w . || exit 4; ";
 
 int Sh(const std::string& command) {
   return testing::RunProcess({"sh", "-c", command + " >/dev/null 2>&1"}).exit_code;
@@ -172,7 +179,8 @@ class DiskFaultsE2ETest : public ::testing::Test {
     flags.insert(flags.end(), {"--executor", "local", "--gpus", "0", "--bucket-root",
                                (dir_ / "buckets").string()});
     server_ = ServerProcess::Start(data_dir, flags, &error,
-                                   {"TRAINYARD_BUCKET_ROOT=" + (dir_ / "buckets").string()});
+                                   {"TRAINYARD_BUCKET_ROOT=" + (dir_ / "buckets").string()},
+                                   /*allow_root_replicas=*/false);
     ASSERT_NE(server_, nullptr) << error;
   }
   void StartServer() { StartServer(mnt_ / "data"); }
@@ -206,13 +214,14 @@ class DiskFaultsE2ETest : public ::testing::Test {
   // refusal as "<http> <status>: <message>" with its count.
   std::vector<std::string> CreateJobs(int count, std::map<std::string, int>* refusals,
                                       const std::string& command = "echo one; echo two; exit 0") {
-    json body = {
-        {"displayName", "disk"},
-        {"jobSpec",
-         {{"workerPoolSpecs",
-           {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
-             {"replicaCount", 1},
-             {"containerSpec", {{"imageUri", "local"}, {"command", {"sh", "-c", command}}}}}}}}}};
+    json body = {{"displayName", "disk"},
+                 {"jobSpec",
+                  {{"workerPoolSpecs",
+                    {{{"machineSpec", {{"machineType", "n1-standard-4"}}},
+                      {"replicaCount", 1},
+                      {"containerSpec",
+                       {{"imageUri", "local"},
+                        {"command", {"sh", "-c", std::string(kAsNobody) + command}}}}}}}}}};
     std::vector<std::string> acked;
     for (int i = 0; i < count; ++i) {
       HttpResult r =
