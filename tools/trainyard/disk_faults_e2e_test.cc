@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -159,6 +160,47 @@ class DiskFaultsE2ETest : public ::testing::Test {
     }
     return true;
   }
+  // On a server that runs one job at a time (--cpus 1): a blocker job runs, the next job waits
+  // behind it, `fault(job_dir)` makes that job's dirs unwritable (false: it could not), the
+  // blocker ends, the job is admitted and cannot start; then `heal()`. Returns
+  // "<state>: <the job's waiting-for-room note>\n<its state then>\n" and WaitAllFinal's states.
+  std::string StartBehindBlocker(const std::function<bool(const fs::path& job_dir)>& fault,
+                                 const std::function<void()>& heal) {
+    StartServer(mnt_ / "data", {"--cpus", "1"});
+    if (server_ == nullptr) return "no server";
+    const fs::path go = dir_ / "go";
+    std::map<std::string, int> refusals;
+    const std::vector<std::string> blocker =
+        CreateJobs(1, &refusals, "while [ ! -e " + go.string() + " ]; do sleep 0.1; done");
+    if (blocker.size() != 1 ||
+        WaitForJob(server_->port(), blocker[0], {"JOB_STATE_RUNNING"}).value("state", "") !=
+            "JOB_STATE_RUNNING") {
+      return "the blocker did not run: " + Render(refusals);
+    }
+    const std::vector<std::string> waiting = CreateJobs(1, &refusals);
+    if (waiting.size() != 1) return "not created: " + Render(refusals);
+    if (!fault(mnt_ / "data" / "jobs" / waiting[0].substr(waiting[0].rfind('/') + 1))) {
+      return std::string("cannot set the fault up: ") + std::strerror(errno);
+    }
+    std::ofstream(go).close();
+    std::string note;
+    for (int i = 0; i < 100 && note.empty(); ++i) {
+      const json job = Http(server_->port(), "GET", "/v1/" + waiting[0]).body;
+      for (const json& c :
+           job.value("trainyardInfo", json::object()).value("stateHistory", json::array())) {
+        if (c.value("detail", "").starts_with("waiting for room")) {
+          note = c.value("state", "") + ": " + c.value("detail", "");
+        }
+      }
+      if (note.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    const std::string state_then =
+        Http(server_->port(), "GET", "/v1/" + waiting[0]).body.value("state", "");
+    heal();
+    std::chrono::seconds took{};
+    return note + "\n" + state_then + "\n" + WaitAllFinal(waiting, std::chrono::seconds(30), &took);
+  }
+
   // The job log's "[trainyard] N log lines were lost: ..." line, or "" if none.
   static std::string LostLinesNote(const fs::path& log_dir) {
     const std::string marker = "[trainyard] ";
@@ -375,42 +417,48 @@ TEST_F(DiskFaultsE2ETest, ReadOnlyDataDirRefusesCreatesKeepsAcknowledgedJobsAndR
 // how many of the server's own lines ("[trainyard] waiting for room ...") could not be written.
 TEST_F(DiskFaultsE2ETest, WorkDirWithoutInodesAtStartWaitsAndStartsOnceFreed) {
   if (!Mount("size=48m,nr_inodes=4000")) GTEST_SKIP() << skip_reason_;
-  StartServer(mnt_ / "data", {"--cpus", "1"});  // one job at a time: the next one waits
-  const fs::path go = dir_ / "go";
-  std::map<std::string, int> refusals;
-  const std::vector<std::string> blocker =
-      CreateJobs(1, &refusals, "while [ ! -e " + go.string() + " ]; do sleep 0.1; done");
-  ASSERT_EQ(blocker.size(), 1u) << Render(refusals);
-  ASSERT_EQ(WaitForJob(server_->port(), blocker[0], {"JOB_STATE_RUNNING"}).value("state", ""),
-            "JOB_STATE_RUNNING");
-  const std::vector<std::string> waiting = CreateJobs(1, &refusals);
-  ASSERT_EQ(waiting.size(), 1u) << Render(refusals);
-  const fs::path job_dir =
-      mnt_ / "data" / "jobs" / std::string(waiting[0].substr(waiting[0].rfind('/') + 1));
-  ASSERT_TRUE(BindTinyTmpfs(job_dir, {"work", "logs"}));
   int filled = 0;
-  while (std::ofstream(tiny_ / std::to_string(filled)).good()) ++filled;
-  std::ofstream(go).close();  // the blocker ends; the waiting job is admitted and cannot start
-  std::string note;
-  for (int i = 0; i < 100 && note.empty(); ++i) {
-    const json job = Http(server_->port(), "GET", "/v1/" + waiting[0]).body;
-    for (const json& c :
-         job.value("trainyardInfo", json::object()).value("stateHistory", json::array())) {
-      if (c.value("detail", "").starts_with("waiting for room")) {
-        note = c.value("state", "") + ": " + c.value("detail", "");
-      }
-    }
-    if (note.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  const std::string state_then =
-      Http(server_->port(), "GET", "/v1/" + waiting[0]).body.value("state", "");
-  for (int i = 0; i < filled; ++i) fs::remove(tiny_ / std::to_string(i));
-  std::chrono::seconds took{};
-  const std::string states = WaitAllFinal(waiting, std::chrono::seconds(30), &took);
-  EXPECT_EQ(note + "\n" + state_then + "\n" + states + LostLinesNote(job_dir / "logs"),
+  fs::path job_dir;
+  const std::string seen = StartBehindBlocker(
+      [&](const fs::path& dir) {
+        job_dir = dir;
+        if (!BindTinyTmpfs(dir, {"work", "logs"})) return false;
+        while (std::ofstream(tiny_ / std::to_string(filled)).good()) ++filled;
+        return true;
+      },
+      [&] {
+        for (int i = 0; i < filled; ++i) fs::remove(tiny_ / std::to_string(i));
+      });
+  EXPECT_EQ(seen + LostLinesNote(job_dir / "logs"),
             "JOB_STATE_QUEUED: waiting for room to start: the server's data directory has no "
             "free inodes (0 of 16 left; 1.0 MiB free)\nJOB_STATE_QUEUED\n1 x JOB_STATE_SUCCEEDED\n"
             "[trainyard] 1 log lines were lost: no free inodes");
+}
+
+// The same with the replica's work dir on a read-only mount (a read-only bind mount where the dir
+// goes; nothing holds it open for writing, so unlike the data dir's it can be remounted): the job
+// waits QUEUED and starts once the mount is read-write again.
+TEST_F(DiskFaultsE2ETest, ReadOnlyWorkDirAtStartWaitsAndStartsOnceWritable) {
+  if (!Mount("size=48m,nr_inodes=4000")) GTEST_SKIP() << skip_reason_;
+  fs::path work;
+  auto bind = [&](unsigned long flags) {
+    return ::mount(nullptr, work.c_str(), nullptr, MS_REMOUNT | MS_BIND | flags, nullptr) == 0;
+  };
+  const std::string seen = StartBehindBlocker(
+      [&](const fs::path& dir) {
+        work = dir / "work";
+        fs::create_directories(mnt_ / "ro-work");
+        fs::create_directories(work);
+        if (::mount((mnt_ / "ro-work").c_str(), work.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+          return false;
+        }
+        inner_.push_back(work);
+        return bind(MS_RDONLY);
+      },
+      [&] { EXPECT_TRUE(bind(0)) << std::strerror(errno); });
+  EXPECT_EQ(seen,
+            "JOB_STATE_QUEUED: waiting for room to start: the server's data directory is "
+            "read-only\nJOB_STATE_QUEUED\n1 x JOB_STATE_SUCCEEDED\n");
 }
 
 // The data dir cannot be remounted read-only under a running server (the kernel refuses while
