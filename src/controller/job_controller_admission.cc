@@ -1,5 +1,6 @@
 // JobController's admission (job_controller.h: SetDraining, quotas): the jobs it holds back from
-// the executor while draining or while their project's quota is used up, and their release.
+// the executor while the server or their project is paused (draining) or while their project's
+// quota is used up, and their release.
 //
 // Lock order: mu_ only; the store and the executor are called without it. Release() may be asked
 // for from several threads at once (job ends on the executor's listener thread, admin calls,
@@ -11,14 +12,6 @@
 #include "spec/custom_job_validation.h"
 
 namespace trainyard::controller {
-
-namespace {
-
-constexpr char kDrainStep[] =
-    "held: the server is draining and starts no new jobs; it starts once an admin resumes it "
-    "(trainyard admin resume)";
-
-}  // namespace
 
 ResourceAmount JobController::DemandOf(const spec::CustomJob& job) {
   ResourceAmount demand;
@@ -55,8 +48,8 @@ bool JobController::Hold(const spec::CustomJob& job, const executor::GangSpec& g
   {
     std::lock_guard lock(mu_);
     if (cancel_while_submitting_.count(gang.job_id) > 0) return false;  // HandOver settles it
-    if (draining_) {
-      held.noted = kDrainStep;
+    if (std::string paused = PauseOf(gang.project); !paused.empty()) {
+      held.noted = std::move(paused);
     } else if (quota) {
       // Behind the project's earlier held jobs, or over what the project has free: Release()
       // decides, in the project's order.
@@ -135,6 +128,14 @@ std::vector<JobController::HeldJob> JobController::TakeReleasable(
       continue;
     }
     const std::string& project = it->gang.project;
+    if (std::string paused = PauseOf(project); !paused.empty()) {
+      if (it->noted != paused) {  // a job held by its quota, then by a pause
+        it->noted = paused;
+        notes->push_back({it->name, paused});
+      }
+      ++it;
+      continue;
+    }
     const auto quota = options_.quotas ? options_.quotas->Get(project) : std::nullopt;
     std::string why = blocked.count(project) > 0 || !quota
                           ? ""
@@ -173,7 +174,7 @@ size_t JobController::Release() {
     {
       std::lock_guard lock(mu_);
       release_again_ = false;
-      if (!draining_) go = TakeReleasable(&expired, &notes);
+      if (paused_.count(kServerScope) == 0) go = TakeReleasable(&expired, &notes);
     }
     for (const auto& [name, why] : notes) NoteHeld(name, why);
     for (const HeldJob& h : expired) ExpireHeld(h);
@@ -215,12 +216,28 @@ bool JobController::HandOverReleased(const HeldJob& h) {
   return true;
 }
 
-size_t JobController::SetDraining(bool draining) {
+std::string JobController::PauseOf(const std::string& project) const {
+  for (const std::string& scope : {std::string(kServerScope), project}) {
+    if (auto it = paused_.find(scope); it != paused_.end()) return PauseReason(scope, it->second);
+  }
+  return "";
+}
+
+size_t JobController::SetPaused(const std::string& scope, std::optional<TimePoint> since) {
   {
     std::lock_guard lock(mu_);
-    draining_ = draining;
+    if (since) {
+      paused_.emplace(scope, *since);
+    } else {
+      paused_.erase(scope);
+    }
   }
-  return draining ? 0 : Release();
+  // A project's pause is noted in the history of its jobs held already (by its quota) too.
+  return since && scope == kServerScope ? 0 : Release();
+}
+
+size_t JobController::SetDraining(bool draining) {
+  return SetPaused(kServerScope, draining ? std::optional<TimePoint>(clock_()) : std::nullopt);
 }
 
 size_t JobController::QuotasChanged() { return Release(); }
@@ -229,7 +246,14 @@ void JobController::Tick() { Release(); }
 
 bool JobController::draining() const {
   std::lock_guard lock(mu_);
-  return draining_;
+  return paused_.count(kServerScope) > 0;
+}
+
+std::map<std::string, TimePoint> JobController::paused_projects() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, TimePoint> out = paused_;
+  out.erase(kServerScope);
+  return out;
 }
 
 size_t JobController::held_jobs() const {
@@ -242,6 +266,9 @@ std::map<std::string, ProjectUse> JobController::ProjectUses() const {
   std::map<std::string, ProjectUse> out;
   for (const auto& [project, used] : used_) out[project].used = used;
   for (const HeldJob& h : held_) out[h.gang.project].held_jobs += 1;
+  for (const auto& [scope, since] : paused_) {
+    if (scope != kServerScope) out[scope].paused_since = since;
+  }
   return out;
 }
 

@@ -154,6 +154,62 @@ TEST_F(JobControllerQuotaTest, ANonIntegerPriorityLabelIsRefusedNamingIt) {
             "(higher runs first within the project), got 'high'");
 }
 
+constexpr char kTeamaPaused[] =
+    "held: project teama is paused by an admin since 2027-01-15T08:00:00.000000Z; it starts once "
+    "an admin resumes it (trainyard admin resume --project teama)";
+
+TEST_F(JobControllerQuotaTest, APausedProjectsJobsWaitWithTheReasonOthersStartResumeStartsThem) {
+  controller_->SetPaused("teama", now_);
+  CustomJob a = MustCreate("teama"), b = MustCreate("teamb");
+  EXPECT_EQ(Submitted() + " | " + LastStep(a), b.Id() + " | " + kTeamaPaused);
+  EXPECT_EQ(controller_->SetPaused("teama", std::nullopt), 1u);
+  EXPECT_EQ(Submitted(), b.Id() + " " + a.Id());
+}
+
+TEST_F(JobControllerQuotaTest, APauseCoversJobsHeldByTheQuotaAndOutlastsTheirRelease) {
+  SetQuota("teama", R"({"concurrentJobs": 1})");
+  CustomJob run = MustCreate("teama"), held = MustCreate("teama");
+  controller_->SetPaused("teama", now_);
+  Finish(run);  // frees the quota: still paused
+  EXPECT_EQ(Submitted() + " | " + LastStep(held), run.Id() + " | " + kTeamaPaused);
+  controller_->SetPaused("teama", std::nullopt);
+  EXPECT_EQ(Submitted(), run.Id() + " " + held.Id());
+}
+
+TEST_F(JobControllerQuotaTest, ResumingTheServerLeavesAPausedProjectPaused) {
+  controller_->SetDraining(true);
+  controller_->SetPaused("teama", now_);
+  CustomJob a = MustCreate("teama"), b = MustCreate("teamb");
+  EXPECT_EQ(controller_->SetDraining(false), 1u);
+  EXPECT_EQ(Submitted() + " " + std::to_string(controller_->ProjectUses()["teama"].held_jobs),
+            b.Id() + " 1");
+}
+
+TEST(PauseBookTest, PausesSurviveInTheirFileKeepingTheirFirstTime) {
+  const auto file = testing::MakeTestDir() / "paused_projects.json";
+  const TimePoint t0 = FromUnixMicros(1'800'000'000'000'000), t1 = t0 + std::chrono::hours(1);
+  {
+    PauseBook book(file);
+    ASSERT_TRUE(book.Set("teama", t0).ok());
+    ASSERT_TRUE(book.Set("teama", t1).ok());  // already paused: keeps t0
+    ASSERT_TRUE(book.Set("teamb", t1).ok());
+    ASSERT_TRUE(book.Set("teamb", std::nullopt).ok());
+  }
+  PauseBook again(file);
+  ASSERT_TRUE(again.Load().ok());
+  std::string got;
+  for (const auto& [project, since] : again.All()) got += project + "@" + FormatTimestamp(since);
+  EXPECT_EQ(got, "teama@2027-01-15T08:00:00.000000Z");
+}
+
+TEST(PauseBookTest, AMalformedFileIsRefusedNamingIt) {
+  const auto file = testing::MakeTestDir() / "paused_projects.json";
+  testing::WriteFileOrDie(file, R"({"projects": {"teama": 7}})");
+  PauseBook book(file);
+  EXPECT_EQ(book.Load().ToString(),
+            "INVALID_ARGUMENT: " + file.string() + ": project teama: not a string");
+}
+
 TEST(QuotaBookTest, QuotasSurviveInTheirFileAndBadOnesNameTheField) {
   const auto file = testing::MakeTestDir() / "quotas.json";
   {
