@@ -186,6 +186,54 @@ TEST_F(SecurityE2ETest, EveryRouteChecksTokenProjectAndRole) {
   EXPECT_EQ(mismatches, "");
 }
 
+// The CLI's list tables name who created each resource (trainyardInfo.creator): the token's
+// owner, else its description, else its id.
+TEST_F(SecurityE2ETest, ListTablesNameEachResourcesCreator) {
+  StartServer({"--auth"});
+  auto make = [&](const std::string& flag, const std::string& value) {
+    auto r = Run({"auth", "create-token", "--data-dir", (dir_ / "data").string(), "--project",
+                  "alpha", "--role", "editor", flag, value});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out.substr(0, r.out.find('\n'));
+  };
+  const std::string ana = make("--owner", "ana@example.com"), ci = make("--description", "ci-bot");
+  const std::string plain = Token("alpha", "editor"), plain_id = plain.substr(4, 16);
+  const std::string pool = R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",
+      "containerSpec":{"imageUri":"local","command":["true"]}})";
+  auto post = [&](const std::string& token, const std::string& path, const std::string& body) {
+    httplib::Client c("127.0.0.1", server_->port());
+    c.set_bearer_token_auth(token);
+    auto r = c.Post(path, body, "application/json");
+    EXPECT_TRUE(r && r->status == 200) << path << ": " << (r ? r->body : "no response");
+  };
+  const std::string loc = "/v1/projects/alpha/locations/us-central1";
+  post(ana, loc + "/customJobs",
+       R"({"displayName":"d","jobSpec":{"workerPoolSpecs":[)" + pool + "]}}");
+  post(ci, loc + "/hyperparameterTuningJobs",
+       R"({"displayName":"t","studySpec":{"metrics":[{"metricId":"m","goal":"MAXIMIZE"}],
+          "parameters":[{"parameterId":"x","doubleValueSpec":{"minValue":0,"maxValue":1}}],
+          "algorithm":"RANDOM_SEARCH"},"maxTrialCount":1,"parallelTrialCount":1,
+          "trialJobSpec":{"workerPoolSpecs":[)" +
+           pool + "]}}");
+  post(plain, "/v1/projects/alpha/jobs",
+       R"({"jobId":"legacy1","trainingInput":{"region":"us-central1","scaleTier":"BASIC",
+          "masterConfig":{"imageUri":"local","containerCommand":["true"]}}})");
+  const std::vector<std::string> env = {"TRAINYARD_ACCESS_TOKEN=" + ana};
+  auto jobs = Run({"ai", "custom-jobs", "list", "--project", "alpha"}, env);
+  auto tuning = Run({"ai", "hp-tuning-jobs", "list", "--project", "alpha"}, env);
+  auto legacy = Run({"ai-platform", "jobs", "list", "--project", "alpha"}, env);
+  auto has = [](const testing::ProcessResult& r, const std::string& creator) {
+    const std::string header = r.out.substr(0, r.out.find('\n'));
+    return header.find("CREATOR") != std::string::npos &&
+                   r.out.find("  " + creator) != std::string::npos
+               ? "yes"
+               : "no: " + r.out + r.err;
+  };
+  EXPECT_EQ(
+      has(jobs, "ana@example.com") + " " + has(tuning, "ci-bot") + " " + has(legacy, plain_id),
+      "yes yes yes");
+}
+
 TEST_F(SecurityE2ETest, CliSendsTokensAndRevocationIsImmediate) {
   StartServer({"--auth"});
   const std::string editor = Token("local", "editor");
