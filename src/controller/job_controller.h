@@ -141,7 +141,9 @@ class JobController {
   // priority first (spec/job_priority.h) and then oldest first, as soon as nothing holds them;
   // within a project a held job that does not fit keeps the project's later ones waiting (so a
   // big job is not starved by small ones). A held job whose scheduling.maxWaitDuration has passed
-  // since its create fails with RESOURCE_EXHAUSTED. Cancelling a held job ends it CANCELLED.
+  // since its create fails with RESOURCE_EXHAUSTED, and so does a job the executor still has
+  // queued then (the local executor waiting for room on the host, Slurm's queue): Tick fails it
+  // and cancels its gang. Cancelling a held job ends it CANCELLED.
   //
   // Two things hold a job:
   //   - a pause (pause_book.h) of the server (draining) or of the job's project: while on, every
@@ -161,7 +163,8 @@ class JobController {
   size_t SetDraining(bool draining);
   // Re-reads options.quotas for held jobs (an admin changed one); returns how many started.
   size_t QuotasChanged();
-  // Expires held jobs past their maxWaitDuration; the server calls it every few seconds.
+  // Expires held jobs and jobs queued in the executor past their maxWaitDuration; the server
+  // calls it every few seconds.
   void Tick();
   // Per project: what its admitted jobs hold and how many are held (projects with neither are
   // absent).
@@ -217,7 +220,9 @@ class JobController {
   Status CheckQuota(const std::string& project, const spec::CustomJob& job) const;
   // Counts a job handed to the executor against its project (mu_ held); Unadmit undoes it when
   // it ends (false if it was not counted).
-  void Admit(const std::string& id, const std::string& project, const ResourceAmount& demand);
+  // `wait_deadline`: when the job fails if the executor has not started it by then.
+  void Admit(const std::string& id, const std::string& project, const ResourceAmount& demand,
+             std::optional<TimePoint> wait_deadline);
   bool Unadmit(const std::string& id);
   // A job left the executor: frees its quota and lets held jobs start.
   void Finished(const std::string& id);
@@ -231,6 +236,10 @@ class JobController {
                                       std::vector<std::pair<std::string, std::string>>* notes);
   bool HandOverReleased(const HeldJob& h);
   void ExpireHeld(const HeldJob& h);
+  // Fails (and cancels) each admitted job the executor still has queued past its deadline.
+  void ExpireQueued();
+  // create time + scheduling.maxWaitDuration; nullopt without one (or with 0: no limit).
+  static std::optional<TimePoint> WaitDeadline(const spec::CustomJob& job);
   void NoteHeld(const std::string& name, const std::string& reason);
   // Why a job of `project` is held by a pause now (pause_book.h's wording), "" when no pause
   // covers it; mu_ held.
@@ -297,6 +306,8 @@ class JobController {
   struct Admitted {
     std::string project;
     ResourceAmount demand;
+    // Until the executor starts it (then reset): create time + scheduling.maxWaitDuration.
+    std::optional<TimePoint> wait_deadline;
   };
   std::map<std::string, Admitted> admitted_;
   std::map<std::string, ResourceAmount> used_;  // by project: the sum of admitted_

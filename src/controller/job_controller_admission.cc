@@ -13,6 +13,17 @@
 
 namespace trainyard::controller {
 
+namespace {
+
+// The failure of a job whose scheduling.maxWaitDuration passed before it started, then why it
+// waited (a held job's reason, or kExecutorQueued).
+constexpr char kMaxWaitPassed[] =
+    "the job waited longer than its scheduling.maxWaitDuration without starting; ";
+constexpr char kExecutorQueued[] =
+    "queued in the executor: what its replicas ask for was never free at once";
+
+}  // namespace
+
 ResourceAmount JobController::DemandOf(const spec::CustomJob& job) {
   ResourceAmount demand;
   demand.jobs = 1;
@@ -38,11 +49,7 @@ Status JobController::CheckQuota(const std::string& project, const spec::CustomJ
 }
 
 bool JobController::Hold(const spec::CustomJob& job, const executor::GangSpec& gang) {
-  HeldJob held{job.name, gang, DemandOf(job), {}, std::nullopt};
-  if (const auto& s = job.job_spec.scheduling;
-      s && s->max_wait_duration && s->max_wait_duration->count() > 0 && job.create_time) {
-    held.wait_deadline = *job.create_time + *s->max_wait_duration;
-  }
+  HeldJob held{job.name, gang, DemandOf(job), {}, WaitDeadline(job)};
   const auto quota =
       options_.quotas ? options_.quotas->Get(gang.project) : std::optional<ProjectQuota>();
   {
@@ -63,7 +70,7 @@ bool JobController::Hold(const spec::CustomJob& job, const executor::GangSpec& g
       }
     }
     if (held.noted.empty()) {
-      Admit(gang.job_id, gang.project, held.demand);
+      Admit(gang.job_id, gang.project, held.demand, held.wait_deadline);
       return false;
     }
     held_.push_back(held);
@@ -89,10 +96,18 @@ void JobController::NoteHeld(const std::string& name, const std::string& reason)
   if (noted.ok()) Announce(*noted, steps);
 }
 
+std::optional<TimePoint> JobController::WaitDeadline(const spec::CustomJob& job) {
+  const auto& s = job.job_spec.scheduling;
+  if (!s || !s->max_wait_duration || s->max_wait_duration->count() <= 0 || !job.create_time) {
+    return std::nullopt;
+  }
+  return *job.create_time + *s->max_wait_duration;
+}
+
 void JobController::Admit(const std::string& id, const std::string& project,
-                          const ResourceAmount& demand) {
+                          const ResourceAmount& demand, std::optional<TimePoint> wait_deadline) {
   if (admitted_.count(id) > 0) return;
-  admitted_[id] = {project, demand};
+  admitted_[id] = {project, demand, wait_deadline};
   used_[project].Add(demand);
 }
 
@@ -150,7 +165,7 @@ std::vector<JobController::HeldJob> JobController::TakeReleasable(
       ++it;
       continue;
     }
-    Admit(it->gang.job_id, project, it->demand);
+    Admit(it->gang.job_id, project, it->demand, it->wait_deadline);
     submitting_.insert(it->gang.job_id);
     go.push_back(std::move(*it));
     it = held_.erase(it);
@@ -188,9 +203,40 @@ size_t JobController::Release() {
 }
 
 void JobController::ExpireHeld(const HeldJob& h) {
-  MarkFailed(
-      h.name, static_cast<int>(StatusCode::kResourceExhausted),
-      "the job waited longer than its scheduling.maxWaitDuration without starting; " + h.noted);
+  MarkFailed(h.name, static_cast<int>(StatusCode::kResourceExhausted), kMaxWaitPassed + h.noted);
+}
+
+void JobController::ExpireQueued() {
+  std::vector<std::string> due;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = clock_();
+    for (const auto& [id, admitted] : admitted_) {
+      if (admitted.wait_deadline && now >= *admitted.wait_deadline) due.push_back(id);
+    }
+  }
+  for (const std::string& id : due) {
+    // The executor's word, not the stored state: a start it has not reported yet still counts.
+    auto status = executor_->Get(id);
+    if (!status.ok()) continue;  // not submitted yet: the next tick looks again
+    std::string name;
+    {
+      std::lock_guard lock(mu_);
+      auto admitted = admitted_.find(id);
+      auto named = names_by_id_.find(id);
+      if (admitted == admitted_.end() || named == names_by_id_.end()) continue;
+      if (status->state != executor::GangState::kQueued) {
+        admitted->second.wait_deadline.reset();  // started: the limit is spent
+        continue;
+      }
+      name = named->second;
+    }
+    // Failed first, then cancelled: the CANCELLED the executor reports next finds the job ended.
+    MarkFailed(name, static_cast<int>(StatusCode::kResourceExhausted),
+               kMaxWaitPassed + (status->waiting_note.empty() ? std::string(kExecutorQueued)
+                                                              : "queued: " + status->waiting_note));
+    (void)executor_->Cancel(id);
+  }
 }
 
 bool JobController::HandOverReleased(const HeldJob& h) {
@@ -242,7 +288,10 @@ size_t JobController::SetDraining(bool draining) {
 
 size_t JobController::QuotasChanged() { return Release(); }
 
-void JobController::Tick() { Release(); }
+void JobController::Tick() {
+  Release();
+  ExpireQueued();
+}
 
 bool JobController::draining() const {
   std::lock_guard lock(mu_);

@@ -138,6 +138,31 @@ TEST_F(JobControllerQuotaTest, AHeldJobFailsOnceItsMaxWaitDurationPassed) {
             "starting");
 }
 
+// The wait in the executor's own queue (the host full) is bounded too: the job fails, its gang is
+// cancelled; a job the executor started in time runs on.
+TEST_F(JobControllerQuotaTest, AJobQueuedInTheExecutorFailsOnceItsMaxWaitDurationPassed) {
+  const std::string wait = R"(,"scheduling":{"maxWaitDuration":"60s"})";
+  CustomJob queued = MustCreate("p", Job("", wait)), started = MustCreate("p", Job("", wait));
+  ASSERT_TRUE(executor_.Advance(started.Id(), GangState::kRunning).ok());
+  auto describe = [&](const CustomJob& job) {
+    auto got = controller_->Get(job.name);
+    if (!got.ok()) return got.status().ToString();
+    std::string out(spec::JobStateName(got->state));
+    if (got->error) out += " " + std::to_string(got->error->code) + " " + got->error->message;
+    auto gang = executor_.Get(job.Id());
+    return out + " (" + (gang.ok() ? executor::GangStateName(gang->state) : "?") + ")";
+  };
+  now_ += std::chrono::seconds(59);
+  controller_->Tick();
+  const std::string before = describe(queued);
+  now_ += std::chrono::seconds(2);
+  controller_->Tick();
+  EXPECT_EQ(before + " | " + describe(queued) + " | " + describe(started),
+            "JOB_STATE_QUEUED (QUEUED) | JOB_STATE_FAILED 8 the job waited longer than its "
+            "scheduling.maxWaitDuration without starting; queued in the executor: what its "
+            "replicas ask for was never free at once (CANCELLED) | JOB_STATE_RUNNING (RUNNING)");
+}
+
 TEST_F(JobControllerQuotaTest, CancellingAHeldJobEndsItAndFreesItsPlace) {
   SetQuota("p", R"({"concurrentJobs": 1})");
   CustomJob run = MustCreate("p");
