@@ -152,8 +152,9 @@ class JobController {
   //     nullopt) resumes it: that releases the held jobs it covered (those over quota or under
   //     another pause stay held) and returns how many were handed over (0 when another thread
   //     is releasing at the time: it hands them over). A pause of an already paused scope keeps
-  //     its first time. Call before Start to begin paused. Jobs handed to the executor before a
-  //     pause are not taken back.
+  //     its first time. Call before Start to begin paused. The executor is told too
+  //     (Executor::SetPaused): the local one starts none of the scope's gangs it has queued, and
+  //     those jobs get the same step; gangs it started run on.
   //   - its project's quota (options.quotas): a job that does not fit in what its project has
   //     free waits ("held: project teama is using 8 of its 8 vCPUs quota ..."). A job larger
   //     than the whole quota is refused at Create and Validate with RESOURCE_EXHAUSTED.

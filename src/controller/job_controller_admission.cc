@@ -270,12 +270,29 @@ std::string JobController::PauseOf(const std::string& project) const {
 }
 
 size_t JobController::SetPaused(const std::string& scope, std::optional<TimePoint> since) {
+  std::vector<std::pair<std::string, std::string>> queued;  // the executor's queue: name, id
   {
     std::lock_guard lock(mu_);
     if (since) {
       paused_.emplace(scope, *since);
     } else {
       paused_.erase(scope);
+    }
+    for (const auto& [id, admitted] : admitted_) {
+      const auto named = names_by_id_.find(id);
+      if (since && named != names_by_id_.end() &&
+          (scope == kServerScope || admitted.project == scope)) {
+        queued.push_back({named->second, id});
+      }
+    }
+  }
+  // The executor holds the scope's gangs it has queued (not those it started), and those jobs
+  // say why in their history, as held ones do.
+  executor_->SetPaused(scope, since.has_value());
+  for (const auto& [name, id] : queued) {
+    auto gang = executor_->Get(id);
+    if (gang.ok() && gang->state == executor::GangState::kQueued) {
+      NoteHeld(name, PauseReason(scope, *since));
     }
   }
   // A project's pause is noted in the history of its jobs held already (by its quota) too.

@@ -201,6 +201,15 @@ TEST_F(JobControllerQuotaTest, APauseCoversJobsHeldByTheQuotaAndOutlastsTheirRel
   EXPECT_EQ(Submitted(), run.Id() + " " + held.Id());
 }
 
+// A job already in the executor's queue when its project is paused: the executor is told (the
+// local one holds it there) and the job's history says why it waits.
+TEST_F(JobControllerQuotaTest, APauseIsNotedOnTheProjectsJobsTheExecutorHasQueued) {
+  CustomJob queued = MustCreate("teama"), running = MustCreate("teama");
+  ASSERT_TRUE(executor_.Advance(running.Id(), GangState::kRunning).ok());
+  controller_->SetPaused("teama", now_);
+  EXPECT_EQ(LastStep(queued) + " | " + LastStep(running), std::string(kTeamaPaused) + " | ");
+}
+
 TEST_F(JobControllerQuotaTest, ResumingTheServerLeavesAPausedProjectPaused) {
   controller_->SetDraining(true);
   controller_->SetPaused("teama", now_);

@@ -235,6 +235,40 @@ TEST_F(ServiceE2ETest, APausedProjectHoldsItsJobsAcrossARestartOthersRunUntilRes
   EXPECT_EQ(WaitForJob(server_->port(), held, {}).value("state", ""), "JOB_STATE_SUCCEEDED");
 }
 
+// A job already in the local executor's queue (the host full) when its project is paused stays
+// there: once the host frees, a later job of another project starts instead; the resume starts it.
+TEST_F(ServiceE2ETest, APausedProjectsJobInTheExecutorsQueueWaitsWhileOthersStart) {
+  StartServer({"--cpus", "2"});
+  auto create = [&](const std::string& project, const std::string& command) {
+    json body = {
+        {"displayName", "q"},
+        {"jobSpec",
+         {{"workerPoolSpecs",
+           {{{"machineSpec", {{"machineType", "e2-standard-2"}}},
+             {"replicaCount", 1},
+             {"containerSpec", {{"imageUri", "local"}, {"command", {"sh", "-c", command}}}}}}}}}};
+    HttpResult r =
+        Http(server_->port(), "POST",
+             "/v1/projects/" + project + "/locations/us-central1/customJobs", body.dump());
+    EXPECT_EQ(r.status, 200) << r.body.dump();
+    return r.body.value("name", "");
+  };
+  const std::string filler = create("teamb", "sleep 300");
+  ASSERT_EQ(WaitForJob(server_->port(), filler, {"JOB_STATE_RUNNING"}).value("state", ""),
+            "JOB_STATE_RUNNING");
+  const std::string queued = create("teama", "true");
+  ASSERT_EQ(Run({"admin", "drain", "--project", "teama"}).exit_code, 0);
+  ASSERT_EQ(Http(server_->port(), "POST", "/v1/" + filler + ":cancel").status, 200);
+  const std::string later = create("teamb", "true");
+  EXPECT_EQ(WaitForJob(server_->port(), later, {}).value("state", ""), "JOB_STATE_SUCCEEDED");
+  const json waiting = Http(server_->port(), "GET", "/v1/" + queued).body;
+  EXPECT_EQ(waiting.value("state", "") + " " +
+                waiting["trainyardInfo"]["stateHistory"].back().value("detail", "").substr(0, 29),
+            "JOB_STATE_QUEUED held: project teama is paused");
+  ASSERT_EQ(Run({"admin", "resume", "--project", "teama"}).exit_code, 0);
+  EXPECT_EQ(WaitForJob(server_->port(), queued, {}).value("state", ""), "JOB_STATE_SUCCEEDED");
+}
+
 // `--config FILE`: a [server] section of flags; the command line wins; an unknown key is named.
 TEST_F(ServiceE2ETest, AConfigFileSetsServerFlagsAndAnUnknownKeyIsRefused) {
   testing::WriteFileOrDie(dir_ / "server.toml", "[server]\nlog-format = \"json\"\nlog-file = \"" +
