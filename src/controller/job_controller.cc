@@ -593,7 +593,8 @@ Status JobController::Start() {
     {
       // In the executor already: it counts against its project's quota until it ends.
       std::lock_guard lock(mu_);
-      Admit(gang->job_id, gang->project, DemandOf(job));
+      Admit(gang->job_id, gang->project, DemandOf(job),
+            job.state == JobState::kQueued ? WaitDeadline(job) : std::nullopt);
     }
     auto adopted = executor_->Adopt(*gang);
     if (!adopted.ok()) {

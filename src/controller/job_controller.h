@@ -24,6 +24,7 @@
 #include <set>
 
 #include "common/time.h"
+#include "controller/pause_book.h"
 #include "controller/project_quota.h"
 #include "controller/replica_users.h"
 #include "executor/executor.h"
@@ -71,6 +72,7 @@ struct JobControllerOptions {
 struct ProjectUse {
   ResourceAmount used;
   int held_jobs = 0;
+  std::optional<TimePoint> paused_since;  // set while an admin has the project paused
 };
 
 struct LogPage {
@@ -139,21 +141,31 @@ class JobController {
   // priority first (spec/job_priority.h) and then oldest first, as soon as nothing holds them;
   // within a project a held job that does not fit keeps the project's later ones waiting (so a
   // big job is not starved by small ones). A held job whose scheduling.maxWaitDuration has passed
-  // since its create fails with RESOURCE_EXHAUSTED. Cancelling a held job ends it CANCELLED.
+  // since its create fails with RESOURCE_EXHAUSTED, and so does a job the executor still has
+  // queued then (the local executor waiting for room on the host, Slurm's queue): Tick fails it
+  // and cancels its gang. Cancelling a held job ends it CANCELLED.
   //
   // Two things hold a job:
-  //   - draining: while on, every new job is held; running jobs run on. Turning it off releases
-  //     the held jobs (those over quota stay held) and returns how many were handed over (0 when
-  //     another thread is releasing at the time: it hands them over). Call before Start to begin
-  //     drained.
+  //   - a pause (pause_book.h) of the server (draining) or of the job's project: while on, every
+  //     new job it covers is held, and so are those already held; running jobs run on.
+  //     SetPaused(scope, since) pauses `scope` (kServerScope or a project id), SetPaused(scope,
+  //     nullopt) resumes it: that releases the held jobs it covered (those over quota or under
+  //     another pause stay held) and returns how many were handed over (0 when another thread
+  //     is releasing at the time: it hands them over). A pause of an already paused scope keeps
+  //     its first time. Call before Start to begin paused. The executor is told too
+  //     (Executor::SetPaused): the local one starts none of the scope's gangs it has queued, and
+  //     those jobs get the same step; gangs it started run on.
   //   - its project's quota (options.quotas): a job that does not fit in what its project has
   //     free waits ("held: project teama is using 8 of its 8 vCPUs quota ..."). A job larger
   //     than the whole quota is refused at Create and Validate with RESOURCE_EXHAUSTED.
   // All thread-safe.
+  size_t SetPaused(const std::string& scope, std::optional<TimePoint> since);
+  // SetPaused(kServerScope, now or nullopt).
   size_t SetDraining(bool draining);
   // Re-reads options.quotas for held jobs (an admin changed one); returns how many started.
   size_t QuotasChanged();
-  // Expires held jobs past their maxWaitDuration; the server calls it every few seconds.
+  // Expires held jobs and jobs queued in the executor past their maxWaitDuration; the server
+  // calls it every few seconds.
   void Tick();
   // Per project: what its admitted jobs hold and how many are held (projects with neither are
   // absent).
@@ -162,6 +174,8 @@ class JobController {
   // --service-accounts table); it must outlive the controller, as options.replica_users must.
   void SetReplicaUsers(const ReplicaUsers* users);
   bool draining() const;
+  // The paused projects (not the server) and since when.
+  std::map<std::string, TimePoint> paused_projects() const;
   size_t held_jobs() const;
 
   // The controller's next pass over what a full or read-only disk kept from being written
@@ -195,7 +209,7 @@ class JobController {
   void KeepIfFailed(const Status& written, PendingWrite write);
   // A stored job the executor could not take for lack of room: kept QUEUED for the next pass.
   void Park(const spec::CustomJob& job, const executor::GangSpec& gang, const Status& why);
-  // Holds a just-stored job (draining, or over its project's quota) and notes why; false when
+  // Holds a just-stored job (paused, or over its project's quota) and notes why; false when
   // it must be handed over now (it then counts against its project's quota), or when a cancel
   // came meanwhile (HandOver settles that).
   bool Hold(const spec::CustomJob& job, const executor::GangSpec& gang);
@@ -207,7 +221,9 @@ class JobController {
   Status CheckQuota(const std::string& project, const spec::CustomJob& job) const;
   // Counts a job handed to the executor against its project (mu_ held); Unadmit undoes it when
   // it ends (false if it was not counted).
-  void Admit(const std::string& id, const std::string& project, const ResourceAmount& demand);
+  // `wait_deadline`: when the job fails if the executor has not started it by then.
+  void Admit(const std::string& id, const std::string& project, const ResourceAmount& demand,
+             std::optional<TimePoint> wait_deadline);
   bool Unadmit(const std::string& id);
   // A job left the executor: frees its quota and lets held jobs start.
   void Finished(const std::string& id);
@@ -221,7 +237,14 @@ class JobController {
                                       std::vector<std::pair<std::string, std::string>>* notes);
   bool HandOverReleased(const HeldJob& h);
   void ExpireHeld(const HeldJob& h);
+  // Fails (and cancels) each admitted job the executor still has queued past its deadline.
+  void ExpireQueued();
+  // create time + scheduling.maxWaitDuration; nullopt without one (or with 0: no limit).
+  static std::optional<TimePoint> WaitDeadline(const spec::CustomJob& job);
   void NoteHeld(const std::string& name, const std::string& reason);
+  // Why a job of `project` is held by a pause now (pause_book.h's wording), "" when no pause
+  // covers it; mu_ held.
+  std::string PauseOf(const std::string& project) const;
   // options_.on_job_step for each step a write added to the job's history (the write began with
   // `steps_before` steps appended: spec::TrainyardInfo::steps_appended).
   void Announce(const spec::CustomJob& job, int64_t steps_before) const;
@@ -262,7 +285,8 @@ class JobController {
     std::string noted;                             // the reason last written to its history
     std::optional<spec::Timestamp> wait_deadline;  // create time + scheduling.maxWaitDuration
   };
-  bool draining_ = false;
+  // Paused scopes (kServerScope: draining) and since when.
+  std::map<std::string, TimePoint> paused_;
   std::vector<HeldJob> held_;
   // Jobs the executor could not take for lack of room (Park), oldest first; guarded by mu_.
   std::vector<HeldJob> parked_;
@@ -283,6 +307,8 @@ class JobController {
   struct Admitted {
     std::string project;
     ResourceAmount demand;
+    // Until the executor starts it (then reset): create time + scheduling.maxWaitDuration.
+    std::optional<TimePoint> wait_deadline;
   };
   std::map<std::string, Admitted> admitted_;
   std::map<std::string, ResourceAmount> used_;  // by project: the sum of admitted_

@@ -1,5 +1,6 @@
 // JobController's admission (job_controller.h: SetDraining, quotas): the jobs it holds back from
-// the executor while draining or while their project's quota is used up, and their release.
+// the executor while the server or their project is paused (draining) or while their project's
+// quota is used up, and their release.
 //
 // Lock order: mu_ only; the store and the executor are called without it. Release() may be asked
 // for from several threads at once (job ends on the executor's listener thread, admin calls,
@@ -14,9 +15,12 @@ namespace trainyard::controller {
 
 namespace {
 
-constexpr char kDrainStep[] =
-    "held: the server is draining and starts no new jobs; it starts once an admin resumes it "
-    "(trainyard admin resume)";
+// The failure of a job whose scheduling.maxWaitDuration passed before it started, then why it
+// waited (a held job's reason, or kExecutorQueued).
+constexpr char kMaxWaitPassed[] =
+    "the job waited longer than its scheduling.maxWaitDuration without starting; ";
+constexpr char kExecutorQueued[] =
+    "queued in the executor: what its replicas ask for was never free at once";
 
 }  // namespace
 
@@ -45,18 +49,14 @@ Status JobController::CheckQuota(const std::string& project, const spec::CustomJ
 }
 
 bool JobController::Hold(const spec::CustomJob& job, const executor::GangSpec& gang) {
-  HeldJob held{job.name, gang, DemandOf(job), {}, std::nullopt};
-  if (const auto& s = job.job_spec.scheduling;
-      s && s->max_wait_duration && s->max_wait_duration->count() > 0 && job.create_time) {
-    held.wait_deadline = *job.create_time + *s->max_wait_duration;
-  }
+  HeldJob held{job.name, gang, DemandOf(job), {}, WaitDeadline(job)};
   const auto quota =
       options_.quotas ? options_.quotas->Get(gang.project) : std::optional<ProjectQuota>();
   {
     std::lock_guard lock(mu_);
     if (cancel_while_submitting_.count(gang.job_id) > 0) return false;  // HandOver settles it
-    if (draining_) {
-      held.noted = kDrainStep;
+    if (std::string paused = PauseOf(gang.project); !paused.empty()) {
+      held.noted = std::move(paused);
     } else if (quota) {
       // Behind the project's earlier held jobs, or over what the project has free: Release()
       // decides, in the project's order.
@@ -70,7 +70,7 @@ bool JobController::Hold(const spec::CustomJob& job, const executor::GangSpec& g
       }
     }
     if (held.noted.empty()) {
-      Admit(gang.job_id, gang.project, held.demand);
+      Admit(gang.job_id, gang.project, held.demand, held.wait_deadline);
       return false;
     }
     held_.push_back(held);
@@ -96,10 +96,18 @@ void JobController::NoteHeld(const std::string& name, const std::string& reason)
   if (noted.ok()) Announce(*noted, steps);
 }
 
+std::optional<TimePoint> JobController::WaitDeadline(const spec::CustomJob& job) {
+  const auto& s = job.job_spec.scheduling;
+  if (!s || !s->max_wait_duration || s->max_wait_duration->count() <= 0 || !job.create_time) {
+    return std::nullopt;
+  }
+  return *job.create_time + *s->max_wait_duration;
+}
+
 void JobController::Admit(const std::string& id, const std::string& project,
-                          const ResourceAmount& demand) {
+                          const ResourceAmount& demand, std::optional<TimePoint> wait_deadline) {
   if (admitted_.count(id) > 0) return;
-  admitted_[id] = {project, demand};
+  admitted_[id] = {project, demand, wait_deadline};
   used_[project].Add(demand);
 }
 
@@ -135,6 +143,14 @@ std::vector<JobController::HeldJob> JobController::TakeReleasable(
       continue;
     }
     const std::string& project = it->gang.project;
+    if (std::string paused = PauseOf(project); !paused.empty()) {
+      if (it->noted != paused) {  // a job held by its quota, then by a pause
+        it->noted = paused;
+        notes->push_back({it->name, paused});
+      }
+      ++it;
+      continue;
+    }
     const auto quota = options_.quotas ? options_.quotas->Get(project) : std::nullopt;
     std::string why = blocked.count(project) > 0 || !quota
                           ? ""
@@ -149,7 +165,7 @@ std::vector<JobController::HeldJob> JobController::TakeReleasable(
       ++it;
       continue;
     }
-    Admit(it->gang.job_id, project, it->demand);
+    Admit(it->gang.job_id, project, it->demand, it->wait_deadline);
     submitting_.insert(it->gang.job_id);
     go.push_back(std::move(*it));
     it = held_.erase(it);
@@ -173,7 +189,7 @@ size_t JobController::Release() {
     {
       std::lock_guard lock(mu_);
       release_again_ = false;
-      if (!draining_) go = TakeReleasable(&expired, &notes);
+      if (paused_.count(kServerScope) == 0) go = TakeReleasable(&expired, &notes);
     }
     for (const auto& [name, why] : notes) NoteHeld(name, why);
     for (const HeldJob& h : expired) ExpireHeld(h);
@@ -187,9 +203,40 @@ size_t JobController::Release() {
 }
 
 void JobController::ExpireHeld(const HeldJob& h) {
-  MarkFailed(
-      h.name, static_cast<int>(StatusCode::kResourceExhausted),
-      "the job waited longer than its scheduling.maxWaitDuration without starting; " + h.noted);
+  MarkFailed(h.name, static_cast<int>(StatusCode::kResourceExhausted), kMaxWaitPassed + h.noted);
+}
+
+void JobController::ExpireQueued() {
+  std::vector<std::string> due;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = clock_();
+    for (const auto& [id, admitted] : admitted_) {
+      if (admitted.wait_deadline && now >= *admitted.wait_deadline) due.push_back(id);
+    }
+  }
+  for (const std::string& id : due) {
+    // The executor's word, not the stored state: a start it has not reported yet still counts.
+    auto status = executor_->Get(id);
+    if (!status.ok()) continue;  // not submitted yet: the next tick looks again
+    std::string name;
+    {
+      std::lock_guard lock(mu_);
+      auto admitted = admitted_.find(id);
+      auto named = names_by_id_.find(id);
+      if (admitted == admitted_.end() || named == names_by_id_.end()) continue;
+      if (status->state != executor::GangState::kQueued) {
+        admitted->second.wait_deadline.reset();  // started: the limit is spent
+        continue;
+      }
+      name = named->second;
+    }
+    // Failed first, then cancelled: the CANCELLED the executor reports next finds the job ended.
+    MarkFailed(name, static_cast<int>(StatusCode::kResourceExhausted),
+               kMaxWaitPassed + (status->waiting_note.empty() ? std::string(kExecutorQueued)
+                                                              : "queued: " + status->waiting_note));
+    (void)executor_->Cancel(id);
+  }
 }
 
 bool JobController::HandOverReleased(const HeldJob& h) {
@@ -215,21 +262,64 @@ bool JobController::HandOverReleased(const HeldJob& h) {
   return true;
 }
 
-size_t JobController::SetDraining(bool draining) {
+std::string JobController::PauseOf(const std::string& project) const {
+  for (const std::string& scope : {std::string(kServerScope), project}) {
+    if (auto it = paused_.find(scope); it != paused_.end()) return PauseReason(scope, it->second);
+  }
+  return "";
+}
+
+size_t JobController::SetPaused(const std::string& scope, std::optional<TimePoint> since) {
+  std::vector<std::pair<std::string, std::string>> queued;  // the executor's queue: name, id
   {
     std::lock_guard lock(mu_);
-    draining_ = draining;
+    if (since) {
+      paused_.emplace(scope, *since);
+    } else {
+      paused_.erase(scope);
+    }
+    for (const auto& [id, admitted] : admitted_) {
+      const auto named = names_by_id_.find(id);
+      if (since && named != names_by_id_.end() &&
+          (scope == kServerScope || admitted.project == scope)) {
+        queued.push_back({named->second, id});
+      }
+    }
   }
-  return draining ? 0 : Release();
+  // The executor holds the scope's gangs it has queued (not those it started), and those jobs
+  // say why in their history, as held ones do.
+  executor_->SetPaused(scope, since.has_value());
+  for (const auto& [name, id] : queued) {
+    auto gang = executor_->Get(id);
+    if (gang.ok() && gang->state == executor::GangState::kQueued) {
+      NoteHeld(name, PauseReason(scope, *since));
+    }
+  }
+  // A project's pause is noted in the history of its jobs held already (by its quota) too.
+  return since && scope == kServerScope ? 0 : Release();
+}
+
+size_t JobController::SetDraining(bool draining) {
+  return SetPaused(kServerScope, draining ? std::optional<TimePoint>(clock_()) : std::nullopt);
 }
 
 size_t JobController::QuotasChanged() { return Release(); }
 
-void JobController::Tick() { Release(); }
+void JobController::Tick() {
+  Release();
+  ExpireQueued();
+}
 
 bool JobController::draining() const {
   std::lock_guard lock(mu_);
-  return draining_;
+  return paused_.count(kServerScope) > 0;
+}
+
+std::map<std::string, TimePoint> JobController::paused_projects() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, TimePoint> out = paused_;
+  out.erase(kServerScope);
+  return out;
 }
 
 size_t JobController::held_jobs() const {
@@ -242,6 +332,9 @@ std::map<std::string, ProjectUse> JobController::ProjectUses() const {
   std::map<std::string, ProjectUse> out;
   for (const auto& [project, used] : used_) out[project].used = used;
   for (const HeldJob& h : held_) out[h.gang.project].held_jobs += 1;
+  for (const auto& [scope, since] : paused_) {
+    if (scope != kServerScope) out[scope].paused_since = since;
+  }
   return out;
 }
 

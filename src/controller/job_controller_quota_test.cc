@@ -138,6 +138,31 @@ TEST_F(JobControllerQuotaTest, AHeldJobFailsOnceItsMaxWaitDurationPassed) {
             "starting");
 }
 
+// The wait in the executor's own queue (the host full) is bounded too: the job fails, its gang is
+// cancelled; a job the executor started in time runs on.
+TEST_F(JobControllerQuotaTest, AJobQueuedInTheExecutorFailsOnceItsMaxWaitDurationPassed) {
+  const std::string wait = R"(,"scheduling":{"maxWaitDuration":"60s"})";
+  CustomJob queued = MustCreate("p", Job("", wait)), started = MustCreate("p", Job("", wait));
+  ASSERT_TRUE(executor_.Advance(started.Id(), GangState::kRunning).ok());
+  auto describe = [&](const CustomJob& job) {
+    auto got = controller_->Get(job.name);
+    if (!got.ok()) return got.status().ToString();
+    std::string out(spec::JobStateName(got->state));
+    if (got->error) out += " " + std::to_string(got->error->code) + " " + got->error->message;
+    auto gang = executor_.Get(job.Id());
+    return out + " (" + (gang.ok() ? executor::GangStateName(gang->state) : "?") + ")";
+  };
+  now_ += std::chrono::seconds(59);
+  controller_->Tick();
+  const std::string before = describe(queued);
+  now_ += std::chrono::seconds(2);
+  controller_->Tick();
+  EXPECT_EQ(before + " | " + describe(queued) + " | " + describe(started),
+            "JOB_STATE_QUEUED (QUEUED) | JOB_STATE_FAILED 8 the job waited longer than its "
+            "scheduling.maxWaitDuration without starting; queued in the executor: what its "
+            "replicas ask for was never free at once (CANCELLED) | JOB_STATE_RUNNING (RUNNING)");
+}
+
 TEST_F(JobControllerQuotaTest, CancellingAHeldJobEndsItAndFreesItsPlace) {
   SetQuota("p", R"({"concurrentJobs": 1})");
   CustomJob run = MustCreate("p");
@@ -152,6 +177,71 @@ TEST_F(JobControllerQuotaTest, ANonIntegerPriorityLabelIsRefusedNamingIt) {
   EXPECT_EQ(job.status().ToString(),
             "INVALID_ARGUMENT: labels.trainyard-priority: must be an integer from 0 to 1000 "
             "(higher runs first within the project), got 'high'");
+}
+
+constexpr char kTeamaPaused[] =
+    "held: project teama is paused by an admin since 2027-01-15T08:00:00.000000Z; it starts once "
+    "an admin resumes it (trainyard admin resume --project teama)";
+
+TEST_F(JobControllerQuotaTest, APausedProjectsJobsWaitWithTheReasonOthersStartResumeStartsThem) {
+  controller_->SetPaused("teama", now_);
+  CustomJob a = MustCreate("teama"), b = MustCreate("teamb");
+  EXPECT_EQ(Submitted() + " | " + LastStep(a), b.Id() + " | " + kTeamaPaused);
+  EXPECT_EQ(controller_->SetPaused("teama", std::nullopt), 1u);
+  EXPECT_EQ(Submitted(), b.Id() + " " + a.Id());
+}
+
+TEST_F(JobControllerQuotaTest, APauseCoversJobsHeldByTheQuotaAndOutlastsTheirRelease) {
+  SetQuota("teama", R"({"concurrentJobs": 1})");
+  CustomJob run = MustCreate("teama"), held = MustCreate("teama");
+  controller_->SetPaused("teama", now_);
+  Finish(run);  // frees the quota: still paused
+  EXPECT_EQ(Submitted() + " | " + LastStep(held), run.Id() + " | " + kTeamaPaused);
+  controller_->SetPaused("teama", std::nullopt);
+  EXPECT_EQ(Submitted(), run.Id() + " " + held.Id());
+}
+
+// A job already in the executor's queue when its project is paused: the executor is told (the
+// local one holds it there) and the job's history says why it waits.
+TEST_F(JobControllerQuotaTest, APauseIsNotedOnTheProjectsJobsTheExecutorHasQueued) {
+  CustomJob queued = MustCreate("teama"), running = MustCreate("teama");
+  ASSERT_TRUE(executor_.Advance(running.Id(), GangState::kRunning).ok());
+  controller_->SetPaused("teama", now_);
+  EXPECT_EQ(LastStep(queued) + " | " + LastStep(running), std::string(kTeamaPaused) + " | ");
+}
+
+TEST_F(JobControllerQuotaTest, ResumingTheServerLeavesAPausedProjectPaused) {
+  controller_->SetDraining(true);
+  controller_->SetPaused("teama", now_);
+  CustomJob a = MustCreate("teama"), b = MustCreate("teamb");
+  EXPECT_EQ(controller_->SetDraining(false), 1u);
+  EXPECT_EQ(Submitted() + " " + std::to_string(controller_->ProjectUses()["teama"].held_jobs),
+            b.Id() + " 1");
+}
+
+TEST(PauseBookTest, PausesSurviveInTheirFileKeepingTheirFirstTime) {
+  const auto file = testing::MakeTestDir() / "paused_projects.json";
+  const TimePoint t0 = FromUnixMicros(1'800'000'000'000'000), t1 = t0 + std::chrono::hours(1);
+  {
+    PauseBook book(file);
+    ASSERT_TRUE(book.Set("teama", t0).ok());
+    ASSERT_TRUE(book.Set("teama", t1).ok());  // already paused: keeps t0
+    ASSERT_TRUE(book.Set("teamb", t1).ok());
+    ASSERT_TRUE(book.Set("teamb", std::nullopt).ok());
+  }
+  PauseBook again(file);
+  ASSERT_TRUE(again.Load().ok());
+  std::string got;
+  for (const auto& [project, since] : again.All()) got += project + "@" + FormatTimestamp(since);
+  EXPECT_EQ(got, "teama@2027-01-15T08:00:00.000000Z");
+}
+
+TEST(PauseBookTest, AMalformedFileIsRefusedNamingIt) {
+  const auto file = testing::MakeTestDir() / "paused_projects.json";
+  testing::WriteFileOrDie(file, R"({"projects": {"teama": 7}})");
+  PauseBook book(file);
+  EXPECT_EQ(book.Load().ToString(),
+            "INVALID_ARGUMENT: " + file.string() + ": project teama: not a string");
 }
 
 TEST(QuotaBookTest, QuotasSurviveInTheirFileAndBadOnesNameTheField) {

@@ -69,7 +69,15 @@ size_t JobController::RetryPendingWrites() {
   std::vector<HeldJob> parked;
   {
     std::lock_guard lock(mu_);
-    if (!draining_) parked.swap(parked_);  // draining: they wait for the resume as well
+    // Paused ones wait for the resume as well.
+    for (auto it = parked_.begin(); it != parked_.end();) {
+      if (!PauseOf(it->gang.project).empty()) {
+        ++it;
+        continue;
+      }
+      parked.push_back(std::move(*it));
+      it = parked_.erase(it);
+    }
   }
   for (const HeldJob& h : parked) {
     auto stored = store_->Get(h.name);

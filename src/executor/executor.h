@@ -182,6 +182,11 @@ class Executor {
   // share of one of weight 1. Ignored by default (Slurm has its own fair share).
   virtual void SetProjectWeight(const std::string& /*project*/, double /*weight*/) {}
 
+  // An admin's pause (controller/pause_book.h) of `scope`, a project or "*" for every project:
+  // executors that queue gangs (the local one) start none of its queued gangs until it is resumed;
+  // running gangs run on. Ignored by default (Slurm's queue is Slurm's).
+  virtual void SetPaused(const std::string& /*scope*/, bool /*paused*/) {}
+
   // Accepts the gang: it is queued until all replicas fit at once, then started together.
   // INVALID_ARGUMENT if a replica can never fit this executor (names the replica and resource),
   // ALREADY_EXISTS if the job_id is known.

@@ -125,6 +125,14 @@ void GangScheduler::SetProjectWeight(const std::string& project, double weight) 
   weights_[project] = weight > 0 ? weight : 1.0;
 }
 
+void GangScheduler::SetPaused(const std::string& scope, bool paused) {
+  if (paused) {
+    paused_.insert(scope);
+  } else {
+    paused_.erase(scope);
+  }
+}
+
 double GangScheduler::WeightedShare(const Demand& d, const std::string& project) const {
   double share = 0;
   if (capacity_.cpus > 0) share = std::max(share, d.cpus / capacity_.cpus);
@@ -143,6 +151,7 @@ std::vector<size_t> GangScheduler::Order() const {
   std::map<std::string, std::deque<size_t>> lanes;
   std::map<std::string, double> share;
   for (size_t i = 0; i < queue_.size(); ++i) {
+    if (paused_.count("*") > 0 || paused_.count(queue_[i].cls.project) > 0) continue;
     if (queue_[i].overtaken >= max_overtakes_) {
       order.push_back(i);  // urgent: queue_ is in submission order already
       share[queue_[i].cls.project] += WeightedShare(queue_[i].demand, queue_[i].cls.project);

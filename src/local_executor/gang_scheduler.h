@@ -106,6 +106,9 @@ class GangScheduler {
   // A project's weight in the fair share (an admin setting): a project of weight 2 may hold twice
   // the share of one of weight 1 before the other goes first. Weights <= 0 are taken as 1.
   void SetProjectWeight(const std::string& project, double weight);
+  // Pauses (or resumes) a project's queued gangs, or every queued gang with scope "*": they
+  // neither start nor reserve anything, and are left out of OrderedIds, until resumed.
+  void SetPaused(const std::string& scope, bool paused);
 
   // Admits every gang the policy allows now, in queue order, and marks their resources used.
   std::vector<Admission> Admit();
@@ -169,7 +172,8 @@ class GangScheduler {
   int max_overtakes_;
   uint64_t next_seq_ = 0;
   std::map<std::string, double> weights_;
-  std::deque<Waiting> queue_;  // in submission order
+  std::set<std::string> paused_;  // projects, or "*"
+  std::deque<Waiting> queue_;     // in submission order
   struct Running {
     Demand demand;
     std::vector<int> gpus;

@@ -253,5 +253,22 @@ TEST(GangSchedulerTest, AReservationHoldsAgainstOtherProjectsWithASmallerShare) 
   EXPECT_EQ(Render(s.Admit()), "b-big[]");
 }
 
+// An admin's pause: the paused project's queued gangs neither start nor reserve what they need;
+// another project's gang takes the host meanwhile; the resume lets them start.
+TEST(GangSchedulerTest, APausedProjectsGangsWaitWithoutReservingUntilResumed) {
+  GangScheduler s({4, 16, {}, {}});
+  s.SetPaused("teama", true);
+  ASSERT_TRUE(s.Enqueue("a-big", {Cpu(4)}, {"teama", 0}).ok());
+  ASSERT_TRUE(s.Enqueue("b-small", {Cpu(1)}, {"teamb", 0}).ok());
+  const std::string paused = Render(s.Admit());
+  s.SetPaused("*", true);
+  ASSERT_TRUE(s.Enqueue("b-next", {Cpu(1)}, {"teamb", 0}).ok());
+  const std::string drained = Render(s.Admit());
+  s.SetPaused("*", false);
+  s.SetPaused("teama", false);
+  EXPECT_TRUE(s.Remove("b-small"));
+  EXPECT_EQ(paused + " | " + drained + " | " + Render(s.Admit()), "b-small[] |  | a-big[]");
+}
+
 }  // namespace
 }  // namespace trainyard::executor

@@ -304,6 +304,13 @@ void LocalExecutor::SetProjectWeight(const std::string& project, double weight) 
   scheduler_.SetProjectWeight(project, weight);
 }
 
+void LocalExecutor::SetPaused(const std::string& scope, bool paused) {
+  std::lock_guard<std::mutex> lock(mu_);
+  scheduler_.SetPaused(scope, paused);
+  wake_ = true;  // a resume may start queued gangs at once
+  cv_.notify_all();
+}
+
 std::vector<std::string> LocalExecutor::AdmissionNotes(const GangSpec& spec) const {
   std::vector<ReplicaDemand> demands;
   std::vector<std::string> warnings;

@@ -131,6 +131,7 @@ class LocalExecutor : public Executor {
   Status Validate(const GangSpec& spec) const override;
   std::vector<std::string> AdmissionNotes(const GangSpec& spec) const override;
   void SetProjectWeight(const std::string& project, double weight) override;
+  void SetPaused(const std::string& scope, bool paused) override;
   Status Submit(const GangSpec& spec) override;
   StatusOr<GangStatus> Adopt(const GangSpec& spec) override;
   Status Cancel(const std::string& job_id) override;

@@ -351,9 +351,14 @@ void ServerMetrics::RenderProjects(PrometheusText& t) const {
   for (const auto& p : projects)
     t.Sample("trainyard_project_weight", {{"project", p.project}}, p.weight);
   t.Family("trainyard_project_held_jobs", "gauge",
-           "A project's jobs held QUEUED by its quota or by draining.");
+           "A project's jobs held QUEUED by its quota, a pause or draining.");
   for (const auto& p : projects) {
     t.Sample("trainyard_project_held_jobs", {{"project", p.project}}, p.held_jobs);
+  }
+  t.Family("trainyard_project_paused", "gauge",
+           "1 while an admin has the project paused (its new jobs are held), else 0.");
+  for (const auto& p : projects) {
+    t.Sample("trainyard_project_paused", {{"project", p.project}}, p.paused ? 1 : 0);
   }
 }
 

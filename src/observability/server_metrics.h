@@ -71,6 +71,7 @@ struct ProjectFigures {
   std::map<std::string, double> quota;  // only the resources with a limit
   double weight = 1;
   int held_jobs = 0;
+  bool paused = false;  // an admin paused the project (trainyard admin drain --project P)
 };
 
 struct ServerMetricsOptions {

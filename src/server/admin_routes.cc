@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/route_util.h"
+#include "controller/pause_book.h"
 #include "protojson/parse.h"
 #include "protojson/reader.h"
 
@@ -35,7 +36,7 @@ Status CheckEmptyBody(const httplib::Request& req) {
 }
 
 // The P of /v1/admin/projects/P:...: a project id ("*" and other patterns are not projects).
-StatusOr<std::string> ProjectOfQuotaPath(const httplib::Request& req) {
+StatusOr<std::string> ProjectOfAdminPath(const httplib::Request& req) {
   const std::string project = req.matches.size() > 1 ? req.matches[1].str() : "";
   const bool valid =
       !project.empty() && project.size() <= 63 &&
@@ -51,13 +52,42 @@ StatusOr<std::string> ProjectOfQuotaPath(const httplib::Request& req) {
   return project;
 }
 
+// drain and resume: of the server (/v1/admin:drain, an admin of every project) or of one project
+// (/v1/admin/projects/P:drain, an admin of P may call it: the access check reads P from the path).
+void RegisterPauseRoutes(api::RouteTable& routes, const AdminControls& controls,
+                         const api::ProjectOf& every_project) {
+  const api::ProjectOf path_project = [](const httplib::Request& req) {
+    return req.matches.size() > 1 ? req.matches[1].str() : std::string();
+  };
+  for (const bool pause : {true, false}) {
+    const std::string verb = pause ? "drain" : "resume";
+    routes.Post("/v1/admin:" + verb, auth::Access::kAdmin,
+                api::Guarded([set = controls.set_paused,
+                              pause](const httplib::Request& req) -> StatusOr<json> {
+                  TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+                  TY_RETURN_IF_ERROR(CheckEmptyBody(req));
+                  return set(controller::kServerScope, pause);
+                }),
+                every_project);
+    routes.Post("/v1/admin/projects/([^/:]+):" + verb, auth::Access::kAdmin,
+                api::Guarded([set = controls.set_paused,
+                              pause](const httplib::Request& req) -> StatusOr<json> {
+                  TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
+                  TY_RETURN_IF_ERROR(CheckEmptyBody(req));
+                  TY_ASSIGN_OR_RETURN(std::string project, ProjectOfAdminPath(req));
+                  return set(project, pause);
+                }),
+                path_project);
+  }
+}
+
 void RegisterQuotaRoutes(api::RouteTable& routes, const AdminControls& controls,
                          const api::ProjectOf& every_project) {
   routes.Post(
       "/v1/admin/projects/([^/:]+):setQuota", auth::Access::kAdmin,
       api::Guarded([set = controls.set_quota](const httplib::Request& req) -> StatusOr<json> {
         TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
-        TY_ASSIGN_OR_RETURN(std::string project, ProjectOfQuotaPath(req));
+        TY_ASSIGN_OR_RETURN(std::string project, ProjectOfAdminPath(req));
         TY_ASSIGN_OR_RETURN(json body, protojson::ParseJson(req.body.empty() ? "{}" : req.body));
         TY_ASSIGN_OR_RETURN(controller::ProjectQuota quota, controller::ProjectQuotaFromJson(body));
         return set(project, quota);
@@ -68,7 +98,7 @@ void RegisterQuotaRoutes(api::RouteTable& routes, const AdminControls& controls,
       api::Guarded([set = controls.set_quota](const httplib::Request& req) -> StatusOr<json> {
         TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
         TY_RETURN_IF_ERROR(CheckEmptyBody(req));
-        TY_ASSIGN_OR_RETURN(std::string project, ProjectOfQuotaPath(req));
+        TY_ASSIGN_OR_RETURN(std::string project, ProjectOfAdminPath(req));
         return set(project, std::nullopt);
       }),
       every_project);
@@ -94,16 +124,7 @@ void RegisterAdminRoutes(api::RouteTable& routes, AdminControls controls) {
         return report.ToJson();
       }),
       every_project);
-  for (const bool draining : {true, false}) {
-    routes.Post(draining ? "/v1/admin:drain" : "/v1/admin:resume", auth::Access::kAdmin,
-                api::Guarded([set = controls.set_draining,
-                              draining](const httplib::Request& req) -> StatusOr<json> {
-                  TY_RETURN_IF_ERROR(api::CheckParams(req, {}));
-                  TY_RETURN_IF_ERROR(CheckEmptyBody(req));
-                  return set(draining);
-                }),
-                every_project);
-  }
+  RegisterPauseRoutes(routes, controls, every_project);
   routes.Get(
       "/v1/admin:status", auth::Access::kAdmin,
       api::Guarded([status = controls.status](const httplib::Request& req) -> StatusOr<json> {

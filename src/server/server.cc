@@ -83,6 +83,9 @@ struct Server::Parts {
   PeriodicThread write_retry;
   // Per-project quotas and weights (controller/project_quota.h), in the data dir.
   std::unique_ptr<controller::QuotaBook> quotas;
+  // Projects an admin paused (controller/pause_book.h), in the data dir; the server-wide drain
+  // is DataDir's marker.
+  std::unique_ptr<controller::PauseBook> pauses;
   // Expires held jobs past their maxWaitDuration (JobController::Tick); stops before the
   // controllers are destroyed.
   PeriodicThread admission_tick;
@@ -194,6 +197,7 @@ nlohmann::json ProjectEntry(const std::string& project,
                       {"used", controller::ResourceAmountToJson(use.used)},
                       {"heldJobs", use.held_jobs}};
   if (quota) j["quota"] = controller::ProjectQuotaToJson(*quota);
+  if (use.paused_since) j["pausedSince"] = FormatTimestamp(*use.paused_since);
   return j;
 }
 
@@ -204,6 +208,7 @@ std::vector<observability::ProjectFigures> ProjectFiguresOf(const Parts& p) {
     observability::ProjectFigures f;
     f.project = project;
     f.held_jobs = use.held_jobs;
+    f.paused = use.paused_since.has_value();
     f.used = {
         {"vcpus", use.used.vcpus}, {"memory_gib", use.used.memory_gib}, {"jobs", use.used.jobs}};
     for (const auto& [type, n] : use.used.gpus) f.used["gpus:" + type] = n;
@@ -343,8 +348,43 @@ Status MakeApi(Parts& p) {
   return Status::Ok();
 }
 
-// Retention of old job files, operations and audit rows (retention.h), draining, and the admin
-// routes over them (admin_routes.h).
+// The server's drain and the projects' pauses, read before the job controller starts: the queued
+// jobs it finds are held too.
+Status LoadPauses(Parts& p) {
+  if (p.options.drain) TY_RETURN_IF_ERROR(p.data_dir.SetDraining(true));
+  if (p.data_dir.Draining()) p.jobs->SetDraining(true);
+  p.pauses = std::make_unique<controller::PauseBook>(p.data_dir.path() / "paused_projects.json");
+  TY_RETURN_IF_ERROR(p.pauses->Load());
+  for (const auto& [project, since] : p.pauses->All()) p.jobs->SetPaused(project, since);
+  return Status::Ok();
+}
+
+nlohmann::json PausedEntry(const Parts& p, const std::string& project, TimePoint since) {
+  const auto uses = p.jobs->ProjectUses();
+  const auto it = uses.find(project);
+  return {{"project", project},
+          {"since", FormatTimestamp(since)},
+          {"heldJobs", it == uses.end() ? 0 : it->second.held_jobs}};
+}
+
+// What a project's pause or resume answers: that project only (its admin may call it).
+nlohmann::json ProjectPauseEntry(const Parts& p, const std::string& project) {
+  const auto paused = p.jobs->paused_projects();
+  const auto it = paused.find(project);
+  if (it != paused.end()) {
+    nlohmann::json out = PausedEntry(p, project, it->second);
+    out["paused"] = true;
+    return out;
+  }
+  const auto uses = p.jobs->ProjectUses();
+  const auto use = uses.find(project);
+  return {{"project", project},
+          {"paused", false},
+          {"heldJobs", use == uses.end() ? 0 : use->second.held_jobs}};
+}
+
+// Retention of old job files, operations and audit rows (retention.h), draining and pauses, and
+// the admin routes over them (admin_routes.h).
 Status MakeAdmin(Parts& p) {
   RetentionParts parts;
   parts.data_dir = p.data_dir.path();
@@ -354,26 +394,33 @@ Status MakeAdmin(Parts& p) {
   parts.operations = p.operations.get();
   parts.audit = p.auth.audit.get();
   p.retention = std::make_unique<Retention>(p.options.retention, std::move(parts));
-  // Before the job controller starts: the queued jobs it finds are held too.
-  if (p.options.drain) TY_RETURN_IF_ERROR(p.data_dir.SetDraining(true));
-  if (p.data_dir.Draining()) p.jobs->SetDraining(true);
+  TY_RETURN_IF_ERROR(LoadPauses(p));
   AdminControls controls;
   controls.retention = p.retention.get();
   controls.status = [&p] {
+    nlohmann::json paused = nlohmann::json::array();
+    for (const auto& [project, since] : p.jobs->paused_projects()) {
+      paused.push_back(PausedEntry(p, project, since));
+    }
     return nlohmann::json{{"draining", p.jobs->draining()},
                           {"heldJobs", p.jobs->held_jobs()},
+                          {"pausedProjects", paused},
                           {"version", p.options.version}};
   };
-  controls.set_draining = [&p,
-                           status = controls.status](bool draining) -> StatusOr<nlohmann::json> {
+  controls.set_paused = [&p, status = controls.status](const std::string& scope,
+                                                       bool paused) -> StatusOr<nlohmann::json> {
+    const bool server = scope == controller::kServerScope;
+    const auto now = std::chrono::system_clock::now();
     // Durable first: a resume that is not recorded must not start jobs a restart would hold.
-    TY_RETURN_IF_ERROR(p.data_dir.SetDraining(draining));
-    const size_t started = p.jobs->SetDraining(draining);
+    TY_RETURN_IF_ERROR(server ? p.data_dir.SetDraining(paused)
+                              : p.pauses->Set(scope, paused ? std::optional(now) : std::nullopt));
+    const size_t started = p.jobs->SetPaused(scope, paused ? std::optional(now) : std::nullopt);
+    const std::string what = server ? "the server" : "project " + scope;
     p.log->Log(LogLevel::kInfo, "drain",
-               draining ? "draining: new jobs are held"
-                        : "resumed: started " + std::to_string(started) + " held jobs");
-    nlohmann::json out = status();
-    if (!draining) out["startedJobs"] = started;
+               paused ? what + " paused: its new jobs are held"
+                      : what + " resumed: started " + std::to_string(started) + " held jobs");
+    nlohmann::json out = server ? status() : ProjectPauseEntry(p, scope);
+    if (!paused) out["startedJobs"] = started;
     return out;
   };
   controls.set_quota = [&p](const std::string& project,

@@ -2,9 +2,10 @@
 // /v1/admin:* routes (src/server/admin_routes.h; an admin token of every project when the server
 // runs with --auth).
 //   trainyard admin gc [--dry-run] [--format json]   one retention pass now (retention.h)
-//   trainyard admin drain                            stop starting new jobs (they queue, held)
-//   trainyard admin resume                           start the held jobs and new ones again
-//   trainyard admin status                           draining?, held jobs, version
+//   trainyard admin drain [--project P]              stop starting new jobs (they queue, held),
+//                                                    of the server or of project P only
+//   trainyard admin resume [--project P]             start the held jobs and new ones again
+//   trainyard admin status                           draining?, held jobs, paused projects, version
 //   trainyard admin quota set P [--vcpus N] [--memory-gib N] [--gpus TYPE=N]... [--jobs N]
 //                              [--weight W]          a project's quota (docs/operations.md)
 //   trainyard admin quota clear P                    no limits for P again
@@ -47,7 +48,7 @@ void AddGc(CLI::App& admin, int* exit_code) {
   }));
 }
 
-// drain, resume, status: one call each; the server's answer is printed as JSON.
+// status, quota list: one call each; the server's answer is printed as JSON.
 void AddCall(CLI::App& admin, int* exit_code, const std::string& name, const std::string& method,
              const std::string& path, const std::string& help) {
   auto endpoint = std::make_shared<std::string>();
@@ -57,6 +58,26 @@ void AddCall(CLI::App& admin, int* exit_code, const std::string& name, const std
     TY_ASSIGN_OR_RETURN(auto client, ApiClient::Connect(ResolveEndpoint(*endpoint)));
     TY_ASSIGN_OR_RETURN(nlohmann::json answer,
                         client->Call(method, path, method == "POST" ? "{}" : "", 600));
+    std::cout << answer.dump(2) << "\n";
+    return Status::Ok();
+  }));
+}
+
+// drain and resume: of the server (/v1/admin:drain) or, with --project, of one project
+// (/v1/admin/projects/P:drain, which an admin of P may call too).
+void AddPause(CLI::App& admin, int* exit_code, const std::string& verb, const std::string& help) {
+  struct Flags {
+    std::string endpoint, project;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = admin.add_subcommand(verb, help);
+  cmd->add_option("--project", f->project, "Only this project (an admin of it may do this)");
+  cmd->add_option("--endpoint", f->endpoint, "Server URL (default $TRAINYARD_ENDPOINT)");
+  cmd->callback(Command("trainyard.admin." + verb, exit_code, [f, verb]() -> Status {
+    TY_ASSIGN_OR_RETURN(auto client, ApiClient::Connect(ResolveEndpoint(f->endpoint)));
+    const std::string path =
+        f->project.empty() ? "/v1/admin:" + verb : "/v1/admin/projects/" + f->project + ":" + verb;
+    TY_ASSIGN_OR_RETURN(nlohmann::json answer, client->Call("POST", path, "{}", 600));
     std::cout << answer.dump(2) << "\n";
     return Status::Ok();
   }));
@@ -128,13 +149,16 @@ void AddQuota(CLI::App& admin, int* exit_code) {
 
 void RegisterAdminServiceCommands(CLI::App& admin, int* exit_code) {
   AddGc(admin, exit_code);
-  AddCall(admin, exit_code, "drain", "POST", "/v1/admin:drain",
-          "Stop starting new jobs: creates are accepted and held QUEUED (running jobs run on) "
-          "until `trainyard admin resume`; kept across server restarts");
-  AddCall(admin, exit_code, "resume", "POST", "/v1/admin:resume",
-          "Start the held jobs, oldest first, and new ones again");
+  AddPause(admin, exit_code, "drain",
+           "Stop starting new jobs of the server (or of --project P): creates are accepted and "
+           "held QUEUED (running jobs run on) until `trainyard admin resume`; kept across server "
+           "restarts");
+  AddPause(admin, exit_code, "resume",
+           "Start the held jobs of the server (or of --project P), oldest first, and new ones "
+           "again");
   AddCall(admin, exit_code, "status", "GET", "/v1/admin:status",
-          "Whether the server is draining, how many jobs it holds, its version");
+          "Whether the server is draining, how many jobs it holds, the paused projects, its "
+          "version");
   AddQuota(admin, exit_code);
 }
 

@@ -184,7 +184,8 @@ void RegisterAiPlatformCommands(CLI::App& app, int* exit_code) {
   resource.collection = "jobs";
   resource.noun = "job";
   resource.project_parent = true;
-  resource.list_format = "table(jobId,state:label=STATUS,createTime:label=CREATED)";
+  resource.list_format =
+      "table(jobId,state:label=STATUS,createTime:label=CREATED,trainyardInfo.creator.creator())";
   resource.cancel_message = [](const std::string&) { return std::string(); };  // gcloud: silent
   RegisterResourceVerbs(jobs, resource, kDescribe | kList | kCancel, exit_code);
 

@@ -120,7 +120,7 @@ StatusOr<json> BuildCreateRequest(const HpTuningCreateFlags& f) {
 
 std::string ListTable(const std::vector<json>& jobs) {
   std::vector<std::vector<std::string>> rows = {
-      {"ID", "DISPLAY_NAME", "STATE", "TRIALS", "BEST", "CREATE_TIME"}};
+      {"ID", "DISPLAY_NAME", "STATE", "TRIALS", "BEST", "CREATE_TIME", "CREATOR"}};
   for (const auto& j : jobs) {
     auto trials = j.value("trials", json::array());
     int done = 0;
@@ -139,20 +139,9 @@ std::string ListTable(const std::vector<json>& jobs) {
     }
     rows.push_back({Id(j.value("name", "")), j.value("displayName", ""), j.value("state", ""),
                     std::to_string(done) + "/" + std::to_string(j.value("maxTrialCount", 0)), best,
-                    j.value("createTime", "")});
+                    j.value("createTime", ""), CreatorLabel(j)});
   }
-  std::vector<size_t> width(rows[0].size(), 0);
-  for (const auto& r : rows)
-    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  std::string out;
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size(); ++i) {
-      out += r[i];
-      if (i + 1 < r.size()) out += std::string(width[i] - r[i].size() + 2, ' ');
-    }
-    out += "\n";
-  }
-  return out;
+  return AlignColumns(rows);
 }
 
 }  // namespace
@@ -231,6 +220,9 @@ std::string FormatTuningJobTable(const json& job) {
   out << "name: " << job.value("name", "") << "\n"
       << "displayName: " << job.value("displayName", "") << "\n"
       << "state: " << job.value("state", "") << "\n";
+  if (const std::string creator = CreatorLabel(job); !creator.empty()) {
+    out << "creator: " << creator << "\n";
+  }
   if (job.contains("error")) out << "error: " << job["error"].value("message", "") << "\n";
   out << "\n";
   std::vector<std::vector<std::string>> rows = {

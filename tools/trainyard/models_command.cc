@@ -180,7 +180,8 @@ void RegisterModelsCommands(CLI::App& ai, int* exit_code) {
   resource.command = "trainyard.ai.models";
   resource.collection = "models";
   resource.noun = "Model";
-  resource.list_format = "table(name.basename():label=MODEL_ID,displayName)";
+  resource.list_format =
+      "table(name.basename():label=MODEL_ID,displayName,trainyardInfo.creator.creator())";
   resource.delete_message = [](const std::string&) { return std::string(); };
   RegisterResourceVerbs(models, resource, kDescribe | kList | kDelete, exit_code);
   AddUpload(models, exit_code);

@@ -14,7 +14,7 @@ using nlohmann::json;
 
 struct Key {
   std::vector<std::string> path;  // fields, and "[N]" for indexes
-  std::string transform;          // "", "basename", "len"
+  std::string transform;          // "", "basename", "len", "creator"
   std::string label;
 };
 
@@ -46,7 +46,7 @@ StatusOr<Key> ParseKey(const std::string& text, const std::string& format) {
   size_t colon = spec.find(':');
   std::string attrs = colon == std::string::npos ? "" : spec.substr(colon + 1);
   spec = spec.substr(0, colon);
-  for (const char* t : {"basename", "len"}) {
+  for (const char* t : {"basename", "len", "creator"}) {
     const std::string suffix = "." + std::string(t) + "()";
     if (spec.ends_with(suffix)) {
       key.transform = t;
@@ -140,6 +140,7 @@ std::string ValueOf(const json& item, const Key& key) {
       v = &(*v)[p];
     }
   }
+  if (key.transform == "creator") return CreatorText(*v);
   if (key.transform == "len") {
     return std::to_string(v->is_array() || v->is_object() ? v->size()
                           : v->is_string()                ? v->get<std::string>().size()
@@ -172,6 +173,25 @@ std::string Render(const std::vector<json>& items, const Projection& p) {
 }
 
 }  // namespace
+
+std::string CreatorText(const json& creator) {
+  if (!creator.is_object()) return "";
+  if (creator.value("anonymous", false)) return "anonymous";
+  for (const char* field : {"owner", "description", "tokenId"}) {
+    const auto it = creator.find(field);
+    if (it != creator.end() && it->is_string() && !it->get<std::string>().empty()) {
+      return it->get<std::string>();
+    }
+  }
+  return "";
+}
+
+std::string CreatorLabel(const json& resource) {
+  const auto info = resource.find("trainyardInfo");
+  if (info == resource.end() || !info->is_object()) return "";
+  const auto creator = info->find("creator");
+  return creator == info->end() ? "" : CreatorText(*creator);
+}
 
 std::string AlignColumns(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width;
@@ -228,7 +248,7 @@ const NamedFormats& CustomJobFormats() {
   static const NamedFormats kFormats = {
       {"table", [](const std::vector<json>& jobs, bool) {
          std::vector<std::vector<std::string>> rows = {
-             {"ID", "DISPLAY_NAME", "STATE", "CREATE_TIME", "EST_COST_USD"}};
+             {"ID", "DISPLAY_NAME", "STATE", "CREATE_TIME", "CREATOR", "EST_COST_USD"}};
          for (const auto& j : jobs) {
            char cost[32] = "";
            if (j.contains("trainyardInfo")) {
@@ -237,7 +257,7 @@ const NamedFormats& CustomJobFormats() {
            }
            rows.push_back({std::string(spec::LastSegment(j.value("name", ""))),
                            j.value("displayName", ""), j.value("state", ""),
-                           j.value("createTime", ""), cost});
+                           j.value("createTime", ""), CreatorLabel(j), cost});
          }
          return AlignColumns(rows);
        }}};

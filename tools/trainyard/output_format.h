@@ -6,9 +6,10 @@
 //                                      plain `table` is otherwise ID, DISPLAY_NAME, STATE,
 //                                      CREATE_TIME
 // A KEY is a dotted path into the resource ("trainingInput.region", "trials[0].state"),
-// optionally followed by a transform — `.basename()` (the part after the last '/') or
-// `.len()` — and attributes: `:label=TEXT` (the table header; default the key's last field as
-// UPPER_SNAKE_CASE). Absent keys print empty. Objects and arrays print as compact JSON.
+// optionally followed by a transform — `.basename()` (the part after the last '/'), `.len()`
+// or `.creator()` (a trainyardInfo.creator object as CreatorText) — and attributes: `:label=TEXT`
+// (the table header; default the key's last field as UPPER_SNAKE_CASE). Absent keys print empty.
+// Objects and arrays print as compact JSON.
 #pragma once
 
 #include <functional>
@@ -35,13 +36,20 @@ StatusOr<std::string> FormatResources(const std::vector<nlohmann::json>& items,
                                       const std::string& format, bool as_list,
                                       const NamedFormats& named = {});
 
-// The CustomJob formats: "table" shows ID, DISPLAY_NAME, STATE, CREATE_TIME and the estimated
-// cost.
+// The CustomJob formats: "table" shows ID, DISPLAY_NAME, STATE, CREATE_TIME, CREATOR and the
+// estimated cost.
 const NamedFormats& CustomJobFormats();
 
 // Renders one resource or a list of CustomJobs (json, yaml, table, value(...), table(...)).
 std::string FormatJobs(const std::vector<nlohmann::json>& jobs, const std::string& format,
                        bool as_list);
+
+// Who created a resource, for a CREATOR column, from its creator object (spec/creator.h's JSON):
+// the token's owner, else its description, else its id; "anonymous" for a resource created on a
+// server without tokens; "" for none (resources stored before creators were recorded).
+std::string CreatorText(const nlohmann::json& creator);
+// The same of a resource's trainyardInfo.creator.
+std::string CreatorLabel(const nlohmann::json& resource);
 
 // Aligned columns, two spaces apart, trailing blanks trimmed; rows[0] is the header.
 std::string AlignColumns(const std::vector<std::vector<std::string>>& rows);

@@ -54,12 +54,35 @@ TEST(OutputFormatTest, BadFormatsNameTheFlagAndTheProblem) {
             "keys\n");
 }
 
-TEST(OutputFormatTest, CustomJobTableIsUnchanged) {
+TEST(OutputFormatTest, CustomJobTableShowsTheCreator) {
   json job = json::parse(R"({"name":"projects/p/locations/l/customJobs/7","displayName":"d",
-    "state":"JOB_STATE_RUNNING","createTime":"t","trainyardInfo":{"estimatedCostUsd":0.5}})");
+    "state":"JOB_STATE_RUNNING","createTime":"t","trainyardInfo":{"estimatedCostUsd":0.5,
+    "creator":{"tokenId":"0123456789abcdef","project":"p","owner":"ana@example.com"}}})");
   EXPECT_EQ(FormatJobs({job}, "table", true),
-            "ID  DISPLAY_NAME  STATE              CREATE_TIME  EST_COST_USD\n"
-            "7   d             JOB_STATE_RUNNING  t            0.5000\n");
+            "ID  DISPLAY_NAME  STATE              CREATE_TIME  CREATOR          EST_COST_USD\n"
+            "7   d             JOB_STATE_RUNNING  t            ana@example.com  0.5000\n");
+}
+
+// The CREATOR of a list table: the token's owner, else its description, else its id;
+// "anonymous" without tokens; empty for a resource stored before creators were recorded.
+TEST(OutputFormatTest, TheCreatorTransformNamesOwnerDescriptionIdOrAnonymous) {
+  std::vector<json> items;
+  for (const char* creator :
+       {R"({"tokenId":"0123456789abcdef","owner":"ana@example.com","description":"CI"})",
+        R"({"tokenId":"0123456789abcdef","description":"CI"})", R"({"tokenId":"0123456789abcdef"})",
+        R"({"anonymous":true,"callerIp":"127.0.0.1"})", "null"}) {
+    items.push_back(json{{"name", "m" + std::to_string(items.size())},
+                         {"trainyardInfo", {{"creator", json::parse(creator)}}}});
+  }
+  auto out = FormatResources(items, "table(name,trainyardInfo.creator.creator())", true);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out,
+            "NAME  CREATOR\n"
+            "m0    ana@example.com\n"
+            "m1    CI\n"
+            "m2    0123456789abcdef\n"
+            "m3    anonymous\n"
+            "m4\n");
 }
 
 }  // namespace

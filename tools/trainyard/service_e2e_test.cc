@@ -1,6 +1,7 @@
 // End-to-end tests of running the server as a service (docs/operations.md): retention of old
 // job files, logs, operations and audit rows, and `trainyard admin gc`, with the real binary.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -187,6 +188,85 @@ TEST_F(ServiceE2ETest, DrainHoldsNewJobsAcrossARestartUntilResume) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(json::parse(resumed.out).value("startedJobs", -1), 1);
   EXPECT_EQ(WaitForJob(server_->port(), name, {}).value("state", ""), "JOB_STATE_SUCCEEDED");
+}
+
+// A paused project's jobs wait QUEUED (saying so in describe) across a restart while another
+// project's run; status and /metrics show the pause; resuming the project starts them.
+TEST_F(ServiceE2ETest, APausedProjectHoldsItsJobsAcrossARestartOthersRunUntilResume) {
+  StartServer({});
+  auto paused = Run({"admin", "drain", "--project", "teama"});
+  ASSERT_EQ(paused.exit_code, 0) << paused.err;
+  json body = {{"displayName", "paused"},
+               {"jobSpec",
+                {{"workerPoolSpecs",
+                  {{{"machineSpec", {{"machineType", "e2-standard-2"}}},
+                    {"replicaCount", 1},
+                    {"containerSpec", {{"imageUri", "local"}, {"command", {"true"}}}}}}}}}};
+  auto create = [&](const std::string& project) {
+    HttpResult r =
+        Http(server_->port(), "POST",
+             "/v1/projects/" + project + "/locations/us-central1/customJobs", body.dump());
+    EXPECT_EQ(r.status, 200) << r.body.dump();
+    return r.body.value("name", "");
+  };
+  const std::string held = create("teama"), other = create("teamb");
+  EXPECT_EQ(WaitForJob(server_->port(), other, {}).value("state", ""), "JOB_STATE_SUCCEEDED");
+  server_.reset();  // SIGTERM
+  StartServer({});
+  auto described = Run({"ai", "custom-jobs", "describe", held});
+  auto status = Run({"admin", "status"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  const json listed = json::parse(status.out)["pausedProjects"];
+  httplib::Client client("127.0.0.1", server_->port());
+  auto scraped = client.Get("/metrics");
+  const std::string metrics = scraped ? scraped->body : "no answer";
+  EXPECT_EQ(Http(server_->port(), "GET", "/v1/" + held).body.value("state", "") + " " +
+                std::to_string(listed.size()) + " " + listed[0].value("project", "") + " " +
+                listed[0]["heldJobs"].dump(),
+            "JOB_STATE_QUEUED 1 teama 1");
+  EXPECT_NE(described.out.find("held: project teama is paused by an admin since "),
+            std::string::npos)
+      << described.out << described.err;
+  EXPECT_NE(metrics.find("trainyard_project_paused{project=\"teama\"} 1"), std::string::npos)
+      << metrics;
+  auto resumed = Run({"admin", "resume", "--project", "teama"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(json::parse(resumed.out).value("startedJobs", -1), 1);
+  EXPECT_EQ(WaitForJob(server_->port(), held, {}).value("state", ""), "JOB_STATE_SUCCEEDED");
+}
+
+// A job already in the local executor's queue (the host full) when its project is paused stays
+// there: once the host frees, a later job of another project starts instead; the resume starts it.
+TEST_F(ServiceE2ETest, APausedProjectsJobInTheExecutorsQueueWaitsWhileOthersStart) {
+  StartServer({"--cpus", "2"});
+  auto create = [&](const std::string& project, const std::string& command) {
+    json body = {
+        {"displayName", "q"},
+        {"jobSpec",
+         {{"workerPoolSpecs",
+           {{{"machineSpec", {{"machineType", "e2-standard-2"}}},
+             {"replicaCount", 1},
+             {"containerSpec", {{"imageUri", "local"}, {"command", {"sh", "-c", command}}}}}}}}}};
+    HttpResult r =
+        Http(server_->port(), "POST",
+             "/v1/projects/" + project + "/locations/us-central1/customJobs", body.dump());
+    EXPECT_EQ(r.status, 200) << r.body.dump();
+    return r.body.value("name", "");
+  };
+  const std::string filler = create("teamb", "sleep 300");
+  ASSERT_EQ(WaitForJob(server_->port(), filler, {"JOB_STATE_RUNNING"}).value("state", ""),
+            "JOB_STATE_RUNNING");
+  const std::string queued = create("teama", "true");
+  ASSERT_EQ(Run({"admin", "drain", "--project", "teama"}).exit_code, 0);
+  ASSERT_EQ(Http(server_->port(), "POST", "/v1/" + filler + ":cancel").status, 200);
+  const std::string later = create("teamb", "true");
+  EXPECT_EQ(WaitForJob(server_->port(), later, {}).value("state", ""), "JOB_STATE_SUCCEEDED");
+  const json waiting = Http(server_->port(), "GET", "/v1/" + queued).body;
+  EXPECT_EQ(waiting.value("state", "") + " " +
+                waiting["trainyardInfo"]["stateHistory"].back().value("detail", "").substr(0, 29),
+            "JOB_STATE_QUEUED held: project teama is paused");
+  ASSERT_EQ(Run({"admin", "resume", "--project", "teama"}).exit_code, 0);
+  EXPECT_EQ(WaitForJob(server_->port(), queued, {}).value("state", ""), "JOB_STATE_SUCCEEDED");
 }
 
 // `--config FILE`: a [server] section of flags; the command line wins; an unknown key is named.

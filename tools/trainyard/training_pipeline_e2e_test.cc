@@ -340,7 +340,7 @@ TEST_F(TrainingPipelineE2ETest, TrainyardAiModelsSpeaksGcloud) {
             "0 {\"@type\":\"type.googleapis.com/google.cloud.aiplatform.v1.UploadModelResponse\","
             "\"model\":\"projects/p1/locations/us-central1/models/bert\",\"modelVersionId\":\"1\"}"
             " | 0 | 1 1 | "
-            "MODEL_ID  DISPLAY_NAME\nbert      bert\n | 2\n | "
+            "MODEL_ID  DISPLAY_NAME  CREATOR\nbert      bert          anonymous\n | 2\n | "
             "MODEL_ID  VERSION_ID  DISPLAY_NAME\nbert      1           bert\nbert      2           "
             "bert\n | 00 | Listed 0 items.\n");
 }
