@@ -25,8 +25,8 @@ TEST(ServingContractTest, EncodesVertexDefaults) {
             "AIP_HEALTH_ROUTE=/v1/endpoints/12/deployedModels/34\n"
             "AIP_HTTP_PORT=8080\n"
             "AIP_MACHINE_TYPE=n1-standard-4\n"
-            "AIP_MODEL_NAME=12\n"
             "AIP_MODE=PREDICTION\n"
+            "AIP_MODEL_NAME=12\n"
             "AIP_MODE_VERSION=1.0.0\n"
             "AIP_PREDICT_ROUTE=/v1/endpoints/12/deployedModels/34:predict\n"
             "AIP_PROJECT_NUMBER=5\n"
@@ -44,8 +44,8 @@ TEST(ServingContractTest, RoundTripsCustomRoutesPortAndAccelerator) {
   env.accelerator_type = "NVIDIA_TESLA_T4";
   auto back = DecodeServingEnv(EncodeServingEnv(env));
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(std::to_string(back->http_port) + " " + back->predict_route + " " +
-                back->health_route + " " + back->accelerator_type,
+  EXPECT_EQ(std::to_string(back->http_port) + " " + back->predict_route + " " + back->health_route +
+                " " + back->accelerator_type,
             "7080 /predict /ping NVIDIA_TESLA_T4");
 }
 

@@ -30,10 +30,9 @@ StatusOr<std::vector<TextPrediction>> DynamicBatcher::Classify(std::vector<std::
     return UnavailableError("the model server is shutting down; retry the request");
   }
   if (queued_texts_ + request->texts.size() > options_.max_queued_texts) {
-    return ResourceExhaustedError("the model server has " + std::to_string(queued_texts_) +
-                                  " instances waiting (at most " +
-                                  std::to_string(options_.max_queued_texts) +
-                                  "); retry later or add replicas");
+    return ResourceExhaustedError(
+        "the model server has " + std::to_string(queued_texts_) + " instances waiting (at most " +
+        std::to_string(options_.max_queued_texts) + "); retry later or add replicas");
   }
   if (queued_texts_ == 0) first_arrival_ = std::chrono::steady_clock::now();
   queued_texts_ += request->texts.size();

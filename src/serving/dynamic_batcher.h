@@ -29,9 +29,9 @@
 namespace trainyard::serving {
 
 struct BatcherOptions {
-  int max_batch_size = 32;                       // texts per forward pass, >= 1
-  std::chrono::microseconds max_delay{2000};     // how long a batch waits to fill, >= 0
-  size_t max_queued_texts = 8192;                // waiting texts beyond this: refused
+  int max_batch_size = 32;                    // texts per forward pass, >= 1
+  std::chrono::microseconds max_delay{2000};  // how long a batch waits to fill, >= 0
+  size_t max_queued_texts = 8192;             // waiting texts beyond this: refused
 };
 
 struct BatcherStats {

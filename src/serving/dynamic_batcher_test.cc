@@ -36,9 +36,8 @@ TEST(DynamicBatcherTest, ConcurrentRequestsShareOneBatchWhenItFills) {
   DynamicBatcher batcher(Echo, {.max_batch_size = 4, .max_delay = seconds(60)});
   std::vector<std::future<std::string>> results;
   for (int i = 0; i < 4; ++i) {
-    results.push_back(std::async(std::launch::async, [&, i] {
-      return Render(batcher.Classify({std::to_string(i)}));
-    }));
+    results.push_back(std::async(std::launch::async,
+                                 [&, i] { return Render(batcher.Classify({std::to_string(i)})); }));
   }
   std::string all;
   for (auto& r : results) all += r.get();

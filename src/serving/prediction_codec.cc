@@ -21,8 +21,8 @@ std::string TypeName(const json& v) {
 StatusOr<std::string> InstanceText(const json& instance, const std::string& path) {
   if (instance.is_string()) return instance.get<std::string>();
   if (!instance.is_object()) {
-    return InvalidFieldError(path, "expected a string or {\"text\": \"...\"}, got " +
-                                       TypeName(instance));
+    return InvalidFieldError(path,
+                             "expected a string or {\"text\": \"...\"}, got " + TypeName(instance));
   }
   for (const auto& [key, value] : instance.items()) {
     if (key != "text") {
@@ -44,13 +44,13 @@ StatusOr<std::string> InstanceText(const json& instance, const std::string& path
 StatusOr<std::vector<std::string>> ParseTextInstances(std::string_view body) {
   auto parsed = ParseJson(body);
   if (!parsed.ok()) {
-    return InvalidArgumentError("the request body is not valid JSON (" +
-                                parsed.status().message() + "); send " + kExample);
+    return InvalidArgumentError("the request body: " + parsed.status().message() + "; send " +
+                                kExample);
   }
   const json& request = *parsed;
   if (!request.is_object()) {
-    return InvalidArgumentError("the request body must be a JSON object, got " +
-                                TypeName(request) + "; send " + kExample);
+    return InvalidArgumentError("the request body must be a JSON object, got " + TypeName(request) +
+                                "; send " + kExample);
   }
   for (const auto& [key, value] : request.items()) {
     if (key == "parameters") {
@@ -58,17 +58,17 @@ StatusOr<std::vector<std::string>> ParseTextInstances(std::string_view body) {
         return InvalidFieldError("parameters", "expected an object, got " + TypeName(value));
       }
     } else if (key != "instances") {
-      return InvalidFieldError(key, "unknown field; a predict request has \"instances\" and "
-                                    "optionally \"parameters\"");
+      return InvalidFieldError(key,
+                               "unknown field; a predict request has \"instances\" and "
+                               "optionally \"parameters\"");
     }
   }
   auto it = request.find("instances");
   if (it == request.end() || !it->is_array() || it->empty()) {
     return InvalidFieldError(
-        "instances",
-        it == request.end() || it->is_array()
-            ? std::string("required: one or more instances, e.g. ") + kExample
-            : "expected an array, got " + TypeName(*it) + "; send " + kExample);
+        "instances", it == request.end() || it->is_array()
+                         ? std::string("required: one or more instances, e.g. ") + kExample
+                         : "expected an array, got " + TypeName(*it) + "; send " + kExample);
   }
   std::vector<std::string> texts;
   texts.reserve(it->size());
@@ -84,8 +84,8 @@ nlohmann::json EncodePredictions(const std::vector<TextPrediction>& predictions,
                                  const std::vector<std::string>& labels) {
   json out = json::array();
   for (const TextPrediction& p : predictions) {
-    out.push_back({{"label", labels.at(static_cast<size_t>(p.label))},
-                   {"probabilities", p.probabilities}});
+    out.push_back(
+        {{"label", labels.at(static_cast<size_t>(p.label))}, {"probabilities", p.probabilities}});
   }
   return json{{"predictions", std::move(out)}};
 }

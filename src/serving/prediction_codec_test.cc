@@ -36,9 +36,9 @@ TEST(PredictionCodecTest, RefusesBadRequestsNamingTheField) {
     errors += ParseTextInstances(body).status().ToString() + "\n";
   }
   EXPECT_EQ(errors,
-            "INVALID_ARGUMENT: the request body is not valid JSON ([json.exception.parse_error.101] "
+            "INVALID_ARGUMENT: the request body: invalid JSON: [json.exception.parse_error.101] "
             "parse error at line 1, column 2: syntax error while parsing value - invalid literal; "
-            "last read: 'no'); send {\"instances\": [\"a text\", {\"text\": \"another\"}]}\n"
+            "last read: 'no'; send {\"instances\": [\"a text\", {\"text\": \"another\"}]}\n"
             "INVALID_ARGUMENT: the request body must be a JSON object, got an array; send "
             "{\"instances\": [\"a text\", {\"text\": \"another\"}]}\n"
             "INVALID_ARGUMENT: instances: required: one or more instances, e.g. {\"instances\": "
@@ -67,10 +67,10 @@ TEST(PredictionCodecTest, RefusesDeepNestingAndNonUtf8) {
 }
 
 TEST(PredictionCodecTest, EncodesLabelAndProbabilities) {
-  EXPECT_EQ(EncodePredictions({{1, {0.25f, 0.75f}}, {0, {1.0f, 0.0f}}}, {"negative", "positive"})
-                .dump(),
-            R"({"predictions":[{"label":"positive","probabilities":[0.25,0.75]},)"
-            R"({"label":"negative","probabilities":[1.0,0.0]}]})");
+  EXPECT_EQ(
+      EncodePredictions({{1, {0.25f, 0.75f}}, {0, {1.0f, 0.0f}}}, {"negative", "positive"}).dump(),
+      R"({"predictions":[{"label":"positive","probabilities":[0.25,0.75]},)"
+      R"({"label":"negative","probabilities":[1.0,0.0]}]})");
 }
 
 }  // namespace

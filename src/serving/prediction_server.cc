@@ -63,14 +63,14 @@ PredictionServer::PredictionServer(PredictionServerOptions options)
     }
     res.set_content("{}\n", kJson);
   });
-  server_->Post(options_.predict_route, [this](const httplib::Request& req,
-                                               httplib::Response& res) {
-    int status = 200;
-    std::string body;
-    Predict(req.body, &status, &body);
-    res.status = status;
-    res.set_content(body, kJson);
-  });
+  server_->Post(options_.predict_route,
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  int status = 200;
+                  std::string body;
+                  Predict(req.body, &status, &body);
+                  res.status = status;
+                  res.set_content(body, kJson);
+                });
 }
 
 PredictionServer::~PredictionServer() { Stop(); }

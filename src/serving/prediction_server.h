@@ -26,10 +26,10 @@ namespace trainyard::serving {
 
 struct PredictionServerOptions {
   std::string host = "0.0.0.0";  // Vertex's contract: listen on every interface
-  int port = 0;                   // 0 = any free port
-  std::string predict_route;      // required, starts with '/'
-  std::string health_route;       // required, starts with '/'
-  int threads = 32;               // concurrent requests served (each waits for its batch)
+  int port = 0;                  // 0 = any free port
+  std::string predict_route;     // required, starts with '/'
+  std::string health_route;      // required, starts with '/'
+  int threads = 32;              // concurrent requests served (each waits for its batch)
   size_t max_request_bytes = 1536 * 1024;
 };
 

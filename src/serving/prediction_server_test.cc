@@ -14,8 +14,8 @@ StatusOr<std::vector<TextPrediction>> ByLength(const std::vector<std::string>& t
   std::vector<TextPrediction> out;
   for (const auto& t : texts) {
     bool even = t.size() % 2 == 0;
-    out.push_back({even ? 1 : 0, even ? std::vector<float>{0.25f, 0.75f}
-                                      : std::vector<float>{0.5f, 0.5f}});
+    out.push_back(
+        {even ? 1 : 0, even ? std::vector<float>{0.25f, 0.75f} : std::vector<float>{0.5f, 0.5f}});
   }
   return out;
 }
@@ -24,13 +24,13 @@ class PredictionServerTest : public ::testing::Test {
  protected:
   void Start(BatcherOptions batching = {.max_batch_size = 8, .max_delay = {}}) {
     batcher_ = std::make_unique<DynamicBatcher>(ByLength, batching);
-    server_ = std::make_unique<PredictionServer>(PredictionServerOptions{
-        .host = "127.0.0.1",
-        .port = 0,
-        .predict_route = "/v1/endpoints/1/deployedModels/2:predict",
-        .health_route = "/v1/endpoints/1/deployedModels/2",
-        .threads = 8,
-        .max_request_bytes = 4096});
+    server_ = std::make_unique<PredictionServer>(
+        PredictionServerOptions{.host = "127.0.0.1",
+                                .port = 0,
+                                .predict_route = "/v1/endpoints/1/deployedModels/2:predict",
+                                .health_route = "/v1/endpoints/1/deployedModels/2",
+                                .threads = 8,
+                                .max_request_bytes = 4096});
     auto port = server_->Bind();
     ASSERT_TRUE(port.ok()) << port.status();
     port_ = *port;
@@ -58,8 +58,8 @@ class PredictionServerTest : public ::testing::Test {
 TEST_F(PredictionServerTest, HealthIsUnavailableUntilTheModelIsSet) {
   Start();
   std::string before = Call("GET", "/v1/endpoints/1/deployedModels/2");
-  std::string predict = Call("POST", "/v1/endpoints/1/deployedModels/2:predict",
-                             R"({"instances": ["ab"]})");
+  std::string predict =
+      Call("POST", "/v1/endpoints/1/deployedModels/2:predict", R"({"instances": ["ab"]})");
   server_->SetModel(batcher_.get(), {"negative", "positive"});
   EXPECT_EQ(before.substr(0, 3) + " " + predict.substr(0, 3) + " " +
                 Call("GET", "/v1/endpoints/1/deployedModels/2"),
@@ -107,10 +107,8 @@ TEST_F(PredictionServerTest, ConcurrentRequestsAreBatchedTogether) {
 
 TEST_F(PredictionServerTest, ASecondServerOnATakenPortFails) {
   Start();
-  PredictionServer second({.host = "127.0.0.1",
-                           .port = port_,
-                           .predict_route = "/p",
-                           .health_route = "/h"});
+  PredictionServer second(
+      {.host = "127.0.0.1", .port = port_, .predict_route = "/p", .health_route = "/h"});
   EXPECT_EQ(second.Bind().status().code(), StatusCode::kUnavailable);
 }
 

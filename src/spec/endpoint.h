@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "spec/custom_job.h"  // MachineSpec (machine_type "" = the default serving machine)
 
 namespace trainyard::spec {
 
@@ -47,12 +48,6 @@ using TrafficSplit = std::map<std::string, int32_t>;
 StatusOr<nlohmann::json> DecodeEndpoint(const nlohmann::json& j);
 // OK when every key is a field of Endpoint (input or output-only); a PATCH body's check.
 Status CheckEndpointFieldNames(const nlohmann::json& j);
-
-struct MachineSpec {
-  std::string machine_type;      // "" = the server's default serving machine
-  std::string accelerator_type;  // "" = none
-  int32_t accelerator_count = 0;
-};
 
 struct DeploymentResources {
   bool automatic = false;  // automaticResources: the server picks the machine
@@ -105,7 +100,8 @@ Status CheckTrafficSplit(const TrafficSplit& split, const std::set<std::string>&
 // The endpoint's split once `new_id` is deployed: `requested` (with "0" meaning `new_id`) when
 // given; else the current split, or {new_id: 100} when the endpoint had no traffic.
 // INVALID_ARGUMENT when `requested` breaks CheckTrafficSplit over `deployed` + new_id.
-StatusOr<TrafficSplit> TrafficAfterDeploy(const TrafficSplit& current, const TrafficSplit& requested,
+StatusOr<TrafficSplit> TrafficAfterDeploy(const TrafficSplit& current,
+                                          const TrafficSplit& requested,
                                           const std::set<std::string>& deployed,
                                           const std::string& new_id);
 // The split once `removed_id` is undeployed: empty when it was the last model; else `requested`

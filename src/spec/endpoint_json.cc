@@ -21,10 +21,9 @@ StatusOr<Fields> OpenEndpoint(const json& j) {
   return Fields::Open(
       j, "", {"displayName", "description", "labels", "trafficSplit", "encryptionSpec", "network"},
       {"name", "deployedModels", "etag", "createTime", "updateTime", "trainyardInfo",
-       "enablePrivateServiceConnect", "privateServiceConnectConfig",
-       "modelDeploymentMonitoringJob", "predictRequestResponseLoggingConfig",
-       "dedicatedEndpointEnabled", "dedicatedEndpointDns", "satisfiesPzs", "satisfiesPzi",
-       "clientConnectionConfig", "genAiAdvancedFeaturesConfig"},
+       "enablePrivateServiceConnect", "privateServiceConnectConfig", "modelDeploymentMonitoringJob",
+       "predictRequestResponseLoggingConfig", "dedicatedEndpointEnabled", "dedicatedEndpointDns",
+       "satisfiesPzs", "satisfiesPzi", "clientConnectionConfig", "genAiAdvancedFeaturesConfig"},
       "endpoint");
 }
 
@@ -83,20 +82,21 @@ Status CheckReplicaCounts(DeploymentResources* r, const Fields& f) {
   }
   if (r->max_replicas == 0) r->max_replicas = r->min_replicas;
   if (r->max_replicas < r->min_replicas || r->max_replicas > kMaxServingReplicas) {
-    return protojson::FieldError(
-        f.PathOf("maxReplicaCount"),
-        "must be minReplicaCount (" + std::to_string(r->min_replicas) + ") to " +
-            std::to_string(kMaxServingReplicas) + ", got " + std::to_string(r->max_replicas));
+    return protojson::FieldError(f.PathOf("maxReplicaCount"),
+                                 "must be minReplicaCount (" + std::to_string(r->min_replicas) +
+                                     ") to " + std::to_string(kMaxServingReplicas) + ", got " +
+                                     std::to_string(r->max_replicas));
   }
   return Status::Ok();
 }
 
 StatusOr<DeploymentResources> ReadDedicated(const json& j, const std::string& path) {
-  TY_ASSIGN_OR_RETURN(
-      Fields f, Fields::Open(j, path,
-                             {"machineSpec", "minReplicaCount", "maxReplicaCount",
-                              "requiredReplicaCount", "autoscalingMetricSpecs", "spot"}));
+  TY_ASSIGN_OR_RETURN(Fields f,
+                      Fields::Open(j, path,
+                                   {"machineSpec", "minReplicaCount", "maxReplicaCount",
+                                    "requiredReplicaCount", "autoscalingMetricSpecs", "spot"}));
   DeploymentResources r;
+  r.max_replicas = 0;  // absent = minReplicaCount (CheckReplicaCounts)
   std::optional<MachineSpec> machine;
   TY_RETURN_IF_ERROR(f.Message("machineSpec", &machine, ReadMachineSpec));
   if (machine) r.machine = *machine;
@@ -108,8 +108,7 @@ StatusOr<DeploymentResources> ReadDedicated(const json& j, const std::string& pa
   TY_RETURN_IF_ERROR(f.Bool("spot", &r.spot));
   TY_RETURN_IF_ERROR(CheckReplicaCounts(&r, f));
   if (required < 0 || required > r.min_replicas) {
-    return protojson::FieldError(f.PathOf("requiredReplicaCount"),
-                                 "must be 0 to minReplicaCount");
+    return protojson::FieldError(f.PathOf("requiredReplicaCount"), "must be 0 to minReplicaCount");
   }
   return r;
 }
@@ -118,6 +117,7 @@ StatusOr<DeploymentResources> ReadAutomatic(const json& j, const std::string& pa
   TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path, {"minReplicaCount", "maxReplicaCount"}));
   DeploymentResources r;
   r.automatic = true;
+  r.max_replicas = 0;  // absent = minReplicaCount (CheckReplicaCounts)
   TY_RETURN_IF_ERROR(f.Int32("minReplicaCount", &r.min_replicas));
   TY_RETURN_IF_ERROR(f.Int32("maxReplicaCount", &r.max_replicas));
   TY_RETURN_IF_ERROR(CheckReplicaCounts(&r, f));
@@ -125,8 +125,8 @@ StatusOr<DeploymentResources> ReadAutomatic(const json& j, const std::string& pa
 }
 
 Status CheckDeployedModelId(const std::string& id, const std::string& path) {
-  bool digits = !id.empty() && id.size() <= 10 &&
-                id.find_first_not_of("0123456789") == std::string::npos;
+  bool digits =
+      !id.empty() && id.size() <= 10 && id.find_first_not_of("0123456789") == std::string::npos;
   if (!digits) {
     return protojson::FieldError(path, "'" + id + "' is not 1 to 10 digits (or leave it out)");
   }
@@ -237,8 +237,8 @@ StatusOr<DeployModelRequest> ParseDeployModelRequest(std::string_view body) {
                                              {}, "deployModelRequest"));
   TY_RETURN_IF_ERROR(f.Require("deployedModel", "{\"deployedModel\": {\"model\": \"...\"}}"));
   DeployModelRequest r;
-  TY_ASSIGN_OR_RETURN(r.deployed_model, DecodeDeployedModel(*f.Get("deployedModel"),
-                                                            "deployedModel"));
+  TY_ASSIGN_OR_RETURN(r.deployed_model,
+                      DecodeDeployedModel(*f.Get("deployedModel"), "deployedModel"));
   TY_ASSIGN_OR_RETURN(r.traffic_split, ReadTrafficSplit(f, "trafficSplit"));
   return r;
 }
@@ -261,9 +261,9 @@ Status CheckTrafficSplit(const TrafficSplit& split, const std::set<std::string>&
     if (!deployed.contains(id)) {
       std::string ids;
       for (const auto& d : deployed) ids += (ids.empty() ? "" : ", ") + d;
-      return protojson::FieldError(path, "'" + id + "' is not a model deployed on this endpoint" +
-                                             (ids.empty() ? std::string(" (none is)")
-                                                          : " (deployed: " + ids + ")"));
+      return protojson::FieldError(
+          path, "'" + id + "' is not a model deployed on this endpoint" +
+                    (ids.empty() ? std::string(" (none is)") : " (deployed: " + ids + ")"));
     }
     if (percent < 0 || percent > 100) {
       return protojson::FieldError(path + "[\"" + id + "\"]",
@@ -272,13 +272,14 @@ Status CheckTrafficSplit(const TrafficSplit& split, const std::set<std::string>&
     sum += percent;
   }
   if (!split.empty() && sum != 100) {
-    return protojson::FieldError(path, "the percentages add up to " + std::to_string(sum) +
-                                           "; they must add up to 100");
+    return protojson::FieldError(
+        path, "the percentages add up to " + std::to_string(sum) + "; they must add up to 100");
   }
   return Status::Ok();
 }
 
-StatusOr<TrafficSplit> TrafficAfterDeploy(const TrafficSplit& current, const TrafficSplit& requested,
+StatusOr<TrafficSplit> TrafficAfterDeploy(const TrafficSplit& current,
+                                          const TrafficSplit& requested,
                                           const std::set<std::string>& deployed,
                                           const std::string& new_id) {
   if (requested.empty()) {

@@ -101,8 +101,8 @@ TEST(EndpointJsonTest, RefusesBadDeployRequests) {
 TEST(EndpointJsonTest, TrafficSplitRules) {
   const std::set<std::string> one = {"1"};
   std::string out;
-  out += Render(TrafficAfterDeploy({}, {}, {}, "1")) + "| ";                 // first model: all
-  out += Render(TrafficAfterDeploy({{"1", 100}}, {}, one, "2")) + "| ";      // kept
+  out += Render(TrafficAfterDeploy({}, {}, {}, "1")) + "| ";             // first model: all
+  out += Render(TrafficAfterDeploy({{"1", 100}}, {}, one, "2")) + "| ";  // kept
   out += Render(TrafficAfterDeploy({{"1", 100}}, {{"0", 30}, {"1", 70}}, one, "2")) + "| ";
   out += Render(TrafficAfterDeploy({{"1", 100}}, {{"0", 30}}, one, "2")) + "| ";
   out += Render(TrafficAfterDeploy({}, {{"9", 100}}, one, "2")) + "| ";

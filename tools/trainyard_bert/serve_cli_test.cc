@@ -31,7 +31,8 @@ class ServeCliTest : public ::testing::Test {
                         ("trainyard_serve_cli_test." + std::to_string(::getpid())));
     fs::remove_all(*dir_);
     fs::create_directories(*dir_ / "buckets" / "bkt");
-    WriteFileOrDie(*dir_ / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nmovie\nthe\n");
+    WriteFileOrDie(*dir_ / "vocab.txt",
+                   "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nmovie\nthe\n");
     std::string csv = "bodyText,Target\n";
     for (int i = 0; i < 64; ++i) csv += i % 2 ? "good movie,1\n" : "the bad movie,0\n";
     WriteFileOrDie(*dir_ / "train.csv", csv);
@@ -78,8 +79,7 @@ fs::path* ServeCliTest::dir_ = nullptr;
 
 TEST_F(ServeCliTest, PredictionsEqualWhatPredictPrints) {
   int port = FreeTcpPort();
-  Serve({"--model-dir", ModelDir().string(), "--host", "127.0.0.1", "--port",
-         std::to_string(port)},
+  Serve({"--model-dir", ModelDir().string(), "--host", "127.0.0.1", "--port", std::to_string(port)},
         {"AIP_ENDPOINT_ID=11", "AIP_DEPLOYED_MODEL_ID=22"});
   std::string reply = Post(port, "/v1/endpoints/11/deployedModels/22:predict",
                            R"({"instances": ["good movie", {"text": "the bad movie"}]})");

@@ -46,9 +46,9 @@ int Fail(const Status& s) { return ReportFailure("trainyard-bert serve: ", s); }
 // The contract's settings from the environment, with the flags on top.
 StatusOr<contract::ServingEnv> Settings(const ServeFlags& o) {
   contract::EnvMap env;
-  for (const char* name : {contract::kAipHttpPort, contract::kAipPredictRoute,
-                           contract::kAipHealthRoute, contract::kAipStorageUri,
-                           contract::kAipEndpointId, contract::kAipDeployedModelId}) {
+  for (const char* name :
+       {contract::kAipHttpPort, contract::kAipPredictRoute, contract::kAipHealthRoute,
+        contract::kAipStorageUri, contract::kAipEndpointId, contract::kAipDeployedModelId}) {
     if (const char* v = std::getenv(name)) env[name] = v;
   }
   TY_ASSIGN_OR_RETURN(contract::ServingEnv s, contract::DecodeServingEnv(env));
@@ -73,8 +73,9 @@ StatusOr<std::unique_ptr<serving::DynamicBatcher>> LoadModel(const ServeFlags& o
   for (const auto& w : warnings) std::cerr << "trainyard-bert serve: warning: " << w << "\n";
   auto predictor = std::make_shared<train::Predictor>(std::move(loaded));
   const int batch = o.max_batch_size;
-  auto classify = [predictor, batch](const std::vector<std::string>& texts)
-      -> StatusOr<std::vector<serving::TextPrediction>> {
+  auto classify =
+      [predictor, batch](
+          const std::vector<std::string>& texts) -> StatusOr<std::vector<serving::TextPrediction>> {
     TY_ASSIGN_OR_RETURN(auto predictions, predictor->Predict(texts, batch));
     std::vector<serving::TextPrediction> out;
     out.reserve(predictions.size());
@@ -84,10 +85,9 @@ StatusOr<std::unique_ptr<serving::DynamicBatcher>> LoadModel(const ServeFlags& o
     return out;
   };
   auto batcher = std::make_unique<serving::DynamicBatcher>(
-      classify,
-      serving::BatcherOptions{
-          .max_batch_size = batch,
-          .max_delay = std::chrono::microseconds(static_cast<int64_t>(o.batch_delay_ms * 1000))});
+      classify, serving::BatcherOptions{.max_batch_size = batch,
+                                        .max_delay = std::chrono::microseconds(
+                                            static_cast<int64_t>(o.batch_delay_ms * 1000))});
   server.SetModel(batcher.get(), predictor->labels());
   return batcher;
 }
@@ -156,8 +156,7 @@ const bool kServeRegistered = RegisterCommand(
                       "Predict path (default: $AIP_PREDICT_ROUTE, else Vertex's)");
        sub.add_option("--health-route", o->health_route,
                       "Health path (default: $AIP_HEALTH_ROUTE, else Vertex's)");
-       sub.add_option("--max-batch-size", o->max_batch_size,
-                      "Most instances in one forward pass")
+       sub.add_option("--max-batch-size", o->max_batch_size, "Most instances in one forward pass")
            ->capture_default_str();
        sub.add_option("--batch-delay-ms", o->batch_delay_ms,
                       "How long a batch waits for more requests once it has one")
