@@ -36,7 +36,7 @@ struct ServerOptions {
   std::filesystem::path data_dir;    // "" = DefaultServerDataDir()
   uint64_t min_free_disk_mib = 512;  // below this free in data_dir, GET /readyz is 503
   std::string store = "sqlite";      // sqlite (durable) or memory
-  bool sync_full = false;            // SQLite commits survive power loss too (slower)
+  bool sync_full = true;             // SQLite commits survive power loss too (an fsync each)
   // YAML mapping image URIs to local commands; "" = <data-dir>/images.yaml when it exists.
   std::filesystem::path image_catalog;
   // The executor: a backend of `executors`, whose flags are already set (built_in_executors.h).

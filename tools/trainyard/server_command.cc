@@ -25,7 +25,7 @@ struct ServerFlags {
   server::ServerOptions options;
   std::string data_dir;
   std::string image_catalog;
-  std::string sync = "normal";
+  std::string sync = "full";
   std::string bucket_root;  // --bucket-root: exported as TRAINYARD_BUCKET_ROOT before start
   bool auth = false;        // --auth
   bool no_auth = false;     // --no-auth; neither: on unless --host is loopback
@@ -131,8 +131,9 @@ void AddStoreFlags(CLI::App* cmd, ServerFlags* f) {
                   "~/.trainyard/buckets. Replicas get it as TRAINYARD_BUCKET_ROOT");
   cmd->add_option("--store", o.store, "sqlite (durable, default) or memory")->capture_default_str();
   cmd->add_option("--sync", f->sync,
-                  "SQLite commit durability: normal (survives process crashes) or full (also "
-                  "power loss; slower)")
+                  "SQLite commit durability: full (every acknowledged write survives power loss "
+                  "and a disk turning read-only; an fsync per commit) or normal (survives "
+                  "process crashes only)")
       ->check(CLI::IsMember({"normal", "full"}))
       ->capture_default_str();
   cmd->add_option("--min-free-disk-mib", o.min_free_disk_mib,
