@@ -41,10 +41,10 @@ struct ServeFlags {
   int http_threads = 64;
 };
 
-int Fail(const Status& s) { return ReportFailure("trainyard-bert serve: ", s); }
+int FailServe(const Status& s) { return ReportFailure("trainyard-bert serve: ", s); }
 
 // The contract's settings from the environment, with the flags on top.
-StatusOr<contract::ServingEnv> Settings(const ServeFlags& o) {
+StatusOr<contract::ServingEnv> ServeSettings(const ServeFlags& o) {
   contract::EnvMap env;
   for (const char* name :
        {contract::kAipHttpPort, contract::kAipPredictRoute, contract::kAipHealthRoute,
@@ -63,9 +63,8 @@ StatusOr<contract::ServingEnv> Settings(const ServeFlags& o) {
 }
 
 // Loads the model and hands it to the server; the batcher must outlive the server's use of it.
-StatusOr<std::unique_ptr<serving::DynamicBatcher>> LoadModel(const ServeFlags& o,
-                                                             const std::string& model_uri,
-                                                             serving::PredictionServer& server) {
+StatusOr<std::unique_ptr<serving::DynamicBatcher>> LoadServedModel(
+    const ServeFlags& o, const std::string& model_uri, serving::PredictionServer& server) {
   TY_ASSIGN_OR_RETURN(auto model_dir, ResolveStoragePath(model_uri));
   std::vector<std::string> warnings;
   TY_ASSIGN_OR_RETURN(train::Predictor loaded,
@@ -92,7 +91,7 @@ StatusOr<std::unique_ptr<serving::DynamicBatcher>> LoadModel(const ServeFlags& o
   return batcher;
 }
 
-Status CheckFlags(const ServeFlags& o) {
+Status CheckServeFlags(const ServeFlags& o) {
   if (o.max_batch_size < 1) return InvalidArgumentError("--max-batch-size: must be >= 1");
   if (o.batch_delay_ms < 0) return InvalidArgumentError("--batch-delay-ms: must be >= 0");
   if (o.threads < 0) return InvalidArgumentError("--threads: must be >= 0 (0 = every CPU)");
@@ -101,9 +100,9 @@ Status CheckFlags(const ServeFlags& o) {
 }
 
 int RunServe(const ServeFlags& o) {
-  if (Status s = CheckFlags(o); !s.ok()) return Fail(s);
-  auto settings = Settings(o);
-  if (!settings.ok()) return Fail(settings.status());
+  if (Status s = CheckServeFlags(o); !s.ok()) return FailServe(s);
+  auto settings = ServeSettings(o);
+  if (!settings.ok()) return FailServe(settings.status());
   // Signals are taken by sigwait below, so block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
@@ -117,16 +116,16 @@ int RunServe(const ServeFlags& o) {
                                     .health_route = settings->health_route,
                                     .threads = o.http_threads});
   auto port = server.Bind();
-  if (!port.ok()) return Fail(port.status());
+  if (!port.ok()) return FailServe(port.status());
   std::thread http([&] { server.Serve(); });
   std::cerr << "trainyard-bert serve: listening on " << o.host << ":" << *port << " (predict: POST "
             << settings->predict_route << ", health: GET " << settings->health_route << ")"
             << std::endl;
   const auto t0 = std::chrono::steady_clock::now();
-  auto batcher = LoadModel(o, settings->storage_uri, server);
+  auto batcher = LoadServedModel(o, settings->storage_uri, server);
   int code = 0;
   if (!batcher.ok()) {
-    code = Fail(batcher.status());
+    code = FailServe(batcher.status());
   } else {
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
     std::cerr << "trainyard-bert serve: model " << settings->storage_uri << " loaded in "
