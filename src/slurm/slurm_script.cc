@@ -297,6 +297,11 @@ std::string RenderSbatchScript(const GangSpec& spec, const SlurmAllocation& allo
        (settings.job_name.empty() ? "trainyard-" + spec.job_id : settings.job_name) + "\n";
   s += "#SBATCH --output=" + (attempt_dir / "batch.out").string() + "\n";
   s += "#SBATCH --chdir=" + attempt_dir.string() + "\n";
+  if (settings.submit_as) {
+    // Numeric: the name need not resolve the same way on the controller.
+    s += "#SBATCH --uid=" + std::to_string(settings.submit_as->first) + "\n";
+    s += "#SBATCH --gid=" + std::to_string(settings.submit_as->second) + "\n";
+  }
   // Retries are the executor's (GangSpec::max_restarts), with a fresh attempt directory.
   s += "#SBATCH --no-requeue\n";
   if (!settings.partition.empty()) s += "#SBATCH --partition=" + settings.partition + "\n";

@@ -60,6 +60,8 @@ struct SbatchSettings {
   std::optional<std::chrono::seconds> time_limit;
   std::filesystem::path task_binary;  // absolute path of trainyard-slurm-task
   std::string job_name;               // --job-name; empty = "trainyard-<job_id>"
+  // (uid, gid): --uid/--gid, the job runs as that user (Slurm takes it from root only).
+  std::optional<std::pair<uint32_t, uint32_t>> submit_as;
 };
 
 // The Slurm job name of one attempt of a job: "trainyard-<job_id>-<attempt>". Unique per

@@ -174,7 +174,13 @@ StatusOr<executor::ReplicaLaunch> LaunchOf(const nlohmann::json& plan, int rank,
   launch.replica_index = self.at("replica").get<int>();
   for (const auto& a : self.at("argv")) launch.argv.push_back(a.get<std::string>());
   launch.env = TaskEnv(plan, self, in, !image.empty(), run_as);
-  launch.run_as = run_as;
+  // A job submitted as the replica's user (--slurm-projects "user") already runs as it: nothing
+  // to switch, and a process that is not root could not setgroups anyway.
+  if (run_as && ::geteuid() != 0 && run_as->uid == ::geteuid()) {
+    launch.run_as = std::nullopt;
+  } else {
+    launch.run_as = run_as;
+  }
   launch.work_dir = work;
   launch.log_dir = task_dir / "log";
   launch.log_limits.segment_bytes = plan.value("segment_bytes", int64_t{8} << 20);
