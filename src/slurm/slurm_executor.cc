@@ -168,8 +168,14 @@ StatusOr<std::optional<executor::Executor::ClusterCapacity>> SlurmExecutor::Prob
 }
 
 Status SlurmExecutor::Validate(const GangSpec& spec) const {
-  TY_ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, client_.Nodes(TargetFor(spec).partition));
-  return ValidateWith(spec, nodes);
+  auto nodes = client_.Nodes(TargetFor(spec).partition);
+  if (!nodes.ok() && SlurmControllerUnreachable(nodes.status())) {
+    // The create is accepted and waits for slurmctld (Submit); what needs the partition's nodes
+    // is checked when it is submitted (a gang that can never fit then fails START_FAILED).
+    return ValidateSpec(spec);
+  }
+  if (!nodes.ok()) return nodes.status();
+  return ValidateWith(spec, *nodes);
 }
 
 std::vector<std::string> SlurmExecutor::AdmissionNotes(const GangSpec& spec) const {
@@ -182,6 +188,11 @@ std::vector<std::string> SlurmExecutor::AdmissionNotes(const GangSpec& spec) con
 
 Status SlurmExecutor::ValidateWith(const GangSpec& spec,
                                    const std::vector<SlurmNode>& nodes) const {
+  TY_RETURN_IF_ERROR(ValidateSpec(spec));
+  return PlanAllocation(spec, catalog_, nodes, TargetFor(spec).partition).status();
+}
+
+Status SlurmExecutor::ValidateSpec(const GangSpec& spec) const {
   TY_RETURN_IF_ERROR(executor::ValidateGangBasics(spec));
   for (const auto& r : spec.replicas) {
     if (r.image.empty()) continue;
@@ -195,7 +206,7 @@ Status SlurmExecutor::ValidateWith(const GangSpec& spec,
     }
     TY_RETURN_IF_ERROR(options_.container_runtime->CheckImage(r.image, field));
   }
-  return PlanAllocation(spec, catalog_, nodes, TargetFor(spec).partition).status();
+  return Status::Ok();
 }
 
 StatusOr<fs::path> SlurmExecutor::PrepareAttempt(const GangSpec& spec, int attempt,
@@ -261,11 +272,19 @@ Status SlurmExecutor::Submit(const GangSpec& input) {
   for (const auto& r : spec.replicas)
     gang->replicas.push_back({r.pool_index, r.replica_index, 0, std::nullopt, ""});
   std::vector<std::string> warnings;
-  TY_ASSIGN_OR_RETURN(fs::path script, PrepareAttempt(spec, gang->attempt, &warnings));
+  StatusOr<fs::path> script = PrepareAttempt(spec, gang->attempt, &warnings);
   // The marker goes to disk before sbatch runs: if the server dies after sbatch but before the
   // job id below is persisted, Adopt finds the job by name instead of submitting it again.
-  TY_RETURN_IF_ERROR(SaveSlurmGang(*gang));
-  StatusOr<std::string> slurm_id = client_.Submit(script);
+  if (script.ok() || SlurmControllerUnreachable(script.status())) {
+    TY_RETURN_IF_ERROR(SaveSlurmGang(*gang));
+  }
+  // sinfo (planning the allocation) found slurmctld gone: the gang waits for it like one whose
+  // sbatch did, and is planned and submitted by the resubmission pass once it answers.
+  if (!script.ok() && SlurmControllerUnreachable(script.status())) {
+    return AcceptWhileUnreachable(std::move(gang), script.status(), warnings);
+  }
+  if (!script.ok()) return script.status();
+  StatusOr<std::string> slurm_id = client_.Submit(*script);
   if (!slurm_id.ok() && SlurmControllerUnreachable(slurm_id.status())) {
     return AcceptWhileUnreachable(std::move(gang), slurm_id.status(), warnings);
   }
@@ -536,6 +555,12 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
     job += " is no longer known to Slurm (squeue/sacct)";
   } else {
     job += " " + st + (exit_code.empty() ? "" : ", exit code " + exit_code);
+  }
+  // Slurm's name says little to someone who never ran it: say what happened.
+  if (st == "NODE_FAIL") {
+    job +=
+        "; node failure: a node of the job stopped answering slurmctld: slurmd lost or the "
+        "node down";
   }
   SlurmStateClass cls = st.empty() ? SlurmStateClass::kFailed : ClassifySlurmState(st);
   if (cls == SlurmStateClass::kTimeout) {

@@ -125,6 +125,8 @@ class SlurmExecutor : public executor::Executor {
   // Where the gang's Slurm job goes: options_.projects over the server-wide fields.
   SlurmTarget TargetFor(const executor::GangSpec& spec) const;
   Status ValidateWith(const executor::GangSpec& spec, const std::vector<SlurmNode>& nodes) const;
+  // What needs no node list: the gang's basics and its images.
+  Status ValidateSpec(const executor::GangSpec& spec) const;
   // Plans the allocation and writes attempt-<n>/{plan.json,job.sbatch} (a fresh directory);
   // touches no executor state (runs without the lock). Returns the script to sbatch.
   StatusOr<std::filesystem::path> PrepareAttempt(const executor::GangSpec& spec, int attempt,
