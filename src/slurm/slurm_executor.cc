@@ -95,6 +95,7 @@ Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry) {
     options.data_dir = config.data_dir;
     options.container_runtime = config.container_runtime;
     options.no_container_reason = config.no_container_reason;
+    options.pull_timeout = config.pull_timeout;
     executor::CreatedExecutor created;
     created.executor = std::make_unique<SlurmExecutor>(options);
     return created;
@@ -234,6 +235,7 @@ StatusOr<fs::path> SlurmExecutor::PrepareAttempt(const GangSpec& spec, int attem
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) plan.path_append = self.parent_path().string();
   plan.rendezvous_timeout = options_.rendezvous_timeout;
+  plan.pull_timeout = options_.pull_timeout;
   plan.log_limits = options_.log_limits;
   // A job submitted as a user runs as it throughout: its replicas too (slurm_projects.h).
   GangSpec planned = spec;

@@ -68,6 +68,9 @@ struct SlurmExecutorOptions {
   // jobs with images are refused with `no_container_reason`.
   executor::ReplicaRuntime* container_runtime = nullptr;
   std::string no_container_reason = "this server runs no containers";
+  // The deadline of a task's image pull on its node (the server's --pull-timeout-seconds, carried
+  // in plan.json); 0 = the node's runtime default (15 min).
+  std::chrono::milliseconds pull_timeout{0};
 
   // Everything below has working defaults; tests and embedders may change it.
   // trainyard-slurm-task; empty = $TRAINYARD_SLURM_TASK, next to /proc/self/exe, the build

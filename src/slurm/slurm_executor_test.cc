@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/file_util.h"
 #include "executor/job_dir_layout.h"
 #include "executor/job_log.h"
@@ -170,6 +172,23 @@ TEST_F(SlurmExecutorTest, SbatchFailureIsReturnedAndNothingIsKept) {
 // slurmctld down at create: the job is accepted and waits QUEUED with the reason; once it
 // answers, the job is looked up by name (never submitted twice) and submitted. A request Slurm
 // refuses is still an error at once.
+// The server's --pull-timeout-seconds (ExecutorConfig::pull_timeout) goes into every attempt's
+// plan.json, where the tasks' container runtime reads it (slurm_task_test.cc).
+TEST_F(SlurmExecutorTest, ThePullTimeoutTravelsInThePlan) {
+  SlurmExecutorOptions o;
+  o.data_dir = dir_ / "data";
+  o.task_binary = "/bin/true";
+  o.client = &client_;
+  o.clock = &clock_;
+  o.start_monitor = false;
+  o.pull_timeout = std::chrono::seconds(5);
+  SlurmExecutor executor(o);
+  ASSERT_TRUE(executor.Submit(Spec("p")).ok());
+  auto plan = ReadFile(executor::SlurmAttemptDir(dir_ / "jobs" / "p", 1) / "plan.json");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(nlohmann::json::parse(*plan).value("pull_timeout_ms", -1), 5000);
+}
+
 // slurmctld down already for the sinfo that plans the allocation (what a real outage does first):
 // the create is still accepted (Validate checks what needs no nodes), waits QUEUED, and is
 // planned and submitted once slurmctld answers.

@@ -366,6 +366,7 @@ std::string RenderLaunchPlan(const GangSpec& spec, const SlurmAllocation& alloc,
   j["env_overrides"] = settings.env_overrides;
   j["path_append"] = settings.path_append;
   j["rendezvous_timeout_s"] = settings.rendezvous_timeout.count();
+  if (settings.pull_timeout.count() > 0) j["pull_timeout_ms"] = settings.pull_timeout.count();
   j["segment_bytes"] = settings.log_limits.segment_bytes;
   j["max_segments"] = settings.log_limits.max_segments;
   // The tasks run as the submitting (server's) user and switch to this one for the replica.

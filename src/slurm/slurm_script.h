@@ -81,6 +81,9 @@ struct LaunchPlanSettings {
   std::string path_append;                           // appended to PATH (the server's bin dir)
   std::chrono::seconds rendezvous_timeout{300};
   executor::LogLimits log_limits;
+  // A container task's image pull deadline ("pull_timeout_ms"); 0 = left out, the task's runtime
+  // default applies.
+  std::chrono::milliseconds pull_timeout{0};
 };
 
 // plan.json: what trainyard-slurm-task needs to build each rank's Vertex environment.
