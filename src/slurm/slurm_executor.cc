@@ -97,6 +97,7 @@ Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry) {
     options.no_container_reason = config.no_container_reason;
     options.pull_timeout = config.pull_timeout;
     executor::CreatedExecutor created;
+    if (!projects_file->empty()) created.notes.push_back(options.projects.Describe());
     created.executor = std::make_unique<SlurmExecutor>(options);
     return created;
   };
