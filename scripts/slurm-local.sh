@@ -10,6 +10,9 @@
 #   scripts/slurm-local.sh status    # daemons, nodes, queue; exit 0 up, 1 degraded, 3 stopped
 #   scripts/slurm-local.sh env       # prints `export SLURM_CONF=...` for eval
 #   scripts/slurm-local.sh purge     # stop, then delete $SLURM_LOCAL_DIR (job state, accounting DB)
+#   scripts/slurm-local.sh daemon stop|kill|start NAME  # one daemon: slurmctld, slurmdbd, slurmd-nI
+#   scripts/slurm-local.sh slurmd-timeout SECONDS       # SlurmdTimeout, applied with reconfigure
+#   scripts/slurm-local.sh heal      # restart dead daemons, SlurmdTimeout=30, resume, wait idle
 #
 # start installs missing packages (apt-get), writes $SLURM_LOCAL_DIR/etc/slurm.conf with this
 # host's cores and memory, N nodes "n1".."nN" (one slurmd each, `slurmd -N nI`, own port, all on
@@ -43,7 +46,7 @@ die() {
 }
 log() { echo "slurm-local: $*" >&2; }
 usage() {
-  sed -n '7,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '7,15p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -401,6 +404,79 @@ cmd_status() {
   [ $down -eq 0 ] || return 1
 }
 
+# The command line each daemon runs with (as cmd_start spawns it).
+daemon_command() {
+  case $1 in
+    slurmctld) echo "slurmctld -D -i" ;;
+    slurmdbd) echo "slurmdbd -D" ;;
+    slurmd-n[1-9]*) echo "slurmd -D -N ${1#slurmd-}" ;;
+    *) return 1 ;;
+  esac
+}
+
+# Fault tests take one daemon away and bring it back: stop (SIGTERM, as an administrator would;
+# slurmctld saves its state), kill (SIGKILL, as a crash; a slurmd's running jobs keep running
+# under their slurmstepd) and start (the same command as `start`).
+cmd_daemon() {
+  local action=${1:-} name=${2:-} cmd pid
+  cmd=$(daemon_command "$name") || die "unknown daemon '$name' (slurmctld, slurmdbd, slurmd-nI)"
+  [ -f "$BASE/settings" ] || die "no cluster in $BASE; run '$0 start' first"
+  case $action in
+    stop) stop_daemon "$name" ;;
+    kill)
+      pid=$(pid_of "$name")
+      rm -f "$BASE/pids/$name.pid"
+      alive "$pid" || return 0
+      kill -KILL "$pid"
+      wait_for 15 "$name to die" bash -c "! kill -0 $pid" || true
+      log "killed $name (pid $pid)"
+      ;;
+    start)
+      if alive "$(pid_of "$name")"; then
+        log "$name is already running"
+        return 0
+      fi
+      # shellcheck disable=SC2086
+      spawn "$name" $cmd
+      log "started $name (pid $(pid_of "$name"))"
+      ;;
+    *) die "daemon: expected stop, kill or start, got '$action'" ;;
+  esac
+}
+
+# SlurmdTimeout: how long slurmctld waits for a silent slurmd before it marks the node DOWN and
+# fails its jobs (NODE_FAIL). Written into slurm.conf and applied with `scontrol reconfigure`.
+cmd_slurmd_timeout() {
+  local seconds=${1:-}
+  [[ $seconds =~ ^[1-9][0-9]*$ ]] || die "slurmd-timeout needs a number of seconds, got '$seconds'"
+  [ -f "$CONF" ] || die "no cluster in $BASE; run '$0 start' first"
+  sed -i "s/^SlurmdTimeout=.*/SlurmdTimeout=$seconds/" "$CONF"
+  scontrol reconfigure || die "scontrol reconfigure failed (is slurmctld up?)"
+  log "SlurmdTimeout=$seconds"
+}
+
+# Back to a healthy cluster after a fault test, whatever it left: every daemon of this cluster's
+# settings running, SlurmdTimeout=30, nodes that went DOWN resumed, every node idle.
+cmd_heal() {
+  [ -f "$BASE/settings" ] || die "no cluster in $BASE; run '$0 start' first"
+  local names=(slurmctld) i n reconfigure=0
+  [ "$(setting accounting)" = dbd ] && names=(slurmdbd slurmctld)
+  for i in $(seq 1 "$(setting nodes)"); do names+=("slurmd-n$i"); done
+  if ! grep -q '^SlurmdTimeout=30$' "$CONF"; then
+    sed -i "s/^SlurmdTimeout=.*/SlurmdTimeout=30/" "$CONF"
+    reconfigure=1
+  fi
+  for n in "${names[@]}"; do cmd_daemon start "$n"; done
+  wait_for 30 "slurmctld to answer" sinfo || die "slurmctld does not answer; see $BASE/log"
+  if [ $reconfigure = 1 ]; then scontrol reconfigure || die "scontrol reconfigure failed"; fi
+  for n in $(sinfo -h -N -t down,drain,fail -o %N 2>/dev/null | sort -u); do
+    scontrol update nodename="$n" state=resume 2>/dev/null || true
+  done
+  wait_for 60 "every node idle" all_nodes_idle "$(setting nodes)" ||
+    die "the cluster is not healthy after 60 s: $(sinfo -h -N -o '%N=%T' | tr '\n' ' ')"
+  log "healthy: $(setting nodes) node(s) idle"
+}
+
 cmd_purge() {
   cmd_stop
   [ -d "$BASE" ] || return 0
@@ -418,6 +494,9 @@ case ${1:-} in
   purge) cmd_purge ;;
   status) cmd_status ;;
   env) echo "export SLURM_CONF=$CONF" ;;
+  daemon) shift; cmd_daemon "$@" ;;
+  slurmd-timeout) shift; cmd_slurmd_timeout "$@" ;;
+  heal) cmd_heal ;;
   help | -h | --help) usage ;;
   *) usage ;;
 esac

@@ -169,6 +169,7 @@ StatusOr<executor::GangSpec> JobController::BuildGang(const CustomJob& job) cons
   if (job.job_spec.tf_config_primary_role == "master") gang.tf_config_primary_role = "master";
   gang.kill_grace = options_.kill_grace;
   gang.max_restarts = options_.max_restarts;
+  gang.service_account = job.job_spec.service_account;
   if (const ReplicaUsers* users = replica_users_.load(); users != nullptr) {
     TY_ASSIGN_OR_RETURN(gang.run_as, users->Resolve(gang.project, job.job_spec.service_account));
   }

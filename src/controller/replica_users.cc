@@ -1,7 +1,5 @@
 #include "controller/replica_users.h"
 
-#include <grp.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 
 #include "common/file_util.h"
 #include "common/json_parse.h"
+#include "executor/run_as.h"
 
 namespace trainyard::controller {
 namespace {
@@ -45,30 +44,7 @@ StatusOr<std::string> UserName(const Json& j, const std::string& where) {
 }  // namespace
 
 UserLookup SystemUserLookup() {
-  return [](const std::string& user) -> StatusOr<executor::RunAs> {
-    std::vector<char> buf(16384);
-    passwd pw{};
-    passwd* found = nullptr;
-    int err = ::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found);
-    if (err != 0) return InternalError("looking up user '" + user + "': " + std::strerror(err));
-    if (found == nullptr) return NotFoundError("no Unix user '" + user + "' on this host");
-    executor::RunAs r;
-    r.user = user;
-    r.uid = pw.pw_uid;
-    r.gid = pw.pw_gid;
-    r.home = pw.pw_dir ? pw.pw_dir : "/";
-    int count = 64;
-    std::vector<gid_t> groups(count);
-    if (::getgrouplist(user.c_str(), pw.pw_gid, groups.data(), &count) < 0) {
-      groups.resize(count);
-      ::getgrouplist(user.c_str(), pw.pw_gid, groups.data(), &count);
-    }
-    groups.resize(count);
-    for (gid_t g : groups) {
-      if (g != pw.pw_gid) r.groups.push_back(g);
-    }
-    return r;
-  };
+  return [](const std::string& user) { return executor::LookUpUser(user); };
 }
 
 Status ReplicaUsers::CheckUser(const std::string& user, const std::string& where) {

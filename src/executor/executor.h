@@ -72,6 +72,9 @@ struct GangSpec {
   // executors that queue order by them, fair share between projects and priority within one.
   std::string project;
   int priority = 0;
+  // jobSpec.serviceAccount as the job named it ("" = none). run_as below is what it resolved to;
+  // executors that map jobs to cluster accounts (the Slurm executor) key on it too.
+  std::string service_account;
   std::filesystem::path job_dir;  // executor-owned: logs, work dirs, state files live here
   std::string base_output_dir;  // baseOutputDirectory.outputUriPrefix (gs:// or path); may be empty
   std::vector<ReplicaSpec> replicas;             // all pools, pool 0 first

@@ -13,6 +13,7 @@
 // Not thread-safe: register, set flags and create from one thread (the server's start-up).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -35,6 +36,10 @@ struct ExecutorConfig {
   // executor. nullptr = such jobs are refused at create with `no_container_reason`.
   ReplicaRuntime* container_runtime = nullptr;
   std::string no_container_reason = "this server was started without a container runtime";
+  // The server's --pull-timeout-seconds: an image pull's deadline, retries included. The server's
+  // own runtime already has it; executors whose replicas pull elsewhere (Slurm nodes) pass it on.
+  // 0 = the runtime's default.
+  std::chrono::milliseconds pull_timeout{0};
 };
 
 struct CreatedExecutor {

@@ -1,5 +1,7 @@
 #include "executor/run_as.h"
 
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,6 +105,31 @@ Status MakeOutputDirs(const std::vector<fs::path>& dirs, const RunAs& r) {
 }
 
 }  // namespace
+
+StatusOr<RunAs> LookUpUser(const std::string& user) {
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  int err = ::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found);
+  if (err != 0) return InternalError("looking up user '" + user + "': " + std::strerror(err));
+  if (found == nullptr) return NotFoundError("no Unix user '" + user + "' on this host");
+  RunAs r;
+  r.user = user;
+  r.uid = pw.pw_uid;
+  r.gid = pw.pw_gid;
+  r.home = pw.pw_dir ? pw.pw_dir : "/";
+  int count = 64;
+  std::vector<gid_t> groups(count);
+  if (::getgrouplist(user.c_str(), pw.pw_gid, groups.data(), &count) < 0) {
+    groups.resize(count);
+    ::getgrouplist(user.c_str(), pw.pw_gid, groups.data(), &count);
+  }
+  groups.resize(count);
+  for (gid_t g : groups) {
+    if (g != pw.pw_gid) r.groups.push_back(g);
+  }
+  return r;
+}
 
 Status MakeReplicaDir(const fs::path& dir, const std::optional<RunAs>& run_as) {
   TY_RETURN_IF_ERROR(MakeDirs(dir));

@@ -16,6 +16,11 @@
 
 namespace trainyard::executor {
 
+// The identity of Unix user `user` on this host (getpwnam_r + getgrouplist): uid, primary gid,
+// supplementary groups (primary excluded), home; no bucket group. NOT_FOUND if there is no such
+// user, INTERNAL if the lookup itself fails.
+StatusOr<RunAs> LookUpUser(const std::string& user);
+
 // Creates `dir` and any missing parents. With `run_as`, `dir` itself (not the parents: a bucket,
 // the job dir) is given to that user (chown uid:gid) when the server owns it, i.e. made it now or
 // for an earlier attempt; a directory another user owns is left alone. Errors name the directory.

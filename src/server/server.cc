@@ -170,6 +170,7 @@ Status StartExecutor(Parts& p) {
   executor::ExecutorConfig config;
   config.data_dir = p.data_dir.path();
   config.container_runtime = p.containers.runtime.get();
+  config.pull_timeout = std::chrono::seconds(o.containers.pull_timeout_seconds);
   if (!p.containers.runtime) config.no_container_reason = p.containers.no_container_reason;
   TY_ASSIGN_OR_RETURN(executor::CreatedExecutor created, o.executors->Create(o.executor, config));
   for (const auto& note : created.notes) *o.log << o.executor << " executor: " << note << "\n";

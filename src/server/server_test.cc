@@ -210,7 +210,7 @@ TEST(BuiltInExecutorsTest, DeclareTheDocumentedFlags) {
       "--fake-run-ms --cpus --memory-gib --gpus --max-replicas --executor-poll-ms --cgroup-parent "
       "--no-cgroups --cgroup-delegated --restart-backoff-seconds --restart-backoff-max-seconds "
       "--any-gpu-model "
-      "--slurm-partition --slurm-account --slurm-qos ");
+      "--slurm-partition --slurm-account --slurm-qos --slurm-projects ");
 }
 
 }  // namespace

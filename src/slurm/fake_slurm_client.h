@@ -104,6 +104,10 @@ class FakeSlurmClient : public SlurmClient {
     std::lock_guard<std::mutex> lock(mu_);
     submit_error_ = std::move(s);
   }
+  void SetNodesError(Status s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    nodes_error_ = std::move(s);
+  }
   void SetQueryError(Status s) {
     std::lock_guard<std::mutex> lock(mu_);
     query_error_ = std::move(s);

@@ -59,6 +59,7 @@ StatusOr<fs::path> FindSlurmTaskBinary(const fs::path& configured) {
 
 Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry) {
   auto flagged = std::make_shared<SlurmExecutorOptions>();
+  auto projects_file = std::make_shared<std::string>();
   auto text_flag = [flagged](std::string name, std::string help,
                              std::string SlurmExecutorOptions::*field) {
     return executor::ExecutorFlag{std::move(name), std::move(help), true, "",
@@ -73,14 +74,30 @@ Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry) {
                 &SlurmExecutorOptions::partition),
       text_flag("--slurm-account", "--executor slurm: account", &SlurmExecutorOptions::account),
       text_flag("--slurm-qos", "--executor slurm: QoS", &SlurmExecutorOptions::qos),
+      executor::ExecutorFlag{"--slurm-projects",
+                             "--executor slurm: JSON file mapping projects (and serviceAccounts) "
+                             "to a Slurm account, partition, QOS and submitting user "
+                             "(docs/operations.md)",
+                             true, "",
+                             [projects_file](const std::string& value) {
+                               *projects_file = value;
+                               return Status::Ok();
+                             }},
   };
   backend.create =
-      [flagged](const executor::ExecutorConfig& config) -> StatusOr<executor::CreatedExecutor> {
+      [flagged, projects_file](
+          const executor::ExecutorConfig& config) -> StatusOr<executor::CreatedExecutor> {
     SlurmExecutorOptions options = *flagged;
+    SlurmProjectsOptions table;
+    table.file = *projects_file;
+    table.server_uid = ::geteuid();
+    TY_ASSIGN_OR_RETURN(options.projects, SlurmProjects::Load(table));
     options.data_dir = config.data_dir;
     options.container_runtime = config.container_runtime;
     options.no_container_reason = config.no_container_reason;
+    options.pull_timeout = config.pull_timeout;
     executor::CreatedExecutor created;
+    if (!projects_file->empty()) created.notes.push_back(options.projects.Describe());
     created.executor = std::make_unique<SlurmExecutor>(options);
     return created;
   };
@@ -153,19 +170,31 @@ StatusOr<std::optional<executor::Executor::ClusterCapacity>> SlurmExecutor::Prob
 }
 
 Status SlurmExecutor::Validate(const GangSpec& spec) const {
-  TY_ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, client_.Nodes(options_.partition));
-  return ValidateWith(spec, nodes);
+  auto nodes = client_.Nodes(TargetFor(spec).partition);
+  if (!nodes.ok() && SlurmControllerUnreachable(nodes.status())) {
+    // The create is accepted and waits for slurmctld (Submit); what needs the partition's nodes
+    // is checked when it is submitted (a gang that can never fit then fails START_FAILED).
+    return ValidateSpec(spec);
+  }
+  if (!nodes.ok()) return nodes.status();
+  return ValidateWith(spec, *nodes);
 }
 
 std::vector<std::string> SlurmExecutor::AdmissionNotes(const GangSpec& spec) const {
-  auto nodes = client_.Nodes(options_.partition);
+  const std::string partition = TargetFor(spec).partition;
+  auto nodes = client_.Nodes(partition);
   if (!nodes.ok() || !ValidateWith(spec, *nodes).ok()) return {};
-  auto alloc = PlanAllocation(spec, catalog_, *nodes, options_.partition);
+  auto alloc = PlanAllocation(spec, catalog_, *nodes, partition);
   return alloc.ok() ? alloc->warnings : std::vector<std::string>{};
 }
 
 Status SlurmExecutor::ValidateWith(const GangSpec& spec,
                                    const std::vector<SlurmNode>& nodes) const {
+  TY_RETURN_IF_ERROR(ValidateSpec(spec));
+  return PlanAllocation(spec, catalog_, nodes, TargetFor(spec).partition).status();
+}
+
+Status SlurmExecutor::ValidateSpec(const GangSpec& spec) const {
   TY_RETURN_IF_ERROR(executor::ValidateGangBasics(spec));
   for (const auto& r : spec.replicas) {
     if (r.image.empty()) continue;
@@ -179,16 +208,17 @@ Status SlurmExecutor::ValidateWith(const GangSpec& spec,
     }
     TY_RETURN_IF_ERROR(options_.container_runtime->CheckImage(r.image, field));
   }
-  return PlanAllocation(spec, catalog_, nodes, options_.partition).status();
+  return Status::Ok();
 }
 
 StatusOr<fs::path> SlurmExecutor::PrepareAttempt(const GangSpec& spec, int attempt,
                                                  std::vector<std::string>* warnings) const {
   TY_ASSIGN_OR_RETURN(fs::path task_binary, FindSlurmTaskBinary(options_.task_binary));
-  TY_ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, client_.Nodes(options_.partition));
+  const SlurmTarget target = TargetFor(spec);
+  TY_ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, client_.Nodes(target.partition));
   TY_RETURN_IF_ERROR(ValidateWith(spec, nodes));
   TY_ASSIGN_OR_RETURN(SlurmAllocation alloc,
-                      PlanAllocation(spec, catalog_, nodes, options_.partition));
+                      PlanAllocation(spec, catalog_, nodes, target.partition));
   *warnings = alloc.warnings;
   fs::path attempt_dir = SlurmAttemptDir(spec.job_dir, attempt);
   // A leftover directory of an attempt whose sbatch never returned an id: start clean, so old
@@ -206,13 +236,19 @@ StatusOr<fs::path> SlurmExecutor::PrepareAttempt(const GangSpec& spec, int attem
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) plan.path_append = self.parent_path().string();
   plan.rendezvous_timeout = options_.rendezvous_timeout;
+  plan.pull_timeout = options_.pull_timeout;
   plan.log_limits = options_.log_limits;
+  // A job submitted as a user runs as it throughout: its replicas too (slurm_projects.h).
+  GangSpec planned = spec;
+  if (target.user) planned.run_as = target.user;
   TY_RETURN_IF_ERROR(WriteFileAtomic(attempt_dir / "plan.json",
-                                     RenderLaunchPlan(spec, alloc, plan, attempt, attempt_dir)));
+                                     RenderLaunchPlan(planned, alloc, plan, attempt, attempt_dir)));
+  if (target.user) TY_RETURN_IF_ERROR(HandOverAttempt(spec, attempt_dir, *target.user));
   SbatchSettings settings;
-  settings.partition = options_.partition;
-  settings.account = options_.account;
-  settings.qos = options_.qos;
+  settings.partition = target.partition;
+  settings.account = target.account;
+  settings.qos = target.qos;
+  if (target.user) settings.submit_as = {{target.user->uid, target.user->gid}};
   settings.extra_args = options_.extra_sbatch_args;
   settings.time_limit = spec.timeout;
   settings.task_binary = task_binary;
@@ -239,11 +275,19 @@ Status SlurmExecutor::Submit(const GangSpec& input) {
   for (const auto& r : spec.replicas)
     gang->replicas.push_back({r.pool_index, r.replica_index, 0, std::nullopt, ""});
   std::vector<std::string> warnings;
-  TY_ASSIGN_OR_RETURN(fs::path script, PrepareAttempt(spec, gang->attempt, &warnings));
+  StatusOr<fs::path> script = PrepareAttempt(spec, gang->attempt, &warnings);
   // The marker goes to disk before sbatch runs: if the server dies after sbatch but before the
   // job id below is persisted, Adopt finds the job by name instead of submitting it again.
-  TY_RETURN_IF_ERROR(SaveSlurmGang(*gang));
-  StatusOr<std::string> slurm_id = client_.Submit(script);
+  if (script.ok() || SlurmControllerUnreachable(script.status())) {
+    TY_RETURN_IF_ERROR(SaveSlurmGang(*gang));
+  }
+  // sinfo (planning the allocation) found slurmctld gone: the gang waits for it like one whose
+  // sbatch did, and is planned and submitted by the resubmission pass once it answers.
+  if (!script.ok() && SlurmControllerUnreachable(script.status())) {
+    return AcceptWhileUnreachable(std::move(gang), script.status(), warnings);
+  }
+  if (!script.ok()) return script.status();
+  StatusOr<std::string> slurm_id = client_.Submit(*script);
   if (!slurm_id.ok() && SlurmControllerUnreachable(slurm_id.status())) {
     return AcceptWhileUnreachable(std::move(gang), slurm_id.status(), warnings);
   }
@@ -275,7 +319,8 @@ Status SlurmExecutor::Submit(const GangSpec& input) {
   Gang& g = *gang;
   gangs_[spec.job_id] = std::move(gang);
   SystemLog(g, "submitted to Slurm as job " + g.slurm_job_id + " (attempt 1, " +
-                   (SlurmAttemptDir(g.spec.job_dir, 1) / "job.sbatch").string() + ")");
+                   (SlurmAttemptDir(g.spec.job_dir, 1) / "job.sbatch").string() +
+                   DescribeTarget(TargetFor(g.spec)) + ")");
   Accepted(g, warnings);
   return Status::Ok();
 }
@@ -513,6 +558,12 @@ void SlurmExecutor::FinishFromSlurm(Gang& g, const std::string& st, const std::s
     job += " is no longer known to Slurm (squeue/sacct)";
   } else {
     job += " " + st + (exit_code.empty() ? "" : ", exit code " + exit_code);
+  }
+  // Slurm's name says little to someone who never ran it: say what happened.
+  if (st == "NODE_FAIL") {
+    job +=
+        "; node failure: a node of the job stopped answering slurmctld: slurmd lost or the "
+        "node down";
   }
   SlurmStateClass cls = st.empty() ? SlurmStateClass::kFailed : ClassifySlurmState(st);
   if (cls == SlurmStateClass::kTimeout) {

@@ -49,6 +49,7 @@
 #include "executor/replica_runtime.h"
 #include "machines/machine_catalog.h"
 #include "slurm/slurm_client.h"
+#include "slurm/slurm_projects.h"
 
 namespace trainyard::slurm {
 
@@ -57,12 +58,19 @@ struct SlurmExecutorOptions {
   std::string partition;           // empty = the cluster's default partition
   std::string account;             // empty = the user's default account
   std::string qos;                 // empty = the default QoS
+  // Per project (and serviceAccount): account, partition, QOS and the user to submit as
+  // (slurm_projects.h); what it leaves out comes from the three fields above. The default table
+  // is empty: every job gets those.
+  SlurmProjects projects;
   std::vector<std::string> extra_sbatch_args;  // more #SBATCH options, e.g. "--constraint=ib"
   // Checks image references at create (ReplicaRuntime::CheckImage); the tasks themselves run
   // containers with trainyard-slurm-task's own runtime, on their nodes. Not owned. nullptr =
   // jobs with images are refused with `no_container_reason`.
   executor::ReplicaRuntime* container_runtime = nullptr;
   std::string no_container_reason = "this server runs no containers";
+  // The deadline of a task's image pull on its node (the server's --pull-timeout-seconds, carried
+  // in plan.json); 0 = the node's runtime default (15 min).
+  std::chrono::milliseconds pull_timeout{0};
 
   // Everything below has working defaults; tests and embedders may change it.
   // trainyard-slurm-task; empty = $TRAINYARD_SLURM_TASK, next to /proc/self/exe, the build
@@ -86,7 +94,9 @@ struct SlurmExecutorOptions {
 StatusOr<std::filesystem::path> FindSlurmTaskBinary(const std::filesystem::path& configured);
 
 // Registers "slurm" in the server's executor registry with its flags --slurm-partition,
-// --slurm-account and --slurm-qos (SlurmExecutorOptions' partition, account, qos).
+// --slurm-account and --slurm-qos (SlurmExecutorOptions' partition, account, qos) and
+// --slurm-projects FILE (loaded into SlurmExecutorOptions::projects when the executor is created:
+// a table that fails SlurmProjects::Load stops the server with its message).
 Status RegisterSlurmExecutor(executor::ExecutorRegistry* registry);
 
 class SlurmExecutor : public executor::Executor {
@@ -115,7 +125,11 @@ class SlurmExecutor : public executor::Executor {
   struct Gang;  // slurm_executor_state.h
 
  private:
+  // Where the gang's Slurm job goes: options_.projects over the server-wide fields.
+  SlurmTarget TargetFor(const executor::GangSpec& spec) const;
   Status ValidateWith(const executor::GangSpec& spec, const std::vector<SlurmNode>& nodes) const;
+  // What needs no node list: the gang's basics and its images.
+  Status ValidateSpec(const executor::GangSpec& spec) const;
   // Plans the allocation and writes attempt-<n>/{plan.json,job.sbatch} (a fresh directory);
   // touches no executor state (runs without the lock). Returns the script to sbatch.
   StatusOr<std::filesystem::path> PrepareAttempt(const executor::GangSpec& spec, int attempt,

@@ -54,6 +54,12 @@ struct SlurmExecutor::Gang : executor::GangRecord {
 // sbatch timing out), not because Slurm refused the job: the job waits for it instead of failing.
 bool SlurmControllerUnreachable(const Status& status);
 
+// For a job submitted as `user` (SlurmTarget::user): gives it the attempt directory (batch.out,
+// rendezvous, the tasks' files) and each replica's work and hypertune directories, which the
+// job, no longer root, cannot create in the server's job dir itself.
+Status HandOverAttempt(const executor::GangSpec& spec, const std::filesystem::path& attempt_dir,
+                       const executor::RunAs& user);
+
 std::string SerializeSlurmGang(const SlurmExecutor::Gang& gang);
 // NOT_FOUND without a state file, DATA_LOSS when it is corrupt. spec is left empty except
 // job_id and job_dir.

@@ -2,12 +2,35 @@
 // the resubmission pass (a new attempt after a gang restart, or an attempt whose marker survived
 // a crash or an unreachable controller, looked up by name before sbatch runs again).
 #include "executor/gang_record.h"
+#include "executor/job_dir_layout.h"
+#include "executor/run_as.h"
 #include "slurm/slurm_executor.h"
 #include "slurm/slurm_executor_state.h"
 #include "slurm/slurm_script.h"
 
 namespace trainyard::slurm {
 using executor::GangSpec;
+
+SlurmTarget SlurmExecutor::TargetFor(const GangSpec& spec) const {
+  SlurmTarget server_wide{options_.partition, options_.account, options_.qos, std::nullopt, ""};
+  return options_.projects.Resolve(spec.project, spec.service_account, server_wide);
+}
+
+Status HandOverAttempt(const GangSpec& spec, const std::filesystem::path& attempt_dir,
+                       const executor::RunAs& user) {
+  // slurmd opens batch.out there as the user, and the tasks write their rendezvous, status and
+  // log files there; plan.json and job.sbatch stay the server's (readable, not writable).
+  TY_RETURN_IF_ERROR(executor::MakeReplicaDir(attempt_dir, user));
+  TY_RETURN_IF_ERROR(executor::MakeReplicaDir(attempt_dir / "rendezvous", user));
+  for (const auto& r : spec.replicas) {
+    TY_RETURN_IF_ERROR(executor::MakeReplicaDir(
+        executor::ReplicaWorkDir(spec.job_dir, r.pool_index, r.replica_index), user));
+    TY_RETURN_IF_ERROR(executor::MakeReplicaDir(
+        executor::ReplicaHpMetricFile(spec.job_dir, r.pool_index, r.replica_index).parent_path(),
+        user));
+  }
+  return Status::Ok();
+}
 
 bool SlurmControllerUnreachable(const Status& s) {
   if (s.code() == StatusCode::kDeadlineExceeded) return true;
@@ -147,7 +170,7 @@ void SlurmExecutor::FinishResubmission(const Resubmission& work,
                      ") submitted before the restart; not submitting it again");
   } else {
     SystemLog(g, "submitted to Slurm as job " + g.slurm_job_id + " (attempt " +
-                     std::to_string(work.attempt) + ")");
+                     std::to_string(work.attempt) + DescribeTarget(TargetFor(work.spec)) + ")");
   }
   for (const auto& w : warnings) SystemLog(g, "warning: " + w);
   Persist(g);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/file_util.h"
 #include "executor/job_dir_layout.h"
 #include "executor/job_log.h"
@@ -170,6 +172,47 @@ TEST_F(SlurmExecutorTest, SbatchFailureIsReturnedAndNothingIsKept) {
 // slurmctld down at create: the job is accepted and waits QUEUED with the reason; once it
 // answers, the job is looked up by name (never submitted twice) and submitted. A request Slurm
 // refuses is still an error at once.
+// The server's --pull-timeout-seconds (ExecutorConfig::pull_timeout) goes into every attempt's
+// plan.json, where the tasks' container runtime reads it (slurm_task_test.cc).
+TEST_F(SlurmExecutorTest, ThePullTimeoutTravelsInThePlan) {
+  SlurmExecutorOptions o;
+  o.data_dir = dir_ / "data";
+  o.task_binary = "/bin/true";
+  o.client = &client_;
+  o.clock = &clock_;
+  o.start_monitor = false;
+  o.pull_timeout = std::chrono::seconds(5);
+  SlurmExecutor executor(o);
+  ASSERT_TRUE(executor.Submit(Spec("p")).ok());
+  auto plan = ReadFile(executor::SlurmAttemptDir(dir_ / "jobs" / "p", 1) / "plan.json");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(nlohmann::json::parse(*plan).value("pull_timeout_ms", -1), 5000);
+}
+
+// slurmctld down already for the sinfo that plans the allocation (what a real outage does first):
+// the create is still accepted (Validate checks what needs no nodes), waits QUEUED, and is
+// planned and submitted once slurmctld answers.
+TEST_F(SlurmExecutorTest, AControllerDownAtPlanningLeavesTheJobQueuedUntilItAnswers) {
+  const auto down = UnavailableError(
+      "sinfo failed (exit code 1): slurm_load_partitions: Unable to contact slurm controller "
+      "(connect failure)");
+  client_.SetNodesError(down);
+  client_.SetQueryError(down);
+  ASSERT_TRUE(executor_->Validate(Spec("1")).ok());
+  ASSERT_TRUE(executor_->Submit(Spec("1")).ok());
+  executor_->PollOnce();
+  auto waiting = executor_->Get("1");
+  ASSERT_TRUE(waiting.ok());
+  const std::string before = GangStateName(waiting->state) + " | " + waiting->waiting_note + " | " +
+                             std::to_string(client_.submissions().size());
+  client_.SetNodesError(trainyard::Status::Ok());
+  client_.SetQueryError(trainyard::Status::Ok());
+  executor_->PollOnce();
+  EXPECT_EQ(before + " / " + std::to_string(client_.submissions().size()),
+            "QUEUED | waiting for the Slurm controller: " + down.message() +
+                "; submitting when it answers | 0 / 1");
+}
+
 TEST_F(SlurmExecutorTest, AControllerThatDoesNotAnswerLeavesTheJobQueuedUntilItDoes) {
   const auto down = UnavailableError(
       "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect "
@@ -226,7 +269,8 @@ TEST_F(SlurmExecutorTest, TerminalStatesMapToJobStatesWithReasons) {
             "FAILED -> FAILED: workerpool1 replica 0 exited with code 3 (Slurm job 100 FAILED, "
             "exit code 3:0)\n"
             "NODE_FAIL -> FAILED: workerpool0 replica 0 ended without a recorded exit code (Slurm "
-            "job 101 NODE_FAIL, exit code 0:0)\n"
+            "job 101 NODE_FAIL, exit code 0:0; node failure: a node of the job stopped answering "
+            "slurmctld: slurmd lost or the node down)\n"
             "OUT_OF_MEMORY -> FAILED: workerpool1 replica 0 exited with code 137 (Slurm job 102 "
             "OUT_OF_MEMORY, exit code 0:125)\n"
             "TIMEOUT -> FAILED: timed out after 600s (Slurm job 103 TIMEOUT, exit code 0:15)\n"

@@ -297,6 +297,11 @@ std::string RenderSbatchScript(const GangSpec& spec, const SlurmAllocation& allo
        (settings.job_name.empty() ? "trainyard-" + spec.job_id : settings.job_name) + "\n";
   s += "#SBATCH --output=" + (attempt_dir / "batch.out").string() + "\n";
   s += "#SBATCH --chdir=" + attempt_dir.string() + "\n";
+  if (settings.submit_as) {
+    // Numeric: the name need not resolve the same way on the controller.
+    s += "#SBATCH --uid=" + std::to_string(settings.submit_as->first) + "\n";
+    s += "#SBATCH --gid=" + std::to_string(settings.submit_as->second) + "\n";
+  }
   // Retries are the executor's (GangSpec::max_restarts), with a fresh attempt directory.
   s += "#SBATCH --no-requeue\n";
   if (!settings.partition.empty()) s += "#SBATCH --partition=" + settings.partition + "\n";
@@ -361,6 +366,7 @@ std::string RenderLaunchPlan(const GangSpec& spec, const SlurmAllocation& alloc,
   j["env_overrides"] = settings.env_overrides;
   j["path_append"] = settings.path_append;
   j["rendezvous_timeout_s"] = settings.rendezvous_timeout.count();
+  if (settings.pull_timeout.count() > 0) j["pull_timeout_ms"] = settings.pull_timeout.count();
   j["segment_bytes"] = settings.log_limits.segment_bytes;
   j["max_segments"] = settings.log_limits.max_segments;
   // The tasks run as the submitting (server's) user and switch to this one for the replica.

@@ -60,6 +60,8 @@ struct SbatchSettings {
   std::optional<std::chrono::seconds> time_limit;
   std::filesystem::path task_binary;  // absolute path of trainyard-slurm-task
   std::string job_name;               // --job-name; empty = "trainyard-<job_id>"
+  // (uid, gid): --uid/--gid, the job runs as that user (Slurm takes it from root only).
+  std::optional<std::pair<uint32_t, uint32_t>> submit_as;
 };
 
 // The Slurm job name of one attempt of a job: "trainyard-<job_id>-<attempt>". Unique per
@@ -79,6 +81,9 @@ struct LaunchPlanSettings {
   std::string path_append;                           // appended to PATH (the server's bin dir)
   std::chrono::seconds rendezvous_timeout{300};
   executor::LogLimits log_limits;
+  // A container task's image pull deadline ("pull_timeout_ms"); 0 = left out, the task's runtime
+  // default applies.
+  std::chrono::milliseconds pull_timeout{0};
 };
 
 // plan.json: what trainyard-slurm-task needs to build each rank's Vertex environment.

@@ -174,7 +174,13 @@ StatusOr<executor::ReplicaLaunch> LaunchOf(const nlohmann::json& plan, int rank,
   launch.replica_index = self.at("replica").get<int>();
   for (const auto& a : self.at("argv")) launch.argv.push_back(a.get<std::string>());
   launch.env = TaskEnv(plan, self, in, !image.empty(), run_as);
-  launch.run_as = run_as;
+  // A job submitted as the replica's user (--slurm-projects "user") already runs as it: nothing
+  // to switch, and a process that is not root could not setgroups anyway.
+  if (run_as && ::geteuid() != 0 && run_as->uid == ::geteuid()) {
+    launch.run_as = std::nullopt;
+  } else {
+    launch.run_as = run_as;
+  }
   launch.work_dir = work;
   launch.log_dir = task_dir / "log";
   launch.log_limits.segment_bytes = plan.value("segment_bytes", int64_t{8} << 20);
@@ -228,16 +234,18 @@ int StartFailed(const nlohmann::json& plan, int rank, const Status& why) {
 }
 
 // Runs the launch in the foreground of this srun task; the replica's exit code (0..255).
-int RunTask(const executor::ReplicaLaunch& launch, executor::ReplicaRuntime* container_runtime,
-            int rank) {
+int RunTask(const executor::ReplicaLaunch& launch, const ContainerRuntimeFactory& make_containers,
+            std::chrono::milliseconds pull_timeout, int rank) {
   executor::HostProcessRuntime host;
   executor::ReplicaRuntime* runtime = &host;
+  std::unique_ptr<executor::ReplicaRuntime> containers;
   if (!launch.image.empty()) {
-    if (container_runtime == nullptr) {
+    if (make_containers) containers = make_containers(pull_timeout);
+    if (containers == nullptr) {
       return Fail("task " + std::to_string(rank) + " names image '" + launch.image +
                   "' but this trainyard-slurm-task was built without container support");
     }
-    runtime = container_runtime;
+    runtime = containers.get();
   }
   int rc = runtime->RunInForeground(launch);
   if (rc != 0) return rc;
@@ -248,7 +256,11 @@ int RunTask(const executor::ReplicaLaunch& launch, executor::ReplicaRuntime* con
 
 }  // namespace
 
-int SlurmTaskMain(int argc, char** argv, executor::ReplicaRuntime* container_runtime) {
+std::chrono::milliseconds PlanPullTimeout(const nlohmann::json& plan) {
+  return std::chrono::milliseconds(plan.value("pull_timeout_ms", int64_t{0}));
+}
+
+int SlurmTaskMain(int argc, char** argv, const ContainerRuntimeFactory& make_containers) {
   std::string plan_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -283,7 +295,7 @@ int SlurmTaskMain(int argc, char** argv, executor::ReplicaRuntime* container_run
     auto launch = LaunchOf(plan, rank, in);
     if (!launch.ok()) return StartFailed(plan, rank, launch.status());
     // The replica runs here, in the foreground of this srun task, through the replica runtime.
-    return RunTask(*launch, container_runtime, rank);
+    return RunTask(*launch, make_containers, PlanPullTimeout(plan), rank);
   } catch (const std::exception& e) {
     return Fail("bad plan " + plan_path + ": " + e.what());
   }

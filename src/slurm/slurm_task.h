@@ -23,6 +23,10 @@
 // failure), 2 for a launcher error (message on stderr, which Slurm writes to batch.out).
 #pragma once
 
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -31,9 +35,17 @@
 
 namespace trainyard::slurm {
 
-// `container_runtime`: runs tasks whose plan names an image (not owned); nullptr = such tasks fail
+// Makes the runtime of a task whose plan names an image, with the plan's image pull deadline
+// (`pull_timeout`; 0 = the runtime's default).
+using ContainerRuntimeFactory = std::function<std::unique_ptr<executor::ReplicaRuntime>(
+    std::chrono::milliseconds pull_timeout)>;
+
+// `make_containers`: called once, only for a task that names an image; nullptr = such tasks fail
 // with a launcher error naming what is missing.
-int SlurmTaskMain(int argc, char** argv, executor::ReplicaRuntime* container_runtime = nullptr);
+int SlurmTaskMain(int argc, char** argv, const ContainerRuntimeFactory& make_containers = nullptr);
+
+// The plan's image pull deadline (plan.json "pull_timeout_ms"); 0 when it names none.
+std::chrono::milliseconds PlanPullTimeout(const nlohmann::json& plan);
 
 // Address of `node` in the "name addr" lines of a nodes file; `node` itself when absent.
 std::string NodeAddress(const std::string& nodes_file_text, const std::string& node);

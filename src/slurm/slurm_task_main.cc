@@ -7,8 +7,13 @@
 
 int main(int argc, char** argv) {
 #ifdef TRAINYARD_HAVE_CONTAINERS
-  trainyard::container::PodmanReplicaRuntime containers({});
-  return trainyard::slurm::SlurmTaskMain(argc, argv, &containers);
+  return trainyard::slurm::SlurmTaskMain(argc, argv, [](std::chrono::milliseconds pull_timeout) {
+    trainyard::container::PodmanReplicaRuntimeOptions options;
+    // The server's --pull-timeout-seconds, from the plan; as the local executor's pulls get it.
+    if (pull_timeout.count() > 0) options.podman.pull_timeout = pull_timeout;
+    return std::unique_ptr<trainyard::executor::ReplicaRuntime>(
+        std::make_unique<trainyard::container::PodmanReplicaRuntime>(std::move(options)));
+  });
 #else
   return trainyard::slurm::SlurmTaskMain(argc, argv);
 #endif

@@ -12,6 +12,7 @@
 #include "common/file_util.h"
 #include "executor/job_dir_layout.h"
 #include "executor/job_log.h"
+#include "executor/replica_status_file.h"
 #include "slurm/slurm_script.h"
 #include "testing/test_util.h"
 
@@ -191,6 +192,75 @@ TEST(SlurmTaskTest, AnOutputDirTheUserCannotWriteIsRecordedAsAStartError) {
                 " ran=" + std::to_string(fs::exists(attempt / "workerpool0-0" / "log")),
             "2 START_FAILED 1 ran=0")
       << error->message;
+}
+
+// A runtime that records the image it was asked to run (into `*image`: the task owns and ends
+// the runtime) and ends the replica at once with exit 0.
+class RecordingRuntime : public executor::ReplicaRuntime {
+ public:
+  explicit RecordingRuntime(std::string* image) : image_(image) {}
+  std::string Name() const override { return "recording"; }
+  Status CheckAvailable() const override { return Status::Ok(); }
+  StatusOr<executor::ReplicaHandle> Start(const executor::ReplicaLaunch&) override {
+    return UnimplementedError("foreground only");
+  }
+  int RunInForeground(const executor::ReplicaLaunch& launch) override {
+    *image_ = launch.image;
+    return executor::WriteReplicaStatusFile(launch.status_file, 0).ok() ? 0 : 1;
+  }
+  executor::ReplicaObservation Observe(executor::ReplicaHandle*) override { return {}; }
+  bool Terminate(const executor::ReplicaHandle&) override { return false; }
+  bool Kill(const executor::ReplicaHandle&) override { return false; }
+  StatusOr<int> OpenExitFd(const executor::ReplicaHandle&) override {
+    return UnimplementedError("foreground only");
+  }
+  bool Reap(const executor::ReplicaHandle&) override { return true; }
+
+ private:
+  std::string* image_;
+};
+
+// The server's --pull-timeout-seconds reaches a container task's runtime through plan.json, as
+// the local executor's pulls get it from the server's runtime; a plan without one leaves the
+// runtime's default.
+TEST(SlurmTaskTest, AContainerTaskGetsThePlansPullTimeout) {
+  fs::path dir = trainyard::testing::MakeTestDir();
+  executor::GangSpec spec;
+  spec.job_id = "78";
+  spec.job_dir = dir / "job";
+  spec.replicas.push_back({0, 0, "n1-standard-4", "", 0, {}, {}});
+  spec.replicas[0].image = "trainyard/busybox";
+  auto alloc = PlanAllocation(spec, machines::MachineCatalog::Default(), {IdleNode()}, "");
+  ASSERT_TRUE(alloc.ok());
+  fs::path attempt = executor::SlurmAttemptDir(spec.job_dir, 1);
+  ASSERT_TRUE(WriteFileAtomic(attempt / "nodes", "n1 127.0.0.1\n").ok());
+  std::string got;
+  for (int seconds : {7, 0}) {
+    LaunchPlanSettings settings;
+    settings.rendezvous_timeout = std::chrono::seconds(20);
+    settings.pull_timeout = std::chrono::seconds(seconds);
+    fs::path plan = attempt / ("plan-" + std::to_string(seconds) + ".json");
+    ASSERT_TRUE(WriteFileAtomic(plan, RenderLaunchPlan(spec, *alloc, settings, 1, attempt)).ok());
+    (void)fs::remove_all(attempt / "rendezvous");
+    std::string image = "-";
+    std::chrono::milliseconds asked{-1};
+    ::setenv("SLURM_PROCID", "0", 1);
+    ::setenv("SLURM_NTASKS", "1", 1);
+    ::setenv("SLURMD_NODENAME", "n1", 1);
+    std::string plan_arg = plan.string();
+    char* argv[] = {const_cast<char*>("trainyard-slurm-task"), const_cast<char*>("--plan"),
+                    plan_arg.data(), nullptr};
+    int rc = SlurmTaskMain(3, argv, [&](std::chrono::milliseconds pull_timeout) {
+      asked = pull_timeout;
+      return std::unique_ptr<executor::ReplicaRuntime>(std::make_unique<RecordingRuntime>(&image));
+    });
+    for (const char* v : {"SLURM_PROCID", "SLURM_NTASKS", "SLURMD_NODENAME"}) ::unsetenv(v);
+    got += "exit " + std::to_string(rc) + " pull " + std::to_string(asked.count()) + "ms " + image +
+           "\n";
+  }
+  EXPECT_EQ(got,
+            "exit 0 pull 7000ms trainyard/busybox\n"
+            "exit 0 pull 0ms trainyard/busybox\n");
 }
 
 TEST(SlurmTaskTest, WrongTaskCountIsAClearError) {
