@@ -38,6 +38,7 @@ PredictionServer::PredictionServer(PredictionServerOptions options)
   const int threads = options_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_payload_max_length(options_.max_request_bytes);
+  server_->set_tcp_nodelay(true);  // header and body go out in separate writes: no Nagle stalls
   const size_t limit = options_.max_request_bytes;
   server_->set_error_handler([limit](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 413) {

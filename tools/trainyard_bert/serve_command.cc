@@ -35,7 +35,7 @@ struct ServeFlags {
   int port = -1;  // -1 = AIP_HTTP_PORT, else 8080
   std::string predict_route, health_route;
   int max_batch_size = 32;
-  double batch_delay_ms = 2;
+  double batch_delay_ms = 0;
   int max_length = 100;
   int threads = 0;
   int http_threads = 64;
@@ -158,7 +158,8 @@ const bool kServeRegistered = RegisterCommand(
        sub.add_option("--max-batch-size", o->max_batch_size, "Most instances in one forward pass")
            ->capture_default_str();
        sub.add_option("--batch-delay-ms", o->batch_delay_ms,
-                      "How long a batch waits for more requests once it has one")
+                      "How long a batch waits for more requests once it has one (0: it starts when "
+                      "the model is free; requests arriving meanwhile form the next batch)")
            ->capture_default_str();
        sub.add_option("--max-length", o->max_length, "Max tokens per text incl. [CLS]/[SEP]")
            ->capture_default_str();
