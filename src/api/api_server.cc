@@ -9,6 +9,7 @@
 #include <limits>
 #include <thread>
 
+#include "api/http_bind.h"
 #include "api/http_status.h"
 #include "api/routes.h"
 #include "api/unsupported_services.h"
@@ -210,25 +211,7 @@ StatusOr<int> ApiServer::Bind() {
                                 ": cannot load the certificate and key (PEM files, the key "
                                 "matching the certificate)");
   }
-  // cpp-httplib's default socket options add SO_REUSEPORT, with which a second server on a
-  // taken port binds too and the kernel splits connections between the two. SO_REUSEADDR alone
-  // still lets a restarted server bind while old connections sit in TIME_WAIT.
-  auto listener = std::make_shared<int>(-1);
-  server_->set_socket_options([listener](auto sock) {  // socket_t: global in 0.11, namespaced later
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    *listener = sock;
-  });
-  int port = options_.port;
-  if (port == 0) {
-    port = server_->bind_to_any_port(options_.host);
-  } else if (!server_->bind_to_port(options_.host, port)) {
-    port = -1;
-  }
-  // cpp-httplib 0.11 listens with a backlog of 5: a burst of clients (a job array starting to
-  // stream its logs) overflows it, and the kernel drops their SYNs, which clients resend only
-  // after 1 s, 3 s, ... Listening again on the bound socket raises the backlog.
-  if (port >= 0 && *listener >= 0) ::listen(*listener, SOMAXCONN);
+  const int port = BindHttpServer(*server_, options_.host, options_.port);
   if (port < 0) {
     return UnavailableError("cannot listen on " + options_.host + ":" +
                             std::to_string(options_.port) +

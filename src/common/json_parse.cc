@@ -109,4 +109,19 @@ json ParseJsonOrThrow(std::string_view text, JsonLimits limits) {
   return std::move(*parsed);
 }
 
+Status CheckJsonKeys(const nlohmann::json& j, const std::string& where,
+                     std::initializer_list<const char*> allowed) {
+  if (!j.is_object()) return InvalidArgumentError(where + ": expected a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (const char* a : allowed) known |= key == a;
+    if (!known) {
+      std::string list;
+      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      return InvalidArgumentError(where + ": unknown key '" + key + "' (expected " + list + ")");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace trainyard

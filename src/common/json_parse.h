@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 #include "common/status.h"
@@ -37,5 +39,11 @@ StatusOr<nlohmann::json> ParseJson(std::string_view text, JsonLimits limits = {}
 // by field with .at()): the same limits, but a refusal throws std::invalid_argument carrying the
 // Status message.
 nlohmann::json ParseJsonOrThrow(std::string_view text, JsonLimits limits = {});
+
+// For the server's own JSON config files (--service-accounts, --slurm-projects): OK when `j` is an
+// object whose keys are all in `allowed`; INVALID_ARGUMENT "<where>: expected a JSON object" or
+// "<where>: unknown key 'K' (expected a, b)" otherwise, so a typo never silently drops a rule.
+Status CheckJsonKeys(const nlohmann::json& j, const std::string& where,
+                     std::initializer_list<const char*> allowed);
 
 }  // namespace trainyard

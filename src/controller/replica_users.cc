@@ -18,22 +18,6 @@ using Json = nlohmann::json;
 
 constexpr const char* kRootlessDefault = "nobody";
 
-// An object's members, refusing keys other than `allowed` (a typo must not silently drop a rule).
-Status CheckKeys(const Json& j, const std::string& where,
-                 std::initializer_list<const char*> allowed) {
-  if (!j.is_object()) return InvalidArgumentError(where + ": expected a JSON object");
-  for (const auto& [key, value] : j.items()) {
-    bool known = false;
-    for (const char* a : allowed) known |= key == a;
-    if (!known) {
-      std::string list;
-      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      return InvalidArgumentError(where + ": unknown key '" + key + "' (expected " + list + ")");
-    }
-  }
-  return Status::Ok();
-}
-
 StatusOr<std::string> UserName(const Json& j, const std::string& where) {
   if (!j.is_string() || j.get<std::string>().empty()) {
     return InvalidArgumentError(where + ": expected a Unix user name (a non-empty string)");
@@ -88,7 +72,7 @@ StatusOr<ReplicaUsers> ReplicaUsers::Load(ReplicaUsersOptions options) {
     auto parsed = ParseJson(text);
     if (!parsed.ok()) return InvalidArgumentError(file + ": " + parsed.status().message());
     const Json& j = *parsed;
-    TY_RETURN_IF_ERROR(CheckKeys(j, file, {"defaultUser", "projects"}));
+    TY_RETURN_IF_ERROR(CheckJsonKeys(j, file, {"defaultUser", "projects"}));
     if (j.contains("defaultUser")) {
       TY_ASSIGN_OR_RETURN(users.default_user_, UserName(j["defaultUser"], file + ": defaultUser"));
       TY_RETURN_IF_ERROR(users.CheckUser(users.default_user_, file + ": defaultUser"));
@@ -99,7 +83,7 @@ StatusOr<ReplicaUsers> ReplicaUsers::Load(ReplicaUsersOptions options) {
       }
       for (const auto& [name, p] : j["projects"].items()) {
         const std::string where = file + ": projects." + name;
-        TY_RETURN_IF_ERROR(CheckKeys(p, where, {"defaultUser", "serviceAccounts"}));
+        TY_RETURN_IF_ERROR(CheckJsonKeys(p, where, {"defaultUser", "serviceAccounts"}));
         Project project;
         if (p.contains("defaultUser")) {
           TY_ASSIGN_OR_RETURN(project.default_user,

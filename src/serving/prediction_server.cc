@@ -1,11 +1,11 @@
 #include "serving/prediction_server.h"
 
 #include <httplib.h>
-#include <sys/socket.h>
 
 #include <chrono>
 #include <thread>
 
+#include "api/http_bind.h"
 #include "api/http_status.h"
 
 namespace trainyard::serving {
@@ -104,17 +104,7 @@ void PredictionServer::Predict(const std::string& body, int* status, std::string
 StatusOr<int> PredictionServer::Bind() {
   TY_RETURN_IF_ERROR(CheckRoute("predict route", options_.predict_route));
   TY_RETURN_IF_ERROR(CheckRoute("health route", options_.health_route));
-  // No SO_REUSEPORT (httplib's default): a second server on a taken port must fail, not share it.
-  server_->set_socket_options([](auto sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  int port = options_.port;
-  if (port == 0) {
-    port = server_->bind_to_any_port(options_.host);
-  } else if (!server_->bind_to_port(options_.host, port)) {
-    port = -1;
-  }
+  const int port = api::BindHttpServer(*server_, options_.host, options_.port);
   if (port < 0) {
     return UnavailableError("cannot listen on " + options_.host + ":" +
                             std::to_string(options_.port) + " (address in use or not local)");

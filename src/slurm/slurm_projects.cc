@@ -9,23 +9,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Refuses keys other than `allowed`: a typo ("acount") must not silently send a team's jobs to
-// the default account.
-Status CheckKeys(const Json& j, const std::string& where,
-                 std::initializer_list<const char*> allowed) {
-  if (!j.is_object()) return InvalidArgumentError(where + ": expected a JSON object");
-  for (const auto& [key, value] : j.items()) {
-    bool known = false;
-    for (const char* a : allowed) known |= key == a;
-    if (!known) {
-      std::string list;
-      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      return InvalidArgumentError(where + ": unknown key '" + key + "' (expected " + list + ")");
-    }
-  }
-  return Status::Ok();
-}
-
 // A Slurm account, partition or QOS name. It becomes an #SBATCH line, so nothing that could end
 // the line or start another option may pass.
 StatusOr<std::string> SlurmName(const Json& j, const std::string& where) {
@@ -75,9 +58,9 @@ StatusOr<SlurmProjects::Entry> SlurmProjects::ParseEntry(const Json& j, const st
                                                          const SlurmProjectsOptions& options) {
   if (project) {
     TY_RETURN_IF_ERROR(
-        CheckKeys(j, where, {"account", "partition", "qos", "user", "serviceAccounts"}));
+        CheckJsonKeys(j, where, {"account", "partition", "qos", "user", "serviceAccounts"}));
   } else {
-    TY_RETURN_IF_ERROR(CheckKeys(j, where, {"account", "partition", "qos", "user"}));
+    TY_RETURN_IF_ERROR(CheckJsonKeys(j, where, {"account", "partition", "qos", "user"}));
   }
   Entry e;
   if (j.contains("account")) {
@@ -119,7 +102,7 @@ StatusOr<SlurmProjects> SlurmProjects::Load(SlurmProjectsOptions options) {
   }
   auto parsed = ParseJson(*text);
   if (!parsed.ok()) return InvalidArgumentError(file + ": " + parsed.status().message());
-  TY_RETURN_IF_ERROR(CheckKeys(*parsed, file, {"projects"}));
+  TY_RETURN_IF_ERROR(CheckJsonKeys(*parsed, file, {"projects"}));
   if (!parsed->contains("projects")) return table;
   const Json& projects = (*parsed)["projects"];
   if (!projects.is_object()) {
