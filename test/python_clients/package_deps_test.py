@@ -113,6 +113,13 @@ class PackageDepsTest(unittest.TestCase):
                               capture_output=True, text=True, timeout=300,
                               env={**os.environ, "TRAINYARD_ENDPOINT": self.endpoint}).stdout
 
+    def logs_of_legacy_job(self):
+        """The backing job's whole log, read through Trainyard's CLI (not gcloud's stream)."""
+        cli = os.path.join(os.environ.get("TRAINYARD_BINARY_DIR", "build"), "tools", "trainyard")
+        return subprocess.run([cli, "ai-platform", "jobs", "stream-logs", "seed002_gcloud"],
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "TRAINYARD_ENDPOINT": self.endpoint}).stdout
+
     def sdist(self):
         """`python setup.py sdist` of the example, uploaded as a notebook user would."""
         out = os.path.join(self.dir, "dist")
@@ -148,6 +155,17 @@ class PackageDepsTest(unittest.TestCase):
             capture_output=True, text=True, env=self.gcloud_env)
         print("gcloud job: %.0f s" % (time.monotonic() - started), file=sys.stderr)
         self.assertEqual(r.returncode, 0, r.stderr[-6000:])
+        if "test metrics:" not in r.stderr:
+            # gcloud stops streaming once the job shows an endTime: say what the job was then.
+            described = subprocess.run(
+                ["gcloud", "ai-platform", "jobs", "describe", "seed002_gcloud"],
+                capture_output=True, text=True, env=self.gcloud_env)
+            try:
+                log = self.logs_of_legacy_job()[-3000:]
+            except subprocess.SubprocessError as e:
+                log = str(e)
+            print("the streamed log has no test metrics; the job now:\n" + described.stdout +
+                  described.stderr + "\nits log:\n" + log, file=sys.stderr)
         self.assert_trained_and_saved(r.stderr, "gs://bkt/gcloud-job/model")
         # The project's pip cache on the host is pip's: the wheel built from the package's sdist
         # is kept there (downloads too, where the index sends cache headers, as PyPI does).
