@@ -318,8 +318,14 @@ class DelegatedCgroupE2ETest : public ServiceE2ETest {
     for (const char* hierarchy : {"memory", "cpu", ""}) {
       const fs::path base = fs::path("/sys/fs/cgroup") / hierarchy / name_;
       if (name_.empty() || !fs::exists(base)) continue;
-      for (const fs::path& leaf : Leaves(base)) ::rmdir(leaf.c_str());
-      ::rmdir(base.c_str());
+      // A supervisor or replica may still be exiting (rmdir is EBUSY until its cgroup is
+      // empty): retry for a while rather than leave the test's cgroups behind on the host.
+      for (int attempt = 0; attempt < 100 && fs::exists(base); ++attempt) {
+        for (const fs::path& leaf : Leaves(base)) ::rmdir(leaf.c_str());
+        if (::rmdir(base.c_str()) != 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+      }
     }
   }
   // Child cgroups of `base` (listed before any is removed: kernfs skips entries then).
