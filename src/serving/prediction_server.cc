@@ -13,14 +13,20 @@ namespace {
 
 constexpr char kJson[] = "application/json; charset=utf-8";
 
+// Error messages may quote the request's bytes (a JSON parser's "last read: ..."), which need not
+// be UTF-8: invalid sequences become U+FFFD instead of making dump() throw.
+std::string Dump(const nlohmann::json& body) {
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 void SetError(httplib::Response& res, const Status& status) {
   res.status = api::HttpStatusFor(status.code());
-  res.set_content(api::ErrorBody(status).dump() + "\n", kJson);
+  res.set_content(Dump(api::ErrorBody(status)), kJson);
 }
 
 void SetError(httplib::Response& res, int http, StatusCode code, const std::string& message) {
   res.status = http;
-  res.set_content(api::ErrorBody(http, code, message).dump() + "\n", kJson);
+  res.set_content(Dump(api::ErrorBody(http, code, message)), kJson);
 }
 
 Status CheckRoute(const char* name, const std::string& route) {
@@ -84,7 +90,7 @@ void PredictionServer::SetModel(DynamicBatcher* batcher, std::vector<std::string
 void PredictionServer::Predict(const std::string& body, int* status, std::string* out) const {
   auto fail = [&](const Status& s) {
     *status = api::HttpStatusFor(s.code());
-    *out = api::ErrorBody(s).dump() + "\n";
+    *out = Dump(api::ErrorBody(s));
   };
   DynamicBatcher* batcher = batcher_.load();
   if (batcher == nullptr) return fail(UnavailableError("the model is still loading; retry"));
@@ -98,7 +104,7 @@ void PredictionServer::Predict(const std::string& body, int* status, std::string
                                 ", which its config does not name"));
     }
   }
-  *out = EncodePredictions(*predictions, labels_).dump() + "\n";
+  *out = Dump(EncodePredictions(*predictions, labels_));
 }
 
 StatusOr<int> PredictionServer::Bind() {

@@ -112,5 +112,20 @@ TEST_F(PredictionServerTest, ASecondServerOnATakenPortFails) {
   EXPECT_EQ(second.Bind().status().code(), StatusCode::kUnavailable);
 }
 
+TEST_F(PredictionServerTest, HostileRequestsAreRefusedAndTheServerLives) {
+  Start();
+  server_->SetModel(batcher_.get(), {"negative", "positive"});
+  const std::string route = "/v1/endpoints/1/deployedModels/2:predict";
+  std::string deep = R"({"instances": [)" + std::string(2000, '[') + std::string(2000, ']') + "]}";
+  std::string codes = Call("POST", route, deep).substr(0, 3) + " " +
+                      Call("POST", route, "{\"instances\": [\"\xff\xfe\"]}").substr(0, 3) + " ";
+  httplib::Client client("127.0.0.1", port_);
+  auto huge = client.Post(route.c_str(), {{"X-Big", std::string(1 << 20, 'a')}},
+                          R"({"instances": ["ab"]})", "application/json");
+  codes += std::to_string(huge ? huge->status : 0) + " ";
+  EXPECT_EQ(codes + Call("POST", route, R"({"instances": ["ab"]})").substr(0, 3),
+            "400 400 400 200");
+}
+
 }  // namespace
 }  // namespace trainyard::serving

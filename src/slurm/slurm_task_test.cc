@@ -202,7 +202,8 @@ class RecordingRuntime : public executor::ReplicaRuntime {
   std::string Name() const override { return "recording"; }
   Status CheckAvailable() const override { return Status::Ok(); }
   StatusOr<executor::ReplicaHandle> Start(const executor::ReplicaLaunch&) override {
-    return UnimplementedError("foreground only");
+    return UnimplementedError(
+        "RecordingRuntime runs replicas in the foreground only, as the Slurm task does");
   }
   int RunInForeground(const executor::ReplicaLaunch& launch) override {
     *image_ = launch.image;
@@ -212,7 +213,8 @@ class RecordingRuntime : public executor::ReplicaRuntime {
   bool Terminate(const executor::ReplicaHandle&) override { return false; }
   bool Kill(const executor::ReplicaHandle&) override { return false; }
   StatusOr<int> OpenExitFd(const executor::ReplicaHandle&) override {
-    return UnimplementedError("foreground only");
+    return UnimplementedError(
+        "RecordingRuntime runs replicas in the foreground only, as the Slurm task does");
   }
   bool Reap(const executor::ReplicaHandle&) override { return true; }
 
