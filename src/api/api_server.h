@@ -40,6 +40,7 @@ class LegacyJobController;
 class ModelRegistry;
 class TrainingPipelineController;
 class ResourceDirectory;
+class EndpointController;
 }  // namespace trainyard::controller
 
 namespace trainyard::api {
@@ -72,6 +73,7 @@ struct ApiControllers {
   controller::ModelRegistry* models = nullptr;             // null: no models
   controller::TrainingPipelineController* training_pipelines = nullptr;  // null: none
   controller::ResourceDirectory* directory = nullptr;  // null: no GET /v1/projects
+  controller::EndpointController* endpoints = nullptr;  // null: no endpoints
 };
 
 // How busy the transport is (tests, benchmarks).

@@ -47,6 +47,13 @@ CustomMethod Upload(controller::ModelRegistry* models, controller::OperationCont
   return m;
 }
 
+// A model as answered: with how it deploys (endpoints, controller/endpoint_controller.h), which
+// gcloud's deploy-model reads to choose dedicated resources.
+json Deployable(json model) {
+  model["supportedDeploymentResourcesTypes"] = json::array({"DEDICATED_RESOURCES"});
+  return model;
+}
+
 StatusOr<int> PageSize(const CustomCall& call) {
   auto it = call.params.find("pageSize");
   if (it == call.params.end() || it->second.empty()) return 0;
@@ -105,8 +112,16 @@ ResourceDescriptor ModelsDescriptor() {
 ResourceHandlers ModelHandlers(controller::ModelRegistry* models,
                                controller::OperationController* operations) {
   ResourceHandlers h;
-  h.list = StoredResourceHandlers(&models->stored()).list;
-  h.get = [models](const ResourceId& id) { return models->Get(id.name, id.version); };
+  h.list = [list = StoredResourceHandlers(&models->stored()).list](const ListCall& call)
+      -> StatusOr<ListOutput> {
+    TY_ASSIGN_OR_RETURN(ListOutput out, list(call));
+    for (json& m : out.items) m = Deployable(std::move(m));
+    return out;
+  };
+  h.get = [models](const ResourceId& id) -> StatusOr<json> {
+    TY_ASSIGN_OR_RETURN(json m, models->Get(id.name, id.version));
+    return Deployable(std::move(m));
+  };
   h.patch = [models](const ResourceId& id, const json& patch,
                      const std::vector<std::string>& mask) {
     return models->Patch(id.name, id.version, patch, mask);

@@ -118,7 +118,7 @@ void RegisterShape(RouteTable& routes, controller::OperationController* ops,
 
 void RegisterOperationRoutes(RouteTable& routes, controller::OperationController* ops,
                              LongPollSlots* long_polls) {
-  for (const char* version : {"/v1", "/ui"}) {
+  for (const char* version : {"/v1", "/v1beta1", "/ui"}) {
     for (const Shape& shape : kShapes) RegisterShape(routes, ops, long_polls, version, shape);
   }
 }

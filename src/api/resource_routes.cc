@@ -124,11 +124,12 @@ Status InOtherRegions(const Status& not_found, const ResourceId& id,
   return not_found;
 }
 
-void RegisterCreate(RouteTable& routes, const ResourceDescriptor& d, const ResourceHandlers& h) {
+void RegisterCreate(RouteTable& routes, controller::OperationController* operations,
+                    const ResourceDescriptor& d, const ResourceHandlers& h) {
   if (!h.create) return;
   Paths paths(d);
   routes.Post(paths.Collection(), d.write,
-              Guarded([d, paths, &routes,
+              Guarded([d, paths, &routes, operations,
                        create = h.create](const httplib::Request& req) -> StatusOr<json> {
                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
                 if (req.body.empty()) {
@@ -139,15 +140,26 @@ void RegisterCreate(RouteTable& routes, const ResourceDescriptor& d, const Resou
                 if (!d.id_field.empty()) {
                   TY_ASSIGN_OR_RETURN(call.id, ClientId(d, req.body));
                 }
-                TY_ASSIGN_OR_RETURN(json created, create(call));
-                if (RequestContext* context = routes.CurrentContext()) {
-                  // AI Platform's Job shows no name, only the jobId the client chose.
-                  context->created = created.value("name", "");
-                  if (context->created.empty() && !call.id.empty()) {
-                    context->created = call.parent + "/" + d.collection + "/" + call.id;
+                auto run = [&]() -> StatusOr<json> {
+                  TY_ASSIGN_OR_RETURN(json created, create(call));
+                  if (RequestContext* context = routes.CurrentContext()) {
+                    // AI Platform's Job shows no name, only the jobId the client chose.
+                    context->created = created.value("name", "");
+                    if (context->created.empty() && !call.id.empty()) {
+                      context->created = call.parent + "/" + d.collection + "/" + call.id;
+                    }
                   }
-                }
-                return created;
+                  return created;
+                };
+                if (d.create_operation_metadata_type.empty()) return run();
+                controller::OperationStart start{call.parent, d.create_operation_metadata_type,
+                                                 {}};
+                return operations->RunNow(start, [&]() -> StatusOr<json> {
+                  TY_ASSIGN_OR_RETURN(json created, run());
+                  json response = {{"@type", d.resource_type}};
+                  response.update(created);
+                  return response;
+                });
               }));
 }
 
@@ -239,31 +251,62 @@ void RegisterItemVerbs(RouteTable& routes, controller::OperationController* oper
   }
 }
 
+// The call a custom method's request makes.
+StatusOr<CustomCall> CallOf(const Paths& paths, const CustomMethod& m, RouteTable& routes,
+                            const httplib::Request& req) {
+  TY_RETURN_IF_ERROR(CheckParams(req, m.params));
+  RequestContext* context = routes.CurrentContext();
+  CustomCall call{paths.Parent(req),
+                  {},
+                  req.body,
+                  {},
+                  CreatorOfCaller(routes),
+                  context ? &context->created : nullptr};
+  if (!m.on_collection) {
+    TY_ASSIGN_OR_RETURN(call.id, paths.Id(req));
+  }
+  for (const std::string& p : m.params) {
+    if (req.has_param(p)) call.params[p] = req.get_param_value(p);
+  }
+  return call;
+}
+
+// A run_raw method's handler: its reply as it is, errors as google.rpc.Status bodies.
+httplib::Server::Handler RawHandler(const Paths& paths, const CustomMethod& m,
+                                    RouteTable& routes) {
+  return [paths, m, &routes](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 413) return;  // body over the limit, read only to answer (api_server.cc)
+    try {
+      StatusOr<CustomCall> call = CallOf(paths, m, routes, req);
+      if (!call.ok()) return SendError(res, call.status());
+      const std::vector<std::pair<std::string, std::string>> headers(req.headers.begin(),
+                                                                     req.headers.end());
+      StatusOr<RawReply> reply = m.run_raw(*call, headers);
+      if (!reply.ok()) return SendError(res, reply.status());
+      res.status = reply->http_status;
+      for (const auto& [k, v] : reply->headers) res.set_header(k, v);
+      res.set_content(reply->body, reply->content_type.empty() ? "application/octet-stream"
+                                                               : reply->content_type);
+    } catch (const std::exception& e) {
+      SendError(res, InternalError(std::string("internal error: ") + e.what()));
+    }
+  };
+}
+
 // The path of a custom method and the call it makes.
 void RegisterCustom(RouteTable& routes, controller::OperationController* operations,
                     const ResourceDescriptor& d, const CustomMethod& m) {
   Paths paths(d);
   const std::string pattern = (m.on_collection ? paths.Collection() : paths.Item()) + ":" + m.verb;
-  auto handler =
-      Guarded([paths, m, operations, &routes](const httplib::Request& req) -> StatusOr<json> {
-        TY_RETURN_IF_ERROR(CheckParams(req, m.params));
-        RequestContext* context = routes.CurrentContext();
-        CustomCall call{paths.Parent(req),
-                        {},
-                        req.body,
-                        {},
-                        CreatorOfCaller(routes),
-                        context ? &context->created : nullptr};
-        if (!m.on_collection) {
-          TY_ASSIGN_OR_RETURN(call.id, paths.Id(req));
-        }
-        for (const std::string& p : m.params) {
-          if (req.has_param(p)) call.params[p] = req.get_param_value(p);
-        }
-        if (m.operation_metadata_type.empty()) return m.run(call);
-        controller::OperationStart start{call.parent, m.operation_metadata_type, {}};
-        return operations->RunNow(start, [&] { return m.run(call); });
-      });
+  httplib::Server::Handler handler =
+      m.run_raw ? RawHandler(paths, m, routes)
+                : Guarded([paths, m, operations,
+                           &routes](const httplib::Request& req) -> StatusOr<json> {
+                    TY_ASSIGN_OR_RETURN(CustomCall call, CallOf(paths, m, routes, req));
+                    if (m.operation_metadata_type.empty()) return m.run(call);
+                    controller::OperationStart start{call.parent, m.operation_metadata_type, {}};
+                    return operations->RunNow(start, [&] { return m.run(call); });
+                  });
   const auth::Access access = m.write ? d.write : d.read;
   if (m.http_method == "GET") {
     routes.Get(pattern, access, handler);
@@ -294,7 +337,7 @@ spec::Creator CreatorOfCaller(const RouteTable& routes) {
 
 void RegisterResourceRoutes(RouteTable& routes, controller::OperationController* operations,
                             const ResourceDescriptor& descriptor, ResourceHandlers handlers) {
-  RegisterCreate(routes, descriptor, handlers);
+  RegisterCreate(routes, operations, descriptor, handlers);
   RegisterList(routes, descriptor, handlers);
   RegisterItemVerbs(routes, operations, descriptor, handlers);
   for (const CustomMethod& m : handlers.custom) RegisterCustom(routes, operations, descriptor, m);

@@ -32,6 +32,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/route_table.h"
@@ -69,6 +70,11 @@ struct ResourceDescriptor {
   // Cancel of a resource that already ended: the handler's FAILED_PRECONDITION is answered {}
   // (AI Platform: "If the job is already finished, the command ... exit[s] successfully").
   bool cancel_of_ended_is_ok = false;
+  // Non-empty: a create is a long-running operation (Vertex's endpoints): it is answered with a
+  // done operation whose metadata has this "@type" and whose response is the created resource
+  // with "@type" `resource_type`.
+  std::string create_operation_metadata_type;
+  std::string resource_type;  // "type.googleapis.com/google.cloud.aiplatform.v1.Endpoint"
   // The "@type" of a delete operation's metadata.
   std::string delete_metadata_type =
       "type.googleapis.com/google.cloud.aiplatform.v1.DeleteOperationMetadata";
@@ -120,6 +126,14 @@ struct CustomCall {
   std::string* created = nullptr;
 };
 
+// What a raw custom method answers, sent as it is (rawPredict: the model's own bytes).
+struct RawReply {
+  int http_status = 200;
+  std::string body;
+  std::string content_type;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
 // A custom method (AIP-136): `{item}:{verb}`, or `{collection}:{verb}` when on_collection.
 struct CustomMethod {
   std::string http_method;  // "GET", "POST" or "DELETE"
@@ -132,6 +146,12 @@ struct CustomMethod {
   // done operation stored under the parent whose metadata has this "@type".
   std::string operation_metadata_type;
   std::function<StatusOr<nlohmann::json>(const CustomCall&)> run;
+  // Instead of `run`: a method whose answer is not JSON (rawPredict). It gets the request's
+  // headers and content type in `headers` ("Content-Type" included); its errors are still
+  // google.rpc.Status bodies.
+  std::function<StatusOr<RawReply>(const CustomCall&,
+                                   const std::vector<std::pair<std::string, std::string>>& headers)>
+      run_raw;
 };
 
 // What the resource does, each verb as a function; an unset one is not served.

@@ -59,6 +59,10 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
     RegisterResourceRoutes(server, controllers.operations, TrainingPipelinesDescriptor(),
                            TrainingPipelineHandlers(controllers.training_pipelines));
   }
+  if (controllers.endpoints) {
+    RegisterResourceRoutes(server, controllers.operations, EndpointsDescriptor(),
+                           EndpointHandlers(controllers.endpoints));
+  }
   RegisterOperationRoutes(server, controllers.operations, long_polls);
   RegisterAuthRoutes(server, options.auth);
   RegisterDirectoryRoutes(server, controllers.directory);

@@ -36,7 +36,9 @@
 //   GET    /v1/projects/{p}/locations/{l}/models/{id}:listVersions     ListModelVersions
 //   DELETE /v1/projects/{p}/locations/{l}/models/{id}@{v}:deleteVersion  DeleteModelVersion (an
 //          Operation)
-// operations (operation_routes.h): GET/list/:wait/:cancel/DELETE under /v1/ and /ui/
+// endpoints (endpoint_routes.cc): create (a done operation), list, get, patch, delete on the
+//   layer; :deployModel, :undeployModel, :mutateDeployedModel, :predict, :rawPredict
+// operations (operation_routes.h): GET/list/:wait/:cancel/DELETE under /v1/, /v1beta1/ and /ui/
 //   GET    /healthz                                                (public)
 //   GET    /readyz        (public; ApiServerOptions::readiness, server/readiness.h)
 //   GET    /v1/routes                       Trainyard: every route and its access (admin)
@@ -76,5 +78,7 @@ ResourceHandlers TrainingPipelineHandlers(controller::TrainingPipelineController
 ResourceDescriptor ModelsDescriptor();
 ResourceHandlers ModelHandlers(controller::ModelRegistry* models,
                                controller::OperationController* operations);
+ResourceDescriptor EndpointsDescriptor();
+ResourceHandlers EndpointHandlers(controller::EndpointController* endpoints);
 
 }  // namespace trainyard::api

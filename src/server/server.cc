@@ -20,6 +20,7 @@
 #include "controller/model_registry.h"
 #include "controller/operation_controller.h"
 #include "controller/resource_directory.h"
+#include "controller/endpoint_controller.h"
 #include "controller/training_pipeline_controller.h"
 #include "controller/tuning_job_controller.h"
 #include "executor/job_dir_layout.h"
@@ -74,6 +75,9 @@ struct Server::Parts {
   std::unique_ptr<controller::OperationController> operations;
   std::unique_ptr<controller::ModelRegistry> models;
   std::unique_ptr<controller::TrainingPipelineController> pipelines;
+  // Online prediction: the router forwards to the replicas the endpoint controller runs.
+  std::unique_ptr<serving_proxy::ReplicaRouter> router;
+  std::unique_ptr<controller::EndpointController> endpoints;
   std::unique_ptr<controller::ResourceDirectory> directory;
   std::unique_ptr<api::RateLimiter> create_limiter;  // before the routes that use it
   std::unique_ptr<api::ApiServer> api;
@@ -282,6 +286,16 @@ Status MakeControllers(Parts& p) {
   TY_RETURN_IF_ERROR(ParseGcsUri(o.staging_bucket).status().WithPrefix("--staging-bucket"));
   p.pipelines = std::make_unique<controller::TrainingPipelineController>(
       p.resource_store, p.jobs.get(), p.models.get(), popts);
+  // Endpoints: their serving replicas are custom jobs too, reached on this host.
+  p.router = std::make_unique<serving_proxy::ReplicaRouter>();
+  controller::EndpointControllerOptions eopts;
+  if (o.executor != "local") {
+    eopts.no_serving_reason = "this server runs replicas with the " + o.executor +
+                              " executor, whose hosts it does not forward predictions to; "
+                              "serve models from a server started with --executor local";
+  }
+  p.endpoints = std::make_unique<controller::EndpointController>(
+      p.resource_store, p.jobs.get(), p.models.get(), p.operations.get(), p.router.get(), eopts);
   // Where the resources are, for the console's project/location picker (GET /v1/projects).
   p.directory = std::make_unique<controller::ResourceDirectory>(p.store.get(), p.tuning_store,
                                                                 p.resource_store);
@@ -324,6 +338,7 @@ Status MakeApi(Parts& p) {
   controllers.models = p.models.get();
   controllers.training_pipelines = p.pipelines.get();
   controllers.directory = p.directory.get();
+  controllers.endpoints = p.endpoints.get();
   p.api = std::make_unique<api::ApiServer>(controllers, aopts);
   p.api->routes().SetRequestObserver(
       [log = p.log.get()](const api::RequestRecord& r) { LogRequest(*log, r); });
@@ -475,6 +490,8 @@ Status BindAndStart(Parts& p) {
   TY_RETURN_IF_ERROR(p.tuning->Start());     // its trials are custom jobs: after the controller
   TY_RETURN_IF_ERROR(p.legacy->Start());     // backed by both
   TY_RETURN_IF_ERROR(p.pipelines->Start());  // so are pipelines' backing jobs
+  p.router->Start();
+  TY_RETURN_IF_ERROR(p.endpoints->Start());  // and serving replicas; after the operations
   *o.log << "console at " << p.url << "/"
          << (observability::ConsoleAssets().empty() ? " (not built: no npm at build time)" : "")
          << ", metrics at /metrics\n"
@@ -585,6 +602,8 @@ void Server::Shutdown() {
   p.admission_tick.Stop();
   p.metrics->StopPolling();
   p.pipelines->Stop();
+  p.endpoints->Stop();
+  p.router->Stop();
   p.tuning->Stop();
   p.executor->Shutdown();
 }

@@ -13,6 +13,9 @@ ImageCatalog ImageCatalog::BuiltIn(PrebuiltImages prebuilt) {
   ImageCatalog c;
   c.entries_.push_back({"trainyard/bert-sentiment", {"trainyard-bert", "train"}, {}});
   c.entries_.push_back({"trainyard/bert-sentiment:*", {"trainyard-bert", "train"}, {}});
+  // The native serving runtime of endpoints (controller/endpoint_controller.h).
+  c.entries_.push_back({"trainyard/bert-serve", {"trainyard-bert", "serve"}, {}});
+  c.entries_.push_back({"trainyard/bert-serve:*", {"trainyard-bert", "serve"}, {}});
   if (prebuilt == PrebuiltImages::kContainer) {
     for (const char* pattern : {"*-docker.pkg.dev/vertex-ai/training/pytorch-*",
                                 "gcr.io/cloud-aiplatform/training/pytorch-*",
