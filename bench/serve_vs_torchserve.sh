@@ -23,9 +23,9 @@
 # metrics collector, a Python process every minute, is off, to keep the two cores for the servers.
 #
 # TorchServe runs once per --torchserve-threads value (default: --threads, and 1): on the 2-core
-# development machine its worker served 3-4x faster with 1 torch thread than with 2 (the worker's
-# OpenMP threads spin while they wait, on the cores its Java frontend needs; OMP_WAIT_POLICY=PASSIVE
-# gave back most of the 1-client latency), so its best setting is measured too.
+# development machine its worker served 3.5-8x more requests/s with 1 torch thread than with 2
+# (the worker's OpenMP threads spin while they wait, on the cores its Java frontend needs), and 1
+# is what Debian's torch starts with there, so TorchServe's default and best setting is measured too.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
