@@ -5,7 +5,10 @@
 //   serve_bench --url http://127.0.0.1:8080/v1/endpoints/1/deployedModels/2:predict
 //               [--format vertex|raw] [--clients 1,16] [--seconds 10] [--warmup 2]
 //               [--texts FILE] (one text per line; default: a few review sentences)
+//               [--header 'NAME: VALUE']... (sent with every request, e.g. TorchServe's
+//               'Authorization: Bearer KEY'; never printed)
 //
+// --format vertex sends {"instances": [TEXT]} as JSON; raw sends the text itself as text/plain.
 // Each client sends one text per request on its own keep-alive connection, back to back, for
 // --seconds after --warmup seconds; a non-200 answer counts as an error (not a sample). Prints a
 // table (clients, requests/s, p50, p99, errors) and a JSON line.
@@ -32,6 +35,7 @@ using trainyard::bench::Percentile;
 struct Options {
   std::string url;
   std::string format = "vertex";
+  httplib::Headers headers;
   std::vector<int> clients = {1, 16};
   double seconds = 10, warmup = 2;
   std::vector<std::string> texts = {
@@ -49,8 +53,28 @@ std::string Flag(int argc, char** argv, const std::string& name, const std::stri
   return fallback;
 }
 
+// Every value of a flag that may repeat, in order.
+std::vector<std::string> Flags(int argc, char** argv, const std::string& name) {
+  std::vector<std::string> out;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (argv[i] == name) out.push_back(argv[++i]);
+  }
+  return out;
+}
+
+// "NAME: VALUE" (or "NAME:VALUE") into headers; false when there is no colon or no name.
+bool AddHeader(const std::string& flag, httplib::Headers& headers) {
+  const size_t colon = flag.find(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  const size_t value = flag.find_first_not_of(' ', colon + 1);
+  headers.emplace(flag.substr(0, colon), value == std::string::npos ? "" : flag.substr(value));
+  return true;
+}
+
 Options Parse(int argc, char** argv) {
   Options o;
+  bool headers_ok = true;
+  for (const std::string& h : Flags(argc, argv, "--header")) headers_ok &= AddHeader(h, o.headers);
   o.url = Flag(argc, argv, "--url", "");
   o.format = Flag(argc, argv, "--format", o.format);
   o.seconds = std::stod(Flag(argc, argv, "--seconds", "10"));
@@ -67,10 +91,11 @@ Options Parse(int argc, char** argv) {
       if (!line.empty()) o.texts.push_back(line);
     }
   }
-  if (o.url.rfind("http://", 0) != 0 || o.texts.empty() ||
+  if (o.url.rfind("http://", 0) != 0 || o.texts.empty() || !headers_ok ||
       (o.format != "vertex" && o.format != "raw")) {
     std::cerr << "usage: serve_bench --url http://HOST:PORT/PATH [--format vertex|raw] "
-                 "[--clients 1,16] [--seconds 10] [--warmup 2] [--texts FILE]\n";
+                 "[--clients 1,16] [--seconds 10] [--warmup 2] [--texts FILE] "
+                 "[--header 'NAME: VALUE']...\n";
     std::exit(2);
   }
   return o;
@@ -103,7 +128,7 @@ Result Run(const Options& o, int clients) {
         std::string body =
             o.format == "vertex" ? nlohmann::json{{"instances", {text}}}.dump() : text;
         auto t0 = Clock::now();
-        auto res = client.Post(path.c_str(), body,
+        auto res = client.Post(path, o.headers, body,
                                o.format == "vertex" ? "application/json" : "text/plain");
         auto t1 = Clock::now();
         if (t0 < measure_from) continue;

