@@ -18,7 +18,8 @@ function requireClient(name) {
   }
 }
 
-async function startServer(extraArgs = []) {
+// `env` is added to this process's environment for the server.
+async function startServer(extraArgs = [], env = {}) {
   const bin = path.join(process.env.TRAINYARD_BINARY_DIR || 'build', 'tools', 'trainyard');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trainyard-node-'));
   const buckets = path.join(dir, 'buckets');
@@ -27,7 +28,7 @@ async function startServer(extraArgs = []) {
   // user) cannot enter; unprivileged replicas are tested in security_e2e_test.
   const child = spawn(bin, ['server', '--port', '0', '--data-dir', path.join(dir, 'server'),
                             '--allow-root-replicas', ...extraArgs],
-                      {env: {...process.env, TRAINYARD_BUCKET_ROOT: buckets},
+                      {env: {...process.env, TRAINYARD_BUCKET_ROOT: buckets, ...env},
                        stdio: ['ignore', 'pipe', 'pipe']});
   let stderr = '';
   child.stderr.on('data', d => { stderr += d; });
@@ -44,7 +45,15 @@ async function startServer(extraArgs = []) {
     child.kill('SIGKILL');
     fs.rmSync(dir, {recursive: true, force: true});
   });
-  return {port, dir, buckets, endpoint: `http://127.0.0.1:${port}`, child};
+  // SIGTERM and wait, so that requests in flight finish; SIGKILL if it has not exited in 10 s.
+  const stop = () => new Promise(resolve => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
+    child.once('exit', () => { clearTimeout(timer); resolve(); });
+    child.kill('SIGTERM');
+  });
+  return {port, dir, buckets, endpoint: `http://127.0.0.1:${port}`, child, stop,
+          stderr: () => stderr};
 }
 
 // Runs `main`; any failure prints the error and exits 1.
