@@ -29,7 +29,8 @@ const tools = path.resolve(process.env.TRAINYARD_BINARY_DIR || 'build', 'tools')
 const bert = path.join(tools, 'trainyard-bert');
 
 function trainModel(dir, modelDir) {
-  fs.writeFileSync(path.join(dir, 'vocab.txt'), '[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nmovie\nthe\n');
+  fs.writeFileSync(path.join(dir, 'vocab.txt'),
+                   '[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nmovie\nthe\n');
   fs.writeFileSync(path.join(dir, 'train.csv'),
                    'bodyText,Target\n' + 'good movie,1\nthe bad movie,0\n'.repeat(32));
   const data = path.join(dir, 'train.csv');
@@ -53,8 +54,9 @@ run(async () => {
     process.exit(SKIP);
   }
   // The server starts serving replicas as `trainyard-bert serve` from its PATH.
-  const server = await startServer(['--executor', 'local', '--gpus', '0', '--kill-grace-seconds', '1'],
-                                   {PATH: `${tools}:${process.env.PATH}`});
+  const server = await startServer(
+      ['--executor', 'local', '--gpus', '0', '--kill-grace-seconds', '1'],
+      {PATH: `${tools}:${process.env.PATH}`});
   let cleanup = null;
   try {
     const expected = trainModel(server.dir, path.join(server.buckets, 'models', 'bert'));
@@ -76,7 +78,8 @@ run(async () => {
     cleanup = async () => {
       const [current] = await endpoints.getEndpoint({name: endpoint.name});
       for (const dm of current.deployedModels || []) {
-        const [op] = await endpoints.undeployModel({endpoint: endpoint.name, deployedModelId: dm.id});
+        const [op] = await endpoints.undeployModel({endpoint: endpoint.name,
+                                                    deployedModelId: dm.id});
         await op.promise();
       }
       const [op] = await endpoints.deleteEndpoint({name: endpoint.name});
