@@ -181,8 +181,11 @@ class EndpointsClientTest(unittest.TestCase):
                                         artifact_uri="gs://models/mar",
                                         serving_container_image_uri=SERVING)
         endpoint = self.new_endpoint("refuses")
-        with self.assertRaises(exceptions.GoogleAPICallError) as raised:
+        # The SDK's exception class follows the HTTP status (400); Vertex's code is in the body.
+        with self.assertRaises(exceptions.BadRequest) as raised:
             model.deploy(endpoint=endpoint, machine_type=MACHINE, traffic_percentage=100)
+        self.assertEqual(raised.exception.response.json()["error"]["status"],
+                         "FAILED_PRECONDITION")
         self.assertIn("cannot be served", str(raised.exception))
         self.assertIn("not a BERT classifier", str(raised.exception))
         self.assertEqual(endpoint.list_models(), [])
