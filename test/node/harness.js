@@ -1,5 +1,6 @@
 // Shared by the Node client tests: finds the installed clients, starts a real `trainyard server`
-// on 127.0.0.1 port 0 with a fresh data dir and bucket root, and stops it at exit.
+// on 127.0.0.1 port 0 with a fresh data dir and bucket root, and stops it and the replicas it
+// leaves running at exit.
 'use strict';
 const {spawn} = require('child_process');
 const fs = require('fs');
@@ -18,7 +19,32 @@ function requireClient(name) {
   }
 }
 
-async function startServer(extraArgs = []) {
+// `env` is added to this process's environment for the server.
+// Replicas outlive a stopped server (its next start re-adopts them): a test that stopped before
+// undeploying or cancelling would leave them holding the host's cores. Each running one has
+// attempt-N.pid ({"pid", "start_ticks"}) and no attempt-N.status yet in its job's
+// replicas/<task>/ (src/executor/job_dir_layout.h); its pid is its process group.
+function endReplicas(dataDir) {
+  const list = d => { try { return fs.readdirSync(d); } catch { return []; } };
+  const jobs = path.join(dataDir, 'jobs');
+  for (const job of list(jobs)) {
+    for (const task of list(path.join(jobs, job, 'replicas'))) {
+      const taskDir = path.join(jobs, job, 'replicas', task);
+      for (const name of list(taskDir).filter(n => /^attempt-\d+\.pid$/.test(n))) {
+        if (fs.existsSync(path.join(taskDir, name.replace(/pid$/, 'status')))) continue;
+        try {
+          const replica = JSON.parse(fs.readFileSync(path.join(taskDir, name), 'utf8'));
+          const stat = fs.readFileSync(`/proc/${replica.pid}/stat`, 'utf8');
+          const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 1).trim().split(/\s+/)[19]);
+          // The same start ticks: not another process that reused the pid.
+          if (startTicks === replica.start_ticks) process.kill(-replica.pid, 'SIGKILL');
+        } catch {}  // gone already, or a pid file half written
+      }
+    }
+  }
+}
+
+async function startServer(extraArgs = [], env = {}) {
   const bin = path.join(process.env.TRAINYARD_BINARY_DIR || 'build', 'tools', 'trainyard');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trainyard-node-'));
   const buckets = path.join(dir, 'buckets');
@@ -27,7 +53,7 @@ async function startServer(extraArgs = []) {
   // user) cannot enter; unprivileged replicas are tested in security_e2e_test.
   const child = spawn(bin, ['server', '--port', '0', '--data-dir', path.join(dir, 'server'),
                             '--allow-root-replicas', ...extraArgs],
-                      {env: {...process.env, TRAINYARD_BUCKET_ROOT: buckets},
+                      {env: {...process.env, TRAINYARD_BUCKET_ROOT: buckets, ...env},
                        stdio: ['ignore', 'pipe', 'pipe']});
   let stderr = '';
   child.stderr.on('data', d => { stderr += d; });
@@ -42,9 +68,22 @@ async function startServer(extraArgs = []) {
   });
   process.on('exit', () => {
     child.kill('SIGKILL');
+    endReplicas(path.join(dir, 'server'));
     fs.rmSync(dir, {recursive: true, force: true});
   });
-  return {port, dir, buckets, endpoint: `http://127.0.0.1:${port}`, child};
+  // SIGTERM and wait, so that requests in flight finish; SIGKILL if it has not exited in 10 s.
+  const stop = () => new Promise(resolve => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      endReplicas(path.join(dir, 'server'));
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+  return {port, dir, buckets, endpoint: `http://127.0.0.1:${port}`, child, stop,
+          stderr: () => stderr};
 }
 
 // Runs `main`; any failure prints the error and exits 1.

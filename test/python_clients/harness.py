@@ -1,8 +1,11 @@
 """Shared by the Python client tests: starts a real `trainyard server` on 127.0.0.1 port 0 with a
-fresh data dir and bucket root (the build tree's binary, TRAINYARD_BINARY_DIR), and stops it at
-exit. Run through scripts/venv-python.sh, which supplies the pinned PyPI packages."""
+fresh data dir and bucket root (the build tree's binary, TRAINYARD_BINARY_DIR), and stops it and
+the replicas it leaves running at exit. Run through scripts/venv-python.sh, which supplies the
+pinned PyPI packages."""
 
 import atexit
+import glob
+import json
 import os
 import re
 import shutil
@@ -60,4 +63,24 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self._end_replicas()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _end_replicas(self):
+        """Replicas outlive a stopped server (its next start re-adopts them): a test that stopped
+        before undeploying or cancelling would leave them holding the host's cores. Each running
+        one has attempt-N.pid ({"pid", "start_ticks"}) and no attempt-N.status yet in its job's
+        replicas/<task>/ (src/executor/job_dir_layout.h); its pid is its process group."""
+        pattern = os.path.join(self.dir, "server", "jobs", "*", "replicas", "*", "attempt-*.pid")
+        for pid_file in glob.glob(pattern):
+            if os.path.exists(pid_file[:-len("pid")] + "status"):
+                continue
+            try:
+                with open(pid_file) as f:
+                    replica = json.load(f)
+                with open(f"/proc/{replica['pid']}/stat") as f:
+                    start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+                if start_ticks == replica["start_ticks"]:  # not a reused pid
+                    os.killpg(replica["pid"], signal.SIGKILL)
+            except (OSError, ValueError, KeyError, IndexError):
+                pass  # gone already, or a pid file half written

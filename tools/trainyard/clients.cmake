@@ -2,7 +2,8 @@
 #   gcloud_e2e_test: the gcloud CLI (skipped where /usr/bin/gcloud is absent);
 #   ai_platform_e2e_test: `gcloud ai-platform jobs` (AI Platform Training's API; same skip);
 #   node_*_client_test: the official Node.js clients (scripts/install-node-clients.sh installs
-#   them into <build>/node-clients; skipped when missing).
+#   them into <build>/node-clients; skipped when missing); node_prediction_client_test serves a
+#   trainyard-bert model, so it needs trainyard-bert built beside the server.
 trainyard_e2e_test(gcloud_e2e_test TIMEOUT 600)
 set_tests_properties(gcloud_e2e_test PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 trainyard_e2e_test(ai_platform_e2e_test TIMEOUT 900)
@@ -10,7 +11,7 @@ set_tests_properties(ai_platform_e2e_test PROPERTIES SKIP_REGULAR_EXPRESSION "\\
 
 find_program(NODE_EXECUTABLE node)
 if(NODE_EXECUTABLE)
-  foreach(client storage aiplatform aiplatform_pipeline)
+  foreach(client storage aiplatform aiplatform_pipeline prediction)
     add_test(NAME node_${client}_client_test
              COMMAND ${NODE_EXECUTABLE} ${PROJECT_SOURCE_DIR}/test/node/${client}_client_test.js)
     set_tests_properties(node_${client}_client_test PROPERTIES
@@ -21,8 +22,9 @@ endif()
 
 # The official Python clients from PyPI (the project's venv, scripts/python-venv.sh) against the
 # real server, through scripts/venv-python.sh: Skipped without the venv, failed instead where
-# TRAINYARD_REQUIRE_PYPI=1 (CI).
-foreach(client storage aiplatform)
+# TRAINYARD_REQUIRE_PYPI=1 (CI). python_endpoints_client_test serves a trainyard-bert model
+# (Endpoints and online prediction), so it needs trainyard-bert built beside the server.
+foreach(client storage aiplatform endpoints)
   add_test(NAME python_${client}_client_test
            COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh
                    ${PROJECT_SOURCE_DIR}/test/python_clients/${client}_client_test.py)
@@ -30,6 +32,12 @@ foreach(client storage aiplatform)
       LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77
       ENVIRONMENT "TRAINYARD_BINARY_DIR=${PROJECT_BINARY_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/test/python_clients")
 endforeach()
+# Their serving replicas take a core each and a deploy fails once it has waited 60 s for room:
+# not both on a small host at once.
+set_tests_properties(python_endpoints_client_test PROPERTIES RESOURCE_LOCK serving_replicas)
+if(NODE_EXECUTABLE)
+  set_tests_properties(node_prediction_client_test PROPERTIES RESOURCE_LOCK serving_replicas)
+endif()
 
 # Seed 004's notebook (examples/notebooks) executed headless by nbclient with the venv's kernel.
 add_test(NAME python_notebook_test
