@@ -63,6 +63,18 @@ Status ValidateHttpLimits(const ApiServerOptions& o) {
   return Status::Ok();
 }
 
+// Online predictions may be larger than other requests: Vertex takes 1.5 MB, and refuses more
+// with its own message, which the prediction routes give (endpoint_routes.cc); the transport
+// lets them read a little over that.
+constexpr size_t kPredictBodyLimit = 2 << 20;
+
+size_t BodyLimit(std::string_view path, size_t server_limit) {
+  if (path.ends_with(":predict") || path.ends_with(":rawPredict")) {
+    return std::max(server_limit, kPredictBodyLimit);
+  }
+  return server_limit;
+}
+
 void SetTooLarge(httplib::Response& res, const std::string& message) {
   res.status = 413;
   res.set_content(ErrorBody(413, StatusCode::kInvalidArgument, message).dump(2) + "\n",
@@ -136,10 +148,11 @@ ApiServer::~ApiServer() { Stop(); }
 // at once and the connection is closed.
 void ApiServer::AllowStreamingBodies() {
   server_->set_payload_max_length(std::numeric_limits<size_t>::max());
-  const size_t limit = options_.max_request_bytes;
-  server_->set_pre_routing_handler([limit, streaming = options_.is_streaming_path](
+  const size_t server_limit = options_.max_request_bytes;
+  server_->set_pre_routing_handler([server_limit, streaming = options_.is_streaming_path](
                                        const httplib::Request& req, httplib::Response& res) {
     if (streaming(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+    const size_t limit = BodyLimit(req.path, server_limit);
     const bool chunked =
         req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos;
     const std::string length = req.get_header_value("Content-Length");
@@ -159,9 +172,10 @@ void ApiServer::AllowStreamingBodies() {
   // Clients that ask first (curl does above 1 MiB) are refused before they send the body.
   // Streaming paths (object uploads) take any size.
   server_->set_expect_100_continue_handler(
-      [limit, streaming = options_.is_streaming_path](const httplib::Request& req,
-                                                      httplib::Response& res) {
+      [server_limit, streaming = options_.is_streaming_path](const httplib::Request& req,
+                                                             httplib::Response& res) {
         if (streaming(req.path)) return 100;
+        const size_t limit = BodyLimit(req.path, server_limit);
         const std::optional<int64_t> n = ParseInt64(req.get_header_value("Content-Length"));
         if (!n || *n < 0 || static_cast<size_t>(*n) <= limit) return 100;
         SetTooLarge(res, "request body exceeds the limit of " + std::to_string(limit) + " bytes");

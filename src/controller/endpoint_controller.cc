@@ -111,8 +111,7 @@ Status EndpointController::Delete(const std::string& name) {
 }
 
 StatusOr<json> EndpointController::ResolveModel(const std::string& endpoint,
-                                                const std::string& model,
-                                                std::string* version) {
+                                                const std::string& model, std::string* version) {
   std::string name = model;
   if (size_t at = name.find('@'); at != std::string::npos) {
     *version = name.substr(at + 1);
@@ -121,9 +120,9 @@ StatusOr<json> EndpointController::ResolveModel(const std::string& endpoint,
   const std::string parent = ParentOf(endpoint);
   if (name.find('/') == std::string::npos) name = parent + "/models/" + name;
   if (!name.starts_with(parent + "/models/")) {
-    return InvalidFieldError("deployedModel.model",
-                             "'" + model + "' is not a model of " + parent +
-                                 "; name one as " + parent + "/models/MODEL_ID[@VERSION]");
+    return InvalidFieldError("deployedModel.model", "'" + model + "' is not a model of " + parent +
+                                                        "; name one as " + parent +
+                                                        "/models/MODEL_ID[@VERSION]");
   }
   StatusOr<json> m = models_->Get(name, *version);
   if (!m.ok() && m.status().code() == StatusCode::kNotFound) {
@@ -132,13 +131,11 @@ StatusOr<json> EndpointController::ResolveModel(const std::string& endpoint,
   return m;
 }
 
-StatusOr<json> EndpointController::DeployModel(const std::string& endpoint,
-                                               const std::string& body,
+StatusOr<json> EndpointController::DeployModel(const std::string& endpoint, const std::string& body,
                                                const std::optional<spec::Creator>& creator) {
   TY_ASSIGN_OR_RETURN(spec::DeployModelRequest req, spec::ParseDeployModelRequest(body));
   if (!options_.no_serving_reason.empty()) {
-    return FailedPreconditionError("models cannot be deployed here: " +
-                                   options_.no_serving_reason);
+    return FailedPreconditionError("models cannot be deployed here: " + options_.no_serving_reason);
   }
   std::string version;
   TY_ASSIGN_OR_RETURN(json model, ResolveModel(endpoint, req.deployed_model.model, &version));
@@ -175,8 +172,7 @@ StatusOr<json> EndpointController::DeployModel(const std::string& endpoint,
   // is refused by the request instead of failing later.
   TY_ASSIGN_OR_RETURN(spec::CustomJob probe, ReplicaJob(endpoint, id, deployment, 8080));
   TY_RETURN_IF_ERROR(jobs_->Validate(ParentOf(endpoint), probe).WithPrefix("deployedModel: "));
-  OperationStart start{endpoint, kDeployMetadata,
-                       json{{"genericMetadata", json::object()}}};
+  OperationStart start{endpoint, kDeployMetadata, json{{"genericMetadata", json::object()}}};
   TY_ASSIGN_OR_RETURN(json op, operations_->Begin(start));
   deployment["operation"] = op.value("name", "");
   TY_RETURN_IF_ERROR(endpoints_
@@ -197,28 +193,26 @@ StatusOr<json> EndpointController::UndeployModel(const std::string& endpoint,
   TY_ASSIGN_OR_RETURN(store::ResourceRecord r, endpoints_.GetRecord(endpoint));
   const json& deployment = r.runtime["deployments"][req.deployed_model_id];
   if (deployment.is_null() || deployment.value("phase", "") != kDeployed) {
-    return NotFoundError("deployedModelId: " + req.deployed_model_id +
-                         " is not a model deployed on " + endpoint +
-                         (deployment.is_null() ? "" : " (it is " +
-                                                          deployment.value("phase", "") + ")"));
+    return NotFoundError(
+        "deployedModelId: " + req.deployed_model_id + " is not a model deployed on " + endpoint +
+        (deployment.is_null() ? "" : " (it is " + deployment.value("phase", "") + ")"));
   }
   TY_ASSIGN_OR_RETURN(spec::TrafficSplit split,
                       spec::TrafficAfterUndeploy(SplitOf(r.body), req.traffic_split,
                                                  DeployedIds(r.body), req.deployed_model_id));
   OperationStart start{endpoint, kUndeployMetadata, json{{"genericMetadata", json::object()}}};
   TY_ASSIGN_OR_RETURN(json op, operations_->Begin(start));
-  TY_RETURN_IF_ERROR(
-      endpoints_
-          .Mutate(endpoint,
-                  [&](json& e, json& runtime) {
-                    json& d = runtime["deployments"][req.deployed_model_id];
-                    d["phase"] = kUndeploying;
-                    d["operation"] = op.value("name", "");
-                    RemoveDeployedModel(e, req.deployed_model_id);
-                    SetSplit(e, split);
-                    return Status::Ok();
-                  })
-          .status());
+  TY_RETURN_IF_ERROR(endpoints_
+                         .Mutate(endpoint,
+                                 [&](json& e, json& runtime) {
+                                   json& d = runtime["deployments"][req.deployed_model_id];
+                                   d["phase"] = kUndeploying;
+                                   d["operation"] = op.value("name", "");
+                                   RemoveDeployedModel(e, req.deployed_model_id);
+                                   SetSplit(e, split);
+                                   return Status::Ok();
+                                 })
+                         .status());
   active_.insert(endpoint);
   return op;
 }
@@ -226,9 +220,10 @@ StatusOr<json> EndpointController::UndeployModel(const std::string& endpoint,
 StatusOr<json> EndpointController::MutateDeployedModel(const std::string& endpoint,
                                                        const std::string& body) {
   TY_ASSIGN_OR_RETURN(json j, protojson::ParseJson(body));
-  TY_ASSIGN_OR_RETURN(protojson::ObjectReader f,
-                      protojson::ObjectReader::Open(j, "", {"endpoint", "deployedModel", "updateMask"},
-                                              {}, "mutateDeployedModelRequest"));
+  TY_ASSIGN_OR_RETURN(
+      protojson::ObjectReader f,
+      protojson::ObjectReader::Open(j, "", {"endpoint", "deployedModel", "updateMask"}, {},
+                                    "mutateDeployedModelRequest"));
   TY_RETURN_IF_ERROR(f.Require("deployedModel", "{\"deployedModel\": {\"id\": \"...\", ...}}"));
   TY_RETURN_IF_ERROR(f.Require("updateMask", "e.g. \"dedicatedResources.minReplicaCount\""));
   std::string mask;

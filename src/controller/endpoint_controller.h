@@ -24,7 +24,8 @@
 // in the endpoint's runtime state as DEPLOYING; the poll pass creates minReplicaCount replica jobs
 // and, once that many answer their health route, publishes the DeployedModel in deployedModels,
 // applies the traffic split and finishes the operation with DeployModelResponse. Three replica
-// failures before that fail the operation with the replica's error (and its jobs are cancelled).
+// failures before that, or a replica job that waits deploy_queue_timeout for room on the host,
+// fail the operation with the reason (and its jobs are cancelled).
 // Undeploy: the traffic split changes and the model leaves deployedModels at once (so no request
 // is routed to it), its jobs are cancelled, and the operation finishes once they ended.
 //

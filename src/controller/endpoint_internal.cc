@@ -124,9 +124,8 @@ StatusOr<json> ApplyMutation(const json& deployed_model, const json& given,
     }
     const std::string prefix = "dedicatedResources.";
     const std::string field = camel.substr(std::min(prefix.size(), camel.size()));
-    if (camel.starts_with(prefix) &&
-        (field == "minReplicaCount" || field == "maxReplicaCount" ||
-         field == "autoscalingMetricSpecs")) {
+    if (camel.starts_with(prefix) && (field == "minReplicaCount" || field == "maxReplicaCount" ||
+                                      field == "autoscalingMetricSpecs")) {
       if (!out.contains("dedicatedResources")) {
         return InvalidFieldError("updateMask", "'" + path +
                                                    "': the model is deployed with "

@@ -227,7 +227,8 @@ Status EndpointController::ReconcileDeployment(const std::string& endpoint, cons
       continue;
     }
     if (job.ok() && spec::IsTerminal(job->state)) {
-      failure = "replica job " + job_name + " ended " + std::string(spec::JobStateName(job->state)) +
+      failure = "replica job " + job_name + " ended " +
+                std::string(spec::JobStateName(job->state)) +
                 (job->error ? ": " + job->error->message : "") +
                 " (its log: gcloud ai custom-jobs stream-logs " + IdOf(job_name) + ")";
       if (phase == kDeploying) ++failures;
@@ -242,9 +243,9 @@ Status EndpointController::ReconcileDeployment(const std::string& endpoint, cons
     next.push_back(rep);
   }
   if (phase == kDeploying && failures >= kDeployFailures) {
-    FailDeploy(endpoint, id, FailedPreconditionError("the model's serving replicas failed " +
-                                                     std::to_string(failures) +
-                                                     " times; the last: " + failure));
+    FailDeploy(endpoint, id,
+               FailedPreconditionError("the model's serving replicas failed " +
+                                       std::to_string(failures) + " times; the last: " + failure));
     return Status::Ok();
   }
   while (static_cast<int>(next.size()) < target) {
@@ -281,8 +282,7 @@ Status EndpointController::ReconcileDeployment(const std::string& endpoint, cons
     StatusOr<spec::CustomJob> job = ReplicaJob(endpoint, id, d, rep.value("port", 0));
     if (!job.ok()) continue;
     const auto& env = job->job_spec.worker_pool_specs[0].container_spec->env;
-    serving_proxy::ReplicaTarget t{rep.value("job", ""), "127.0.0.1", rep.value("port", 0), "",
-                                   ""};
+    serving_proxy::ReplicaTarget t{rep.value("job", ""), "127.0.0.1", rep.value("port", 0), "", ""};
     for (const spec::EnvVar& e : env) {
       if (e.name == sc::kAipPredictRoute) t.predict_route = e.value;
       if (e.name == sc::kAipHealthRoute) t.health_route = e.value;
@@ -325,31 +325,34 @@ int EndpointController::AutoscaleTarget(const std::string& group, const json& d)
 
 Status EndpointController::Publish(const std::string& endpoint, const std::string& id) {
   json published;
-  TY_RETURN_IF_ERROR(
-      endpoints_
-          .Mutate(endpoint,
-                  [&](json& e, json& runtime) {
-                    json& d = runtime["deployments"][id];
-                    if (d.is_null()) return NotFoundError(id);
-                    json dm = d["deployedModel"];
-                    dm["createTime"] = FormatTimestamp(std::chrono::system_clock::now());
-                    spec::TrafficSplit requested;
-                    for (const auto& [k, p] : d.value("requestedSplit", json::object()).items()) {
-                      if (p.is_number_integer()) requested[k] = p.get<int32_t>();
-                    }
-                    // The split was checked at deploy; a patch since may have changed the
-                    // models, and then the current split stands (or this model gets all).
-                    StatusOr<spec::TrafficSplit> split =
-                        spec::TrafficAfterDeploy(SplitOf(e), requested, DeployedIds(e), id);
-                    if (!split.ok()) split = spec::TrafficAfterDeploy(SplitOf(e), {}, {}, id);
-                    ReplaceDeployedModel(e, dm);
-                    SetSplit(e, *split);
-                    d["phase"] = kDeployed;
-                    d["deployedModel"] = dm;
-                    published = dm;
-                    return Status::Ok();
-                  })
-          .status());
+  TY_RETURN_IF_ERROR(endpoints_
+                         .Mutate(endpoint,
+                                 [&](json& e, json& runtime) {
+                                   json& d = runtime["deployments"][id];
+                                   if (d.is_null()) return NotFoundError(id);
+                                   json dm = d["deployedModel"];
+                                   dm["createTime"] =
+                                       FormatTimestamp(std::chrono::system_clock::now());
+                                   spec::TrafficSplit requested;
+                                   const json asked = d.value("requestedSplit", json::object());
+                                   for (const auto& [k, p] : asked.items()) {
+                                     if (p.is_number_integer()) requested[k] = p.get<int32_t>();
+                                   }
+                                   // The split was checked at deploy; a patch since may have
+                                   // changed the models, and then the current split stands (or this
+                                   // model gets all).
+                                   StatusOr<spec::TrafficSplit> split = spec::TrafficAfterDeploy(
+                                       SplitOf(e), requested, DeployedIds(e), id);
+                                   if (!split.ok())
+                                     split = spec::TrafficAfterDeploy(SplitOf(e), {}, {}, id);
+                                   ReplaceDeployedModel(e, dm);
+                                   SetSplit(e, *split);
+                                   d["phase"] = kDeployed;
+                                   d["deployedModel"] = dm;
+                                   published = dm;
+                                   return Status::Ok();
+                                 })
+                         .status());
   StatusOr<store::ResourceRecord> r = endpoints_.GetRecord(endpoint);
   if (r.ok()) {
     (void)operations_->Finish(r->runtime["deployments"][id].value("operation", ""),

@@ -177,11 +177,19 @@ StatusOr<ForwardReply> ReplicaRouter::Forward(const std::string& group,
       replica->idle.pop_back();
     }
   }
+  const bool reused = client != nullptr;
   if (!client) client = Connect(target, options_.probe_timeout, options_.request_timeout);
   httplib::Headers headers;
   for (const auto& [k, v] : request.headers) headers.emplace(k, v);
+  const auto sent = std::chrono::steady_clock::now();
   httplib::Result res =
       client->Post(target.predict_route, headers, request.body, request.content_type);
+  if (!res && reused && std::chrono::steady_clock::now() - sent < options_.probe_timeout) {
+    // A kept connection the replica closed while idle: once more on a new one (a prediction
+    // changes nothing, so sending it twice is safe).
+    client = Connect(target, options_.probe_timeout, options_.request_timeout);
+    res = client->Post(target.predict_route, headers, request.body, request.content_type);
+  }
   std::string error;
   ForwardReply reply;
   if (res) {
@@ -199,8 +207,8 @@ StatusOr<ForwardReply> ReplicaRouter::Forward(const std::string& group,
   std::lock_guard<std::mutex> lock(mu_);
   --replica->in_flight;
   if (error.empty()) return reply;
-  // A timeout is the replica being slow, not gone; any other transport error means it died.
-  if (res.error() != httplib::Error::Read) replica->healthy = false;
+  // A timeout is the replica being slow, not gone; a quick failure means it died.
+  if (std::chrono::steady_clock::now() - sent < options_.request_timeout) replica->healthy = false;
   replica->last_error = error;
   if (auto it = groups_.find(group); it != groups_.end()) it->second.last_error = error;
   return UnavailableError("deployed model " + group + ": " + error + "; retry the request");

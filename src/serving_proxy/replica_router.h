@@ -57,16 +57,16 @@ struct ForwardReply {
 struct GroupHealth {
   int replicas = 0;
   int healthy = 0;
-  int in_flight = 0;        // requests being forwarded now
-  uint64_t forwarded = 0;   // requests forwarded since the group was set
-  std::string last_error;   // the latest failed probe or forward, "" when none
+  int in_flight = 0;       // requests being forwarded now
+  uint64_t forwarded = 0;  // requests forwarded since the group was set
+  std::string last_error;  // the latest failed probe or forward, "" when none
 };
 
 struct ReplicaRouterOptions {
   std::chrono::milliseconds probe_interval{500};
   std::chrono::milliseconds probe_timeout{1000};
   std::chrono::milliseconds request_timeout{60000};
-  int unhealthy_after = 2;  // failed probes in a row
+  int unhealthy_after = 2;           // failed probes in a row
   size_t max_idle_connections = 32;  // kept per replica
 };
 

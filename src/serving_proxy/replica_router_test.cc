@@ -19,10 +19,10 @@ class FakeReplica {
     });
     server_.Post("/predict", [this](const httplib::Request& req, httplib::Response& res) {
       ++requests_;
-      res.set_content("{\"by\": \"" + name_ + "\", \"got\": " + req.body + "}",
-                      "application/json");
+      res.set_content("{\"by\": \"" + name_ + "\", \"got\": " + req.body + "}", "application/json");
       if (req.has_header("X-Test")) res.status = std::stoi(req.get_header_value("X-Test"));
     });
+    server_.set_keep_alive_timeout(1);  // idle connections close soon (KeptConnectionClosed...)
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
@@ -68,6 +68,18 @@ TEST(ReplicaRouterTest, NoTrafficBeforeTheFirstHealthyProbe) {
   EXPECT_EQ(r->replica, "a");
   EXPECT_EQ(router.Health("ep/1").healthy, 1);
   EXPECT_EQ(router.Health("ep/1").forwarded, 1u);  // the refused one is not counted
+}
+
+TEST(ReplicaRouterTest, AKeptConnectionTheReplicaClosedIsReplacedNotAnError) {
+  FakeReplica a("a");
+  ReplicaRouter router(FastOptions());
+  router.SetReplicas("g", {a.Target()});
+  router.ProbeOnce();
+  ASSERT_TRUE(router.Forward("g", {"1"}).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the replica's keep-alive
+  StatusOr<ForwardReply> r = router.Forward("g", {"2"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(router.Health("g").healthy, 1);
 }
 
 TEST(ReplicaRouterTest, UnknownGroupIsUnavailableNamingIt) {

@@ -3,6 +3,8 @@
 // Jobs name images as on Vertex (containerSpec.imageUri, pythonPackageSpec.executorImageUri); the
 // catalog maps each to the local command that plays the image's ENTRYPOINT. Built-in entries:
 //   trainyard/bert-sentiment[:TAG]                 -> trainyard-bert train
+//   trainyard/bert-serve[:TAG]                     -> trainyard-bert serve (endpoints' native
+//                                                     runtime: controller/endpoint_controller.h)
 //   *-docker.pkg.dev/vertex-ai/training/*          -> python3   (Vertex prebuilt training images)
 //   gcr.io/cloud-aiplatform/training/*             -> python3
 //   gcr.io/cloud-ml-public/training/*              -> python3   (AI Platform Training's)

@@ -8,16 +8,15 @@
 #include <string>
 #include <string_view>
 
+#include "common/base64.h"
 #include "common/crc32c.h"
 
 namespace trainyard::storage {
 
 using trainyard::Crc32cExtend;  // common/crc32c.h
 
-// Standard base64 (with padding) of `bytes`.
-std::string Base64Encode(std::string_view bytes);
-// Inverse of Base64Encode; nullopt-like empty result with ok=false on malformed input.
-bool Base64Decode(std::string_view text, std::string* out);
+using trainyard::Base64Decode;  // common/base64.h
+using trainyard::Base64Encode;
 
 // "crc32c" field value: base64 of the 4 big-endian bytes of `crc`.
 std::string Crc32cBase64(uint32_t crc);

@@ -1,5 +1,7 @@
 #include "api_client.h"
 
+#include <strings.h>
+
 #include <httplib.h>
 
 #include <algorithm>
@@ -138,10 +140,32 @@ StatusOr<nlohmann::json> ApiClient::Call(const std::string& method, const std::s
                                          const std::string& body, int read_timeout_s) {
   client_->set_read_timeout(read_timeout_s, 0);
   httplib::Result r = method == "POST"     ? client_->Post(path, body, "application/json")
+                      : method == "PATCH"  ? client_->Patch(path, body, "application/json")
                       : method == "DELETE" ? client_->Delete(path)
                                            : client_->Get(path);
   if (r && r->status == 204 && r->body.empty()) return nlohmann::json(nullptr);
   return JsonAnswer(r, endpoint_);
+}
+
+StatusOr<std::string> ApiClient::PostRaw(
+    const std::string& path, const std::string& body,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
+  client_->set_read_timeout(60, 0);
+  httplib::Headers h;
+  std::string content_type = "application/json";
+  for (const auto& [k, v] : headers) {
+    if (strcasecmp(k.c_str(), "Content-Type") == 0) {
+      content_type = v;
+    } else {
+      h.emplace(k, v);
+    }
+  }
+  httplib::Result r = client_->Post(path, h, body, content_type);
+  if (!r) return Unreachable(endpoint_, r.error());
+  if (r->status < 200 || r->status >= 300) {
+    return ErrorFromResponse(r->status, r->body, endpoint_);
+  }
+  return r->body;
 }
 
 StatusOr<nlohmann::json> ApiClient::Upload(const std::string& path,

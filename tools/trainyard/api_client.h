@@ -41,6 +41,10 @@ class ApiClient {
   // cannot be reached.
   StatusOr<nlohmann::json> Call(const std::string& method, const std::string& path,
                                 const std::string& body = "", int read_timeout_s = 60);
+  // POSTs `body` with `headers` (Content-Type among them, else application/json) and returns a
+  // 2xx response's body as it is (rawPredict's answer need not be JSON). Errors as Call.
+  StatusOr<std::string> PostRaw(const std::string& path, const std::string& body,
+                                const std::vector<std::pair<std::string, std::string>>& headers);
 
   // POSTs the file at `file` as the body (streamed: never read whole into memory) and returns the
   // JSON answer; errors as Call, NOT_FOUND naming a file that cannot be read.

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "output_format.h"
 #include "spec/resource_name.h"
@@ -66,6 +67,25 @@ bool CheckCommandLineOnly() {
     return v != nullptr && std::string(v) == "1";
   }();
   return check;
+}
+
+StatusOr<nlohmann::json> WaitForOperation(ApiClient& client, nlohmann::json op) {
+  const std::string name = op.value("name", "");
+  if (!op.value("done", false)) {
+    std::cerr << "Waiting for operation [" << name.substr(name.rfind('/') + 1) << "]..."
+              << std::flush;
+    while (!op.value("done", false)) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      TY_ASSIGN_OR_RETURN(op, client.Call("GET", "/v1/" + name));
+      std::cerr << "." << std::flush;
+    }
+    std::cerr << "done.\n";
+  }
+  if (op.contains("error")) {
+    const int code = op["error"].value("code", static_cast<int>(StatusCode::kUnknown));
+    return Status(static_cast<StatusCode>(code), op["error"].value("message", ""));
+  }
+  return op;
 }
 
 }  // namespace trainyard::cli

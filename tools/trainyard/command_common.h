@@ -40,6 +40,10 @@ std::string ResourceName(const CommonFlags& c, const std::string& collection,
 // Checks --format and connects to the resolved endpoint.
 StatusOr<std::unique_ptr<ApiClient>> ConnectClient(const CommonFlags& c);
 
+// Polls an operation until it is done (gcloud's "Waiting for operation [ID]...done." on stderr);
+// its error, if it has one, as a Status.
+StatusOr<nlohmann::json> WaitForOperation(ApiClient& client, nlohmann::json op);
+
 // TRAINYARD_CHECK_COMMAND_LINE=1: the command line is parsed as usual (commands, flags, required
 // flags, values) but no command runs; the exit code says whether it parsed (0, or 2 with the
 // explanation). docs_commands_e2e_test checks every `trainyard` line of the README and docs this

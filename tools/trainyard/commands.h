@@ -16,6 +16,8 @@ void RegisterHpTuningJobsCommands(CLI::App& ai, int* exit_code);
 void RegisterAutomlCommands(CLI::App& app, int* exit_code);
 // trainyard ai models list|describe|upload|list-version|delete|delete-version (models_command.cc).
 void RegisterModelsCommands(CLI::App& ai, int* exit_code);
+// trainyard ai endpoints: serving models (endpoints_command.cc).
+void RegisterEndpointsCommands(CLI::App& ai, int* exit_code);
 // trainyard auth create-token|list-tokens|revoke-token|audit-log (auth_command.cc).
 void RegisterAuthCommands(CLI::App& app, int* exit_code);
 // trainyard ai-platform jobs submit training|describe|list|cancel|stream-logs

@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 extern char** environ;
@@ -116,6 +118,7 @@ HttpResult Http(int port, const std::string& method, const std::string& path,
   client.set_read_timeout(60, 0);
   client.set_tcp_nodelay(true);
   httplib::Result r = method == "POST"     ? client.Post(path, body, "application/json")
+                      : method == "PATCH"  ? client.Patch(path, body, "application/json")
                       : method == "DELETE" ? client.Delete(path)
                                            : client.Get(path);
   HttpResult out;
@@ -132,6 +135,35 @@ testing::ProcessResult Cli(const std::string& endpoint, const std::vector<std::s
   std::vector<std::string> env = {"TRAINYARD_ENDPOINT=" + endpoint};
   env.insert(env.end(), extra_env.begin(), extra_env.end());
   return testing::RunProcess(argv, "", env);
+}
+
+void EndReplicas(const std::filesystem::path& data_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& job : fs::directory_iterator(data_dir / "jobs", ec)) {
+    for (const auto& task : fs::directory_iterator(job.path() / "replicas", ec)) {
+      for (const auto& file : fs::directory_iterator(task.path(), ec)) {
+        const fs::path pid_file = file.path();
+        if (pid_file.extension() != ".pid") continue;
+        if (fs::exists(fs::path(pid_file).replace_extension(".status"))) continue;
+        nlohmann::json replica = nlohmann::json::parse(testing::ReadFileOrDie(pid_file), nullptr,
+                                                       /*allow_exceptions=*/false);
+        if (!replica.is_object() || !replica["pid"].is_number_integer()) continue;
+        const pid_t pid = replica["pid"].get<pid_t>();
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), {});
+        const size_t paren = text.rfind(')');
+        if (paren == std::string::npos) continue;
+        std::istringstream fields(text.substr(paren + 1));
+        std::string field;
+        for (int i = 0; i < 20 && fields >> field; ++i) {
+        }
+        if (field == std::to_string(replica.value("start_ticks", int64_t{-1}))) {
+          ::kill(-pid, SIGKILL);
+        }
+      }
+    }
+  }
 }
 
 nlohmann::json WaitForJob(int port, const std::string& name, std::vector<std::string> states,

@@ -60,6 +60,13 @@ HttpResult Http(int port, const std::string& method, const std::string& path,
 testing::ProcessResult Cli(const std::string& endpoint, const std::vector<std::string>& args,
                            const std::vector<std::string>& extra_env = {});
 
+// Kills (SIGKILL, their process groups) the replicas a server on `data_dir` left running: by
+// design they outlive a stopped server, which re-adopts them when it starts again. For a test's
+// TearDown once its server is gone (serving replicas run until undeployed). Each running replica
+// has jobs/J/replicas/T/attempt-N.pid ({"pid", "start_ticks"}) and no attempt-N.status; a pid
+// whose start time differs (reused) is left alone.
+void EndReplicas(const std::filesystem::path& data_dir);
+
 // Polls GET until the job's state is one of `states` (or terminal when empty); returns the job
 // (its last version on timeout).
 nlohmann::json WaitForJob(int port, const std::string& name, std::vector<std::string> states,

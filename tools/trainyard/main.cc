@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   trainyard::cli::RegisterGcloudEnvCommand(app, &exit_code);
   trainyard::cli::RegisterHpTuningJobsCommands(*ai, &exit_code);  // HP tuning
   trainyard::cli::RegisterModelsCommands(*ai, &exit_code);        // the model registry
+  trainyard::cli::RegisterEndpointsCommands(*ai, &exit_code);     // serving models
   trainyard::cli::RegisterAutomlCommands(app, &exit_code);
   trainyard::cli::RegisterAiPlatformCommands(app, &exit_code);         // AI Platform Training
   CLI::App* admin = trainyard::cli::AddAdminCommand(app, &exit_code);  // the server's operator

@@ -73,27 +73,6 @@ StatusOr<json> UploadRequest(const UploadFlags& f) {
   return request;
 }
 
-// Polls an operation until it is done (gcloud's "Waiting for operation [ID]...done."); its
-// error, if it has one, as a Status.
-StatusOr<json> WaitForOperation(ApiClient& client, json op) {
-  const std::string name = op.value("name", "");
-  if (!op.value("done", false)) {
-    std::cerr << "Waiting for operation [" << name.substr(name.rfind('/') + 1) << "]..."
-              << std::flush;
-    while (!op.value("done", false)) {
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      TY_ASSIGN_OR_RETURN(op, client.Call("GET", "/v1/" + name));
-      std::cerr << "." << std::flush;
-    }
-    std::cerr << "done.\n";
-  }
-  if (op.contains("error")) {
-    const int code = op["error"].value("code", static_cast<int>(StatusCode::kUnknown));
-    return Status(static_cast<StatusCode>(code), op["error"].value("message", ""));
-  }
-  return op;
-}
-
 void AddUpload(CLI::App* models, int* exit_code) {
   auto* cmd = models->add_subcommand("upload", "Upload a model to the registry");
   auto c = std::make_shared<CommonFlags>();

@@ -37,7 +37,9 @@ Status Print(const CliResource& r, const std::vector<json>& items, const std::st
 }
 
 void AddDescribe(CLI::App* group, const CliResource& r, int* exit_code) {
-  auto* cmd = group->add_subcommand("describe", "Show a " + r.noun);
+  const char* article =
+      std::string("AEIOU").find(r.noun.substr(0, 1)) != std::string::npos ? "an " : "a ";
+  auto* cmd = group->add_subcommand("describe", "Show " + (article + r.noun));
   auto c = std::make_shared<CommonFlags>();
   auto ref = std::make_shared<std::string>();
   AddCommonFlags(cmd, c.get(), r.describe_format);
@@ -123,8 +125,9 @@ void AddList(CLI::App* group, const CliResource& r, int* exit_code) {
 // cancel and delete: a request on one resource, then a sentence on stderr.
 void AddAction(CLI::App* group, const CliResource& r, int* exit_code, const std::string& verb) {
   const bool cancel = verb == "cancel";
-  auto* cmd = group->add_subcommand(
-      verb, cancel ? "Cancel a running " + r.noun : "Delete an ended " + r.noun);
+  auto* cmd = group->add_subcommand(verb, cancel                  ? "Cancel a running " + r.noun
+                                          : r.delete_help.empty() ? "Delete an ended " + r.noun
+                                                                  : r.delete_help);
   auto c = std::make_shared<CommonFlags>();
   auto ref = std::make_shared<std::string>();
   AddCommonFlags(cmd, c.get(), "");

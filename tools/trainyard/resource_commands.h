@@ -30,6 +30,7 @@ struct CliResource {
   NamedFormats formats;  // the resource's own named formats ("table" included)
   // Printed on stderr after a cancel / delete; "" = gcloud's default sentence.
   std::function<std::string(const std::string&name)> cancel_message, delete_message;
+  std::string delete_help;  // delete's help line; "" = "Delete an ended <noun>"
 };
 
 enum Verb : unsigned { kDescribe = 1, kList = 2, kCancel = 4, kDelete = 8 };
