@@ -86,10 +86,11 @@ CustomMethod ListVersions(controller::ModelRegistry* models) {
   return m;
 }
 
-CustomMethod DeleteVersion(controller::ModelRegistry* models) {
+CustomMethod DeleteVersion(controller::ModelRegistry* models, const ModelInUse& in_use) {
   CustomMethod m{"DELETE", "deleteVersion", false, true, {}, controller::kDeleteOperationMetadata,
                  nullptr};
-  m.run = [models](const CustomCall& call) -> StatusOr<json> {
+  m.run = [models, in_use](const CustomCall& call) -> StatusOr<json> {
+    if (in_use) TY_RETURN_IF_ERROR(in_use(call.id.name, call.id.version));
     TY_RETURN_IF_ERROR(models->DeleteVersion(call.id.name, call.id.version));
     return json{{"@type", controller::kEmptyResponse}};
   };
@@ -110,10 +111,11 @@ ResourceDescriptor ModelsDescriptor() {
 }
 
 ResourceHandlers ModelHandlers(controller::ModelRegistry* models,
-                               controller::OperationController* operations) {
+                               controller::OperationController* operations,
+                               const ModelInUse& in_use) {
   ResourceHandlers h;
-  h.list = [list = StoredResourceHandlers(&models->stored()).list](const ListCall& call)
-      -> StatusOr<ListOutput> {
+  h.list = [list = StoredResourceHandlers(&models->stored()).list](
+               const ListCall& call) -> StatusOr<ListOutput> {
     TY_ASSIGN_OR_RETURN(ListOutput out, list(call));
     for (json& m : out.items) m = Deployable(std::move(m));
     return out;
@@ -126,7 +128,8 @@ ResourceHandlers ModelHandlers(controller::ModelRegistry* models,
                      const std::vector<std::string>& mask) {
     return models->Patch(id.name, id.version, patch, mask);
   };
-  h.remove = [models](const ResourceId& id) -> Status {
+  h.remove = [models, in_use](const ResourceId& id) -> Status {
+    if (in_use && id.version.empty()) TY_RETURN_IF_ERROR(in_use(id.name, ""));
     if (!id.version.empty()) {
       return protojson::FieldError(
           "name", "DeleteModel deletes every version; to delete version '" + id.version +
@@ -134,7 +137,7 @@ ResourceHandlers ModelHandlers(controller::ModelRegistry* models,
     }
     return models->Delete(id.name);
   };
-  h.custom = {Upload(models, operations), ListVersions(models), DeleteVersion(models)};
+  h.custom = {Upload(models, operations), ListVersions(models), DeleteVersion(models, in_use)};
   return h;
 }
 

@@ -152,8 +152,7 @@ void RegisterCreate(RouteTable& routes, controller::OperationController* operati
                   return created;
                 };
                 if (d.create_operation_metadata_type.empty()) return run();
-                controller::OperationStart start{call.parent, d.create_operation_metadata_type,
-                                                 {}};
+                controller::OperationStart start{call.parent, d.create_operation_metadata_type, {}};
                 return operations->RunNow(start, [&]() -> StatusOr<json> {
                   TY_ASSIGN_OR_RETURN(json created, run());
                   json response = {{"@type", d.resource_type}};
@@ -272,8 +271,7 @@ StatusOr<CustomCall> CallOf(const Paths& paths, const CustomMethod& m, RouteTabl
 }
 
 // A run_raw method's handler: its reply as it is, errors as google.rpc.Status bodies.
-httplib::Server::Handler RawHandler(const Paths& paths, const CustomMethod& m,
-                                    RouteTable& routes) {
+httplib::Server::Handler RawHandler(const Paths& paths, const CustomMethod& m, RouteTable& routes) {
   return [paths, m, &routes](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 413) return;  // body over the limit, read only to answer (api_server.cc)
     try {
@@ -299,14 +297,14 @@ void RegisterCustom(RouteTable& routes, controller::OperationController* operati
   Paths paths(d);
   const std::string pattern = (m.on_collection ? paths.Collection() : paths.Item()) + ":" + m.verb;
   httplib::Server::Handler handler =
-      m.run_raw ? RawHandler(paths, m, routes)
-                : Guarded([paths, m, operations,
-                           &routes](const httplib::Request& req) -> StatusOr<json> {
-                    TY_ASSIGN_OR_RETURN(CustomCall call, CallOf(paths, m, routes, req));
-                    if (m.operation_metadata_type.empty()) return m.run(call);
-                    controller::OperationStart start{call.parent, m.operation_metadata_type, {}};
-                    return operations->RunNow(start, [&] { return m.run(call); });
-                  });
+      m.run_raw
+          ? RawHandler(paths, m, routes)
+          : Guarded([paths, m, operations, &routes](const httplib::Request& req) -> StatusOr<json> {
+              TY_ASSIGN_OR_RETURN(CustomCall call, CallOf(paths, m, routes, req));
+              if (m.operation_metadata_type.empty()) return m.run(call);
+              controller::OperationStart start{call.parent, m.operation_metadata_type, {}};
+              return operations->RunNow(start, [&] { return m.run(call); });
+            });
   const auth::Access access = m.write ? d.write : d.read;
   if (m.http_method == "GET") {
     routes.Get(pattern, access, handler);

@@ -10,6 +10,7 @@
 #include "api/resource_routes.h"
 #include "api/route_util.h"
 #include "common/time.h"
+#include "controller/endpoint_controller.h"
 #include "replica_contract/replica_contract.h"
 #include "spec/custom_job_json.h"
 #include "spec/resource_name.h"
@@ -52,8 +53,15 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
     RegisterLegacyJobRoutes(server, controllers.legacy_jobs, controllers.operations);
   }
   if (controllers.models) {
+    ModelInUse in_use;
+    if (controllers.endpoints) {
+      in_use = [endpoints = controllers.endpoints](const std::string& model,
+                                                   const std::string& version) {
+        return endpoints->CheckNotDeployed(model, version);
+      };
+    }
     RegisterResourceRoutes(server, controllers.operations, ModelsDescriptor(),
-                           ModelHandlers(controllers.models, controllers.operations));
+                           ModelHandlers(controllers.models, controllers.operations, in_use));
   }
   if (controllers.training_pipelines) {
     RegisterResourceRoutes(server, controllers.operations, TrainingPipelinesDescriptor(),

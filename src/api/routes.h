@@ -76,8 +76,12 @@ void RegisterLegacyJobRoutes(RouteTable& routes, controller::LegacyJobController
 ResourceDescriptor TrainingPipelinesDescriptor();
 ResourceHandlers TrainingPipelineHandlers(controller::TrainingPipelineController* pipelines);
 ResourceDescriptor ModelsDescriptor();
+// OK when the model (version "" = any of its versions) may be deleted; FAILED_PRECONDITION
+// naming the endpoint it is deployed to otherwise.
+using ModelInUse = std::function<Status(const std::string& model, const std::string& version)>;
 ResourceHandlers ModelHandlers(controller::ModelRegistry* models,
-                               controller::OperationController* operations);
+                               controller::OperationController* operations,
+                               const ModelInUse& in_use = nullptr);
 ResourceDescriptor EndpointsDescriptor();
 ResourceHandlers EndpointHandlers(controller::EndpointController* endpoints);
 

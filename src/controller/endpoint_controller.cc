@@ -250,6 +250,25 @@ StatusOr<json> EndpointController::MutateDeployedModel(const std::string& endpoi
   });
 }
 
+Status EndpointController::CheckNotDeployed(const std::string& model, const std::string& version) {
+  TY_ASSIGN_OR_RETURN(std::vector<store::ResourceRecord> all,
+                      store_->ListAllResources(std::string(spec::kEndpoints)));
+  for (const store::ResourceRecord& r : all) {
+    const json deployments = r.runtime.value("deployments", json::object());
+    for (const auto& [id, d] : deployments.items()) {
+      const json& dm = d["deployedModel"];
+      if (dm.value("model", "") != model) continue;
+      if (!version.empty() && dm.value("modelVersionId", "") != version) continue;
+      return FailedPreconditionError("model " + model + (version.empty() ? "" : "@" + version) +
+                                     " is deployed to " + r.name + " (deployed model " + id +
+                                     "); undeploy it first (gcloud ai endpoints "
+                                     "undeploy-model " +
+                                     IdOf(r.name) + " --deployed-model-id=" + id + ")");
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<EndpointController::Route> EndpointController::RouteFor(
     const std::string& endpoint, const std::string& deployed_model_id) {
   TY_ASSIGN_OR_RETURN(store::ResourceRecord r, endpoints_.GetRecord(endpoint));

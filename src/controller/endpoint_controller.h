@@ -131,6 +131,11 @@ class EndpointController {
   StatusOr<nlohmann::json> MutateDeployedModel(const std::string& endpoint,
                                                const std::string& body);
 
+  // OK when no endpoint has `model` (projects/P/locations/L/models/M) deployed or being
+  // deployed — its version `version`, or any version when "" — so it may be deleted;
+  // FAILED_PRECONDITION naming the endpoint and the deployed model otherwise (as Vertex).
+  Status CheckNotDeployed(const std::string& model, const std::string& version);
+
   // The deployed model a prediction for `endpoint` goes to (by trafficSplit), with its
   // ReplicaRouter group. FAILED_PRECONDITION when the endpoint takes no traffic; NOT_FOUND for
   // an unknown endpoint.

@@ -12,6 +12,7 @@
 #include <httplib.h>
 #include <signal.h>
 
+#include <atomic>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -403,9 +404,18 @@ TEST_F(EndpointsE2ETest, KillDashNineOfTheServerOrOfAReplicaLosesNothing) {
 TEST_F(EndpointsE2ETest, MutateDeployedModelScalesItsReplicas) {
   TrainInto("m1");
   const std::string endpoint = CreateEndpoint("ep");
-  json op = Deploy(endpoint, Upload("m1"));
+  const std::string model = Upload("m1");
+  json op = Deploy(endpoint, model);
   const std::string d = op["response"]["deployedModel"].value("id", "");
   ASSERT_FALSE(d.empty()) << op.dump();
+  // A deployed model (or its version) cannot be deleted, as on Vertex.
+  auto refused = Http(server_->port(), "DELETE", "/v1/" + model);
+  EXPECT_EQ(refused.status, 400) << refused.body.dump();
+  EXPECT_NE(refused.body.dump().find("is deployed to " + endpoint), std::string::npos)
+      << refused.body.dump();
+  refused = Http(server_->port(), "DELETE", "/v1/" + model + "@1:deleteVersion");
+  EXPECT_NE(refused.body.dump().find("undeploy it first"), std::string::npos)
+      << refused.body.dump();
   json body = {
       {"deployedModel",
        {{"id", d}, {"dedicatedResources", {{"minReplicaCount", 2}, {"maxReplicaCount", 2}}}}},
@@ -428,6 +438,49 @@ TEST_F(EndpointsE2ETest, MutateDeployedModelScalesItsReplicas) {
   r = Http(server_->port(), "POST", "/v1/" + endpoint + ":mutateDeployedModel", body.dump());
   EXPECT_EQ(r.status, 400) << r.body.dump();
   EXPECT_NE(r.body.dump().find("cannot be changed on a deployed model"), std::string::npos);
+}
+
+// Between minReplicaCount and maxReplicaCount on load: 16 clients keep more than 4 requests in
+// flight per replica, so a second replica starts.
+TEST_F(EndpointsE2ETest, AutoscalesUpUnderLoad) {
+  TrainInto("m1");
+  const std::string endpoint = CreateEndpoint("ep");
+  json body = {{"deployedModel",
+                {{"model", Upload("m1")},
+                 {"dedicatedResources",
+                  {{"machineSpec", {{"machineType", "n1-standard-1"}}},
+                   {"minReplicaCount", 1},
+                   {"maxReplicaCount", 2}}}}}};
+  json op = WaitOperation(
+      Http(server_->port(), "POST", "/v1/" + endpoint + ":deployModel", body.dump()).body);
+  const std::string d = op["response"]["deployedModel"].value("id", "");
+  ASSERT_FALSE(d.empty()) << op.dump();
+  const std::string running = "/v1/" + std::string(kParent) +
+                              "/customJobs?filter=state%3DJOB_STATE_RUNNING%20AND%20labels."
+                              "trainyard-deployed-model%3D" +
+                              d;
+  std::atomic<bool> stop{false};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> clients;
+  const std::string request = json{{"instances", kTexts}}.dump();
+  for (int c = 0; c < 16; ++c) {
+    clients.emplace_back([&] {
+      httplib::Client client("127.0.0.1", server_->port());
+      while (!stop) {
+        auto r = client.Post("/v1/" + endpoint + ":predict", request, "application/json");
+        if (!r || (r->status != 200 && r->status != 503)) ++failed;
+      }
+    });
+  }
+  size_t n = 0;
+  for (int i = 0; i < 600 && n < 2; ++i) {
+    n = Http(server_->port(), "GET", running).body.value("customJobs", json::array()).size();
+    if (n < 2) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(n, 2u);
+  EXPECT_EQ(failed.load(), 0);
 }
 
 TEST_F(EndpointsE2ETest, RefusalsNameTheFieldAndTheFix) {
