@@ -72,7 +72,7 @@ struct ApiControllers {
   controller::LegacyJobController* legacy_jobs = nullptr;  // null: no AI Platform jobs API
   controller::ModelRegistry* models = nullptr;             // null: no models
   controller::TrainingPipelineController* training_pipelines = nullptr;  // null: none
-  controller::ResourceDirectory* directory = nullptr;  // null: no GET /v1/projects
+  controller::ResourceDirectory* directory = nullptr;   // null: no GET /v1/projects
   controller::EndpointController* endpoints = nullptr;  // null: no endpoints
 };
 

@@ -52,6 +52,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/periodic_thread.h"
 #include "common/status.h"
@@ -156,8 +157,24 @@ class EndpointController {
   StatusOr<nlohmann::json> ServingOf(const nlohmann::json& model, const std::string& endpoint_id,
                                      const std::string& deployed_id);
   Status Reconcile(const std::string& endpoint);
+  // One deployment's step of the poll pass (mu_ held).
   Status ReconcileDeployment(const std::string& endpoint, const std::string& id,
-                             nlohmann::json& deployment, bool* changed);
+                             nlohmann::json& deployment);
+  void ReconcileUndeploy(const std::string& endpoint, const std::string& id,
+                         const nlohmann::json& deployment);
+  // The replica slots a deployment keeps and the jobs to create for `target` replicas.
+  struct ReplicaPlan {
+    nlohmann::json next = nlohmann::json::array();  // [{"job", "port"}]
+    std::vector<size_t> fresh;                      // indexes in `next` of jobs to create
+    int failures = 0;                               // replica failures while deploying
+    std::string failure;                            // the latest, for the deploy's error
+    Status give_up;                                 // not OK: the deploy fails with it
+  };
+  ReplicaPlan PlanReplicas(const std::string& endpoint, const nlohmann::json& deployment,
+                           int target);
+  // Tells the router the deployment's replicas (their ports and routes).
+  void RouteReplicas(const std::string& endpoint, const std::string& id,
+                     const nlohmann::json& deployment);
   StatusOr<spec::CustomJob> ReplicaJob(const std::string& endpoint, const std::string& id,
                                        const nlohmann::json& deployment, int port) const;
   Status Publish(const std::string& endpoint, const std::string& id);

@@ -176,28 +176,97 @@ Status EndpointController::Reconcile(const std::string& endpoint) {
   }
   for (const auto& [id, d] : deployments.items()) {
     json copy = d;
-    bool changed = false;
-    (void)ReconcileDeployment(endpoint, id, copy, &changed);
+    (void)ReconcileDeployment(endpoint, id, copy);
   }
   return Status::Ok();
 }
 
-Status EndpointController::ReconcileDeployment(const std::string& endpoint, const std::string& id,
-                                               json& d, bool* changed) {
-  const std::string phase = d.value("phase", "");
-  const std::string group = GroupOf(endpoint, id);
-  const std::string parent = ParentOf(endpoint);
-  if (phase == kUndeploying) {
-    bool ended = true;
-    for (const json& rep : d.value("replicas", json::array())) {
-      StatusOr<spec::CustomJob> job = jobs_->Get(rep.value("job", ""));
-      if (job.ok() && !spec::IsTerminal(job->state)) {
-        (void)jobs_->Cancel(job->name);
-        ended = false;
+void EndpointController::ReconcileUndeploy(const std::string& endpoint, const std::string& id,
+                                           const json& d) {
+  bool ended = true;
+  for (const json& rep : d.value("replicas", json::array())) {
+    StatusOr<spec::CustomJob> job = jobs_->Get(rep.value("job", ""));
+    if (job.ok() && !spec::IsTerminal(job->state)) {
+      (void)jobs_->Cancel(job->name);
+      ended = false;
+    }
+  }
+  router_->RemoveGroup(GroupOf(endpoint, id));
+  if (ended) FinishUndeploy(endpoint, id);
+}
+
+EndpointController::ReplicaPlan EndpointController::PlanReplicas(const std::string& endpoint,
+                                                                 const json& d, int target) {
+  const bool deploying = d.value("phase", "") == kDeploying;
+  ReplicaPlan plan;
+  plan.failures = d.value("failures", 0);
+  for (const json& rep : d.value("replicas", json::array())) {
+    const std::string job_name = rep.value("job", "");
+    StatusOr<spec::CustomJob> job = jobs_->Get(job_name);
+    if (static_cast<int>(plan.next.size()) >= target) {  // scaled down
+      if (job.ok() && !spec::IsTerminal(job->state)) (void)jobs_->Cancel(job_name);
+      continue;
+    }
+    if (!job.ok() && job.status().code() == StatusCode::kNotFound) {
+      plan.fresh.push_back(plan.next.size());  // stored before a crash kept it from being created
+      plan.next.push_back(rep);
+      continue;
+    }
+    if (job.ok() && spec::IsTerminal(job->state)) {
+      plan.failure = "replica job " + job_name + " ended " +
+                     std::string(spec::JobStateName(job->state)) +
+                     (job->error ? ": " + job->error->message : "") +
+                     " (its log: gcloud ai custom-jobs stream-logs " + IdOf(job_name) + ")";
+      if (deploying) ++plan.failures;
+      continue;  // replaced below
+    }
+    if (deploying && job.ok()) {
+      if (std::string why = StuckInQueue(*job, options_.deploy_queue_timeout); !why.empty()) {
+        plan.give_up = ResourceExhaustedError(why);
+        return plan;
       }
     }
-    router_->RemoveGroup(group);
-    if (ended) FinishUndeploy(endpoint, id);
+    plan.next.push_back(rep);
+  }
+  if (deploying && plan.failures >= kDeployFailures) {
+    plan.give_up = FailedPreconditionError("the model's serving replicas failed " +
+                                           std::to_string(plan.failures) +
+                                           " times; the last: " + plan.failure);
+    return plan;
+  }
+  while (static_cast<int>(plan.next.size()) < target) {
+    StatusOr<int> port = options_.pick_port();
+    if (!port.ok()) break;  // the next pass tries again
+    plan.fresh.push_back(plan.next.size());
+    plan.next.push_back(
+        {{"job", ParentOf(endpoint) + "/customJobs/" + jobs_->NewJobId()}, {"port", *port}});
+  }
+  return plan;
+}
+
+void EndpointController::RouteReplicas(const std::string& endpoint, const std::string& id,
+                                       const json& d) {
+  std::vector<serving_proxy::ReplicaTarget> targets;
+  for (const json& rep : d.value("replicas", json::array())) {
+    StatusOr<spec::CustomJob> job = ReplicaJob(endpoint, id, d, rep.value("port", 0));
+    if (!job.ok()) continue;
+    const auto& env = job->job_spec.worker_pool_specs[0].container_spec->env;
+    serving_proxy::ReplicaTarget t{rep.value("job", ""), "127.0.0.1", rep.value("port", 0), "", ""};
+    for (const spec::EnvVar& e : env) {
+      if (e.name == sc::kAipPredictRoute) t.predict_route = e.value;
+      if (e.name == sc::kAipHealthRoute) t.health_route = e.value;
+    }
+    targets.push_back(std::move(t));
+  }
+  router_->SetReplicas(GroupOf(endpoint, id), std::move(targets));
+}
+
+Status EndpointController::ReconcileDeployment(const std::string& endpoint, const std::string& id,
+                                               json& d) {
+  const std::string phase = d.value("phase", "");
+  const std::string group = GroupOf(endpoint, id);
+  if (phase == kUndeploying) {
+    ReconcileUndeploy(endpoint, id, d);
     return Status::Ok();
   }
   if (phase == kDeploying) {
@@ -210,86 +279,38 @@ Status EndpointController::ReconcileDeployment(const std::string& endpoint, cons
   }
   const json& dm = d["deployedModel"];
   const int target = phase == kDeployed ? AutoscaleTarget(group, d) : MinReplicas(dm);
-  json next = json::array();
-  std::vector<size_t> fresh;  // indexes in `next` of jobs to create
-  std::string failure;
-  int failures = d.value("failures", 0);
-  for (const json& rep : d.value("replicas", json::array())) {
-    const std::string job_name = rep.value("job", "");
-    StatusOr<spec::CustomJob> job = jobs_->Get(job_name);
-    if (static_cast<int>(next.size()) >= target) {
-      if (job.ok() && !spec::IsTerminal(job->state)) (void)jobs_->Cancel(job_name);
-      continue;
-    }
-    if (!job.ok() && job.status().code() == StatusCode::kNotFound) {
-      fresh.push_back(next.size());  // stored before a crash kept it from being created
-      next.push_back(rep);
-      continue;
-    }
-    if (job.ok() && spec::IsTerminal(job->state)) {
-      failure = "replica job " + job_name + " ended " +
-                std::string(spec::JobStateName(job->state)) +
-                (job->error ? ": " + job->error->message : "") +
-                " (its log: gcloud ai custom-jobs stream-logs " + IdOf(job_name) + ")";
-      if (phase == kDeploying) ++failures;
-      continue;  // replaced below
-    }
-    if (phase == kDeploying && job.ok()) {
-      if (std::string why = StuckInQueue(*job, options_.deploy_queue_timeout); !why.empty()) {
-        FailDeploy(endpoint, id, ResourceExhaustedError(why));
-        return Status::Ok();
-      }
-    }
-    next.push_back(rep);
-  }
-  if (phase == kDeploying && failures >= kDeployFailures) {
-    FailDeploy(endpoint, id,
-               FailedPreconditionError("the model's serving replicas failed " +
-                                       std::to_string(failures) + " times; the last: " + failure));
+  ReplicaPlan plan = PlanReplicas(endpoint, d, target);
+  if (!plan.give_up.ok()) {
+    FailDeploy(endpoint, id, plan.give_up);
     return Status::Ok();
   }
-  while (static_cast<int>(next.size()) < target) {
-    TY_ASSIGN_OR_RETURN(int port, options_.pick_port());
-    fresh.push_back(next.size());
-    next.push_back({{"job", parent + "/customJobs/" + jobs_->NewJobId()}, {"port", port}});
-  }
-  if (next != d.value("replicas", json::array()) || failures != d.value("failures", 0)) {
+  if (plan.next != d.value("replicas", json::array()) || plan.failures != d.value("failures", 0)) {
     // Job names are stored before the jobs are created: a restart in between creates them.
     TY_RETURN_IF_ERROR(endpoints_
                            .Mutate(endpoint,
                                    [&](json&, json& runtime) {
                                      json& stored = runtime["deployments"][id];
                                      if (stored.is_null()) return NotFoundError(id);
-                                     stored["replicas"] = next;
-                                     stored["failures"] = failures;
+                                     stored["replicas"] = plan.next;
+                                     stored["failures"] = plan.failures;
                                      return Status::Ok();
                                    })
                            .status());
-    d["replicas"] = next;
-    *changed = true;
+    d["replicas"] = plan.next;
   }
-  for (size_t i : fresh) {
-    StatusOr<spec::CustomJob> job = ReplicaJob(endpoint, id, d, next[i].value("port", 0));
+  for (size_t i : plan.fresh) {
+    const json& rep = plan.next[i];
+    StatusOr<spec::CustomJob> job = ReplicaJob(endpoint, id, d, rep.value("port", 0));
     Status created = job.status();
-    if (job.ok()) created = jobs_->Create(parent, *job, IdOf(next[i].value("job", ""))).status();
+    if (job.ok()) {
+      created = jobs_->Create(ParentOf(endpoint), *job, IdOf(rep.value("job", ""))).status();
+    }
     if (!created.ok() && created.code() != StatusCode::kAlreadyExists && phase == kDeploying) {
       FailDeploy(endpoint, id, created.WithPrefix("a serving replica could not start: "));
       return Status::Ok();
     }
   }
-  std::vector<serving_proxy::ReplicaTarget> targets;
-  for (const json& rep : next) {
-    StatusOr<spec::CustomJob> job = ReplicaJob(endpoint, id, d, rep.value("port", 0));
-    if (!job.ok()) continue;
-    const auto& env = job->job_spec.worker_pool_specs[0].container_spec->env;
-    serving_proxy::ReplicaTarget t{rep.value("job", ""), "127.0.0.1", rep.value("port", 0), "", ""};
-    for (const spec::EnvVar& e : env) {
-      if (e.name == sc::kAipPredictRoute) t.predict_route = e.value;
-      if (e.name == sc::kAipHealthRoute) t.health_route = e.value;
-    }
-    targets.push_back(std::move(t));
-  }
-  router_->SetReplicas(group, std::move(targets));
+  RouteReplicas(endpoint, id, d);
   if (phase == kDeploying && router_->Health(group).healthy >= MinReplicas(dm)) {
     return Publish(endpoint, id);
   }

@@ -234,6 +234,7 @@ std::string ServerMetrics::Render() {
   t.Sample("trainyard_build_info", {{"version", std::string(TrainyardVersion())}}, 1);
   RenderJobs(t);
   RenderProjects(t);
+  RenderServing(t);
   RenderCapacity(t);
   RenderSystem(t);
   RenderHttp(t);
@@ -326,6 +327,42 @@ void ServerMetrics::RenderCapacity(PrometheusText& t) const {
     t.Family("trainyard_host_free_gpus", "gauge",
              "GPUs of the host not allocated to running jobs.");
     t.Sample("trainyard_host_free_gpus", {}, std::max(0, *host_->gpus - gpus));
+  }
+}
+
+void ServerMetrics::RenderServing(PrometheusText& t) const {
+  if (!options_.serving) return;
+  const std::vector<ServingFigures> serving = options_.serving();
+  struct Gauge {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::function<double(const ServingFigures&)> value;
+  };
+  const Gauge gauges[] = {
+      {"trainyard_serving_replicas", "gauge", "Serving replicas of a deployed model.",
+       [](const ServingFigures& f) { return f.replicas; }},
+      {"trainyard_serving_healthy_replicas", "gauge",
+       "Serving replicas whose health route answers 200 (they get traffic).",
+       [](const ServingFigures& f) { return f.healthy; }},
+      {"trainyard_serving_in_flight", "gauge", "Predictions being forwarded to a deployed model.",
+       [](const ServingFigures& f) { return f.in_flight; }},
+      {"trainyard_predictions_total", "counter",
+       "Predictions (predict and rawPredict) forwarded to a deployed model's replicas.",
+       [](const ServingFigures& f) { return static_cast<double>(f.requests); }},
+      {"trainyard_prediction_failures_total", "counter",
+       "Forwarded predictions no replica answered (answered 503, retryable).",
+       [](const ServingFigures& f) { return static_cast<double>(f.failed); }},
+      {"trainyard_prediction_seconds_total", "counter",
+       "Time forwarded predictions took, summed (divide by trainyard_predictions_total).",
+       [](const ServingFigures& f) { return f.seconds; }},
+  };
+  for (const Gauge& g : gauges) {
+    t.Family(g.name, g.type, g.help);
+    for (const ServingFigures& f : serving) {
+      t.Sample(g.name, {{"endpoint", f.endpoint}, {"deployed_model", f.deployed_model}},
+               g.value(f));
+    }
   }
 }
 

@@ -74,6 +74,20 @@ struct ProjectFigures {
   bool paused = false;  // an admin paused the project (trainyard admin drain --project P)
 };
 
+// One deployed model's serving figures for the trainyard_serving_* and trainyard_prediction*
+// families (serving_proxy/replica_router.h): its replicas, the healthy ones, the requests in
+// flight, and the predictions forwarded so far (how many, how many got no answer, their time).
+struct ServingFigures {
+  std::string endpoint;        // projects/P/locations/L/endpoints/E
+  std::string deployed_model;  // its id
+  int replicas = 0;
+  int healthy = 0;
+  int in_flight = 0;
+  uint64_t requests = 0;
+  uint64_t failed = 0;
+  double seconds = 0;
+};
+
 struct ServerMetricsOptions {
   ResourcesFn resources;  // null: CPUs/GPUs come only from acceleratorCount, no memory
   Clock clock;            // null: the system clock
@@ -97,6 +111,9 @@ struct ServerMetricsOptions {
   // Per-project use and quotas, read at every scrape (cheap: the controller's counters); null:
   // the trainyard_project_* families are left out.
   std::function<std::vector<ProjectFigures>()> projects;
+  // Deployed models' serving figures, read at every scrape (the router's counters); null: the
+  // serving families are left out.
+  std::function<std::vector<ServingFigures>()> serving;
 };
 
 // The route template of a request path, for the `route` label (bounded cardinality): ids become
@@ -144,6 +161,7 @@ class ServerMetrics {
   void RenderJobs(PrometheusText& t) const;
   void RenderCapacity(PrometheusText& t) const;
   void RenderProjects(PrometheusText& t) const;
+  void RenderServing(PrometheusText& t) const;
   void RenderSystem(PrometheusText& t) const;
   void RenderCluster(PrometheusText& t, const executor::Executor::ClusterCapacity& c) const;
   void RenderHttp(PrometheusText& t) const;

@@ -15,12 +15,12 @@
 #include "common/bucket_path.h"
 #include "common/disk_fault.h"
 #include "common/periodic_thread.h"
+#include "controller/endpoint_controller.h"
 #include "controller/job_controller.h"
 #include "controller/legacy_job_controller.h"
 #include "controller/model_registry.h"
 #include "controller/operation_controller.h"
 #include "controller/resource_directory.h"
-#include "controller/endpoint_controller.h"
 #include "controller/training_pipeline_controller.h"
 #include "controller/tuning_job_controller.h"
 #include "executor/job_dir_layout.h"
@@ -206,6 +206,20 @@ nlohmann::json ProjectEntry(const std::string& project,
   return j;
 }
 
+// The router's groups are "<endpoint>/deployedModels/<id>" (controller/endpoint_internal.h).
+std::vector<observability::ServingFigures> ServingFiguresOf(const Parts& p) {
+  std::vector<observability::ServingFigures> out;
+  if (!p.router) return out;
+  constexpr std::string_view kSep = "/deployedModels/";
+  for (const auto& [group, h] : p.router->AllHealth()) {
+    const size_t sep = group.rfind(kSep);
+    if (sep == std::string::npos) continue;
+    out.push_back({group.substr(0, sep), group.substr(sep + kSep.size()), h.replicas, h.healthy,
+                   h.in_flight, h.forwarded, h.failed, h.seconds});
+  }
+  return out;
+}
+
 std::vector<observability::ProjectFigures> ProjectFiguresOf(const Parts& p) {
   std::vector<observability::ProjectFigures> out;
   for (const auto& [project, entry] : ProjectsOf(p)) {
@@ -254,6 +268,7 @@ Status MakeControllers(Parts& p) {
   mopts.executor = o.executor;
   mopts.executor_probe = [executor = p.executor.get()] { return executor->ProbeCapacity(); };
   mopts.projects = [&p] { return ProjectFiguresOf(p); };
+  mopts.serving = [&p] { return ServingFiguresOf(p); };
   p.metrics = std::make_unique<observability::ServerMetrics>(p.store.get(), std::move(mopts));
   copts.on_job_end = [metrics = p.metrics.get()](const spec::CustomJob& job) {
     metrics->JobEnded(job);

@@ -74,19 +74,31 @@ void ReplicaRouter::RemoveGroup(const std::string& group) {
   groups_.erase(group);
 }
 
-GroupHealth ReplicaRouter::Health(const std::string& group) const {
-  std::lock_guard<std::mutex> lock(mu_);
+GroupHealth ReplicaRouter::HealthOf(const Group& g) const {
   GroupHealth h;
-  auto it = groups_.find(group);
-  if (it == groups_.end()) return h;
-  h.replicas = static_cast<int>(it->second.replicas.size());
-  h.forwarded = it->second.forwarded;
-  h.last_error = it->second.last_error;
-  for (const auto& r : it->second.replicas) {
+  h.replicas = static_cast<int>(g.replicas.size());
+  h.forwarded = g.forwarded;
+  h.failed = g.failed;
+  h.seconds = g.seconds;
+  h.last_error = g.last_error;
+  for (const auto& r : g.replicas) {
     if (r->healthy) ++h.healthy;
     h.in_flight += r->in_flight;
   }
   return h;
+}
+
+GroupHealth ReplicaRouter::Health(const std::string& group) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = groups_.find(group);
+  return it == groups_.end() ? GroupHealth{} : HealthOf(it->second);
+}
+
+std::map<std::string, GroupHealth> ReplicaRouter::AllHealth() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, GroupHealth> out;
+  for (const auto& [name, g] : groups_) out[name] = HealthOf(g);
+  return out;
 }
 
 void ReplicaRouter::ProbeOnce() {
@@ -206,11 +218,17 @@ StatusOr<ForwardReply> ReplicaRouter::Forward(const std::string& group,
   }
   std::lock_guard<std::mutex> lock(mu_);
   --replica->in_flight;
+  auto it = groups_.find(group);
+  if (it != groups_.end()) {
+    it->second.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+    if (!error.empty()) ++it->second.failed;
+  }
   if (error.empty()) return reply;
   // A timeout is the replica being slow, not gone; a quick failure means it died.
   if (std::chrono::steady_clock::now() - sent < options_.request_timeout) replica->healthy = false;
   replica->last_error = error;
-  if (auto it = groups_.find(group); it != groups_.end()) it->second.last_error = error;
+  if (it != groups_.end()) it->second.last_error = error;
   return UnavailableError("deployed model " + group + ": " + error + "; retry the request");
 }
 

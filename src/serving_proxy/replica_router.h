@@ -59,6 +59,8 @@ struct GroupHealth {
   int healthy = 0;
   int in_flight = 0;       // requests being forwarded now
   uint64_t forwarded = 0;  // requests forwarded since the group was set
+  uint64_t failed = 0;     // of those, how many got no answer from a replica (UNAVAILABLE)
+  double seconds = 0;      // the time forwarded requests took, summed
   std::string last_error;  // the latest failed probe or forward, "" when none
 };
 
@@ -87,6 +89,8 @@ class ReplicaRouter {
   void RemoveGroup(const std::string& group);
   // All zeros for an unknown group.
   GroupHealth Health(const std::string& group) const;
+  // Every group's, by name (for /metrics).
+  std::map<std::string, GroupHealth> AllHealth() const;
   // Probes every replica once (the thread's body; tests call it).
   void ProbeOnce();
 
@@ -98,10 +102,13 @@ class ReplicaRouter {
   struct Group {
     std::vector<std::shared_ptr<Replica>> replicas;
     uint64_t forwarded = 0;
+    uint64_t failed = 0;
+    double seconds = 0;
     std::string last_error;
   };
   std::shared_ptr<Replica> Pick(const std::string& group, std::string* why);
   void Probe(const std::shared_ptr<Replica>& replica);
+  GroupHealth HealthOf(const Group& g) const;  // mu_ held
 
   ReplicaRouterOptions options_;
   mutable std::mutex mu_;

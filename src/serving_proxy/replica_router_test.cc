@@ -68,6 +68,9 @@ TEST(ReplicaRouterTest, NoTrafficBeforeTheFirstHealthyProbe) {
   EXPECT_EQ(r->replica, "a");
   EXPECT_EQ(router.Health("ep/1").healthy, 1);
   EXPECT_EQ(router.Health("ep/1").forwarded, 1u);  // the refused one is not counted
+  EXPECT_EQ(router.Health("ep/1").failed, 0u);
+  EXPECT_GT(router.Health("ep/1").seconds, 0);
+  EXPECT_EQ(router.AllHealth().size(), 1u);
 }
 
 TEST(ReplicaRouterTest, AKeptConnectionTheReplicaClosedIsReplacedNotAnError) {
@@ -141,6 +144,7 @@ TEST(ReplicaRouterTest, ADeadReplicaIsLeftOutAtOnceAndTheOtherTakesTheTraffic) {
   }
   EXPECT_LE(unavailable, 1);
   EXPECT_EQ(router.Health("g").healthy, 1);
+  EXPECT_EQ(router.Health("g").failed, static_cast<uint64_t>(unavailable));
 }
 
 TEST(ReplicaRouterTest, KeptReplicasKeepTheirHealthNewOnesStartUnhealthy) {

@@ -1,8 +1,7 @@
 #include "api_client.h"
 
-#include <strings.h>
-
 #include <httplib.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <cstdlib>

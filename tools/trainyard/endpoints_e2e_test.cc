@@ -481,6 +481,18 @@ TEST_F(EndpointsE2ETest, AutoscalesUpUnderLoad) {
   for (auto& t : clients) t.join();
   EXPECT_EQ(n, 2u);
   EXPECT_EQ(failed.load(), 0);
+  // What a scrape shows of it.
+  httplib::Client client("127.0.0.1", server_->port());
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  const std::string labels = "{endpoint=\"" + endpoint + "\",deployed_model=\"" + d + "\"}";
+  EXPECT_NE(metrics->body.find("trainyard_serving_replicas" + labels + " 2"), std::string::npos)
+      << metrics->body;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(metrics->body, m,
+                                std::regex("trainyard_predictions_total\\{[^}]*\\} ([0-9]+)")))
+      << metrics->body;
+  EXPECT_GT(std::stoll(m[1]), 16);
 }
 
 TEST_F(EndpointsE2ETest, RefusalsNameTheFieldAndTheFix) {
