@@ -172,6 +172,8 @@ class EndpointController {
   };
   ReplicaPlan PlanReplicas(const std::string& endpoint, const nlohmann::json& deployment,
                            int target);
+  // The last line a replica job wrote on stderr ("" when none).
+  std::string LastStderrLine(const std::string& job);
   // Tells the router the deployment's replicas (their ports and routes).
   void RouteReplicas(const std::string& endpoint, const std::string& id,
                      const nlohmann::json& deployment);

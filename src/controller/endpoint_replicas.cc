@@ -181,6 +181,16 @@ Status EndpointController::Reconcile(const std::string& endpoint) {
   return Status::Ok();
 }
 
+std::string EndpointController::LastStderrLine(const std::string& job) {
+  // A replica that cannot serve says why last, on stderr (a short log: its first lines).
+  StatusOr<LogPage> page = jobs_->ReadLogs(job, -1, 400);
+  if (!page.ok()) return "";
+  for (auto it = page->lines.rbegin(); it != page->lines.rend(); ++it) {
+    if (it->is_stderr && !it->text.empty()) return it->text.substr(0, 500);
+  }
+  return "";
+}
+
 void EndpointController::ReconcileUndeploy(const std::string& endpoint, const std::string& id,
                                            const json& d) {
   bool ended = true;
@@ -213,9 +223,11 @@ EndpointController::ReplicaPlan EndpointController::PlanReplicas(const std::stri
       continue;
     }
     if (job.ok() && spec::IsTerminal(job->state)) {
+      const std::string said = LastStderrLine(job_name);
       plan.failure = "replica job " + job_name + " ended " +
                      std::string(spec::JobStateName(job->state)) +
                      (job->error ? ": " + job->error->message : "") +
+                     (said.empty() ? "" : "; it said: " + said) +
                      " (its log: gcloud ai custom-jobs stream-logs " + IdOf(job_name) + ")";
       if (deploying) ++plan.failures;
       continue;  // replaced below

@@ -495,6 +495,38 @@ TEST_F(EndpointsE2ETest, AutoscalesUpUnderLoad) {
   EXPECT_GT(std::stoll(m[1]), 16);
 }
 
+// A model whose replicas cannot start (a broken export): the deploy's operation ends with the
+// replicas' error, its jobs end, and the endpoint is as before.
+TEST_F(EndpointsE2ETest, ADeployWhoseReplicasFailEndsWithTheirError) {
+  fs::create_directories(dir_ / "buckets/bkt/broken");
+  testing::WriteFileOrDie(dir_ / "buckets/bkt/broken/config.json", "{}");
+  testing::WriteFileOrDie(dir_ / "buckets/bkt/broken/vocab.txt", "hello\n");
+  testing::WriteFileOrDie(dir_ / "buckets/bkt/broken/model.safetensors", "x");
+  const std::string endpoint = CreateEndpoint("ep");
+  json op = Deploy(endpoint, Upload("broken"));
+  ASSERT_TRUE(op.value("done", false)) << op.dump();
+  ASSERT_TRUE(op.contains("error")) << op.dump();
+  EXPECT_NE(op["error"].value("message", "").find("serving replicas failed 3 times"),
+            std::string::npos)
+      << op.dump();
+  EXPECT_NE(op["error"].value("message", "").find("gcloud ai custom-jobs stream-logs"),
+            std::string::npos)
+      << op.dump();
+  EXPECT_NE(op["error"].value("message", "").find("the vocabulary has no [PAD] token"),
+            std::string::npos)
+      << op.dump();
+  json e = Http(server_->port(), "GET", "/v1/" + endpoint).body;
+  EXPECT_FALSE(e.contains("deployedModels")) << e.dump();
+  EXPECT_FALSE(e.contains("trafficSplit")) << e.dump();
+  auto jobs = Http(server_->port(), "GET",
+                   "/v1/" + std::string(kParent) +
+                       "/customJobs?filter=labels.trainyard-endpoint%3D" + Id(endpoint));
+  ASSERT_EQ(jobs.body.value("customJobs", json::array()).size(), 3u) << jobs.body.dump();
+  for (const json& job : jobs.body["customJobs"]) {
+    EXPECT_EQ(job.value("state", ""), "JOB_STATE_FAILED") << job.dump();
+  }
+}
+
 TEST_F(EndpointsE2ETest, RefusalsNameTheFieldAndTheFix) {
   // Artifacts Trainyard does not serve (a TorchServe archive) behind a prebuilt image.
   fs::create_directories(dir_ / "buckets/bkt/mar");
