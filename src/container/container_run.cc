@@ -219,9 +219,11 @@ class ExitWatch {
 // Relays the container's output while it runs, forwarding signals meanwhile. Slurm signals every
 // process of a step, not just our group, and podman logs may exit on SIGTERM without saying so;
 // so when a signal arrived during a follower's life, or the container still runs, a new follower
-// starts (from the log's beginning, skipping what was relayed).
-void FollowUntilExit(const ContainerRunSpec& spec, ContainerEngine& engine, int* handled,
-                     Relayed* relayed, ExitWatch* watch) {
+// starts (from the log's beginning, skipping what was relayed). Returns the container's state
+// when the look that ended the follow found it exited (its exit code then needs no `podman wait`
+// and second inspect: each podman call costs ~50 ms of the job's end).
+std::optional<ContainerState> FollowUntilExit(const ContainerRunSpec& spec, ContainerEngine& engine,
+                                              int* handled, Relayed* relayed, ExitWatch* watch) {
   const std::string& name = spec.container.name;
   auto tick = [&] {
     ForwardSignals(engine, name, handled);
@@ -232,14 +234,24 @@ void FollowUntilExit(const ContainerRunSpec& spec, ContainerEngine& engine, int*
     const int status = RelayLogs(spec, /*follow=*/true, relayed, tick);
     if (status < 0) {
       Say("cannot follow the container's output: podman logs did not start");
-      return;
+      return std::nullopt;
     }
-    if (!tick()) return;  // ended without podman noticing (ExitCodeOf says so)
+    if (!tick()) return std::nullopt;  // ended without podman noticing (ExitCodeOf says so)
     auto state = engine.Inspect(name);
     bool running = state.ok() && state->status == ContainerStatus::kRunning;
     bool signalled = g_signals != signals_before || WIFSIGNALED(status);
-    if (!running && !signalled) return;
+    if (!running && !signalled) {
+      if (state.ok() && state->status == ContainerStatus::kExited) return *state;
+      return std::nullopt;
+    }
   }
+  return std::nullopt;
+}
+
+// The exit code recorded in an exited container's state (255 when out of range).
+int ExitCodeIn(const ContainerState& state) {
+  if (state.oom_killed) Say("the container was killed by the kernel's OOM killer");
+  return state.exit_code >= 0 && state.exit_code <= 255 ? state.exit_code : 255;
 }
 
 int ExitCodeOf(const ContainerRunSpec& spec, ContainerEngine& engine, int* handled,
@@ -249,10 +261,7 @@ int ExitCodeOf(const ContainerRunSpec& spec, ContainerEngine& engine, int* handl
     ForwardSignals(engine, name, handled);
     // podman wait is killed too when the wrapper forwards a signal to our group; ask again.
     auto state = engine.Wait(name, std::chrono::seconds(10));
-    if (state.ok() && state->status == ContainerStatus::kExited) {
-      if (state->oom_killed) Say("the container was killed by the kernel's OOM killer");
-      return state->exit_code >= 0 && state->exit_code <= 255 ? state->exit_code : 255;
-    }
+    if (state.ok() && state->status == ContainerStatus::kExited) return ExitCodeIn(*state);
     if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
       Say("container " + name + " disappeared before its exit code was read (removed by hand?)");
       return 255;
@@ -409,8 +418,9 @@ int FollowAndRemove(const ContainerRunSpec& spec, PodmanEngine& engine) {
   Relayed relayed;
   auto started = engine.Inspect(spec.container.name);
   ExitWatch watch(started.ok() ? started->pid : 0, started.ok() ? started->conmon_pid : 0);
-  FollowUntilExit(spec, engine, &handled, &relayed, &watch);
-  int code = ExitCodeOf(spec, engine, &handled, &watch);
+  const std::optional<ContainerState> exited =
+      FollowUntilExit(spec, engine, &handled, &relayed, &watch);
+  int code = exited ? ExitCodeIn(*exited) : ExitCodeOf(spec, engine, &handled, &watch);
   // `podman logs --follow` can stop at the container's exit before printing the last lines its
   // log holds; the finished log, read once more, gives what is missing.
   auto forward = [&] {
@@ -434,12 +444,6 @@ int PullAndRun(const ContainerRunSpec& spec, PodmanEngine& engine) {
   if (spec.requested_image != image) {
     Say("image " + spec.requested_image + " resolves to " + image + " (image rewrite table)");
   }
-  // podman's pull progress is the platform's note, not the replica's words: prefixed like Say's,
-  // so a failure's reason (executor/job_log.h LastStderrLine) is never "Storing signatures".
-  Status pulled = engine.Pull(image, spec.pull,
-                              [](std::string_view line) { Say("pull: " + std::string(line)); });
-  if (!pulled.ok()) return StartFailed(spec, "IMAGE_UNAVAILABLE", pulled);
-  if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);
   // conmon leaves podman's process tree (it daemonizes). As the subreaper, this process becomes
   // its parent instead of init, so the container stays in the tree of whatever runs us: Slurm's
   // process tracking (proctrack/linuxproc, jobacct_gather/linux) then counts its memory and CPU
@@ -448,6 +452,20 @@ int PullAndRun(const ContainerRunSpec& spec, PodmanEngine& engine) {
     Say(std::string("cannot become the container's subreaper (") + std::strerror(errno) +
         "); it runs outside this process tree");
   }
+  // An image already present is run at once: asking whether it is there first (`podman image
+  // exists`) would cost every warm start a podman call; a run of a missing one fails NOT_FOUND
+  // (`--pull=never`) and is pulled, then run.
+  if (spec.pull == PullPolicy::kMissing) {
+    Status ran = engine.Run(spec.container);
+    if (ran.ok()) return FollowAndRemove(spec, engine);
+    if (ran.code() != StatusCode::kNotFound) return StartFailed(spec, "START_FAILED", ran);
+  }
+  // podman's pull progress is the platform's note, not the replica's words: prefixed like Say's,
+  // so a failure's reason (executor/job_log.h LastStderrLine) is never "Storing signatures".
+  Status pulled = engine.Pull(image, spec.pull,
+                              [](std::string_view line) { Say("pull: " + std::string(line)); });
+  if (!pulled.ok()) return StartFailed(spec, "IMAGE_UNAVAILABLE", pulled);
+  if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);
   if (Status ran = engine.Run(spec.container); !ran.ok()) {
     return StartFailed(
         spec, ran.code() == StatusCode::kNotFound ? "IMAGE_UNAVAILABLE" : "START_FAILED", ran);

@@ -58,6 +58,9 @@ std::vector<std::string> PodmanRunArgs(const ContainerSpec& spec, const PodmanRu
                                        const GpuAccess& gpus) {
   std::vector<std::string> a{"run", "--detach", "--name", spec.name};
   if (spec.replace_existing) a.push_back("--replace");
+  // The image is pulled before (Pull, with its progress, timeout and retries) or found present:
+  // a run never pulls on its own, and an image missing here is "image not known" (NOT_FOUND).
+  a.push_back("--pull=never");
   // Host networking: MASTER_ADDR:MASTER_PORT and the other replicas' addresses are host ports.
   a.insert(a.end(), {"--network", "host"});
   if (!runtime.runtime.empty()) a.insert(a.end(), {"--runtime", runtime.runtime});

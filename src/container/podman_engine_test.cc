@@ -39,17 +39,18 @@ TEST(PodmanRunArgsTest, FullSpec) {
   spec.gid = 100;
   spec.groups = {995};
   GpuAccess gpus{{"nvidia.com/gpu=3"}, "0", "cdi:/etc/cdi/nvidia.yaml"};
-  EXPECT_EQ(Join(PodmanRunArgs(spec, Runc(), gpus)),
-            "run --detach --name trainyard-7-wp1-0 --replace --network host --runtime runc "
-            "--ulimit nofile=20000:20000 --log-driver k8s-file --label trainyard.job=7 "
-            "--label trainyard.pool=1 --label trainyard.replica=0 --cpus 1.5 "
-            "--memory 1073741824b --memory-swap 1073741824b --user 1000:100 --group-add 995 "
-            "--volume /srv/buckets:/gcs "
-            "--volume /var/jobs/7/wp1-0/hypertune:/var/jobs/7/wp1-0/hypertune "
-            "--device nvidia.com/gpu=3 --env AIP_MODEL_DIR=/gcs/b/out/model/ "
-            "--env CUDA_VISIBLE_DEVICES=0 --env RANK=1 --env TRAINYARD_BUCKET_ROOT=/gcs "
-            "--entrypoint [\"python3\",\"-m\",\"trainer.task\"] 127.0.0.1:5000/trainer:dev "
-            "--epochs=2 --model-dir=gs://b/m");
+  EXPECT_EQ(
+      Join(PodmanRunArgs(spec, Runc(), gpus)),
+      "run --detach --name trainyard-7-wp1-0 --replace --pull=never --network host --runtime runc "
+      "--ulimit nofile=20000:20000 --log-driver k8s-file --label trainyard.job=7 "
+      "--label trainyard.pool=1 --label trainyard.replica=0 --cpus 1.5 "
+      "--memory 1073741824b --memory-swap 1073741824b --user 1000:100 --group-add 995 "
+      "--volume /srv/buckets:/gcs "
+      "--volume /var/jobs/7/wp1-0/hypertune:/var/jobs/7/wp1-0/hypertune "
+      "--device nvidia.com/gpu=3 --env AIP_MODEL_DIR=/gcs/b/out/model/ "
+      "--env CUDA_VISIBLE_DEVICES=0 --env RANK=1 --env TRAINYARD_BUCKET_ROOT=/gcs "
+      "--entrypoint [\"python3\",\"-m\",\"trainer.task\"] 127.0.0.1:5000/trainer:dev "
+      "--epochs=2 --model-dir=gs://b/m");
 }
 
 TEST(PodmanRunArgsTest, ArgsAloneKeepTheEntrypointAndNothingKeepsBoth) {
@@ -59,7 +60,8 @@ TEST(PodmanRunArgsTest, ArgsAloneKeepTheEntrypointAndNothingKeepsBoth) {
   spec.args = std::vector<std::string>{"sh", "-c", "echo hi"};
   std::string args_only = Join(PodmanRunArgs(spec, defaults, {}));
   std::string common =
-      "run --detach --name trainyard-7-wp1-0 --network host --log-driver k8s-file --label "
+      "run --detach --name trainyard-7-wp1-0 --pull=never --network host --log-driver k8s-file "
+      "--label "
       "trainyard.job=7 --label trainyard.pool=1 --label trainyard.replica=0 "
       "127.0.0.1:5000/trainer:dev";
   EXPECT_EQ(keep_all + "\n" + args_only, common + "\n" + common + " sh -c echo hi");
