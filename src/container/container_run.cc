@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -176,6 +177,11 @@ void ForwardSignals(ContainerEngine& engine, const std::string& name, int* handl
 class ExitWatch {
  public:
   ExitWatch(int64_t pid, int64_t conmon_pid) : pid_(pid), conmon_pid_(conmon_pid) {}
+  // The pids once they are known (an inspect beside the follower: FollowAndRemove).
+  void Adopt(int64_t pid, int64_t conmon_pid) {
+    if (pid_ == 0) pid_ = pid;
+    if (conmon_pid_ == 0) conmon_pid_ = conmon_pid;
+  }
   bool MayRun() {
     ReapConmon();
     if (pid_ <= 0) return true;
@@ -223,9 +229,11 @@ class ExitWatch {
 // when the look that ended the follow found it exited (its exit code then needs no `podman wait`
 // and second inspect: each podman call costs ~50 ms of the job's end).
 std::optional<ContainerState> FollowUntilExit(const ContainerRunSpec& spec, ContainerEngine& engine,
-                                              int* handled, Relayed* relayed, ExitWatch* watch) {
+                                              int* handled, Relayed* relayed, ExitWatch* watch,
+                                              const std::function<void()>& on_tick) {
   const std::string& name = spec.container.name;
   auto tick = [&] {
+    on_tick();
     ForwardSignals(engine, name, handled);
     return watch->MayRun();
   };
@@ -416,10 +424,20 @@ int StartFailed(const ContainerRunSpec& spec, const std::string& failure, const 
 int FollowAndRemove(const ContainerRunSpec& spec, PodmanEngine& engine) {
   int handled = 0;
   Relayed relayed;
-  auto started = engine.Inspect(spec.container.name);
-  ExitWatch watch(started.ok() ? started->pid : 0, started.ok() ? started->conmon_pid : 0);
+  // The follower starts at once: the pids ExitWatch needs come from an inspect beside it (in
+  // series it would delay the first line by one more podman call, ~50 ms).
+  ExitWatch watch(0, 0);
+  std::future<StatusOr<ContainerState>> started =
+      std::async(std::launch::async, [&] { return engine.Inspect(spec.container.name); });
+  auto adopt = [&](bool wait) {
+    if (!started.valid()) return;
+    if (!wait && started.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    StatusOr<ContainerState> state = started.get();
+    if (state.ok()) watch.Adopt(state->pid, state->conmon_pid);
+  };
   const std::optional<ContainerState> exited =
-      FollowUntilExit(spec, engine, &handled, &relayed, &watch);
+      FollowUntilExit(spec, engine, &handled, &relayed, &watch, [&] { adopt(/*wait=*/false); });
+  adopt(/*wait=*/true);
   int code = exited ? ExitCodeIn(*exited) : ExitCodeOf(spec, engine, &handled, &watch);
   // `podman logs --follow` can stop at the container's exit before printing the last lines its
   // log holds; the finished log, read once more, gives what is missing.
