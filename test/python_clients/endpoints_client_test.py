@@ -2,7 +2,9 @@
 Trainyard server with the local executor: a BERT classifier trained by `trainyard-bert train` is
 uploaded with Vertex's prebuilt PyTorch prediction image, deployed to an Endpoint, answers
 predict with the labels `trainyard-bert predict` gives for the same texts, takes a second
-deployed model and a new traffic split, answers :rawPredict, and is undeployed and deleted;
+deployed model and a new traffic split, answers :rawPredict, and is undeployed and deleted; a
+model the SDK's CustomContainerTrainingJob trained through a TrainingPipeline is deployed and
+predicts;
 :rawPredict through the GAPIC client's REST transport (how an SDK user reaches a server of their
 own); a model Trainyard cannot serve is refused with the server's reason."""
 
@@ -55,10 +57,10 @@ class EndpointsClientTest(unittest.TestCase):
         aiplatform.init(project="local", location=LOCATION, api_endpoint=cls.server.endpoint,
                         api_transport="rest", credentials=AnonymousCredentials())
         work = tempfile.mkdtemp(prefix="trainyard-endpoints-", dir=cls.server.dir)
-        vocab = os.path.join(work, "vocab.txt")
+        vocab = cls.vocab = os.path.join(work, "vocab.txt")
         with open(vocab, "w") as f:
             f.write(VOCAB)
-        data = os.path.join(work, "train.csv")
+        data = cls.data = os.path.join(work, "train.csv")
         with open(data, "w") as f:
             f.write("bodyText,Target\n" + "good movie,1\nthe bad movie,0\n" * 32)
         cls.model_dir = os.path.join(cls.server.buckets, "models", "bert")
@@ -157,6 +159,31 @@ class EndpointsClientTest(unittest.TestCase):
                           if e.resource_name == endpoint.resource_name], [])
         with self.assertRaises(exceptions.NotFound):
             aiplatform.Endpoint(endpoint.resource_name).list_models()  # the constructor is lazy
+
+    def test_a_model_a_training_pipeline_trained_is_deployed(self):
+        # The SDK's own training path: a TrainingPipeline runs trainyard/bert-sentiment (the
+        # trainer writes $AIP_MODEL_DIR) and registers the model with the prebuilt serving image.
+        job = aiplatform.CustomContainerTrainingJob(
+            display_name="bert-pipeline", container_uri="trainyard/bert-sentiment",
+            model_serving_container_image_uri=SERVING, staging_bucket="gs://models")
+        model = job.run(args=["--training-file=" + self.data, "--validation-file=" + self.data,
+                              "--vocab=" + self.vocab, "--epochs=10", "--batch-size=8",
+                              "--learning-rate=5e-4", "--threads=1"],
+                        replica_count=1, machine_type="n1-standard-2",
+                        model_display_name="bert-from-pipeline")
+        self.assertEqual(job.state, aiplatform.gapic.PipelineState.PIPELINE_STATE_SUCCEEDED)
+        local = os.path.join(self.server.buckets, model.uri[len("gs://"):])
+        args = ["predict", "--model-dir", local, "--threads", "1"]
+        for text in TEXTS:
+            args += ["--text", text]
+        expected = [json.loads(line)["label"] for line in bert(*args).splitlines()]
+        endpoint = self.new_endpoint("pipeline-ep")
+        model.deploy(endpoint=endpoint, machine_type=MACHINE, min_replica_count=1,
+                     max_replica_count=1, traffic_percentage=100)
+        prediction = endpoint.predict(instances=TEXTS)
+        self.assertEqual([p["label"] for p in prediction.predictions], expected)
+        self.assertEqual(prediction.model_resource_name, model.resource_name)
+        endpoint.undeploy_all()
 
     def test_raw_predict_through_the_gapic_rest_client(self):
         expected = self.expected_labels()
