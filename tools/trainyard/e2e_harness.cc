@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -137,10 +138,44 @@ testing::ProcessResult Cli(const std::string& endpoint, const std::vector<std::s
   return testing::RunProcess(argv, "", env);
 }
 
+namespace {
+
+// Removes the (empty) cgroups the local executor made for `job_ids` (named trainyard-<job>-...,
+// local_executor/cgroup_limits.h): a replica killed with its supervisor leaves them behind.
+void RemoveReplicaCgroups(const std::vector<std::string>& job_ids) {
+  namespace fs = std::filesystem;
+  if (job_ids.empty()) return;
+  std::error_code ec;
+  std::vector<fs::path> found;
+  for (auto it = fs::recursive_directory_iterator("/sys/fs/cgroup", ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it.depth() > 4 || !it->is_directory(ec)) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with("trainyard-")) continue;
+    it.disable_recursion_pending();
+    for (const std::string& id : job_ids) {
+      if (name.starts_with("trainyard-" + id + "-")) found.push_back(it->path());
+    }
+  }
+  // The killed processes leave their cgroups a moment after SIGKILL.
+  for (int attempt = 0; attempt < 20 && !found.empty(); ++attempt) {
+    std::erase_if(found,
+                  [](const fs::path& p) { return ::rmdir(p.c_str()) == 0 || errno == ENOENT; });
+    if (!found.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
 void EndReplicas(const std::filesystem::path& data_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  std::vector<std::string> job_ids;
   for (const auto& job : fs::directory_iterator(data_dir / "jobs", ec)) {
+    job_ids.push_back(job.path().filename().string());
     for (const auto& task : fs::directory_iterator(job.path() / "replicas", ec)) {
       for (const auto& file : fs::directory_iterator(task.path(), ec)) {
         const fs::path pid_file = file.path();
@@ -164,6 +199,7 @@ void EndReplicas(const std::filesystem::path& data_dir) {
       }
     }
   }
+  RemoveReplicaCgroups(job_ids);
 }
 
 nlohmann::json WaitForJob(int port, const std::string& name, std::vector<std::string> states,

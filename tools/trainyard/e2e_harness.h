@@ -64,7 +64,8 @@ testing::ProcessResult Cli(const std::string& endpoint, const std::vector<std::s
 // design they outlive a stopped server, which re-adopts them when it starts again. For a test's
 // TearDown once its server is gone (serving replicas run until undeployed). Each running replica
 // has jobs/J/replicas/T/attempt-N.pid ({"pid", "start_ticks"}) and no attempt-N.status; a pid
-// whose start time differs (reused) is left alone.
+// whose start time differs (reused) is left alone. The cgroups of the server's jobs
+// (trainyard-<job>-...) are removed too: a supervisor killed this way cannot remove them.
 void EndReplicas(const std::filesystem::path& data_dir);
 
 // Polls GET until the job's state is one of `states` (or terminal when empty); returns the job
