@@ -12,10 +12,9 @@
 #include <optional>
 
 #include "api/routes.h"
-#include "common/base64.h"
 #include "common/json_parse.h"
 #include "controller/endpoint_controller.h"
-#include "replica_contract/serving_contract.h"
+#include "serving_proxy/predict_envelope.h"
 #include "spec/endpoint.h"
 
 namespace trainyard::api {
@@ -29,69 +28,6 @@ std::string Lower(std::string s) {
   return s;
 }
 
-Status CheckPayloadSize(const std::string& body) {
-  if (body.size() > serving_contract::kMaxPredictRequestBytes) {
-    return InvalidArgumentError("Request payload size exceeds the limit: " +
-                                std::to_string(serving_contract::kMaxPredictRequestBytes) +
-                                " bytes (got " + std::to_string(body.size()) +
-                                "); send fewer instances per request");
-  }
-  return Status::Ok();
-}
-
-// {"instances": [...], "parameters": ..., "labels": {...}}: what Vertex checks before a model
-// sees it. Returns the body the model gets: as sent, or without `labels` (request metadata the
-// Node client always sends, empty or not; models are not given it).
-StatusOr<std::string> CheckPredictRequest(const std::string& body) {
-  TY_RETURN_IF_ERROR(CheckPayloadSize(body));
-  if (body.empty()) {
-    return InvalidArgumentError("request body is empty; send {\"instances\": [...]}");
-  }
-  TY_ASSIGN_OR_RETURN(json j, ParseJson(body));
-  if (!j.is_object()) return InvalidArgumentError("the request must be a JSON object");
-  for (const auto& [k, v] : j.items()) {
-    if (k != "instances" && k != "parameters" && k != "labels") {
-      return InvalidFieldError(
-          k, "unknown field; a PredictRequest has instances, parameters and labels");
-    }
-  }
-  if (!j.contains("instances") || !j["instances"].is_array() || j["instances"].empty()) {
-    return InvalidFieldError("instances", "required: a non-empty list of instances");
-  }
-  if (!j.contains("labels")) return body;
-  const json& labels = j["labels"];
-  if (!labels.is_object() && !labels.is_null()) {
-    return InvalidFieldError("labels", "a map of strings, e.g. {\"team\": \"a\"}");
-  }
-  for (const auto& [k, v] : labels.items()) {
-    if (!v.is_string()) return InvalidFieldError("labels." + k, "must be a string");
-  }
-  j.erase("labels");
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// Google's REST clients (Python's and Node's PredictionServiceClient) send rawPredict's body as
-// a google.api.HttpBody in JSON — {"httpBody": {"contentType", "data": base64}} — and read the
-// answer in the same form; gcloud and plain HTTP clients send and get the bytes themselves.
-struct HttpBody {
-  std::string content_type;
-  std::string data;
-};
-std::optional<HttpBody> WrappedHttpBody(const std::string& body) {
-  if (body.size() < 12 || body.find("httpBody") == std::string::npos) return std::nullopt;
-  StatusOr<json> j = ParseJson(body);
-  if (!j.ok() || !j->is_object() || j->size() != 1 || !j->contains("httpBody")) {
-    return std::nullopt;
-  }
-  const json& h = (*j)["httpBody"];
-  if (!h.is_object()) return std::nullopt;
-  HttpBody out{h.value("contentType", "application/json"), ""};
-  if (!h.value("data", json("")).is_string() || !Base64Decode(h.value("data", ""), &out.data)) {
-    return std::nullopt;
-  }
-  return out;
-}
-
 CustomMethod Write(const char* verb) {
   CustomMethod m;
   m.http_method = "POST";
@@ -103,7 +39,7 @@ CustomMethod Write(const char* verb) {
 CustomMethod Predict(controller::EndpointController* endpoints) {
   CustomMethod m = Write("predict");
   m.run_raw = [endpoints](const CustomCall& call, const Headers&) -> StatusOr<RawReply> {
-    TY_ASSIGN_OR_RETURN(std::string body, CheckPredictRequest(call.body));
+    TY_ASSIGN_OR_RETURN(std::string body, serving_proxy::PredictBodyForModel(call.body));
     TY_ASSIGN_OR_RETURN(controller::EndpointController::Route route,
                         endpoints->RouteFor(call.id.name));
     TY_ASSIGN_OR_RETURN(serving_proxy::ForwardReply reply,
@@ -131,7 +67,7 @@ CustomMethod Predict(controller::EndpointController* endpoints) {
 CustomMethod RawPredict(controller::EndpointController* endpoints) {
   CustomMethod m = Write("rawPredict");
   m.run_raw = [endpoints](const CustomCall& call, const Headers& headers) -> StatusOr<RawReply> {
-    TY_RETURN_IF_ERROR(CheckPayloadSize(call.body));
+    TY_RETURN_IF_ERROR(serving_proxy::CheckPayloadSize(call.body));
     TY_ASSIGN_OR_RETURN(controller::EndpointController::Route route,
                         endpoints->RouteFor(call.id.name));
     serving_proxy::ForwardRequest req{call.body, "application/json", {}};
@@ -145,7 +81,7 @@ CustomMethod RawPredict(controller::EndpointController* endpoints) {
         req.headers.emplace_back(k, v);
       }
     }
-    const std::optional<HttpBody> wrapped = WrappedHttpBody(call.body);
+    const std::optional<serving_proxy::HttpBody> wrapped = serving_proxy::UnwrapHttpBody(call.body);
     if (wrapped) {
       req.body = wrapped->data;
       req.content_type = wrapped->content_type;
@@ -156,7 +92,7 @@ CustomMethod RawPredict(controller::EndpointController* endpoints) {
     out.headers = {{"X-Vertex-AI-Endpoint-Id", call.id.name.substr(call.id.name.rfind('/') + 1)},
                    {"X-Vertex-AI-Deployed-Model-Id", route.deployed_model.value("id", "")}};
     if (wrapped && reply.status == 200) {
-      out.body = json{{"contentType", reply.content_type}, {"data", Base64Encode(out.body)}}.dump();
+      out.body = serving_proxy::WrapHttpBody({reply.content_type, out.body});
       out.content_type = "application/json; charset=UTF-8";
     }
     return out;

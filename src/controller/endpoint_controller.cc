@@ -154,7 +154,7 @@ StatusOr<json> EndpointController::DeployModel(const std::string& endpoint, cons
   std::set<std::string> ids = DeployedIds(r.body);
   TY_RETURN_IF_ERROR(
       spec::TrafficAfterDeploy(SplitOf(r.body), req.traffic_split, ids, id).status());
-  TY_ASSIGN_OR_RETURN(json serving, ServingOf(model, IdOf(endpoint), id));
+  TY_ASSIGN_OR_RETURN(json serving, ServingOf(model));
   json dm = spec::DeployedModelJson(req.deployed_model);
   dm["id"] = id;
   dm["model"] = model.value("name", "");

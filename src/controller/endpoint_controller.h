@@ -154,8 +154,9 @@ class EndpointController {
   struct Deployment;
   StatusOr<nlohmann::json> ResolveModel(const std::string& endpoint, const std::string& model,
                                         std::string* version);
-  StatusOr<nlohmann::json> ServingOf(const nlohmann::json& model, const std::string& endpoint_id,
-                                     const std::string& deployed_id);
+  // The serving settings (runtime, image, routes, ...) a deployment of `model` stores;
+  // FAILED_PRECONDITION for a model Trainyard cannot serve (see the top of this file).
+  StatusOr<nlohmann::json> ServingOf(const nlohmann::json& model);
   Status Reconcile(const std::string& endpoint);
   // One deployment's step of the poll pass (mu_ held).
   Status ReconcileDeployment(const std::string& endpoint, const std::string& id,

@@ -62,10 +62,7 @@ std::string StuckInQueue(const spec::CustomJob& job, std::chrono::milliseconds l
 
 }  // namespace
 
-StatusOr<json> EndpointController::ServingOf(const json& model, const std::string& endpoint_id,
-                                             const std::string& deployed_id) {
-  (void)endpoint_id;
-  (void)deployed_id;
+StatusOr<json> EndpointController::ServingOf(const json& model) {
   const json cs = model.value("containerSpec", json::object());
   const std::string image = cs.value("imageUri", "");
   const std::string artifacts = model.value("artifactUri", "");
@@ -258,17 +255,18 @@ EndpointController::ReplicaPlan EndpointController::PlanReplicas(const std::stri
 
 void EndpointController::RouteReplicas(const std::string& endpoint, const std::string& id,
                                        const json& d) {
+  // The routes every replica is told (serving_contract.h: the model's, else the defaults).
+  const json& s = d["serving"];
+  sc::ServingEnv env;
+  env.predict_route = s.value("predictRoute", "");
+  env.health_route = s.value("healthRoute", "");
+  env.endpoint_id = IdOf(endpoint);
+  env.deployed_model_id = id;
+  const sc::EnvMap routes = sc::EncodeServingEnv(env);
   std::vector<serving_proxy::ReplicaTarget> targets;
   for (const json& rep : d.value("replicas", json::array())) {
-    StatusOr<spec::CustomJob> job = ReplicaJob(endpoint, id, d, rep.value("port", 0));
-    if (!job.ok()) continue;
-    const auto& env = job->job_spec.worker_pool_specs[0].container_spec->env;
-    serving_proxy::ReplicaTarget t{rep.value("job", ""), "127.0.0.1", rep.value("port", 0), "", ""};
-    for (const spec::EnvVar& e : env) {
-      if (e.name == sc::kAipPredictRoute) t.predict_route = e.value;
-      if (e.name == sc::kAipHealthRoute) t.health_route = e.value;
-    }
-    targets.push_back(std::move(t));
+    targets.push_back({rep.value("job", ""), "127.0.0.1", rep.value("port", 0),
+                       routes.at(sc::kAipPredictRoute), routes.at(sc::kAipHealthRoute)});
   }
   router_->SetReplicas(GroupOf(endpoint, id), std::move(targets));
 }

@@ -416,6 +416,12 @@ TEST_F(EndpointsE2ETest, MutateDeployedModelScalesItsReplicas) {
   refused = Http(server_->port(), "DELETE", "/v1/" + model + "@1:deleteVersion");
   EXPECT_NE(refused.body.dump().find("undeploy it first"), std::string::npos)
       << refused.body.dump();
+  // Not quite an HttpBody envelope: the model's own bytes, which it refuses (never a 5xx).
+  for (const char* raw : {R"({"httpBody": {"contentType": 5, "data": 1}})",
+                          R"({"httpBody": {"data": "!!"}})", "\xff"}) {
+    auto r = Http(server_->port(), "POST", "/v1/" + endpoint + ":rawPredict", raw);
+    EXPECT_EQ(r.status, 400) << raw << " " << r.body.dump();
+  }
   json body = {
       {"deployedModel",
        {{"id", d}, {"dedicatedResources", {{"minReplicaCount", 2}, {"maxReplicaCount", 2}}}}},
@@ -569,7 +575,33 @@ TEST_F(EndpointsE2ETest, RefusalsNameTheFieldAndTheFix) {
           << path << " " << r.status << " " << r.body.dump();
     }
   }
+  for (const std::string& hostile : {deep, std::string("{\"labels\": \"\xff\"}")}) {
+    r = Http(server_->port(), "PATCH", "/v1/" + endpoint + "?updateMask=labels", hostile);
+    EXPECT_TRUE(r.status >= 400 && r.status < 500) << r.status << " " << r.body.dump();
+  }
+  // A 1 MiB header: refused by the transport, the server stays up.
+  httplib::Client client("127.0.0.1", server_->port());
+  auto huge = client.Post("/v1/" + endpoint + ":predict", {{"X-Big", std::string(1 << 20, 'a')}},
+                          "{}", "application/json");
+  EXPECT_TRUE(!huge || (huge->status >= 400 && huge->status < 500));
   EXPECT_EQ(Http(server_->port(), "GET", "/healthz").status, 200);
+}
+
+// Artifacts are looked at beneath the bucket root without following links: a config.json a job
+// planted as a link (here to a real export's) makes no BERT classifier.
+TEST_F(EndpointsE2ETest, ALinkInTheArtifactsIsNotFollowed) {
+  TrainInto("real");
+  const fs::path planted = dir_ / "buckets/bkt/planted";
+  fs::create_directories(planted);
+  for (const char* f : {"vocab.txt", "model.safetensors", "labels.json"}) {
+    fs::copy_file(dir_ / "buckets/bkt/real" / f, planted / f);
+  }
+  fs::create_symlink(dir_ / "buckets/bkt/real/config.json", planted / "config.json");
+  const std::string endpoint = CreateEndpoint("ep");
+  json body = {{"deployedModel", {{"model", Upload("planted")}}}};
+  auto r = Http(server_->port(), "POST", "/v1/" + endpoint + ":deployModel", body.dump());
+  EXPECT_EQ(r.status, 400) << r.body.dump();
+  EXPECT_NE(r.body.dump().find("cannot be served"), std::string::npos) << r.body.dump();
 }
 
 }  // namespace
