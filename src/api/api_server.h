@@ -41,6 +41,7 @@ class ModelRegistry;
 class TrainingPipelineController;
 class ResourceDirectory;
 class EndpointController;
+class BatchPredictionController;
 }  // namespace trainyard::controller
 
 namespace trainyard::api {
@@ -72,8 +73,9 @@ struct ApiControllers {
   controller::LegacyJobController* legacy_jobs = nullptr;  // null: no AI Platform jobs API
   controller::ModelRegistry* models = nullptr;             // null: no models
   controller::TrainingPipelineController* training_pipelines = nullptr;  // null: none
-  controller::ResourceDirectory* directory = nullptr;   // null: no GET /v1/projects
-  controller::EndpointController* endpoints = nullptr;  // null: no endpoints
+  controller::ResourceDirectory* directory = nullptr;                  // null: no GET /v1/projects
+  controller::EndpointController* endpoints = nullptr;                 // null: no endpoints
+  controller::BatchPredictionController* batch_predictions = nullptr;  // null: none
 };
 
 // How busy the transport is (tests, benchmarks).

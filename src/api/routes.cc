@@ -71,6 +71,10 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
     RegisterResourceRoutes(server, controllers.operations, EndpointsDescriptor(),
                            EndpointHandlers(controllers.endpoints));
   }
+  if (controllers.batch_predictions) {
+    RegisterResourceRoutes(server, controllers.operations, BatchPredictionJobsDescriptor(),
+                           BatchPredictionJobHandlers(controllers.batch_predictions));
+  }
   RegisterOperationRoutes(server, controllers.operations, long_polls);
   RegisterAuthRoutes(server, options.auth);
   RegisterDirectoryRoutes(server, controllers.directory);

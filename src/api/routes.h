@@ -38,6 +38,8 @@
 //          Operation)
 // endpoints (endpoint_routes.cc): create (a done operation), list, get, patch, delete on the
 //   layer; :deployModel, :undeployModel, :mutateDeployedModel, :predict, :rawPredict
+// batchPredictionJobs (batch_prediction_routes.cc): create (the job itself, as Vertex), list,
+//   get, :cancel, delete (an Operation) on the layer
 // operations (operation_routes.h): GET/list/:wait/:cancel/DELETE under /v1/, /v1beta1/ and /ui/
 //   GET    /healthz                                                (public)
 //   GET    /readyz        (public; ApiServerOptions::readiness, server/readiness.h)
@@ -84,5 +86,7 @@ ResourceHandlers ModelHandlers(controller::ModelRegistry* models,
                                const ModelInUse& in_use = nullptr);
 ResourceDescriptor EndpointsDescriptor();
 ResourceHandlers EndpointHandlers(controller::EndpointController* endpoints);
+ResourceDescriptor BatchPredictionJobsDescriptor();
+ResourceHandlers BatchPredictionJobHandlers(controller::BatchPredictionController* jobs);
 
 }  // namespace trainyard::api

@@ -10,7 +10,6 @@ std::optional<std::string> UnsupportedVertexService(std::string_view path) {
        "Vertex ML Metadata (Experiments: aiplatform.init(experiment=...), start_run, log_metrics)"},
       {"tensorboards", "Vertex AI TensorBoard instances (the SDK's tensorboard= argument)"},
       {"endpoints", "Vertex AI endpoints (online prediction)"},
-      {"batchPredictionJobs", "Vertex AI batch prediction"},
       {"datasets", "Vertex AI managed datasets"},
       {"pipelineJobs", "Vertex AI Pipelines (PipelineJob)"},
       {"schedules", "Vertex AI schedules"},

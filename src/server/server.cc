@@ -15,6 +15,7 @@
 #include "common/bucket_path.h"
 #include "common/disk_fault.h"
 #include "common/periodic_thread.h"
+#include "controller/batch_prediction_controller.h"
 #include "controller/endpoint_controller.h"
 #include "controller/job_controller.h"
 #include "controller/legacy_job_controller.h"
@@ -78,6 +79,7 @@ struct Server::Parts {
   // Online prediction: the router forwards to the replicas the endpoint controller runs.
   std::unique_ptr<serving_proxy::ReplicaRouter> router;
   std::unique_ptr<controller::EndpointController> endpoints;
+  std::unique_ptr<controller::BatchPredictionController> batch_predictions;
   std::unique_ptr<controller::ResourceDirectory> directory;
   std::unique_ptr<api::RateLimiter> create_limiter;  // before the routes that use it
   std::unique_ptr<api::ApiServer> api;
@@ -311,6 +313,11 @@ Status MakeControllers(Parts& p) {
   }
   p.endpoints = std::make_unique<controller::EndpointController>(
       p.resource_store, p.jobs.get(), p.models.get(), p.operations.get(), p.router.get(), eopts);
+  // Batch prediction: each job's backing job runs `trainyard-bert batch-predict` replicas.
+  controller::BatchPredictionOptions bopts;
+  bopts.staging_bucket = o.staging_bucket;
+  p.batch_predictions = std::make_unique<controller::BatchPredictionController>(
+      p.resource_store, p.jobs.get(), p.models.get(), bopts);
   // Where the resources are, for the console's project/location picker (GET /v1/projects).
   p.directory = std::make_unique<controller::ResourceDirectory>(p.store.get(), p.tuning_store,
                                                                 p.resource_store);
@@ -354,6 +361,7 @@ Status MakeApi(Parts& p) {
   controllers.training_pipelines = p.pipelines.get();
   controllers.directory = p.directory.get();
   controllers.endpoints = p.endpoints.get();
+  controllers.batch_predictions = p.batch_predictions.get();
   p.api = std::make_unique<api::ApiServer>(controllers, aopts);
   p.api->routes().SetRequestObserver(
       [log = p.log.get()](const api::RequestRecord& r) { LogRequest(*log, r); });
@@ -506,7 +514,8 @@ Status BindAndStart(Parts& p) {
   TY_RETURN_IF_ERROR(p.legacy->Start());     // backed by both
   TY_RETURN_IF_ERROR(p.pipelines->Start());  // so are pipelines' backing jobs
   p.router->Start();
-  TY_RETURN_IF_ERROR(p.endpoints->Start());  // and serving replicas; after the operations
+  TY_RETURN_IF_ERROR(p.batch_predictions->Start());  // their backing jobs too
+  TY_RETURN_IF_ERROR(p.endpoints->Start());          // and serving replicas; after the operations
   *o.log << "console at " << p.url << "/"
          << (observability::ConsoleAssets().empty() ? " (not built: no npm at build time)" : "")
          << ", metrics at /metrics\n"
@@ -618,6 +627,7 @@ void Server::Shutdown() {
   p.metrics->StopPolling();
   p.pipelines->Stop();
   p.endpoints->Stop();
+  p.batch_predictions->Stop();
   p.router->Stop();
   p.tuning->Stop();
   p.executor->Shutdown();

@@ -16,6 +16,8 @@ ImageCatalog ImageCatalog::BuiltIn(PrebuiltImages prebuilt) {
   // The native serving runtime of endpoints (controller/endpoint_controller.h).
   c.entries_.push_back({"trainyard/bert-serve", {"trainyard-bert", "serve"}, {}});
   c.entries_.push_back({"trainyard/bert-serve:*", {"trainyard-bert", "serve"}, {}});
+  c.entries_.push_back({"trainyard/bert-batch-predict", {"trainyard-bert", "batch-predict"}, {}});
+  c.entries_.push_back({"trainyard/bert-batch-predict:*", {"trainyard-bert", "batch-predict"}, {}});
   if (prebuilt == PrebuiltImages::kContainer) {
     for (const char* pattern : {"*-docker.pkg.dev/vertex-ai/training/pytorch-*",
                                 "gcr.io/cloud-aiplatform/training/pytorch-*",

@@ -5,6 +5,8 @@
 //   trainyard/bert-sentiment[:TAG]                 -> trainyard-bert train
 //   trainyard/bert-serve[:TAG]                     -> trainyard-bert serve (endpoints' native
 //                                                     runtime: controller/endpoint_controller.h)
+//   trainyard/bert-batch-predict[:TAG]             -> trainyard-bert batch-predict (batch
+//                                                     prediction: batch_prediction_controller.h)
 //   *-docker.pkg.dev/vertex-ai/training/*          -> python3   (Vertex prebuilt training images)
 //   gcr.io/cloud-aiplatform/training/*             -> python3
 //   gcr.io/cloud-ml-public/training/*              -> python3   (AI Platform Training's)
