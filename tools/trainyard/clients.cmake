@@ -24,7 +24,7 @@ endif()
 # real server, through scripts/venv-python.sh: Skipped without the venv, failed instead where
 # TRAINYARD_REQUIRE_PYPI=1 (CI). python_endpoints_client_test serves a trainyard-bert model
 # (Endpoints and online prediction), so it needs trainyard-bert built beside the server.
-foreach(client storage aiplatform endpoints)
+foreach(client storage aiplatform endpoints batch)
   add_test(NAME python_${client}_client_test
            COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh
                    ${PROJECT_SOURCE_DIR}/test/python_clients/${client}_client_test.py)
@@ -34,7 +34,8 @@ foreach(client storage aiplatform endpoints)
 endforeach()
 # Their serving replicas take a core each and a deploy fails once it has waited 60 s for room:
 # not both on a small host at once.
-set_tests_properties(python_endpoints_client_test PROPERTIES RESOURCE_LOCK serving_replicas)
+set_tests_properties(python_endpoints_client_test python_batch_client_test PROPERTIES
+                     RESOURCE_LOCK serving_replicas)
 if(NODE_EXECUTABLE)
   set_tests_properties(node_prediction_client_test PROPERTIES RESOURCE_LOCK serving_replicas)
 endif()
