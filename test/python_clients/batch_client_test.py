@@ -71,6 +71,9 @@ class BatchPredictionClientTest(unittest.TestCase):
             f.write("{not json\n")
             for text in TEXTS[2:]:
                 f.write(json.dumps(text) + "\n")
+        # Long enough to be running when the cancel test cancels it.
+        with open(os.path.join(buckets, "inputs", "many.jsonl"), "w") as f:
+            f.write("".join(json.dumps(TEXTS[i % len(TEXTS)]) + "\n" for i in range(200000)))
         with open(os.path.join(buckets, "inputs", "texts.csv"), "w") as f:
             f.write("text\n" + "".join(f'"{t}"\n' for t in TEXTS))
         cls.model = aiplatform.Model.upload(display_name="bert-batch", artifact_uri="gs://models/bert",
@@ -144,20 +147,21 @@ class BatchPredictionClientTest(unittest.TestCase):
 
     def test_cancel(self):
         job = self.model.batch_predict(job_display_name="bp-cancel",
-                                       gcs_source="gs://inputs/texts.jsonl",
+                                       gcs_source="gs://inputs/many.jsonl",
                                        gcs_destination_prefix="gs://outputs/cancel",
                                        machine_type="n1-standard-1", sync=False)
         job.wait_for_resource_creation()
         job.cancel()
         for _ in range(120):
             state = job.state
-            if state in (aiplatform.gapic.JobState.JOB_STATE_CANCELLED,
-                         aiplatform.gapic.JobState.JOB_STATE_SUCCEEDED):
+            if state == aiplatform.gapic.JobState.JOB_STATE_CANCELLED:
                 break
             time.sleep(0.5)
-        # A job that finished before the cancel reached it has succeeded; either way it ended.
-        self.assertIn(state, (aiplatform.gapic.JobState.JOB_STATE_CANCELLED,
-                              aiplatform.gapic.JobState.JOB_STATE_SUCCEEDED))
+        self.assertEqual(state, aiplatform.gapic.JobState.JOB_STATE_CANCELLED)
+        # The SDK raises the job's error for a cancelled job: it must carry one (code 1).
+        self.assertEqual(job.to_dict()["error"]["code"], 1)
+        with self.assertRaises(exceptions.BadRequest):  # FAILED_PRECONDITION: it has ended
+            job.cancel()
 
     def test_a_model_batch_prediction_cannot_run_is_refused_with_the_reason(self):
         os.makedirs(os.path.join(self.server.buckets, "models", "mar"), exist_ok=True)
@@ -165,7 +169,8 @@ class BatchPredictionClientTest(unittest.TestCase):
             f.write(b"PK\x05\x06" + b"\0" * 18)
         mar = aiplatform.Model.upload(display_name="torchserve", artifact_uri="gs://models/mar",
                                       serving_container_image_uri=SERVING)
-        with self.assertRaises(exceptions.FailedPrecondition) as refused:
+        # FAILED_PRECONDITION, which Google's REST front end answers with HTTP 400.
+        with self.assertRaises(exceptions.BadRequest) as refused:
             mar.batch_predict(job_display_name="bp-mar", gcs_source="gs://inputs/texts.jsonl",
                               gcs_destination_prefix="gs://outputs/mar", sync=True)
         self.assertIn("not a BERT classifier", str(refused.exception))
