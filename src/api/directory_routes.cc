@@ -3,6 +3,7 @@
 #include "api/machine_listing.h"
 #include "api/route_util.h"
 #include "controller/resource_directory.h"
+#include "spec/image_catalog.h"
 
 namespace trainyard::api {
 namespace {
@@ -45,7 +46,8 @@ json ProjectsJson(const std::vector<controller::ProjectSummary>& projects) {
 
 }  // namespace
 
-void RegisterDirectoryRoutes(RouteTable& routes, const controller::ResourceDirectory* directory) {
+void RegisterDirectoryRoutes(RouteTable& routes, const controller::ResourceDirectory* directory,
+                             const spec::ImageCatalog* images) {
   using auth::Access;
   routes.Get("/v1/caller", Access::kRead,
              Guarded([&routes](const httplib::Request& req) -> StatusOr<json> {
@@ -58,6 +60,18 @@ void RegisterDirectoryRoutes(RouteTable& routes, const controller::ResourceDirec
                TY_RETURN_IF_ERROR(CheckParams(req, {}));
                return MachineCatalogListing();
              }));
+  if (images != nullptr) {
+    routes.Get("/v1/containerImages", Access::kRead,
+               Guarded([images](const httplib::Request& req) -> StatusOr<json> {
+                 TY_RETURN_IF_ERROR(CheckParams(req, {}));
+                 json out = json::array();
+                 for (const auto& s : images->Suggestions()) {
+                   out.push_back(
+                       {{"imageUri", s.image_uri}, {"description", s.description}, {"use", s.use}});
+                 }
+                 return json{{"containerImages", std::move(out)}};
+               }));
+  }
   if (directory == nullptr) return;
   routes.Get("/v1/projects", Access::kRead,
              Guarded([&routes, directory](const httplib::Request& req) -> StatusOr<json> {

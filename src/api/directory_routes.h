@@ -11,6 +11,9 @@
 //                         sees that project (also when it holds nothing); a "*" token, or any
 //                         caller without --auth, every project that holds a resource.
 //   GET /v1/machineTypes  the machine catalog with prices (read; machine_listing.h)
+//   GET /v1/containerImages  images this server runs, for the console's image field (read):
+//                         {"containerImages": [{"imageUri", "description", "use": "TRAINING" |
+//                         "SERVING" | "BATCH_PREDICTION"}]} (spec::ImageCatalog::Suggestions)
 #pragma once
 
 #include "api/route_table.h"
@@ -18,11 +21,15 @@
 namespace trainyard::controller {
 class ResourceDirectory;
 }
+namespace trainyard::spec {
+class ImageCatalog;
+}
 
 namespace trainyard::api {
 
-// Registers the three routes; `directory` (null: no GET /v1/projects) and `routes` must outlive
-// the server.
-void RegisterDirectoryRoutes(RouteTable& routes, const controller::ResourceDirectory* directory);
+// Registers the routes above; `directory` (null: no GET /v1/projects), `images` (null: no GET
+// /v1/containerImages) and `routes` must outlive the server.
+void RegisterDirectoryRoutes(RouteTable& routes, const controller::ResourceDirectory* directory,
+                             const spec::ImageCatalog* images = nullptr);
 
 }  // namespace trainyard::api

@@ -7,6 +7,7 @@
 
 #include "common/time.h"
 #include "controller/resource_directory.h"
+#include "spec/image_catalog.h"
 #include "store/memory_job_store.h"
 #include "testing/test_util.h"
 
@@ -26,7 +27,7 @@ class DirectoryRoutesTest : public ::testing::Test {
     routes_ = std::make_unique<RouteTable>(
         server_,
         AuthOptions{with_auth ? tokens_.get() : nullptr, nullptr, [] { return kDirectoryNow; }});
-    RegisterDirectoryRoutes(*routes_, &directory_);
+    RegisterDirectoryRoutes(*routes_, &directory_, &images_);
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -57,6 +58,7 @@ class DirectoryRoutesTest : public ::testing::Test {
 
   store::MemoryJobStore store_;
   controller::ResourceDirectory directory_{&store_, &store_, &store_};
+  spec::ImageCatalog images_ = spec::ImageCatalog::BuiltIn();
   httplib::Server server_;
   std::unique_ptr<auth::TokenStore> tokens_;
   std::unique_ptr<RouteTable> routes_;
@@ -113,6 +115,27 @@ TEST_F(DirectoryRoutesTest, WithoutAuthEveryCallerIsAnAdminOfEveryProject) {
             "\n"
             R"(200 {"projects":[{"locations":[{"locationId":"us-central1","name":"projects/local/)"
             R"(locations/us-central1","resourceCounts":{"customJobs":1}}],"projectId":"local"}]})");
+}
+
+TEST_F(DirectoryRoutesTest, ContainerImagesAreWhatTheCatalogRuns) {
+  Start(/*with_auth=*/false);
+  httplib::Client c("127.0.0.1", port_);
+  auto r = c.Get("/v1/containerImages");
+  ASSERT_TRUE(r && r->status == 200);
+  std::string got;
+  const json body = json::parse(r->body);
+  for (const json& i : body["containerImages"]) {
+    got += i["use"].get<std::string>() + " " + i["imageUri"].get<std::string>() + "\n";
+    // Every suggestion runs here: the catalog resolves it (or serves it natively).
+    if (i["use"] == "TRAINING") EXPECT_NE(images_.Find(i["imageUri"].get<std::string>()), nullptr);
+  }
+  EXPECT_EQ(got,
+            "TRAINING trainyard/bert-sentiment:latest\n"
+            "SERVING trainyard/bert-serve:latest\n"
+            "BATCH_PREDICTION trainyard/bert-batch-predict:latest\n"
+            "TRAINING us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-4.py310:latest\n"
+            "SERVING us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest\n");
+  EXPECT_EQ(c.Get("/v1/containerImages?x=1")->status, 400);
 }
 
 TEST_F(DirectoryRoutesTest, MachineTypesListSizesBundledGpusAndPrices) {

@@ -11,6 +11,7 @@
 #include "api/route_util.h"
 #include "common/time.h"
 #include "controller/endpoint_controller.h"
+#include "controller/job_controller.h"
 #include "replica_contract/replica_contract.h"
 #include "spec/custom_job_json.h"
 #include "spec/resource_name.h"
@@ -77,7 +78,8 @@ void RegisterRoutes(RouteTable& server, const ApiControllers& controllers,
   }
   RegisterOperationRoutes(server, controllers.operations, long_polls);
   RegisterAuthRoutes(server, options.auth);
-  RegisterDirectoryRoutes(server, controllers.directory);
+  RegisterDirectoryRoutes(server, controllers.directory,
+                          controllers.custom_jobs ? controllers.custom_jobs->images() : nullptr);
 }
 
 ResourceDescriptor CustomJobsDescriptor() {

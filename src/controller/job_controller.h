@@ -111,6 +111,8 @@ class JobController {
 
   // NOT_FOUND if unknown. Running jobs get a fresh estimated cost.
   StatusOr<spec::CustomJob> Get(const std::string& name);
+  // The image catalog jobs are resolved with.
+  const spec::ImageCatalog* images() const { return images_; }
   StatusOr<store::ListResult> List(const store::ListQuery& query);
 
   // Best effort and asynchronous, as on Vertex: OK once the job is CANCELLING (or already

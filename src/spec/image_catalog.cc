@@ -35,6 +35,45 @@ ImageCatalog ImageCatalog::BuiltIn(PrebuiltImages prebuilt) {
   return c;
 }
 
+std::vector<ImageCatalog::Suggestion> ImageCatalog::Suggestions() const {
+  std::vector<Suggestion> out;
+  auto use_of = [](const std::vector<std::string>& command) {
+    for (const std::string& c : command) {
+      if (c == "serve") return "SERVING";
+      if (c == "batch-predict") return "BATCH_PREDICTION";
+    }
+    return "TRAINING";
+  };
+  for (const ImageEntry& e : entries_) {
+    if (e.uri_pattern.find('*') != std::string::npos || e.uri_pattern == kLocalImage) continue;
+    const bool tagged = e.uri_pattern.find(':', e.uri_pattern.rfind('/') + 1) != std::string::npos;
+    std::string command;
+    for (const std::string& c : e.command) command += (command.empty() ? "" : " ") + c;
+    out.push_back({tagged ? e.uri_pattern : e.uri_pattern + ":latest", "runs `" + command + "`",
+                   use_of(e.command)});
+  }
+  const std::string training = "us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-4.py310:latest";
+  if (const ImageEntry* e = Find(training)) {
+    out.push_back(
+        {training, "Vertex's prebuilt PyTorch training image: runs `python3` here", "TRAINING"});
+  } else {
+    for (const ImageEntry& c : entries_) {
+      if (c.run_as_container && ::fnmatch(c.uri_pattern.c_str(), training.c_str(), 0) == 0) {
+        out.push_back({training,
+                       "Vertex's prebuilt PyTorch training image: runs as the "
+                       "trainyard/pytorch container",
+                       "TRAINING"});
+        break;
+      }
+    }
+  }
+  out.push_back({"us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest",
+                 "Vertex's prebuilt PyTorch prediction image: a BERT classifier trainyard-bert "
+                 "exported is served natively behind it",
+                 "SERVING"});
+  return out;
+}
+
 StatusOr<ImageCatalog> ImageCatalog::LoadFile(const std::filesystem::path& path,
                                               PrebuiltImages prebuilt) {
   TY_ASSIGN_OR_RETURN(std::string text, ReadFile(path));

@@ -95,6 +95,16 @@ class ImageCatalog {
 
   const std::vector<ImageEntry>& entries() const { return entries_; }
 
+  // Images a user may name that this catalog runs, for pickers (GET /v1/containerImages): every
+  // entry without a wildcard (tagged :latest when untagged), then an example of Vertex's prebuilt
+  // training and prediction image names the catalog (or the native serving runtime) takes.
+  struct Suggestion {
+    std::string image_uri;
+    std::string description;
+    std::string use;  // "TRAINING", "SERVING" or "BATCH_PREDICTION"
+  };
+  std::vector<Suggestion> Suggestions() const;
+
  private:
   std::vector<ImageEntry> entries_;
 };
