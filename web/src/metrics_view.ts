@@ -7,6 +7,9 @@ import { chartOf, ROLES } from './curve_model';
 import { MetricHistory, MetricTable, metricsViewOf } from './metrics_model';
 import { h, message } from './util';
 
+// A dotted key that may break after each dot on a narrow screen.
+const keyParts = (key: string) => key.split('.').flatMap((part, i) => (i ? [h('wbr'), `.${part}`] : [part]));
+
 function table(t: MetricTable): HTMLElement {
   return h('div.table-wrap', {}, h('table.metric-table', { 'data-metric-table': t.key },
     h('thead', {}, h('tr', {}, ...t.columns.map((c) => h('th', { text: c })))),
@@ -46,11 +49,11 @@ export function renderMetrics(box: HTMLElement, text: string | null): LineChart[
   }
   const view = metricsViewOf(parsed);
   box.replaceChildren(h('table.metrics', {}, ...view.rows.map(([k, v]) =>
-    h('tr', { 'data-metric': k }, h('th', { text: k }), h('td', { text: v })))));
+    h('tr', { 'data-metric': k }, h('th', {}, ...keyParts(k)), h('td', { text: v })))));
   const charts: LineChart[] = [];
   for (const hist of view.histories) {
-    const section = h('div.history', { 'data-history-of': hist.key }, h('h4', { text: `${hist.key} (per ${hist.x})` }));
-    box.append(section);
+    const section = h('div.history', { 'data-history-of': hist.key });
+    box.append(h('h4', { text: `${hist.key} (per ${hist.x})` }), section);
     charts.push(...chartsOf(section, hist));
   }
   for (const t of view.tables) box.append(h('h4', { text: t.key }), table(t));

@@ -108,7 +108,7 @@ export function poolsSection(catalog: MachineCatalog, f: CreateForm, changed: ()
       if (el) el.textContent = poolPrice(catalog, p);
     });
     const replicas = f.pools.reduce((n, p, i) => n + (p.enabled || i === 0 ? p.replicaCount : 0), 0);
-    total.replaceChildren(h('b', { 'data-total': '', text: `Estimated ${fmtUsd(clusterUsd(catalog, f))} per hour for all ${replicas} replicas` }),
+    total.replaceChildren(h('b', { 'data-total': '', text: `Estimated ${fmtUsd(clusterUsd(catalog, f))} per hour for ${replicas === 1 ? 'the 1 replica' : `all ${replicas} replicas`}` }),
       h('span.sub', { text: ` (${catalog.priceNote})` }));
     changed();
   };
