@@ -112,6 +112,7 @@ export interface BatchPredictionJob {
   error?: { code?: number; message?: string };
   dedicatedResources?: { machineSpec?: MachineSpec; startingReplicaCount?: number; maxReplicaCount?: number };
   labels?: Record<string, string>;
+  trainyardInfo?: { backingCustomJob?: string; estimatedCostUsd?: number };
   [field: string]: unknown;
 }
 export interface GcsObject { name: string; size: string; updated?: string }

@@ -7,7 +7,7 @@ import { batchCreateCard } from './batch_create';
 import { backingJobOf, progressOf } from './batch_model';
 import type { Cleanup } from './main';
 import { guardWrite } from './session';
-import { durationOf, fmtTime, h, idOf, isTerminal, message, stateBadge } from './util';
+import { durationOf, fmtTime, fmtUsd, h, idOf, isTerminal, message, stateBadge } from './util';
 
 function progressBar(j: BatchPredictionJob): HTMLElement {
   const p = progressOf(j.completionStats);
@@ -98,6 +98,8 @@ export function batchPredictionPage(app: HTMLElement, name: string): Cleanup {
       h('dt', { text: 'Machines' }), h('dd', { text: `${r?.machineSpec?.machineType ?? '—'} · ${r?.startingReplicaCount ?? 1}–${r?.maxReplicaCount ?? r?.startingReplicaCount ?? 1} replicas` }),
       h('dt', { text: 'Created' }), h('dd', { text: fmtTime(j.createTime) }),
       h('dt', { text: 'Duration' }), h('dd', { text: durationOf(j) }),
+      ...(j.trainyardInfo?.estimatedCostUsd !== undefined
+        ? [h('dt', { text: 'Estimated cost' }), h('dd', { text: fmtUsd(j.trainyardInfo.estimatedCostUsd) })] : []),
       ...(job ? [h('dt', { text: 'Custom job' }), h('dd', {}, h('a', { href: `#/${job}`, 'data-link': 'job', text: `${idOf(job)} (logs)` }))] : []),
       h('dt', { text: 'Name' }), h('dd.mono', { text: name })),
     ...(j.partialFailures?.length ? [h('h3', { text: 'Partial failures' }),

@@ -76,7 +76,7 @@ export class DeployPanel {
         const op = await api.createEndpoint(this.parent, this.form.endpointName.trim());
         endpoint = op.response?.name ?? '';
         if (!endpoint) throw new Error(op.error?.message ?? 'the server created no endpoint');
-        this.form.endpoint = endpoint;
+        this.chooseCreated(endpoint, op.response?.displayName ?? this.form.endpointName);
       }
       say('Deploying: starting the serving replicas…');
       const tick = window.setInterval(() => say(`Deploying: starting the serving replicas… ${Math.round((Date.now() - started) / 1000)} s`), 1000);
@@ -91,6 +91,17 @@ export class DeployPanel {
       showViolations(this.el, err.violations ?? []);
       this.status.replaceChildren(message('error', `Deploy failed: ${err.message}`));
     }
+  }
+
+  // A retry after a failed deploy goes to the endpoint already created, which the form now shows.
+  private chooseCreated(endpoint: string, displayName: string) {
+    this.form.endpoint = endpoint;
+    const select = this.el.querySelector<HTMLSelectElement>('[data-field=endpoint]');
+    if (!select) return;
+    select.append(h('option', { value: endpoint, text: `${displayName} (${idOf(endpoint)})` }));
+    select.value = endpoint;
+    const newName = this.el.querySelector<HTMLElement>('[data-field=displayName]')?.closest('.field') as HTMLElement | null;
+    if (newName) newName.hidden = true;
   }
 
   private deployed(endpoint: string, id: string) {

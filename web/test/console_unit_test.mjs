@@ -204,7 +204,8 @@ test('the image fields offer the server\'s catalog, then recent images, newest f
   const job = (t, ...images) => ({ createTime: t, jobSpec: { workerPoolSpecs: images.map((i) => (i ? { containerSpec: { imageUri: i } } : {})) } });
   const jobs = [job('2026-01-01T00:00:00Z', 'old:1'), job('2026-03-01T00:00:00Z', 'new:2', 'new:2'),
     job('2026-02-01T00:00:00Z', 'trainyard/bert-sentiment:latest', null),
-    { ...job('2026-04-01T00:00:00Z', 'trainyard/bert-serve:latest'), labels: { 'trainyard-endpoint': '7' } }];
+    { ...job('2026-04-01T00:00:00Z', 'trainyard/bert-serve:latest'), labels: { 'trainyard-endpoint': '7' } },
+    { ...job('2026-05-01T00:00:00Z', 'trainyard/bert-batch-predict'), labels: { 'trainyard-batch-prediction': '8' } }];
   assert.deepEqual(imageChoices(catalog, jobs, 'TRAINING').map((c) => `${c.value}|${c.label}`), [
     'trainyard/bert-sentiment:latest|trainyard-bert train', 'us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-4.py310:latest|',
     'new:2|used recently', 'old:1|used recently']);
@@ -299,7 +300,7 @@ test('batch prediction: the request, progress and the custom job behind it', () 
   assert.deepEqual([batch.progressOf(undefined).fraction, batch.progressOf({}).text], [null, 'no instances counted yet']);
   const name = 'projects/p/locations/l/batchPredictionJobs/5';
   assert.equal(batch.backingJobOf({ name, labels: { 'trainyard-custom-job': '42' } }), 'projects/p/locations/l/customJobs/42');
-  assert.equal(batch.backingJobOf({ name, trainyardInfo: { customJob: 'projects/p/locations/l/customJobs/7' } }),
+  assert.equal(batch.backingJobOf({ name, trainyardInfo: { backingCustomJob: 'projects/p/locations/l/customJobs/7' } }),
     'projects/p/locations/l/customJobs/7');
   assert.equal(batch.backingJobOf({ name, labels: { team: 'x' }, model: 'projects/p/locations/l/models/m' }), null);
 });

@@ -13,9 +13,10 @@ export interface JobImages {
 
 export interface ImageChoice { value: string; label: string }
 
-// A replica of a deployed model is a custom job too (label trainyard-endpoint): its serving image
-// is no training image.
+// A replica of a deployed model is a custom job too (label trainyard-endpoint), as is the job
+// that runs a batch prediction (label trainyard-batch-prediction): their images train nothing.
 const isServingReplica = (j: JobImages) => !!j.labels?.['trainyard-endpoint'];
+const isBatchPrediction = (j: JobImages) => !!j.labels?.['trainyard-batch-prediction'];
 
 // Catalog images for `use` first (with their description), then recently used ones not among
 // them, newest job first, each image once.
@@ -28,7 +29,7 @@ export function imageChoices(catalog: ContainerImage[], jobs: JobImages[], use: 
     out.push({ value, label });
   };
   for (const c of catalog) if ((c.use ?? 'TRAINING') === use) add(c.imageUri, c.description ?? '');
-  const newest = [...jobs].filter((j) => (use === 'SERVING') === isServingReplica(j))
+  const newest = [...jobs].filter((j) => (use === 'SERVING' ? isServingReplica(j) : !isServingReplica(j) && !isBatchPrediction(j)))
     .sort((a, b) => (b.createTime ?? '').localeCompare(a.createTime ?? ''));
   for (const j of newest) {
     for (const p of j.jobSpec?.workerPoolSpecs ?? []) add(p.containerSpec?.imageUri, 'used recently');
