@@ -11,6 +11,7 @@
 //   - Deploy on the model page (a new endpoint, a machine type) shows progress and links the
 //     endpoint; its page lists the deployed model with its replicas and traffic; a test prediction
 //     answers the trainer's labels; the prediction is counted with a latency; Undeploy empties it;
+//     "Create endpoint" on the endpoints list makes an empty one;
 //   - the batch predictions page: a job created from the browser over a small JSON-lines file
 //     runs to SUCCEEDED — or, on a server without the API, the page shows the server's error and
 //     the output says "SKIPPED: batch prediction walk: …" for that part only;
@@ -197,6 +198,16 @@ async function endpointPredictsAndCounts(endpoint) {
   check((await page.textContent('table.endpoints')).includes('bert-sentiment'), 'the endpoints list shows the deployed model');
 }
 
+async function createEndpointFromTheList() {
+  await visit('endpoints', `${PARENT}/endpoints`, '[data-action=create-endpoint]:visible');
+  await page.click('[data-action=create-endpoint]');
+  await page.fill('#new-endpoint-name', 'empty-endpoint');
+  await page.click('form.create-endpoint button[type=submit]');
+  await waitInPage(page, () => /\/endpoints\/[^/]+$/.test(location.hash));
+  await page.waitForSelector('.deployed .state-msg-empty');
+  check((await page.textContent('.job-header h1')) === 'empty-endpoint', 'an endpoint created from the list opens, empty');
+}
+
 async function undeployFromTheEndpointPage(endpoint) {
   await visit('endpoint', endpoint, 'tr[data-deployed-model] [data-action=undeploy]');
   page.once('dialog', (d) => d.accept());
@@ -289,6 +300,7 @@ try {
   const endpoint = await deployFromTheModelPage();
   await endpointPredictsAndCounts(endpoint);
   await undeployFromTheEndpointPage(endpoint);
+  await createEndpointFromTheList();
   await modelsListNamesThePipeline();
   await batchPredictionWalk();
   await everyPageFits();
