@@ -17,7 +17,8 @@
 //     the output says "SKIPPED: batch prediction walk: …" for that part only;
 //   - every page (jobs, job, HP tuning, study, pipelines, pipeline, models, model, the create
 //     steps, endpoints, endpoint, batch predictions) at 390 and 1400 px wide: nothing scrolls
-//     sideways; screenshots console-serving-<width>-<page>.png in --out;
+//     sideways, and every form field (deploy, test prediction, batch create) has a label;
+//     screenshots console-serving-<width>-<page>.png in --out;
 //   - no request leaves the server's origin; no console errors.
 //
 //   node web/test/console_serving_test.mjs --trainyard build/tools/trainyard --out DIR
@@ -29,7 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  arg, checker, chromiumOrSkip, fitsWidth, launchOptions, restClient, sleep, startServer, waitFor, waitInPage, watch,
+  arg, checker, chromiumOrSkip, fitsWidth, launchOptions, restClient, sleep, startServer, unlabelled, waitFor, waitInPage, watch,
 } from './harness.mjs';
 
 const source = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -251,6 +252,7 @@ async function everyPageFits() {
     ['study', study.name], ...[...pages.entries()], ['model-deploy', MODEL, '[data-action=open-deploy]'],
     ['batch-create', `${PARENT}/batchPredictionJobs?create=1&model=${encodeURIComponent(MODEL)}`]];
   const wide = [];
+  const noLabel = [];
   for (const width of [390, 1400]) {
     await page.setViewportSize({ width, height: 900 });
     for (const [name, hash, press] of all) {
@@ -259,6 +261,7 @@ async function everyPageFits() {
       if (press) await page.click(press);
       await page.waitForTimeout(600);  // lets asynchronous parts (charts, tables, metrics, forms) render
       if (!(await fitsWidth(page))) wide.push(`${name}@${width}`);
+      if (width === 390) noLabel.push(...(await unlabelled(page)).map((u) => `${name}: ${u}`));
       await page.screenshot({ path: path.join(outDir, `console-serving-${width}-${name}.png`), fullPage: true });
     }
     for (const step of ['method', 'details', 'code', 'compute', 'options', 'review']) {
@@ -270,6 +273,7 @@ async function everyPageFits() {
     }
   }
   check(wide.length === 0, `no page scrolls sideways at 390 or 1400 px (${all.length} pages + 6 create steps; too wide: ${wide.join(', ')})`);
+  check(noLabel.length === 0, `every form field has a label (${noLabel.join(' | ')})`);
 }
 
 // Serving replicas outlive their server: what is left is undeployed before the server stops, and
