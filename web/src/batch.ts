@@ -6,6 +6,7 @@ import { api, BatchPredictionJob } from './api';
 import { batchCreateCard } from './batch_create';
 import { backingJobOf, progressOf } from './batch_model';
 import type { Cleanup } from './main';
+import { modelLink } from './names';
 import { guardWrite } from './session';
 import { durationOf, fmtTime, fmtUsd, h, idOf, isTerminal, message, stateBadge } from './util';
 
@@ -36,7 +37,7 @@ export function batchPredictionsPage(app: HTMLElement, parent: string, params: U
           h('tbody', {}, ...list.map((j) => h('tr', { 'data-batch': idOf(j.name) },
             h('td', {}, h('a', { href: `#/${j.name}`, text: j.displayName || idOf(j.name) }), h('div.sub', { text: idOf(j.name) })),
             h('td', {}, stateBadge(j.state)),
-            h('td', {}, j.model ? h('a', { href: `#/${j.model}`, text: idOf(j.model) }) : '—'),
+            h('td', {}, j.model ? modelLink(j.model) : '—'),
             h('td', { text: progressOf(j.completionStats).text }),
             h('td', { text: fmtTime(j.createTime) }), h('td', { text: durationOf(j) }))))));
     } catch (e) {
@@ -92,7 +93,7 @@ export function batchPredictionPage(app: HTMLElement, name: string): Cleanup {
     const out = j.outputInfo?.gcsOutputDirectory;
     const r = j.dedicatedResources;
     summary.replaceChildren(h('h2', { text: 'Progress' }), progressBar(j), h('dl', {},
-      h('dt', { text: 'Model' }), h('dd', {}, j.model ? h('a', { href: `#/${j.model}`, 'data-link': 'model', text: idOf(j.model) }) : '—'),
+      h('dt', { text: 'Model' }), h('dd', {}, j.model ? modelLink(j.model, j.modelVersionId as string | undefined) : '—'),
       h('dt', { text: 'Input' }), h('dd.mono', { text: `${j.inputConfig?.instancesFormat ?? '?'}: ${(j.inputConfig?.gcsSource?.uris ?? []).join(', ')}` }),
       h('dt', { text: 'Output directory' }), h('dd.mono', { 'data-output': '', text: out ?? `${j.outputConfig?.gcsDestination?.outputUriPrefix ?? '—'} (not written yet)` }),
       h('dt', { text: 'Machines' }), h('dd', { text: `${r?.machineSpec?.machineType ?? '—'} · ${r?.startingReplicaCount ?? 1}–${r?.maxReplicaCount ?? r?.startingReplicaCount ?? 1} replicas` }),

@@ -5,6 +5,7 @@
 import { api, DeployedModel, Endpoint, waitOperation } from './api';
 import { fmtCreator, fmtLatency, plural } from './format';
 import type { Cleanup } from './main';
+import { modelLink } from './names';
 import { parsePrometheus, ServingFigures, servingFigures, totalOf } from './prometheus';
 import { predictBodyOf, SAMPLE_PREDICT_BODY } from './serving_model';
 import { guardWrite } from './session';
@@ -151,8 +152,7 @@ export function endpointPage(app: HTMLElement, name: string): Cleanup {
       disabled: busy.has(d.id), 'data-action': 'undeploy', onclick: () => undeployModel(d) });
     return h('tr', { 'data-deployed-model': d.id },
       h('td', {}, d.displayName || d.id, h('div.sub', { text: d.id })),
-      h('td', {}, h('a', { href: `#/${d.model}${d.modelVersionId ? `?version=${d.modelVersionId}` : ''}`, 'data-link': 'model',
-        text: `${idOf(d.model)}${d.modelVersionId ? ` v${d.modelVersionId}` : ''}` })),
+      h('td', {}, modelLink(d.model, d.modelVersionId)),
       h('td', { text: d.dedicatedResources?.machineSpec?.machineType ?? '—' }),
       h('td', { 'data-replicas': '', text: replicasText(f, d) }),
       h('td', { text: `${e.trafficSplit?.[d.id] ?? 0}%` }),

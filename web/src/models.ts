@@ -7,19 +7,9 @@ import type { LineChart } from './charts';
 import { DeployPanel } from './deploy';
 import type { Cleanup } from './main';
 import { renderMetrics } from './metrics_view';
+import { pipelineLink } from './names';
 import { guardWrite } from './session';
 import { fmtTime, h, idOf, message, splitGcs } from './util';
-
-// Pipelines' display names, asked once per pipeline (a deleted one keeps showing its id).
-const pipelineNames = new Map<string, Promise<string | null>>();
-
-// A link to the pipeline that produced a model, named by its displayName once known.
-function pipelineLink(name: string): HTMLElement {
-  const a = h('a', { href: `#/${name}`, 'data-link': 'pipeline', text: idOf(name), title: idOf(name) });
-  if (!pipelineNames.has(name)) pipelineNames.set(name, api.getPipeline(name).then((p) => p.displayName || null, () => null));
-  pipelineNames.get(name)!.then((n) => { if (n) a.textContent = n; });
-  return a;
-}
 
 const versionsOf = (m: ModelVersion) => (m.versionAliases ?? []).join(', ');
 
