@@ -1,10 +1,12 @@
 // The REST API of the server that serves this page (same origin; see docs/api.md).
 import { askForToken, forgetToken, token } from './auth';
+import type { CompletionStats } from './batch_model';
+import type { ContainerImage } from './create/images';
 
 export interface ReplicaInfo { taskName: string; restarts: number; exitCode?: number }
 export interface StateChange { state: string; time: string; detail?: string }
 export interface MachineSpec { machineType?: string; acceleratorType?: string; acceleratorCount?: number }
-export interface WorkerPoolSpec { machineSpec?: MachineSpec; replicaCount?: string }
+export interface WorkerPoolSpec { machineSpec?: MachineSpec; replicaCount?: string; containerSpec?: { imageUri?: string } }
 export interface CustomJob {
   name: string;
   displayName: string;
@@ -83,6 +85,36 @@ export interface ModelVersion {
   createTime?: string; versionCreateTime?: string; updateTime?: string; artifactUri?: string;
   labels?: Record<string, string>; trainingPipeline?: string; containerSpec?: { imageUri?: string };
 }
+// Online prediction (docs/serving.md): endpoints, their deployed models and the operations that
+// deploy and undeploy them.
+export interface DeployedModel {
+  id: string; model: string; modelVersionId?: string; displayName?: string; createTime?: string;
+  dedicatedResources?: { machineSpec?: MachineSpec; minReplicaCount?: number; maxReplicaCount?: number };
+}
+export interface Endpoint {
+  name: string; displayName: string; description?: string; createTime?: string; updateTime?: string;
+  deployedModels?: DeployedModel[]; trafficSplit?: Record<string, number>; labels?: Record<string, string>;
+  trainyardInfo?: { creator?: Creator };
+}
+export interface Operation<R = Record<string, unknown>> {
+  name: string; done?: boolean; error?: { code?: number; message?: string }; response?: R;
+  metadata?: Record<string, unknown>;
+}
+// Batch prediction (Vertex's batchPredictionJobs; int64 counts are strings).
+export interface BatchPredictionJob {
+  name: string; displayName: string; model?: string; state: string;
+  createTime?: string; startTime?: string; endTime?: string; updateTime?: string;
+  inputConfig?: { instancesFormat?: string; gcsSource?: { uris?: string[] } };
+  outputConfig?: { predictionsFormat?: string; gcsDestination?: { outputUriPrefix?: string } };
+  outputInfo?: { gcsOutputDirectory?: string };
+  completionStats?: CompletionStats;
+  partialFailures?: { code?: number; message?: string }[];
+  error?: { code?: number; message?: string };
+  dedicatedResources?: { machineSpec?: MachineSpec; startingReplicaCount?: number; maxReplicaCount?: number };
+  labels?: Record<string, string>;
+  trainyardInfo?: { backingCustomJob?: string; estimatedCostUsd?: number };
+  [field: string]: unknown;
+}
 export interface GcsObject { name: string; size: string; updated?: string }
 export interface Bucket { name: string }
 
@@ -90,7 +122,9 @@ export interface Bucket { name: string }
 export let onSignedIn: () => void = () => location.reload();
 export function setOnSignedIn(fn: () => void) { onSignedIn = fn; }
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+// Sends a request with the token; a 401 asks for a token (and throws), any other non-2xx throws
+// the server's google.rpc.Status message. Resolves to the answer's text.
+async function send(method: string, path: string, body?: unknown): Promise<string> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const t = token();
@@ -101,6 +135,7 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
+  if (res.ok) return text;
   let json: any = {};
   try { json = text ? JSON.parse(text) : {}; } catch { /* not JSON: keep the text */ }
   const why = json?.error?.message ?? `${res.status} ${text.slice(0, 200)}`;
@@ -110,8 +145,22 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
       () => onSignedIn());
     throw new ApiError(401, `sign-in needed: ${why}`);
   }
-  if (!res.ok) throw new ApiError(res.status, why, violationsOf(json));
-  return json as T;
+  throw new ApiError(res.status, why, violationsOf(json));
+}
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const text = await send(method, path, body);
+  try { return (text ? JSON.parse(text) : {}) as T; } catch { throw new ApiError(502, `not JSON: ${text.slice(0, 200)}`); }
+}
+
+// The server's catalog of images it can run; an older server without the route has none.
+async function containerImages(): Promise<ContainerImage[]> {
+  try {
+    return (await call<{ containerImages?: ContainerImage[] }>('GET', '/v1/containerImages')).containerImages ?? [];
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return [];
+    throw e;
+  }
 }
 
 function violationsOf(body: any): FieldViolation[] {
@@ -177,4 +226,32 @@ export const api = {
   listObjects: (bucket: string, prefix: string) =>
     call<{ items?: GcsObject[] }>('GET', `/storage/v1/b/${encodeURIComponent(bucket)}/o${q({ prefix, maxResults: 200 })}`),
   objectText,
+  containerImages,
+  listEndpoints: (parent: string) => call<{ endpoints?: Endpoint[] }>('GET', `/v1/${parent}/endpoints${q({ pageSize: 100 })}`),
+  getEndpoint: (name: string) => call<Endpoint>('GET', `/v1/${name}`),
+  createEndpoint: (parent: string, displayName: string) =>
+    call<Operation<Endpoint>>('POST', `/v1/${parent}/endpoints`, { displayName }),
+  deployModel: (endpoint: string, body: unknown) => call<Operation>('POST', `/v1/${endpoint}:deployModel`, body),
+  undeployModel: (endpoint: string, deployedModelId: string) =>
+    call<Operation>('POST', `/v1/${endpoint}:undeployModel`, { deployedModelId }),
+  predict: (endpoint: string, body: unknown) => call<Record<string, unknown>>('POST', `/v1/${endpoint}:predict`, body),
+  getOperation: (name: string) => call<Operation>('GET', `/v1/${name}`),
+  metricsText: () => send('GET', '/metrics'),
+  listBatchJobs: (parent: string) =>
+    call<{ batchPredictionJobs?: BatchPredictionJob[] }>('GET', `/v1/${parent}/batchPredictionJobs${q({ pageSize: 100 })}`),
+  getBatchJob: (name: string) => call<BatchPredictionJob>('GET', `/v1/${name}`),
+  createBatchJob: (parent: string, body: unknown) => call<BatchPredictionJob>('POST', `/v1/${parent}/batchPredictionJobs`, body),
+  cancelBatchJob: (name: string) => call<object>('POST', `/v1/${name}:cancel`, {}),
+  deleteBatchJob: (name: string) => call<Operation>('DELETE', `/v1/${name}`),
 };
+
+// Polls an operation until it is done (every `everyMs`); `alive()` false stops it (resolves null).
+export async function waitOperation(op: Operation, alive: () => boolean, everyMs = 500): Promise<Operation | null> {
+  let cur = op;
+  while (!cur.done) {
+    await new Promise((r) => setTimeout(r, everyMs));
+    if (!alive()) return null;
+    cur = await api.getOperation(cur.name);
+  }
+  return cur;
+}

@@ -34,7 +34,7 @@ export interface SeriesStyle { label: string; colour: string; width?: number; fa
 // A line chart whose data grows: call set() with the x values and one array per series.
 export class LineChart {
   private plot: uPlot;
-  constructor(el: HTMLElement, title: string, series: (string | SeriesStyle)[], xLabel = 'step') {
+  constructor(readonly el: HTMLElement, title: string, series: (string | SeriesStyle)[], xLabel = 'step') {
     const styles = series.map((s, i): SeriesStyle => (typeof s === 'string' ? { label: s, colour: colour(i) } : s));
     const opts: uPlot.Options = {
       title, width: widthOf(el), height: 220,

@@ -40,3 +40,22 @@ export function fmtCreator(c?: { anonymous?: boolean; tokenId?: string; project?
       `token ${c.tokenId ?? '?'} on ${c.project ?? '?'}`].filter(Boolean).join(' · ');
   return c.callerIp ? `${who} · from ${c.callerIp}` : who;
 }
+
+// "1 model", "2 models"; `many` for irregular plurals.
+export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+// What a location holds, for the picker: "3 jobs, 1 model" (GET /v1/projects' resourceCounts).
+const KIND_WORDS: Record<string, [string, string]> = {
+  customJobs: ['job', 'jobs'], hyperparameterTuningJobs: ['HP-tuning job', 'HP-tuning jobs'],
+  trainingPipelines: ['pipeline', 'pipelines'], models: ['model', 'models'], endpoints: ['endpoint', 'endpoints'],
+  batchPredictionJobs: ['batch prediction', 'batch predictions'], jobs: ['AI Platform job', 'AI Platform jobs'],
+};
+export function describeCounts(counts: Record<string, number>): string {
+  return Object.entries(counts).map(([k, n]) => (KIND_WORDS[k] ? plural(n, ...KIND_WORDS[k]) : `${n} ${k}`)).join(', ');
+}
+
+// A duration in seconds as a latency: "87 ms", "1.25 s"; "—" for none.
+export function fmtLatency(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !isFinite(seconds)) return '—';
+  return seconds < 1 ? `${+(seconds * 1000).toPrecision(3)} ms` : `${+seconds.toPrecision(3)} s`;
+}

@@ -81,12 +81,17 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
       j.error?.message ? message('error', j.error.message) : '');
   }
 
-  // The training pipeline this job backs (its label), linked both ways.
-  function pipelineOf(j: CustomJob): HTMLElement[] {
-    const id = j.labels?.['trainyard-training-pipeline'];
-    if (!id) return [];
-    const pipeline = `${name.replace(/\/customJobs\/.*/, '')}/trainingPipelines/${id}`;
-    return [h('dt', { text: 'Training pipeline' }), h('dd', {}, h('a', { href: `#/${pipeline}`, 'data-link': 'pipeline', text: id }))];
+  // What this job runs for, from its labels, linked both ways: a training pipeline, a batch
+  // prediction, or an endpoint (a serving replica of one of its deployed models).
+  function originOf(j: CustomJob): HTMLElement[] {
+    const parent = name.replace(/\/customJobs\/.*/, '');
+    const kinds: [string, string, string, string][] = [['trainyard-training-pipeline', 'trainingPipelines', 'Training pipeline', 'pipeline'],
+      ['trainyard-batch-prediction', 'batchPredictionJobs', 'Batch prediction', 'batch-prediction'],
+      ['trainyard-endpoint', 'endpoints', 'Endpoint', 'endpoint']];
+    return kinds.flatMap(([label, collection, title, link]) => {
+      const id = j.labels?.[label];
+      return id ? [h('dt', { text: title }), h('dd', {}, h('a', { href: `#/${parent}/${collection}/${id}`, 'data-link': link, text: id }))] : [];
+    });
   }
 
   function renderSummary(j: CustomJob) {
@@ -100,7 +105,7 @@ export function jobPage(app: HTMLElement, name: string): Cleanup {
         h('dt', { text: 'Estimated cost' }), h('dd', { text: `${fmtUsd(j.trainyardInfo?.estimatedCostUsd)} (${fmtUsd(j.trainyardInfo?.hourlyCostUsd)}/h)` }),
         h('dt', { text: 'Output dir' }), h('dd', { text: out ?? '—' }),
         h('dt', { text: 'Created by' }), h('dd', { text: fmtCreator(j.trainyardInfo?.creator) }),
-        ...pipelineOf(j),
+        ...originOf(j),
         h('dt', { text: 'Name' }), h('dd.mono', { text: name })),
       h('h2', { text: 'Replicas' }),
       (j.trainyardInfo?.replicas ?? []).length === 0 ? message('empty', 'No replica has started yet.')

@@ -4,13 +4,17 @@
 //   #/projects/local/locations/us-central1/hyperparameterTuningJobs[/7]
 //   #/projects/local/locations/us-central1/trainingPipelines[/9]
 //   #/projects/local/locations/us-central1/models[/m]
+//   #/projects/local/locations/us-central1/endpoints[/e]
+//   #/projects/local/locations/us-central1/batchPredictionJobs[/b][?create=1&model=NAME]
 //   #/projects/local/locations/us-central1/create[?kind=customJob|hpTuningJob]
 // Every page returns a function that stops its timers when the page is left.
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { setOnSignedIn } from './api';
 import { forgetToken, token } from './auth';
+import { batchPredictionPage, batchPredictionsPage } from './batch';
 import { createPage } from './create/create_page';
+import { endpointPage, endpointsPage } from './endpoints';
 import { jobsPage } from './jobs';
 import { jobPage } from './job';
 import { modelPage, modelsPage } from './models';
@@ -22,7 +26,8 @@ import { rememberedParent, rememberParent, startingParent, wherePicker } from '.
 
 export type Cleanup = () => void;
 
-const COLLECTIONS = ['customJobs', 'hyperparameterTuningJobs', 'trainingPipelines', 'models', 'create'];
+const COLLECTIONS = ['customJobs', 'hyperparameterTuningJobs', 'trainingPipelines', 'models', 'endpoints',
+  'batchPredictionJobs', 'create'];
 let cleanup: Cleanup | null = null;
 let generation = 0;
 
@@ -50,6 +55,8 @@ async function route() {
     case 'hyperparameterTuningJobs': cleanup = id ? studyPage(app, name) : studiesPage(app, parent); break;
     case 'trainingPipelines': cleanup = id ? pipelinePage(app, name) : pipelinesPage(app, parent); break;
     case 'models': cleanup = id ? modelPage(app, name) : modelsPage(app, parent); break;
+    case 'endpoints': cleanup = id ? endpointPage(app, name) : endpointsPage(app, parent); break;
+    case 'batchPredictionJobs': cleanup = id ? batchPredictionPage(app, name) : batchPredictionsPage(app, parent, params); break;
     default: cleanup = createPage(app, parent, params.get('kind') ?? 'pipeline');
   }
 }
@@ -70,7 +77,8 @@ function renderNav(parent: string, collection: string) {
     ? h('button.link', { type: 'button', text: 'Sign out', onclick: () => { forgetToken(); forgetCaller(); route(); } })
     : null;
   nav.replaceChildren(link('customJobs', 'Custom jobs'), link('hyperparameterTuningJobs', 'HP tuning'),
-    link('trainingPipelines', 'Training pipelines'), link('models', 'Models'), create, notice,
+    link('trainingPipelines', 'Training pipelines'), link('models', 'Models'), link('endpoints', 'Endpoints'),
+    link('batchPredictionJobs', 'Batch predictions'), create, notice,
     wherePicker(parent, (p) => { location.hash = `#/${p}/${collection === 'create' ? 'customJobs' : collection}`; }),
     signOut ?? '');
 }

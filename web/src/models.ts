@@ -1,8 +1,13 @@
 // Models: the registry's models, and a model's page with its versions; for the version shown, its
-// artifact files (the Cloud Storage API over its artifactUri), its metrics.json and the training
-// pipeline and custom job that produced it (which link back here).
+// artifact files (the Cloud Storage API over its artifactUri), its metrics.json (metrics_view.ts)
+// and the training pipeline and custom job that produced it (which link back here); Deploy
+// (deploy.ts) and a batch prediction of it.
 import { api, GcsObject, ModelVersion, Pipeline } from './api';
+import type { LineChart } from './charts';
+import { DeployPanel } from './deploy';
 import type { Cleanup } from './main';
+import { renderMetrics } from './metrics_view';
+import { pipelineLink } from './names';
 import { guardWrite } from './session';
 import { fmtTime, h, idOf, message, splitGcs } from './util';
 
@@ -25,7 +30,7 @@ export function modelsPage(app: HTMLElement, parent: string): Cleanup {
           h('tbody', {}, ...models.map((m) => h('tr', { 'data-model': idOf(m.name) },
             h('td', {}, h('a', { href: `#/${m.name}`, text: m.displayName || idOf(m.name) }), h('div.sub', { text: idOf(m.name) })),
             h('td', { text: `v${m.versionId ?? '?'} ${versionsOf(m)}` }), h('td', { text: fmtTime(m.createTime) }),
-            h('td', {}, m.trainingPipeline ? h('a', { href: `#/${m.trainingPipeline}`, text: idOf(m.trainingPipeline) }) : 'upload'),
+            h('td', {}, m.trainingPipeline ? pipelineLink(m.trainingPipeline) : 'upload'),
             h('td.mono', { text: m.artifactUri ?? '—' }))))));
     } catch (e) {
       if (!stopped) body.replaceChildren(message('error', `Could not list models: ${(e as Error).message}`));
@@ -36,30 +41,12 @@ export function modelsPage(app: HTMLElement, parent: string): Cleanup {
   return () => { stopped = true; window.clearTimeout(timer); };
 }
 
-// metrics.json as rows: nested objects flattened to dotted keys, lists of numbers shown as lists.
-export function metricRows(value: unknown, prefix = ''): [string, string][] {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    const text = Array.isArray(value) ? value.map((v) => (typeof v === 'number' ? +v.toPrecision(6) : JSON.stringify(v))).join(', ')
-      : typeof value === 'number' ? String(+value.toPrecision(6)) : JSON.stringify(value);
-    return [[prefix || '(value)', text]];
-  }
-  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => metricRows(v, prefix ? `${prefix}.${k}` : k));
-}
-
 function renderFiles(box: HTMLElement, bucket: string, dir: string, items: GcsObject[]) {
   box.replaceChildren(items.length === 0 ? message('empty', 'No files.') : h('table.files', {},
     h('tr', {}, h('th', { text: 'File' }), h('th', { text: 'Size' }), h('th', { text: 'Updated' })),
     ...items.map((o) => h('tr', { 'data-file': o.name.slice(dir.length) },
       h('td.mono', { text: o.name.slice(dir.length), title: `gs://${bucket}/${o.name}` }),
       h('td', { text: `${Number(o.size).toLocaleString()} B` }), h('td', { text: fmtTime(o.updated) })))));
-}
-
-function renderMetrics(box: HTMLElement, text: string | null) {
-  if (text === null) { box.replaceChildren(message('empty', 'This version has no metrics.json (write one into AIP_MODEL_DIR).')); return; }
-  let parsed: unknown;
-  try { parsed = JSON.parse(text); } catch { box.replaceChildren(message('error', 'metrics.json is not JSON.'), h('pre.json', { text })); return; }
-  box.replaceChildren(h('table.metrics', {}, ...metricRows(parsed).map(([k, v]) =>
-    h('tr', { 'data-metric': k }, h('th', { text: k }), h('td', { text: v })))));
 }
 
 // The pipeline that trained the version and that pipeline's backing job.
@@ -80,7 +67,12 @@ export function modelPage(app: HTMLElement, name: string): Cleanup {
   const header = h('div.job-header', {}, message('loading', 'Loading model…'));
   const versions = h('section.card.versions');
   const detail = h('section.card.version');
-  app.append(header, versions, detail);
+  const deploySlot = h('div.deploy-slot');
+  let deploy: DeployPanel | null = null;
+  let charts: LineChart[] = [];
+  const onResize = () => charts.forEach((c) => c.resize(c.el));
+  window.addEventListener('resize', onResize);
+  app.append(header, deploySlot, versions, detail);
   const wanted = new URLSearchParams(location.hash.split('?')[1] ?? '').get('version');
 
   async function load() {
@@ -103,9 +95,17 @@ export function modelPage(app: HTMLElement, name: string): Cleanup {
       if (!confirm(`Delete ${m.displayName} and all its versions? Its files stay.`)) return;
       try { await api.deleteModel(name); location.hash = list; } catch (e) { alert((e as Error).message); }
     } });
+    deploy?.stop();
+    deploy = new DeployPanel(name, m.displayName || idOf(name));
+    deploySlot.replaceChildren(deploy.el);
+    const parent = name.replace(/\/models\/.*/, '');
     header.replaceChildren(h('a.back', { href: list, text: '← Models' }),
       h('h1', { text: m.displayName || idOf(name) }),
-      guardWrite(name.split('/')[1], h('div.actions', {}, del)),
+      guardWrite(name.split('/')[1], h('div.actions', {},
+        h('button.primary', { type: 'button', text: 'Deploy…', 'data-action': 'open-deploy', onclick: () => deploy?.open() }),
+        h('a.button', { href: `#/${parent}/batchPredictionJobs?create=1&model=${encodeURIComponent(name)}`,
+          'data-action': 'batch-predict', text: 'Batch predict…' }),
+        del)),
       m.description ? h('p.sub', { text: m.description }) : '');
   }
 
@@ -115,7 +115,7 @@ export function modelPage(app: HTMLElement, name: string): Cleanup {
       ...list.map((v) => h(`tr${v.versionId === shown.versionId ? '.best' : ''}`, { 'data-version': v.versionId },
         h('td', {}, h('a', { href: `#/${name}?version=${v.versionId}`, text: `v${v.versionId}` })),
         h('td', { text: versionsOf(v) }), h('td', { text: fmtTime(v.versionCreateTime ?? v.createTime) }),
-        h('td', {}, v.trainingPipeline ? h('a', { href: `#/${v.trainingPipeline}`, text: idOf(v.trainingPipeline) }) : 'upload'))))));
+        h('td', {}, v.trainingPipeline ? pipelineLink(v.trainingPipeline) : 'upload'))))));
   }
 
   async function showVersion(v: ModelVersion) {
@@ -137,10 +137,15 @@ export function modelPage(app: HTMLElement, name: string): Cleanup {
     const dir = prefix && !prefix.endsWith('/') ? `${prefix}/` : prefix;
     api.listObjects(bucket, dir).then((r) => renderFiles(files, bucket, dir, r.items ?? []))
       .catch((e) => files.replaceChildren(message('error', `Could not list ${v.artifactUri}: ${(e as Error).message}`)));
-    api.objectText(bucket, `${dir}metrics.json`).then((text) => renderMetrics(metrics, text))
+    api.objectText(bucket, `${dir}metrics.json`).then((text) => { if (!stopped) charts = renderMetrics(metrics, text); })
       .catch((e) => metrics.replaceChildren(message('error', `Could not read metrics.json: ${(e as Error).message}`)));
   }
 
   load();
-  return () => { stopped = true; };
+  return () => {
+    stopped = true;
+    deploy?.stop();
+    charts.forEach((c) => c.destroy());
+    window.removeEventListener('resize', onResize);
+  };
 }

@@ -2,6 +2,7 @@
 // GET /v1/projects (the projects the caller's token may see and their locations that hold
 // resources), and the place a first visit opens.
 import { api, ApiError, LocationInfo, ProjectInfo } from './api';
+import { describeCounts } from './format';
 import { h } from './util';
 
 export const DEFAULT_PARENT = 'projects/local/locations/us-central1';
@@ -11,13 +12,6 @@ export const rememberedParent = () => localStorage.getItem(KEY);
 export const rememberParent = (parent: string) => localStorage.setItem(KEY, parent);
 
 const total = (l: LocationInfo) => Object.values(l.resourceCounts).reduce((a, b) => a + b, 0);
-
-function describe(l: LocationInfo): string {
-  const names: Record<string, string> = {
-    customJobs: 'jobs', hyperparameterTuningJobs: 'HP tuning', trainingPipelines: 'pipelines', models: 'models',
-  };
-  return Object.entries(l.resourceCounts).map(([k, n]) => `${n} ${names[k] ?? k}`).join(', ');
-}
 
 // The parent a first visit opens: the location holding the most resources, else the default (or
 // the first project the token may see); null while the user is asked for a token (the router
@@ -56,7 +50,7 @@ export function wherePicker(parent: string, go: (parent: string) => void): HTMLE
     select.replaceChildren(
       ...(known ? [] : [h('option', { value: parent, text: `${parent.split('/')[1]} / ${parent.split('/')[3]}`, selected: true })]),
       ...projects.map((p) => h('optgroup', { label: p.projectId },
-        ...p.locations.map((l) => h('option', { value: l.name, selected: l.name === parent, text: `${p.projectId} / ${l.locationId} (${describe(l)})` })),
+        ...p.locations.map((l) => h('option', { value: l.name, selected: l.name === parent, text: `${p.projectId} / ${l.locationId} (${describeCounts(l.resourceCounts)})` })),
         ...(p.locations.length ? [] : [h('option', { value: `projects/${p.projectId}/locations/us-central1`, text: `${p.projectId} / us-central1 (empty)` })]))),
       h('option', { value: '', text: 'Other project or location…' }));
   };

@@ -4,14 +4,21 @@
 // playwright-core. It checks:
 //   - a first visit opens where the jobs are (a job made beforehand in another project/location);
 //   - "train new model" with a two-pool custom container from the loopback registry (chief + 1
-//     worker, machine types picked from the list): pool 0 with 2 replicas first, which shows the
-//     server's message next to that field and creates nothing; then it runs to SUCCEEDED, both
-//     replicas' logs show, the curves put train and valid on one chart, and its model is on the
-//     models page with its metrics.json, files and the pipeline and job that made it;
-//   - a hyperparameter-tuning job created from the form runs its trials;
+//     worker, machine types picked from the list): the image field offers the server's catalog
+//     (GET /v1/containerImages, where the server has it) with a placeholder that runs here; the
+//     arguments box grows to its 7 lines; the chief's replica count is fixed at 1; worker pool 1
+//     with 0 replicas first, which shows the server's message next to that field, in the form's
+//     words ("Worker pool 1 — workers › Replica count", not workerPoolSpecs[1]), and creates
+//     nothing; the review shows the request JSON once; then it runs to SUCCEEDED, both replicas'
+//     logs show, the curves put train and valid on one chart, and its model is on the models page
+//     (which names the pipeline that made it) with its metrics.json, files and the pipeline and
+//     job that made it;
+//   - a hyperparameter-tuning job created from the form runs its trials; its image field now also
+//     offers the image the pipeline used;
 //   - a viewer token sees no create, cancel or delete button, and is told why;
-//   - the picker finds the job made in the other project and location;
-//   - at 390×844 no page scrolls sideways, and every form field has a label;
+//   - the picker finds the job made in the other project and location, counts in words ("1 job",
+//     never "1 jobs") and is wide enough for its text at 1400 px;
+//   - at 390×844 and 1400×900 no page scrolls sideways, and every form field has a label;
 //   - no request leaves the server's origin.
 // Without podman, runc, docker-registry and busybox-static (or not root) the same walk runs with
 // the `local` image (the command runs on the host), and the output says so.
@@ -106,8 +113,9 @@ const pagesSeen = [];  // hashes visited, for the phone-width pass
 async function newPage(tokenValue) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  // 401 before signing in, and 400 from the refused create, are expected answers.
-  watch(page, base, foreign, consoleErrors, /status of (401|400|404)/);
+  // 401 before signing in, and 400 from the refused create, are expected answers; so are 404 from
+  // GET /v1/containerImages and 404/501 from batchPredictionJobs on a server without them.
+  watch(page, base, foreign, consoleErrors, /status of (401|400|404|501)/);
   page.setDefaultTimeout(30000);
   await page.goto(`${base}/`);
   await page.waitForSelector('.signin input[name=token]');
@@ -147,8 +155,10 @@ async function fillTrainNewModel(page, shot) {
   await page.fill(byPath('modelToUpload.displayName'), 'cassava-model');
   await shot('step2-model');
   await page.click('[data-step=details] >> text=Continue');
+  await imageFieldOffersTheCatalog(page);
   await page.fill(byPath('spec.workerPoolSpecs[*].containerSpec.imageUri'), image);
   await page.fill(byPath('spec.workerPoolSpecs[*].containerSpec.command'), ['sh', '-c', TRAIN_SCRIPT].join('\n'));
+  await argumentsBoxFitsItsLines(page);
   await page.fill(byPath('spec.baseOutputDirectory.outputUriPrefix'), 'gs://console-bkt/cassava');
   const known = await page.$$eval('#known-buckets option', (os) => os.map((o) => o.value));
   check(known.includes('gs://console-bkt/'), `output directory offers the buckets the server knows (${known})`);
@@ -156,7 +166,33 @@ async function fillTrainNewModel(page, shot) {
   await page.click('[data-step=code] >> text=Continue');
 }
 
-// Step 4: the chief and one worker, machine types from the catalog; pool 0 gets 2 replicas first.
+// The images the server can run (its catalog, when it has GET /v1/containerImages) are offered,
+// an older server's 404 shows no error, and the placeholder is an image that runs here.
+async function imageFieldOffersTheCatalog(page) {
+  const field = byPath('spec.workerPoolSpecs[*].containerSpec.imageUri');
+  const catalog = await fetch(`${base}/v1/containerImages`, { headers: { Authorization: `Bearer ${editor}` } })
+    .then(async (r) => (r.ok ? (await r.json()).containerImages ?? [] : null));
+  const wanted = (catalog ?? []).filter((c) => (c.use ?? 'TRAINING') === 'TRAINING').map((c) => c.imageUri);
+  await waitInPage(page, (n) => document.querySelectorAll('#training-images option').length >= n, 10000, wanted.length);
+  const offered = await page.$$eval('#training-images option', (os) => os.map((o) => o.value));
+  check(await page.getAttribute(field, 'list') === 'training-images' && wanted.every((u) => offered.includes(u)),
+    `the image field offers the server's catalog (${catalog ? wanted.join(', ') : 'none: the server has no GET /v1/containerImages'})`);
+  check(await page.getAttribute(field, 'placeholder') === 'trainyard/bert-sentiment:latest', 'the image placeholder runs here');
+  check(!(await page.$('.create .state-msg-error')), 'no error is shown for the image catalog');
+}
+
+// The arguments box is as tall as its lines.
+async function argumentsBoxFitsItsLines(page) {
+  const args = ['--epochs=3', '--batch-size=32', '--learning-rate=5e-4', '--max-length=100', '--seed=42',
+    '--warmup-steps=0', '--weight-decay=0.01'];
+  const box = byPath('spec.workerPoolSpecs[*].containerSpec.args');
+  await page.fill(box, args.join('\n'));
+  const fit = await page.$eval(box, (t) => ({ rows: t.rows, scroll: t.scrollHeight, client: t.clientHeight }));
+  check(fit.rows >= 7 && fit.scroll <= fit.client + 2, `the arguments box shows its 7 lines (${JSON.stringify(fit)})`);
+}
+
+// Step 4: the chief and one worker, machine types from the catalog; the chief's replica count is
+// fixed at 1; pool 1 gets 0 replicas first.
 async function fillCompute(page, shot) {
   const machine0 = byPath('spec.workerPoolSpecs[0].machineSpec.machineType');
   const options = await page.$$eval(`${machine0} option`, (os) => os.map((o) => o.textContent));
@@ -164,11 +200,15 @@ async function fillCompute(page, shot) {
     options.some((t) => /^a2-highgpu-1g · 12 vCPU · 85 GiB · 1× NVIDIA_TESLA_A100 · \$\d/.test(t)),
   'machine list shows vCPUs, memory, bundled GPUs and the hourly price');
   await page.selectOption(machine0, 'n1-standard-1');
-  await page.fill(byPath('spec.workerPoolSpecs[0].replicaCount'), '2');
+  const chief = byPath('spec.workerPoolSpecs[0].replicaCount');
+  check(await page.getAttribute(chief, 'readonly') !== null && await page.inputValue(chief) === '1',
+    'the chief\'s replica count is fixed at 1');
   await page.check('[data-pool="1"] input[type=checkbox]');
   await page.selectOption(byPath('spec.workerPoolSpecs[1].machineSpec.machineType'), 'n1-standard-1');
+  await page.fill(byPath('spec.workerPoolSpecs[1].replicaCount'), '2');
   const total = await page.textContent('[data-total]');
   check(total === 'Estimated $0.18 per hour for all 3 replicas', `cluster price shown (${total})`);
+  await page.fill(byPath('spec.workerPoolSpecs[1].replicaCount'), '0');
   await shot('step4-compute');
   await page.click('[data-step=compute] >> text=Continue');
   await page.click('[data-step=options] >> text=Add label');
@@ -178,17 +218,23 @@ async function fillCompute(page, shot) {
   await page.click('[data-step=options] >> text=Continue');
 }
 
-// The refused create: the server's message next to pool 0's replica count; nothing created.
+// The refused create: the server's message next to pool 1's replica count, in the form's words;
+// nothing created.
 async function refusedThenFixed(page, shot) {
   const review = await page.textContent('[data-review=json]');
-  check(review.includes('"trainingTaskDefinition"') && review.includes('"replicaCount": "2"'), 'review shows the request JSON');
+  check(review.includes('"trainingTaskDefinition"') && review.includes('"replicaCount": "0"'), 'review shows the request JSON');
+  const copies = await page.$$eval('[data-step=review] pre', (ps) => ps.filter((p) => p.textContent.includes('"trainingTaskDefinition"')).length);
+  check(copies === 1, `the review shows the request JSON once (${copies})`);
   check((await page.textContent('[data-review=gcloud]')).startsWith('curl -X POST'), 'review shows the same request from a shell');
   await shot('step6-review');
   await page.click('[data-action=submit]');
-  const field = byPath('spec.workerPoolSpecs[0].replicaCount');
+  const field = byPath('spec.workerPoolSpecs[1].replicaCount');
   await page.waitForSelector(`${field}[aria-invalid=true]`);
   const msg = await page.$eval(field, (el) => el.parentElement.querySelector('.field-error').textContent);
-  check(/must have exactly 1 replica, got 2/.test(msg), `the server's message is next to pool 0's replica count (${msg})`);
+  check(/got 0/.test(msg), `the server's message is next to pool 1's replica count (${msg})`);
+  const top = await page.textContent('.problems .state-msg-error');
+  check(top.includes('Worker pool 1 — workers › Replica count') && !top.includes('workerPoolSpecs'),
+    `the message names the field in the form's words (${top})`);
   check(await page.isVisible('[data-step=compute]'), 'the compute step is opened on the error');
   const listed = await rest('GET', `/v1/${PARENT}/trainingPipelines`);
   check(!(listed.trainingPipelines ?? []).length, 'nothing was created while the request was invalid');
@@ -248,6 +294,8 @@ async function modelHasItsMetrics(page, shot) {
   await shot('model');
   await visit(page, `${PARENT}/models`, 'tr[data-model]');
   check((await page.textContent('table.models')).includes('cassava-model'), 'the model is on the models page');
+  await waitInPage(page, () => document.querySelector('table.models a[data-link=pipeline]')?.textContent === 'multiworker-cassava', 10000);
+  check(true, 'the models list names the pipeline that produced the model (linked)');
   await shot('models');
 }
 
@@ -257,6 +305,8 @@ async function hpTuningFromTheForm(page, shot) {
   await page.click('[data-step=method] >> text=Continue');
   await page.fill(byPath('displayName'), 'console-study');
   await page.click('[data-step=details] >> text=Continue');
+  await waitInPage(page, (img) => [...document.querySelectorAll('#training-images option')].some((o) => o.value === img), 10000, image);
+  check(true, `the image field offers the image this project used recently (${image})`);
   await page.fill(byPath('spec.workerPoolSpecs[*].containerSpec.imageUri'), image);
   await page.fill(byPath('spec.workerPoolSpecs[*].containerSpec.command'), ['sh', '-c', TRIAL_SCRIPT, 'trial'].join('\n'));
   await page.click('[data-step=code] >> text=Continue');
@@ -314,30 +364,48 @@ async function pickerFindsTheOtherLocation(page, shot) {
   await page.selectOption('#where-select', FAR);
   await page.waitForSelector(`tr[data-job="${farJob.name.split('/').pop()}"]`);
   check(true, 'the picker finds the job in another project and location');
+  const texts = await page.$$eval('#where-select option', (os) => os.map((o) => o.textContent));
+  check(texts.some((t) => /\(1 job\)/.test(t)) && !texts.some((t) => /\b1 (jobs|models|pipelines)\b/.test(t)),
+    `the picker counts in words (${texts.join(' | ')})`);
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const fit = await page.$eval('#where-select', (sel) => {
+    const span = document.createElement('span');
+    span.style.font = getComputedStyle(sel).font;
+    span.style.whiteSpace = 'pre';
+    span.textContent = [...sel.options].reduce((a, o) => (o.textContent.length > a.length ? o.textContent : a), '');
+    document.body.append(span);
+    const need = span.getBoundingClientRect().width;
+    span.remove();
+    return { need: Math.round(need), have: sel.clientWidth };
+  });
+  check(fit.need + 16 <= fit.have, `the picker is wide enough for its longest entry at 1400 px (${JSON.stringify(fit)})`);
+  await page.setViewportSize({ width: 1280, height: 900 });
   await shot('picker');
 }
 
-async function phoneWidthAndLabels(page, shot) {
-  await page.setViewportSize({ width: 390, height: 844 });
+async function widthsAndLabels(page, shot) {
   const pages = [...new Set([`${PARENT}/customJobs`, `${PARENT}/hyperparameterTuningJobs`, `${PARENT}/trainingPipelines`,
-    `${PARENT}/models`, `${PARENT}/create`, ...pagesSeen])];
+    `${PARENT}/models`, `${PARENT}/endpoints`, `${PARENT}/batchPredictionJobs`, `${PARENT}/create`, ...pagesSeen])];
   const wide = [];
   const noLabel = [];
-  for (const hash of pages) {
-    await page.goto(`${base}/#/${hash}`);
-    await page.waitForSelector('#app > *:not(.state)');
-    await page.waitForTimeout(500);  // lets asynchronous parts (charts, tables) render
-    if (!(await fitsWidth(page))) wide.push(hash);
-    noLabel.push(...(await unlabelled(page)).map((u) => `${hash}: ${u}`));
-    await shot(`phone-${hash.split('/').slice(4).join('-').replace(/[^\w-]+/g, '-')}`);
+  for (const [width, height] of [[390, 844], [1400, 900]]) {
+    await page.setViewportSize({ width, height });
+    for (const hash of pages) {
+      await page.goto(`${base}/#/${hash}`);
+      await page.waitForSelector('#app > *:not(.state)');
+      await page.waitForTimeout(500);  // lets asynchronous parts (charts, tables) render
+      if (!(await fitsWidth(page))) wide.push(`${hash}@${width}`);
+      if (width === 390) noLabel.push(...(await unlabelled(page)).map((u) => `${hash}: ${u}`));
+      await shot(`${width === 390 ? 'phone' : 'wide'}-${hash.split('/').slice(4).join('-').replace(/[^\w-]+/g, '-')}`);
+    }
+    for (const step of ['details', 'code', 'compute', 'options', 'review']) {
+      await page.goto(`${base}/#/${PARENT}/create?kind=hpTuningJob`);
+      await page.click(`[data-goto=${step}]`);
+      if (!(await fitsWidth(page))) wide.push(`create step ${step}@${width}`);
+      if (width === 390) noLabel.push(...(await unlabelled(page)).map((u) => `create ${step}: ${u}`));
+    }
   }
-  for (const step of ['details', 'code', 'compute', 'options', 'review']) {
-    await page.goto(`${base}/#/${PARENT}/create?kind=hpTuningJob`);
-    await page.click(`[data-goto=${step}]`);
-    if (!(await fitsWidth(page))) wide.push(`create step ${step}`);
-    noLabel.push(...(await unlabelled(page)).map((u) => `create ${step}: ${u}`));
-  }
-  check(wide.length === 0, `at 390×844 no page scrolls sideways (${pages.length} pages + create steps; too wide: ${wide})`);
+  check(wide.length === 0, `at 390×844 and 1400×900 no page scrolls sideways (${pages.length} pages + create steps; too wide: ${wide})`);
   check(noLabel.length === 0, `every form field has a label (${noLabel.join(' | ')})`);
 }
 
@@ -355,7 +423,7 @@ try {
   await hpTuningFromTheForm(page, shot);
   await viewerSeesNoWriteButtons(pipeline, shot);
   await pickerFindsTheOtherLocation(page, shot);
-  await phoneWidthAndLabels(page, shot);
+  await widthsAndLabels(page, shot);
 } catch (e) {
   state.failures++;
   console.log(`FAIL ${e.stack}`);

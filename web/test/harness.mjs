@@ -4,6 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { startProxy } from './dev_proxy.mjs';
 
 export const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -32,8 +33,21 @@ export const launchOptions = (chromiumPath) => ({
     '--disable-component-update', '--no-first-run'],
 });
 
-// Starts `trainyard server --port 0 ...args`; resolves to {base, proc} once it listens.
+// Starts `trainyard server --port 0 ...args`; resolves to {base, proc} once it listens. With
+// --console-dist DIR on the test's command line, `base` is a dev proxy (dev_proxy.mjs) that serves
+// the console from DIR and forwards everything else to the server (its own URL is `serverBase`);
+// the proxy closes when the server exits.
 export async function startServer(trainyard, args, env, stderrPath) {
+  const started = await startServerOnly(trainyard, args, env, stderrPath);
+  const dist = arg('console-dist', '');
+  if (!dist) return started;
+  const proxy = await startProxy(dist, started.base);
+  started.proc.on('exit', () => proxy.close());
+  console.log(`console from ${path.resolve(dist)} through ${proxy.base} (server ${started.base})`);
+  return { ...started, base: proxy.base, serverBase: started.base };
+}
+
+async function startServerOnly(trainyard, args, env, stderrPath) {
   const proc = spawn(trainyard, ['server', '--port', '0', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', fs.openSync(stderrPath, 'w')],

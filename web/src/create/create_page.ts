@@ -9,9 +9,11 @@ import { api, ApiError, MachineCatalog } from '../api';
 import type { Cleanup } from '../main';
 import { currentCaller, whyReadOnly } from '../session';
 import { h, message } from '../util';
+import { fieldWordsOf, inFormWords } from './field_words';
 import { clearErrors, fieldId, inputField, keyValueRows, selectField, showViolations } from './fields';
 import { commandLineOf } from './gcloud';
 import { hpSection } from './hp';
+import { ImageUse, imageChoices } from './images';
 import { CreateForm, CreateKind, newForm, requestOf } from './model';
 import { poolsSection } from './pools';
 
@@ -53,15 +55,31 @@ class CreateFlow {
   private review = h('div.review');
   private problems = h('div.problems', { role: 'alert' });
   private buckets = h('datalist', { id: 'known-buckets' });
+  private trainingImages = h('datalist', { id: 'training-images' });
+  private servingImages = h('datalist', { id: 'serving-images' });
   private models: [string, string][] = [['', 'New model']];
 
   constructor(private root: HTMLElement, private parent: string, private catalog: MachineCatalog,
     private f: CreateForm) {
     api.listBuckets(parent.split('/')[1]).then((r) => this.buckets.replaceChildren(
       ...(r.items ?? []).map((b) => h('option', { value: `gs://${b.name}/` })))).catch(() => { /* none known */ });
+    this.offerImages();
     api.listModels(parent, 100, '').then((r) => {
       this.models.push(...(r.models ?? []).map((m): [string, string] => [m.name, `New version of ${m.displayName}`]));
     }).catch(() => { /* no registry */ });
+  }
+
+  // The images the server can run (an older server has no catalog: none) and those this project's
+  // jobs used, newest first; neither failing is worth a message: the fields still take any image.
+  private offerImages() {
+    const catalog = api.containerImages().catch(() => []);
+    const jobs = api.listJobs(this.parent, '', 100, '').then((r) => r.customJobs ?? []).catch(() => []);
+    Promise.all([catalog, jobs]).then(([c, j]) => {
+      const fill = (list: HTMLElement, use: ImageUse) => list.replaceChildren(...imageChoices(c, j, use).map((o) =>
+        h('option', { value: o.value, label: o.label || undefined })));
+      fill(this.trainingImages, 'TRAINING');
+      fill(this.servingImages, 'SERVING');
+    });
   }
 
   render() {
@@ -72,7 +90,7 @@ class CreateFlow {
     const stepper = h('ol.steps', {}, ...this.steps.map((s, i) => h('li', {},
       h(`button.step-link${i === this.current ? '.active' : ''}`, { type: 'button', 'data-goto': s.id, text: `${i + 1}. ${s.title}`,
         onclick: () => this.go(i) }))));
-    this.root.replaceChildren(stepper, this.buckets, ...this.panels);
+    this.root.replaceChildren(stepper, this.buckets, this.trainingImages, this.servingImages, ...this.panels);
   }
 
   private stepList(): Step[] {
@@ -129,7 +147,8 @@ class CreateFlow {
       inputField('Model description', () => f.modelDescription, (v) => { f.modelDescription = v; },
         { path: 'modelToUpload.description', rows: 2 }),
       inputField('Prediction container image (optional)', () => f.servingImageUri, (v) => { f.servingImageUri = v; },
-        { path: 'modelToUpload.containerSpec.imageUri', hint: 'Leave empty for no prediction container' }));
+        { path: 'modelToUpload.containerSpec.imageUri', list: 'serving-images', placeholder: 'trainyard/bert-serve:latest',
+          hint: 'Leave empty for no prediction container' }));
   }
 
   private codeStep(): HTMLElement {
@@ -137,7 +156,8 @@ class CreateFlow {
     const at = 'spec.workerPoolSpecs[*]';
     const custom = h('div', { hidden: f.codeMode !== 'custom' },
       inputField('Container image', () => f.imageUri, (v) => { f.imageUri = v; },
-        { path: `${at}.containerSpec.imageUri`, placeholder: 'gcr.io/my-project/multiworker:cassava' }),
+        { path: `${at}.containerSpec.imageUri`, list: 'training-images', placeholder: 'trainyard/bert-sentiment:latest',
+          hint: 'The images this server runs and those used recently are offered; any other image is pulled' }),
       inputField('Command (one argument per line)', () => f.command, (v) => { f.command = v; },
         { path: `${at}.containerSpec.command`, rows: 3, hint: 'Replaces the image entrypoint; empty keeps it' }));
     const prebuilt = h('div', { hidden: f.codeMode !== 'prebuilt' },
@@ -184,13 +204,16 @@ class CreateFlow {
     const { collection, body } = requestOf(this.f);
     currentCaller().catch(() => null).then((c) => {
       const cmd = commandLineOf(this.f, this.parent, !!c?.authentication, location.origin);
+      const json = JSON.stringify(body, null, 2);
+      // A pipeline's command line sends the request itself as its file: shown once, named so.
+      const same = cmd.configText === json;
       this.review.replaceChildren(...[
-        h('h3', { text: `POST /v1/${this.parent}/${collection}` }),
-        h('pre.json', { 'data-review': 'json', text: JSON.stringify(body, null, 2) }),
+        h('h3', { text: `POST /v1/${this.parent}/${collection}${same ? ` — saved as ${cmd.configFile}, the command below sends it` : ''}` }),
+        h('pre.json', { 'data-review': 'json', text: json }),
         h('h3', { text: this.f.kind === 'pipeline' ? 'The same request from a shell' : 'The same with gcloud' }),
         h('pre.json', { 'data-review': 'gcloud', text: cmd.command }),
-        cmd.configFile ? h('h3', { text: cmd.configFile }) : null,
-        cmd.configText ? h('pre.json', { 'data-review': 'config', text: cmd.configText }) : null,
+        cmd.configFile && !same ? h('h3', { text: cmd.configFile }) : null,
+        cmd.configText && !same ? h('pre.json', { 'data-review': 'config', text: cmd.configText }) : null,
         cmd.note ? h('p.sub', { text: cmd.note }) : null].filter((x): x is HTMLElement => x !== null));
     });
   }
@@ -215,8 +238,8 @@ class CreateFlow {
       this.panels.forEach((p, i) => {
         if (p.querySelector('[aria-invalid]')) this.root.querySelectorAll('.step-link')[i].classList.add('has-error');
       });
-      this.problems.append(message('error', `The server refused the request: ${err.message}`),
-        ...unplaced.map((v) => h('p.field-error', { text: `${v.field}: ${v.description}` })));
+      this.problems.append(message('error', `The server refused the request: ${inFormWords(err.message)}`),
+        ...unplaced.map((v) => h('p.field-error', { text: `${fieldWordsOf(v.field)}: ${inFormWords(v.description)}` })));
       const step = first ? this.panels.findIndex((p) => p.contains(first)) : -1;
       if (step >= 0) {
         this.go(step);

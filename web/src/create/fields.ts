@@ -4,6 +4,7 @@
 // every pool where one field fills all of them (the training code).
 import { FieldViolation } from '../api';
 import { h } from '../util';
+import { inFormWords } from './field_words';
 import { formPathOf } from './model';
 
 let nextId = 0;
@@ -17,7 +18,16 @@ export interface FieldOptions {
   required?: boolean;
   min?: number; max?: number; step?: string;
   list?: string;         // a datalist id
-  rows?: number;         // a textarea of this many rows
+  rows?: number;         // a textarea of at least this many rows (it grows with its lines)
+  readonly?: boolean;    // shown, not editable
+}
+
+// A textarea as tall as its lines (at least `min` rows); wrapped long lines make it taller still
+// while it is shown.
+function fitRows(area: HTMLTextAreaElement, min: number) {
+  area.rows = Math.max(min, area.value.split('\n').length);
+  area.style.height = '';
+  if (area.scrollHeight > area.clientHeight && area.clientHeight > 0) area.style.height = `${area.scrollHeight + 2}px`;
 }
 
 // A labelled text/number input or textarea: `get` reads the state, `set` writes it on each edit.
@@ -27,12 +37,16 @@ export function inputField(label: string, get: () => string | number, set: (v: s
   const attrs: Record<string, unknown> = {
     id, name: id, 'data-field': o.path, placeholder: o.placeholder, required: o.required,
     min: o.min, max: o.max, step: o.step, list: o.list, 'aria-describedby': o.hint ? `${id}-hint` : undefined,
+    readonly: o.readonly,
   };
   const input = (o.rows
     ? h('textarea', { ...attrs, rows: o.rows })
     : h('input', { ...attrs, type: o.type ?? 'text' })) as HTMLInputElement;
   input.value = String(get());
-  input.addEventListener('input', () => { set(input.value); clearError(input); });
+  const fit = o.rows ? () => fitRows(input as unknown as HTMLTextAreaElement, o.rows!) : () => { /* an input */ };
+  fit();
+  input.addEventListener('input', () => { set(input.value); clearError(input); fit(); });
+  input.addEventListener('focus', fit);
   return wrap(label, id, input, o.hint);
 }
 
@@ -104,7 +118,8 @@ export function showViolations(root: HTMLElement, violations: FieldViolation[]) 
     if (!control || !err) { unplaced.push(v); continue; }
     control.setAttribute('aria-invalid', 'true');
     err.hidden = false;
-    err.textContent = err.textContent ? `${err.textContent} ${v.description}` : v.description;
+    const text = inFormWords(v.description);
+    err.textContent = err.textContent ? `${err.textContent} ${text}` : text;
     first ??= control;
   }
   return { unplaced, first };

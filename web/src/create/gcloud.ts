@@ -22,7 +22,7 @@ function flag(name: string, value: string) { return `--${name}=${shellWord(value
 function poolFlag(f: CreateForm, i: number): string {
   const p = f.pools[i];
   if (!p.enabled && i > 0) return flag('worker-pool-spec', '');
-  const kv = [`machine-type=${p.machineType}`, `replica-count=${p.replicaCount}`];
+  const kv = [`machine-type=${p.machineType}`, `replica-count=${i === 0 ? 1 : p.replicaCount}`];
   if (p.acceleratorType) kv.push(`accelerator-type=${p.acceleratorType}`, `accelerator-count=${p.acceleratorCount}`);
   if (f.codeMode === 'prebuilt') kv.push(`executor-image-uri=${f.executorImageUri.trim()}`, `python-module=${f.pythonModule.trim()}`);
   else kv.push(`container-image-uri=${f.imageUri.trim()}`);

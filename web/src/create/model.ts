@@ -105,14 +105,15 @@ function codeOf(f: CreateForm): Record<string, unknown> {
     imageUri: f.imageUri.trim(), ...(lines(f.command).length ? { command: lines(f.command) } : {}), ...extra } };
 }
 
-function poolOf(f: CreateForm, p: PoolForm): Record<string, unknown> {
+// Pool `i` of the request; pool 0, the chief, always has 1 replica.
+function poolOf(f: CreateForm, p: PoolForm, i: number): Record<string, unknown> {
   const machineSpec: Record<string, unknown> = { machineType: p.machineType };
   if (p.acceleratorType) {
     machineSpec.acceleratorType = p.acceleratorType;
     machineSpec.acceleratorCount = p.acceleratorCount;
   }
   return {
-    machineSpec, replicaCount: String(p.replicaCount),
+    machineSpec, replicaCount: i === 0 ? '1' : String(p.replicaCount),
     diskSpec: { bootDiskType: p.bootDiskType, bootDiskSizeGb: p.bootDiskSizeGb }, ...codeOf(f),
   };
 }
@@ -121,7 +122,7 @@ function poolOf(f: CreateForm, p: PoolForm): Record<string, unknown> {
 export function jobSpecOf(f: CreateForm): Record<string, unknown> {
   const last = f.pools.reduce((n, p, i) => (p.enabled || i === 0 ? i : n), 0);
   const spec: Record<string, unknown> = {
-    workerPoolSpecs: f.pools.slice(0, last + 1).map((p, i) => (p.enabled || i === 0 ? poolOf(f, p) : {})),
+    workerPoolSpecs: f.pools.slice(0, last + 1).map((p, i) => (p.enabled || i === 0 ? poolOf(f, p, i) : {})),
   };
   if (f.outputDir.trim()) spec.baseOutputDirectory = { outputUriPrefix: f.outputDir.trim() };
   if (f.serviceAccount.trim()) spec.serviceAccount = f.serviceAccount.trim();

@@ -79,8 +79,12 @@ function poolBody(catalog: MachineCatalog, f: CreateForm, i: number, rerender: (
       inputField('Accelerator count', () => p.acceleratorCount, (v) => { p.acceleratorCount = Number(v); reprice(); },
         { path: `${at}.machineSpec.acceleratorCount`, type: 'number', min: 0, max: 16 })),
     h('div.row', {},
-      inputField('Replica count', () => p.replicaCount, (v) => { p.replicaCount = Number(v); reprice(); },
-        { path: `${at}.replicaCount`, type: 'number', min: 1, hint: i === 0 ? 'Pool 0 is the chief: 1 replica' : undefined }),
+      i === 0
+        // Vertex runs exactly one chief: more replicas belong in worker pool 1.
+        ? inputField('Replica count', () => 1, () => { /* fixed */ }, { path: `${at}.replicaCount`, type: 'number',
+          min: 1, max: 1, readonly: true, hint: 'The chief is always 1 replica; add workers in worker pool 1' })
+        : inputField('Replica count', () => p.replicaCount, (v) => { p.replicaCount = Number(v); reprice(); },
+          { path: `${at}.replicaCount`, type: 'number', min: 1 }),
       selectField('Disk type', DISK_TYPES, () => p.bootDiskType, (v) => { p.bootDiskType = v; },
         { path: `${at}.diskSpec.bootDiskType` }),
       inputField('Disk size (GB)', () => p.bootDiskSizeGb, (v) => { p.bootDiskSizeGb = Number(v); },
@@ -104,7 +108,7 @@ export function poolsSection(catalog: MachineCatalog, f: CreateForm, changed: ()
       if (el) el.textContent = poolPrice(catalog, p);
     });
     const replicas = f.pools.reduce((n, p, i) => n + (p.enabled || i === 0 ? p.replicaCount : 0), 0);
-    total.replaceChildren(h('b', { 'data-total': '', text: `Estimated ${fmtUsd(clusterUsd(catalog, f))} per hour for all ${replicas} replicas` }),
+    total.replaceChildren(h('b', { 'data-total': '', text: `Estimated ${fmtUsd(clusterUsd(catalog, f))} per hour for ${replicas === 1 ? 'the 1 replica' : `all ${replicas} replicas`}` }),
       h('span.sub', { text: ` (${catalog.priceNote})` }));
     changed();
   };
