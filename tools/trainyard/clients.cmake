@@ -11,7 +11,7 @@ set_tests_properties(ai_platform_e2e_test PROPERTIES SKIP_REGULAR_EXPRESSION "\\
 
 find_program(NODE_EXECUTABLE node)
 if(NODE_EXECUTABLE)
-  foreach(client storage aiplatform aiplatform_pipeline prediction)
+  foreach(client storage aiplatform aiplatform_pipeline prediction batch_prediction)
     add_test(NAME node_${client}_client_test
              COMMAND ${NODE_EXECUTABLE} ${PROJECT_SOURCE_DIR}/test/node/${client}_client_test.js)
     set_tests_properties(node_${client}_client_test PROPERTIES
@@ -37,7 +37,8 @@ endforeach()
 set_tests_properties(python_endpoints_client_test python_batch_client_test PROPERTIES
                      RESOURCE_LOCK serving_replicas)
 if(NODE_EXECUTABLE)
-  set_tests_properties(node_prediction_client_test PROPERTIES RESOURCE_LOCK serving_replicas)
+  set_tests_properties(node_prediction_client_test node_batch_prediction_client_test PROPERTIES
+                       RESOURCE_LOCK serving_replicas)
 endif()
 
 # Seed 004's notebook (examples/notebooks) executed headless by nbclient with the venv's kernel.
