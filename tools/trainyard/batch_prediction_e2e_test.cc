@@ -4,7 +4,8 @@
 //    through the storage API, one line per instance, labels as `trainyard-bert predict` gives;
 //  - a csv file (Vertex's quoting rules: an unquoted text cell is a bad row, not a failed job);
 //  - kill -9 of the server while a job runs: it finishes after the restart, nothing lost;
-//  - a link planted in the input bucket is never followed; hostile create bodies are refused.
+//  - a link planted in the input bucket is never followed; hostile create bodies are refused;
+//  - two replicas on a real local Slurm cluster (skipped without one: scripts/slurm-local.sh).
 // Skipped without the local executor or trainyard-bert.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -63,11 +64,10 @@ class BatchPredictionE2ETest : public ::testing::Test {
     if (!dir_.empty()) EndReplicas(dir_ / "data");
   }
 
-  void StartServer() {
+  void StartServer(std::vector<std::string> args = {"--executor", "local", "--gpus", "0"}) {
     std::string error;
-    server_ = ServerProcess::Start(
-        dir_ / "data", {"--executor", "local", "--gpus", "0", "--kill-grace-seconds", "1"}, &error,
-        env_);
+    args.insert(args.end(), {"--kill-grace-seconds", "1"});
+    server_ = ServerProcess::Start(dir_ / "data", args, &error, env_);
     ASSERT_NE(server_, nullptr) << error;
   }
 
@@ -180,6 +180,22 @@ TEST_F(BatchPredictionE2ETest, JsonlOverTwoReplicasWritesVertexsLayoutWithTheBad
   EXPECT_EQ(custom.body.value("state", ""), "JOB_STATE_SUCCEEDED");
   EXPECT_EQ(custom.body["labels"]["trainyard-batch-prediction"],
             job["name"].get<std::string>().substr(job["name"].get<std::string>().rfind('/') + 1));
+}
+
+TEST_F(BatchPredictionE2ETest, TwoReplicasOnSlurm) {
+  if (std::string why = SlurmSkipReason(); !why.empty()) GTEST_SKIP() << why;
+  server_.reset();
+  StartServer({"--executor", "slurm"});
+  std::string jsonl;
+  for (int i = 0; i < 40; ++i) jsonl += json(kTexts[i % kTexts.size()]).dump() + "\n";
+  testing::WriteFileOrDie(dir_ / "buckets/inputs/slurm.jsonl", jsonl);
+  json job =
+      Wait(Create(Body("jsonl", "gs://inputs/slurm.jsonl", "gs://outputs/slurm", 2))["name"], 300);
+  ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump(2) << server_->Stderr();
+  EXPECT_EQ(job["completionStats"]["successfulCount"], "40");
+  auto outputs = Outputs(job);
+  EXPECT_EQ(outputs["prediction.results-00000-of-00002"].size(), 20u);
+  EXPECT_EQ(outputs["prediction.results-00001-of-00002"].size(), 20u);
 }
 
 TEST_F(BatchPredictionE2ETest, CsvFollowsVertexsQuotingAndAKilledServerFinishesTheJob) {
