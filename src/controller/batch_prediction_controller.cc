@@ -12,7 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxJobDisplayName = 128;
 constexpr char kPending[] = "JOB_STATE_PENDING";
 constexpr char kRunning[] = "JOB_STATE_RUNNING";
 constexpr char kSucceeded[] = "JOB_STATE_SUCCEEDED";
@@ -124,73 +123,8 @@ StatusOr<json> BatchPredictionController::ResolveModel(const std::string& parent
   return m;
 }
 
-Status BatchPredictionController::CheckRunnable(const json& model) const {
-  const json cs = model.value("containerSpec", json::object());
-  const std::string image = cs.value("imageUri", "");
-  const std::string artifacts = model.value("artifactUri", "");
-  const std::string native = std::string(kNativeServingImage);
-  const bool native_image = image.empty() || image == native || image.starts_with(native + ":") ||
-                            endpoint_internal::IsPrebuiltPredictionImage(image);
-  const std::string which = model.value("name", "") + "@" + model.value("versionId", "");
-  if (!native_image) {
-    return FailedPreconditionError(
-        "model: " + which + " is served by its own container (" + image +
-        "); batch prediction runs models Trainyard serves natively (BERT classifiers "
-        "`trainyard-bert train` exports). Deploy this model to an endpoint and send the "
-        "instances to :predict instead");
-  }
-  if (artifacts.empty() || !options_.is_bert_classifier(artifacts)) {
-    return FailedPreconditionError(
-        "model: " + which + "'s artifacts (" + (artifacts.empty() ? "no artifactUri" : artifacts) +
-        ") are not a BERT classifier Trainyard runs natively (config.json, vocab.txt, "
-        "model.safetensors, as `trainyard-bert train` exports)");
-  }
-  return Status::Ok();
-}
-
 std::string BatchPredictionController::StagingDir(const std::string& name) const {
   return options_.staging_bucket + "/batch-prediction-" + JobIdOf(name);
-}
-
-StatusOr<spec::CustomJob> BatchPredictionController::JobFor(const std::string& name,
-                                                            const json& job,
-                                                            const std::string& artifacts) const {
-  TY_ASSIGN_OR_RETURN(spec::BatchPredictionSpec s, spec::BatchPredictionSpecOf(job));
-  const std::string staging = StagingDir(name);
-  spec::ContainerSpec c;
-  c.image_uri = kBatchPredictImage;
-  c.args = {"--model-dir",        artifacts,
-            "--instances-format", s.instances_format,
-            "--instance-config",  spec::InstanceConfigToJson(s.instance_config).dump(),
-            "--output-dir",       staging + "/output",
-            "--progress-dir",     staging + "/progress",
-            "--batch-size",       std::to_string(s.batch_size)};
-  if (!s.model_parameters.is_null()) {
-    c.args.insert(c.args.end(), {"--parameters", s.model_parameters.dump()});
-  }
-  for (const std::string& uri : s.source_uris) c.args.insert(c.args.end(), {"--input", uri});
-  spec::WorkerPoolSpec pool;
-  pool.container_spec = std::move(c);
-  pool.machine_spec = s.machine;
-  if (pool.machine_spec->machine_type.empty()) {
-    pool.machine_spec->machine_type = options_.default_machine_type;
-  }
-  // Vertex's primary pool has one replica: the others are pool 1's (same program, shards 1..N-1).
-  pool.replica_count = 1;
-  spec::CustomJob out;
-  out.display_name = job.value("displayName", "") + "-batch-prediction";
-  if (out.display_name.size() > kMaxJobDisplayName) {
-    out.display_name.resize(kMaxJobDisplayName);
-  }
-  out.labels = job.value("labels", std::map<std::string, std::string>());
-  out.labels[kBatchPredictionLabel] = JobIdOf(name);
-  out.job_spec.worker_pool_specs.push_back(pool);
-  if (s.starting_replicas > 1) {
-    pool.replica_count = s.starting_replicas - 1;
-    out.job_spec.worker_pool_specs.push_back(std::move(pool));
-  }
-  out.job_spec.base_output_directory = staging;
-  return out;
 }
 
 StatusOr<json> BatchPredictionController::Create(const std::string& parent, const std::string& body,
@@ -198,7 +132,7 @@ StatusOr<json> BatchPredictionController::Create(const std::string& parent, cons
   TY_ASSIGN_OR_RETURN(json job, spec::DecodeBatchPredictionJob(body));
   TY_ASSIGN_OR_RETURN(spec::BatchPredictionSpec s, spec::BatchPredictionSpecOf(job));
   TY_ASSIGN_OR_RETURN(json model, ResolveModel(parent, s.model));
-  TY_RETURN_IF_ERROR(CheckRunnable(model));
+  TY_ASSIGN_OR_RETURN(json serving, ServingOf(model));
   for (size_t i = 0; i < s.source_uris.size(); ++i) {
     std::string uri = s.source_uris[i];
     if (size_t star = uri.find('*'); star != std::string::npos) uri.resize(star);
@@ -210,9 +144,8 @@ StatusOr<json> BatchPredictionController::Create(const std::string& parent, cons
   if (Status b = CheckBucketExists(s.output_uri_prefix); !b.ok()) {
     return Status(b.code(), "outputConfig.gcsDestination.outputUriPrefix: " + b.message());
   }
-  const std::string artifacts = model.value("artifactUri", "");
   const std::string collection = parent + "/" + std::string(spec::kBatchPredictionJobs) + "/";
-  TY_ASSIGN_OR_RETURN(spec::CustomJob probe, JobFor(collection + "0", job, artifacts));
+  TY_ASSIGN_OR_RETURN(spec::CustomJob probe, JobFor(collection + "0", job, serving));
   TY_RETURN_IF_ERROR(jobs_->Validate(parent, probe).WithPrefix("dedicatedResources: "));
   job["modelVersionId"] = model.value("versionId", "");
   if (creator) spec::SetCreator(job, *creator);
@@ -222,8 +155,7 @@ StatusOr<json> BatchPredictionController::Create(const std::string& parent, cons
       s.output_uri_prefix + "/" + spec::PredictionDirName(model.value("displayName", ""), now);
   job["outputInfo"] = {{"gcsOutputDirectory", out}};
   std::lock_guard lock(mu_);
-  TY_ASSIGN_OR_RETURN(json stored,
-                      jobs_of_kind_.Insert(parent, job, id, {{"artifactUri", artifacts}}));
+  TY_ASSIGN_OR_RETURN(json stored, jobs_of_kind_.Insert(parent, job, id, {{"serving", serving}}));
   const std::string name = stored.value("name", "");
   active_.insert(name);
   (void)Advance(name);  // once stored, never an error: the poll pass retries
@@ -287,7 +219,7 @@ Status BatchPredictionController::Advance(const std::string& name) {
 Status BatchPredictionController::StartJob(const std::string& name,
                                            const store::ResourceRecord& record) {
   StatusOr<spec::CustomJob> request =
-      JobFor(name, record.body, record.runtime.value("artifactUri", ""));
+      JobFor(name, record.body, record.runtime.value("serving", json::object()));
   if (!request.ok()) {
     return End(name, kFailed, static_cast<int>(request.status().code()), request.status().message(),
                nullptr);

@@ -4,15 +4,23 @@
 // the executor the server runs (host processes, containers, Slurm), replica users, cgroup limits,
 // logs (Cloud Logging of the backing job), restarts and cost like any custom job.
 //
-// The runtime: a model whose artifacts are a BERT classifier `trainyard-bert train` exported, and
-// whose container is none, trainyard/bert-serve or one of Vertex's prebuilt prediction images
-// (the native runtime of endpoints, controller/endpoint_controller.h). Its backing job runs
-// dedicatedResources.startingReplicaCount replicas (one in worker pool 0, as Vertex requires, the
-// others in pool 1; machine type: the request's, else options.default_machine_type), each running
-// `trainyard-bert batch-predict` (image trainyard/bert-batch-predict) on its shard of the
-// instances (instance i goes to shard i mod N); the primary replica exits once every shard is
-// done, which ends the job. A model that needs its own serving container is refused at create
-// (FAILED_PRECONDITION saying so), as are models Trainyard cannot serve at all.
+// The runtimes (batch_prediction_backing_job.cc), chosen from the model as endpoints choose them
+// (controller/endpoint_controller.h); machine type: the request's, else
+// options.default_machine_type:
+//   - native (a BERT classifier `trainyard-bert train` exported; no container, trainyard/bert-serve
+//     or one of Vertex's prebuilt prediction images): dedicatedResources.startingReplicaCount
+//     replicas (one in worker pool 0, as Vertex requires, the others in pool 1) each run
+//     `trainyard-bert batch-predict` (image trainyard/bert-batch-predict) on their shard of the
+//     instances (instance i goes to shard i mod N); the primary replica exits once every shard is
+//     done, which ends the job;
+//   - custom container (any other containerSpec.imageUri): pool 1 runs startingReplicaCount
+//     replicas of the model's serving container (its command, args, env, routes and Vertex's
+//     serving variables, AIP_HTTP_PORT being the port the executor reserved for the replica:
+//     $(TRAINYARD_REPLICA_PORT)); pool 0's one replica, `trainyard-bert batch-predict
+//     --model-pool 1`, waits for their health route and sends them every instance, one batch per
+//     replica at a time, writing one shard; its exit ends the job and stops the containers.
+// A prebuilt prediction image over artifacts that are not a BERT classifier is refused at create
+// (FAILED_PRECONDITION saying what to use).
 //
 // Steps, each one store transaction, driven by Create and by a poll pass over the jobs that have
 // not ended:
@@ -97,7 +105,10 @@ class BatchPredictionController {
 
  private:
   StatusOr<nlohmann::json> ResolveModel(const std::string& parent, const std::string& model);
-  Status CheckRunnable(const nlohmann::json& model) const;
+  // How the model runs: {"runtime": "native", "storageUri"} or {"runtime": "container",
+  // "imageUri", "command", "args", "env", "predictRoute", "healthRoute", "storageUri"};
+  // FAILED_PRECONDITION (field "model") for a model Trainyard cannot run.
+  StatusOr<nlohmann::json> ServingOf(const nlohmann::json& model) const;
   Status Advance(const std::string& name);
   Status StartJob(const std::string& name, const store::ResourceRecord& record);
   Status Mirror(const std::string& name, const store::ResourceRecord& record,
@@ -107,9 +118,9 @@ class BatchPredictionController {
   Status End(const std::string& name, const std::string& state, int code,
              const std::string& message, const spec::CustomJob* backing,
              const nlohmann::json& stats = nullptr);
-  // The backing job of `job` (named `name`) over the model files at `artifacts`.
+  // The backing job of `job` (named `name`) for the model as ServingOf found it.
   StatusOr<spec::CustomJob> JobFor(const std::string& name, const nlohmann::json& job,
-                                   const std::string& artifacts) const;
+                                   const nlohmann::json& serving) const;
   std::string StagingDir(const std::string& name) const;
 
   store::ResourceStore* store_;

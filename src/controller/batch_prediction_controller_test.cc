@@ -205,14 +205,52 @@ TEST_F(BatchPredictionControllerTest, CancelAndRestartAdoptTheBackingJob) {
   EXPECT_TRUE(batch_->stored().Delete(name).ok());
 }
 
+TEST_F(BatchPredictionControllerTest, AModelInItsOwnContainerIsFedByPoolZero) {
+  ModelUpload u{kParent,
+                "",
+                "",
+                {{"displayName", "custom"},
+                 {"artifactUri", "gs://models/other"},
+                 {"containerSpec",
+                  {{"imageUri", "local"},
+                   {"command", {"python3", "serve.py"}},
+                   {"args", {"--model=$(AIP_STORAGE_URI)"}},
+                   {"env", {{{"name", "X"}, {"value", "1"}}}},
+                   {"predictRoute", "/p"}}}},
+                ""};
+  ASSERT_TRUE(models_.Target(&u).ok());
+  auto up = models_.Upload(u);
+  ASSERT_TRUE(up.ok()) << up.status();
+  const std::string name = Create(Body(up->model));
+  auto backing = jobs_->Get(JobOf(Get(name)));
+  ASSERT_TRUE(backing.ok());
+  const auto& pools = backing->job_spec.worker_pool_specs;
+  ASSERT_EQ(pools.size(), 2u);
+  EXPECT_EQ(pools[0].replica_count, 1);
+  EXPECT_EQ(pools[0].container_spec->image_uri, kBatchPredictImage);
+  const auto& feeder = pools[0].container_spec->args;
+  auto after = [&](const std::string& flag) {
+    auto it = std::find(feeder.begin(), feeder.end(), flag);
+    return it == feeder.end() || it + 1 == feeder.end() ? std::string() : *(it + 1);
+  };
+  EXPECT_EQ(after("--model-pool"), "1");
+  EXPECT_EQ(after("--predict-route"), "/p");
+  EXPECT_EQ(after("--model-dir"), "");
+  EXPECT_EQ(pools[1].replica_count, 2);
+  EXPECT_EQ(pools[1].machine_spec->machine_type, "n1-standard-4");
+  EXPECT_EQ(pools[1].container_spec->image_uri, "local");
+  EXPECT_EQ(pools[1].container_spec->args, std::vector<std::string>{"--model=gs://models/other"});
+  std::map<std::string, std::string> env;
+  for (const auto& e : pools[1].container_spec->env) env[e.name] = e.value;
+  EXPECT_EQ(env["AIP_HTTP_PORT"], "$(TRAINYARD_REPLICA_PORT)");
+  EXPECT_EQ(env["AIP_PREDICT_ROUTE"], "/p");
+  EXPECT_EQ(env["X"], "1");
+}
+
 TEST_F(BatchPredictionControllerTest, RefusesWhatCannotRunNamingTheField) {
   auto r = batch_->Create(kParent, Body("projects/p/locations/l/models/404").dump());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(r.status().message().starts_with("model: ")) << r.status();
-  const std::string custom = Upload("gs://models/other", "us-docker.pkg.dev/me/server:1");
-  r = batch_->Create(kParent, Body(custom).dump());
-  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(r.status().message().find("Deploy this model to an endpoint"), std::string::npos);
   const std::string not_bert = Upload("gs://models/other", "");
   r = batch_->Create(kParent, Body(not_bert).dump());
   EXPECT_NE(r.status().message().find("not a BERT classifier"), std::string::npos);

@@ -30,6 +30,12 @@ EnvMap PlatformEnv(const ReplicaEnvInput& in) {
     devices += std::to_string(g);
   }
   env[rc::kCudaVisibleDevices] = devices;
+  if (in.self < in.members.size()) {
+    const std::string& address = in.members[in.self].address;
+    if (size_t colon = address.rfind(':'); colon != std::string::npos) {
+      env[rc::kTrainyardReplicaPort] = address.substr(colon + 1);
+    }
+  }
   return env;
 }
 

@@ -4,6 +4,7 @@
 // replica_contract/replica_contract.h, which also decodes them for the trainers; this file adds
 // what only a launcher knows:
 //   CUDA_VISIBLE_DEVICES  the assigned GPUs ("" = none, so CPU replicas never touch a GPU)
+//   TRAINYARD_REPLICA_PORT  the port of this replica's address in CLUSTER_SPEC
 //   PYTHONUNBUFFERED=1    unless the user sets it: Python output would otherwise reach the log
 //                         only when the process ends.
 //   OMP_NUM_THREADS, MKL_NUM_THREADS  the replica's CPU count (the CPUs it is pinned to) unless

@@ -81,6 +81,7 @@ TEST(ReplicaEnvTest, PlatformVariablesOfTheSecondWorker) {
             "MASTER_ADDR=127.0.0.1\n"
             "MASTER_PORT=2000\n"
             "RANK=2\n"
+            "TRAINYARD_REPLICA_PORT=2002\n"
             "WORLD_SIZE=5\n");
 }
 

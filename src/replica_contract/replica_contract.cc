@@ -234,7 +234,7 @@ bool IsPermanentExit(int exit_code) { return !PermanentExitMeaning(exit_code).em
 
 bool IsPlatformOwned(const std::string& name) {
   for (const char* e : {kClusterSpec, kTfConfig, kMasterAddr, kMasterPort, kWorldSize, kRank,
-                        kLocalRank, kCudaVisibleDevices}) {
+                        kLocalRank, kCudaVisibleDevices, kTrainyardReplicaPort}) {
     if (name == e) return true;
   }
   return name.starts_with("AIP_") || name.starts_with("CLOUD_ML_");

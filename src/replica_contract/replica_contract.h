@@ -49,6 +49,10 @@ inline constexpr char kCloudMlJobId[] = "CLOUD_ML_JOB_ID";
 inline constexpr char kCloudMlTrialId[] = "CLOUD_ML_TRIAL_ID";
 inline constexpr char kCloudMlHpMetricFile[] = "CLOUD_ML_HP_METRIC_FILE";
 inline constexpr char kCudaVisibleDevices[] = "CUDA_VISIBLE_DEVICES";
+// Trainyard's own: the TCP port the executor reserved for this replica (the port of its address
+// in CLUSTER_SPEC), for a replica that serves (a batch prediction's model container listens on
+// it: AIP_HTTP_PORT=$(TRAINYARD_REPLICA_PORT)).
+inline constexpr char kTrainyardReplicaPort[] = "TRAINYARD_REPLICA_PORT";
 
 // The exit code of a replica that cannot succeed as configured, however often it is retried: an
 // output it cannot write, a setting that is wrong (sysexits.h EX_CONFIG). A replica exiting with it

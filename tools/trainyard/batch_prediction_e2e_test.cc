@@ -4,6 +4,7 @@
 //    through the storage API, one line per instance, labels as `trainyard-bert predict` gives;
 //  - a csv file (Vertex's quoting rules: an unquoted text cell is a bad row, not a failed job);
 //  - kill -9 of the server while a job runs: it finishes after the restart, nothing lost;
+//  - a model in its own serving container (a host command here), fed by pool 0 over HTTP;
 //  - a link planted in the input bucket is never followed; hostile create bodies are refused;
 //  - two replicas on a real local Slurm cluster (skipped without one: scripts/slurm-local.sh).
 // Skipped without the local executor or trainyard-bert.
@@ -12,6 +13,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -180,6 +182,71 @@ TEST_F(BatchPredictionE2ETest, JsonlOverTwoReplicasWritesVertexsLayoutWithTheBad
   EXPECT_EQ(custom.body.value("state", ""), "JOB_STATE_SUCCEEDED");
   EXPECT_EQ(custom.body["labels"]["trainyard-batch-prediction"],
             job["name"].get<std::string>().substr(job["name"].get<std::string>().rfind('/') + 1));
+}
+
+// A serving container of the model's own (Vertex's contract: $AIP_HTTP_PORT, the routes): here a
+// host command (`imageUri: local`), so the test needs no container runtime. It answers each text's
+// length and refuses a batch holding anything else with 400 naming it.
+constexpr const char* kModelServer = R"PY(
+import json, os
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == os.environ["AIP_HEALTH_ROUTE"] else 404)
+        self.end_headers()
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        bad = [i for i in body["instances"] if not isinstance(i, str)]
+        if bad:
+            out, code = {"error": {"message": "not a text: " + json.dumps(bad[0])}}, 400
+        else:
+            out, code = {"predictions": [{"length": len(i), "pid": os.getpid()} for i in body["instances"]]}, 200
+        data = json.dumps(out).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *args):
+        pass
+HTTPServer(("0.0.0.0", int(os.environ["AIP_HTTP_PORT"])), Handler).serve_forever()
+)PY";
+
+TEST_F(BatchPredictionE2ETest, AModelInItsOwnServingContainerGetsEveryInstance) {
+  json model = {{"displayName", "lengths"},
+                {"artifactUri", "gs://bkt/bert"},
+                {"containerSpec",
+                 {{"imageUri", "local"},
+                  {"command", {"python3", "-c", kModelServer}},
+                  {"predictRoute", "/predict"},
+                  {"healthRoute", "/health"}}}};
+  auto up = Http(server_->port(), "POST", "/v1/" + std::string(kParent) + "/models:upload",
+                 json{{"model", model}}.dump());
+  ASSERT_EQ(up.status, 200) << up.body.dump();
+  std::string jsonl;
+  for (int i = 0; i < 200; ++i) jsonl += json(std::string(i % 7 + 1, 'x')).dump() + "\n";
+  jsonl += "42\n";  // the model refuses it: that instance's error, not the batch's
+  testing::WriteFileOrDie(dir_ / "buckets/inputs/lengths.jsonl", jsonl);
+  json body = Body("jsonl", "gs://inputs/lengths.jsonl", "gs://outputs/custom", 2);
+  body["model"] = up.body["response"]["model"];
+  body["manualBatchTuningParameters"] = {{"batchSize", 16}};
+  json job = Wait(Create(body)["name"], 180);
+  ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump(2);
+  EXPECT_EQ(job["completionStats"]["successfulCount"], "200");
+  EXPECT_EQ(job["completionStats"]["failedCount"], "1");
+  auto outputs = Outputs(job);
+  const auto& results = outputs["prediction.results-00000-of-00001"];
+  ASSERT_EQ(results.size(), 200u);
+  std::set<int> pids;
+  for (const json& line : results) {
+    EXPECT_EQ(line["prediction"]["length"], line["instance"].get<std::string>().size());
+    pids.insert(line["prediction"]["pid"].get<int>());
+  }
+  EXPECT_EQ(pids.size(), 2u) << "both model replicas served";
+  const auto& errors = outputs["prediction.errors_stats-00000-of-00001"];
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0]["instance"], 42);
+  EXPECT_EQ(errors[0]["error"]["message"], "not a text: 42");
 }
 
 TEST_F(BatchPredictionE2ETest, TwoReplicasOnSlurm) {

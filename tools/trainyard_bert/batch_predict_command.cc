@@ -1,9 +1,11 @@
 // trainyard-bert batch-predict: one replica's share of a batch prediction job
 // (batch_prediction/shard_runner.h) with an exported (or HF) classifier loaded in-process: the
 // native runtime of `batchPredictionJobs` (controller/batch_prediction_controller.h), also run by
-// hand. Inputs and outputs are gs:// URIs (mapped through TRAINYARD_BUCKET_ROOT, never following
-// a link in a bucket) or local paths. The shard is this replica's place in its worker pool
-// (CLUSTER_SPEC's task index of the pool's size) unless --shard/--shards say otherwise.
+// hand. With --model-pool it instead feeds every instance to a model's own serving containers,
+// the replicas of that worker pool (batch_prediction/http_predictor.h). Inputs and outputs are
+// gs:// URIs (mapped through TRAINYARD_BUCKET_ROOT, never following a link in a bucket) or local
+// paths. The shard is this replica's place in its worker pool (CLUSTER_SPEC's task index of the
+// pool's size) unless --shard/--shards say otherwise.
 #include "command_registry.h"
 
 #if defined(TRAINYARD_HAVE_TRAINER)
@@ -16,6 +18,7 @@
 #include <memory>
 #include <thread>
 
+#include "batch_prediction/http_predictor.h"
 #include "batch_prediction/shard_runner.h"
 #include "common/beneath.h"
 #include "common/bucket_path.h"
@@ -47,6 +50,11 @@ struct BatchFlags {
   int batch_size = spec::kDefaultBatchSize;
   int max_length = 100;
   int threads = 0;
+  // A model in its own serving containers: the replicas of this worker pool (CLUSTER_SPEC).
+  int model_pool = -1;
+  std::string predict_route = "/predict";
+  std::string health_route = "/health";
+  int health_timeout_s = 600;
 };
 
 int FailBatch(const Status& s) { return ReportFailure("trainyard-bert batch-predict: ", s); }
@@ -226,10 +234,58 @@ StatusOr<batch_prediction::ShardOptions> ShardOptionsOf(BatchFlags& o) {
   return s;
 }
 
+// The addresses of the model replicas: CLUSTER_SPEC's pool --model-pool.
+StatusOr<std::vector<std::string>> ModelReplicas(int pool) {
+  const char* spec = std::getenv("CLUSTER_SPEC");
+  if (spec == nullptr || *spec == '\0') {
+    return InvalidArgumentError(
+        "--model-pool: CLUSTER_SPEC is not set (run as a replica of a "
+        "job whose worker pool " +
+        std::to_string(pool) + " serves the model)");
+  }
+  TY_ASSIGN_OR_RETURN(replica_contract::ClusterDocument doc,
+                      replica_contract::DecodeClusterSpec(spec));
+  if (pool < 0 || pool >= static_cast<int>(doc.pools.size()) || doc.pools[pool].empty()) {
+    return InvalidArgumentError("--model-pool: CLUSTER_SPEC has no worker pool " +
+                                std::to_string(pool));
+  }
+  return doc.pools[pool];
+}
+
+// Through the model's own serving containers: this replica feeds them every instance.
+int RunThroughContainers(BatchFlags& o) {
+  auto addresses = ModelReplicas(o.model_pool);
+  if (!addresses.ok()) return FailBatch(addresses.status());
+  o.shard = 0;
+  o.shards = 1;
+  auto options = ShardOptionsOf(o);
+  if (!options.ok()) return FailBatch(options.status());
+  batch_prediction::HttpPredictor predictor(*addresses, o.predict_route, o.health_route);
+  // One batch per replica at a time.
+  options->batch_size = o.batch_size * static_cast<int>(addresses->size());
+  std::cerr << "trainyard-bert batch-predict: waiting for " << addresses->size()
+            << " serving container(s) to answer GET " << o.health_route << std::endl;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (Status s = predictor.WaitHealthy(std::chrono::seconds(o.health_timeout_s)); !s.ok()) {
+    return FailBatch(s);
+  }
+  auto counts = batch_prediction::RunShard(*options, predictor);
+  if (!counts.ok()) return FailBatch(counts.status());
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
+  std::cerr << "trainyard-bert batch-predict: " << counts->successful << " predicted, "
+            << counts->failed << " failed of " << counts->total << " in " << took.count() << " s"
+            << std::endl;
+  return 0;
+}
+
 int RunBatchPredict(BatchFlags& o) {
   if (o.batch_size < 1 || o.batch_size > spec::kMaxBatchSize) {
     return FailBatch(
         InvalidArgumentError("--batch-size: must be 1 to " + std::to_string(spec::kMaxBatchSize)));
+  }
+  if (o.model_pool >= 0) return RunThroughContainers(o);
+  if (o.model_dir.empty()) {
+    return FailBatch(InvalidArgumentError("--model-dir: required (or --model-pool)"));
   }
   auto options = ShardOptionsOf(o);
   if (!options.ok()) return FailBatch(options.status());
@@ -263,7 +319,17 @@ const bool kBatchPredictRegistered = RegisterCommand(
      .order = 46,
      .setup = [](CLI::App& sub) -> CommandRunner {
        auto o = std::make_shared<BatchFlags>();
-       sub.add_option("--model-dir", o->model_dir, "Model directory or gs:// URI")->required();
+       sub.add_option("--model-dir", o->model_dir, "Model directory or gs:// URI");
+       sub.add_option("--model-pool", o->model_pool,
+                      "Send the instances to the model's serving containers instead: the "
+                      "replicas of this worker pool (CLUSTER_SPEC)");
+       sub.add_option("--predict-route", o->predict_route, "With --model-pool: the predict path")
+           ->capture_default_str();
+       sub.add_option("--health-route", o->health_route, "With --model-pool: the health path")
+           ->capture_default_str();
+       sub.add_option("--health-timeout-s", o->health_timeout_s,
+                      "With --model-pool: how long the containers may take to become healthy")
+           ->capture_default_str();
        sub.add_option("--input", o->inputs,
                       "Input file (gs:// URI or path; '*' matches any run "
                       "of characters); repeatable")
