@@ -355,6 +355,10 @@ Status BatchPredictionController::End(const std::string& name, const std::string
                                               "/" + std::string(spec::kErrorsFilePrefix) + "*"}}});
                       }
                     }
+                    // A job that ran between two passes was never seen RUNNING.
+                    if (backing && backing->start_time && !j.contains("startTime")) {
+                      j["startTime"] = FormatTimestamp(*backing->start_time);
+                    }
                     j["endTime"] = FormatTimestamp(now);
                     j["resourcesConsumed"] = {{"replicaHours", replica_hours}};
                     if (backing) j["trainyardInfo"]["estimatedCostUsd"] = cost;
