@@ -56,6 +56,11 @@ bool Refused(const Status& s) {
   }
 }
 
+// How many shards the replicas write: one per replica natively, one (the feeder's) otherwise.
+int ShardsOf(const json& serving, const spec::BatchPredictionSpec& s) {
+  return serving.value("runtime", "") == "container" ? 1 : s.starting_replicas;
+}
+
 json StatsJson(const BatchCounts& c) {
   const int64_t incomplete = std::max<int64_t>(0, c.total - c.successful - c.failed);
   return {{"successfulCount", std::to_string(c.successful)},
@@ -155,7 +160,9 @@ StatusOr<json> BatchPredictionController::Create(const std::string& parent, cons
       s.output_uri_prefix + "/" + spec::PredictionDirName(model.value("displayName", ""), now);
   job["outputInfo"] = {{"gcsOutputDirectory", out}};
   std::lock_guard lock(mu_);
-  TY_ASSIGN_OR_RETURN(json stored, jobs_of_kind_.Insert(parent, job, id, {{"serving", serving}}));
+  TY_ASSIGN_OR_RETURN(
+      json stored, jobs_of_kind_.Insert(parent, job, id,
+                                        {{"serving", serving}, {"shards", ShardsOf(serving, s)}}));
   const std::string name = stored.value("name", "");
   active_.insert(name);
   (void)Advance(name);  // once stored, never an error: the poll pass retries
@@ -275,12 +282,16 @@ Status BatchPredictionController::Mirror(const std::string& name,
   }
   std::string state = backing.state == spec::JobState::kRunning ? kRunning : kPending;
   if (job.value("state", "") == kCancelling) state = kCancelling;
+  // Every shard is written: the job is done even while the backing job still stops (a model
+  // container that ignores SIGTERM holds it for the kill grace).
+  const BatchCounts progress = ReadBatchProgress(StagingDir(name));
+  const int shards = record.runtime.value("shards", 0);
+  if (state == kRunning && shards > 0 && progress.shards_done >= shards) {
+    return Succeed(name, record, backing);
+  }
   const std::string start = backing.start_time ? FormatTimestamp(*backing.start_time) : "";
   json stats = job.value("completionStats", json::object());
-  if (state == kRunning) {
-    const BatchCounts c = ReadBatchProgress(StagingDir(name));
-    if (c.shards_reported > 0) stats = StatsJson(c);
-  }
+  if (state == kRunning && progress.shards_reported > 0) stats = StatsJson(progress);
   if (state == job.value("state", "") && start == job.value("startTime", "") &&
       stats == job.value("completionStats", json::object())) {
     return Status::Ok();

@@ -139,10 +139,12 @@ TEST_F(BatchPredictionControllerTest, RunsABackingJobAndCollectsVertexShapedOutp
   EXPECT_TRUE(job.contains("startTime"));
   EXPECT_EQ(job["completionStats"]["successfulCount"], "3");
 
+  // Both shards written: done, while the backing job still stops its replicas.
   Replica(name, 1, 2, 0);
-  Advance(name, GangState::kSucceeded);
+  batch_->PollOnce();
   job = Get(name);
   EXPECT_EQ(job["state"], "JOB_STATE_SUCCEEDED") << job.dump();
+  EXPECT_EQ(jobs_->Get(JobOf(job))->state, spec::JobState::kRunning);
   EXPECT_EQ(job["completionStats"],
             json({{"successfulCount", "5"}, {"failedCount", "1"}, {"incompleteCount", "0"}}));
   EXPECT_EQ(job["partialFailures"][0]["code"], 3);

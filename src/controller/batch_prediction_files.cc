@@ -47,6 +47,7 @@ BatchCounts ReadBatchProgress(const std::string& staging_uri) {
     c.successful += count("successful");
     c.failed += count("failed");
     ++c.shards_reported;
+    if ((*p)["done"] == true) ++c.shards_done;
   }
   return c;
 }

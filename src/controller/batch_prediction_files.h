@@ -18,6 +18,7 @@ struct BatchCounts {
   int64_t successful = 0;
   int64_t failed = 0;
   int shards_reported = 0;
+  int shards_done = 0;  // shards whose files are complete ("done": true)
 };
 
 // Sums the progress files under `staging_uri` (gs://...). A missing directory counts nothing; an

@@ -3,6 +3,7 @@
 // python3), the model's containerSpec gives the command, args with $(VAR) references, env, a
 // port and its own predict and health routes; the container reads the model's artifacts through
 // AIP_STORAGE_URI (the bucket mapping training replicas use) and answers through those routes.
+// The same container also scores a batch prediction job (pool 1 of its backing job).
 // Skipped, with the reason, without root, podman, a host that can start containers (failed
 // instead with TRAINYARD_REQUIRE_CONTAINERS=1, CI), the registry ($TRAINYARD_REGISTRY) or the
 // image in it (scripts/build-images.sh pytorch).
@@ -150,6 +151,54 @@ TEST_F(EndpointContainerE2ETest, ACustomContainerServesThroughItsOwnRoutes) {
   r = Http(server_->port(), "POST", "/v1/" + endpoint + ":undeployModel",
            json{{"deployedModelId", d}}.dump());
   ASSERT_EQ(r.status, 200) << r.body.dump();
+}
+
+// The same container as a batch prediction's model: pool 1 runs it (as `nobody`, in podman),
+// pool 0 feeds it the instances of a jsonl file in a bucket.
+TEST_F(EndpointContainerE2ETest, ACustomContainerScoresABatchPrediction) {
+  json upload = {{"model",
+                  {{"displayName", "custom-batch"},
+                   {"artifactUri", "gs://bkt/custom"},
+                   {"containerSpec",
+                    {{"imageUri", image_},
+                     {"command", {"python3", "-c", kServer}},
+                     {"args", {"batch"}},
+                     {"env", {{{"name", "GREETING"}, {"value", "hi"}}}},
+                     {"predictRoute", "/custom/predict"},
+                     {"healthRoute", "/custom/health"}}}}}};
+  auto r = Http(server_->port(), "POST", "/v1/" + std::string(kParent) + "/models:upload",
+                upload.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  std::string jsonl;
+  for (int i = 0; i < 20; ++i) jsonl += std::to_string(i) + "\n";
+  testing::WriteFileOrDie(dir_ / "buckets/bkt/in.jsonl", jsonl);
+  json body = {
+      {"displayName", "custom-batch"},
+      {"model", r.body["response"]["model"]},
+      {"inputConfig",
+       {{"instancesFormat", "jsonl"}, {"gcsSource", {{"uris", {"gs://bkt/in.jsonl"}}}}}},
+      {"outputConfig",
+       {{"predictionsFormat", "jsonl"}, {"gcsDestination", {{"outputUriPrefix", "gs://bkt/out"}}}}},
+      {"dedicatedResources", {{"machineSpec", {{"machineType", "n1-standard-1"}}}}}};
+  r = Http(server_->port(), "POST", "/v1/" + std::string(kParent) + "/batchPredictionJobs",
+           body.dump());
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  json job = r.body;
+  for (int i = 0; i < 3000; ++i) {  // the first pull takes a while
+    const std::string state = job.value("state", "");
+    if (state == "JOB_STATE_SUCCEEDED" || state == "JOB_STATE_FAILED") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    job = Http(server_->port(), "GET", "/v1/" + job.value("name", "")).body;
+  }
+  ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump(2);
+  EXPECT_EQ(job["completionStats"]["successfulCount"], "20");
+  const std::string out = job["outputInfo"]["gcsOutputDirectory"];
+  const std::string text = testing::ReadFileOrDie(dir_ / "buckets" / out.substr(5) /
+                                                  "prediction.results-00000-of-00001");
+  const json first = json::parse(text.substr(0, text.find('\n')));
+  EXPECT_EQ(first["prediction"],
+            json({{"echo", 0}, {"weights", "w-42"}, {"arg", "batch"}, {"greeting", "hi"}}))
+      << first.dump();
 }
 
 }  // namespace
