@@ -12,7 +12,8 @@
 
 namespace {
 
-void ReadAs(std::string_view content, const char* format, const trainyard::spec::InstanceConfig& c) {
+void ReadAs(std::string_view content, const char* format,
+            const trainyard::spec::InstanceConfig& c) {
   int64_t index = 0;
   trainyard::batch_prediction::ReadSettings s{format, c, [](int64_t i) { return i % 3 != 1; }};
   (void)trainyard::batch_prediction::ForEachInstance(

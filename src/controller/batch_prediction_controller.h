@@ -31,9 +31,9 @@
 //   2. While it runs: state mirrors the job's (QUEUED/PENDING -> PENDING, RUNNING -> RUNNING with
 //      startTime); completionStats from the replicas' progress files.
 //   3. Job SUCCEEDED, or every shard's progress file says done (the backing job may still be
-//      stopping a model container that ignores SIGTERM): the shards move from the staging directory into
-//      outputInfo.gcsOutputDirectory (<outputUriPrefix>/prediction-<model>-<time>/), the counts
-//      become completionStats, failed instances partialFailures (one entry naming the errors
+//      stopping a model container that ignores SIGTERM): the shards move from the staging directory
+//      into outputInfo.gcsOutputDirectory (<outputUriPrefix>/prediction-<model>-<time>/), the
+//      counts become completionStats, failed instances partialFailures (one entry naming the errors
 //      files): SUCCEEDED (as Vertex: a partial success is SUCCEEDED, which every client's poll
 //      loop ends on); FAILED when every instance failed.
 //   4. Job FAILED (or EXPIRED): FAILED with the job's error; CANCELLED: CANCELLED, error code 1.
