@@ -87,6 +87,10 @@ struct ContainerSpec {
   // An existing container with the same name is removed first (podman run --replace): the
   // executor passes true when it starts a fresh attempt (retry, gang restart).
   bool replace_existing = false;
+  // Where conmon writes the k8s-file log (--log-opt path=) and its own pid (--conmon-pidfile);
+  // empty: podman's defaults. trainyard-container-run follows the log there and watches conmon.
+  std::filesystem::path log_path;
+  std::filesystem::path conmon_pidfile;
 };
 
 enum class ContainerStatus { kMissing, kCreated, kRunning, kExited };
@@ -99,6 +103,7 @@ struct ContainerState {
   int64_t conmon_pid = 0;   // the monitor process; it exits when the container does
   std::string started_at;   // RFC 3339, as podman reports it; empty if never started
   std::string finished_at;  // RFC 3339; empty while running
+  std::string id;           // podman's container id ("" when unknown)
 };
 
 // A background process following a container's output (ContainerEngine::FollowLogs).

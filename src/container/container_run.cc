@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <string_view>
 
 #include "common/file_util.h"
+#include "container/log_tail.h"
 #include "container/orphan_guard.h"
 #include "container/podman_engine.h"
 
@@ -256,6 +258,82 @@ std::optional<ContainerState> FollowUntilExit(const ContainerRunSpec& spec, Cont
   return std::nullopt;
 }
 
+// conmon's pid from --conmon-pidfile (podman has written it when `run --detach` returns); 0 when
+// there is none.
+pid_t ConmonPidOf(const ContainerRunSpec& spec) {
+  if (spec.container.conmon_pidfile.empty()) return 0;
+  auto text = ReadFile(spec.container.conmon_pidfile);
+  if (!text.ok()) return 0;
+  const long pid = std::strtol(text->c_str(), nullptr, 10);
+  return pid > 1 ? static_cast<pid_t>(pid) : 0;
+}
+
+// Follows the container through its log file (LogTail) until its conmon exits, which it does
+// once the container has exited and its output is in the log; then one inspect gives the exit
+// code. Nothing on this path starts a process: the container's output and end reach the job log
+// as soon as conmon writes them. Returns the exited state, or nullopt when this way is not
+// available (no log path or conmon pid, an old podman) or podman does not say "exited" yet: the
+// caller then follows with `podman logs` from where this left off (`relayed`).
+std::optional<ContainerState> FollowLogFile(const ContainerRunSpec& spec, ContainerEngine& engine,
+                                            int* handled, Relayed* relayed) {
+  const pid_t conmon = ConmonPidOf(spec);
+  if (conmon <= 0 || spec.container.log_path.empty()) return std::nullopt;
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, conmon, 0));
+  if (pidfd < 0 && errno != ESRCH) return std::nullopt;
+  LogTail tail(spec.container.log_path);
+  auto sink = [relayed](int stream, std::string_view data) {
+    uint64_t* done = stream == 1 ? &relayed->out : &relayed->err;
+    RelayNew(stream, data, *done, done);
+  };
+  bool exited = pidfd < 0;  // ESRCH: conmon is already gone
+  while (!exited) {
+    (void)tail.Poll(sink);
+    ForwardSignals(engine, spec.container.name, handled);
+    pollfd p[2] = {{pidfd, POLLIN, 0}, {tail.wait_fd(), POLLIN, 0}};
+    const int n = ::poll(p, p[1].fd >= 0 ? 2 : 1, 50);
+    exited = n > 0 && (p[0].revents & POLLIN) != 0;
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  (void)tail.Poll(sink);
+  ::waitpid(conmon, nullptr, WNOHANG);  // this process is its subreaper: collect it
+  auto state = engine.Inspect(spec.container.name);
+  if (!state.ok() || state->status != ContainerStatus::kExited) return std::nullopt;
+  return *state;
+}
+
+// Removes the exited container (by id, so that a next attempt's container of the same name is
+// never hit) and its log file after this process has exited: the job's end is recorded when it
+// exits, and a removal (~50 ms of podman) need not come first. Executor::Release removes whatever
+// a lost removal leaves.
+void RemoveAfterExit(const ContainerRunSpec& spec, const std::string& id) {
+  std::vector<std::string> args = {"/bin/sh",
+                                   "-c",
+                                   "log=$1; pid=$2; shift 2; \"$@\" >/dev/null 2>&1; "
+                                   "rm -f -- \"$log\" \"$pid\"",
+                                   "sh",
+                                   spec.container.log_path.string(),
+                                   spec.container.conmon_pidfile.string(),
+                                   spec.podman.podman};
+  args.insert(args.end(), spec.podman.global_args.begin(), spec.podman.global_args.end());
+  args.insert(args.end(), {"rm", "--force", id.empty() ? spec.container.name : id});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // A new session, and the grandchild's parent gone: neither the wrapper's signal to our group
+    // nor a wait for our children holds it.
+    ::setsid();
+    if (::fork() == 0) {
+      const int devnull = ::open("/dev/null", O_RDWR);
+      for (int fd = 0; fd < 3; ++fd) ::dup2(devnull, fd);
+      ::execv(argv[0], argv.data());
+    }
+    ::_exit(0);
+  }
+  if (child > 0) ::waitpid(child, nullptr, 0);
+}
+
 // The exit code recorded in an exited container's state (255 when out of range).
 int ExitCodeIn(const ContainerState& state) {
   if (state.oom_killed) Say("the container was killed by the kernel's OOM killer");
@@ -323,7 +401,9 @@ std::string ContainerRunSpecToJson(const ContainerRunSpec& s) {
                     {"cpus", c.cpus},
                     {"memory_bytes", c.memory_bytes},
                     {"gpus", c.gpus},
-                    {"replace_existing", c.replace_existing}};
+                    {"replace_existing", c.replace_existing},
+                    {"log_path", c.log_path.string()},
+                    {"conmon_pidfile", c.conmon_pidfile.string()}};
   if (c.uid && c.gid) {
     j["container"]["user"] = {{"uid", *c.uid}, {"gid", *c.gid}, {"groups", c.groups}};
   }
@@ -371,6 +451,9 @@ StatusOr<ContainerRunSpec> ContainerRunSpecFromJson(const std::string& text) {
     out.memory_bytes = c.at("memory_bytes").get<int64_t>();
     out.gpus = c.at("gpus").get<std::vector<int>>();
     out.replace_existing = c.at("replace_existing").get<bool>();
+    // Absent from the spec files of servers before container-run followed the log itself.
+    out.log_path = c.value("log_path", "");
+    out.conmon_pidfile = c.value("conmon_pidfile", "");
     if (c.contains("user")) {
       out.uid = c["user"].at("uid").get<uint32_t>();
       out.gid = c["user"].at("gid").get<uint32_t>();
@@ -424,6 +507,11 @@ int StartFailed(const ContainerRunSpec& spec, const std::string& failure, const 
 int FollowAndRemove(const ContainerRunSpec& spec, PodmanEngine& engine) {
   int handled = 0;
   Relayed relayed;
+  if (std::optional<ContainerState> exited = FollowLogFile(spec, engine, &handled, &relayed)) {
+    const int code = ExitCodeIn(*exited);
+    RemoveAfterExit(spec, exited->id);
+    return code;
+  }
   // The follower starts at once: the pids ExitWatch needs come from an inspect beside it (in
   // series it would delay the first line by one more podman call, ~50 ms).
   ExitWatch watch(0, 0);

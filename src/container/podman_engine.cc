@@ -67,6 +67,10 @@ std::vector<std::string> PodmanRunArgs(const ContainerSpec& spec, const PodmanRu
   for (const auto& u : runtime.ulimits) a.insert(a.end(), {"--ulimit", u});
   // conmon writes the log itself, so output survives a server restart (podman logs reads it).
   a.insert(a.end(), {"--log-driver", "k8s-file"});
+  if (!spec.log_path.empty()) a.insert(a.end(), {"--log-opt", "path=" + spec.log_path.string()});
+  if (!spec.conmon_pidfile.empty()) {
+    a.insert(a.end(), {"--conmon-pidfile", spec.conmon_pidfile.string()});
+  }
   a.insert(a.end(), {"--label", std::string(kJobLabel) + "=" + spec.job_id});
   a.insert(a.end(), {"--label", std::string(kPoolLabel) + "=" + std::to_string(spec.pool_index)});
   a.insert(a.end(),
@@ -296,6 +300,7 @@ StatusOr<ContainerState> PodmanEngine::Inspect(const std::string& name) {
   try {
     auto all = nlohmann::json::parse(r.out);
     if (!all.is_array() || all.empty()) return state;
+    state.id = all[0].value("Id", "");
     const auto& s = all[0].at("State");
     std::string status = s.value("Status", "");
     if (status == "running" || status == "paused" || status == "stopping") {

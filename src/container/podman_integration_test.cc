@@ -299,6 +299,9 @@ class ContainerRunTest : public PodmanIntegrationTest {
     run.pull = PullPolicy::kMissing;
     run.container = Spec(job, std::move(command));
     run.container.replace_existing = true;
+    // As PodmanReplicaRuntime sets them: the supervisor follows this log and watches conmon.
+    run.container.log_path = dir / "ctr.log";
+    run.container.conmon_pidfile = dir / "conmon.pid";
     run.error_file = dir / "error";
     testing::WriteFileOrDie(dir / "spec.json", ContainerRunSpecToJson(run));
     return testing::StartProcess({testing::ToolPath("trainyard-container-run").string(), "--spec",
@@ -315,7 +318,34 @@ TEST_F(ContainerRunTest, TheLastLinesBeforeExitAreNeverLost) {
     ASSERT_EQ(testing::WaitProcess(p, 120), 0) << ReadFile(dir / "err");
     EXPECT_EQ(ReadFile(dir / "out"), "first\nlast-line\n") << "run " << i;
     EXPECT_NE(ReadFile(dir / "err").find("err-line\n"), std::string::npos) << ReadFile(dir / "err");
+    // Removed after the supervisor exited, with its log file.
+    ContainerStatus status = ContainerStatus::kExited;
+    for (int t = 0; t < 100 && status != ContainerStatus::kMissing; ++t) {
+      auto state = engine_->Inspect(ContainerName("last" + std::to_string(i), 0, 0));
+      status = state.ok() ? state->status : ContainerStatus::kExited;
+      if (status != ContainerStatus::kMissing) std::this_thread::sleep_for(milliseconds(50));
+    }
+    EXPECT_EQ(status, ContainerStatus::kMissing) << "run " << i;
+    for (int t = 0; t < 40 && fs::exists(dir / "ctr.log"); ++t) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    EXPECT_FALSE(fs::exists(dir / "ctr.log"));
   }
+}
+
+// A container that writes much, fast, and lines longer than conmon's buffer (partial records):
+// every byte reaches the job log, in order, through the log file.
+TEST_F(ContainerRunTest, LongAndManyLinesArriveWholeThroughTheLogFile) {
+  auto p = Supervise("many", {"/bin/sh", "-c",
+                              "i=0; while [ $i -lt 3000 ]; do echo line-$i; i=$((i+1)); done; "
+                              "head -c 20000 /dev/zero | tr '\\0' x; echo; echo done"});
+  ASSERT_EQ(testing::WaitProcess(p, 120), 0) << ReadFile(dir / "err");
+  const std::string out = ReadFile(dir / "out");
+  std::string expected;
+  for (int i = 0; i < 3000; ++i) expected += "line-" + std::to_string(i) + "\n";
+  expected += std::string(20000, 'x') + "\ndone\n";
+  EXPECT_EQ(out.size(), expected.size());
+  EXPECT_TRUE(out == expected) << out.substr(0, 200);
 }
 
 TEST_F(ContainerRunTest, ASupervisorKilledWithSigkillLeavesNoContainer) {

@@ -140,9 +140,14 @@ StatusOr<ReplicaLaunch> PodmanReplicaRuntime::HelperLaunch(const ReplicaLaunch& 
   for (const auto& m : launch.mounts) c.extra_mounts.push_back(m);
   for (const auto& m : launch.read_only_mounts) c.read_only_mounts.push_back(m);
   c.replace_existing = true;  // a retry or gang restart starts a fresh container
+  // The supervisor follows the log and watches conmon there (no podman process on that path).
+  c.log_path = SiblingOf(launch.pid_file, ".container.log");
+  c.conmon_pidfile = SiblingOf(launch.pid_file, ".conmon.pid");
   run.error_file = ContainerErrorFile(launch.pid_file);
   std::error_code ec;
   fs::remove(run.error_file, ec);  // a previous server's attempt with this number
+  fs::remove(c.log_path, ec);
+  fs::remove(c.conmon_pidfile, ec);
   TY_RETURN_IF_ERROR(MakeDirs(launch.pid_file.parent_path()));
   fs::path spec_file = ContainerRunSpecFile(launch.pid_file);
   TY_RETURN_IF_ERROR(ReplaceFile(spec_file, ContainerRunSpecToJson(run)));

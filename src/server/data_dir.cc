@@ -1,13 +1,16 @@
 #include "server/data_dir.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include "common/disk_fault.h"
@@ -23,6 +26,18 @@ std::string DefaultServerDataDir() {
   return "/tmp/trainyard-server";
 }
 
+namespace {
+
+// Whether the pid server.lock names (the server that last took the lock) is a live process.
+bool PreviousServerAlive(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  const long pid = n > 0 ? std::strtol(buf, nullptr, 10) : 0;
+  return pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+}
+
+}  // namespace
+
 StatusOr<DataDir> DataDir::Lock(const std::filesystem::path& dir) {
   const std::filesystem::path path =
       std::filesystem::absolute(dir.empty() ? std::filesystem::path(DefaultServerDataDir()) : dir);
@@ -32,7 +47,17 @@ StatusOr<DataDir> DataDir::Lock(const std::filesystem::path& dir) {
   if (fd < 0) return IoError("cannot create " + lock.string() + ": " + std::strerror(errno));
   // flock, not fcntl locks: it belongs to this open file, so a second DataDir in the same process
   // is refused too, and it is released when the fd closes (or the process dies).
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  // The server that wrote server.lock may be dead while a process it was starting still holds the
+  // lock for a moment (a fork not yet exec'd: the fd is closed on exec); a restart right after a
+  // kill -9 waits that moment out instead of being refused.
+  bool locked = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  if (!locked && !PreviousServerAlive(fd)) {
+    for (int i = 0; i < 150 && !locked; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      locked = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    }
+  }
+  if (!locked) {
     ::close(fd);
     return FailedPreconditionError("another trainyard server is using --data-dir " + path.string() +
                                    "; stop it or choose another --data-dir");
