@@ -268,18 +268,61 @@ pid_t ConmonPidOf(const ContainerRunSpec& spec) {
   return pid > 1 ? static_cast<pid_t>(pid) : 0;
 }
 
+// Where conmon records the container's exit: <--exit-dir>/<-c container id>, from its command
+// line (podman's own source of the exit code; `podman container cleanup` consumes the file, so it
+// may be gone already). {} when its command line has neither.
+struct ExitFile {
+  std::string path;
+  std::string id;
+};
+ExitFile ConmonExitFile(pid_t conmon) {
+  auto cmdline = ReadFile("/proc/" + std::to_string(conmon) + "/cmdline");
+  if (!cmdline.ok()) return {};
+  std::vector<std::string> args;
+  for (size_t at = 0; at < cmdline->size();) {
+    const size_t end = std::min(cmdline->find('\0', at), cmdline->size());
+    args.push_back(cmdline->substr(at, end - at));
+    at = end + 1;
+  }
+  std::string dir, id;
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--exit-dir") dir = args[i + 1];
+    if (args[i] == "-c" || args[i] == "--cid") id = args[i + 1];
+  }
+  if (dir.empty() || id.empty() || id.find('/') != std::string::npos) return {};
+  return {dir + "/" + id, id};
+}
+
+// The exit code conmon recorded, when its file is still there; an OOM kill's 137 is confirmed by
+// an inspect (which says whether the kernel's OOM killer did it).
+std::optional<ContainerState> ExitRecordedByConmon(const ExitFile& file) {
+  if (file.path.empty()) return std::nullopt;
+  auto text = ReadFile(file.path);
+  if (!text.ok() || text->empty()) return std::nullopt;
+  char* end = nullptr;
+  const long code = std::strtol(text->c_str(), &end, 10);
+  if (end == text->c_str() || code < 0 || code > 255 || code == 137) return std::nullopt;
+  ContainerState state;
+  state.status = ContainerStatus::kExited;
+  state.exit_code = static_cast<int>(code);
+  state.id = file.id;
+  return state;
+}
+
 // Follows the container through its log file (LogTail) until its conmon exits, which it does
-// once the container has exited and its output is in the log; then one inspect gives the exit
-// code. Nothing on this path starts a process: the container's output and end reach the job log
-// as soon as conmon writes them. Returns the exited state, or nullopt when this way is not
-// available (no log path or conmon pid, an old podman) or podman does not say "exited" yet: the
-// caller then follows with `podman logs` from where this left off (`relayed`).
+// once the container has exited and its output is in the log; then conmon's exit file (or, once
+// `podman container cleanup` has consumed it, one inspect) gives the exit code. Nothing on this
+// path starts a process: the container's output and end reach the job log as soon as conmon writes
+// them. Returns the exited state, or nullopt when this way is not available (no log path or conmon
+// pid, an old podman) or podman does not say "exited" yet: the caller then follows with `podman
+// logs` from where this left off (`relayed`).
 std::optional<ContainerState> FollowLogFile(const ContainerRunSpec& spec, ContainerEngine& engine,
                                             int* handled, Relayed* relayed) {
   const pid_t conmon = ConmonPidOf(spec);
   if (conmon <= 0 || spec.container.log_path.empty()) return std::nullopt;
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, conmon, 0));
   if (pidfd < 0 && errno != ESRCH) return std::nullopt;
+  const ExitFile exit_file = ConmonExitFile(conmon);
   LogTail tail(spec.container.log_path);
   auto sink = [relayed](int stream, std::string_view data) {
     uint64_t* done = stream == 1 ? &relayed->out : &relayed->err;
@@ -296,6 +339,7 @@ std::optional<ContainerState> FollowLogFile(const ContainerRunSpec& spec, Contai
   if (pidfd >= 0) ::close(pidfd);
   (void)tail.Poll(sink);
   ::waitpid(conmon, nullptr, WNOHANG);  // this process is its subreaper: collect it
+  if (auto recorded = ExitRecordedByConmon(exit_file)) return recorded;
   auto state = engine.Inspect(spec.container.name);
   if (!state.ok() || state->status != ContainerStatus::kExited) return std::nullopt;
   return *state;
