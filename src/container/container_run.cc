@@ -553,7 +553,17 @@ int FollowAndRemove(const ContainerRunSpec& spec, PodmanEngine& engine) {
   Relayed relayed;
   if (std::optional<ContainerState> exited = FollowLogFile(spec, engine, &handled, &relayed)) {
     const int code = ExitCodeIn(*exited);
-    RemoveAfterExit(spec, exited->id);
+    if (std::getenv("SLURM_JOB_ID") == nullptr) {
+      RemoveAfterExit(spec, exited->id);
+    } else {
+      // A Slurm step's end kills what it started, a detached remover too, and nothing on the
+      // node would remove the container later: remove it before exiting.
+      if (Status removed = engine.Remove(spec.container.name); !removed.ok()) {
+        Say("could not remove container " + spec.container.name + ": " + removed.message());
+      }
+      std::error_code ec;
+      std::filesystem::remove(spec.container.log_path, ec);
+    }
     return code;
   }
   // The follower starts at once: the pids ExitWatch needs come from an inspect beside it (in
