@@ -1,4 +1,5 @@
 // The backing CustomJob of a batch prediction job, per runtime (batch_prediction_controller.h).
+#include "controller/backing_job.h"
 #include "controller/batch_prediction_controller.h"
 #include "controller/endpoint_internal.h"
 #include "executor/replica_env.h"
@@ -14,7 +15,7 @@ namespace sc = serving_contract;
 
 constexpr size_t kMaxBackingDisplayName = 128;
 
-std::string BatchIdOf(const std::string& name) { return name.substr(name.rfind('/') + 1); }
+std::string BatchIdOf(const std::string& name) { return ResourceIdOf(name); }
 
 std::vector<std::string> StringsOf(const json& v) {
   std::vector<std::string> out;
@@ -68,11 +69,8 @@ StatusOr<json> BatchPredictionController::ServingOf(const json& model) const {
   const json cs = model.value("containerSpec", json::object());
   const std::string image = cs.value("imageUri", "");
   const std::string artifacts = model.value("artifactUri", "");
-  const std::string native = std::string(kNativeServingImage);
-  const bool native_image = image.empty() || image == native || image.starts_with(native + ":") ||
-                            endpoint_internal::IsPrebuiltPredictionImage(image);
   json s = {{"storageUri", artifacts}};
-  if (!native_image) {
+  if (!endpoint_internal::IsNativeRuntimeImage(image)) {
     s["runtime"] = "container";
     s["imageUri"] = image;
     for (const char* k : {"command", "args", "env", "predictRoute", "healthRoute"}) {

@@ -2,6 +2,7 @@
 
 #include "common/bucket_path.h"
 #include "common/time.h"
+#include "controller/backing_job.h"
 #include "controller/batch_prediction_files.h"
 #include "controller/endpoint_internal.h"
 #include "spec/batch_prediction_job.h"
@@ -35,25 +36,12 @@ ResourceType BatchType() {
   return t;
 }
 
-std::string JobIdOf(const std::string& name) { return name.substr(name.rfind('/') + 1); }
+std::string JobIdOf(const std::string& name) { return ResourceIdOf(name); }
 std::string JobParentOf(const std::string& name) {
-  return name.substr(0, name.rfind("/" + std::string(spec::kBatchPredictionJobs) + "/"));
+  return ResourceParentOf(name, std::string(spec::kBatchPredictionJobs));
 }
 std::string BackingJob(const json& job) {
   return job.value("trainyardInfo", json::object()).value("backingCustomJob", "");
-}
-
-bool Refused(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kNotFound:
-    case StatusCode::kAlreadyExists:
-    case StatusCode::kFailedPrecondition:
-    case StatusCode::kPermissionDenied:
-      return true;
-    default:
-      return false;
-  }
 }
 
 // How many shards the replicas write: one per replica natively, one (the feeder's) otherwise.
@@ -231,28 +219,16 @@ Status BatchPredictionController::StartJob(const std::string& name,
     return End(name, kFailed, static_cast<int>(request.status().code()), request.status().message(),
                nullptr);
   }
-  // A job created for this one just before a crash is adopted, not created again.
-  store::ListQuery query;
-  query.parent = JobParentOf(name);
-  query.filter = std::string("labels.") + kBatchPredictionLabel + "=\"" + JobIdOf(name) + "\"";
-  TY_ASSIGN_OR_RETURN(store::ListResult found, jobs_->List(query));
-  spec::CustomJob job;
-  if (!found.jobs.empty()) {
-    job = found.jobs.back();
-  } else {
-    if (std::optional<spec::Creator> creator = spec::CreatorOf(record.body)) {
-      request->trainyard_info = spec::TrainyardInfo{};
-      request->trainyard_info->creator = std::move(creator);
-    }
-    StatusOr<spec::CustomJob> created = jobs_->Create(query.parent, *request);
-    if (!created.ok()) {
-      if (!Refused(created.status())) return created.status();
-      return End(name, kFailed, static_cast<int>(created.status().code()),
-                 "the backing CustomJob could not be created: " + created.status().message(),
-                 nullptr);
-    }
-    job = *created;
+  StatusOr<spec::CustomJob> started =
+      AdoptOrCreateBackingJob(jobs_, JobParentOf(name), kBatchPredictionLabel, JobIdOf(name),
+                              std::move(*request), spec::CreatorOf(record.body));
+  if (!started.ok()) {
+    if (!IsRefusal(started.status())) return started.status();
+    return End(name, kFailed, static_cast<int>(started.status().code()),
+               "the backing CustomJob could not be created: " + started.status().message(),
+               nullptr);
   }
+  const spec::CustomJob& job = *started;
   TY_ASSIGN_OR_RETURN(store::ResourceRecord r, jobs_of_kind_.Mutate(name, [&](json& j, json&) {
     j["trainyardInfo"]["backingCustomJob"] = job.name;
     return Status::Ok();

@@ -6,6 +6,7 @@
 
 #include "common/beneath.h"
 #include "common/bucket_path.h"
+#include "controller/endpoint_controller.h"
 #include "executor/tcp_port.h"
 #include "protojson/reader.h"
 
@@ -175,6 +176,12 @@ bool IsPrebuiltPredictionImage(const std::string& image_uri) {
     if (image_uri.find(marker) != std::string::npos) return true;
   }
   return false;
+}
+
+bool IsNativeRuntimeImage(const std::string& image_uri) {
+  const std::string native = kNativeServingImage;
+  return image_uri.empty() || image_uri == native || image_uri.starts_with(native + ":") ||
+         IsPrebuiltPredictionImage(image_uri);
 }
 
 }  // namespace trainyard::controller::endpoint_internal

@@ -74,5 +74,8 @@ StatusOr<int> PickLocalPort();
 // Vertex's prebuilt prediction images (".../prediction/..." of Vertex's and AI Platform's
 // registries).
 bool IsPrebuiltPredictionImage(const std::string& image_uri);
+// Whether a model with this containerSpec.imageUri ("" = none) is served by the native runtime:
+// no image, trainyard/bert-serve[:TAG] or a prebuilt prediction image.
+bool IsNativeRuntimeImage(const std::string& image_uri);
 
 }  // namespace trainyard::controller::endpoint_internal

@@ -66,9 +66,7 @@ StatusOr<json> EndpointController::ServingOf(const json& model) {
   const json cs = model.value("containerSpec", json::object());
   const std::string image = cs.value("imageUri", "");
   const std::string artifacts = model.value("artifactUri", "");
-  const std::string native = kNativeServingImage;
-  const bool native_image = image.empty() || image == native || image.starts_with(native + ":") ||
-                            IsPrebuiltPredictionImage(image);
+  const bool native_image = IsNativeRuntimeImage(image);
   json s = {{"storageUri", artifacts}};
   if (native_image) {
     if (artifacts.empty() || !options_.is_bert_classifier(artifacts)) {
@@ -86,7 +84,7 @@ StatusOr<json> EndpointController::ServingOf(const json& model) {
           "train it with trainyard-bert");
     }
     s["runtime"] = "native";
-    s["imageUri"] = native;
+    s["imageUri"] = kNativeServingImage;
     return s;
   }
   s["runtime"] = "container";

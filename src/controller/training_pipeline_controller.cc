@@ -1,6 +1,7 @@
 #include "controller/training_pipeline_controller.h"
 
 #include "common/time.h"
+#include "controller/backing_job.h"
 #include "replica_contract/replica_contract.h"
 #include "spec/custom_job_validation.h"
 #include "spec/model.h"
@@ -33,9 +34,9 @@ ResourceType PipelineType() {
   return t;
 }
 
-std::string IdOf(const std::string& name) { return name.substr(name.rfind('/') + 1); }
+std::string IdOf(const std::string& name) { return ResourceIdOf(name); }
 std::string ParentOf(const std::string& name) {
-  return name.substr(0, name.rfind("/" + std::string(spec::kTrainingPipelines) + "/"));
+  return ResourceParentOf(name, std::string(spec::kTrainingPipelines));
 }
 std::string BackingJob(const json& pipeline) {
   return pipeline.value("trainingTaskMetadata", json::object()).value("backingCustomJob", "");
@@ -55,20 +56,6 @@ Status AsPipelineError(const Status& s) {
     out = out.WithFieldViolation(rebase(v.field), v.description);
   }
   return out;
-}
-
-// Errors that are the request's (an upload or job the server refuses), not a passing failure.
-bool Refused(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kNotFound:
-    case StatusCode::kAlreadyExists:
-    case StatusCode::kFailedPrecondition:
-    case StatusCode::kPermissionDenied:
-      return true;
-    default:
-      return false;
-  }
 }
 
 }  // namespace
@@ -250,28 +237,16 @@ Status TrainingPipelineController::StartJob(const std::string& name, const json&
     return End(name, kFailed, static_cast<int>(request.status().code()),
                request.status().message());
   }
-  // A job created for this pipeline just before a crash is adopted, not created again.
-  store::ListQuery query;
-  query.parent = ParentOf(name);
-  query.filter = std::string("labels.") + kPipelineLabel + "=\"" + IdOf(name) + "\"";
-  TY_ASSIGN_OR_RETURN(store::ListResult found, jobs_->List(query));
-  spec::CustomJob job;
-  if (!found.jobs.empty()) {
-    job = found.jobs.back();  // the oldest
-  } else {
-    if (std::optional<spec::Creator> creator = spec::CreatorOf(pipeline)) {
-      request->trainyard_info = spec::TrainyardInfo{};
-      request->trainyard_info->creator = std::move(creator);
-    }
-    StatusOr<spec::CustomJob> created = jobs_->Create(query.parent, *request);
-    if (!created.ok()) {
-      const Status s = AsPipelineError(created.status());
-      if (!Refused(s)) return s;
-      return End(name, kFailed, static_cast<int>(s.code()),
-                 "the backing CustomJob could not be created: " + s.message());
-    }
-    job = *created;
+  StatusOr<spec::CustomJob> started =
+      AdoptOrCreateBackingJob(jobs_, ParentOf(name), kPipelineLabel, IdOf(name),
+                              std::move(*request), spec::CreatorOf(pipeline));
+  if (!started.ok()) {
+    const Status s = AsPipelineError(started.status());
+    if (!IsRefusal(s)) return s;
+    return End(name, kFailed, static_cast<int>(s.code()),
+               "the backing CustomJob could not be created: " + s.message());
   }
+  const spec::CustomJob& job = *started;
   TY_ASSIGN_OR_RETURN(store::ResourceRecord r, pipelines_.Mutate(name, [&](json& p, json&) {
     p["trainingTaskMetadata"] = {{"backingCustomJob", job.name}};
     return Status::Ok();
@@ -350,7 +325,7 @@ Status TrainingPipelineController::Succeed(const std::string& name, const json& 
   }
   StatusOr<UploadedModel> uploaded = models_->Upload(upload);
   if (!uploaded.ok()) {
-    if (!Refused(uploaded.status())) return uploaded.status();
+    if (!IsRefusal(uploaded.status())) return uploaded.status();
     return End(name, kFailed, static_cast<int>(uploaded.status().code()),
                "the model upload failed: " + uploaded.status().message());
   }

@@ -8,6 +8,7 @@
 #include "protojson/writer.h"
 #include "spec/batch_prediction_job.h"
 #include "spec/custom_job_validation.h"
+#include "spec/endpoint.h"
 
 namespace trainyard::spec {
 namespace {
@@ -106,30 +107,13 @@ Status ReadOutput(const Fields& f, Writer& w) {
   return Status::Ok();
 }
 
-StatusOr<MachineSpec> ReadMachine(const json& j, const std::string& path) {
-  TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path,
-                                             {"machineType", "acceleratorType", "acceleratorCount",
-                                              "tpuTopology", "reservationAffinity"}));
-  MachineSpec m;
-  TY_RETURN_IF_ERROR(f.String("machineType", &m.machine_type));
-  TY_RETURN_IF_ERROR(f.String("acceleratorType", &m.accelerator_type));
-  TY_RETURN_IF_ERROR(f.Int32("acceleratorCount", &m.accelerator_count));
-  TY_RETURN_IF_ERROR(f.RejectIfSet("tpuTopology", "remove it (no TPUs)"));
-  TY_RETURN_IF_ERROR(f.RejectIfSet("reservationAffinity", "remove it (no reservations)"));
-  if (m.accelerator_count < 0) {
-    return protojson::FieldError(f.PathOf("acceleratorCount"), "must be 0 or more");
-  }
-  if (m.accelerator_type == "ACCELERATOR_TYPE_UNSPECIFIED") m.accelerator_type.clear();
-  return m;
-}
-
 Status ReadResources(const Fields& f, Writer& w) {
   if (const json* d = f.Get("dedicatedResources")) {
     TY_ASSIGN_OR_RETURN(
         Fields r, Fields::Open(*d, f.PathOf("dedicatedResources"),
                                {"machineSpec", "startingReplicaCount", "maxReplicaCount", "spot"}));
     std::optional<MachineSpec> machine;
-    TY_RETURN_IF_ERROR(r.Message("machineSpec", &machine, ReadMachine));
+    TY_RETURN_IF_ERROR(r.Message("machineSpec", &machine, DecodeServingMachineSpec));
     int32_t starting = 1, max = 0;
     bool spot = false;
     TY_RETURN_IF_ERROR(r.Int32("startingReplicaCount", &starting));
@@ -293,7 +277,7 @@ StatusOr<BatchPredictionSpec> BatchPredictionSpecOf(const json& job) {
   if (clean.contains("dedicatedResources")) {
     const json& d = clean["dedicatedResources"];
     if (d.contains("machineSpec")) {
-      TY_ASSIGN_OR_RETURN(s.machine, ReadMachine(d["machineSpec"], "machineSpec"));
+      TY_ASSIGN_OR_RETURN(s.machine, DecodeServingMachineSpec(d["machineSpec"], "machineSpec"));
     }
     s.starting_replicas = d.value("startingReplicaCount", 1);
     s.max_replicas = d.value("maxReplicaCount", s.starting_replicas);

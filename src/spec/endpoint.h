@@ -46,6 +46,9 @@ using TrafficSplit = std::map<std::string, int32_t>;
 // or too long displayName, a too long description, labels that break their rules, a trafficSplit
 // that is not a map of percentages, or an encryptionSpec / network (not supported).
 StatusOr<nlohmann::json> DecodeEndpoint(const nlohmann::json& j);
+// A MachineSpec of serving or batch prediction resources (machineType, acceleratorType,
+// acceleratorCount; tpuTopology and reservationAffinity refused) at `path`.
+StatusOr<MachineSpec> DecodeServingMachineSpec(const nlohmann::json& j, const std::string& path);
 // OK when every key is a field of Endpoint (input or output-only); a PATCH body's check.
 Status CheckEndpointFieldNames(const nlohmann::json& j);
 

@@ -40,7 +40,9 @@ StatusOr<TrafficSplit> ReadTrafficSplit(const Fields& f, std::string_view name) 
   return split;
 }
 
-StatusOr<MachineSpec> ReadMachineSpec(const json& j, const std::string& path) {
+}  // namespace
+
+StatusOr<MachineSpec> DecodeServingMachineSpec(const json& j, const std::string& path) {
   TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path,
                                              {"machineType", "acceleratorType", "acceleratorCount",
                                               "tpuTopology", "reservationAffinity"}));
@@ -56,6 +58,8 @@ StatusOr<MachineSpec> ReadMachineSpec(const json& j, const std::string& path) {
   if (m.accelerator_type == "ACCELERATOR_TYPE_UNSPECIFIED") m.accelerator_type.clear();
   return m;
 }
+
+namespace {
 
 StatusOr<std::pair<std::string, int32_t>> ReadMetric(const json& j, const std::string& path) {
   TY_ASSIGN_OR_RETURN(Fields f, Fields::Open(j, path, {"metricName", "target"}));
@@ -98,7 +102,7 @@ StatusOr<DeploymentResources> ReadDedicated(const json& j, const std::string& pa
   DeploymentResources r;
   r.max_replicas = 0;  // absent = minReplicaCount (CheckReplicaCounts)
   std::optional<MachineSpec> machine;
-  TY_RETURN_IF_ERROR(f.Message("machineSpec", &machine, ReadMachineSpec));
+  TY_RETURN_IF_ERROR(f.Message("machineSpec", &machine, DecodeServingMachineSpec));
   if (machine) r.machine = *machine;
   TY_RETURN_IF_ERROR(f.Int32("minReplicaCount", &r.min_replicas));
   TY_RETURN_IF_ERROR(f.Int32("maxReplicaCount", &r.max_replicas));
