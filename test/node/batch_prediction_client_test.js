@@ -7,37 +7,16 @@
 // operation the client polls under /ui/) and a 404 for the deleted job.
 'use strict';
 const assert = require('assert');
-const {execFileSync} = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const {requireClient, startServer, run, SKIP} = require('./harness');
+const {requireClient, startServer, run, SKIP, noAuth, trainModel} = require('./harness');
 
 const aiplatform = requireClient('@google-cloud/aiplatform');
 
-const noAuth = {
-  getRequestHeaders: async () => new Headers(),
-  fetch: (url, init) => fetch(url, {method: init.method, headers: init.headers, body: init.body,
-                                    signal: init.signal}),
-};
 const TEXTS = ['good movie', 'the bad movie'];
 const tools = path.resolve(process.env.TRAINYARD_BINARY_DIR || 'build', 'tools');
 const bert = path.join(tools, 'trainyard-bert');
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
-
-function trainModel(dir, modelDir) {
-  fs.writeFileSync(path.join(dir, 'vocab.txt'),
-                   '[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nmovie\nthe\n');
-  fs.writeFileSync(path.join(dir, 'train.csv'),
-                   'bodyText,Target\n' + 'good movie,1\nthe bad movie,0\n'.repeat(32));
-  const data = path.join(dir, 'train.csv');
-  execFileSync(bert, ['train', '--training-file', data, '--validation-file', data,
-                      '--vocab', path.join(dir, 'vocab.txt'), '--job-dir', modelDir,
-                      '--epochs', '10', '--batch-size', '8', '--learning-rate', '5e-4',
-                      '--threads', '1'], {stdio: ['ignore', 'ignore', 'pipe']});
-  const out = execFileSync(bert, ['predict', '--model-dir', modelDir, '--threads', '1',
-                                  ...TEXTS.flatMap(t => ['--text', t])], {encoding: 'utf8'});
-  return out.trim().split('\n').map(line => JSON.parse(line).label);
-}
 
 async function waitEnded(jobs, name) {
   for (let i = 0; i < 600; i++) {
@@ -59,7 +38,7 @@ run(async () => {
       ['--executor', 'local', '--gpus', '0', '--kill-grace-seconds', '1'],
       {PATH: `${tools}:${process.env.PATH}`});
   try {
-    const expected = trainModel(server.dir, path.join(server.buckets, 'models', 'bert'));
+    const expected = trainModel(bert, server.dir, path.join(server.buckets, 'models', 'bert'), TEXTS);
     for (const b of ['node-in', 'node-out']) fs.mkdirSync(path.join(server.buckets, b));
     fs.writeFileSync(path.join(server.buckets, 'node-in', 'rows.jsonl'),
                      TEXTS.map((text, i) => JSON.stringify({id: `r${i}`, text})).join('\n') + '\n');

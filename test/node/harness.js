@@ -94,4 +94,29 @@ function run(main) {
   });
 }
 
-module.exports = {requireClient, startServer, run, SKIP};
+// No Google credentials: requests go out without an Authorization header.
+const noAuth = {
+  getRequestHeaders: async () => new Headers(),
+  fetch: (url, init) => fetch(url, {method: init.method, headers: init.headers, body: init.body,
+                                    signal: init.signal}),
+};
+
+// Trains a small BERT classifier on two texts with `bert` (trainyard-bert) into `modelDir` and
+// returns the labels `trainyard-bert predict` gives `texts`.
+function trainModel(bert, dir, modelDir, texts) {
+  const {execFileSync} = require('child_process');
+  fs.writeFileSync(path.join(dir, 'vocab.txt'),
+                   '[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nmovie\nthe\n');
+  fs.writeFileSync(path.join(dir, 'train.csv'),
+                   'bodyText,Target\n' + 'good movie,1\nthe bad movie,0\n'.repeat(32));
+  const data = path.join(dir, 'train.csv');
+  execFileSync(bert, ['train', '--training-file', data, '--validation-file', data,
+                      '--vocab', path.join(dir, 'vocab.txt'), '--job-dir', modelDir,
+                      '--epochs', '10', '--batch-size', '8', '--learning-rate', '5e-4',
+                      '--threads', '1'], {stdio: ['ignore', 'ignore', 'pipe']});
+  const out = execFileSync(bert, ['predict', '--model-dir', modelDir, '--threads', '1',
+                                  ...texts.flatMap(t => ['--text', t])], {encoding: 'utf8'});
+  return out.trim().split('\n').map(line => JSON.parse(line).label);
+}
+
+module.exports = {requireClient, startServer, run, SKIP, noAuth, trainModel};

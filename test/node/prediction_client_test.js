@@ -6,20 +6,12 @@
 // undeployed and deleted at the end.
 'use strict';
 const assert = require('assert');
-const {execFileSync} = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const {requireClient, startServer, run, SKIP} = require('./harness');
+const {requireClient, startServer, run, SKIP, noAuth, trainModel} = require('./harness');
 
 const aiplatform = requireClient('@google-cloud/aiplatform');
 const {helpers} = aiplatform;
-
-// No Google credentials: requests go out without an Authorization header.
-const noAuth = {
-  getRequestHeaders: async () => new Headers(),
-  fetch: (url, init) => fetch(url, {method: init.method, headers: init.headers, body: init.body,
-                                    signal: init.signal}),
-};
 
 // Vertex's prebuilt PyTorch serving image: Trainyard serves a trainyard-bert export natively
 // behind it rather than running TorchServe.
@@ -28,21 +20,10 @@ const TEXTS = ['good movie', 'the bad movie'];
 const tools = path.resolve(process.env.TRAINYARD_BINARY_DIR || 'build', 'tools');
 const bert = path.join(tools, 'trainyard-bert');
 
-function trainModel(dir, modelDir) {
-  fs.writeFileSync(path.join(dir, 'vocab.txt'),
-                   '[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nmovie\nthe\n');
-  fs.writeFileSync(path.join(dir, 'train.csv'),
-                   'bodyText,Target\n' + 'good movie,1\nthe bad movie,0\n'.repeat(32));
-  const data = path.join(dir, 'train.csv');
-  execFileSync(bert, ['train', '--training-file', data, '--validation-file', data,
-                      '--vocab', path.join(dir, 'vocab.txt'), '--job-dir', modelDir,
-                      '--epochs', '10', '--batch-size', '8', '--learning-rate', '5e-4',
-                      '--threads', '1'], {stdio: ['ignore', 'ignore', 'pipe']});
-  const out = execFileSync(bert, ['predict', '--model-dir', modelDir, '--threads', '1',
-                                  ...TEXTS.flatMap(t => ['--text', t])], {encoding: 'utf8'});
-  const labels = out.trim().split('\n').map(line => JSON.parse(line).label);
-  // Two different labels, so that answers in the wrong order or from a model that ignores its
-  // input cannot match.
+// Two different labels, so that answers in the wrong order or from a model that ignores its
+// input cannot match.
+function expectedLabels(dir, modelDir) {
+  const labels = trainModel(bert, dir, modelDir, TEXTS);
   assert.strictEqual(new Set(labels).size, TEXTS.length, String(labels));
   return labels;
 }
@@ -59,7 +40,7 @@ run(async () => {
       {PATH: `${tools}:${process.env.PATH}`});
   let cleanup = null;
   try {
-    const expected = trainModel(server.dir, path.join(server.buckets, 'models', 'bert'));
+    const expected = expectedLabels(server.dir, path.join(server.buckets, 'models', 'bert'));
     const options = {fallback: true, apiEndpoint: '127.0.0.1', port: server.port, protocol: 'http',
                      authClient: noAuth};
     const models = new aiplatform.v1.ModelServiceClient(options);

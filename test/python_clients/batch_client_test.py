@@ -20,22 +20,12 @@ from google.api_core import exceptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform
 
-from harness import Server
+from harness import Server, bert, tools_dir, train_bert
 
 LOCATION = "us-central1"
 SERVING = "us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest"
-VOCAB = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nmovie\nthe\n"
 TEXTS = ["good movie", "the bad movie", "good good movie", "bad movie"]
 SKIP = 77  # ctest SKIP_RETURN_CODE
-
-
-def tools_dir():
-    return os.path.abspath(os.path.join(os.environ.get("TRAINYARD_BINARY_DIR", "build"), "tools"))
-
-
-def bert(*args):
-    return subprocess.run([os.path.join(tools_dir(), "trainyard-bert"), *args],
-                          capture_output=True, text=True, check=True).stdout
 
 
 class BatchPredictionClientTest(unittest.TestCase):
@@ -53,17 +43,9 @@ class BatchPredictionClientTest(unittest.TestCase):
         aiplatform.init(project="local", location=LOCATION, api_endpoint=cls.server.endpoint,
                         api_transport="rest", credentials=AnonymousCredentials())
         work = tempfile.mkdtemp(prefix="trainyard-batch-", dir=cls.server.dir)
-        vocab = os.path.join(work, "vocab.txt")
-        with open(vocab, "w") as f:
-            f.write(VOCAB)
-        data = os.path.join(work, "train.csv")
-        with open(data, "w") as f:
-            f.write("bodyText,Target\n" + "good movie,1\nthe bad movie,0\n" * 32)
         buckets = cls.server.buckets
         cls.model_dir = os.path.join(buckets, "models", "bert")
-        bert("train", "--training-file", data, "--validation-file", data, "--vocab", vocab,
-             "--job-dir", cls.model_dir, "--epochs", "10", "--batch-size", "8",
-             "--learning-rate", "5e-4", "--threads", "1")
+        train_bert(work, cls.model_dir)
         for bucket in ("inputs", "outputs"):
             os.makedirs(os.path.join(buckets, bucket))
         with open(os.path.join(buckets, "inputs", "texts.jsonl"), "w") as f:

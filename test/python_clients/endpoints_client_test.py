@@ -21,7 +21,7 @@ from google.api_core import exceptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import aiplatform, aiplatform_v1
 
-from harness import Server
+from harness import Server, bert, tools_dir, train_bert
 
 LOCATION = "us-central1"
 # Vertex's prebuilt PyTorch serving image: Trainyard serves a trainyard-bert export natively
@@ -29,18 +29,8 @@ LOCATION = "us-central1"
 SERVING = "us-docker.pkg.dev/vertex-ai/prediction/pytorch-cpu.2-4:latest"
 # One core per replica, so two deployed models fit a 2-core host at once.
 MACHINE = "n1-standard-1"
-VOCAB = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nmovie\nthe\n"
 TEXTS = ["good movie", "the bad movie"]
 SKIP = 77  # ctest SKIP_RETURN_CODE
-
-
-def tools_dir():
-    return os.path.abspath(os.path.join(os.environ.get("TRAINYARD_BINARY_DIR", "build"), "tools"))
-
-
-def bert(*args):
-    return subprocess.run([os.path.join(tools_dir(), "trainyard-bert"), *args],
-                          capture_output=True, text=True, check=True).stdout
 
 
 class EndpointsClientTest(unittest.TestCase):
@@ -57,16 +47,8 @@ class EndpointsClientTest(unittest.TestCase):
         aiplatform.init(project="local", location=LOCATION, api_endpoint=cls.server.endpoint,
                         api_transport="rest", credentials=AnonymousCredentials())
         work = tempfile.mkdtemp(prefix="trainyard-endpoints-", dir=cls.server.dir)
-        vocab = cls.vocab = os.path.join(work, "vocab.txt")
-        with open(vocab, "w") as f:
-            f.write(VOCAB)
-        data = cls.data = os.path.join(work, "train.csv")
-        with open(data, "w") as f:
-            f.write("bodyText,Target\n" + "good movie,1\nthe bad movie,0\n" * 32)
         cls.model_dir = os.path.join(cls.server.buckets, "models", "bert")
-        bert("train", "--training-file", data, "--validation-file", data, "--vocab", vocab,
-             "--job-dir", cls.model_dir, "--epochs", "10", "--batch-size", "8",
-             "--learning-rate", "5e-4", "--threads", "1")
+        cls.vocab, cls.data = train_bert(work, cls.model_dir)
         # A TorchServe archive alone: what Vertex's prebuilt image serves and Trainyard does not.
         os.makedirs(os.path.join(cls.server.buckets, "models", "mar"))
         with open(os.path.join(cls.server.buckets, "models", "mar", "model.mar"), "wb") as f:

@@ -84,3 +84,31 @@ class Server:
                     os.killpg(replica["pid"], signal.SIGKILL)
             except (OSError, ValueError, KeyError, IndexError):
                 pass  # gone already, or a pid file half written
+
+
+VOCAB = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nmovie\nthe\n"
+
+
+def tools_dir():
+    """The build's tools folder (trainyard, trainyard-bert)."""
+    return os.path.abspath(os.path.join(os.environ.get("TRAINYARD_BINARY_DIR", "build"), "tools"))
+
+
+def bert(*args):
+    """Runs trainyard-bert; returns its stdout."""
+    return subprocess.run([os.path.join(tools_dir(), "trainyard-bert"), *args],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def train_bert(work, model_dir):
+    """Trains a small BERT classifier on two texts into model_dir; returns (vocab, data) paths."""
+    vocab = os.path.join(work, "vocab.txt")
+    with open(vocab, "w") as f:
+        f.write(VOCAB)
+    data = os.path.join(work, "train.csv")
+    with open(data, "w") as f:
+        f.write("bodyText,Target\n" + "good movie,1\nthe bad movie,0\n" * 32)
+    bert("train", "--training-file", data, "--validation-file", data, "--vocab", vocab,
+         "--job-dir", model_dir, "--epochs", "10", "--batch-size", "8",
+         "--learning-rate", "5e-4", "--threads", "1")
+    return vocab, data
