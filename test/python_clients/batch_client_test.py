@@ -10,7 +10,6 @@ delete; a model Trainyard cannot run in batch is refused with the server's reaso
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time

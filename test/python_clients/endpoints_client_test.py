@@ -10,7 +10,6 @@ own); a model Trainyard cannot serve is refused with the server's reason."""
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
