@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include <optional>
 #include <string_view>
 
+#include "common/beneath.h"
 #include "common/file_util.h"
 #include "container/log_tail.h"
 #include "container/orphan_guard.h"
@@ -328,16 +330,34 @@ std::optional<ContainerState> FollowLogFile(const ContainerRunSpec& spec, Contai
     uint64_t* done = stream == 1 ? &relayed->out : &relayed->err;
     RelayNew(stream, data, *done, done);
   };
+  // conmon writes the exit file once the container's output is drained into the log, then runs
+  // `podman container cleanup` and waits for it (~40 ms) before it exits itself: the file, watched
+  // in its directory, ends the follow that much sooner (and spares the inspect the cleanup would
+  // otherwise need, as it consumes the file).
+  UniqueFd exit_watch(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (exit_watch.valid() && !exit_file.path.empty()) {
+    (void)::inotify_add_watch(exit_watch.get(), fs::path(exit_file.path).parent_path().c_str(),
+                              IN_CLOSE_WRITE | IN_MOVED_TO);
+  }
   bool exited = pidfd < 0;  // ESRCH: conmon is already gone
+  std::optional<ContainerState> recorded;
   while (!exited) {
     (void)tail.Poll(sink);
     ForwardSignals(engine, spec.container.name, handled);
-    pollfd p[2] = {{pidfd, POLLIN, 0}, {tail.wait_fd(), POLLIN, 0}};
-    const int n = ::poll(p, p[1].fd >= 0 ? 2 : 1, 50);
+    recorded = ExitRecordedByConmon(exit_file);
+    if (recorded) break;
+    pollfd p[3] = {{pidfd, POLLIN, 0}, {exit_watch.get(), POLLIN, 0}, {tail.wait_fd(), POLLIN, 0}};
+    const int n = ::poll(p, 3, 50);
     exited = n > 0 && (p[0].revents & POLLIN) != 0;
+    if (n > 0 && (p[1].revents & POLLIN) != 0) {
+      char buf[4096];
+      while (::read(exit_watch.get(), buf, sizeof buf) > 0) {
+      }
+    }
   }
   if (pidfd >= 0) ::close(pidfd);
   (void)tail.Poll(sink);
+  if (recorded) return recorded;        // conmon ends after the cleanup; its new parent collects it
   ::waitpid(conmon, nullptr, WNOHANG);  // this process is its subreaper: collect it
   if (auto recorded = ExitRecordedByConmon(exit_file)) return recorded;
   auto state = engine.Inspect(spec.container.name);
