@@ -29,6 +29,13 @@ class MachinePricingE2ETest : public ::testing::Test {
     ASSERT_NE(server_, nullptr) << error;
   }
 
+  // The jobs created here may still be starting when the server stops: their replicas outlive it,
+  // and with them the cgroups the server would have removed.
+  void TearDown() override {
+    server_.reset();
+    if (!dir_.empty()) EndReplicas(dir_ / "data");
+  }
+
   // Creates a one-replica job on `machine_spec` (JSON) and gets it back: "HTTP-STATUS $HOURLY" or
   // "HTTP-STATUS error message".
   std::string CreateAndGetHourlyCost(const std::string& machine_spec) {
