@@ -34,6 +34,13 @@ class ReplicaUserE2ETest : public ::testing::Test {
     dir_ = testing::MakeTestDir();
   }
 
+  // A job may still be ending when the server stops: its replica, and the cgroup the server would
+  // have removed, outlive it.
+  void TearDown() override {
+    server_.reset();
+    if (!dir_.empty()) EndReplicas(dir_ / "data");
+  }
+
   std::vector<std::string> Env() const {
     return {"TRAINYARD_BUCKET_ROOT=" + (dir_ / "buckets").string()};
   }
