@@ -5,7 +5,7 @@
 import { api, BatchPredictionJob } from './api';
 import { batchCreateCard } from './batch_create';
 import { backingJobOf, progressOf } from './batch_model';
-import type { Cleanup } from './main';
+import type { Cleanup } from './util';
 import { modelLink } from './names';
 import { guardWrite } from './session';
 import { durationOf, fmtTime, fmtUsd, h, idOf, isTerminal, message, stateBadge } from './util';

@@ -4,7 +4,7 @@
 // test prediction. Both refresh every 3 s.
 import { api, DeployedModel, Endpoint, waitOperation } from './api';
 import { fmtCreator, fmtLatency, plural } from './format';
-import type { Cleanup } from './main';
+import type { Cleanup } from './util';
 import { modelLink } from './names';
 import { parsePrometheus, ServingFigures, servingFigures, totalOf } from './prometheus';
 import { predictBodyOf, SAMPLE_PREDICT_BODY } from './serving_model';

@@ -4,7 +4,7 @@ import { api, CustomJob, LogEntry, StateChange } from './api';
 import { CurvesCard } from './curves';
 import { fmtCreator } from './format';
 import { machineOf } from './jobs';
-import type { Cleanup } from './main';
+import type { Cleanup } from './util';
 import { guardWrite } from './session';
 import { durationOf, fmtTime, fmtUsd, h, idOf, isTerminal, message, shortState, stateBadge } from './util';
 

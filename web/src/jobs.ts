@@ -1,6 +1,6 @@
 // Jobs list: filter by state, name and label (the server's AIP-160 filter), pages, auto-refresh.
 import { api, CustomJob } from './api';
-import type { Cleanup } from './main';
+import type { Cleanup } from './util';
 import { durationOf, fmtTime, fmtUsd, h, idOf, message, stateBadge } from './util';
 
 const STATES = ['', 'QUEUED', 'PENDING', 'RUNNING', 'CANCELLING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];

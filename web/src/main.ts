@@ -21,10 +21,8 @@ import { modelPage, modelsPage } from './models';
 import { pipelinePage, pipelinesPage } from './pipelines';
 import { forgetCaller, whyReadOnly } from './session';
 import { studiesPage, studyPage } from './study';
-import { h } from './util';
+import { h, type Cleanup } from './util';
 import { rememberedParent, rememberParent, startingParent, wherePicker } from './where';
-
-export type Cleanup = () => void;
 
 const COLLECTIONS = ['customJobs', 'hyperparameterTuningJobs', 'trainingPipelines', 'models', 'endpoints',
   'batchPredictionJobs', 'create'];

@@ -5,7 +5,7 @@
 import { api, GcsObject, ModelVersion, Pipeline } from './api';
 import type { LineChart } from './charts';
 import { DeployPanel } from './deploy';
-import type { Cleanup } from './main';
+import type { Cleanup } from './util';
 import { renderMetrics } from './metrics_view';
 import { pipelineLink } from './names';
 import { guardWrite } from './session';

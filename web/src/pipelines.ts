@@ -4,7 +4,7 @@
 import { api, CustomJob, Pipeline, WorkerPoolSpec } from './api';
 import { fmtCreator } from './format';
 import { machineOf } from './jobs';
-import type { Cleanup } from './main';
+import type { Cleanup } from './util';
 import { guardWrite } from './session';
 import { durationOf, fmtTime, h, idOf, isTerminal, message, stateBadge } from './util';
 

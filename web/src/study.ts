@@ -3,7 +3,7 @@
 import uPlot from 'uplot';
 import { api, Study, Trial } from './api';
 import { LineChart, parallelCoordinates } from './charts';
-import type { Cleanup } from './main';
+import type { Cleanup } from './util';
 import { guardWrite } from './session';
 import { durationOf, fmtTime, h, idOf, isTerminal, message, stateBadge } from './util';
 

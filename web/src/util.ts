@@ -62,3 +62,6 @@ export function splitGcs(uri: string): [string, string] | null {
   const m = uri.match(/^gs:\/\/([^/]+)\/?(.*)$/);
   return m ? [m[1], m[2]] : null;
 }
+
+// What a page returns to stop its timers and requests when the console leaves it.
+export type Cleanup = () => void;

@@ -6,7 +6,7 @@
 // fieldViolations is shown next to its field and nothing is created until it accepts; the created
 // resource then opens on its page.
 import { api, ApiError, MachineCatalog } from '../api';
-import type { Cleanup } from '../main';
+import type { Cleanup } from '../util';
 import { currentCaller, whyReadOnly } from '../session';
 import { h, message } from '../util';
 import { fieldWordsOf, inFormWords } from './field_words';
