@@ -146,6 +146,21 @@ bool RunJob(httplib::Client& client, const fs::path& data_dir, const std::string
   }
 }
 
+// Waits until the storage holds no container (a job's supervisor removes its container after the
+// job has ended, in the background) and 100 ms more, so that no measured start shares podman with
+// the previous one's clean-up (5 s at most).
+void Settle(const std::string& podman) {
+  for (int i = 0; i < 100; ++i) {
+    FILE* p = ::popen((podman + " ps --all --quiet 2>/dev/null").c_str(), "r");
+    char line[128];
+    const bool any = p != nullptr && std::fgets(line, sizeof line, p) != nullptr;
+    if (p != nullptr) ::pclose(p);
+    if (!any) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
 // `podman run --rm` of the image, as a user would start it: to its first output line and to its
 // exit (popen: the line arrives as the container writes it).
 bool RunPodman(const std::string& podman, const std::string& image, Sample* sample) {
@@ -236,9 +251,11 @@ int main(int argc, char** argv) {
     const std::string warm_image = registry + "/trainyard/busybox:bench";
     for (int i = 0; i < jobs && rc == 0; ++i) {
       for (size_t k = 0; k < pools.size() && rc == 0; ++k) {
+        Settle(server_podman);
         if (!RunJob(client, root / "data", pools[k], &results[k].second)) rc = 1;
       }
       // The same image, the same storage, started by podman itself, in the same round.
+      Settle(server_podman);
       if (rc == 0 && !RunPodman(server_podman, warm_image, &results[3].second)) {
         std::cerr << "podman run --rm " << warm_image << " failed\n";
         rc = 1;

@@ -8,6 +8,7 @@
 #include "common/file_util.h"
 #include "container/container_run.h"
 #include "container/podman_engine.h"
+#include "container/podman_probe_cache.h"
 #include "executor/gang_record.h"
 #include "executor/replica_env.h"
 
@@ -74,9 +75,14 @@ Status PodmanReplicaRuntime::CheckAvailable() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!probed_) {
     probed_ = true;
-    auto detected = DetectPodmanRuntime(runner_, options_.podman);
-    if (detected.ok()) {
+    // A probe of this host kept by an earlier server (podman_probe_cache.h), else a probe now.
+    const std::filesystem::path cache = options_.runner ? "" : PodmanProbeCacheFile();
+    const std::string key = PodmanProbeKey(options_.podman, HostLimits::Current());
+    if (auto kept = LoadPodmanProbe(cache, key)) {
+      runtime_ = *kept;
+    } else if (auto detected = DetectPodmanRuntime(runner_, options_.podman); detected.ok()) {
       runtime_ = *detected;
+      SavePodmanProbe(cache, key, *detected);
     } else {
       probe_status_ = FailedPreconditionError(detected.status().message());
     }

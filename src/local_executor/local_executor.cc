@@ -548,6 +548,11 @@ void LocalExecutor::PollOnce() {
     for (const auto& note : notes) listener(note);
     lock.lock();
   }
+  // After the listener heard of the ends: e.g. a container's removal.
+  std::vector<std::pair<ReplicaRuntime*, ReplicaHandle>> releases = std::move(pending_releases_);
+  pending_releases_.clear();
+  lock.unlock();
+  for (auto& [runtime, handle] : releases) runtime->Release(handle);
 }
 
 bool LocalExecutor::WaitForWork(std::chrono::milliseconds timeout) {

@@ -262,6 +262,9 @@ class LocalExecutor : public Executor {
   GangScheduler scheduler_;
   std::map<std::string, std::unique_ptr<Gang>> gangs_;
   std::vector<GangStatus> pending_notifications_;
+  // Ended replicas whose runtime leftovers (a container) are removed after the pass has told the
+  // listener: a `podman rm` (~50 ms) must not stand between a job's end and its recorded state.
+  std::vector<std::pair<ReplicaRuntime*, ReplicaHandle>> pending_releases_;
   // fsyncs of terminal states, done by sync_thread_ so they never hold up mu_ or a tick.
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;

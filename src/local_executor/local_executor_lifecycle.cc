@@ -538,7 +538,7 @@ void LocalExecutor::Finished(Gang& gang) {
     r.restart_at.reset();  // a restart that waited for its backoff will not happen
     r.restart_note.clear();
     ReleaseLimits(gang, r, /*ended_now=*/false);  // retries what PollReplica could not remove
-    if (r.attempt > 0) RuntimeOf(gang, r).Release(r.handle);  // e.g. its container
+    if (r.attempt > 0) pending_releases_.emplace_back(&RuntimeOf(gang, r), r.handle);
   }
   if (gang.state != GangState::kSucceeded)
     SystemLog(gang, nullptr,
