@@ -4,11 +4,11 @@
 //
 // The result belongs to the host, not to a data dir: it depends on the podman and OCI runtime
 // binaries, the kernel and this process's hard limits and user, which the key records (each
-// binary by path, size and modification time); not on where podman keeps images (--root). A different key, or an unreadable or malformed
-// file, is a miss: the server probes and writes the file again (temp-then-rename). Only a probe
-// that succeeded is kept. The file: root's in /var/cache/trainyard/, others' in
-// $XDG_CACHE_HOME/trainyard/ (else ~/.cache/trainyard/); $TRAINYARD_PODMAN_PROBE_CACHE names
-// another, "" turns it off.
+// binary by path, size and modification time); not on where podman keeps images (--root). A
+// different key, or an unreadable or malformed file, is a miss: the server probes and writes the
+// file again (temp-then-rename). Only a probe that succeeded is kept. The file: root's in
+// /var/cache/trainyard/, others' in $XDG_CACHE_HOME/trainyard/ (else ~/.cache/trainyard/);
+// $TRAINYARD_PODMAN_PROBE_CACHE names another, "" turns it off.
 #pragma once
 
 #include <filesystem>
