@@ -361,6 +361,15 @@ std::optional<ContainerState> FollowLogFile(const ContainerRunSpec& spec, Contai
   ::waitpid(conmon, nullptr, WNOHANG);  // this process is its subreaper: collect it
   if (auto recorded = ExitRecordedByConmon(exit_file)) return recorded;
   auto state = engine.Inspect(spec.container.name);
+  if (state.ok() && state->status == ContainerStatus::kCreated) {
+    // conmon is gone and the container never ran (a stop that came while it was being started):
+    // nothing will ever run it, and `podman logs --follow` / `podman wait` would wait forever.
+    Say("container " + spec.container.name + " never started: it was stopped while starting");
+    ContainerState ended = *state;
+    ended.status = ContainerStatus::kExited;
+    ended.exit_code = g_signals > 0 ? 128 + static_cast<int>(g_last_signal) : 255;
+    return ended;
+  }
   if (!state.ok() || state->status != ContainerStatus::kExited) return std::nullopt;
   return *state;
 }
