@@ -28,8 +28,14 @@ class SlurmProjectsIntegrationTest : public ::testing::Test {
     if (skip.empty()) skip = slurm::testing::DbdSkipReason();
     if (!skip.empty()) GTEST_SKIP() << skip;
     dir_ = trainyard::testing::MakeTestDir();
-    // The job of team-b runs as nobody: it must reach its job dir.
-    for (fs::path d = dir_; d != d.root_path(); d = d.parent_path()) ::chmod(d.c_str(), 0755);
+    // The job of team-b runs as nobody: it must reach its job dir. Bits are only added, so /tmp
+    // keeps its sticky, world-writable mode (setting 0755 on every ancestor took it away).
+    for (fs::path d = dir_; d != d.root_path(); d = d.parent_path()) {
+      struct stat st {};
+      if (::stat(d.c_str(), &st) == 0 && (st.st_mode & 0005) != 0005) {
+        ::chmod(d.c_str(), (st.st_mode & 07777) | 0005);
+      }
+    }
     AddAssociations();
   }
   void TearDown() override {
