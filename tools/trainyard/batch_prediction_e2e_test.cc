@@ -9,7 +9,9 @@
 //  - two replicas on a real local Slurm cluster (skipped without one: scripts/slurm-local.sh).
 // Skipped without the local executor or trainyard-bert.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -66,10 +68,11 @@ class BatchPredictionE2ETest : public ::testing::Test {
     if (!dir_.empty()) EndReplicas(dir_ / "data");
   }
 
-  void StartServer(std::vector<std::string> args = {"--executor", "local", "--gpus", "0"}) {
+  void StartServer(std::vector<std::string> args = {"--executor", "local", "--gpus", "0"},
+                   bool root_replicas = true) {
     std::string error;
     args.insert(args.end(), {"--kill-grace-seconds", "1"});
-    server_ = ServerProcess::Start(dir_ / "data", args, &error, env_);
+    server_ = ServerProcess::Start(dir_ / "data", args, &error, env_, root_replicas);
     ASSERT_NE(server_, nullptr) << error;
   }
 
@@ -247,6 +250,38 @@ TEST_F(BatchPredictionE2ETest, AModelInItsOwnServingContainerGetsEveryInstance) 
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0]["instance"], 42);
   EXPECT_EQ(errors[0]["error"]["message"], "not a text: 42");
+}
+
+// A root server runs the replicas as `nobody`: they read the model and the input from buckets
+// the test made, write into the server's staging bucket, and the server moves the shards into an
+// output bucket the test made; a restart mid-run changes nothing.
+TEST_F(BatchPredictionE2ETest, ReplicasAsNobodyWithARestartMidRun) {
+  if (::geteuid() != 0) GTEST_SKIP() << "replicas run as nobody only under a root server";
+  server_.reset();
+  StartServer({"--executor", "local", "--gpus", "0"}, /*root_replicas=*/false);
+  std::string jsonl;
+  for (int i = 0; i < 2000; ++i) jsonl += json(kTexts[i % kTexts.size()]).dump() + "\n";
+  testing::WriteFileOrDie(dir_ / "buckets/inputs/nobody.jsonl", jsonl);
+  json job = Create(Body("jsonl", "gs://inputs/nobody.jsonl", "gs://outputs/nobody", 2));
+  const std::string name = job["name"];
+  for (int i = 0; i < 300 && job.value("state", "") != "JOB_STATE_RUNNING"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    job = Http(server_->port(), "GET", "/v1/" + name).body;
+  }
+  server_->Kill(SIGKILL);
+  StartServer({"--executor", "local", "--gpus", "0"}, /*root_replicas=*/false);
+  job = Wait(name, 300);
+  ASSERT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << job.dump(2) << server_->Stderr();
+  EXPECT_EQ(job["completionStats"]["successfulCount"], "2000");
+  auto outputs = Outputs(job);
+  EXPECT_EQ(outputs["prediction.results-00000-of-00002"].size() +
+                outputs["prediction.results-00001-of-00002"].size(),
+            2000u);
+  // Huge headers on the new collection are refused by the transport, not the handler.
+  httplib::Client c("127.0.0.1", server_->port());
+  auto r = c.Get("/v1/" + std::string(kParent) + "/batchPredictionJobs",
+                 {{"X-Big", std::string(1 << 20, 'a')}});
+  EXPECT_TRUE(!r || r->status >= 400);
 }
 
 TEST_F(BatchPredictionE2ETest, TwoReplicasOnSlurm) {
