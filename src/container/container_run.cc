@@ -582,11 +582,12 @@ int FollowAndRemove(const ContainerRunSpec& spec, PodmanEngine& engine) {
   Relayed relayed;
   if (std::optional<ContainerState> exited = FollowLogFile(spec, engine, &handled, &relayed)) {
     const int code = ExitCodeIn(*exited);
-    if (std::getenv("SLURM_JOB_ID") == nullptr) {
+    if (std::getenv("SLURM_JOB_ID") == nullptr && g_signals == 0) {
       RemoveAfterExit(spec, exited->id);
     } else {
       // A Slurm step's end kills what it started, a detached remover too, and nothing on the
-      // node would remove the container later: remove it before exiting.
+      // node would remove the container later; and a stopped job (cancel) promises that no
+      // container is left once it reads CANCELLED: remove it before exiting.
       if (Status removed = engine.Remove(spec.container.name); !removed.ok()) {
         Say("could not remove container " + spec.container.name + ": " + removed.message());
       }
