@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "tuning/output_warping.h"
 #include "tuning/searcher_state.h"
 
 namespace trainyard::tuning {
@@ -64,6 +65,32 @@ Eigen::VectorXd RefineLocally(const GaussianProcess& gp, Eigen::VectorXd x,
   return x;
 }
 
+// The side of the trust region (in units of the [0, 1] encoding, before the per-column length
+// scale weights) after the observations `ys` (goal-signed, in trial order; the first `initial`
+// are the random design): TuRBO's rule (Eriksson et al., NeurIPS 2019) replayed over the
+// history, so it needs no state of its own and survives a restore — start at 0.8, double after
+// 3 improvements in a row (at most 1.6), halve after max(4, D) / 2 trials without one, start
+// over at 0.8 below 2^-7.
+double TrustRegionSide(const std::vector<double>& ys, int initial, int dim) {
+  const int fail_tolerance = std::max(2, (std::max(4, dim) + 1) / 2);
+  double side = 0.8, best = -std::numeric_limits<double>::infinity();
+  int successes = 0, failures = 0;
+  for (size_t k = 0; k < ys.size(); ++k) {
+    if (static_cast<int>(k) >= initial) {
+      if (ys[k] > best + 1e-3 * std::abs(best)) {
+        ++successes, failures = 0;
+      } else {
+        ++failures, successes = 0;
+      }
+      if (successes == 3) side = std::min(2 * side, 1.6), successes = 0;
+      if (failures == fail_tolerance) side /= 2, failures = 0;
+      if (side < 1.0 / 128) side = 0.8;
+    }
+    best = std::max(best, ys[k]);
+  }
+  return side;
+}
+
 }  // namespace
 
 BayesianSearcher::BayesianSearcher(const StudySpec& spec, uint64_t seed, BayesianOptions options)
@@ -73,7 +100,7 @@ BayesianSearcher::BayesianSearcher(const StudySpec& spec, uint64_t seed, Bayesia
       goal_sign_(!spec.metrics.empty() && spec.metrics[0].goal == Goal::kMinimize ? -1.0 : 1.0) {
   initial_trials_ = options_.initial_trials > 0
                         ? options_.initial_trials
-                        : std::max(3, std::min(10, space_.FeatureDim() + 1));
+                        : std::max(10, std::min(20, space_.FeatureDim() + 1));
 }
 
 ParameterSet BayesianSearcher::RandomDraw(const std::set<std::string>& taken) {
@@ -112,20 +139,47 @@ void BayesianSearcher::LimitObservations(std::vector<Eigen::VectorXd>& xs,
 }
 
 std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
-    const GaussianProcess& gp, double best, const std::vector<Eigen::VectorXd>& top,
-    const std::set<std::string>& taken, Rng& rng) const {
+    const GaussianProcess& gp, double best, double xi, const std::vector<Eigen::VectorXd>& top,
+    const std::set<std::string>& taken, Rng& rng, const CandidateBox* box) const {
   const int dim = space_.FeatureDim();
+  // Numeric columns are drawn from and kept in the box; categorical ones are not boxed.
+  auto clamp_in = [&](Eigen::VectorXd x, const std::vector<int>& cols) {
+    if (box == nullptr) return x;
+    for (int c : cols) x[c] = std::clamp(x[c], box->lo[c], box->hi[c]);
+    return x;
+  };
   std::vector<Eigen::VectorXd> cands;
   cands.reserve(options_.random_candidates + top.size() * options_.local_candidates_per_point);
-  for (int i = 0; i < options_.random_candidates; ++i)
-    cands.push_back(space_.Encode(space_.Sample(rng)));
+  for (int i = 0; i < options_.random_candidates; ++i) {
+    Eigen::VectorXd x = space_.Encode(space_.Sample(rng));
+    if (box != nullptr) {
+      for (int c : space_.NumericColumns(space_.Decode(x))) {
+        x[c] = box->lo[c] + (box->hi[c] - box->lo[c]) * rng.Uniform();
+      }
+      x = space_.Encode(space_.Decode(x));
+    }
+    cands.push_back(std::move(x));
+  }
   for (const Eigen::VectorXd& t : top) {
     const std::vector<int> cols = space_.NumericColumns(space_.Decode(t));
     for (int k = 0; k < options_.local_candidates_per_point; ++k) {
       const double scale = (k % 3 == 0) ? 0.15 : (k % 3 == 1 ? 0.05 : 0.01);
       Eigen::VectorXd x = t;
       for (int c : cols) x[c] = std::clamp(x[c] + scale * rng.Normal(), 0.0, 1.0);
-      cands.push_back(space_.Encode(space_.Decode(x)));
+      cands.push_back(space_.Encode(space_.Decode(clamp_in(x, cols))));
+    }
+    // The same good point under each other value of each categorical parameter: random
+    // candidates rarely pair another category with good numeric values, so without these a
+    // study that found one good category early never learns whether another is better.
+    for (const SpaceNode& node : space_.nodes()) {
+      if (node.spec.type != ParameterType::kCategorical || node.feature_width < 2) continue;
+      for (int v = 0; v < node.feature_width; ++v) {
+        if (t[node.feature_offset + v] > 0.5) continue;  // its own value
+        Eigen::VectorXd x = t;
+        x.segment(node.feature_offset, node.feature_width).setZero();
+        x[node.feature_offset + v] = 1.0;
+        cands.push_back(space_.Encode(space_.Decode(x)));
+      }
     }
   }
   Eigen::MatrixXd xs(static_cast<Eigen::Index>(cands.size()), dim);
@@ -134,9 +188,8 @@ std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
   const GaussianProcess::Prediction pred = gp.Predict(xs);
   std::vector<double> score(cands.size());
   for (size_t i = 0; i < cands.size(); ++i) {
-    score[i] =
-        LogExpectedImprovement(pred.mean[static_cast<Eigen::Index>(i)],
-                               pred.variance[static_cast<Eigen::Index>(i)], best, options_.xi);
+    score[i] = LogExpectedImprovement(pred.mean[static_cast<Eigen::Index>(i)],
+                                      pred.variance[static_cast<Eigen::Index>(i)], best, xi);
   }
   std::vector<size_t> order(cands.size());
   std::iota(order.begin(), order.end(), 0);
@@ -155,11 +208,11 @@ std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
       chosen = set;
       chosen_score = score[idx];
     }
-    Eigen::VectorXd x =
-        RefineLocally(gp, cands[idx], space_.NumericColumns(set), best, options_.xi);
+    const std::vector<int> cols = space_.NumericColumns(set);
+    Eigen::VectorXd x = clamp_in(RefineLocally(gp, cands[idx], cols, best, xi), cols);
     ParameterSet refined = space_.Decode(x);
     if (taken.count(SearchSpace::Key(refined))) continue;
-    const double s = LogEiAt(gp, space_.Encode(refined), best, options_.xi);
+    const double s = LogEiAt(gp, space_.Encode(refined), best, xi);
     if (s > chosen_score) {
       chosen = std::move(refined);
       chosen_score = s;
@@ -192,6 +245,7 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
   Eigen::MatrixXd gx;
   Eigen::VectorXd gy;
   double best = 0, worst = 0;
+  Eigen::Index observed = 0;  // rows of gx that are real observations (the rest are liars)
   // The value a not-yet-observed point (pending trial or earlier batch member) is given.
   auto lie_at = [&](const Eigen::VectorXd& x) -> double {
     switch (options_.liar) {
@@ -208,9 +262,13 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
     return gp->Predict(x.transpose()).mean[0];
   };
   std::vector<Eigen::VectorXd> top;
+  std::optional<CandidateBox> box;  // the trust region, when options_.trust_region
   bool model_failed = false;
   for (int i = 0; i < count; ++i) {
-    if (ys.size() < 2 || existing + i < initial_trials_ || model_failed) {
+    const int index = existing + i;  // the trial this proposal becomes
+    const bool explore = options_.random_every > 0 && index >= initial_trials_ &&
+                         index % options_.random_every == options_.random_every - 1;
+    if (ys.size() < 2 || index < initial_trials_ || model_failed || explore) {
       ParameterSet set = RandomDraw(taken);
       taken.insert(SearchSpace::Key(set));
       if (gp) {  // a liar for the random point too
@@ -230,14 +288,19 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
       const int n = static_cast<int>(ys.size());
       Eigen::VectorXd y(n);
       for (int k = 0; k < n; ++k) y[k] = goal_sign_ * ys[static_cast<size_t>(k)];
-      const double mean = y.mean();
-      const double sd = std::sqrt((y.array() - mean).square().sum() / n);
-      y = (y.array() - mean) / (sd > 1e-12 ? sd : 1.0);
+      if (options_.warp_outputs) {
+        y = WarpOutputs(y).values;
+      } else {
+        const double mean = y.mean();
+        const double sd = std::sqrt((y.array() - mean).square().sum() / n);
+        y = (y.array() - mean) / (sd > 1e-12 ? sd : 1.0);
+      }
       Eigen::MatrixXd x(n, space_.FeatureDim());
       for (int k = 0; k < n; ++k) x.row(k) = xs[static_cast<size_t>(k)].transpose();
       GpFitOptions fit;
       fit.seed = Rng::For(seed_, kFitStream, suggestions_).Next();
       fit.random_starts = options_.fit_random_starts;
+      fit.length_scale_prior = options_.length_scale_prior;
       fit.warm_start = last_fit_;
       StatusOr<GpHyperparameters> hp = FitGpHyperparameters(x, y, fit);
       if (!hp.ok()) {
@@ -246,12 +309,24 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
         continue;
       }
       last_fit_ = *hp;
+      observed = n;
       best = y.maxCoeff();
       worst = y.minCoeff();
       std::vector<int> idx(n);
       std::iota(idx.begin(), idx.end(), 0);
       std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return y[a] > y[b]; });
       for (int k = 0; k < std::min(n, kTopPoints); ++k) top.push_back(x.row(idx[k]).transpose());
+      if (options_.trust_region) {
+        std::vector<double> signed_ys(ys.size());
+        for (size_t k = 0; k < ys.size(); ++k) signed_ys[k] = goal_sign_ * ys[k];
+        const double side = TrustRegionSide(signed_ys, initial_trials_, space_.FeatureDim());
+        // Per-column sides follow the fitted length scales (normalised to geometric mean 1).
+        const Eigen::ArrayXd ls = last_fit_->length_scales.array();
+        const Eigen::ArrayXd w = ls / std::exp(ls.log().mean());
+        const Eigen::ArrayXd center = x.row(idx[0]).transpose().array();
+        box = CandidateBox{(center - 0.5 * side * w).max(0.0).matrix(),
+                           (center + 0.5 * side * w).min(1.0).matrix()};
+      }
       // Pending trials and this batch's earlier points enter as liars (a kriging believer
       // asks the model of the real observations).
       gx = x;
@@ -277,7 +352,10 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
     if (conditioned.ok()) {
       gp = std::move(*conditioned);
       Rng rng = Rng::For(seed_, kCandidateStream, suggestions_++);
-      proposal = MaximizeExpectedImprovement(*gp, best, top, taken, rng);
+      // Next to a believed point, EI without a margin still rewards a hair's breadth of
+      // believed improvement: batch members and proposals beside running trials keep one.
+      const double xi = gx.rows() > observed ? options_.batch_xi : options_.xi;
+      proposal = MaximizeExpectedImprovement(*gp, best, xi, top, taken, rng, box ? &*box : nullptr);
     }
     if (!proposal) proposal = RandomDraw(taken);
     taken.insert(SearchSpace::Key(*proposal));

@@ -39,12 +39,27 @@ enum class Liar { kKrigingBeliever, kBest, kMean, kWorst };
 
 struct BayesianOptions {
   Liar liar = Liar::kKrigingBeliever;
-  // 0: max(3, min(10, FeatureDim() + 1)).
+  // 0: max(10, min(20, FeatureDim() + 1)). Fewer (D + 1 for small spaces) left a GP fitted on
+  // 6 random points to exploit a plateau of a multimodal function (Ackley-5) for the rest of a
+  // 60-trial study in some seeds (bench/tuners).
   int initial_trials = 0;
   int random_candidates = 1000;
   int local_candidates_per_point = 60;  // perturbations around each of the best 5 trials
   int refined_candidates = 5;           // candidates refined by gradient ascent
-  double xi = 0.01;                     // EI margin, in standardised objective units
+  // EI margin, in standardised objective units. 0 (as BoTorch and Optuna): a positive margin
+  // kept the search from refining an optimum it had found (Branin's best after 60 trials
+  // 0.415, 0.398 with 0).
+  double xi = 0.0;
+  // The margin while unobserved points (running trials, earlier batch members) are in the GP
+  // as liars: with none, the next batch member lands a hair's breadth from the previous one.
+  double batch_xi = 0.01;
+  // EI is maximised inside a trust region around the best trial (TuRBO's box, replayed from the
+  // history: bayesian_searcher.cc TrustRegionSide) instead of over the whole space. Without it,
+  // a GP that cannot explain a rugged function (Ackley-5's plateau) has its largest variance,
+  // and so its largest EI, in the corners, and some studies spent all 60 trials there.
+  bool trust_region = true;
+  // Every random_every-th trial after the initial ones is a random draw (0: none).
+  int random_every = 0;
   int fit_random_starts = 2;
   // The most observations the GP is fitted on (its fit costs O(N^3), each prediction O(N^2)):
   // beyond it, the best half and the most recent of the rest. Trials without a value (failed,
@@ -52,6 +67,15 @@ struct BayesianOptions {
   // left per suggestion grows only with the study's trial count, which create caps at
   // spec::kMaxTrialCount (the taken-keys set of step 3).
   int max_gp_observations = 200;
+  // Standardised objectives go through a fitted Yeo-Johnson transform (output_warping.h) before
+  // the GP sees them; off: standardised only.
+  bool warp_outputs = true;
+  GpFitOptions::LengthScalePrior length_scale_prior = GpFitOptions::LengthScalePrior::kGamma;
+};
+
+// Bounds on the numeric columns of the encoding that EI's candidates are drawn from.
+struct CandidateBox {
+  Eigen::VectorXd lo, hi;
 };
 
 class BayesianSearcher : public Searcher {
@@ -67,12 +91,12 @@ class BayesianSearcher : public Searcher {
   const std::optional<GpHyperparameters>& last_fit() const { return last_fit_; }
 
   // Maximises EI of `gp` over the feasible space: the encoded point with the largest EI that is
-  // not in `taken` (keys of SearchSpace::Key). `best` is the incumbent (standardised). Exposed
+  // not in `taken` (keys of SearchSpace::Key). `best` is the incumbent (standardised), `xi` the
+  // margin. Exposed
   // for tests.
-  std::optional<ParameterSet> MaximizeExpectedImprovement(const GaussianProcess& gp, double best,
-                                                          const std::vector<Eigen::VectorXd>& top,
-                                                          const std::set<std::string>& taken,
-                                                          Rng& rng) const;
+  std::optional<ParameterSet> MaximizeExpectedImprovement(
+      const GaussianProcess& gp, double best, double xi, const std::vector<Eigen::VectorXd>& top,
+      const std::set<std::string>& taken, Rng& rng, const CandidateBox* box = nullptr) const;
 
  private:
   ParameterSet RandomDraw(const std::set<std::string>& taken);

@@ -101,6 +101,11 @@ GpHyperparameters HyperparametersOf(const Eigen::VectorXd& theta, Eigen::Index d
   return hp;
 }
 
+// The location of the dimension-scaled log-normal length-scale prior: √2 + ln(D)/2.
+double LogNormalPriorLocation(Eigen::Index d) {
+  return std::sqrt(2.0) + 0.5 * std::log(static_cast<double>(d));
+}
+
 // L-BFGS starts in θ: the warm start (when its dimension still fits), a fixed default, then
 // options.random_starts draws from the middle 80% of the box.
 std::vector<Eigen::VectorXd> StartingThetas(const GpFitOptions& options, const ThetaBounds& b,
@@ -114,7 +119,10 @@ std::vector<Eigen::VectorXd> StartingThetas(const GpFitOptions& options, const T
     starts.push_back(t);
   }
   Eigen::VectorXd t0(d + 2);
-  t0.head(d).setConstant(std::log(0.3));
+  const bool log_normal =
+      options.length_scale_prior == GpFitOptions::LengthScalePrior::kDimensionScaledLogNormal;
+  t0.head(d).setConstant(log_normal ? std::min(LogNormalPriorLocation(d), b.hi[0] - 0.1)
+                                    : std::log(0.3));
   t0[d] = 0.0;
   t0[d + 1] = std::log(1e-3);
   starts.push_back(t0);
@@ -141,12 +149,20 @@ StatusOr<GpHyperparameters> FitGpHyperparameters(const Eigen::MatrixXd& x, const
     Eigen::VectorXd g;
     double lml = LogMarginalLikelihood(x, y, HyperparametersOf(theta, d), &g);
     if (!std::isfinite(lml)) return std::numeric_limits<double>::infinity();
-    if (options.length_scale_prior) {
+    if (options.length_scale_prior == GpFitOptions::LengthScalePrior::kGamma) {
       // Gamma(3, 6) on l, written on θ = ln l: 3θ - 6 e^θ (+ const, Jacobian included).
       for (Eigen::Index j = 0; j < d; ++j) {
         const double l = std::exp(theta[j]);
         lml += 3.0 * theta[j] - 6.0 * l;
         g[j] += 3.0 - 6.0 * l;
+      }
+    } else if (options.length_scale_prior ==
+               GpFitOptions::LengthScalePrior::kDimensionScaledLogNormal) {
+      // LogNormal(μ, σ) on l is Normal(μ, σ) on θ = ln l (Jacobian included).
+      const double mu = LogNormalPriorLocation(d), var = 3.0;
+      for (Eigen::Index j = 0; j < d; ++j) {
+        lml -= (theta[j] - mu) * (theta[j] - mu) / (2 * var);
+        g[j] -= (theta[j] - mu) / var;
       }
     }
     const Eigen::ArrayXd s = (theta - lo).array() / (hi - lo).array();  // sigmoid(z)

@@ -39,11 +39,15 @@ struct GpFitOptions {
   double min_length_scale = 0.01, max_length_scale = 20.0;
   double min_signal_variance = 0.05, max_signal_variance = 20.0;
   double min_noise_variance = 1e-6, max_noise_variance = 1.0;
-  // Adds a Gamma(3, 6) prior on each length scale (mode 1/3, mean 1/2; BoTorch's long-time
-  // default), turning the fit into MAP. Without it, few observations often make the likelihood
-  // "explain" a relevant dimension away with a length scale at the upper bound, and EI then never
-  // explores along it. Off gives the plain maximum-likelihood fit.
-  bool length_scale_prior = true;
+  // A prior on each length scale, turning the fit into MAP. Without one, few observations often
+  // make the likelihood "explain" a relevant dimension away with a length scale at the upper
+  // bound, and EI then never explores along it. kGamma: Gamma(3, 6) (mode 1/3, mean 1/2;
+  // BoTorch's long-time default). kDimensionScaledLogNormal: LogNormal(√2 + ln(D)/2, √3)
+  // (Hvarfner et al., ICML 2024; BoTorch's default since 0.12): longer length scales the more
+  // dimensions there are, so that a GP in 6-10 dimensions is not a sum of unrelated bumps.
+  // kNone gives the plain maximum-likelihood fit.
+  enum class LengthScalePrior { kNone, kGamma, kDimensionScaledLogNormal };
+  LengthScalePrior length_scale_prior = LengthScalePrior::kGamma;
   int random_starts = 2;  // in addition to the default start and the warm start
   int max_iterations = 80;
   uint64_t seed = 0;

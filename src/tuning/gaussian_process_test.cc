@@ -89,7 +89,7 @@ TEST(GaussianProcessTest, MarginalLikelihoodFitRecoversLengthScale) {
   for (int i = 0; i < n; ++i) z[i] = rng.Normal();
   Eigen::VectorXd y = llt.matrixL() * z;
   GpFitOptions opts;
-  opts.length_scale_prior = false;  // plain maximum likelihood
+  opts.length_scale_prior = GpFitOptions::LengthScalePrior::kNone;  // plain maximum likelihood
   opts.seed = 1;
   auto hp = FitGpHyperparameters(x, y, opts);
   ASSERT_TRUE(hp.ok()) << hp.status();

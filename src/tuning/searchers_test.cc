@@ -148,9 +148,34 @@ TEST(BayesianSearcherTest, MaximisesExpectedImprovementToTheKnownOptimum) {
   }
   Rng rng(5);
   std::vector<Eigen::VectorXd> top = {x.row(1).transpose()};
-  std::optional<ParameterSet> found = searcher.MaximizeExpectedImprovement(*gp, 0.8, top, {}, rng);
+  std::optional<ParameterSet> found =
+      searcher.MaximizeExpectedImprovement(*gp, 0.8, 0.01, top, {}, rng);
   ASSERT_TRUE(found.has_value());
   EXPECT_NEAR(Num(*found, "x"), best_x, 2e-3);
+}
+
+// With a trust region, EI's proposal stays in the box even where EI is larger outside it.
+TEST(BayesianSearcherTest, TheProposalStaysInTheTrustRegion) {
+  BayesianSearcher searcher(Spec(kOneDim), 1);
+  Eigen::MatrixXd x(3, 1);
+  x << 0.1, 0.45, 0.9;
+  Eigen::VectorXd y(3);
+  y << -1.0, 0.8, 0.1;
+  GpHyperparameters hp;
+  hp.length_scales = Eigen::VectorXd::Constant(1, 0.2);
+  StatusOr<GaussianProcess> gp = GaussianProcess::Condition(x, y, hp);
+  ASSERT_TRUE(gp.ok());
+  Rng rng(5);
+  std::vector<Eigen::VectorXd> top = {x.row(1).transpose()};
+  CandidateBox box{Eigen::VectorXd::Constant(1, 0.40), Eigen::VectorXd::Constant(1, 0.44)};
+  std::optional<ParameterSet> boxed =
+      searcher.MaximizeExpectedImprovement(*gp, 0.8, 0.0, top, {}, rng, &box);
+  std::optional<ParameterSet> free =
+      searcher.MaximizeExpectedImprovement(*gp, 0.8, 0.0, top, {}, rng);
+  ASSERT_TRUE(boxed.has_value() && free.has_value());
+  EXPECT_GE(Num(*boxed, "x"), 0.40);
+  EXPECT_LE(Num(*boxed, "x"), 0.44);
+  EXPECT_GT(std::abs(Num(*free, "x") - 0.42), 0.03) << "the test needs EI's optimum outside";
 }
 
 constexpr char kTwoDim[] = R"({
@@ -215,7 +240,9 @@ TEST(BayesianSearcherTest, ManyObservationsAndFailuresStillGiveDistinctProposals
 }
 
 TEST(BayesianSearcherTest, BatchProposalsSpreadOut) {
-  BayesianSearcher searcher(Spec(kOneDim), 4);
+  BayesianOptions options;
+  options.initial_trials = 3;  // a model from the 5 observations on
+  BayesianSearcher searcher(Spec(kOneDim), 4, options);
   SearchHistory h;
   for (double x : {0.05, 0.3, 0.5, 0.7, 0.95}) {
     h.completed.push_back({{{"x", x}}, -(x - 0.42) * (x - 0.42)});
