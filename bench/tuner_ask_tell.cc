@@ -99,6 +99,8 @@ trainyard::StatusOr<std::unique_ptr<ty::Searcher>> Make(const ty::StudySpec& spe
       o.xi = value.get<double>();
     } else if (key == "trustRegion" && value.is_boolean()) {
       o.trust_region = value.get<bool>();
+    } else if (key == "trustRegionFailures" && value.is_number_integer()) {
+      o.trust_region_failures = value.get<int>();
     } else if (key == "randomEvery" && value.is_number_integer()) {
       o.random_every = value.get<int>();
     } else if (key == "batchXi" && value.is_number()) {

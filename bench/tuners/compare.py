@@ -25,14 +25,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from algorithms import ALGORITHMS, limit_threads  # noqa: E402
-from functions import FUNCTIONS, study_spec  # noqa: E402
+from functions import EXPENSIVE, FUNCTIONS, study_spec  # noqa: E402
 
 
 def run_one(task):
     """One study: returns its JSON record (final best, trajectory, suggestion times)."""
     algo_name, fn_name, seed, args = task
     limit_threads()
-    fn = FUNCTIONS[fn_name]
+    fn = {**FUNCTIONS, **EXPENSIVE}[fn_name]
     options = {"study_spec": study_spec(fn_name), "trainyard_binary": args["binary"],
                "restart": args["restart"], "bayesian_options": args["bayesian_options"]}
     algo = ALGORITHMS[algo_name](fn["params"], seed, options)
@@ -89,9 +89,9 @@ def table(records, algorithms, functions, out=sys.stdout):
         cells = []
         for a in algorithms:
             vals = [by[a][s] for s in seeds]
-            cells.append(f"{statistics.median(vals):.4g} / {max(vals):.4g} / "
+            cells.append(f"{statistics.median(vals):.5g} / {max(vals):.5g} / "
                          f"{statistics.mean(ranks[a]):.2f}")
-        optimum = FUNCTIONS[fn]["optimum"]
+        optimum = {**FUNCTIONS, **EXPENSIVE}[fn]["optimum"]
         label = f"{fn} ({len(seeds)} seeds" + (f", opt {optimum:.4g})" if optimum is not None
                                               else ")")
         print(f"| {label} | " + " | ".join(cells) + " |", file=out)
@@ -127,8 +127,9 @@ def main():
         if name not in ALGORITHMS:
             ap.error(f"--algorithms: unknown {name!r}; known: {', '.join(ALGORITHMS)}")
     for name in functions:
-        if name not in FUNCTIONS:
-            ap.error(f"--functions: unknown {name!r}; known: {', '.join(FUNCTIONS)}")
+        if name not in FUNCTIONS and name not in EXPENSIVE:
+            known = ", ".join(list(FUNCTIONS) + list(EXPENSIVE))
+            ap.error(f"--functions: unknown {name!r}; known: {known}")
     if not args.table:
         have = {(r["algorithm"], r["function"], r["seed"]) for r in load(args.results)
                 if r["trials"] == args.trials and r["batch"] == args.batch}

@@ -6,7 +6,11 @@ A parameter is a dict: {"id", "type": "DOUBLE"|"INTEGER"|"CATEGORICAL", "min", "
 {"id", "type": "CATEGORICAL", "values": [...]}. f(params) takes {id: value} and returns the
 observed value; `truth` (where the observation is noisy) the noise-free value the table reports.
 """
+import json
 import math
+import os
+import subprocess
+import tempfile
 
 import numpy as np
 
@@ -110,10 +114,52 @@ FUNCTIONS = {
 }
 
 
+def _bert_splits():
+    """The UCI sample's stratified 80/10/10 split (make-splits, seed 42), made once."""
+    bert = os.environ.get("TRAINYARD_BERT", "build/tools/trainyard-bert")
+    root = os.path.join(tempfile.gettempdir(), f"trainyard-bert-task-{os.getuid()}")
+    if not os.path.exists(os.path.join(root, "splits", "eval.csv")):
+        subprocess.run([bert, "make-splits", "--output-dir", os.path.join(root, "splits"),
+                        "--text-column", "text", "--label-column", "label", "--seed", "42",
+                        "data/sample/uci_sentiment.csv"], check=True, capture_output=True)
+    return bert, root
+
+
+def _bert(p):
+    """trainyard-bert train (BERT-Tiny from scratch, 2 epochs, one thread, seed 42) on the UCI
+    sample with the trial's learning rate, batch size and warmup; the final validation loss."""
+    bert, root = _bert_splits()
+    batch = 2 ** p["log2_batch"]
+    steps = 2 * math.ceil(2400 / batch)
+    with tempfile.TemporaryDirectory(dir=root) as job:
+        subprocess.run([bert, "train", "--training-file", f"{root}/splits/train.csv",
+                        "--validation-file", f"{root}/splits/eval.csv", "--text-column", "text",
+                        "--vocab", "data/sample/vocab.txt", "--job-dir", job, "--epochs", "2",
+                        "--threads", "1", "--batch-size", str(batch),
+                        "--learning-rate", str(10 ** p["log10_lr"]),
+                        "--warmup-steps", str(int(p["warmup_ratio"] * steps))],
+                       check=True, capture_output=True)
+        with open(os.path.join(job, "metrics.json")) as f:
+            last = json.load(f)["history"][-1]
+    return last["valid_loss"]
+
+
+# A real tuning task (not in the default --functions: each trial trains for ~8 s).
+EXPENSIVE = {
+    "bert_uci": {
+        "params": [{"id": "log10_lr", "type": "DOUBLE", "min": -4.5, "max": -2.0},
+                   {"id": "log2_batch", "type": "INTEGER", "min": 3, "max": 7},
+                   {"id": "warmup_ratio", "type": "DOUBLE", "min": 0.0, "max": 0.3}],
+        "f": _bert,
+        "optimum": None,
+    },
+}
+
+
 def study_spec(name):
     """The Vertex StudySpec JSON of a function's search space (goal MINIMIZE)."""
     params = []
-    for p in FUNCTIONS[name]["params"]:
+    for p in {**FUNCTIONS, **EXPENSIVE}[name]["params"]:
         if p["type"] == "DOUBLE":
             params.append({"parameterId": p["id"],
                            "doubleValueSpec": {"minValue": p["min"], "maxValue": p["max"]}})

@@ -71,8 +71,9 @@ Eigen::VectorXd RefineLocally(const GaussianProcess& gp, Eigen::VectorXd x,
 // history, so it needs no state of its own and survives a restore — start at 0.8, double after
 // 3 improvements in a row (at most 1.6), halve after max(4, D) / 2 trials without one, start
 // over at 0.8 below 2^-7.
-double TrustRegionSide(const std::vector<double>& ys, int initial, int dim) {
-  const int fail_tolerance = std::max(2, (std::max(4, dim) + 1) / 2);
+double TrustRegionSide(const std::vector<double>& ys, int initial, int dim, int failures_allowed) {
+  const int fail_tolerance =
+      failures_allowed > 0 ? failures_allowed : std::max(2, (std::max(4, dim) + 1) / 2);
   double side = 0.8, best = -std::numeric_limits<double>::infinity();
   int successes = 0, failures = 0;
   for (size_t k = 0; k < ys.size(); ++k) {
@@ -319,7 +320,8 @@ StatusOr<Suggestions> BayesianSearcher::Suggest(int count, const SearchHistory& 
       if (options_.trust_region) {
         std::vector<double> signed_ys(ys.size());
         for (size_t k = 0; k < ys.size(); ++k) signed_ys[k] = goal_sign_ * ys[k];
-        const double side = TrustRegionSide(signed_ys, initial_trials_, space_.FeatureDim());
+        const double side = TrustRegionSide(signed_ys, initial_trials_, space_.FeatureDim(),
+                                            options_.trust_region_failures);
         // Per-column sides follow the fitted length scales (normalised to geometric mean 1).
         const Eigen::ArrayXd ls = last_fit_->length_scales.array();
         const Eigen::ArrayXd w = ls / std::exp(ls.log().mean());

@@ -58,6 +58,8 @@ struct BayesianOptions {
   // a GP that cannot explain a rugged function (Ackley-5's plateau) has its largest variance,
   // and so its largest EI, in the corners, and some studies spent all 60 trials there.
   bool trust_region = true;
+  // Trials without improvement before the trust region halves (0: max(2, ⌈max(4, D) / 2⌉)).
+  int trust_region_failures = 0;
   // Every random_every-th trial after the initial ones is a random draw (0: none).
   int random_every = 0;
   int fit_random_starts = 2;
