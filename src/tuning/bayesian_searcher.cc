@@ -139,16 +139,19 @@ void BayesianSearcher::LimitObservations(std::vector<Eigen::VectorXd>& xs,
   ys = std::move(ky);
 }
 
-std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
-    const GaussianProcess& gp, double best, double xi, const std::vector<Eigen::VectorXd>& top,
-    const std::set<std::string>& taken, Rng& rng, const CandidateBox* box) const {
-  const int dim = space_.FeatureDim();
-  // Numeric columns are drawn from and kept in the box; categorical ones are not boxed.
-  auto clamp_in = [&](Eigen::VectorXd x, const std::vector<int>& cols) {
-    if (box == nullptr) return x;
-    for (int c : cols) x[c] = std::clamp(x[c], box->lo[c], box->hi[c]);
-    return x;
-  };
+namespace {
+
+// Numeric columns `cols` of x clamped into the box (categorical ones are not boxed).
+Eigen::VectorXd ClampIn(Eigen::VectorXd x, const std::vector<int>& cols, const CandidateBox* box) {
+  if (box == nullptr) return x;
+  for (int c : cols) x[c] = std::clamp(x[c], box->lo[c], box->hi[c]);
+  return x;
+}
+
+}  // namespace
+
+std::vector<Eigen::VectorXd> BayesianSearcher::Candidates(const std::vector<Eigen::VectorXd>& top,
+                                                          Rng& rng, const CandidateBox* box) const {
   std::vector<Eigen::VectorXd> cands;
   cands.reserve(options_.random_candidates + top.size() * options_.local_candidates_per_point);
   for (int i = 0; i < options_.random_candidates; ++i) {
@@ -167,7 +170,7 @@ std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
       const double scale = (k % 3 == 0) ? 0.15 : (k % 3 == 1 ? 0.05 : 0.01);
       Eigen::VectorXd x = t;
       for (int c : cols) x[c] = std::clamp(x[c] + scale * rng.Normal(), 0.0, 1.0);
-      cands.push_back(space_.Encode(space_.Decode(clamp_in(x, cols))));
+      cands.push_back(space_.Encode(space_.Decode(ClampIn(x, cols, box))));
     }
     // The same good point under each other value of each categorical parameter: random
     // candidates rarely pair another category with good numeric values, so without these a
@@ -183,6 +186,14 @@ std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
       }
     }
   }
+  return cands;
+}
+
+std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
+    const GaussianProcess& gp, double best, double xi, const std::vector<Eigen::VectorXd>& top,
+    const std::set<std::string>& taken, Rng& rng, const CandidateBox* box) const {
+  const int dim = space_.FeatureDim();
+  const std::vector<Eigen::VectorXd> cands = Candidates(top, rng, box);
   Eigen::MatrixXd xs(static_cast<Eigen::Index>(cands.size()), dim);
   for (size_t i = 0; i < cands.size(); ++i)
     xs.row(static_cast<Eigen::Index>(i)) = cands[i].transpose();
@@ -210,7 +221,7 @@ std::optional<ParameterSet> BayesianSearcher::MaximizeExpectedImprovement(
       chosen_score = score[idx];
     }
     const std::vector<int> cols = space_.NumericColumns(set);
-    Eigen::VectorXd x = clamp_in(RefineLocally(gp, cands[idx], cols, best, xi), cols);
+    Eigen::VectorXd x = ClampIn(RefineLocally(gp, cands[idx], cols, best, xi), cols, box);
     ParameterSet refined = space_.Decode(x);
     if (taken.count(SearchSpace::Key(refined))) continue;
     const double s = LogEiAt(gp, space_.Encode(refined), best, xi);

@@ -101,6 +101,11 @@ class BayesianSearcher : public Searcher {
       const std::set<std::string>& taken, Rng& rng, const CandidateBox* box = nullptr) const;
 
  private:
+  // EI's candidates (encoded): random feasible points (their numeric columns drawn inside `box`
+  // when there is one), perturbations of the `top` trials, and each top trial under every other
+  // value of each categorical parameter.
+  std::vector<Eigen::VectorXd> Candidates(const std::vector<Eigen::VectorXd>& top, Rng& rng,
+                                          const CandidateBox* box) const;
   ParameterSet RandomDraw(const std::set<std::string>& taken);
   // Cuts (xs, ys) to options_.max_gp_observations (see there), keeping their order.
   void LimitObservations(std::vector<Eigen::VectorXd>& xs, std::vector<double>& ys) const;
