@@ -421,6 +421,11 @@ int ExitCodeOf(const ContainerRunSpec& spec, ContainerEngine& engine, int* handl
     // podman wait is killed too when the wrapper forwards a signal to our group; ask again.
     auto state = engine.Wait(name, std::chrono::seconds(10));
     if (state.ok() && state->status == ContainerStatus::kExited) return ExitCodeIn(*state);
+    if (state.ok() && state->status == ContainerStatus::kCreated && g_signals > 0) {
+      // Stopped while podman was starting it: nothing will ever run it, and a wait would not end.
+      Say("container " + name + " never started: it was stopped while starting");
+      return 128 + static_cast<int>(g_last_signal);
+    }
     if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
       Say("container " + name + " disappeared before its exit code was read (removed by hand?)");
       return 255;
@@ -595,6 +600,16 @@ int FollowAndRemove(const ContainerRunSpec& spec, PodmanEngine& engine) {
       std::filesystem::remove(spec.container.log_path, ec);
     }
     return code;
+  }
+  if (g_signals > 0) {
+    // A stop that came while podman was starting the container can leave it created and never
+    // run, with no conmon: `podman logs --follow` and `podman wait` would wait on it forever.
+    auto state = engine.Inspect(spec.container.name);
+    if (state.ok() && state->status == ContainerStatus::kCreated) {
+      Say("container " + spec.container.name + " never started: it was stopped while starting");
+      (void)engine.Remove(spec.container.name);
+      return 128 + static_cast<int>(g_last_signal);
+    }
   }
   // The follower starts at once: the pids ExitWatch needs come from an inspect beside it (in
   // series it would delay the first line by one more podman call, ~50 ms).
