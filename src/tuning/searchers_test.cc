@@ -123,9 +123,8 @@ constexpr char kOneDim[] = R"({
   "metrics": [{"metricId": "m", "goal": "MAXIMIZE"}],
   "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]})";
 
-// The searcher's EI maximiser against a dense grid on a 1-D GP with three observations.
-TEST(BayesianSearcherTest, MaximisesExpectedImprovementToTheKnownOptimum) {
-  BayesianSearcher searcher(Spec(kOneDim), 1);
+// A 1-D GP on three observations (x 0.1, 0.45, 0.9; the best, 0.8, at 0.45).
+StatusOr<GaussianProcess> ThreePointGp() {
   Eigen::MatrixXd x(3, 1);
   x << 0.1, 0.45, 0.9;
   Eigen::VectorXd y(3);
@@ -133,8 +132,15 @@ TEST(BayesianSearcherTest, MaximisesExpectedImprovementToTheKnownOptimum) {
   GpHyperparameters hp;
   hp.length_scales = Eigen::VectorXd::Constant(1, 0.2);
   hp.noise_variance = 1e-6;
-  StatusOr<GaussianProcess> gp = GaussianProcess::Condition(x, y, hp);
+  return GaussianProcess::Condition(x, y, hp);
+}
+
+// The searcher's EI maximiser against a dense grid on a 1-D GP with three observations.
+TEST(BayesianSearcherTest, MaximisesExpectedImprovementToTheKnownOptimum) {
+  BayesianSearcher searcher(Spec(kOneDim), 1);
+  StatusOr<GaussianProcess> gp = ThreePointGp();
   ASSERT_TRUE(gp.ok());
+  const Eigen::MatrixXd& x = gp->x();
   double best_x = 0, best_ei = -1;
   for (int i = 0; i <= 100000; ++i) {
     Eigen::MatrixXd q(1, 1);
@@ -157,14 +163,9 @@ TEST(BayesianSearcherTest, MaximisesExpectedImprovementToTheKnownOptimum) {
 // With a trust region, EI's proposal stays in the box even where EI is larger outside it.
 TEST(BayesianSearcherTest, TheProposalStaysInTheTrustRegion) {
   BayesianSearcher searcher(Spec(kOneDim), 1);
-  Eigen::MatrixXd x(3, 1);
-  x << 0.1, 0.45, 0.9;
-  Eigen::VectorXd y(3);
-  y << -1.0, 0.8, 0.1;
-  GpHyperparameters hp;
-  hp.length_scales = Eigen::VectorXd::Constant(1, 0.2);
-  StatusOr<GaussianProcess> gp = GaussianProcess::Condition(x, y, hp);
+  StatusOr<GaussianProcess> gp = ThreePointGp();
   ASSERT_TRUE(gp.ok());
+  const Eigen::MatrixXd& x = gp->x();
   Rng rng(5);
   std::vector<Eigen::VectorXd> top = {x.row(1).transpose()};
   CandidateBox box{Eigen::VectorXd::Constant(1, 0.40), Eigen::VectorXd::Constant(1, 0.44)};
