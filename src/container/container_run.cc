@@ -311,6 +311,17 @@ std::optional<ContainerState> ExitRecordedByConmon(const ExitFile& file) {
   return state;
 }
 
+// A container podman still lists as 'created' after its supervisor was stopped: the stop came
+// while podman was starting it, it never ran and nothing ever will (`podman logs --follow` and
+// `podman wait` would wait on it forever). Returns the exit code to record then, 128+signal (255
+// when no signal came: conmon died first), or nullopt for any other state.
+std::optional<int> NeverStartedExit(const std::string& name,
+                                    const StatusOr<ContainerState>& state) {
+  if (!state.ok() || state->status != ContainerStatus::kCreated) return std::nullopt;
+  Say("container " + name + " never started: it was stopped while starting");
+  return g_signals > 0 ? 128 + static_cast<int>(g_last_signal) : 255;
+}
+
 // Follows the container through its log file (LogTail) until its conmon exits, which it does
 // once the container has exited and its output is in the log; then conmon's exit file (or, once
 // `podman container cleanup` has consumed it, one inspect) gives the exit code. Nothing on this
@@ -361,13 +372,10 @@ std::optional<ContainerState> FollowLogFile(const ContainerRunSpec& spec, Contai
   ::waitpid(conmon, nullptr, WNOHANG);  // this process is its subreaper: collect it
   if (auto recorded = ExitRecordedByConmon(exit_file)) return recorded;
   auto state = engine.Inspect(spec.container.name);
-  if (state.ok() && state->status == ContainerStatus::kCreated) {
-    // conmon is gone and the container never ran (a stop that came while it was being started):
-    // nothing will ever run it, and `podman logs --follow` / `podman wait` would wait forever.
-    Say("container " + spec.container.name + " never started: it was stopped while starting");
-    ContainerState ended = *state;
+  if (std::optional<int> code = NeverStartedExit(spec.container.name, state)) {
+    ContainerState ended = *state;  // conmon is gone and the container never ran
     ended.status = ContainerStatus::kExited;
-    ended.exit_code = g_signals > 0 ? 128 + static_cast<int>(g_last_signal) : 255;
+    ended.exit_code = *code;
     return ended;
   }
   if (!state.ok() || state->status != ContainerStatus::kExited) return std::nullopt;
@@ -421,10 +429,8 @@ int ExitCodeOf(const ContainerRunSpec& spec, ContainerEngine& engine, int* handl
     // podman wait is killed too when the wrapper forwards a signal to our group; ask again.
     auto state = engine.Wait(name, std::chrono::seconds(10));
     if (state.ok() && state->status == ContainerStatus::kExited) return ExitCodeIn(*state);
-    if (state.ok() && state->status == ContainerStatus::kCreated && g_signals > 0) {
-      // Stopped while podman was starting it: nothing will ever run it, and a wait would not end.
-      Say("container " + name + " never started: it was stopped while starting");
-      return 128 + static_cast<int>(g_last_signal);
+    if (g_signals > 0) {
+      if (std::optional<int> code = NeverStartedExit(name, state)) return *code;
     }
     if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
       Say("container " + name + " disappeared before its exit code was read (removed by hand?)");
@@ -602,13 +608,11 @@ int FollowAndRemove(const ContainerRunSpec& spec, PodmanEngine& engine) {
     return code;
   }
   if (g_signals > 0) {
-    // A stop that came while podman was starting the container can leave it created and never
-    // run, with no conmon: `podman logs --follow` and `podman wait` would wait on it forever.
-    auto state = engine.Inspect(spec.container.name);
-    if (state.ok() && state->status == ContainerStatus::kCreated) {
-      Say("container " + spec.container.name + " never started: it was stopped while starting");
+    // Before the fallback follow, which would wait on a container left 'created' forever.
+    if (std::optional<int> code =
+            NeverStartedExit(spec.container.name, engine.Inspect(spec.container.name))) {
       (void)engine.Remove(spec.container.name);
-      return 128 + static_cast<int>(g_last_signal);
+      return *code;
     }
   }
   // The follower starts at once: the pids ExitWatch needs come from an inspect beside it (in
