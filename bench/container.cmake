@@ -5,8 +5,8 @@ trainyard_target_defaults(container_bench)
 target_link_libraries(container_bench PRIVATE trainyard_container nlohmann_json::nlohmann_json)
 add_dependencies(bench container_bench)
 
-# container_job_bench: submit->RUNNING and submit->first output through the real server for a
-# host command, a warm (pinned, no pull) image and a :latest image (pulled each start).
+# container_job_bench: what a client sees of a container job (create -> RUNNING, first line,
+# SUCCEEDED) against `podman run --rm` of the same image, warm and cold, with a step breakdown.
 add_executable(container_job_bench ${CMAKE_CURRENT_LIST_DIR}/container_job_bench.cc
                                    ${CMAKE_CURRENT_LIST_DIR}/bench_server.cc)
 trainyard_target_defaults(container_job_bench)

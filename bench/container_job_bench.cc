@@ -1,21 +1,28 @@
-// container_job_bench: what a container costs a job, through the real server.
+// container_job_bench: what a container costs a job, through the real server, against podman.
 //
-//   build/bench/container_job_bench [--jobs 15] [--trainyard PATH]
+//   build/bench/container_job_bench [--jobs 15] [--cold-jobs N] [--images busybox,pytorch]
+//                                   [--trainyard PATH]
 //
-// Starts its own loopback registry (scripts/registry-local.sh), builds and pushes the busybox
-// image (scripts/build-images.sh, private podman storage), and a `trainyard server` with its own
-// podman storage. Then, one job at a time, `--jobs` jobs of each kind run `sh -c 'echo first'`:
-//   host      imageUri local (a host process under trainyard-exec-wrapper);
-//   warm      trainyard/busybox:bench, a pinned tag already in the server's storage (no pull);
-//   latest    trainyard/busybox:latest, pulled on every start (Vertex's behaviour; registry
-//             round trip, layers cached).
-//   podman    `podman run --rm` of the warm image in the server's storage, in the same rounds.
-// For each: submit->RUNNING (startTime - createTime as the server records them; RUNNING means
-// every replica's supervisor was started) and submit->first output (the log line's capture time -
-// createTime: the entrypoint really ran); and what a client sees, from sending the create request
-// and polling the job and its logs API every 5 ms: the create's answer, RUNNING, the first line,
-// SUCCEEDED (podman: its first output line and its exit). Needs podman, runc, docker-registry,
-// busybox-static and root. Prints a table, the warm/podman ratios and one JSON line.
+// Starts its own loopback registry (scripts/registry-local.sh), builds and pushes the images
+// (busybox: scripts/build-images.sh into a private storage; pytorch: the host's
+// localhost/trainyard/pytorch:latest, built by scripts/build-images.sh --no-push pytorch when
+// missing, pushed from there), and a `trainyard server` with its own podman storage. Then, one
+// run at a time, `--jobs` runs of each kind execute `sh -c 'echo first'`:
+//   host          imageUri local (a host process under trainyard-exec-wrapper; busybox only);
+//   IMG warm      trainyard/IMG:bench, a pinned tag already in the server's storage (no pull);
+//   IMG cold      the same tag removed from the server's storage before each job: pulled from the
+//                 registry (layers downloaded and unpacked), then run (`--cold-jobs` of them);
+//   IMG latest    trainyard/IMG:latest, pulled on every start (Vertex's behaviour; registry round
+//                 trip, layers cached; busybox only);
+//   podman IMG    `podman run --rm --pull=never` of the warm image in the server's storage;
+//   podman IMG cold  `podman run --rm` after the same removal (it pulls).
+// Measured from the client's side: it sends the create request and polls the job and its logs
+// API every 5 ms; the create's answer, RUNNING, the first line and SUCCEEDED (podman: its first
+// output line, read as it comes, and its exit). Per step, from the create request: the server's
+// recorded startTime (every supervisor started) and endTime, the first line's capture time in
+// the job log, and podman's own events for the container (image resolved or pulled, created,
+// init, started, died, removed). Needs podman, runc, docker-registry, busybox-static and root.
+// Prints the table, the breakdown, the image/podman ratios and one JSON line.
 #include <httplib.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -29,11 +36,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "bench_server.h"
@@ -54,9 +62,18 @@ std::string Slurp(const fs::path& p) {
 }
 
 using trainyard::bench::Percentile;
+using Clock = std::chrono::steady_clock;
+using trainyard::TimePoint;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+double MsBetween(TimePoint from, TimePoint to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
 
 // The capture time of the job's first stdout line (job_log.h: "TIME POOL REPLICA O|E TEXT").
-std::optional<std::chrono::system_clock::time_point> FirstOutput(const fs::path& logs) {
+std::optional<TimePoint> FirstOutput(const fs::path& logs) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(logs, ec)) {
     std::istringstream in(Slurp(e.path()));
@@ -73,18 +90,54 @@ std::optional<std::chrono::system_clock::time_point> FirstOutput(const fs::path&
   return std::nullopt;
 }
 
+// The steps of the breakdown, in the order they happen; podman's events by their Status.
+const std::vector<std::string> kSteps = {
+    "answered", "RUNNING recorded",   "pull",        "create", "init", "start", "first line",
+    "died",     "SUCCEEDED recorded", "client done", "remove"};
+
+// What one kind of run sampled: ms from the create request (podman: from its start).
 struct Sample {
-  // As the server records them (createTime -> startTime, -> the first line's capture time).
-  std::vector<double> running_ms, output_ms;
-  // As a client sees them, from sending the create request: its answer, the first GET showing
-  // RUNNING, the first line through the logs API, the first GET showing SUCCEEDED (polls every
-  // 5 ms).
   std::vector<double> client_created_ms, client_running_ms, client_output_ms, client_done_ms;
+  std::map<std::string, std::vector<double>> steps;
 };
 
-using Clock = std::chrono::steady_clock;
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+// One row: how its runs start.
+struct Kind {
+  std::string label;
+  bool podman = false;   // `podman run --rm` instead of a job
+  std::string image;     // the job's imageUri ("local": a host process) or podman's reference
+  std::string cold_ref;  // non-empty: removed from the server's storage before each run
+  int runs = 0;
+  Sample sample;
+};
+
+// Records, for each podman event Status, its first time at or after `since` (the storage's
+// events log; runs are one at a time, so the window holds only this run's container).
+void AddPodmanEvents(const std::string& podman, TimePoint since, Sample* sample) {
+  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(since.time_since_epoch());
+  const std::string command = podman + " events --stream=false --format json --since " +
+                              std::to_string(secs.count() - 1) + " 2>/dev/null";
+  FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) return;
+  std::map<std::string, double> first;
+  std::string line;
+  for (char buf[4096]; std::fgets(buf, sizeof buf, p) != nullptr;) {
+    line += buf;
+    if (line.back() != '\n') continue;
+    json e = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    line.clear();
+    if (!e.is_object()) continue;
+    auto t = trainyard::ParseTimestamp(e.value("Time", ""));
+    const std::string status = e.value("Status", "");
+    if (!t.ok() || *t < since || first.count(status)) continue;
+    first[status] = MsBetween(since, *t);
+  }
+  ::pclose(p);
+  for (const auto& [status, ms] : first) {
+    if (std::find(kSteps.begin(), kSteps.end(), status) != kSteps.end()) {
+      sample->steps[status].push_back(ms);
+    }
+  }
 }
 
 // Polls the job and its logs every 5 ms until it ends, recording when the client first sees
@@ -109,6 +162,7 @@ json Watch(httplib::Client& client, const std::string& name, Clock::time_point t
       sample->client_running_ms.push_back(running);
       sample->client_output_ms.push_back(output);
       sample->client_done_ms.push_back(done);
+      sample->steps["client done"].push_back(done);
       return job;
     }
     if (state == "JOB_STATE_FAILED" || state == "JOB_STATE_CANCELLED") return job;
@@ -117,9 +171,32 @@ json Watch(httplib::Client& client, const std::string& name, Clock::time_point t
   return json::object();
 }
 
-bool RunJob(httplib::Client& client, const fs::path& data_dir, const std::string& pool,
-            Sample* sample) {
-  std::string body = R"({"displayName":"b","jobSpec":{"workerPoolSpecs":[)" + pool + "]}}";
+// The server's own times of a finished job, from the create request sent at `sent`.
+bool AddServerTimes(const json& job, const fs::path& data_dir, TimePoint sent, Sample* sample) {
+  const std::string name = job.value("name", "");
+  auto started = trainyard::ParseTimestamp(job.value("startTime", ""));
+  auto ended = trainyard::ParseTimestamp(job.value("endTime", ""));
+  auto output = FirstOutput(data_dir / "jobs" / name.substr(name.rfind('/') + 1) / "logs");
+  if (!started.ok() || !ended.ok() || !output) return false;
+  sample->steps["RUNNING recorded"].push_back(MsBetween(sent, *started));
+  sample->steps["first line"].push_back(MsBetween(sent, *output));
+  sample->steps["SUCCEEDED recorded"].push_back(MsBetween(sent, *ended));
+  return true;
+}
+
+std::string Pool(const std::string& image) {
+  std::string command = R"(["sh","-c","echo first"])";
+  return R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":)"
+         R"({"imageUri":")" +
+         image + R"(","command":)" + command + "}}";
+}
+
+// Creates a job of `image`, watches it to its end and settles (Settle). Returns false with a
+// message when it did not succeed.
+bool RunJob(httplib::Client& client, const fs::path& data_dir, const std::string& podman,
+            const std::string& image, Sample* sample, void (*settle)(const std::string&)) {
+  std::string body = R"({"displayName":"b","jobSpec":{"workerPoolSpecs":[)" + Pool(image) + "]}}";
+  const TimePoint sent = std::chrono::system_clock::now();
   const Clock::time_point t0 = Clock::now();
   auto r = client.Post(kJobs, body, "application/json");
   if (!r || r->status != 200) {
@@ -127,23 +204,16 @@ bool RunJob(httplib::Client& client, const fs::path& data_dir, const std::string
     return false;
   }
   sample->client_created_ms.push_back(MsSince(t0));
-  std::string name = json::parse(r->body)["name"];
-  {
-    json job = Watch(client, name, t0, sample);
-    std::string state = job.value("state", "");
-    if (state == "JOB_STATE_SUCCEEDED") {
-      auto created = trainyard::ParseTimestamp(job["createTime"].get<std::string>());
-      auto started = trainyard::ParseTimestamp(job["startTime"].get<std::string>());
-      auto output = FirstOutput(data_dir / "jobs" / name.substr(name.rfind('/') + 1) / "logs");
-      if (!created.ok() || !started.ok() || !output) return false;
-      using ms = std::chrono::duration<double, std::milli>;
-      sample->running_ms.push_back(ms(*started - *created).count());
-      sample->output_ms.push_back(ms(*output - *created).count());
-      return true;
-    }
+  sample->steps["answered"].push_back(sample->client_created_ms.back());
+  const json job = Watch(client, json::parse(r->body)["name"], t0, sample);
+  if (job.value("state", "") != "JOB_STATE_SUCCEEDED" ||
+      !AddServerTimes(job, data_dir, sent, sample)) {
     std::cerr << "job did not succeed: " << job.dump() << "\n";
     return false;
   }
+  settle(podman);
+  if (image != "local") AddPodmanEvents(podman, sent, sample);
+  return true;
 }
 
 // Waits until the storage holds no container (a job's supervisor removes its container after the
@@ -162,8 +232,9 @@ void Settle(const std::string& podman) {
 }
 
 // `podman run --rm` of the image, as a user would start it: to its first output line and to its
-// exit (popen: the line arrives as the container writes it).
-bool RunPodman(const std::string& podman, const std::string& image, Sample* sample) {
+// exit (popen: the line arrives as the container writes it). `pull`: podman's --pull value.
+bool RunPodman(const std::string& podman, const std::string& image, const std::string& pull,
+               Sample* sample) {
   // What starting a container takes on this host: its hard open-files and processes limits
   // (podman's defaults are above them, so a plain `podman run` fails here, as Trainyard's own
   // runtime knows: container/podman_runtime.h FittingUlimits) and the host network replicas use.
@@ -172,10 +243,11 @@ bool RunPodman(const std::string& podman, const std::string& image, Sample* samp
   ::getrlimit(RLIMIT_NPROC, &procs);
   const std::string nofile = std::to_string(files.rlim_max);
   const std::string nproc = std::to_string(std::min<rlim_t>(procs.rlim_max, 32768));
-  const std::string command = podman + " run --rm --pull=never --runtime runc --network host" +
-                              " --ulimit nofile=" + nofile + ":" + nofile +
-                              " --ulimit nproc=" + nproc + ":" + nproc + " " + image +
+  const std::string command = podman + " run --rm --pull=" + pull +
+                              " --runtime runc --network host --ulimit nofile=" + nofile + ":" +
+                              nofile + " --ulimit nproc=" + nproc + ":" + nproc + " " + image +
                               " sh -c 'echo first' 2>/dev/null";
+  const TimePoint sent = std::chrono::system_clock::now();
   const Clock::time_point t0 = Clock::now();
   FILE* out = ::popen(command.c_str(), "r");
   if (out == nullptr) return false;
@@ -188,25 +260,183 @@ bool RunPodman(const std::string& podman, const std::string& image, Sample* samp
   if (rc != 0 || first < 0) return false;
   sample->client_output_ms.push_back(first);
   sample->client_done_ms.push_back(MsSince(t0));
+  sample->steps["first line"].push_back(first);
+  sample->steps["client done"].push_back(sample->client_done_ms.back());
+  Settle(podman);
+  AddPodmanEvents(podman, sent, sample);
   return true;
 }
 
-std::string Pool(const std::string& image) {
-  std::string command = R"(["sh","-c","echo first"])";
-  return R"({"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1","containerSpec":)"
-         R"({"imageUri":")" +
-         image + R"(","command":)" + command + "}}";
+struct Options {
+  int jobs = 15;
+  int cold_jobs = -1;  // -1: --jobs
+  std::vector<std::string> images = {"busybox"};
+  std::string tool = TRAINYARD_TOOL;
+};
+
+Options ParseOptions(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--jobs") o.jobs = std::atoi(value.c_str());
+    if (flag == "--cold-jobs") o.cold_jobs = std::atoi(value.c_str());
+    if (flag == "--trainyard") o.tool = value;
+    if (flag == "--images") {
+      o.images.clear();
+      std::istringstream in(value);
+      for (std::string image; std::getline(in, image, ',');) {
+        if (image != "busybox" && image != "pytorch") {
+          std::cerr << "--images: '" << image << "' is not busybox or pytorch\n";
+          std::exit(2);
+        }
+        o.images.push_back(image);
+      }
+    }
+  }
+  if (o.cold_jobs < 0) o.cold_jobs = o.jobs;
+  return o;
+}
+
+// The rows for `images`, in the order each round runs them.
+std::vector<Kind> Kinds(const Options& o, const std::string& registry) {
+  std::vector<Kind> kinds;
+  for (const std::string& image : o.images) {
+    const std::string bench_tag = "trainyard/" + image + ":bench";
+    const std::string ref = registry + "/" + bench_tag;
+    if (image == "busybox") kinds.push_back({"host", false, "local", "", o.jobs, {}});
+    kinds.push_back({image + " warm", false, bench_tag, "", o.jobs, {}});
+    kinds.push_back({image + " cold", false, bench_tag, ref, o.cold_jobs, {}});
+    if (image == "busybox") {
+      kinds.push_back({"busybox latest", false, "trainyard/busybox:latest", "", o.jobs, {}});
+    }
+    kinds.push_back({"podman " + image, true, ref, "", o.jobs, {}});
+    kinds.push_back({"podman " + image + " cold", true, ref, ref, o.cold_jobs, {}});
+  }
+  return kinds;
+}
+
+// Builds (or reuses) the images and puts them in the registry as :bench (busybox also as
+// :latest), and the :bench tags in the server's storage. Returns false with a message.
+bool PrepareImages(const Options& o, const fs::path& src, const std::string& registry,
+                   const std::string& build_podman, const std::string& server_podman) {
+  for (const std::string& image : o.images) {
+    const std::string bench_ref = registry + "/trainyard/" + image + ":bench";
+    std::string steps;
+    if (image == "busybox") {
+      steps = "PODMAN='" + build_podman + "' bash " + (src / "scripts/build-images.sh").string() +
+              " busybox && " + build_podman + " tag localhost/trainyard/busybox:latest " +
+              bench_ref + " && " + build_podman + " push " + bench_ref;
+    } else {
+      // 1.2 GB made with debootstrap: the host's image when there is one (the script reuses a
+      // recent one), pushed from the host's storage.
+      steps = "bash " + (src / "scripts/build-images.sh").string() +
+              " --no-push pytorch && podman push localhost/trainyard/pytorch:latest " + bench_ref;
+    }
+    steps += " && " + server_podman + " pull " + bench_ref;
+    if (std::system(("(" + steps + ") >/dev/null 2>&1").c_str()) != 0) {
+      std::cerr << "cannot build/push/pull the " << image
+                << " image (podman, runc, busybox-static, debootstrap, root): " << steps << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runs every kind once per round, `jobs` rounds (a kind with fewer runs stops early).
+bool RunRounds(std::vector<Kind>& kinds, httplib::Client& client, const fs::path& data_dir,
+               const std::string& server_podman) {
+  int rounds = 0;
+  for (const Kind& k : kinds) rounds = std::max(rounds, k.runs);
+  for (int i = 0; i < rounds; ++i) {
+    for (Kind& k : kinds) {
+      if (i >= k.runs) continue;
+      if (!k.cold_ref.empty()) {
+        std::system((server_podman + " rmi --force " + k.cold_ref + " >/dev/null 2>&1").c_str());
+      }
+      Settle(server_podman);
+      const bool ok = k.podman
+                          ? RunPodman(server_podman, k.image,
+                                      k.cold_ref.empty() ? "never" : "missing", &k.sample)
+                          : RunJob(client, data_dir, server_podman, k.image, &k.sample, Settle);
+      if (!ok) {
+        std::cerr << k.label << ": run " << i + 1 << " failed\n";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+double P(const std::vector<double>& v, double q) { return v.empty() ? -1.0 : Percentile(v, q); }
+
+void PrintTables(const Options& o, const std::vector<Kind>& kinds) {
+  std::printf(
+      "%d runs of each kind (cold: %d), one at a time, `sh -c 'echo first'`; ms from the create\n"
+      "request (podman: from starting `podman run --rm`)\n",
+      o.jobs, o.cold_jobs);
+  std::printf("%-20s %8s %9s %9s %9s %9s %9s %9s\n", "kind", "created", "RUN p50", "RUN p99",
+              "line p50", "line p99", "done p50", "done p99");
+  for (const Kind& k : kinds) {
+    const Sample& s = k.sample;
+    std::printf("%-20s %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", k.label.c_str(),
+                P(s.client_created_ms, 0.5), P(s.client_running_ms, 0.5),
+                P(s.client_running_ms, 0.99), P(s.client_output_ms, 0.5),
+                P(s.client_output_ms, 0.99), P(s.client_done_ms, 0.5), P(s.client_done_ms, 0.99));
+  }
+  std::printf("\nbreakdown, p50 ms from the create request (podman: from its start):\n%-20s", "");
+  for (const std::string& step : kSteps) std::printf(" %9.9s", step.c_str());
+  std::printf("\n");
+  for (const Kind& k : kinds) {
+    std::printf("%-20s", k.label.c_str());
+    for (const std::string& step : kSteps) {
+      auto it = k.sample.steps.find(step);
+      if (it == k.sample.steps.end()) {
+        std::printf(" %9s", "-");
+      } else {
+        std::printf(" %9.1f", P(it->second, 0.5));
+      }
+    }
+    std::printf("\n");
+  }
+  std::printf("\n");
+  for (const Kind& k : kinds) {
+    if (k.podman) continue;
+    auto twin = std::find_if(kinds.begin(), kinds.end(), [&](const Kind& p) {
+      return p.podman && p.image.ends_with("/" + k.image) &&
+             p.cold_ref.empty() == k.cold_ref.empty();
+    });
+    if (twin == kinds.end()) continue;
+    for (const auto& [what, a, b] :
+         {std::tuple{"first line", &k.sample.client_output_ms, &twin->sample.client_output_ms},
+          std::tuple{"exit/SUCCEEDED", &k.sample.client_done_ms, &twin->sample.client_done_ms}}) {
+      std::printf("%s / %s, %s: p50 %.2fx, p99 %.2fx\n", k.label.c_str(), twin->label.c_str(), what,
+                  P(*a, 0.5) / P(*b, 0.5), P(*a, 0.99) / P(*b, 0.99));
+    }
+  }
+}
+
+json ResultRow(const Options& o, const std::vector<Kind>& kinds) {
+  json row = {{"bench", "container_job_bench"}, {"jobs", o.jobs}, {"cold_jobs", o.cold_jobs}};
+  for (const Kind& k : kinds) {
+    const Sample& s = k.sample;
+    json steps = json::object();
+    for (const auto& [step, v] : s.steps) steps[step] = P(v, 0.5);
+    row[k.label] = {{"client_created_p50_ms", P(s.client_created_ms, 0.5)},
+                    {"client_running_p50_ms", P(s.client_running_ms, 0.5)},
+                    {"client_running_p99_ms", P(s.client_running_ms, 0.99)},
+                    {"client_first_line_p50_ms", P(s.client_output_ms, 0.5)},
+                    {"client_first_line_p99_ms", P(s.client_output_ms, 0.99)},
+                    {"client_succeeded_p50_ms", P(s.client_done_ms, 0.5)},
+                    {"client_succeeded_p99_ms", P(s.client_done_ms, 0.99)},
+                    {"steps_p50_ms", steps}};
+  }
+  return row;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int jobs = 15;
-  std::string tool = TRAINYARD_TOOL;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--jobs")) jobs = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--trainyard")) tool = argv[i + 1];
-  }
+  const Options o = ParseOptions(argc, argv);
   const fs::path src = TRAINYARD_SOURCE_DIR;
   const fs::path root =
       fs::temp_directory_path() / ("container_job_bench_" + std::to_string(::getpid()));
@@ -230,39 +460,16 @@ int main(int argc, char** argv) {
                                    " --runroot " + (root / "build/run").string();
   const std::string server_podman = "podman --root " + (root / "server/storage").string() +
                                     " --runroot " + (root / "server/run").string();
-  std::string build = "PODMAN='" + build_podman + "' bash " +
-                      (src / "scripts/build-images.sh").string() + " busybox >/dev/null 2>&1 && " +
-                      build_podman + " tag localhost/trainyard/busybox:latest " + registry +
-                      "/trainyard/busybox:bench && " + build_podman + " push " + registry +
-                      "/trainyard/busybox:bench >/dev/null 2>&1 && " + server_podman + " pull " +
-                      registry + "/trainyard/busybox:bench >/dev/null 2>&1";
-  int rc = std::system(build.c_str());
+  std::vector<Kind> kinds = Kinds(o, registry);
+  bool ok = PrepareImages(o, src, registry, build_podman, server_podman);
   trainyard::bench::ServerProcess server;
-  std::vector<std::pair<std::string, Sample>> results = {
-      {"host", {}}, {"warm", {}}, {"latest", {}}, {"podman", {}}};
-  if (rc == 0) {
-    server = trainyard::bench::StartServer({tool, "server", "--port", "0", "--data-dir",
+  if (ok) {
+    server = trainyard::bench::StartServer({o.tool, "server", "--port", "0", "--data-dir",
                                             (root / "data").string(), "--podman-storage",
                                             (root / "server").string()});
     httplib::Client client("127.0.0.1", server.port);
     client.set_read_timeout(120);
-    const std::vector<std::string> pools = {Pool("local"), Pool("trainyard/busybox:bench"),
-                                            Pool("trainyard/busybox:latest")};
-    const std::string warm_image = registry + "/trainyard/busybox:bench";
-    for (int i = 0; i < jobs && rc == 0; ++i) {
-      for (size_t k = 0; k < pools.size() && rc == 0; ++k) {
-        Settle(server_podman);
-        if (!RunJob(client, root / "data", pools[k], &results[k].second)) rc = 1;
-      }
-      // The same image, the same storage, started by podman itself, in the same round.
-      Settle(server_podman);
-      if (rc == 0 && !RunPodman(server_podman, warm_image, &results[3].second)) {
-        std::cerr << "podman run --rm " << warm_image << " failed\n";
-        rc = 1;
-      }
-    }
-  } else {
-    std::cerr << "cannot build/push/pull the busybox image (podman, runc, busybox-static, root)\n";
+    ok = RunRounds(kinds, client, root / "data", server_podman);
   }
   trainyard::bench::StopServer(server);
   std::system(
@@ -272,43 +479,8 @@ int main(int argc, char** argv) {
                " rmi --all --force >/dev/null 2>&1")
                   .c_str());
   fs::remove_all(root);
-  if (rc != 0) return 1;
-
-  std::printf(
-      "%d jobs of each kind, one at a time, `sh -c 'echo first'`; ms from the create\n"
-      "request (podman: from `podman run --rm --pull=never`); server = as recorded\n",
-      jobs);
-  std::printf("%-7s %9s %9s | %8s %9s %9s %9s %9s %9s %9s\n", "kind", "srv run", "srv out",
-              "created", "RUN p50", "RUN p99", "line p50", "line p99", "done p50", "done p99");
-  json row = {{"bench", "container_job_bench"}, {"jobs", jobs}};
-  for (const auto& [kind, s] : results) {
-    auto p = [](const std::vector<double>& v, double q) {
-      return v.empty() ? -1.0 : Percentile(v, q);
-    };
-    std::printf("%-7s %9.1f %9.1f | %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", kind.c_str(),
-                p(s.running_ms, 0.5), p(s.output_ms, 0.5), p(s.client_created_ms, 0.5),
-                p(s.client_running_ms, 0.5), p(s.client_running_ms, 0.99),
-                p(s.client_output_ms, 0.5), p(s.client_output_ms, 0.99), p(s.client_done_ms, 0.5),
-                p(s.client_done_ms, 0.99));
-    row[kind] = {{"submit_to_running_p50_ms", p(s.running_ms, 0.5)},
-                 {"submit_to_first_output_p50_ms", p(s.output_ms, 0.5)},
-                 {"client_created_p50_ms", p(s.client_created_ms, 0.5)},
-                 {"client_running_p50_ms", p(s.client_running_ms, 0.5)},
-                 {"client_running_p99_ms", p(s.client_running_ms, 0.99)},
-                 {"client_first_line_p50_ms", p(s.client_output_ms, 0.5)},
-                 {"client_first_line_p99_ms", p(s.client_output_ms, 0.99)},
-                 {"client_succeeded_p50_ms", p(s.client_done_ms, 0.5)},
-                 {"client_succeeded_p99_ms", p(s.client_done_ms, 0.99)}};
-  }
-  const Sample& warm = results[1].second;
-  const Sample& podman = results[3].second;
-  for (const auto& [what, a, b] :
-       {std::tuple{"first line", &warm.client_output_ms, &podman.client_output_ms},
-        std::tuple{"exit/SUCCEEDED", &warm.client_done_ms, &podman.client_done_ms}}) {
-    std::printf("warm / podman run --rm, %s: p50 %.2fx, p99 %.2fx\n", what,
-                Percentile(*a, 0.5) / Percentile(*b, 0.5),
-                Percentile(*a, 0.99) / Percentile(*b, 0.99));
-  }
-  std::printf("%s\n", row.dump().c_str());
+  if (!ok) return 1;
+  PrintTables(o, kinds);
+  std::printf("%s\n", ResultRow(o, kinds).dump().c_str());
   return 0;
 }

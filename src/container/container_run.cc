@@ -661,18 +661,22 @@ int PullAndRun(const ContainerRunSpec& spec, PodmanEngine& engine) {
     Say(std::string("cannot become the container's subreaper (") + std::strerror(errno) +
         "); it runs outside this process tree");
   }
-  // An image already present is run at once: asking whether it is there first (`podman image
-  // exists`) would cost every warm start a podman call; a run of a missing one fails NOT_FOUND
-  // (`--pull=never`) and is pulled, then run.
-  if (spec.pull == PullPolicy::kMissing) {
-    Status ran = engine.Run(spec.container);
-    if (ran.ok()) return FollowAndRemove(spec, engine);
-    if (ran.code() != StatusCode::kNotFound) return StartFailed(spec, "START_FAILED", ran);
-  }
   // podman's pull progress is the platform's note, not the replica's words: prefixed like Say's,
   // so a failure's reason (executor/job_log.h LastStderrLine) is never "Storing signatures".
-  Status pulled = engine.Pull(image, spec.pull,
-                              [](std::string_view line) { Say("pull: " + std::string(line)); });
+  auto progress = [](std::string_view line) { Say("pull: " + std::string(line)); };
+  // One podman call, as `podman run` alone: an image already present is run at once (asking
+  // whether it is there first would cost every warm start a call), a missing one is pulled by
+  // that run. Only when that pull failed does the pull below retry it and name the cause.
+  if (spec.pull == PullPolicy::kMissing) {
+    Status ran = engine.RunPullingMissing(spec.container, progress);
+    if (ran.ok()) return FollowAndRemove(spec, engine);
+    if (ran.code() == StatusCode::kDeadlineExceeded) {
+      return StartFailed(spec, "IMAGE_UNAVAILABLE", ran);
+    }
+    if (ran.code() != StatusCode::kNotFound) return StartFailed(spec, "START_FAILED", ran);
+    if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);
+  }
+  Status pulled = engine.Pull(image, PullPolicy::kAlways, progress);
   if (!pulled.ok()) return StartFailed(spec, "IMAGE_UNAVAILABLE", pulled);
   if (g_signals > 0) return 128 + static_cast<int>(g_last_signal);
   if (Status ran = engine.Run(spec.container); !ran.ok()) {

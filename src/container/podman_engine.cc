@@ -59,7 +59,8 @@ std::vector<std::string> PodmanRunArgs(const ContainerSpec& spec, const PodmanRu
   std::vector<std::string> a{"run", "--detach", "--name", spec.name};
   if (spec.replace_existing) a.push_back("--replace");
   // The image is pulled before (Pull, with its progress, timeout and retries) or found present:
-  // a run never pulls on its own, and an image missing here is "image not known" (NOT_FOUND).
+  // a run pulls only when RunPullingMissing says so, and an image missing here is "image not
+  // known" (NOT_FOUND).
   a.push_back("--pull=never");
   // Host networking: MASTER_ADDR:MASTER_PORT and the other replicas' addresses are host ports.
   a.insert(a.end(), {"--network", "host"});
@@ -175,6 +176,11 @@ StatusOr<CommandResult> PodmanEngine::RunChecked(std::vector<std::string> args,
   return r;
 }
 
+bool PodmanEngine::ImagePresent(const std::string& image) {
+  auto exists = runner_.Run(Argv({"image", "exists", image}), options_.command_timeout);
+  return exists.ok() && exists->exit_code == 0;
+}
+
 Status PodmanEngine::PullOnce(const std::string& image, std::chrono::milliseconds timeout,
                               const LineSink& progress) {
   auto r = runner_.Run(Argv({"pull", image}), timeout, progress);
@@ -208,8 +214,7 @@ bool WaitToRetry(const PodmanOptions& options, std::chrono::milliseconds wait) {
 
 Status PodmanEngine::Pull(const std::string& image, PullPolicy policy, const LineSink& progress) {
   if (policy == PullPolicy::kMissing) {
-    auto exists = runner_.Run(Argv({"image", "exists", image}), options_.command_timeout);
-    if (exists.ok() && exists->exit_code == 0) {
+    if (ImagePresent(image)) {
       if (progress) progress("image " + image + " is present locally; not pulling");
       return Status::Ok();
     }
@@ -255,6 +260,16 @@ Status PodmanEngine::Pull(const std::string& image, PullPolicy policy, const Lin
 }
 
 Status PodmanEngine::Run(const ContainerSpec& spec) {
+  return RunContainer(spec, /*pull_missing=*/false, options_.command_timeout, nullptr);
+}
+
+Status PodmanEngine::RunPullingMissing(const ContainerSpec& spec, const LineSink& progress) {
+  return RunContainer(spec, /*pull_missing=*/true, options_.pull_timeout + options_.command_timeout,
+                      progress);
+}
+
+Status PodmanEngine::RunContainer(const ContainerSpec& spec, bool pull_missing,
+                                  std::chrono::milliseconds timeout, const LineSink& progress) {
   if (spec.name.empty() || spec.image.empty()) {
     return InvalidArgumentError("container spec needs a name and an image");
   }
@@ -264,7 +279,11 @@ Status PodmanEngine::Run(const ContainerSpec& spec) {
   // A bind mount of a missing host directory fails the whole run; make the mount points.
   if (!spec.bucket_root.empty()) fs::create_directories(spec.bucket_root, ec);
   if (!spec.hp_metric_file.empty()) fs::create_directories(spec.hp_metric_file.parent_path(), ec);
-  auto r = runner_.Run(Argv(PodmanRunArgs(spec, runtime_, gpus)), options_.command_timeout);
+  std::vector<std::string> args = PodmanRunArgs(spec, runtime_, gpus);
+  if (pull_missing)
+    std::replace(args.begin(), args.end(), std::string("--pull=never"),
+                 std::string("--pull=missing"));
+  auto r = runner_.Run(Argv(std::move(args)), timeout, progress);
   if (r.ok() && r->exit_code == 0) return Status::Ok();
   std::string err = r.ok() ? r->err : r.status().message();
   std::string low = Lower(err);
@@ -272,15 +291,24 @@ Status PodmanEngine::Run(const ContainerSpec& spec) {
     return AlreadyExistsError("container " + spec.name +
                               " already exists; remove it first or start with replace_existing");
   }
+  std::string line = "container " + spec.name + " (image " + spec.image +
+                     ") did not start: " + LastNonEmptyLine(err);
+  // podman looks the image up before it creates anything: a run that found no image left no
+  // container (one podman call fewer on a cold start).
+  const bool image_missing = pull_missing
+                                 ? !ImagePresent(spec.image)
+                                 : r.ok() && ContainsAny(low, {"image not known", "no such image"});
+  if (image_missing && !r.ok() && r.status().code() == StatusCode::kDeadlineExceeded) {
+    // A pull that hung its whole deadline is not tried again.
+    return DeadlineExceededError("image '" + spec.image +
+                                 "' could not be pulled: no answer within " +
+                                 std::to_string(timeout.count() / 1000) + " s");
+  }
+  if (image_missing) return NotFoundError(line + "; pull the image first");
   // A failed start can leave a created container behind; nothing may leak.
   (void)runner_.Run(Argv({"rm", "--force", "--volumes", "--time", "0", spec.name}),
                     options_.command_timeout);
-  std::string line = "container " + spec.name + " (image " + spec.image +
-                     ") did not start: " + LastNonEmptyLine(err);
   if (!r.ok()) return Status(r.status().code(), line);
-  if (ContainsAny(low, {"image not known", "no such image"})) {
-    return NotFoundError(line + "; pull the image first");
-  }
   if (ContainsAny(low, {"executable file not found", "no such file or directory"}) &&
       (r->exit_code == 126 || r->exit_code == 127)) {
     return InvalidArgumentError(line + "; check containerSpec.command and the image's ENTRYPOINT");

@@ -46,6 +46,13 @@ class PodmanEngine : public ContainerEngine {
   // last error.
   Status Pull(const std::string& image, PullPolicy policy, const LineSink& progress) override;
   Status Run(const ContainerSpec& spec) override;
+  // Run, with podman pulling the image in the same call when it is not in local storage
+  // (`--pull=missing`: a cold start costs one podman invocation, as `podman run` alone does), its
+  // stderr lines (the pull's progress) to `progress`, within the pull timeout. When the run fails
+  // and the image is still not present, the pull is what failed: NOT_FOUND naming the image and
+  // podman's last line, no container left (then Pull, which retries and classifies, and Run);
+  // DEADLINE_EXCEEDED when that pull hung the whole timeout. Otherwise Run's errors.
+  Status RunPullingMissing(const ContainerSpec& spec, const LineSink& progress);
   StatusOr<ContainerState> Inspect(const std::string& name) override;
   Status Signal(const std::string& name, int signal) override;
   Status Stop(const std::string& name, std::chrono::milliseconds grace) override;
@@ -58,9 +65,14 @@ class PodmanEngine : public ContainerEngine {
   StatusOr<std::vector<std::string>> ListJob(const std::string& job_id) override;
 
  private:
+  // `podman image exists`; false also when podman cannot tell.
+  bool ImagePresent(const std::string& image);
   Status PullOnce(const std::string& image, std::chrono::milliseconds timeout,
                   const LineSink& progress);
   std::vector<std::string> Argv(std::vector<std::string> args) const;
+  // Run and RunPullingMissing: `pull_missing` lets the run pull (with `timeout` and `progress`).
+  Status RunContainer(const ContainerSpec& spec, bool pull_missing,
+                      std::chrono::milliseconds timeout, const LineSink& progress);
   // Runs podman with the command timeout; a non-zero exit becomes an error with podman's message.
   StatusOr<CommandResult> RunChecked(std::vector<std::string> args, std::string_view what);
 

@@ -203,6 +203,63 @@ TEST(PodmanEngineTest, FailedRunRemovesWhatItLeftAndNamesTheImage) {
             "INVALID_ARGUMENT\npodman rm --force --volumes --time 0 trainyard-7-wp1-0\n");
 }
 
+// A cold start is one podman call that pulls; a failure whose image is still missing afterwards
+// was the pull's (NOT_FOUND, nothing to remove: podman creates nothing before it has the image),
+// one whose image is there was the start's (what it left is removed, classified as Run does).
+TEST(PodmanEngineTest, RunPullingMissingPullsInTheSameCallAndTellsAPullFailureFromAStartFailure) {
+  std::string run_err;
+  int run_exit = 0;
+  bool image_present = true;
+  FakeCommandRunner runner([&](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv[1] == "run") return Exit(run_exit, run_exit == 0 ? "abc\n" : "", run_err);
+    if (argv[1] == "image") return Exit(image_present ? 0 : 1);
+    return Exit(0);
+  });
+  PodmanEngine engine(runner, PodmanOptions{}, Runc());
+  std::vector<std::string> lines;
+  auto sink = [&](std::string_view l) { lines.emplace_back(l); };
+
+  run_err = "Trying to pull 127.0.0.1:5000/trainer:dev...\nWriting manifest to image destination\n";
+  ASSERT_TRUE(engine.RunPullingMissing(BaseSpec(), sink).ok());
+  EXPECT_NE(runner.Calls().find(" --pull=missing "), std::string::npos) << runner.Calls();
+  EXPECT_EQ(runner.Calls().find("--pull=never"), std::string::npos) << runner.Calls();
+  EXPECT_EQ(Join(lines),
+            "Trying to pull 127.0.0.1:5000/trainer:dev... Writing manifest to image destination");
+
+  FakeCommandRunner& calls = runner;
+  run_exit = 125;
+  image_present = false;
+  run_err =
+      "Error: initializing source docker://127.0.0.1:5000/trainer:dev: reading manifest dev "
+      "in 127.0.0.1:5000/trainer: manifest unknown\n";
+  const size_t before = calls.Calls().size();
+  Status s = engine.RunPullingMissing(BaseSpec(), nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound) << s;
+  EXPECT_NE(s.message().find("manifest unknown"), std::string::npos) << s;
+  EXPECT_EQ(calls.Calls().substr(calls.Calls().find('\n', before) + 1),
+            "podman image exists 127.0.0.1:5000/trainer:dev\n");
+
+  image_present = true;
+  run_exit = 127;
+  run_err = "Error: runc: runc create failed: exec: \"nope\": executable file not found in $PATH";
+  const size_t before_start = calls.Calls().size();
+  EXPECT_EQ(engine.RunPullingMissing(BaseSpec(), nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(calls.Calls().find("podman rm --force", before_start), std::string::npos);
+}
+
+// With --pull=never, podman refuses an unknown image before it creates anything: NOT_FOUND and no
+// `podman rm` (a cold start's fallback path spends no call on it).
+TEST(PodmanEngineTest, RunOfAnUnknownImageIsNotFoundAndRemovesNothing) {
+  FakeCommandRunner runner([](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv[1] == "run")
+      return Exit(125, "", "Error: 127.0.0.1:5000/trainer:dev: image not known");
+    return Exit(0);
+  });
+  PodmanEngine engine(runner, PodmanOptions{}, Runc());
+  EXPECT_EQ(engine.Run(BaseSpec()).code(), StatusCode::kNotFound);
+  EXPECT_EQ(runner.Calls().find("podman rm"), std::string::npos) << runner.Calls();
+}
+
 TEST(PodmanEngineTest, NameInUseIsAlreadyExists) {
   FakeCommandRunner runner([](const std::vector<std::string>&) -> StatusOr<CommandResult> {
     return Exit(125, "",
