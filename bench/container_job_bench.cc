@@ -217,8 +217,9 @@ bool RunJob(httplib::Client& client, const fs::path& data_dir, const std::string
 }
 
 // Waits until the storage holds no container (a job's supervisor removes its container after the
-// job has ended, in the background) and 100 ms more, so that no measured start shares podman with
-// the previous one's clean-up (5 s at most).
+// job has ended, in the background), writes back what a pull or removal left dirty (else the
+// server's SQLite commits wait behind gigabytes of writeback) and waits 100 ms more, so that no
+// measured start shares podman or the disk with the previous one's clean-up.
 void Settle(const std::string& podman) {
   for (int i = 0; i < 100; ++i) {
     FILE* p = ::popen((podman + " ps --all --quiet 2>/dev/null").c_str(), "r");
@@ -228,6 +229,7 @@ void Settle(const std::string& podman) {
     if (!any) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  ::sync();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 

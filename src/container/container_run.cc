@@ -110,6 +110,14 @@ void RelayNew(int fd, std::string_view data, uint64_t seen_before, uint64_t* don
   *done = end;
 }
 
+// Relays a LogTail's records to our stdout/stderr, counting them in `relayed`.
+LogTail::Sink RelaySink(Relayed* relayed) {
+  return [relayed](int stream, std::string_view data) {
+    uint64_t* done = stream == 1 ? &relayed->out : &relayed->err;
+    RelayNew(stream, data, *done, done);
+  };
+}
+
 // Runs `podman logs [--follow]` to its end, relaying only bytes not relayed before, and calling
 // `tick` at least every 50 ms; when `tick` returns false the follower is stopped (SIGTERM to its
 // group) and what it printed so far is still relayed. Its wait status, or -1 if it could not be
@@ -330,17 +338,13 @@ std::optional<int> NeverStartedExit(const std::string& name,
 // pid, an old podman) or podman does not say "exited" yet: the caller then follows with `podman
 // logs` from where this left off (`relayed`).
 std::optional<ContainerState> FollowLogFile(const ContainerRunSpec& spec, ContainerEngine& engine,
-                                            int* handled, Relayed* relayed) {
+                                            int* handled, LogTail& tail, Relayed* relayed) {
   const pid_t conmon = ConmonPidOf(spec);
   if (conmon <= 0 || spec.container.log_path.empty()) return std::nullopt;
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, conmon, 0));
   if (pidfd < 0 && errno != ESRCH) return std::nullopt;
   const ExitFile exit_file = ConmonExitFile(conmon);
-  LogTail tail(spec.container.log_path);
-  auto sink = [relayed](int stream, std::string_view data) {
-    uint64_t* done = stream == 1 ? &relayed->out : &relayed->err;
-    RelayNew(stream, data, *done, done);
-  };
+  const LogTail::Sink sink = RelaySink(relayed);
   // conmon writes the exit file once the container's output is drained into the log, then runs
   // `podman container cleanup` and waits for it (~40 ms) before it exits itself: the file, watched
   // in its directory, ends the follow that much sooner (and spares the inspect the cleanup would
@@ -588,10 +592,11 @@ int StartFailed(const ContainerRunSpec& spec, const std::string& failure, const 
 
 // Relays the started container's output and signals until it exits, then removes it. Returns
 // its exit code.
-int FollowAndRemove(const ContainerRunSpec& spec, PodmanEngine& engine) {
+int FollowAndRemove(const ContainerRunSpec& spec, PodmanEngine& engine, LogTail& tail,
+                    Relayed& relayed) {
   int handled = 0;
-  Relayed relayed;
-  if (std::optional<ContainerState> exited = FollowLogFile(spec, engine, &handled, &relayed)) {
+  if (std::optional<ContainerState> exited =
+          FollowLogFile(spec, engine, &handled, tail, &relayed)) {
     const int code = ExitCodeIn(*exited);
     if (std::getenv("SLURM_JOB_ID") == nullptr && g_signals == 0) {
       RemoveAfterExit(spec, exited->id);
@@ -664,12 +669,22 @@ int PullAndRun(const ContainerRunSpec& spec, PodmanEngine& engine) {
   // podman's pull progress is the platform's note, not the replica's words: prefixed like Say's,
   // so a failure's reason (executor/job_log.h LastStderrLine) is never "Storing signatures".
   auto progress = [](std::string_view line) { Say("pull: " + std::string(line)); };
+  // The container's first lines are relayed while `podman run --detach` is still returning (its
+  // exit takes ~10 ms after the start): the log is followed from before the run.
+  Relayed relayed;
+  LogTail tail(spec.container.log_path);
+  std::optional<BackgroundTail> early;
+  if (!spec.container.log_path.empty()) early.emplace(tail, RelaySink(&relayed));
+  auto follow = [&] {
+    early.reset();
+    return FollowAndRemove(spec, engine, tail, relayed);
+  };
   // One podman call, as `podman run` alone: an image already present is run at once (asking
   // whether it is there first would cost every warm start a call), a missing one is pulled by
   // that run. Only when that pull failed does the pull below retry it and name the cause.
   if (spec.pull == PullPolicy::kMissing) {
     Status ran = engine.RunPullingMissing(spec.container, progress);
-    if (ran.ok()) return FollowAndRemove(spec, engine);
+    if (ran.ok()) return follow();
     if (ran.code() == StatusCode::kDeadlineExceeded) {
       return StartFailed(spec, "IMAGE_UNAVAILABLE", ran);
     }
@@ -683,7 +698,7 @@ int PullAndRun(const ContainerRunSpec& spec, PodmanEngine& engine) {
     return StartFailed(
         spec, ran.code() == StatusCode::kNotFound ? "IMAGE_UNAVAILABLE" : "START_FAILED", ran);
   }
-  return FollowAndRemove(spec, engine);
+  return follow();
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "container/log_tail.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -66,6 +68,30 @@ bool LogTail::Poll(const Sink& sink) {
     pending_.erase(0, start);
   }
   return true;
+}
+
+BackgroundTail::BackgroundTail(LogTail& tail, LogTail::Sink sink)
+    : stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  thread_ = std::thread([this, &tail, sink = std::move(sink)] {
+    while (!stop_.load()) {
+      (void)tail.Poll(sink);
+      pollfd p[2] = {{stop_fd_, POLLIN, 0}, {tail.wait_fd(), POLLIN, 0}};
+      (void)::poll(p, 2, stop_fd_ >= 0 && p[1].fd >= 0 ? -1 : 10);
+    }
+    (void)tail.Poll(sink);
+  });
+}
+
+void BackgroundTail::Stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true);
+  if (stop_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(stop_fd_, &one, sizeof one);
+  }
+  thread_.join();
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+  stop_fd_ = -1;
 }
 
 }  // namespace trainyard::container

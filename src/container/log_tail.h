@@ -10,11 +10,13 @@
 // skips (container_run.cc Relayed).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace trainyard::container {
 
@@ -45,6 +47,26 @@ class LogTail {
   int fd_ = -1;
   int inotify_ = -2;  // -2: not tried yet
   std::string pending_;
+};
+
+// Polls `tail` into `sink` on a thread of its own, waking on the tail's watch, from construction
+// until Stop() (or destruction): output a container writes while `podman run --detach` has not
+// yet returned is relayed as it comes instead of after podman's own exit. `tail` and whatever
+// `sink` touches belong to that thread until Stop() returns; both must outlive it.
+class BackgroundTail {
+ public:
+  BackgroundTail(LogTail& tail, LogTail::Sink sink);
+  ~BackgroundTail() { Stop(); }
+  BackgroundTail(const BackgroundTail&) = delete;
+  BackgroundTail& operator=(const BackgroundTail&) = delete;
+
+  // Ends the thread after a last Poll and waits for it. Idempotent.
+  void Stop();
+
+ private:
+  std::atomic<bool> stop_{false};
+  int stop_fd_ = -1;  // an eventfd that wakes the thread; without one it polls every 10 ms
+  std::thread thread_;
 };
 
 }  // namespace trainyard::container

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "testing/test_util.h"
 
@@ -41,6 +45,39 @@ TEST(LogTailTest, FollowsAFileAsItGrowsAndWaitsForWholeRecords) {
   f << "o\n" << std::flush;
   EXPECT_TRUE(tail.Poll(c.sink()));
   EXPECT_EQ(c.err, "two\n");
+}
+
+// The background tail relays a file created and written after it started, while the caller is
+// busy elsewhere (no Poll of its own); Stop hands the tail back with everything relayed.
+TEST(LogTailTest, BackgroundTailRelaysAsTheFileIsWrittenUntilStopped) {
+  const auto dir = testing::MakeTestDir();
+  LogTail tail(dir / "ctr.log");
+  std::mutex mu;
+  std::string out;
+  std::atomic<int> calls{0};
+  BackgroundTail background(tail, [&](int stream, std::string_view data) {
+    std::lock_guard lock(mu);
+    if (stream == 1) out += data;
+    ++calls;
+  });
+  std::ofstream f(dir / "ctr.log");
+  f << "t stdout F first\n" << std::flush;
+  for (int i = 0; i < 500 && calls.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(out, "first\n") << "relayed without a Poll by the caller";
+  }
+  f << "t stdout F second\n" << std::flush;
+  background.Stop();
+  background.Stop();  // idempotent
+  EXPECT_EQ(out, "first\nsecond\n") << "Stop polls once more before it returns";
+  f << "t stdout F third\n" << std::flush;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(out, "first\nsecond\n") << "nothing after Stop";
+  EXPECT_TRUE(tail.Poll([&](int, std::string_view data) { out += data; }));
+  EXPECT_EQ(out, "first\nsecond\nthird\n") << "the tail goes on where the thread left it";
 }
 
 }  // namespace
