@@ -20,7 +20,6 @@ Run with the anchors venv (transformers 4.40.1, the article's pin, over Debian's
   TRAINYARD_VENV_SET=anchors scripts/venv-python.sh bench/article_main.py --bert-dir DIR \\
       --training-file train.csv --validation-file val.csv --testing-file test.csv
 """
-import argparse
 import json
 import logging
 import time
@@ -29,6 +28,7 @@ import pandas as pd
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
+import article_args
 import transformers
 from transformers import BertModel, BertTokenizer
 
@@ -121,18 +121,7 @@ def evaluate(model, dataloader):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--bert-dir", required=True)
-    p.add_argument("--training-file", required=True)
-    p.add_argument("--validation-file", required=True)
-    p.add_argument("--testing-file", required=True)
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--learning-rate", type=float, default=5e-5)
-    p.add_argument("--max-length", type=int, default=100)
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--text-column", default="bodyText")
-    p.add_argument("--label-column", default="Target")
+    p = article_args.parser(max_length=100)
     args = p.parse_args()
     torch.manual_seed(args.seed)
     tokenizer = BertTokenizer.from_pretrained(args.bert_dir)

@@ -18,7 +18,6 @@ Run with the `current` venv set (today's transformers over PyPI's torch):
   TRAINYARD_VENV_SET=current scripts/venv-python.sh bench/article_trainer.py --bert-dir DIR \\
       --training-file train.csv --validation-file val.csv --testing-file test.csv
 """
-import argparse
 import json
 import os
 import shutil
@@ -27,6 +26,7 @@ import time
 
 STARTED = time.time()
 
+import article_args  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
@@ -64,19 +64,8 @@ def load_splits(args, tokenizer):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--bert-dir", required=True)
-    p.add_argument("--training-file", required=True)
-    p.add_argument("--validation-file", required=True)
-    p.add_argument("--testing-file", required=True)
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--learning-rate", type=float, default=5e-5)
+    p = article_args.parser(max_length=64)
     p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--max-length", type=int, default=64)
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--text-column", default="bodyText")
-    p.add_argument("--label-column", default="Target")
     args = p.parse_args()
     tokenizer = AutoTokenizer.from_pretrained(args.bert_dir, use_fast=True)
     data, num_labels = load_splits(args, tokenizer)

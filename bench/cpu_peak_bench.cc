@@ -2,8 +2,8 @@
 // 8-float (AVX2) and, where the CPU has them, 16-float (AVX-512) vectors and AVX512-BF16 dot
 // products, 12 independent accumulators deep so the units never wait on a result, for a fixed
 // time. Prints GFLOP/s per core and for all cores, per kind, and the clock it implies assuming
-// two FMA units (GFLOP/s / (2 x lanes x 2)): a clock far below the real one means one unit. A GEMM or a
-// training step is measured against this (bench/README.md "Fraction of peak").
+// two FMA units (GFLOP/s / (2 x lanes x 2)): a clock far below the real one means one unit. A GEMM
+// or a training step is measured against this (bench/README.md "Fraction of peak").
 //
 //   build/bench/cpu_peak_bench [--seconds 2] [--threads N]      (default: every online CPU)
 //
