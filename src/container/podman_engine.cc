@@ -264,8 +264,8 @@ Status PodmanEngine::Run(const ContainerSpec& spec) {
 }
 
 Status PodmanEngine::RunPullingMissing(const ContainerSpec& spec, const LineSink& progress) {
-  return RunContainer(spec, /*pull_missing=*/true, options_.pull_timeout + options_.command_timeout,
-                      progress);
+  // The pull's deadline, as Pull's: the run's own steps after the pull take well under a second.
+  return RunContainer(spec, /*pull_missing=*/true, options_.pull_timeout, progress);
 }
 
 Status PodmanEngine::RunContainer(const ContainerSpec& spec, bool pull_missing,
@@ -299,10 +299,12 @@ Status PodmanEngine::RunContainer(const ContainerSpec& spec, bool pull_missing,
                                  ? !ImagePresent(spec.image)
                                  : r.ok() && ContainsAny(low, {"image not known", "no such image"});
   if (image_missing && !r.ok() && r.status().code() == StatusCode::kDeadlineExceeded) {
-    // A pull that hung its whole deadline is not tried again.
-    return DeadlineExceededError("image '" + spec.image +
-                                 "' could not be pulled: no answer within " +
-                                 std::to_string(timeout.count() / 1000) + " s");
+    // A pull that hung its whole deadline is not tried again; worded as Pull's deadline error.
+    const std::string secs = std::to_string((timeout.count() + 999) / 1000);
+    return DeadlineExceededError(
+        "image '" + spec.image + "' could not be pulled from registry " + RegistryOf(spec.image) +
+        " in " + secs + " s (1 attempt, deadline " + secs +
+        " s): podman run --pull=missing gave no answer within " + secs + " s");
   }
   if (image_missing) return NotFoundError(line + "; pull the image first");
   // A failed start can leave a created container behind; nothing may leak.

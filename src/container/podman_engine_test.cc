@@ -247,6 +247,23 @@ TEST(PodmanEngineTest, RunPullingMissingPullsInTheSameCallAndTellsAPullFailureFr
   EXPECT_NE(calls.Calls().find("podman rm --force", before_start), std::string::npos);
 }
 
+// A pulling run that hangs uses up the pull deadline (not the command timeout), and fails as a
+// pull that hung does, naming the image and the registry; it is not tried again.
+TEST(PodmanEngineTest, APullingRunThatHangsFailsAtThePullDeadlineNamingTheRegistry) {
+  FakeCommandRunner runner([](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv[1] == "run") return DeadlineExceededError("podman run did not finish");
+    return Exit(1);  // `image exists`: still missing
+  });
+  PodmanOptions options;
+  options.pull_timeout = std::chrono::seconds(6);
+  PodmanEngine engine(runner, options, Runc());
+  EXPECT_EQ(engine.RunPullingMissing(BaseSpec(), nullptr).ToString(),
+            "DEADLINE_EXCEEDED: image '127.0.0.1:5000/trainer:dev' could not be pulled from "
+            "registry 127.0.0.1:5000 in 6 s (1 attempt, deadline 6 s): podman run --pull=missing "
+            "gave no answer within 6 s");
+  EXPECT_EQ(runner.Calls().find("podman rm"), std::string::npos) << runner.Calls();
+}
+
 // With --pull=never, podman refuses an unknown image before it creates anything: NOT_FOUND and no
 // `podman rm` (a cold start's fallback path spends no call on it).
 TEST(PodmanEngineTest, RunOfAnUnknownImageIsNotFoundAndRemovesNothing) {
