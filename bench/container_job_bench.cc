@@ -191,10 +191,27 @@ std::string Pool(const std::string& image) {
          image + R"(","command":)" + command + "}}";
 }
 
+// Waits until the storage holds no container (a job's supervisor removes its container after the
+// job has ended, in the background), writes back what a pull or removal left dirty (else the
+// server's SQLite commits wait behind gigabytes of writeback) and waits 100 ms more, so that no
+// measured start shares podman or the disk with the previous one's clean-up.
+void Settle(const std::string& podman) {
+  for (int i = 0; i < 100; ++i) {
+    FILE* p = ::popen((podman + " ps --all --quiet 2>/dev/null").c_str(), "r");
+    char line[128];
+    const bool any = p != nullptr && std::fgets(line, sizeof line, p) != nullptr;
+    if (p != nullptr) ::pclose(p);
+    if (!any) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::sync();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
 // Creates a job of `image`, watches it to its end and settles (Settle). Returns false with a
 // message when it did not succeed.
 bool RunJob(httplib::Client& client, const fs::path& data_dir, const std::string& podman,
-            const std::string& image, Sample* sample, void (*settle)(const std::string&)) {
+            const std::string& image, Sample* sample) {
   std::string body = R"({"displayName":"b","jobSpec":{"workerPoolSpecs":[)" + Pool(image) + "]}}";
   const TimePoint sent = std::chrono::system_clock::now();
   const Clock::time_point t0 = Clock::now();
@@ -211,26 +228,9 @@ bool RunJob(httplib::Client& client, const fs::path& data_dir, const std::string
     std::cerr << "job did not succeed: " << job.dump() << "\n";
     return false;
   }
-  settle(podman);
+  Settle(podman);
   if (image != "local") AddPodmanEvents(podman, sent, sample);
   return true;
-}
-
-// Waits until the storage holds no container (a job's supervisor removes its container after the
-// job has ended, in the background), writes back what a pull or removal left dirty (else the
-// server's SQLite commits wait behind gigabytes of writeback) and waits 100 ms more, so that no
-// measured start shares podman or the disk with the previous one's clean-up.
-void Settle(const std::string& podman) {
-  for (int i = 0; i < 100; ++i) {
-    FILE* p = ::popen((podman + " ps --all --quiet 2>/dev/null").c_str(), "r");
-    char line[128];
-    const bool any = p != nullptr && std::fgets(line, sizeof line, p) != nullptr;
-    if (p != nullptr) ::pclose(p);
-    if (!any) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ::sync();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
 // `podman run --rm` of the image, as a user would start it: to its first output line and to its
@@ -356,10 +356,9 @@ bool RunRounds(std::vector<Kind>& kinds, httplib::Client& client, const fs::path
         std::system((server_podman + " rmi --force " + k.cold_ref + " >/dev/null 2>&1").c_str());
       }
       Settle(server_podman);
-      const bool ok = k.podman
-                          ? RunPodman(server_podman, k.image,
-                                      k.cold_ref.empty() ? "never" : "missing", &k.sample)
-                          : RunJob(client, data_dir, server_podman, k.image, &k.sample, Settle);
+      const bool ok = k.podman ? RunPodman(server_podman, k.image,
+                                           k.cold_ref.empty() ? "never" : "missing", &k.sample)
+                               : RunJob(client, data_dir, server_podman, k.image, &k.sample);
       if (!ok) {
         std::cerr << k.label << ": run " << i + 1 << " failed\n";
         return false;

@@ -310,7 +310,14 @@ Status PodmanEngine::RunContainer(const ContainerSpec& spec, bool pull_missing,
   // A failed start can leave a created container behind; nothing may leak.
   (void)runner_.Run(Argv({"rm", "--force", "--volumes", "--time", "0", spec.name}),
                     options_.command_timeout);
-  if (!r.ok()) return Status(r.status().code(), line);
+  // DEADLINE_EXCEEDED of a pulling run means its pull hung (above); one that hung after the image
+  // was there is a start that did not finish.
+  if (!r.ok()) {
+    return Status(pull_missing && r.status().code() == StatusCode::kDeadlineExceeded
+                      ? StatusCode::kUnknown
+                      : r.status().code(),
+                  line);
+  }
   if (ContainsAny(low, {"executable file not found", "no such file or directory"}) &&
       (r->exit_code == 126 || r->exit_code == 127)) {
     return InvalidArgumentError(line + "; check containerSpec.command and the image's ENTRYPOINT");

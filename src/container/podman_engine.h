@@ -51,7 +51,8 @@ class PodmanEngine : public ContainerEngine {
   // stderr lines (the pull's progress) to `progress`, within the pull timeout. When the run fails
   // and the image is still not present, the pull is what failed: NOT_FOUND naming the image and
   // podman's last line, no container left (then Pull, which retries and classifies, and Run);
-  // DEADLINE_EXCEEDED when that pull hung the whole timeout. Otherwise Run's errors.
+  // DEADLINE_EXCEEDED only when that pull hung the whole timeout (a run that hung once the image
+  // was there is UNKNOWN, naming the container). Otherwise Run's errors.
   Status RunPullingMissing(const ContainerSpec& spec, const LineSink& progress);
   StatusOr<ContainerState> Inspect(const std::string& name) override;
   Status Signal(const std::string& name, int signal) override;

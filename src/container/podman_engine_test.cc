@@ -262,6 +262,15 @@ TEST(PodmanEngineTest, APullingRunThatHangsFailsAtThePullDeadlineNamingTheRegist
             "registry 127.0.0.1:5000 in 6 s (1 attempt, deadline 6 s): podman run --pull=missing "
             "gave no answer within 6 s");
   EXPECT_EQ(runner.Calls().find("podman rm"), std::string::npos) << runner.Calls();
+
+  // Hung with the image there: a start that did not finish, not a pull (what it left is removed).
+  FakeCommandRunner present([](const std::vector<std::string>& argv) -> StatusOr<CommandResult> {
+    if (argv[1] == "run") return DeadlineExceededError("podman run did not finish");
+    return Exit(0);
+  });
+  PodmanEngine started(present, options, Runc());
+  EXPECT_EQ(started.RunPullingMissing(BaseSpec(), nullptr).code(), StatusCode::kUnknown);
+  EXPECT_NE(present.Calls().find("podman rm --force"), std::string::npos) << present.Calls();
 }
 
 // With --pull=never, podman refuses an unknown image before it creates anything: NOT_FOUND and no

@@ -276,6 +276,37 @@ TEST_F(ContainerE2ETest, ContainersRunAsTheReplicaUserNotRoot) {
   EXPECT_EQ(Slurp(dir_ / "buckets/bkt/unpriv/model/model.txt"), "w\n") << logs;
 }
 
+// A pinned tag the server's storage lacks is pulled by the run itself (one podman call, its
+// progress in the job log as the platform's "pull:" notes), under a root server with the
+// entrypoint as `nobody`; the next job of that tag finds it present and pulls nothing.
+TEST_F(ContainerE2ETest, APinnedTagIsPulledByItsFirstRunAndFoundByTheNext) {
+  const std::string build = "podman --root " + (suite_dir_ / "build" / "storage").string() +
+                            " --runroot " + (suite_dir_ / "build" / "run").string();
+  const std::string pinned = registry_ + "/trainyard/busybox:pinned";
+  ASSERT_EQ(std::system(("CONTAINERS_REGISTRIES_CONF=" + registries_conf_.string() + " " + build +
+                         " tag localhost/trainyard/busybox:latest " + pinned + " && " +
+                         "CONTAINERS_REGISTRIES_CONF=" + registries_conf_.string() + " " + build +
+                         " push " + pinned + " >/dev/null 2>&1")
+                            .c_str()),
+            0);
+  server_.reset();
+  StartServer(/*allow_root_replicas=*/false);
+  const std::string pool =
+      R"j({"workerPoolSpecs":[{"machineSpec":{"machineType":"n1-standard-4"},"replicaCount":"1",)j"
+      R"j("containerSpec":{"imageUri":"trainyard/busybox:pinned",)j"
+      R"j("command":["sh","-c","echo pinned-ran uid=$(id -u)"]}}]})j";
+  const std::string cold = CreateRest(pool);
+  EXPECT_EQ(State(WaitForJob(server_->port(), cold, {}, 120)), "JOB_STATE_SUCCEEDED") << Logs(cold);
+  const std::string cold_log = LogSoFar(cold);
+  EXPECT_NE(cold_log.find("pinned-ran uid=65534"), std::string::npos) << cold_log;
+  EXPECT_NE(cold_log.find("[trainyard] pull: "), std::string::npos) << cold_log;
+  const std::string warm = CreateRest(pool);
+  EXPECT_EQ(State(WaitForJob(server_->port(), warm, {}, 120)), "JOB_STATE_SUCCEEDED") << Logs(warm);
+  const std::string warm_log = LogSoFar(warm);
+  EXPECT_NE(warm_log.find("pinned-ran uid=65534"), std::string::npos) << warm_log;
+  EXPECT_EQ(warm_log.find("pull: "), std::string::npos) << warm_log;
+}
+
 TEST_F(ContainerE2ETest, CancelSendsSigtermToTheEntrypointAndLeavesNoContainer) {
   std::string name = CreateRest(R"({"workerPoolSpecs":[)" +
                                 ShellPool("trap 'echo got-SIGTERM; exit 0' TERM; echo ready; "
