@@ -9,7 +9,10 @@
 // given thread count always gives the same bits.
 //
 // Used for 2-D float CPU inputs when the pool has more than one thread and x has at least 32 rows
-// per thread; otherwise (CUDA, CPU autocast, one thread, small x) it is at::linear.
+// per thread; otherwise (CUDA, one thread, small x) it is at::linear. Under CPU autocast it does
+// what autocast does to at::linear, casting x (float or bf16), w and b to bf16 (differentiably:
+// the gradients come back as float32), and splits the bf16 GEMMs (oneDNN: AMX or AVX512-BF16)
+// the same way.
 #pragma once
 
 #include <torch/torch.h>

@@ -102,4 +102,19 @@ inline void SetCudaBf16Autocast(bool enabled) {
 #endif
 }
 
+// Turns bf16 autocast on CPU on (dtype bfloat16) or off for this thread; turning it off also
+// clears the autocast weight cache. Every supported LibTorch has CPU autocast (since 1.10).
+// Under it ATen runs linear/matmul/bmm in bf16 through oneDNN, which uses AMX tiles or
+// AVX512-BF16 where the CPU has them.
+inline void SetCpuBf16Autocast(bool enabled) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  if (enabled) at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCPU, enabled);
+#else
+  if (enabled) at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_cpu_enabled(enabled);
+#endif
+  if (!enabled) at::autocast::clear_cache();
+}
+
 }  // namespace trainyard::model::compat

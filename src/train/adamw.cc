@@ -100,6 +100,13 @@ void AdamW::ZeroGrad() {
       std::fill(s.dirty.begin(), s.dirty.end(), 0);
       continue;
     }
+    if (std::find(s.dirty.begin(), s.dirty.end(), uint8_t{0}) == s.dirty.end()) {
+      // Every row was written: hand the buffer back (header: a released gradient).
+      g = torch::Tensor();
+      s.released = true;
+      std::fill(s.dirty.begin(), s.dirty.end(), 0);
+      continue;
+    }
     const int64_t rows = static_cast<int64_t>(s.dirty.size()), cols = g.numel() / rows;
     float* data = g.data_ptr<float>();
     for (int64_t r = 0; r < rows; ++r) {
@@ -193,8 +200,13 @@ void AdamW::Step(double lr) {
   const double step_size = lr / bias_correction1;
   const double bc2_sqrt = std::sqrt(bias_correction2);
   for (auto& s : params_) {
-    const torch::Tensor& grad = s.param.grad();
-    if (!grad.defined()) continue;
+    torch::Tensor grad = s.param.grad();
+    if (!grad.defined()) {
+      if (!s.released) continue;
+      // Backward gave no gradient where ZeroGrad released one: the zeros it stood for.
+      grad = s.param.mutable_grad() = torch::zeros_like(s.param, torch::MemoryFormat::Contiguous);
+    }
+    s.released = false;
     const double decay = s.decay ? lr * options_.weight_decay : 0.0;
     if (FusedPath(s, grad)) {
       FusedStep(s, grad, decay, step_size, bc2_sqrt);

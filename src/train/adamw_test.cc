@@ -112,6 +112,37 @@ TEST(AdamWTest, ZeroGradClearsRowsWrittenAfterStep) {
   EXPECT_TRUE(torch::equal(w.grad(), torch::zeros({100, 4})));
 }
 
+// A gradient Step saw non-zero in every row is released by ZeroGrad (undefined, so backward's
+// fresh tensor is adopted); a step whose backward gives it nothing updates it as zeros, and a
+// partly written one is zeroed in place as before. Bit-identical to the documented update.
+TEST(AdamWTest, ReleasedGradientStepsAsZerosBitForBit) {
+  torch::manual_seed(5);
+  torch::Tensor init = torch::randn({6, 5});
+  torch::Tensor ours = init.clone().requires_grad_(true);
+  torch::Tensor ref = init.clone(), m = torch::zeros({6, 5}), v = torch::zeros({6, 5});
+  AdamW opt({{"dense.weight", ours}}, {});
+  std::string problems;
+  for (int64_t t = 1; t <= 4; ++t) {
+    opt.ZeroGrad();
+    // Released after steps 1 and 3; after step 2 the zeros Step stood in for are kept.
+    if ((t == 2 || t == 4) && ours.grad().defined()) {
+      problems += "step " + std::to_string(t) + " not released; ";
+    }
+    // Steps 1 and 3 write every row, step 2 writes none (backward left it alone), step 4 one row.
+    torch::Tensor g = t % 2 == 1 ? torch::randn({6, 5}) : torch::zeros({6, 5});
+    if (t == 4) g[2] = torch::randn({5});
+    if (t != 2) ours.mutable_grad() = g.clone();
+    opt.Step(1e-2);
+    ReferenceStep(ref, g, m, v, 1e-2, 0.01, t);
+    if (!torch::equal(ours.detach(), ref)) problems += "step " + std::to_string(t) + " differs; ";
+  }
+  opt.ZeroGrad();  // step 4 wrote one row: zeroed in place, not released
+  if (!ours.grad().defined() || !torch::equal(ours.grad(), torch::zeros({6, 5}))) {
+    problems += "partly written gradient not zeroed in place; ";
+  }
+  EXPECT_EQ(problems, "");
+}
+
 TEST(AdamWTest, StateRoundTripsAndRejectsMismatch) {
   torch::Tensor w = torch::ones({3}).requires_grad_(true);
   AdamW opt({{"w", w}}, {});

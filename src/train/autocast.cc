@@ -1,30 +1,48 @@
 #include "train/autocast.h"
 
+#include <fstream>
+
 #include "model/torch_compat.h"
 
 namespace trainyard::train {
 
 Status CheckAutocastSupported(bool enabled, const torch::Device& device) {
-  if (!enabled) return Status::Ok();
+  if (!enabled || device.is_cpu()) return Status::Ok();
+  if (!device.is_cuda()) {
+    return InvalidArgumentError("--bf16 runs on CPU or CUDA, not on " + device.str() +
+                                " (drop --bf16)");
+  }
   if (!model::compat::kHasCudaBf16Autocast) {
     return InvalidArgumentError(
-        std::string("--bf16 needs a CUDA LibTorch >= 2.0; this build uses LibTorch ") +
+        std::string("--bf16 on CUDA needs LibTorch >= 2.0; this build uses LibTorch ") +
         model::compat::TorchVersion() + " (drop --bf16 to train in float32)");
-  }
-  if (!device.is_cuda()) {
-    return InvalidArgumentError(
-        "--bf16 needs a CUDA device; none is available (drop --bf16 on CPU)");
   }
   return Status::Ok();
 }
 
-AutocastScope::AutocastScope(bool enabled)
-    : enabled_(enabled && model::compat::kHasCudaBf16Autocast) {
-  if (enabled_) model::compat::SetCudaBf16Autocast(true);
+std::string CpuBf16Unit() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    line += ' ';
+    if (line.find(" amx_bf16 ") != std::string::npos) return "AMX";
+    if (line.find(" avx512_bf16 ") != std::string::npos) return "AVX512-BF16";
+    return "";
+  }
+  return "";
+}
+
+AutocastScope::AutocastScope(bool enabled, const torch::Device& device)
+    : cuda_(enabled && device.is_cuda() && model::compat::kHasCudaBf16Autocast),
+      cpu_(enabled && device.is_cpu()) {
+  if (cuda_) model::compat::SetCudaBf16Autocast(true);
+  if (cpu_) model::compat::SetCpuBf16Autocast(true);
 }
 
 AutocastScope::~AutocastScope() {
-  if (enabled_) model::compat::SetCudaBf16Autocast(false);
+  if (cuda_) model::compat::SetCudaBf16Autocast(false);
+  if (cpu_) model::compat::SetCpuBf16Autocast(false);
 }
 
 }  // namespace trainyard::train

@@ -41,7 +41,7 @@ struct TrainOptions {
   bool length_grouping = true;
   std::string hypertune_metric = "accuracy";
   std::string tensorboard_dir;  // AIP_TENSORBOARD_LOG_DIR on Vertex
-  bool bf16 = false;            // CUDA autocast to bfloat16 (LibTorch >= 2 with CUDA)
+  bool bf16 = false;            // autocast to bfloat16 (CPU; CUDA with LibTorch >= 2)
   int eval_batch_size = 0;      // 0 = 2 x batch_size
 
   // Data parallelism (the role comes from MASTER_ADDR/WORLD_SIZE/RANK, CLUSTER_SPEC or TF_CONFIG).

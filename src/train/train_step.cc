@@ -10,7 +10,7 @@ StatusOr<TrainStepOutput> TrainStep(model::BertForSequenceClassification& model,
   torch::manual_seed(dropout_seed);
   TrainStepOutput out;
   {
-    AutocastScope autocast(bf16);
+    AutocastScope autocast(bf16, batch.input_ids.device());
     // input_ids, attention_mask, token_type_ids: (B, T) -> (B, C)
     out.logits = model->forward(batch.input_ids, batch.attention_mask, batch.token_type_ids);
   }

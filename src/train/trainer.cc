@@ -135,6 +135,16 @@ class Trainer {
                     " threads).");
     }
     TY_RETURN_IF_ERROR(CheckAutocastSupported(o_.bf16, device_));
+    if (o_.bf16 && device_.is_cpu()) {
+      const std::string unit = CpuBf16Unit();
+      if (unit.empty()) {
+        console_.Warning(
+            "--bf16 on a CPU without AMX or AVX512-BF16: bf16 is converted in "
+            "software here and is slower than float32 (drop --bf16)");
+      } else {
+        console_.Info("bf16 autocast on CPU: matrix products in bf16 on " + unit);
+      }
+    }
     return Status::Ok();
   }
 
@@ -635,7 +645,7 @@ class Trainer {
       Batch batch = builder_->Build(split.tokens, split.eval_plan[i], 0);
       torch::Tensor logits;
       {
-        AutocastScope autocast(o_.bf16);
+        AutocastScope autocast(o_.bf16, device_);
         logits = model_->forward(batch.input_ids, batch.attention_mask, batch.token_type_ids);
       }
       logits = logits.to(torch::kFloat);  // (B, C)

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
+#include <optional>
 
 #include "common/file_util.h"
 #include "model/hf_checkpoint.h"
@@ -266,6 +268,35 @@ TEST_F(TrainerTest, TrainedExportMatchesReportedTestAccuracy) {
   auto metrics =
       nlohmann::json::parse(trainyard::testing::ReadFileOrDie(dir_ / "job" / "metrics.json"));
   EXPECT_EQ(metrics["test"]["accuracy"].get<double>(), r->test->accuracy);
+}
+
+// --bf16 on CPU: matrix products in bf16 (oneDNN), with two threads so the split linear layers
+// run in bf16 too; it learns the synthetic task as float32 does, and the log says which
+// unit runs it (or warns that this CPU has none).
+TEST_F(TrainerTest, Bf16OnCpuTrainsLikeFloat32) {
+  TrainOptions o = BaseOptions(splits_);
+  o.threads = 2;
+  o.epochs = 8;
+  o.learning_rate = 3e-3;
+  std::optional<EvalMetrics> test[2];
+  std::string log;
+  for (bool bf16 : {false, true}) {
+    o.bf16 = bf16;
+    o.job_dir = dir_ / (bf16 ? "bf16" : "f32");
+    CapturedRun run(Env());
+    auto r = run.Run(o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_TRUE(std::isfinite(r->train_loss));
+    test[bf16] = r->test;
+    if (bf16) log = run.log.str();
+  }
+  ASSERT_TRUE(test[0] && test[1]);
+  EXPECT_LT(test[0]->loss, 0.2);  // the task was learnt (chance is ln 2 = 0.69)
+  EXPECT_LT(test[1]->loss, 0.2) << "float32 " << test[0]->loss;
+  EXPECT_NEAR(test[1]->accuracy, test[0]->accuracy, 0.1);
+  EXPECT_TRUE(log.find("bf16 autocast on CPU") != std::string::npos ||
+              log.find("without AMX or AVX512-BF16") != std::string::npos)
+      << log;
 }
 
 }  // namespace

@@ -137,7 +137,10 @@ void AddReportingAndParallelFlags(CLI::App& sub, train::TrainOptions* o) {
       ->capture_default_str();
   sub.add_option("--tensorboard-dir", o->tensorboard_dir,
                  "Write TensorBoard scalars here [env AIP_TENSORBOARD_LOG_DIR]");
-  sub.add_flag("--bf16", o->bf16, "bfloat16 autocast on CUDA (needs a CUDA LibTorch >= 2.0)");
+  sub.add_flag(
+      "--bf16", o->bf16,
+      "bfloat16 autocast: matrix products in bf16 (on CPU through oneDNN, fast with AMX or "
+      "AVX512-BF16; on CUDA it needs LibTorch >= 2.0)");
   sub.add_option("--eval-batch-size", o->eval_batch_size,
                  "Examples per evaluation batch (0 = 2 x --batch-size)")
       ->capture_default_str();
