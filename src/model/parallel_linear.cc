@@ -71,21 +71,12 @@ class ParallelLinearFunction : public torch::autograd::Function<ParallelLinearFu
 torch::Tensor ParallelLinear(const torch::Tensor& x, const torch::Tensor& w,
                              const torch::Tensor& b) {
   const int threads = ComputePool::Get().threads();
-  const bool autocast = compat::CpuAutocastEnabled();
-  const auto x_ok = autocast ? x.scalar_type() == torch::kFloat || x.scalar_type() == at::kBFloat16
-                             : x.scalar_type() == torch::kFloat;
-  const bool use = threads > 1 && !at::in_parallel_region() && x.dim() == 2 &&
-                   x.size(0) >= 32 * threads && x.device().is_cpu() && x_ok &&
-                   w.scalar_type() == torch::kFloat &&
-                   (!b.defined() || b.scalar_type() == torch::kFloat);
+  const bool use =
+      threads > 1 && !at::in_parallel_region() && x.dim() == 2 && x.size(0) >= 32 * threads &&
+      x.device().is_cpu() && x.scalar_type() == torch::kFloat && w.scalar_type() == torch::kFloat &&
+      (!b.defined() || b.scalar_type() == torch::kFloat) && !compat::CpuAutocastEnabled();
   if (!use) return at::linear(x, w, b);
-  if (!autocast) return ParallelLinearFunction::apply(x.contiguous(), w, b);
-  // What CPU autocast does to at::linear (x, w and b cast to bf16; the casts' backward turns
-  // the gradients back into float32), with the bf16 GEMMs (oneDNN) split as the float ones.
-  const torch::Tensor xb = x.to(at::kBFloat16).contiguous();
-  const torch::Tensor wb = w.to(at::kBFloat16);
-  const torch::Tensor bb = b.defined() ? b.to(at::kBFloat16) : b;
-  return ParallelLinearFunction::apply(xb, wb, bb);
+  return ParallelLinearFunction::apply(x.contiguous(), w, b);
 }
 
 }  // namespace trainyard::model

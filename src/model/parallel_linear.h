@@ -9,10 +9,10 @@
 // given thread count always gives the same bits.
 //
 // Used for 2-D float CPU inputs when the pool has more than one thread and x has at least 32 rows
-// per thread; otherwise (CUDA, one thread, small x) it is at::linear. Under CPU autocast it does
-// what autocast does to at::linear, casting x (float or bf16), w and b to bf16 (differentiably:
-// the gradients come back as float32), and splits the bf16 GEMMs (oneDNN: AMX or AVX512-BF16)
-// the same way.
+// per thread; otherwise (CUDA, CPU autocast, one thread, small x) it is at::linear. Under CPU
+// autocast the GEMMs are bf16 ones in oneDNN, which are not split here: oneDNN 2.6 (Debian 12's)
+// died with std::bad_alloc creating an AMX kernel for a row block of BERT-Tiny's (128 of 256
+// rows), serialised or not, where whole-matrix calls of the same run did not.
 #pragma once
 
 #include <torch/torch.h>
