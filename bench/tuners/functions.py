@@ -48,6 +48,9 @@ def levy(x):
                  (w[-1] - 1) ** 2 * (1 + np.sin(2 * math.pi * w[-1]) ** 2))
 
 
+_ACKLEY_SHIFT = np.array([7.1, -11.3, 4.2, 13.7, -5.9])
+
+
 def _doubles(n, lo, hi):
     return [{"id": f"x{i + 1}", "type": "DOUBLE", "min": lo, "max": hi} for i in range(n)]
 
@@ -87,6 +90,13 @@ FUNCTIONS = {
     "ackley5": {
         "params": _doubles(5, -32.768, 32.768),
         "f": lambda p: ackley(_vec(p, 5)),
+        "optimum": 0.0,
+    },
+    # The same with its optimum moved off the centre of the box (to _ACKLEY_SHIFT): a searcher
+    # whose first trial is the centre (OSS Vizier's) no longer starts on the answer.
+    "ackley5_shifted": {
+        "params": _doubles(5, -32.768, 32.768),
+        "f": lambda p: ackley(np.asarray(_vec(p, 5)) - _ACKLEY_SHIFT),
         "optimum": 0.0,
     },
     "levy8": {
