@@ -210,6 +210,17 @@ bool WaitToRetry(const PodmanOptions& options, std::chrono::milliseconds wait) {
   return !(options.interrupted && options.interrupted());
 }
 
+// The one wording of a pull that failed for good (Pull's retries, or a pulling run that hung):
+// the image, its registry, how long it took, the attempts and the deadline, then why.
+Status PullFailed(StatusCode code, const std::string& image, std::chrono::milliseconds took,
+                  int attempts, std::chrono::milliseconds deadline, const std::string& why) {
+  return Status(code, "image '" + image + "' could not be pulled from registry " +
+                          RegistryOf(image) + " in " + std::to_string(took.count() / 1000) +
+                          " s (" + std::to_string(attempts) + " attempt" +
+                          (attempts == 1 ? "" : "s") + ", deadline " +
+                          std::to_string(deadline.count() / 1000) + " s): " + why);
+}
+
 }  // namespace
 
 Status PodmanEngine::Pull(const std::string& image, PullPolicy policy, const LineSink& progress) {
@@ -249,14 +260,10 @@ Status PodmanEngine::Pull(const std::string& image, PullPolicy policy, const Lin
       (last.code() != StatusCode::kUnavailable && last.code() != StatusCode::kDeadlineExceeded)) {
     return last;
   }
-  const auto took =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
-  return Status(last.code(), "image '" + image + "' could not be pulled from registry " +
-                                 RegistryOf(image) + " in " + std::to_string(took.count()) +
-                                 " s (" + std::to_string(attempts) + " attempt" +
-                                 (attempts == 1 ? "" : "s") + ", deadline " +
-                                 std::to_string(options_.pull_timeout.count() / 1000) +
-                                 " s): " + last.message());
+  return PullFailed(
+      last.code(), image,
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start), attempts,
+      options_.pull_timeout, last.message());
 }
 
 Status PodmanEngine::Run(const ContainerSpec& spec) {
@@ -299,12 +306,10 @@ Status PodmanEngine::RunContainer(const ContainerSpec& spec, bool pull_missing,
                                  ? !ImagePresent(spec.image)
                                  : r.ok() && ContainsAny(low, {"image not known", "no such image"});
   if (image_missing && !r.ok() && r.status().code() == StatusCode::kDeadlineExceeded) {
-    // A pull that hung its whole deadline is not tried again; worded as Pull's deadline error.
-    const std::string secs = std::to_string((timeout.count() + 999) / 1000);
-    return DeadlineExceededError(
-        "image '" + spec.image + "' could not be pulled from registry " + RegistryOf(spec.image) +
-        " in " + secs + " s (1 attempt, deadline " + secs +
-        " s): podman run --pull=missing gave no answer within " + secs + " s");
+    // A pull that hung its whole deadline is not tried again.
+    return PullFailed(StatusCode::kDeadlineExceeded, spec.image, timeout, 1, timeout,
+                      "podman run --pull=missing gave no answer within " +
+                          std::to_string(timeout.count() / 1000) + " s");
   }
   if (image_missing) return NotFoundError(line + "; pull the image first");
   // A failed start can leave a created container behind; nothing may leak.
